@@ -1,0 +1,226 @@
+#include "collector/csv_sink.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmath>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/time.h"
+#include "common/csv.h"
+#include "common/log.h"
+
+namespace nasperf {
+
+const std::vector<std::string>& TransferColumns() {
+  static const auto* columns = new std::vector<std::string>{
+      "run_id", "label", "iteration", "stream", "role", "host", "peer", "transport", "bytes",
+      "started_at", "duration_s", "mb_per_s", "first_byte_s", "write_s", "sync_s",
+      "net_wait_pct", "disk_wait_pct", "bottleneck", "write_mode", "sync_policy", "mtu",
+      "path_mtu", "mss", "link_mbps", "line_rate_pct", "checksum", "verified", "status",
+      "error",
+      // appended after the contract columns
+      "transfer_id", "warmup", "source_wait_pct"};
+  return *columns;
+}
+
+const std::vector<std::string>& SampleColumns() {
+  static const auto* columns = new std::vector<std::string>{
+      "run_id", "label", "iteration", "stream", "role", "host", "t_s", "bytes", "mb_per_s",
+      // appended
+      "transfer_id"};
+  return *columns;
+}
+
+namespace {
+
+std::string Seconds(double v) { return absl::StrFormat("%.6f", v); }
+std::string Rate(double v) { return absl::StrFormat("%.2f", v); }
+std::string Pct(double v) { return absl::StrFormat("%.1f", v); }
+
+std::string Rfc3339(int64_t unix_ns) {
+  if (unix_ns == 0) return "";
+  return absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", absl::FromUnixNanos(unix_ns), absl::UTCTimeZone());
+}
+
+std::string Key(absl::string_view run_id, absl::string_view transfer_id, absl::string_view role) {
+  return absl::StrCat(run_id, "\x1f", transfer_id, "\x1f", role);
+}
+
+}  // namespace
+
+std::string TransferRow(const proto::TransferReport& r) {
+  auto opt = [](bool has, std::string value) { return has ? value : std::string(); };
+  std::vector<std::string> cells = {
+      CsvText(r.run_id()),
+      CsvText(r.label()),
+      absl::StrCat(r.iteration()),
+      absl::StrCat(r.stream()),
+      CsvText(r.role()),
+      CsvText(r.host()),
+      CsvText(r.peer()),
+      CsvText(r.transport()),
+      opt(r.has_bytes(), absl::StrCat(r.bytes())),
+      Rfc3339(r.started_at_unix_ns()),
+      opt(r.has_duration_s(), Seconds(r.duration_s())),
+      opt(r.has_mb_per_s(), Rate(r.mb_per_s())),
+      opt(r.has_first_byte_s(), Seconds(r.first_byte_s())),
+      opt(r.has_write_s(), Seconds(r.write_s())),
+      opt(r.has_sync_s(), Seconds(r.sync_s())),
+      opt(r.has_net_wait_pct(), Pct(r.net_wait_pct())),
+      opt(r.has_disk_wait_pct(), Pct(r.disk_wait_pct())),
+      CsvText(r.bottleneck()),
+      CsvText(r.write_mode()),
+      CsvText(r.sync_policy()),
+      opt(r.has_mtu(), absl::StrCat(r.mtu())),
+      opt(r.has_path_mtu(), absl::StrCat(r.path_mtu())),
+      opt(r.has_mss(), absl::StrCat(r.mss())),
+      opt(r.has_link_mbps(), absl::StrCat(r.link_mbps())),
+      opt(r.has_line_rate_pct(), Pct(r.line_rate_pct())),
+      CsvText(r.checksum()),
+      opt(r.has_verified(), r.verified() ? "true" : "false"),
+      CsvText(r.status()),
+      CsvText(r.error()),
+      absl::StrCat(r.transfer_id()),
+      r.warmup() ? "true" : "false",
+      opt(r.has_source_wait_pct(), Pct(r.source_wait_pct())),
+  };
+  return CsvLine(cells);
+}
+
+std::string SampleRows(const proto::TransferReport& r) {
+  std::string out;
+  for (const proto::Sample& s : r.samples()) {
+    double rate = s.interval_s() > 0 ? static_cast<double>(s.bytes()) / s.interval_s() / 1e6 : 0;
+    out += CsvLine({CsvText(r.run_id()), CsvText(r.label()), absl::StrCat(r.iteration()),
+                    absl::StrCat(r.stream()), CsvText(r.role()), CsvText(r.host()),
+                    absl::StrFormat("%.3f", s.t_s()), absl::StrCat(s.bytes()), Rate(rate),
+                    absl::StrCat(r.transfer_id())});
+  }
+  return out;
+}
+
+absl::StatusOr<std::unique_ptr<CsvSink>> CsvSink::Open(const std::string& dir) {
+  std::unique_ptr<CsvSink> sink(new CsvSink());
+  sink->dir_ = dir;
+  for (size_t i = 1; i <= dir.size(); ++i) {
+    if (i == dir.size() || dir[i] == '/') {
+      std::string partial = dir.substr(0, i);
+      if (::mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST) {
+        return ErrnoStatus(errno, absl::StrCat("mkdir ", partial));
+      }
+    }
+  }
+  absl::MutexLock lock(&sink->mu_);
+  if (absl::Status s = sink->OpenFile(sink->transfers_path(), TransferColumns(), true,
+                                      &sink->transfers_);
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = sink->OpenFile(sink->samples_path(), SampleColumns(), false,
+                                      &sink->samples_);
+      !s.ok()) {
+    return s;
+  }
+  return sink;
+}
+
+absl::Status CsvSink::OpenFile(const std::string& path, const std::vector<std::string>& columns,
+                               bool collect_keys, Fd* out) {
+  Fd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
+  if (!fd.valid()) return ErrnoStatus(errno, absl::StrCat("open ", path));
+  struct stat st {};
+  if (fstat(fd.get(), &st) != 0) return ErrnoStatus(errno, absl::StrCat("stat ", path));
+  std::string text(static_cast<size_t>(st.st_size), '\0');
+  if (auto n = ReadFull(fd.get(), text.data(), text.size(), absl::StrCat("read ", path)); !n.ok()) {
+    return n.status();
+  }
+  CsvReader reader(text);
+  std::vector<std::string> fields;
+  bool header_seen = false;
+  size_t id_column = 0, role_column = 0;
+  while (true) {
+    auto more = reader.Next(&fields);
+    if (!more.ok()) {
+      return absl::DataLossError(absl::StrCat(path, ": ", more.status().message()));
+    }
+    if (!*more) break;
+    if (!header_seen) {
+      header_seen = true;
+      if (fields.empty() || fields[0] != columns[0]) {
+        return absl::FailedPreconditionError(
+            absl::StrCat(path, " exists but is not a nasperf CSV (first line: ",
+                         fields.empty() ? "" : fields[0], "...)"));
+      }
+      for (size_t i = 0; i < fields.size(); ++i) {
+        if (fields[i] == "transfer_id") id_column = i;
+        if (fields[i] == "role") role_column = i;
+      }
+      continue;
+    }
+    if (collect_keys && id_column > 0 && fields.size() > id_column) {
+      seen_.insert(Key(fields[0], fields[id_column], fields[role_column]));
+      ++open_info_.rows_found;
+    }
+  }
+  if (reader.torn()) {
+    std::string aside = absl::StrCat(path, ".torn-", absl::ToUnixSeconds(absl::Now()));
+    std::string torn = text.substr(reader.complete_bytes());
+    Fd aside_fd(::open(aside.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
+    if (!aside_fd.valid()) return ErrnoStatus(errno, absl::StrCat("open ", aside));
+    if (absl::Status s = WriteAll(aside_fd.get(), torn.data(), torn.size(), aside); !s.ok()) return s;
+    if (::ftruncate(fd.get(), static_cast<off_t>(reader.complete_bytes())) != 0) {
+      return ErrnoStatus(errno, absl::StrCat("truncate ", path));
+    }
+    Log(LogLevel::kWarning, "collector", "%s ended in a torn line (%d bytes); moved it to %s",
+        path, torn.size(), aside);
+    open_info_.set_aside.push_back(aside);
+    if (reader.complete_bytes() == 0) header_seen = false;
+  }
+  if (!header_seen) {
+    std::vector<std::string> quoted;
+    for (const auto& c : columns) quoted.push_back(CsvQuote(c));
+    std::string header = CsvLine(quoted);
+    if (absl::Status s = WriteAll(fd.get(), header.data(), header.size(), path); !s.ok()) return s;
+  }
+  *out = std::move(fd);
+  return absl::OkStatus();
+}
+
+absl::Status CsvSink::Submit(const proto::TransferReport& report) {
+  bool duplicate = false;
+  return Append(report, &duplicate);
+}
+
+absl::Status CsvSink::Append(const proto::TransferReport& report, bool* duplicate) {
+  std::string key = Key(report.run_id(), absl::StrCat(report.transfer_id()), report.role());
+  std::string row = TransferRow(report);
+  std::string samples = SampleRows(report);
+  absl::MutexLock lock(&mu_);
+  *duplicate = seen_.contains(key);
+  if (*duplicate) return absl::OkStatus();
+  // Samples first: a crash between the two writes leaves samples without their
+  // transfer row, and the retried report then writes both (samples are not keyed).
+  if (!samples.empty()) {
+    if (absl::Status s = WriteAll(samples_.get(), samples.data(), samples.size(), samples_path());
+        !s.ok()) {
+      return s;
+    }
+  }
+  if (absl::Status s = WriteAll(transfers_.get(), row.data(), row.size(), transfers_path()); !s.ok()) {
+    return s;
+  }
+  if (::fdatasync(samples_.get()) != 0) return ErrnoStatus(errno, absl::StrCat("fdatasync ", samples_path()));
+  if (::fdatasync(transfers_.get()) != 0) {
+    return ErrnoStatus(errno, absl::StrCat("fdatasync ", transfers_path()));
+  }
+  seen_.insert(key);
+  return absl::OkStatus();
+}
+
+}  // namespace nasperf

@@ -1,0 +1,70 @@
+// The CSV files users' spreadsheets depend on (DESIGN.md section 5): transfers.csv and
+// samples.csv in one directory. Rows are appended with one write each and synced
+// before Append returns; a report already written (same run id, transfer id, role) is
+// skipped, also across restarts, because the keys are rebuilt from the files on Open.
+// A torn last line (crash mid-write) is moved aside to a .torn file. Thread-safe.
+#ifndef NASPERF_COLLECTOR_CSV_SINK_H_
+#define NASPERF_COLLECTOR_CSV_SINK_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "common/fd.h"
+#include "proto/nasperf.pb.h"
+
+namespace nasperf {
+
+// The contract columns in order, then the appended ones.
+const std::vector<std::string>& TransferColumns();
+const std::vector<std::string>& SampleColumns();
+
+// One transfers.csv line (with "\n") for a report, and its samples.csv lines.
+std::string TransferRow(const proto::TransferReport& report);
+std::string SampleRows(const proto::TransferReport& report);
+
+// Where reports go: the local CSV files, or (issue 3) a collector with a spool.
+class ReportSink {
+ public:
+  virtual ~ReportSink() = default;
+  // Stores one report; a duplicate is accepted and not stored twice.
+  virtual absl::Status Submit(const proto::TransferReport& report) = 0;
+};
+
+class CsvSink : public ReportSink {
+ public:
+  struct OpenInfo {
+    size_t rows_found = 0;          // transfer rows already in the file
+    std::vector<std::string> set_aside;  // files that received torn lines
+  };
+
+  // Creates dir if needed; opens or creates both files.
+  static absl::StatusOr<std::unique_ptr<CsvSink>> Open(const std::string& dir);
+
+  absl::Status Submit(const proto::TransferReport& report) override;
+  // Like Submit; *duplicate tells whether the report was already there.
+  absl::Status Append(const proto::TransferReport& report, bool* duplicate);
+
+  const OpenInfo& open_info() const { return open_info_; }
+  std::string transfers_path() const { return dir_ + "/transfers.csv"; }
+  std::string samples_path() const { return dir_ + "/samples.csv"; }
+
+ private:
+  CsvSink() = default;
+  absl::Status OpenFile(const std::string& path, const std::vector<std::string>& columns,
+                        bool collect_keys, Fd* fd);
+
+  std::string dir_;
+  OpenInfo open_info_;
+  absl::Mutex mu_;
+  Fd transfers_ ABSL_GUARDED_BY(mu_);
+  Fd samples_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_set<std::string> seen_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace nasperf
+
+#endif  // NASPERF_COLLECTOR_CSV_SINK_H_

@@ -1,0 +1,99 @@
+#include "common/csv.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace nasperf {
+
+std::string CsvQuote(absl::string_view value) {
+  if (value.find_first_of(",\"\r\n") == absl::string_view::npos) return std::string(value);
+  std::string out = "\"";
+  for (char c : value) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  out += '"';
+  return out;
+}
+
+std::string CsvText(absl::string_view value) {
+  if (!value.empty() && absl::string_view("=+-@\t\r").find(value.front()) != absl::string_view::npos) {
+    return CsvQuote(absl::StrCat("'", value));
+  }
+  return CsvQuote(value);
+}
+
+std::string CsvLine(const std::vector<std::string>& cells) {
+  return absl::StrCat(absl::StrJoin(cells, ","), "\n");
+}
+
+absl::StatusOr<bool> CsvReader::Next(std::vector<std::string>* fields) {
+  fields->clear();
+  if (pos_ >= data_.size()) return false;
+  record_line_ = next_line_;
+  int line = next_line_;
+  size_t i = pos_;
+  std::string field;
+  bool quoted = false;        // inside a quoted field
+  bool was_quoted = false;    // the current field started with a quote
+  while (i < data_.size()) {
+    char c = data_[i];
+    if (quoted) {
+      if (c == '"') {
+        if (i + 1 < data_.size() && data_[i + 1] == '"') {
+          field += '"';
+          i += 2;
+          continue;
+        }
+        quoted = false;
+        ++i;
+        continue;
+      }
+      if (c == '\n') ++line;
+      field += c;
+      ++i;
+      continue;
+    }
+    if (c == '"') {
+      if (!field.empty() || was_quoted) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("line ", line, ": stray quote inside an unquoted field"));
+      }
+      quoted = was_quoted = true;
+      ++i;
+      continue;
+    }
+    if (c == ',') {
+      fields->push_back(std::move(field));
+      field.clear();
+      was_quoted = false;
+      ++i;
+      continue;
+    }
+    if (c == '\r' && i + 1 < data_.size() && data_[i + 1] == '\n') {
+      ++i;
+      continue;
+    }
+    if (c == '\n') {
+      fields->push_back(std::move(field));
+      pos_ = i + 1;
+      next_line_ = line + 1;
+      complete_bytes_ = pos_;
+      return true;
+    }
+    if (was_quoted) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("line ", line, ": text after a closing quote"));
+    }
+    field += c;
+    ++i;
+  }
+  // Ran off the end without a newline: a torn record (crash mid-write), or an
+  // unterminated quote.
+  torn_ = true;
+  pos_ = data_.size();
+  fields->clear();
+  return false;
+}
+
+}  // namespace nasperf

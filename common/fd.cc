@@ -1,0 +1,285 @@
+#include "common/fd.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "absl/strings/cord.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+
+namespace nasperf {
+
+Fd& Fd::operator=(Fd&& other) noexcept {
+  if (this != &other) Reset(other.release());
+  return *this;
+}
+
+void Fd::Reset(int fd) {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = fd;
+}
+
+namespace {
+constexpr char kErrnoPayload[] = "nasperf/errno";
+
+absl::Status ErrnoStatusCode(int err, const std::string& message) {
+  switch (err) {
+    case ENOENT: return absl::NotFoundError(message);
+    case EEXIST: return absl::AlreadyExistsError(message);
+    case EACCES:
+    case EPERM: return absl::PermissionDeniedError(message);
+    case ENOSPC:
+    case EDQUOT: return absl::ResourceExhaustedError(message);
+    case EINVAL: return absl::InvalidArgumentError(message);
+    case ETIMEDOUT:
+    case EAGAIN: return absl::DeadlineExceededError(message);
+    case ECONNREFUSED:
+    case ECONNRESET:
+    case EPIPE:
+    case EHOSTUNREACH:
+    case ENETUNREACH: return absl::UnavailableError(message);
+    default: return absl::InternalError(message);
+  }
+}
+}  // namespace
+
+absl::Status ErrnoStatus(int err, absl::string_view what) {
+  absl::Status status = ErrnoStatusCode(err, absl::StrCat(what, ": ", strerror(err)));
+  status.SetPayload(kErrnoPayload, absl::Cord(absl::StrCat(err)));
+  return status;
+}
+
+int ErrnoOf(const absl::Status& status) {
+  if (status.ok()) return 0;
+  auto payload = status.GetPayload(kErrnoPayload);
+  int err = 0;
+  if (payload.has_value() && absl::SimpleAtoi(std::string(*payload), &err)) return err;
+  return EIO;
+}
+
+absl::Status WriteAll(int fd, const void* data, size_t size, absl::string_view what) {
+  const char* p = static_cast<const char*>(data);
+  while (size > 0) {
+    ssize_t n = ::write(fd, p, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoStatus(errno, what);
+    }
+    p += n;
+    size -= static_cast<size_t>(n);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<size_t> ReadFull(int fd, void* data, size_t size, absl::string_view what) {
+  char* p = static_cast<char*>(data);
+  size_t done = 0;
+  while (done < size) {
+    ssize_t n = ::read(fd, p + done, size - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoStatus(errno, what);
+    }
+    if (n == 0) break;
+    done += static_cast<size_t>(n);
+  }
+  return done;
+}
+
+absl::StatusOr<HostPort> ParseHostPort(absl::string_view text, uint16_t default_port,
+                                       bool allow_zero) {
+  HostPort out;
+  absl::string_view port_text;
+  if (!text.empty() && text.front() == '[') {
+    size_t close = text.find(']');
+    if (close == absl::string_view::npos) {
+      return absl::InvalidArgumentError(absl::StrCat("invalid address \"", text, "\": missing ]"));
+    }
+    out.host = std::string(text.substr(1, close - 1));
+    absl::string_view rest = text.substr(close + 1);
+    if (!rest.empty()) {
+      if (rest.front() != ':') {
+        return absl::InvalidArgumentError(absl::StrCat("invalid address \"", text, "\""));
+      }
+      port_text = rest.substr(1);
+    }
+  } else {
+    size_t colon = text.rfind(':');
+    if (colon != absl::string_view::npos && text.find(':') == colon) {
+      out.host = std::string(text.substr(0, colon));
+      port_text = text.substr(colon + 1);
+    } else {
+      out.host = std::string(text);  // bare host or bare IPv6 literal
+    }
+  }
+  if (port_text.empty()) {
+    out.port = default_port;
+  } else {
+    uint32_t port = 0;
+    if (!absl::SimpleAtoi(port_text, &port) || port > 65535 || (port == 0 && !allow_zero)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("invalid port \"", port_text, "\" in \"", text, "\" (expected 1-65535)"));
+    }
+    out.port = static_cast<uint16_t>(port);
+  }
+  return out;
+}
+
+std::string FormatHostPort(const HostPort& hp) {
+  if (hp.host.find(':') != std::string::npos) return absl::StrCat("[", hp.host, "]:", hp.port);
+  return absl::StrCat(hp.host, ":", hp.port);
+}
+
+namespace {
+
+absl::StatusOr<addrinfo*> Resolve(const HostPort& where, bool passive) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = passive ? AI_PASSIVE : 0;
+  addrinfo* result = nullptr;
+  std::string port = absl::StrCat(where.port);
+  int rc = getaddrinfo(where.host.empty() ? nullptr : where.host.c_str(), port.c_str(), &hints,
+                       &result);
+  if (rc != 0) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot resolve \"", where.host, "\": ", gai_strerror(rc)));
+  }
+  return result;
+}
+
+}  // namespace
+
+absl::StatusOr<Fd> ListenTcp(const HostPort& where, int backlog) {
+  auto resolved = Resolve(where, /*passive=*/true);
+  if (!resolved.ok()) return resolved.status();
+  absl::Status last = absl::UnavailableError("no address");
+  for (addrinfo* ai = *resolved; ai != nullptr; ai = ai->ai_next) {
+    Fd fd(::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, 0));
+    if (!fd.valid()) {
+      last = ErrnoStatus(errno, "socket");
+      continue;
+    }
+    int one = 1;
+    setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (::bind(fd.get(), ai->ai_addr, ai->ai_addrlen) != 0) {
+      last = ErrnoStatus(errno, absl::StrCat("bind ", FormatHostPort(where)));
+      continue;
+    }
+    if (::listen(fd.get(), backlog) != 0) {
+      last = ErrnoStatus(errno, absl::StrCat("listen ", FormatHostPort(where)));
+      continue;
+    }
+    freeaddrinfo(*resolved);
+    return fd;
+  }
+  freeaddrinfo(*resolved);
+  return last;
+}
+
+absl::StatusOr<uint16_t> LocalPort(int fd) {
+  sockaddr_storage addr{};
+  socklen_t len = sizeof addr;
+  if (getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    return ErrnoStatus(errno, "getsockname");
+  }
+  if (addr.ss_family == AF_INET6) {
+    return ntohs(reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port);
+  }
+  return ntohs(reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
+}
+
+void EnableKeepalive(int fd) {
+  int one = 1, idle = 10, interval = 5, count = 3;
+  setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval);
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof count);
+}
+
+void SetReceiveTimeout(int fd, double seconds) {
+  timeval tv{};
+  tv.tv_sec = static_cast<time_t>(seconds);
+  tv.tv_usec = static_cast<suseconds_t>((seconds - static_cast<double>(tv.tv_sec)) * 1e6);
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+}
+
+absl::StatusOr<Fd> ConnectTcp(const HostPort& where, double timeout_s) {
+  auto resolved = Resolve(where, /*passive=*/false);
+  if (!resolved.ok()) return resolved.status();
+  std::string name = FormatHostPort(where);
+  absl::Status last = absl::UnavailableError(absl::StrCat("connect ", name, ": no address"));
+  for (addrinfo* ai = *resolved; ai != nullptr; ai = ai->ai_next) {
+    Fd fd(::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+    if (!fd.valid()) {
+      last = ErrnoStatus(errno, "socket");
+      continue;
+    }
+    int rc = ::connect(fd.get(), ai->ai_addr, ai->ai_addrlen);
+    if (rc != 0 && errno == EINPROGRESS) {
+      pollfd p{fd.get(), POLLOUT, 0};
+      rc = ::poll(&p, 1, static_cast<int>(timeout_s * 1000));
+      if (rc == 0) {
+        last = absl::DeadlineExceededError(absl::StrCat("connect ", name, ": timed out"));
+        continue;
+      }
+      int err = 0;
+      socklen_t len = sizeof err;
+      getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &len);
+      if (err != 0) {
+        last = ErrnoStatus(err, absl::StrCat("connect ", name));
+        continue;
+      }
+      rc = 0;
+    }
+    if (rc != 0) {
+      last = ErrnoStatus(errno, absl::StrCat("connect ", name));
+      continue;
+    }
+    int flags = fcntl(fd.get(), F_GETFL);
+    fcntl(fd.get(), F_SETFL, flags & ~O_NONBLOCK);
+    EnableKeepalive(fd.get());
+    freeaddrinfo(*resolved);
+    return fd;
+  }
+  freeaddrinfo(*resolved);
+  return last;
+}
+
+std::string PeerName(int fd) {
+  sockaddr_storage addr{};
+  socklen_t len = sizeof addr;
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) return "?";
+  char host[INET6_ADDRSTRLEN] = "?";
+  uint16_t port = 0;
+  if (addr.ss_family == AF_INET6) {
+    auto* a = reinterpret_cast<sockaddr_in6*>(&addr);
+    inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof host);
+    port = ntohs(a->sin6_port);
+  } else {
+    auto* a = reinterpret_cast<sockaddr_in*>(&addr);
+    inet_ntop(AF_INET, &a->sin_addr, host, sizeof host);
+    port = ntohs(a->sin_port);
+  }
+  return FormatHostPort({host, port});
+}
+
+}  // namespace nasperf
+
+namespace nasperf {
+std::string LocalHostName() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0) return "unknown";
+  return name;
+}
+}  // namespace nasperf

@@ -1,0 +1,76 @@
+// File descriptors and sockets with absl::Status errors: an owning Fd, EINTR-safe
+// full reads and writes, TCP listen/connect by "host:port". Every failure names the
+// call, the errno text and the path or peer. An Fd is owned by one thread at a time.
+#ifndef NASPERF_COMMON_FD_H_
+#define NASPERF_COMMON_FD_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace nasperf {
+
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) : fd_(fd) {}
+  Fd(Fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  Fd& operator=(Fd&& other) noexcept;
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() { Reset(); }
+
+  int get() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
+  int release() { return std::exchange(fd_, -1); }
+  void Reset(int fd = -1);
+
+ private:
+  int fd_ = -1;
+};
+
+// "<what>: <strerror(err)>" with a status code matching errno; the errno rides
+// along as a payload so ErrnoOf() can recover it (for the wire trailer).
+absl::Status ErrnoStatus(int err, absl::string_view what);
+// The errno an ErrnoStatus carries, EIO for other errors, 0 for OK.
+int ErrnoOf(const absl::Status& status);
+
+// Writes all of [data, data+size); retries EINTR and short writes.
+absl::Status WriteAll(int fd, const void* data, size_t size, absl::string_view what);
+
+// Reads exactly size bytes unless EOF comes first; returns the count read.
+absl::StatusOr<size_t> ReadFull(int fd, void* data, size_t size, absl::string_view what);
+
+struct HostPort {
+  std::string host;
+  uint16_t port = 0;
+};
+// "host:port", "[v6]:port", or "host" with default_port. Port 0 allowed only if
+// allow_zero (for listening on an ephemeral port).
+absl::StatusOr<HostPort> ParseHostPort(absl::string_view text, uint16_t default_port,
+                                       bool allow_zero = false);
+std::string FormatHostPort(const HostPort& hp);
+
+// A listening TCP socket (SO_REUSEADDR). host may be empty for all addresses.
+absl::StatusOr<Fd> ListenTcp(const HostPort& where, int backlog = 64);
+// The local port a bound socket got.
+absl::StatusOr<uint16_t> LocalPort(int fd);
+// Connects with a timeout; the socket returned is blocking, with TCP keepalive on.
+absl::StatusOr<Fd> ConnectTcp(const HostPort& where, double timeout_s);
+// "addr:port" of the peer, or "?" when unknown.
+std::string PeerName(int fd);
+// TCP keepalive so a peer that vanished without a FIN is noticed in about 25 s.
+void EnableKeepalive(int fd);
+// This machine's host name, "unknown" when it has none.
+std::string LocalHostName();
+// Receive timeout for blocking reads; 0 = none.
+void SetReceiveTimeout(int fd, double seconds);
+
+}  // namespace nasperf
+
+#endif  // NASPERF_COMMON_FD_H_

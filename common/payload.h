@@ -1,0 +1,44 @@
+// Generated payload for --size runs. The random pattern is incompressible (random
+// bytes from a PRNG) and non-repeating at 4 KiB block granularity (every block starts
+// with a 16-byte stamp unique to its seed and offset), yet costs next to nothing per
+// byte: a 16 MiB pool is filled once and only the stamps change as it is reused.
+// One instance per transfer, owned by one thread.
+#ifndef NASPERF_COMMON_PAYLOAD_H_
+#define NASPERF_COMMON_PAYLOAD_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace nasperf {
+
+enum class Pattern { kRandom, kZero };
+absl::StatusOr<Pattern> ParsePattern(absl::string_view text);
+
+class PatternSource {
+ public:
+  static constexpr size_t kChunk = 1 << 20;      // largest piece Next() returns
+  static constexpr size_t kBlock = 4096;         // dedup granularity of the stamps
+  static constexpr size_t kPoolSize = 16 << 20;
+
+  PatternSource(Pattern pattern, uint64_t seed);
+
+  // The payload bytes at [offset, offset + size). REQUIRES: offset % kChunk == 0 and
+  // size <= kChunk. The pointer stays valid until the next call.
+  const uint8_t* Next(uint64_t offset, size_t size);
+
+ private:
+  Pattern pattern_;
+  uint64_t seed_;
+  std::vector<uint8_t> pool_;
+};
+
+// splitmix64: a fast, well-mixed 64-bit step (Steele, Lea, Flood 2014).
+uint64_t SplitMix64(uint64_t x);
+
+}  // namespace nasperf
+
+#endif  // NASPERF_COMMON_PAYLOAD_H_

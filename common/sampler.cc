@@ -1,0 +1,24 @@
+#include "common/sampler.h"
+
+namespace nasperf {
+
+IntervalSampler::IntervalSampler(double interval_s, int64_t start_ns)
+    : interval_ns_(static_cast<int64_t>(interval_s * 1e9)),
+      start_ns_(start_ns),
+      last_ns_(start_ns),
+      next_ns_(start_ns + interval_ns_) {}
+
+void IntervalSampler::Close(int64_t now_ns) {
+  samples_.push_back({static_cast<double>(now_ns - start_ns_) / 1e9, pending_,
+                      static_cast<double>(now_ns - last_ns_) / 1e9});
+  pending_ = 0;
+  last_ns_ = now_ns;
+  // Skip boundaries that a long stall jumped over: one sample covers the stall.
+  while (next_ns_ <= now_ns) next_ns_ += interval_ns_;
+}
+
+void IntervalSampler::Finish(int64_t now_ns) {
+  if (interval_ns_ > 0 && (pending_ > 0 || now_ns > last_ns_)) Close(now_ns);
+}
+
+}  // namespace nasperf

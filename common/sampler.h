@@ -1,0 +1,44 @@
+// Per-interval byte counts (DESIGN.md section 4: the sustained-write cliff must be
+// visible, not averaged away). The data path calls Add() after each block; a sample
+// closes at the first Add() past each interval boundary, so samples carry their real
+// length and nothing runs beside the data path. One instance per transfer and thread.
+#ifndef NASPERF_COMMON_SAMPLER_H_
+#define NASPERF_COMMON_SAMPLER_H_
+
+#include <cstdint>
+#include <vector>
+
+namespace nasperf {
+
+struct IntervalSample {
+  double t_s = 0;         // end of the interval, seconds since start
+  uint64_t bytes = 0;
+  double interval_s = 0;  // real length of the interval
+};
+
+class IntervalSampler {
+ public:
+  // interval_s <= 0 disables sampling.
+  IntervalSampler(double interval_s, int64_t start_ns);
+  void Add(uint64_t bytes, int64_t now_ns) {
+    pending_ += bytes;
+    if (interval_ns_ > 0 && now_ns >= next_ns_) Close(now_ns);
+  }
+  // Closes the last, partial interval.
+  void Finish(int64_t now_ns);
+  const std::vector<IntervalSample>& samples() const { return samples_; }
+
+ private:
+  void Close(int64_t now_ns);
+
+  int64_t interval_ns_;
+  int64_t start_ns_;
+  int64_t last_ns_;
+  int64_t next_ns_;
+  uint64_t pending_ = 0;
+  std::vector<IntervalSample> samples_;
+};
+
+}  // namespace nasperf
+
+#endif  // NASPERF_COMMON_SAMPLER_H_

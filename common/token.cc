@@ -1,0 +1,108 @@
+#include "common/token.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "common/fd.h"
+
+namespace nasperf {
+
+void RandomBytes(void* out, size_t size) {
+  auto* p = static_cast<uint8_t*>(out);
+  while (size > 0) {
+    ssize_t n = getrandom(p, size, 0);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      std::abort();  // no entropy source at all: nothing safe to do
+    }
+    p += n;
+    size -= static_cast<size_t>(n);
+  }
+}
+
+std::string RandomHex(size_t bytes) {
+  std::string raw(bytes, '\0');
+  RandomBytes(raw.data(), bytes);
+  return absl::BytesToHexString(raw);
+}
+
+std::string DefaultTokenPath() {
+  const char* xdg = std::getenv("XDG_CONFIG_HOME");
+  if (xdg != nullptr && *xdg != '\0') return absl::StrCat(xdg, "/nasperf/token");
+  const char* home = std::getenv("HOME");
+  return absl::StrCat(home != nullptr ? home : ".", "/.config/nasperf/token");
+}
+
+namespace {
+
+absl::StatusOr<std::string> ReadTokenFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return ErrnoStatus(errno, absl::StrCat("token file ", path));
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string token(absl::StripAsciiWhitespace(text.str()));
+  if (token.empty()) return absl::InvalidArgumentError(absl::StrCat("token file ", path, " is empty"));
+  return token;
+}
+
+absl::Status WriteNewToken(const std::string& path, const std::string& token) {
+  std::string dir = path.substr(0, path.rfind('/'));
+  std::string partial;
+  for (size_t i = 1; i <= dir.size(); ++i) {
+    if (i == dir.size() || dir[i] == '/') {
+      partial = dir.substr(0, i);
+      if (::mkdir(partial.c_str(), 0700) != 0 && errno != EEXIST) {
+        return ErrnoStatus(errno, absl::StrCat("mkdir ", partial));
+      }
+    }
+  }
+  Fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
+  if (!fd.valid()) return ErrnoStatus(errno, absl::StrCat("create token file ", path));
+  std::string line = token + "\n";
+  return WriteAll(fd.get(), line.data(), line.size(), absl::StrCat("write ", path));
+}
+
+}  // namespace
+
+absl::StatusOr<TokenSource> LoadToken(absl::string_view token_file, bool generate_if_missing) {
+  const char* env = std::getenv("NASPERF_TOKEN");
+  if (env != nullptr && *env != '\0') return TokenSource{env, "NASPERF_TOKEN", false};
+  if (!token_file.empty()) {
+    auto token = ReadTokenFile(std::string(token_file));
+    if (!token.ok()) return token.status();
+    return TokenSource{*token, std::string(token_file), false};
+  }
+  std::string path = DefaultTokenPath();
+  if (::access(path.c_str(), F_OK) == 0) {
+    auto token = ReadTokenFile(path);
+    if (!token.ok()) return token.status();
+    return TokenSource{*token, path, false};
+  }
+  if (!generate_if_missing) {
+    return absl::NotFoundError(
+        "no token: set NASPERF_TOKEN or pass --token-file (the receiver prints its token "
+        "at first start)");
+  }
+  std::string token = RandomHex(16);
+  if (absl::Status s = WriteNewToken(path, token); !s.ok()) return s;
+  return TokenSource{token, path, true};
+}
+
+bool ConstantTimeEquals(absl::string_view a, absl::string_view b) {
+  if (a.size() != b.size()) return false;
+  unsigned char diff = 0;
+  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return diff == 0;
+}
+
+}  // namespace nasperf

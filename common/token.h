@@ -1,0 +1,36 @@
+// Secrets for the control plane: random bytes, the shared token (NASPERF_TOKEN, a
+// --token-file, or one generated and kept in the user's config directory) and a
+// constant-time comparison. Thread-safe.
+#ifndef NASPERF_COMMON_TOKEN_H_
+#define NASPERF_COMMON_TOKEN_H_
+
+#include <cstddef>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace nasperf {
+
+void RandomBytes(void* out, size_t size);
+std::string RandomHex(size_t bytes);
+
+// $XDG_CONFIG_HOME/nasperf/token, else ~/.config/nasperf/token.
+std::string DefaultTokenPath();
+
+struct TokenSource {
+  std::string token;
+  std::string origin;     // "NASPERF_TOKEN", the file path, ...
+  bool generated = false;
+};
+
+// NASPERF_TOKEN wins, then token_file (must exist), then the default file. With
+// generate_if_missing (the receiver and collector), a new token is written to the
+// default file (mode 0600); otherwise a missing token is NOT_FOUND with a hint.
+absl::StatusOr<TokenSource> LoadToken(absl::string_view token_file, bool generate_if_missing);
+
+bool ConstantTimeEquals(absl::string_view a, absl::string_view b);
+
+}  // namespace nasperf
+
+#endif  // NASPERF_COMMON_TOKEN_H_

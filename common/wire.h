@@ -1,0 +1,56 @@
+// The data-port codec (DESIGN.md section 3): the fixed header a sender writes before
+// the payload, and the fixed trailer the receiver answers with on the same socket.
+// Both are little-endian, fixed-size and self-checking (XXH32 over the other bytes),
+// so a receiver can refuse garbage before it touches the disk. Pure functions.
+#ifndef NASPERF_COMMON_WIRE_H_
+#define NASPERF_COMMON_WIRE_H_
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+
+namespace nasperf {
+
+inline constexpr size_t kHeaderSize = 64;
+inline constexpr size_t kTrailerSize = 96;
+inline constexpr uint16_t kWireVersion = 1;
+inline constexpr size_t kTicketSize = 16;
+
+using Ticket = std::array<uint8_t, kTicketSize>;
+
+struct DataHeader {
+  uint64_t transfer_id = 0;
+  Ticket ticket{};
+  uint64_t payload_length = 0;
+};
+
+enum class TrailerStatus : uint8_t { kOk = 0, kFailed = 1, kAborted = 2 };
+
+struct DataTrailer {
+  TrailerStatus status = TrailerStatus::kOk;
+  int32_t error_code = 0;       // errno on the receiver, 0 when none
+  uint64_t bytes_written = 0;
+  bool has_checksum = false;
+  uint64_t checksum = 0;        // XXH3-64 of the payload as received
+  // Receiver timings in nanoseconds (DESIGN.md section 4).
+  uint64_t receive_ns = 0;      // first byte received -> last byte received
+  uint64_t write_ns = 0;        // inside write calls
+  uint64_t sync_ns = 0;         // final fdatasync / close
+  uint64_t durable_ns = 0;      // first byte -> sync done
+  uint64_t net_wait_ns = 0;     // disk writer idle: buffer empty
+  uint64_t disk_wait_ns = 0;    // network reader blocked: buffer full
+};
+
+std::array<uint8_t, kHeaderSize> EncodeHeader(const DataHeader& header);
+// Refuses: wrong size, bad magic, other version, non-zero reserved bytes, a check
+// mismatch, a zero transfer id or payload length. The message says which.
+absl::StatusOr<DataHeader> DecodeHeader(const uint8_t* data, size_t size);
+
+std::array<uint8_t, kTrailerSize> EncodeTrailer(const DataTrailer& trailer);
+absl::StatusOr<DataTrailer> DecodeTrailer(const uint8_t* data, size_t size);
+
+}  // namespace nasperf
+
+#endif  // NASPERF_COMMON_WIRE_H_

@@ -1,0 +1,334 @@
+// nasperf: one binary, git/iperf3-style subcommands. This file only parses flags
+// and wires the libraries together; every subcommand's work lives in its folder.
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "CLI/CLI.hpp"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "collector/csv_sink.h"
+#include "common/log.h"
+#include "common/payload.h"
+#include "common/token.h"
+#include "common/units.h"
+#include "receiver/receiver.h"
+#include "receiver/target.h"
+#include "sender/sender.h"
+
+namespace nasperf {
+namespace {
+
+constexpr int kUsageError = 2;
+
+// A flag value in human units that failed to parse: one line naming the flag, exit 2.
+[[noreturn]] void UsageError(const std::string& command, const std::string& flag,
+                             absl::string_view message) {
+  std::fprintf(stderr, "nasperf %s: %s: %s\n", command.c_str(), flag.c_str(),
+               std::string(message).c_str());
+  std::exit(kUsageError);
+}
+
+uint64_t SizeFlag(const std::string& command, const std::string& flag, const std::string& text) {
+  auto size = ParseSize(text);
+  if (!size.ok()) UsageError(command, flag, size.status().message());
+  return *size;
+}
+
+absl::Duration DurationFlag(const std::string& command, const std::string& flag,
+                            const std::string& text) {
+  auto d = ParseDuration(text);
+  if (!d.ok()) UsageError(command, flag, d.status().message());
+  return *d;
+}
+
+HostPort AddressFlag(const std::string& command, const std::string& flag, const std::string& text,
+                     uint16_t default_port, bool allow_zero) {
+  auto hp = ParseHostPort(text, default_port, allow_zero);
+  if (!hp.ok()) UsageError(command, flag, hp.status().message());
+  return *hp;
+}
+
+int Fail(const std::string& command, const absl::Status& status) {
+  std::fprintf(stderr, "nasperf %s: %s\n", command.c_str(), std::string(status.message()).c_str());
+  return 1;
+}
+
+// Blocks SIGINT/SIGTERM in every thread started after this, so one thread can wait.
+sigset_t BlockStopSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  return set;
+}
+
+absl::Status WritePortFile(const std::string& path, const Receiver& receiver) {
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << "control=" << receiver.control_port() << "\ndata=" << receiver.data_port() << "\n";
+    if (!out) return absl::InternalError(absl::StrCat("cannot write ", tmp));
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    return absl::InternalError(absl::StrCat("cannot rename ", tmp, " to ", path));
+  }
+  return absl::OkStatus();
+}
+
+// ------------------------------------------------------------------ receiver
+
+struct ReceiverFlags {
+  std::string target, listen = ":7600", token_file, min_free = "1GiB", max_size = "0",
+                      cleanup = "each", ticket_ttl = "30s", idle_timeout = "60s", port_file;
+  uint16_t data_port = 0;
+  int max_transfers = 64;
+};
+
+void AddReceiver(CLI::App& app, ReceiverFlags& f) {
+  auto* cmd = app.add_subcommand("receiver", "Run the receiver agent on the NAS: writes incoming streams into --target");
+  cmd->add_option("--target", f.target, "Directory on the array/pool to write into, or 'discard' (network only)")->required();
+  cmd->add_option("--listen", f.listen, "Control address ADDR:PORT (gRPC); data uses PORT+1")->capture_default_str();
+  cmd->add_option("--data-port", f.data_port, "Data port (default: control port + 1)");
+  cmd->add_option("--token-file", f.token_file, "File holding the shared token (else NASPERF_TOKEN, else ~/.config/nasperf/token, generated on first start)");
+  cmd->add_option("--min-free", f.min_free, "Refuse a transfer that would leave less free space than this; 'off' disables the check")->capture_default_str();
+  cmd->add_option("--max-size", f.max_size, "Largest transfer accepted (0 = no limit)")->capture_default_str();
+  cmd->add_option("--cleanup", f.cleanup, "Default when the sender does not ask: each|end|never")->capture_default_str()
+      ->check(CLI::IsMember({"each", "end", "never"}));
+  cmd->add_option("--ticket-ttl", f.ticket_ttl, "How long an unused data ticket stays valid")->capture_default_str();
+  cmd->add_option("--idle-timeout", f.idle_timeout, "Abort a transfer whose sender sends nothing for this long")->capture_default_str();
+  cmd->add_option("--max-transfers", f.max_transfers, "Transfers open at once")->capture_default_str()->check(CLI::Range(1, 1024));
+  cmd->add_option("--port-file", f.port_file, "Write the ports to this file once listening (for scripts)");
+}
+
+int RunReceiver(const ReceiverFlags& f) {
+  const std::string cmd = "receiver";
+  ReceiverOptions options;
+  options.target = f.target;
+  options.listen = AddressFlag(cmd, "--listen", f.listen, 7600, /*allow_zero=*/true);
+  options.data_port = f.data_port;
+  if (f.min_free == "off") {
+    options.check_free = false;
+  } else {
+    options.min_free = SizeFlag(cmd, "--min-free", f.min_free);
+  }
+  options.max_size = SizeFlag(cmd, "--max-size", f.max_size);
+  options.cleanup = f.cleanup;
+  options.ticket_ttl = DurationFlag(cmd, "--ticket-ttl", f.ticket_ttl);
+  options.idle_timeout = DurationFlag(cmd, "--idle-timeout", f.idle_timeout);
+  options.max_transfers = f.max_transfers;
+  auto token = LoadToken(f.token_file, /*generate_if_missing=*/true);
+  if (!token.ok()) return Fail(cmd, token.status());
+  options.token = token->token;
+
+  sigset_t stop = BlockStopSignals();
+  auto receiver = Receiver::Start(options);
+  if (!receiver.ok()) return Fail(cmd, receiver.status());
+  std::printf("nasperf receiver: control port %u, data port %u, target %s\n",
+              (*receiver)->control_port(), (*receiver)->data_port(), options.target.c_str());
+  if (token->generated) {
+    std::printf("nasperf receiver: generated a token in %s; on the sender run:\n"
+                "  export NASPERF_TOKEN=%s\n", token->origin.c_str(), token->token.c_str());
+  } else {
+    std::printf("nasperf receiver: token from %s\n", token->origin.c_str());
+  }
+  std::fflush(stdout);
+  if (!f.port_file.empty()) {
+    if (absl::Status s = WritePortFile(f.port_file, **receiver); !s.ok()) return Fail(cmd, s);
+  }
+  int signal_number = 0;
+  sigwait(&stop, &signal_number);
+  std::printf("nasperf receiver: stopping (signal %d)\n", signal_number);
+  (*receiver)->Shutdown();
+  ReceiverCounters c = (*receiver)->counters();
+  std::printf("nasperf receiver: %llu ok, %llu failed, %llu aborted, %llu connections refused\n",
+              static_cast<unsigned long long>(c.ok), static_cast<unsigned long long>(c.failed),
+              static_cast<unsigned long long>(c.aborted), static_cast<unsigned long long>(c.refused));
+  return 0;
+}
+
+// ------------------------------------------------------------------ sender
+
+struct SenderFlags {
+  std::string to, file, size, pattern = "random", pause = "0s", label, run_id,
+                     write_mode = "buffered", sync = "end", cleanup, out = "./nasperf-results",
+                     interval = "1s", token_file;
+  int runs = 1, warmup = 0, streams = 1;
+  bool verify = false, no_progress = false;
+};
+
+void AddSender(CLI::App& app, SenderFlags& f) {
+  auto* cmd = app.add_subcommand("sender", "Push files or generated data to a receiver in timed runs");
+  cmd->add_option("--to", f.to, "Receiver HOST[:PORT] (control port, default 7600)")->required();
+  auto* file = cmd->add_option("--file", f.file, "Send this file (zero-copy unless --verify)");
+  auto* size = cmd->add_option("--size", f.size, "Send this much generated data, e.g. 45GiB");
+  file->excludes(size);
+  cmd->add_option("--pattern", f.pattern, "Generated data: random (incompressible) or zero")->capture_default_str()
+      ->check(CLI::IsMember({"random", "zero"}));
+  cmd->add_option("--runs", f.runs, "Measured iterations")->capture_default_str()->check(CLI::Range(1, 100000));
+  cmd->add_option("--warmup", f.warmup, "Warm-up iterations first (recorded, marked, not in statistics)")->capture_default_str()
+      ->check(CLI::Range(0, 1000));
+  cmd->add_option("--streams", f.streams, "Parallel streams per iteration")->capture_default_str()->check(CLI::Range(1, 64));
+  cmd->add_option("--pause", f.pause, "Pause between iterations, e.g. 30s")->capture_default_str();
+  cmd->add_option("--label", f.label, "Configuration label for comparisons (e.g. cache-on)");
+  cmd->add_option("--run-id", f.run_id, "Run id (default: time + random)");
+  cmd->add_option("--write-mode", f.write_mode, "Receiver write mode: buffered|direct|dsync")->capture_default_str()
+      ->check(CLI::IsMember({"buffered", "direct", "dsync"}));
+  cmd->add_option("--sync", f.sync, "Sync policy: none|end|every=SIZE")->capture_default_str();
+  cmd->add_option("--cleanup", f.cleanup, "Delete received files: each|end|never (default: the receiver's)")
+      ->check(CLI::IsMember({"each", "end", "never"}));
+  cmd->add_flag("--verify", f.verify, "Compare XXH3 checksums end to end");
+  cmd->add_option("--out", f.out, "Directory for transfers.csv and samples.csv")->capture_default_str();
+  cmd->add_option("--interval", f.interval, "Per-interval samples every DUR (0 = none)")->capture_default_str();
+  cmd->add_option("--token-file", f.token_file, "File holding the receiver's token (else NASPERF_TOKEN, else ~/.config/nasperf/token)");
+  cmd->add_flag("--no-progress", f.no_progress, "No live progress line");
+}
+
+absl::StatusOr<SenderOptions> MakeSenderOptions(const SenderFlags& f) {
+  const std::string cmd = "sender";
+  SenderOptions o;
+  o.to = AddressFlag(cmd, "--to", f.to, 7600, false);
+  o.file = f.file;
+  if (f.file.empty() && f.size.empty()) UsageError(cmd, "--size", "give --size SIZE or --file PATH");
+  if (!f.size.empty()) {
+    o.size = SizeFlag(cmd, "--size", f.size);
+    if (o.size == 0) UsageError(cmd, "--size", "must be more than 0");
+  }
+  o.pattern = *ParsePattern(f.pattern);
+  o.runs = f.runs;
+  o.warmup = f.warmup;
+  o.streams = f.streams;
+  o.pause = DurationFlag(cmd, "--pause", f.pause);
+  o.label = f.label;
+  o.run_id = f.run_id;
+  o.write_mode = f.write_mode;
+  if (auto sync = ParseSyncPolicy(f.sync); !sync.ok()) UsageError(cmd, "--sync", sync.status().message());
+  o.sync_policy = f.sync;
+  o.cleanup = f.cleanup;
+  o.verify = f.verify;
+  o.interval_s = absl::ToDoubleSeconds(DurationFlag(cmd, "--interval", f.interval));
+  o.progress = !f.no_progress && isatty(STDOUT_FILENO);
+  auto token = LoadToken(f.token_file, /*generate_if_missing=*/false);
+  if (!token.ok()) return token.status();
+  o.token = token->token;
+  return o;
+}
+
+int FinishSender(const absl::StatusOr<SenderOutcome>& outcome, const CsvSink& sink) {
+  if (!outcome.ok()) return Fail("sender", outcome.status());
+  std::printf("\nresults: %s\n         %s\n", sink.transfers_path().c_str(), sink.samples_path().c_str());
+  if (outcome->failed > 0) {
+    std::fprintf(stderr, "nasperf sender: %d of %d transfers failed (see the error column)\n",
+                 outcome->failed, outcome->transfers);
+    return 1;
+  }
+  return 0;
+}
+
+int RunSenderCommand(const SenderFlags& f) {
+  auto options = MakeSenderOptions(f);
+  if (!options.ok()) return Fail("sender", options.status());
+  auto sink = CsvSink::Open(f.out);
+  if (!sink.ok()) return Fail("sender", sink.status());
+  return FinishSender(RunSender(*options, **sink, stdout), **sink);
+}
+
+// ------------------------------------------------------------------ demo
+
+struct DemoFlags {
+  std::string size = "256MiB", dir;
+  int runs = 5;
+};
+
+void AddDemo(CLI::App& app, DemoFlags& f) {
+  auto* cmd = app.add_subcommand("demo", "Receiver + sender on loopback: a few runs into a temporary target");
+  cmd->add_option("--size", f.size, "Size of each transfer")->capture_default_str();
+  cmd->add_option("--runs", f.runs, "Measured iterations (one warm-up comes first)")->capture_default_str()->check(CLI::Range(1, 100));
+  cmd->add_option("--dir", f.dir, "Where to put the target and the results (default: a new temporary directory)");
+}
+
+int RunDemo(const DemoFlags& f) {
+  const std::string cmd = "demo";
+  std::string dir = f.dir;
+  if (dir.empty()) {
+    char pattern[] = "/tmp/nasperf-demo-XXXXXX";
+    if (mkdtemp(pattern) == nullptr) return Fail(cmd, absl::InternalError("mkdtemp failed"));
+    dir = pattern;
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(dir + "/target", ec);
+  if (ec) return Fail(cmd, absl::InternalError(absl::StrCat("mkdir ", dir, "/target: ", ec.message())));
+
+  ReceiverOptions rx;
+  rx.target = dir + "/target";
+  rx.listen = {"127.0.0.1", 0};
+  rx.token = RandomHex(16);
+  rx.min_free = 0;
+  auto receiver = Receiver::Start(rx);
+  if (!receiver.ok()) return Fail(cmd, receiver.status());
+  std::printf("nasperf demo: receiver on 127.0.0.1:%u writing into %s\n\n", (*receiver)->control_port(),
+              rx.target.c_str());
+
+  SenderOptions tx;
+  tx.to = {"127.0.0.1", (*receiver)->control_port()};
+  tx.token = rx.token;
+  tx.size = SizeFlag(cmd, "--size", f.size);
+  tx.runs = f.runs;
+  tx.warmup = 1;
+  tx.pause = absl::Milliseconds(200);
+  tx.label = "demo";
+  tx.verify = true;
+  tx.interval_s = 0.25;
+  tx.progress = isatty(STDOUT_FILENO);
+  auto sink = CsvSink::Open(dir + "/results");
+  if (!sink.ok()) return Fail(cmd, sink.status());
+  int rc = FinishSender(RunSender(tx, **sink, stdout), **sink);
+  (*receiver)->Shutdown();
+  std::printf("\nThe sender's rows time what a user waits for (first byte to the receiver's answer);\n"
+              "the receiver's rows time first byte to data on disk (fdatasync done).\n");
+  return rc;
+}
+
+}  // namespace
+}  // namespace nasperf
+
+int main(int argc, char** argv) {
+  using namespace nasperf;
+  signal(SIGPIPE, SIG_IGN);
+  CLI::App app{"nasperf: how fast does your NAS really take data over the network?"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("nasperf ") + NASPERF_VERSION);
+  bool verbose = false;
+  app.add_flag("-v,--verbose", verbose, "Log each transfer on the receiver");
+  ReceiverFlags receiver_flags;
+  SenderFlags sender_flags;
+  DemoFlags demo_flags;
+  AddReceiver(app, receiver_flags);
+  AddSender(app, sender_flags);
+  AddDemo(app, demo_flags);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::string where;
+    for (const CLI::App* sub : app.get_subcommands()) where = absl::StrCat(" ", sub->get_name());
+    std::fprintf(stderr, "nasperf%s: %s (see --help)\n", where.c_str(), e.what());
+    return kUsageError;
+  }
+  if (verbose) SetLogLevel(LogLevel::kDebug);
+  if (app.got_subcommand("receiver")) return RunReceiver(receiver_flags);
+  if (app.got_subcommand("sender")) return RunSenderCommand(sender_flags);
+  if (app.got_subcommand("demo")) return RunDemo(demo_flags);
+  return kUsageError;
+}

@@ -1,0 +1,500 @@
+#include "receiver/receiver.h"
+
+#include <errno.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <thread>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "common/checksum.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/token.h"
+#include "common/units.h"
+#include "common/verdict.h"
+#include "common/wire.h"
+#include "grpcpp/grpcpp.h"
+#include "proto/nasperf.grpc.pb.h"
+#include "receiver/target.h"
+#include "receiver/transfer_table.h"
+#include "receiver/write_pipeline.h"
+
+namespace nasperf {
+
+namespace {
+
+constexpr char kComponent[] = "receiver";
+constexpr int kMaxConnections = 256;
+
+grpc::Status ToGrpc(const absl::Status& s) {
+  return grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()));
+}
+
+// Run ids become part of file names, so they are held to a strict alphabet.
+absl::Status CheckRunId(const std::string& run_id) {
+  if (run_id.empty() || run_id.size() > 64 || run_id[0] == '.' || run_id[0] == '-') {
+    return absl::InvalidArgumentError("run id must be 1-64 characters and not start with . or -");
+  }
+  for (char c : run_id) {
+    if (!absl::ascii_isalnum(c) && c != '-' && c != '_' && c != '.') {
+      return absl::InvalidArgumentError(
+          "run id may contain only letters, digits, '-', '_' and '.'");
+    }
+  }
+  return absl::OkStatus();
+}
+
+class SocketSource : public ByteSource {
+ public:
+  explicit SocketSource(int fd) : fd_(fd) {}
+  absl::StatusOr<size_t> Read(uint8_t* data, size_t size) override {
+    while (true) {
+      ssize_t n = ::recv(fd_, data, size, 0);
+      if (n >= 0) return static_cast<size_t>(n);
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        return absl::DeadlineExceededError("no data from the sender within --idle-timeout");
+      }
+      return ErrnoStatus(errno, "receive from sender");
+    }
+  }
+
+ private:
+  int fd_;
+};
+
+double Pct(int64_t part, int64_t whole) {
+  return whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0;
+}
+
+class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
+ public:
+  explicit ReceiverImpl(const ReceiverOptions& options)
+      : options_(options),
+        host_(LocalHostName()),
+        table_(options.ticket_ttl, options.max_transfers) {}
+
+  ~ReceiverImpl() override { Shutdown(); }
+
+  absl::Status Init() {
+    auto target = Target::Open(options_.target);
+    if (!target.ok()) return target.status();
+    target_ = std::move(*target);
+
+    HostPort data{options_.listen.host, options_.data_port};
+    if (data.port == 0 && options_.listen.port != 0) {
+      data.port = static_cast<uint16_t>(options_.listen.port + 1);
+    }
+    auto listener = ListenTcp(data);
+    if (!listener.ok()) return listener.status();
+    data_listener_ = std::move(*listener);
+    auto port = LocalPort(data_listener_.get());
+    if (!port.ok()) return port.status();
+    data_port_ = *port;
+
+    grpc::ServerBuilder builder;
+    std::string host = options_.listen.host.empty() ? "0.0.0.0" : options_.listen.host;
+    int selected = 0;
+    builder.AddListeningPort(FormatHostPort({host, options_.listen.port}),
+                             grpc::InsecureServerCredentials(), &selected);
+    builder.RegisterService(this);
+    server_ = builder.BuildAndStart();
+    if (server_ == nullptr || selected == 0) {
+      return absl::UnavailableError(absl::StrCat(
+          "cannot listen on ", FormatHostPort({host, options_.listen.port}),
+          " for control (port in use?)"));
+    }
+    control_port_ = static_cast<uint16_t>(selected);
+    accept_thread_ = std::thread([this] { AcceptLoop(); });
+    return absl::OkStatus();
+  }
+
+  uint16_t control_port() const override { return control_port_; }
+  uint16_t data_port() const override { return data_port_; }
+  ReceiverCounters counters() const override {
+    absl::MutexLock lock(&counters_mu_);
+    return counters_;
+  }
+
+  void Shutdown() override {
+    if (stopping_.exchange(true)) {
+      absl::MutexLock lock(&conn_mu_);
+      conn_mu_.Await(absl::Condition(this, &ReceiverImpl::Stopped));
+      return;
+    }
+    ::shutdown(data_listener_.get(), SHUT_RDWR);
+    if (accept_thread_.joinable()) accept_thread_.join();
+    {
+      absl::MutexLock lock(&conn_mu_);
+      for (int fd : conn_fds_) ::shutdown(fd, SHUT_RDWR);
+      conn_mu_.Await(absl::Condition(
+          +[](int* n) { return *n == 0; }, &conn_threads_));
+    }
+    if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+    if (target_ && !target_->discard()) {
+      for (const std::string& name : table_.TakeAllRunFiles()) (void)target_->Remove(name);
+    }
+    absl::MutexLock lock(&conn_mu_);
+    stopped_ = true;
+  }
+
+  // ------------------------------------------------------------ control service
+
+  grpc::Status Hello(grpc::ServerContext* context, const proto::HelloRequest*,
+                     proto::HelloReply* reply) override {
+    if (grpc::Status s = CheckToken(context); !s.ok()) return s;
+    reply->set_host(host_);
+    reply->set_version(NASPERF_VERSION);
+    reply->set_target(target_->path());
+    if (auto free = target_->FreeBytes(); free.ok()) reply->set_free_bytes(*free);
+    for (WriteMode mode : target_->write_modes()) reply->add_write_modes(WriteModeName(mode));
+    reply->set_data_port(data_port_);
+    reply->set_max_size(options_.max_size);
+    return grpc::Status::OK;
+  }
+
+  grpc::Status OpenTransfer(grpc::ServerContext* context, const proto::OpenTransferRequest* request,
+                            proto::OpenTransferReply* reply) override {
+    if (grpc::Status s = CheckToken(context); !s.ok()) return s;
+    absl::StatusOr<TransferPlan> plan = Plan(*request);
+    if (!plan.ok()) {
+      Log(LogLevel::kInfo, kComponent, "refused transfer from %s: %s", context->peer(),
+          plan.status().message());
+      return ToGrpc(plan.status());
+    }
+    reply->set_transfer_id(plan->id);
+    reply->set_ticket(std::string(plan->ticket.begin(), plan->ticket.end()));
+    reply->set_data_port(data_port_);
+    reply->set_ticket_ttl_s(absl::ToDoubleSeconds(options_.ticket_ttl));
+    return grpc::Status::OK;
+  }
+
+  grpc::Status FetchReport(grpc::ServerContext* context, const proto::FetchReportRequest* request,
+                           proto::TransferReport* reply) override {
+    if (grpc::Status s = CheckToken(context); !s.ok()) return s;
+    double wait = std::min(std::max(request->wait_s(), 0.0), 60.0);
+    auto report = table_.Fetch(request->transfer_id(), absl::Seconds(wait));
+    if (!report.ok()) return ToGrpc(report.status());
+    *reply = *report;
+    return grpc::Status::OK;
+  }
+
+  grpc::Status EndRun(grpc::ServerContext* context, const proto::EndRunRequest* request,
+                      proto::EndRunReply* reply) override {
+    if (grpc::Status s = CheckToken(context); !s.ok()) return s;
+    uint32_t removed = 0;
+    for (const std::string& name : table_.TakeRunFiles(request->run_id())) {
+      if (target_->Remove(name).ok()) ++removed;
+    }
+    reply->set_files_removed(removed);
+    return grpc::Status::OK;
+  }
+
+ private:
+  bool Stopped() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(conn_mu_) { return stopped_; }
+
+  grpc::Status CheckToken(grpc::ServerContext* context) {
+    const auto& metadata = context->client_metadata();
+    auto it = metadata.find("authorization");
+    std::string expected = absl::StrCat("Bearer ", options_.token);
+    if (it == metadata.end() ||
+        !ConstantTimeEquals(absl::string_view(it->second.data(), it->second.size()), expected)) {
+      Log(LogLevel::kWarning, kComponent, "refused control call from %s: wrong or missing token",
+          context->peer());
+      return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
+                          "wrong or missing token (set NASPERF_TOKEN or --token-file to the "
+                          "receiver's token)");
+    }
+    return grpc::Status::OK;
+  }
+
+  absl::StatusOr<TransferPlan> Plan(const proto::OpenTransferRequest& request) {
+    if (absl::Status s = CheckRunId(request.run_id()); !s.ok()) return s;
+    if (request.label().size() > 200 || request.sender_host().size() > 255) {
+      return absl::InvalidArgumentError("label or sender host too long");
+    }
+    if (request.iteration() < -1000000 || request.iteration() > 1000000 || request.stream() < 0 ||
+        request.stream() > 1023) {
+      return absl::InvalidArgumentError("iteration or stream out of range");
+    }
+    if (request.size() == 0) return absl::InvalidArgumentError("size must be positive");
+    if (options_.max_size > 0 && request.size() > options_.max_size) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "size ", FormatSize(request.size()), " is above this receiver's --max-size ",
+          FormatSize(options_.max_size)));
+    }
+    if (!(request.interval_s() >= 0 && request.interval_s() <= 3600)) {
+      return absl::InvalidArgumentError("interval must be between 0 and 3600 s");
+    }
+    TransferPlan plan;
+    plan.request = request;
+    auto mode = ParseWriteMode(request.write_mode().empty() ? "buffered" : request.write_mode());
+    if (!mode.ok()) return mode.status();
+    plan.mode = *mode;
+    if (!target_->Supports(plan.mode)) {
+      return absl::FailedPreconditionError(target_->Unsupported(plan.mode));
+    }
+    auto sync = ParseSyncPolicy(request.sync_policy().empty() ? "end" : request.sync_policy());
+    if (!sync.ok()) return sync.status();
+    plan.sync = *sync;
+    plan.cleanup = request.cleanup().empty() ? options_.cleanup : request.cleanup();
+    if (plan.cleanup != "each" && plan.cleanup != "end" && plan.cleanup != "never") {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "invalid cleanup \"", plan.cleanup, "\" (expected each, end or never)"));
+    }
+    if (!target_->discard() && options_.check_free) {
+      auto free = target_->FreeBytes();
+      if (!free.ok()) return free.status();
+      uint64_t reserved = table_.reserved_bytes();
+      uint64_t available = *free > reserved ? *free - reserved : 0;
+      if (request.size() > available || available - request.size() < options_.min_free) {
+        return absl::ResourceExhaustedError(absl::StrCat(
+            "not enough free space on ", target_->path(), ": ", FormatSize(request.size()),
+            " requested, ", FormatSize(available), " free (after transfers in flight), --min-free ",
+            FormatSize(options_.min_free)));
+      }
+    }
+    return table_.Add(std::move(plan));
+  }
+
+  // ------------------------------------------------------------ data port
+
+  void AcceptLoop() {
+    while (!stopping_.load()) {
+      int fd = ::accept4(data_listener_.get(), nullptr, nullptr, SOCK_CLOEXEC);
+      if (fd < 0) {
+        if (errno == EINTR || errno == ECONNABORTED) continue;
+        if (stopping_.load()) return;
+        if (errno == EMFILE || errno == ENFILE) {
+          Log(LogLevel::kError, kComponent, "accept: out of file descriptors");
+          std::this_thread::sleep_for(std::chrono::milliseconds(100));  // back off, then retry
+          continue;
+        }
+        Log(LogLevel::kError, kComponent, "accept: %s", strerror(errno));
+        return;
+      }
+      absl::MutexLock lock(&conn_mu_);
+      if (conn_threads_ >= kMaxConnections) {
+        ::close(fd);
+        Count(&ReceiverCounters::refused);
+        continue;
+      }
+      ++conn_threads_;
+      conn_fds_.insert(fd);
+      std::thread([this, fd] {
+        Serve(fd);
+        absl::MutexLock lock(&conn_mu_);
+        conn_fds_.erase(fd);
+        ::close(fd);
+        --conn_threads_;
+      }).detach();
+    }
+  }
+
+  void Count(uint64_t ReceiverCounters::*field) {
+    absl::MutexLock lock(&counters_mu_);
+    ++(counters_.*field);
+  }
+
+  void Refuse(const std::string& peer, absl::string_view why) {
+    Count(&ReceiverCounters::refused);
+    Log(LogLevel::kWarning, kComponent, "refused data connection from %s: %s", peer, why);
+  }
+
+  void SendTrailer(int fd, const DataTrailer& trailer) {
+    auto bytes = EncodeTrailer(trailer);
+    (void)WriteAll(fd, bytes.data(), bytes.size(), "send trailer");  // the sender may be gone
+  }
+
+  void Serve(int fd) {
+    const std::string peer = PeerName(fd);
+    const int64_t accepted_ns = MonoNanos();
+    const int64_t accepted_wall = WallNanos();
+    SetReceiveTimeout(fd, 10);
+    uint8_t header_bytes[kHeaderSize];
+    absl::StatusOr<size_t> got = ReadFull(fd, header_bytes, sizeof header_bytes, "read header");
+    if (!got.ok()) return Refuse(peer, got.status().message());
+    if (*got < kHeaderSize) {
+      return Refuse(peer, *got == 0 ? "closed before sending a header"
+                                    : absl::StrCat("truncated header (", *got, " of ", kHeaderSize, " bytes)"));
+    }
+    absl::StatusOr<DataHeader> header = DecodeHeader(header_bytes, sizeof header_bytes);
+    if (!header.ok()) return Refuse(peer, header.status().message());
+    absl::StatusOr<TransferPlan> claimed = table_.Claim(*header);
+    if (!claimed.ok()) {
+      Refuse(peer, claimed.status().message());
+      DataTrailer refusal;
+      refusal.status = TrailerStatus::kFailed;
+      refusal.error_code = EACCES;
+      return SendTrailer(fd, refusal);
+    }
+    const TransferPlan& plan = *claimed;
+    const proto::OpenTransferRequest& request = plan.request;
+
+    proto::TransferReport report;
+    report.set_run_id(request.run_id());
+    report.set_label(request.label());
+    report.set_iteration(request.iteration());
+    report.set_stream(request.stream());
+    report.set_role("receiver");
+    report.set_host(host_);
+    report.set_peer(peer);
+    report.set_transport("native");
+    report.set_started_at_unix_ns(accepted_wall);
+    report.set_write_mode(target_->discard() ? "discard" : WriteModeName(plan.mode));
+    report.set_sync_policy(target_->discard() ? "none" : SyncPolicyName(plan.sync));
+    report.set_transfer_id(plan.id);
+    report.set_warmup(request.warmup());
+
+    std::unique_ptr<BlockWriter> writer;
+    std::string file_name;
+    PipelineResult result;
+    if (!target_->discard()) {
+      std::string name = absl::StrCat("nasperf-", request.run_id(), "-", request.iteration(), "-",
+                                      request.stream(), ".dat");
+      auto created = target_->Create(name, plan.mode, plan.sync, &file_name);
+      if (!created.ok()) {
+        result.end = PipelineEnd::kFailed;
+        result.status = created.status();
+        result.error_code = ErrnoOf(created.status());
+      } else {
+        writer = std::move(*created);
+      }
+    }
+    if (result.end == PipelineEnd::kOk) {
+      SetReceiveTimeout(fd, absl::ToDoubleSeconds(options_.idle_timeout));
+      SocketSource source(fd);
+      PipelineOptions pipeline;
+      pipeline.sync_every = plan.sync.kind == SyncPolicy::kEvery ? plan.sync.every_bytes : 0;
+      pipeline.checksum = request.checksum();
+      pipeline.interval_s = request.interval_s();
+      pipeline.cancel = &stopping_;
+      result = RunPipeline(source, writer.get(), request.size(), pipeline);
+      writer.reset();  // closes the file if the pipeline did not finish it
+    }
+    if (result.end != PipelineEnd::kOk && !file_name.empty()) {
+      if (absl::Status s = target_->Remove(file_name); !s.ok()) {
+        Log(LogLevel::kError, kComponent, "%s", s.message());
+      }
+    }
+
+    DataTrailer trailer;
+    trailer.status = result.end == PipelineEnd::kOk       ? TrailerStatus::kOk
+                     : result.end == PipelineEnd::kFailed ? TrailerStatus::kFailed
+                                                          : TrailerStatus::kAborted;
+    trailer.error_code = result.error_code;
+    trailer.bytes_written = result.bytes_written;
+    trailer.has_checksum = result.has_checksum;
+    trailer.checksum = result.checksum;
+    if (result.first_byte_ns != 0) {
+      trailer.receive_ns = result.last_byte_ns > 0 ? result.last_byte_ns - result.first_byte_ns : 0;
+      trailer.durable_ns = result.durable_ns > 0 ? result.durable_ns - result.first_byte_ns : 0;
+    }
+    trailer.write_ns = result.write_ns;
+    trailer.sync_ns = result.sync_ns;
+    trailer.net_wait_ns = result.net_wait_ns;
+    trailer.disk_wait_ns = result.disk_wait_ns;
+    SendTrailer(fd, trailer);
+    if (result.end == PipelineEnd::kFailed) DrainBriefly(fd);
+
+    if (result.end == PipelineEnd::kOk && !file_name.empty()) {
+      if (plan.cleanup == "each") {
+        (void)target_->Remove(file_name);
+      } else if (plan.cleanup == "end") {
+        table_.KeepUntilRunEnds(request.run_id(), file_name);
+      }
+    }
+
+    FillFigures(result, accepted_ns, &report);
+    switch (result.end) {
+      case PipelineEnd::kOk: Count(&ReceiverCounters::ok); break;
+      case PipelineEnd::kFailed: Count(&ReceiverCounters::failed); break;
+      case PipelineEnd::kAborted: Count(&ReceiverCounters::aborted); break;
+    }
+    if (result.end == PipelineEnd::kOk) {
+      Log(LogLevel::kDebug, kComponent, "transfer %d from %s: %s in %.3f s, %.1f MB/s durable",
+          plan.id, peer, FormatSize(result.bytes_written), report.duration_s(), report.mb_per_s());
+    } else {
+      Log(LogLevel::kWarning, kComponent, "transfer %d from %s %s: %s", plan.id, peer,
+          report.status(), report.error());
+    }
+    table_.Complete(plan.id, std::move(report));
+  }
+
+  // After a failure mid-stream the sender is still sending; reading (and dropping)
+  // for a moment lets it finish its writes and read the trailer instead of meeting a
+  // reset that would throw the trailer away.
+  void DrainBriefly(int fd) {
+    ::shutdown(fd, SHUT_WR);
+    SetReceiveTimeout(fd, 0.25);
+    static thread_local uint8_t sink[1 << 16];
+    int64_t deadline = MonoNanos() + 2'000'000'000LL;
+    while (MonoNanos() < deadline && !stopping_.load()) {
+      ssize_t n = ::recv(fd, sink, sizeof sink, 0);
+      if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) break;
+    }
+  }
+
+  static void FillFigures(const PipelineResult& r, int64_t accepted_ns, proto::TransferReport* report) {
+    report->set_bytes(r.bytes_written);
+    if (r.first_byte_ns != 0) report->set_first_byte_s(NanosToSeconds(r.first_byte_ns - accepted_ns));
+    if (r.end == PipelineEnd::kOk) {
+      int64_t duration = r.durable_ns - r.first_byte_ns;
+      report->set_duration_s(NanosToSeconds(duration));
+      report->set_mb_per_s(MegabytesPerSecond(r.bytes_written, NanosToSeconds(duration)));
+      report->set_write_s(NanosToSeconds(r.write_ns));
+      report->set_sync_s(NanosToSeconds(r.sync_ns));
+      double net = Pct(r.net_wait_ns, duration);
+      double disk = Pct(r.disk_wait_ns + r.sync_ns, duration);
+      report->set_net_wait_pct(net);
+      report->set_disk_wait_pct(disk);
+      report->set_bottleneck(Verdict(net, disk));
+      if (r.has_checksum) report->set_checksum(ChecksumHex(r.checksum));
+      report->set_status("ok");
+    } else {
+      report->set_status(r.end == PipelineEnd::kFailed ? "failed" : "aborted");
+      report->set_error(std::string(r.status.message()));
+    }
+    for (const IntervalSample& s : r.samples) {
+      proto::Sample* out = report->add_samples();
+      out->set_t_s(s.t_s);
+      out->set_bytes(s.bytes);
+      out->set_interval_s(s.interval_s);
+    }
+  }
+
+  const ReceiverOptions options_;
+  const std::string host_;
+  std::unique_ptr<Target> target_;
+  TransferTable table_;
+  Fd data_listener_;
+  uint16_t data_port_ = 0;
+  uint16_t control_port_ = 0;
+  std::unique_ptr<grpc::Server> server_;
+  std::thread accept_thread_;
+  std::atomic<bool> stopping_{false};
+
+  absl::Mutex conn_mu_;
+  absl::flat_hash_set<int> conn_fds_ ABSL_GUARDED_BY(conn_mu_);
+  int conn_threads_ ABSL_GUARDED_BY(conn_mu_) = 0;
+  bool stopped_ ABSL_GUARDED_BY(conn_mu_) = false;
+
+  mutable absl::Mutex counters_mu_;
+  ReceiverCounters counters_ ABSL_GUARDED_BY(counters_mu_);
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Receiver>> Receiver::Start(const ReceiverOptions& options) {
+  if (options.token.empty()) return absl::InvalidArgumentError("receiver needs a token");
+  auto receiver = std::make_unique<ReceiverImpl>(options);
+  if (absl::Status s = receiver->Init(); !s.ok()) return s;
+  return std::unique_ptr<Receiver>(std::move(receiver));
+}
+
+}  // namespace nasperf

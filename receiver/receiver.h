@@ -1,0 +1,55 @@
+// The receiver agent (`nasperf receiver`): a gRPC control service (Hello,
+// OpenTransfer, FetchReport, EndRun) guarded by a token, and a TCP data listener that
+// admits a connection only with a one-time ticket and writes its payload into the
+// target through the write pipeline. Start() returns once both ports listen;
+// Shutdown() may be called from any thread (e.g. a signal watcher).
+#ifndef NASPERF_RECEIVER_RECEIVER_H_
+#define NASPERF_RECEIVER_RECEIVER_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "common/fd.h"
+
+namespace nasperf {
+
+struct ReceiverOptions {
+  std::string target;                  // a directory, or "discard"
+  HostPort listen{"", 7600};           // control (gRPC); port 0 = ephemeral
+  uint16_t data_port = 0;              // 0: control port + 1, or ephemeral when that is 0
+  std::string token;                   // required
+  bool check_free = true;
+  uint64_t min_free = 1ULL << 30;      // refuse a transfer that leaves less than this
+  uint64_t max_size = 0;               // 0 = no limit
+  std::string cleanup = "each";        // default when the sender does not ask
+  absl::Duration ticket_ttl = absl::Seconds(30);
+  absl::Duration idle_timeout = absl::Seconds(60);
+  int max_transfers = 64;
+};
+
+struct ReceiverCounters {
+  uint64_t ok = 0;
+  uint64_t failed = 0;
+  uint64_t aborted = 0;
+  uint64_t refused = 0;                // data connections closed before any file existed
+};
+
+class Receiver {
+ public:
+  static absl::StatusOr<std::unique_ptr<Receiver>> Start(const ReceiverOptions& options);
+  virtual ~Receiver() = default;
+
+  virtual uint16_t control_port() const = 0;
+  virtual uint16_t data_port() const = 0;
+  virtual ReceiverCounters counters() const = 0;
+  // Stops accepting, aborts transfers in flight (their files are removed), applies
+  // cleanup=end to what is left and returns when every thread has ended. Idempotent.
+  virtual void Shutdown() = 0;
+};
+
+}  // namespace nasperf
+
+#endif  // NASPERF_RECEIVER_RECEIVER_H_

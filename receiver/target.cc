@@ -1,0 +1,209 @@
+#include "receiver/target.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/token.h"
+#include "common/units.h"
+
+namespace nasperf {
+
+absl::StatusOr<WriteMode> ParseWriteMode(absl::string_view text) {
+  if (text == "buffered") return WriteMode::kBuffered;
+  if (text == "direct") return WriteMode::kDirect;
+  if (text == "dsync") return WriteMode::kDsync;
+  return absl::InvalidArgumentError(
+      absl::StrCat("invalid write mode \"", text, "\" (expected buffered, direct or dsync)"));
+}
+
+const char* WriteModeName(WriteMode mode) {
+  switch (mode) {
+    case WriteMode::kBuffered: return "buffered";
+    case WriteMode::kDirect: return "direct";
+    case WriteMode::kDsync: return "dsync";
+  }
+  return "?";
+}
+
+absl::StatusOr<SyncPolicy> ParseSyncPolicy(absl::string_view text) {
+  SyncPolicy policy;
+  if (text == "none") {
+    policy.kind = SyncPolicy::kNone;
+  } else if (text == "end") {
+    policy.kind = SyncPolicy::kEnd;
+  } else if (absl::StartsWith(text, "every=")) {
+    auto size = ParseSize(text.substr(6));
+    if (!size.ok() || *size == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "invalid sync policy \"", text, "\" (every= needs a size, e.g. every=256MiB)"));
+    }
+    policy.kind = SyncPolicy::kEvery;
+    policy.every_bytes = *size;
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "invalid sync policy \"", text, "\" (expected none, end or every=SIZE)"));
+  }
+  return policy;
+}
+
+std::string SyncPolicyName(const SyncPolicy& policy) {
+  switch (policy.kind) {
+    case SyncPolicy::kNone: return "none";
+    case SyncPolicy::kEnd: return "end";
+    case SyncPolicy::kEvery: return absl::StrCat("every=", policy.every_bytes);
+  }
+  return "?";
+}
+
+namespace {
+
+// Writes blocks to a file; O_DIRECT blocks are aligned by the pipeline, and the
+// unaligned tail of the last block goes through the page cache after O_DIRECT is
+// switched off, so a file of any length ends up exactly that long.
+class FileWriter : public BlockWriter {
+ public:
+  FileWriter(Fd fd, std::string path, WriteMode mode, SyncPolicy sync)
+      : fd_(std::move(fd)), path_(std::move(path)), mode_(mode), sync_(sync) {}
+
+  absl::Status Write(const uint8_t* data, size_t size, bool last) override {
+    size_t direct_part = size;
+    if (mode_ == WriteMode::kDirect && size % kPipelineAlignment != 0) {
+      direct_part = size - size % kPipelineAlignment;
+    }
+    if (absl::Status s = WriteAll(fd_.get(), data, direct_part, absl::StrCat("write ", path_)); !s.ok()) {
+      return s;
+    }
+    if (direct_part == size) return absl::OkStatus();
+    int flags = fcntl(fd_.get(), F_GETFL);
+    if (flags < 0 || fcntl(fd_.get(), F_SETFL, flags & ~O_DIRECT) != 0) {
+      return ErrnoStatus(errno, absl::StrCat("clear O_DIRECT on ", path_));
+    }
+    return WriteAll(fd_.get(), data + direct_part, size - direct_part, absl::StrCat("write ", path_));
+  }
+
+  absl::Status SyncData() override {
+    if (::fdatasync(fd_.get()) != 0) return ErrnoStatus(errno, absl::StrCat("fdatasync ", path_));
+    return absl::OkStatus();
+  }
+
+  absl::Status Finish() override {
+    if (sync_.kind != SyncPolicy::kNone) {
+      if (absl::Status s = SyncData(); !s.ok()) return s;
+    }
+    int fd = fd_.release();
+    if (::close(fd) != 0) return ErrnoStatus(errno, absl::StrCat("close ", path_));
+    return absl::OkStatus();
+  }
+
+ private:
+  Fd fd_;
+  std::string path_;
+  WriteMode mode_;
+  SyncPolicy sync_;
+};
+
+int OpenFlags(WriteMode mode) {
+  int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+  if (mode == WriteMode::kDirect) flags |= O_DIRECT;
+  if (mode == WriteMode::kDsync) flags |= O_DSYNC;
+  return flags;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Target>> Target::Open(const std::string& spec) {
+  std::unique_ptr<Target> target(new Target());
+  target->modes_ = {WriteMode::kBuffered, WriteMode::kDirect, WriteMode::kDsync};
+  if (spec == "discard") {
+    target->discard_ = true;
+    target->path_ = "discard";
+    return target;
+  }
+  target->path_ = spec;
+  target->dir_ = Fd(::open(spec.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!target->dir_.valid()) return ErrnoStatus(errno, absl::StrCat("target ", spec));
+
+  // Probe O_DIRECT with a real aligned write: some file systems (tmpfs) refuse the
+  // open, others only the write.
+  std::string probe = absl::StrCat(".nasperf-probe-", RandomHex(6));
+  Fd fd(::openat(target->dir_.get(), probe.c_str(), OpenFlags(WriteMode::kDirect), 0600));
+  int err = fd.valid() ? 0 : errno;
+  if (fd.valid()) {
+    void* block = std::aligned_alloc(kPipelineAlignment, kPipelineAlignment);
+    std::memset(block, 0, kPipelineAlignment);
+    if (::write(fd.get(), block, kPipelineAlignment) != static_cast<ssize_t>(kPipelineAlignment)) {
+      err = errno;
+    }
+    std::free(block);
+    ::unlinkat(target->dir_.get(), probe.c_str(), 0);
+  } else if (errno == EACCES || errno == EPERM || errno == EROFS) {
+    return ErrnoStatus(errno, absl::StrCat("target ", spec, " is not writable"));
+  }
+  if (err != 0) {
+    target->direct_refusal_ = absl::StrCat(
+        "target ", spec, " does not accept O_DIRECT (", strerror(err),
+        "; tmpfs and some FUSE file systems refuse it): use --write-mode buffered or dsync");
+    target->modes_ = {WriteMode::kBuffered, WriteMode::kDsync};
+  }
+  return target;
+}
+
+bool Target::Supports(WriteMode mode) const {
+  for (WriteMode m : modes_) {
+    if (m == mode) return true;
+  }
+  return false;
+}
+
+std::string Target::Unsupported(WriteMode mode) const {
+  if (mode == WriteMode::kDirect && !direct_refusal_.empty()) return direct_refusal_;
+  return absl::StrCat("write mode ", WriteModeName(mode), " is not allowed on this receiver");
+}
+
+absl::StatusOr<uint64_t> Target::FreeBytes() const {
+  if (discard_) return 0;
+  struct statvfs st {};
+  if (fstatvfs(dir_.get(), &st) != 0) return ErrnoStatus(errno, absl::StrCat("statvfs ", path_));
+  return static_cast<uint64_t>(st.f_bavail) * st.f_frsize;
+}
+
+absl::StatusOr<std::unique_ptr<BlockWriter>> Target::Create(const std::string& name, WriteMode mode,
+                                                            const SyncPolicy& sync,
+                                                            std::string* created_name) {
+  if (name.empty() || name.find('/') != std::string::npos || name[0] == '.') {
+    return absl::InvalidArgumentError(absl::StrCat("refusing file name \"", name, "\""));
+  }
+  std::string stem = name;
+  std::string extension;
+  if (size_t dot = name.rfind('.'); dot != std::string::npos) {
+    stem = name.substr(0, dot);
+    extension = name.substr(dot);
+  }
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    std::string candidate = attempt == 0 ? name : absl::StrCat(stem, ".", attempt, extension);
+    Fd fd(::openat(dir_.get(), candidate.c_str(), OpenFlags(mode), 0644));
+    if (!fd.valid() && errno == EEXIST) continue;
+    std::string full = absl::StrCat(path_, "/", candidate);
+    if (!fd.valid()) return ErrnoStatus(errno, absl::StrCat("create ", full));
+    *created_name = candidate;
+    return std::unique_ptr<BlockWriter>(new FileWriter(std::move(fd), full, mode, sync));
+  }
+  return absl::AlreadyExistsError(absl::StrCat("too many files named ", name, " in ", path_));
+}
+
+absl::Status Target::Remove(const std::string& name) {
+  if (::unlinkat(dir_.get(), name.c_str(), 0) != 0 && errno != ENOENT) {
+    return ErrnoStatus(errno, absl::StrCat("remove ", path_, "/", name));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace nasperf

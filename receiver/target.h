@@ -1,0 +1,64 @@
+// Where the receiver writes (DESIGN.md section 9): a directory it opened once, or the
+// discard target. Files are created only inside that directory, with names the
+// receiver makes, O_EXCL and O_NOFOLLOW; nothing from the network becomes a path.
+// Also: which write modes the file system accepts, free space, removal. Thread-safe.
+#ifndef NASPERF_RECEIVER_TARGET_H_
+#define NASPERF_RECEIVER_TARGET_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/fd.h"
+#include "receiver/write_pipeline.h"
+
+namespace nasperf {
+
+enum class WriteMode { kBuffered, kDirect, kDsync };
+absl::StatusOr<WriteMode> ParseWriteMode(absl::string_view text);
+const char* WriteModeName(WriteMode mode);
+
+struct SyncPolicy {
+  enum Kind { kNone, kEnd, kEvery } kind = kEnd;
+  uint64_t every_bytes = 0;
+};
+// "none", "end", "every=256MiB".
+absl::StatusOr<SyncPolicy> ParseSyncPolicy(absl::string_view text);
+std::string SyncPolicyName(const SyncPolicy& policy);
+
+class Target {
+ public:
+  // "discard" or a directory that exists. Probes which write modes work there.
+  static absl::StatusOr<std::unique_ptr<Target>> Open(const std::string& spec);
+
+  bool discard() const { return discard_; }
+  const std::string& path() const { return path_; }
+  const std::vector<WriteMode>& write_modes() const { return modes_; }
+  bool Supports(WriteMode mode) const;
+  // Why a mode is missing, for the error a sender sees.
+  std::string Unsupported(WriteMode mode) const;
+
+  // Bytes available to an unprivileged writer; 0 for discard.
+  absl::StatusOr<uint64_t> FreeBytes() const;
+
+  // Creates `name` (a receiver-made name, no slashes); if it exists, "name.1.dat"...
+  // Returns the name actually used and a writer for it.
+  absl::StatusOr<std::unique_ptr<BlockWriter>> Create(const std::string& name, WriteMode mode,
+                                                      const SyncPolicy& sync,
+                                                      std::string* created_name);
+  absl::Status Remove(const std::string& name);
+
+ private:
+  Target() = default;
+  bool discard_ = false;
+  std::string path_;
+  Fd dir_;
+  std::vector<WriteMode> modes_;
+  std::string direct_refusal_;
+};
+
+}  // namespace nasperf
+
+#endif  // NASPERF_RECEIVER_TARGET_H_

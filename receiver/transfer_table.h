@@ -1,0 +1,72 @@
+// The receiver's book of transfers: plans made by OpenTransfer waiting for their data
+// connection (one-time ticket, expiry, reserved bytes for the free-space guard),
+// transfers in flight, and the finished reports senders fetch. Thread-safe.
+#ifndef NASPERF_RECEIVER_TRANSFER_TABLE_H_
+#define NASPERF_RECEIVER_TRANSFER_TABLE_H_
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "common/wire.h"
+#include "proto/nasperf.pb.h"
+#include "receiver/target.h"
+
+namespace nasperf {
+
+struct TransferPlan {
+  uint64_t id = 0;
+  Ticket ticket{};
+  proto::OpenTransferRequest request;
+  WriteMode mode = WriteMode::kBuffered;
+  SyncPolicy sync;
+  std::string cleanup;          // each | end | never
+  int64_t expires_ns = 0;       // monotonic
+};
+
+class TransferTable {
+ public:
+  TransferTable(absl::Duration ticket_ttl, int max_active, size_t reports_kept = 4096);
+
+  // Gives the plan an id and a fresh ticket and reserves its size. Refuses when
+  // max_active transfers are already planned or running.
+  absl::StatusOr<TransferPlan> Add(TransferPlan plan);
+  // The one use of a ticket. Refuses unknown, used or expired tickets, and a header
+  // whose transfer id or length does not match the plan.
+  absl::StatusOr<TransferPlan> Claim(const DataHeader& header);
+  // Stores the finished report and releases the reservation.
+  void Complete(uint64_t id, proto::TransferReport report);
+  // Waits up to `wait` for the transfer to finish. NOT_FOUND for an unknown id.
+  absl::StatusOr<proto::TransferReport> Fetch(uint64_t id, absl::Duration wait);
+
+  uint64_t reserved_bytes();
+  void KeepUntilRunEnds(const std::string& run_id, const std::string& file_name);
+  std::vector<std::string> TakeRunFiles(const std::string& run_id);
+  std::vector<std::string> TakeAllRunFiles();
+
+ private:
+  void DropExpiredLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const absl::Duration ticket_ttl_;
+  const int max_active_;
+  const size_t reports_kept_;
+  absl::Mutex mu_;
+  uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
+  absl::flat_hash_map<std::string, TransferPlan> pending_ ABSL_GUARDED_BY(mu_);  // by ticket
+  absl::flat_hash_set<std::string> used_tickets_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<uint64_t, uint64_t> running_ ABSL_GUARDED_BY(mu_);  // id -> bytes
+  absl::flat_hash_map<uint64_t, proto::TransferReport> reports_ ABSL_GUARDED_BY(mu_);
+  std::deque<uint64_t> report_order_ ABSL_GUARDED_BY(mu_);
+  uint64_t reserved_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::flat_hash_map<std::string, std::vector<std::string>> run_files_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace nasperf
+
+#endif  // NASPERF_RECEIVER_TRANSFER_TABLE_H_

@@ -1,0 +1,80 @@
+// The receiver's write pipeline (DESIGN.md section 3): a network reader fills
+// buffers from the data socket into a bounded queue and a disk writer empties it into
+// the target, so both run at once and each side's waiting is measured: the writer
+// idle on an empty queue is time the network could not feed the disk (net wait); the
+// reader blocked on a full queue is time the disk could not keep up (disk wait).
+// RunPipeline runs on the caller's thread plus one writer thread it owns.
+#ifndef NASPERF_RECEIVER_WRITE_PIPELINE_H_
+#define NASPERF_RECEIVER_WRITE_PIPELINE_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "common/sampler.h"
+
+namespace nasperf {
+
+// Where payload bytes come from (the data socket). Read returns 0 only at EOF.
+class ByteSource {
+ public:
+  virtual ~ByteSource() = default;
+  virtual absl::StatusOr<size_t> Read(uint8_t* data, size_t size) = 0;
+};
+
+// Where payload bytes go (a file in the target). Blocks handed to Write are
+// aligned to kPipelineAlignment and, except the last one, a multiple of it long.
+class BlockWriter {
+ public:
+  virtual ~BlockWriter() = default;
+  virtual absl::Status Write(const uint8_t* data, size_t size, bool last) = 0;
+  // A periodic sync for --sync every=SIZE.
+  virtual absl::Status SyncData() = 0;
+  // The final step before the ack: fdatasync per policy, then close.
+  virtual absl::Status Finish() = 0;
+};
+
+inline constexpr size_t kPipelineAlignment = 4096;
+
+struct PipelineOptions {
+  size_t buffer_size = 1 << 20;   // multiple of kPipelineAlignment
+  int buffer_count = 8;
+  uint64_t sync_every = 0;        // bytes between SyncData calls; 0 = never
+  bool checksum = false;
+  double interval_s = 0;
+  std::atomic<bool>* cancel = nullptr;  // set by shutdown; checked between blocks
+};
+
+enum class PipelineEnd { kOk, kFailed, kAborted };
+
+struct PipelineResult {
+  PipelineEnd end = PipelineEnd::kOk;
+  absl::Status status;            // why it did not end kOk
+  int error_code = 0;             // errno behind status, 0 when none
+  uint64_t bytes_received = 0;
+  uint64_t bytes_written = 0;
+  int64_t first_byte_ns = 0;      // monotonic; 0 when no byte arrived
+  int64_t last_byte_ns = 0;
+  int64_t written_ns = 0;         // last Write returned
+  int64_t durable_ns = 0;         // Finish returned
+  int64_t write_ns = 0;           // inside Write and SyncData
+  int64_t sync_ns = 0;            // inside Finish
+  int64_t net_wait_ns = 0;
+  int64_t disk_wait_ns = 0;
+  bool has_checksum = false;
+  uint64_t checksum = 0;
+  std::vector<IntervalSample> samples;
+};
+
+// Moves exactly `length` bytes from source to writer. writer == nullptr is the
+// discard target: the bytes are read and dropped on the caller's thread.
+PipelineResult RunPipeline(ByteSource& source, BlockWriter* writer, uint64_t length,
+                           const PipelineOptions& options);
+
+}  // namespace nasperf
+
+#endif  // NASPERF_RECEIVER_WRITE_PIPELINE_H_

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages nasperf needs to build, test and bench.
+# Idempotent: asks apt only for what is missing; uses sudo when not root.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config ninja-build
+  protobuf-compiler libprotobuf-dev protobuf-compiler-grpc libgrpc++-dev
+  libabsl-dev libssh-dev libgtest-dev libgmock-dev
+  libcli11-dev libxxhash-dev libtomlplusplus-dev
+  clang libclang-rt-14-dev
+  openssh-server openssh-client iperf3 iproute2 e2fsprogs util-linux procps
+)
+[ "${NASPERF_WITH_BROWSER:-0}" = 1 ] && packages+=(chromium)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "install-deps: installing ${missing[*]}"
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

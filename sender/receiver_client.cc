@@ -1,0 +1,79 @@
+#include "sender/receiver_client.h"
+
+#include <chrono>
+
+#include "absl/strings/str_cat.h"
+#include "grpcpp/grpcpp.h"
+
+namespace nasperf {
+
+ReceiverClient::ReceiverClient(const HostPort& address, std::string token)
+    : address_(address), token_(std::move(token)) {
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
+  stub_ = proto::Receiver::NewStub(grpc::CreateCustomChannel(
+      FormatHostPort(address_), grpc::InsecureChannelCredentials(), args));
+}
+
+void ReceiverClient::Prepare(grpc::ClientContext* context, absl::Duration deadline) const {
+  context->AddMetadata("authorization", absl::StrCat("Bearer ", token_));
+  context->set_deadline(std::chrono::system_clock::now() +
+                        std::chrono::milliseconds(absl::ToInt64Milliseconds(deadline)));
+}
+
+absl::Status ReceiverClient::Convert(const grpc::Status& status, absl::string_view call) const {
+  if (status.ok()) return absl::OkStatus();
+  auto code = static_cast<absl::StatusCode>(status.error_code());
+  if (code == absl::StatusCode::kUnavailable || code == absl::StatusCode::kDeadlineExceeded) {
+    return absl::Status(code, absl::StrCat("receiver ", FormatHostPort(address_), " unreachable (",
+                                           call, "): ", status.error_message()));
+  }
+  return absl::Status(code, absl::StrCat("receiver ", FormatHostPort(address_), ": ",
+                                         status.error_message()));
+}
+
+absl::StatusOr<proto::HelloReply> ReceiverClient::Hello() {
+  grpc::ClientContext context;
+  Prepare(&context, absl::Seconds(10));
+  proto::HelloReply reply;
+  grpc::Status status = stub_->Hello(&context, proto::HelloRequest(), &reply);
+  if (!status.ok()) return Convert(status, "Hello");
+  return reply;
+}
+
+absl::StatusOr<proto::OpenTransferReply> ReceiverClient::OpenTransfer(
+    const proto::OpenTransferRequest& request) {
+  grpc::ClientContext context;
+  Prepare(&context, absl::Seconds(10));
+  proto::OpenTransferReply reply;
+  grpc::Status status = stub_->OpenTransfer(&context, request, &reply);
+  if (!status.ok()) return Convert(status, "OpenTransfer");
+  return reply;
+}
+
+absl::StatusOr<proto::TransferReport> ReceiverClient::FetchReport(uint64_t transfer_id,
+                                                                  absl::Duration wait) {
+  grpc::ClientContext context;
+  Prepare(&context, wait + absl::Seconds(10));
+  proto::FetchReportRequest request;
+  request.set_transfer_id(transfer_id);
+  request.set_wait_s(absl::ToDoubleSeconds(wait));
+  proto::TransferReport reply;
+  grpc::Status status = stub_->FetchReport(&context, request, &reply);
+  if (!status.ok()) return Convert(status, "FetchReport");
+  return reply;
+}
+
+absl::StatusOr<proto::EndRunReply> ReceiverClient::EndRun(const std::string& run_id) {
+  grpc::ClientContext context;
+  Prepare(&context, absl::Seconds(60));
+  proto::EndRunRequest request;
+  request.set_run_id(run_id);
+  proto::EndRunReply reply;
+  grpc::Status status = stub_->EndRun(&context, request, &reply);
+  if (!status.ok()) return Convert(status, "EndRun");
+  return reply;
+}
+
+}  // namespace nasperf

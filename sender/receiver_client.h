@@ -1,0 +1,39 @@
+// A client for a receiver's control service: the token rides in every call's
+// metadata, every call has a deadline, and gRPC failures come back as absl::Status
+// with the receiver's address in the message. Thread-safe (gRPC stubs are).
+#ifndef NASPERF_SENDER_RECEIVER_CLIENT_H_
+#define NASPERF_SENDER_RECEIVER_CLIENT_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "common/fd.h"
+#include "proto/nasperf.grpc.pb.h"
+
+namespace nasperf {
+
+class ReceiverClient {
+ public:
+  ReceiverClient(const HostPort& address, std::string token);
+
+  absl::StatusOr<proto::HelloReply> Hello();
+  absl::StatusOr<proto::OpenTransferReply> OpenTransfer(const proto::OpenTransferRequest& request);
+  absl::StatusOr<proto::TransferReport> FetchReport(uint64_t transfer_id, absl::Duration wait);
+  absl::StatusOr<proto::EndRunReply> EndRun(const std::string& run_id);
+
+  const HostPort& address() const { return address_; }
+
+ private:
+  void Prepare(grpc::ClientContext* context, absl::Duration deadline) const;
+  absl::Status Convert(const grpc::Status& status, absl::string_view call) const;
+
+  HostPort address_;
+  std::string token_;
+  std::unique_ptr<proto::Receiver::Stub> stub_;
+};
+
+}  // namespace nasperf
+
+#endif  // NASPERF_SENDER_RECEIVER_CLIENT_H_

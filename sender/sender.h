@@ -1,0 +1,57 @@
+// The sender's timed loop (`nasperf sender`): Hello, then for each iteration (warm-ups
+// first) open one transfer per stream, push them in parallel, fetch the receiver's
+// row, hand both rows to a ReportSink and print a console line each; a summary at
+// the end. Transfer failures are recorded and the loop goes on. Run on one thread;
+// it starts one thread per stream per iteration.
+#ifndef NASPERF_SENDER_SENDER_H_
+#define NASPERF_SENDER_SENDER_H_
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "collector/csv_sink.h"
+#include "common/fd.h"
+#include "common/payload.h"
+
+namespace nasperf {
+
+struct SenderOptions {
+  HostPort to{"", 7600};
+  std::string token;
+  std::string file;                 // send this file, or
+  uint64_t size = 0;                // generated data of this size
+  Pattern pattern = Pattern::kRandom;
+  int runs = 1;
+  int warmup = 0;
+  int streams = 1;
+  absl::Duration pause = absl::ZeroDuration();
+  std::string label;
+  std::string run_id;               // empty: generated
+  std::string write_mode = "buffered";
+  std::string sync_policy = "end";
+  std::string cleanup;              // empty: the receiver's default
+  bool verify = false;
+  double interval_s = 1.0;
+  bool progress = false;            // live progress line (a TTY)
+};
+
+struct SenderOutcome {
+  std::string run_id;
+  int transfers = 0;                // sender rows written
+  int failed = 0;                   // not ok, warm-ups included
+};
+
+// A run id safe in file names: UTC time plus random hex.
+std::string NewRunId();
+
+// Errors before the loop starts (unreachable receiver, wrong token, unreadable
+// file) are returned; everything after is recorded in rows and counted.
+absl::StatusOr<SenderOutcome> RunSender(const SenderOptions& options, ReportSink& sink,
+                                        std::FILE* console);
+
+}  // namespace nasperf
+
+#endif  // NASPERF_SENDER_SENDER_H_
