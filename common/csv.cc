@@ -28,6 +28,21 @@ std::string CsvLine(const std::vector<std::string>& cells) {
 }
 
 absl::StatusOr<bool> CsvReader::Next(std::vector<std::string>* fields) {
+  size_t start = pos_;
+  int start_line = next_line_;
+  absl::StatusOr<bool> result = NextRecord(fields);
+  if (!result.ok() && data_.find('\n', start) == absl::string_view::npos) {
+    // Malformed, but the data ends before this record's newline: a torn write.
+    pos_ = data_.size();
+    next_line_ = start_line;
+    torn_ = true;
+    fields->clear();
+    return false;
+  }
+  return result;
+}
+
+absl::StatusOr<bool> CsvReader::NextRecord(std::vector<std::string>* fields) {
   fields->clear();
   if (pos_ >= data_.size()) return false;
   record_line_ = next_line_;

@@ -34,6 +34,8 @@ class CsvReader {
   size_t complete_bytes() const { return complete_bytes_; }
 
  private:
+  absl::StatusOr<bool> NextRecord(std::vector<std::string>* fields);
+
   absl::string_view data_;
   size_t pos_ = 0;
   int next_line_ = 1;

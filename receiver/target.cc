@@ -150,7 +150,7 @@ absl::StatusOr<std::unique_ptr<Target>> Target::Open(const std::string& spec) {
   if (err != 0) {
     target->direct_refusal_ = absl::StrCat(
         "target ", spec, " does not accept O_DIRECT (", strerror(err),
-        "; tmpfs and some FUSE file systems refuse it): use --write-mode buffered or dsync");
+        "; ramfs, tmpfs before Linux 6.6 and some FUSE file systems refuse it): use --write-mode buffered or dsync");
     target->modes_ = {WriteMode::kBuffered, WriteMode::kDsync};
   }
   return target;

@@ -1,0 +1,83 @@
+# Shared helpers for the integration tests. Sourced by each test_*.sh with
+#   $1 = path to nasperf, $2 = path to wire_client.
+# Every wait is bounded; every process a test starts is killed on exit.
+set -euo pipefail
+
+NASPERF=${1:?usage: test_x.sh NASPERF WIRE_CLIENT}
+WIRE_CLIENT=${2:-}
+T=$(mktemp -d /tmp/nasperf-it.XXXXXX)
+export NASPERF_TOKEN=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
+export HOME=$T/home   # never touch the user's ~/.config/nasperf
+mkdir -p "$HOME"
+PIDS=()
+CLEANUPS=()
+
+cleanup() {
+  local rc=$?
+  for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+  for ((i=${#CLEANUPS[@]}-1; i>=0; i--)); do eval "${CLEANUPS[$i]}" || true; done
+  if [ $rc -ne 0 ] && [ $rc -ne 77 ]; then
+    echo "--- test failed (rc=$rc); logs in $T:"
+    for f in "$T"/*.log; do [ -f "$f" ] && { echo "== $f"; tail -20 "$f"; }; done
+  else
+    rm -rf "$T"
+  fi
+  exit $rc
+}
+trap cleanup EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+skip() { echo "SKIP: $*"; exit 77; }
+need_root() { [ "$(id -u)" -eq 0 ] || skip "needs root ($1)"; }
+
+# wait_for "description" SECONDS command...: polls the condition every 50 ms.
+wait_for() {
+  local what=$1 seconds=$2; shift 2
+  local deadline=$(( $(date +%s%N) + seconds * 1000000000 ))
+  until "$@"; do
+    [ "$(date +%s%N)" -lt "$deadline" ] || fail "timed out after ${seconds}s waiting for $what"
+    sleep 0.05
+  done
+}
+
+# start_receiver NAME --target DIR [flags...]: starts a receiver on ephemeral
+# loopback ports; sets ${NAME}_PID, ${NAME}_PORT (control) and ${NAME}_DATA.
+start_receiver() {
+  local name=$1; shift
+  local portfile=$T/$name.ports
+  "$NASPERF" receiver --listen 127.0.0.1:0 --port-file "$portfile" "$@" >"$T/$name.log" 2>&1 &
+  local pid=$!
+  PIDS+=("$pid")
+  wait_for "receiver $name to listen" 20 test -s "$portfile"
+  printf -v "${name}_PID" '%s' "$pid"
+  printf -v "${name}_PORT" '%s' "$(sed -n 's/^control=//p' "$portfile")"
+  printf -v "${name}_DATA" '%s' "$(sed -n 's/^data=//p' "$portfile")"
+}
+
+alive() { kill -0 "$1" 2>/dev/null; }
+
+# csv_col FILE COLUMN: prints that column of every data row (simple CSV: no quoted commas).
+csv_col() {
+  awk -F, -v col="$2" 'NR==1 { for (i=1;i<=NF;i++) if ($i==col) c=i; next } { print $c }' "$1"
+}
+
+# A small good transfer proves the receiver still serves.
+assert_serves() {
+  local port=$1
+  "$NASPERF" sender --to 127.0.0.1:"$port" --size 1MiB --runs 1 --out "$T/serves" --no-progress \
+    >"$T/serves.log" 2>&1 || fail "receiver on port $port no longer serves: $(tail -3 "$T/serves.log")"
+}
+
+# loop_fs NAME SIZE FSTYPE: a loop-mounted file system at $T/NAME (root only).
+loop_fs() {
+  local name=$1 size=$2 fstype=$3
+  truncate -s "$size" "$T/$name.img"
+  case $fstype in
+    ext4) mkfs.ext4 -q -F "$T/$name.img" ;;
+    *) "mkfs.$fstype" -q "$T/$name.img" >/dev/null ;;
+  esac
+  mkdir -p "$T/$name"
+  mount -o loop "$T/$name.img" "$T/$name" || fail "mount $fstype loop device"
+  CLEANUPS+=("umount -l '$T/$name'")
+}

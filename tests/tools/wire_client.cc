@@ -1,0 +1,140 @@
+// Test tool: plays a misbehaving sender against a real receiver process so the
+// integration tests can check each refusal (DESIGN.md section 9). Exits 0 when the
+// receiver refused the way it should, 1 (with one line saying why) otherwise.
+//   wire_client CONTROL_HOST:PORT TOKEN MODE [SIZE]
+// MODE: garbage | truncated | reuse | expired | wrong-length | control-garbage |
+//       wrong-token | ok
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "common/fd.h"
+#include "common/payload.h"
+#include "common/token.h"
+#include "common/wire.h"
+#include "sender/receiver_client.h"
+
+using namespace nasperf;
+
+namespace {
+
+int Fail(const std::string& why) {
+  std::fprintf(stderr, "wire_client: %s\n", why.c_str());
+  return 1;
+}
+
+// Sends raw bytes to the data port, half-closes, and reports what came back.
+enum class Answer { kClosed, kRefusalTrailer, kOkTrailer, kOtherTrailer };
+Answer Exchange(const HostPort& data, const std::string& bytes, uint64_t payload = 0) {
+  auto sock = ConnectTcp(data, 5);
+  if (!sock.ok()) return Answer::kClosed;
+  (void)WriteAll(sock->get(), bytes.data(), bytes.size(), "send");
+  PatternSource pattern(Pattern::kRandom, 7);
+  for (uint64_t sent = 0; sent < payload;) {
+    size_t n = static_cast<size_t>(std::min<uint64_t>(PatternSource::kChunk, payload - sent));
+    if (!WriteAll(sock->get(), pattern.Next(sent, n), n, "send").ok()) break;
+    sent += n;
+  }
+  ::shutdown(sock->get(), SHUT_WR);
+  SetReceiveTimeout(sock->get(), 15);
+  uint8_t trailer[kTrailerSize];
+  auto got = ReadFull(sock->get(), trailer, sizeof trailer, "read");
+  if (!got.ok() || *got < kTrailerSize) return Answer::kClosed;
+  auto decoded = DecodeTrailer(trailer, sizeof trailer);
+  if (!decoded.ok()) return Answer::kOtherTrailer;
+  if (decoded->status == TrailerStatus::kOk) return Answer::kOkTrailer;
+  if (decoded->error_code == EACCES) return Answer::kRefusalTrailer;
+  return Answer::kOtherTrailer;
+}
+
+std::string Header(uint64_t id, const std::string& ticket, uint64_t length) {
+  DataHeader h;
+  h.transfer_id = id;
+  std::copy(ticket.begin(), ticket.end(), h.ticket.begin());
+  h.payload_length = length;
+  auto bytes = EncodeHeader(h);
+  return std::string(bytes.begin(), bytes.end());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 4) return Fail("usage: wire_client HOST:PORT TOKEN MODE [SIZE]");
+  auto control = ParseHostPort(argv[1], 7600);
+  if (!control.ok()) return Fail(std::string(control.status().message()));
+  std::string token = argv[2];
+  std::string mode = argv[3];
+  uint64_t size = 1 << 20;
+  if (argc > 4 && !absl::SimpleAtoi(argv[4], &size)) return Fail("bad SIZE");
+
+  if (mode == "control-garbage") {
+    auto sock = ConnectTcp(*control, 5);
+    if (!sock.ok()) return Fail(std::string(sock.status().message()));
+    std::string junk(4096, '\0');
+    RandomBytes(junk.data(), junk.size());
+    (void)WriteAll(sock->get(), junk.data(), junk.size(), "send");
+    ::shutdown(sock->get(), SHUT_WR);
+    SetReceiveTimeout(sock->get(), 10);
+    char buf[4096];
+    while (::read(sock->get(), buf, sizeof buf) > 0) {
+    }
+    return 0;  // the receiver's liveness is checked by the caller afterwards
+  }
+
+  ReceiverClient client(*control, mode == "wrong-token" ? token + "x" : token);
+  auto hello = client.Hello();
+  if (mode == "wrong-token") {
+    if (!hello.ok() && absl::IsUnauthenticated(hello.status())) return 0;
+    return Fail(absl::StrCat("wrong token was not refused: ", hello.status().ToString()));
+  }
+  if (!hello.ok()) return Fail(std::string(hello.status().message()));
+  HostPort data{control->host, static_cast<uint16_t>(hello->data_port())};
+
+  if (mode == "garbage") {
+    std::string junk(kHeaderSize, '\0');
+    RandomBytes(junk.data(), junk.size());
+    return Exchange(data, junk, size) == Answer::kClosed ? 0 : Fail("garbage header got an answer");
+  }
+  if (mode == "truncated") {
+    proto::OpenTransferRequest request;
+    request.set_run_id("wire-truncated");
+    request.set_size(size);
+    auto open = client.OpenTransfer(request);
+    if (!open.ok()) return Fail(std::string(open.status().message()));
+    std::string header = Header(open->transfer_id(), open->ticket(), size).substr(0, 20);
+    return Exchange(data, header) == Answer::kClosed ? 0 : Fail("truncated header got an answer");
+  }
+
+  proto::OpenTransferRequest request;
+  request.set_run_id(absl::StrCat("wire-", mode));
+  request.set_size(size);
+  request.set_cleanup("each");
+  auto open = client.OpenTransfer(request);
+  if (!open.ok()) return Fail(std::string(open.status().message()));
+  std::string header = Header(open->transfer_id(), open->ticket(), size);
+
+  if (mode == "ok") {
+    return Exchange(data, header, size) == Answer::kOkTrailer ? 0 : Fail("a good transfer failed");
+  }
+  if (mode == "reuse") {
+    if (Exchange(data, header, size) != Answer::kOkTrailer) return Fail("first use of the ticket failed");
+    return Exchange(data, header, size) == Answer::kRefusalTrailer ? 0 : Fail("reused ticket was not refused");
+  }
+  if (mode == "expired") {
+    // The expiry is a property of time itself: wait past the ticket's TTL.
+    std::this_thread::sleep_for(std::chrono::milliseconds(
+        static_cast<int64_t>(open->ticket_ttl_s() * 1000) + 500));
+    return Exchange(data, header, size) == Answer::kRefusalTrailer ? 0 : Fail("expired ticket was not refused");
+  }
+  if (mode == "wrong-length") {
+    std::string bad = Header(open->transfer_id(), open->ticket(), size + 1);
+    return Exchange(data, bad, size + 1) == Answer::kRefusalTrailer ? 0 : Fail("wrong length was not refused");
+  }
+  return Fail(absl::StrCat("unknown mode ", mode));
+}

@@ -1,0 +1,161 @@
+#include "collector/csv_sink.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "common/csv.h"
+#include "gtest/gtest.h"
+
+namespace nasperf {
+namespace {
+
+std::string TempDir() {
+  char pattern[] = "/tmp/nasperf-sink-XXXXXX";
+  return mkdtemp(pattern);
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::vector<std::vector<std::string>> Rows(const std::string& path) {
+  std::string text = ReadAll(path);
+  CsvReader reader(text);
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> fields;
+  while (*reader.Next(&fields)) rows.push_back(fields);
+  EXPECT_FALSE(reader.torn());
+  return rows;
+}
+
+proto::TransferReport Report(uint64_t id, const std::string& role) {
+  proto::TransferReport r;
+  r.set_run_id("run1");
+  r.set_label("=cmd|' /C calc'!A0");
+  r.set_iteration(3);
+  r.set_stream(0);
+  r.set_role(role);
+  r.set_host("nas");
+  r.set_transport("native");
+  r.set_bytes(1000000);
+  r.set_started_at_unix_ns(1764672000123000000LL);
+  r.set_duration_s(0.5);
+  r.set_mb_per_s(2.0);
+  r.set_status("failed");
+  r.set_error("write /mnt/x: No space left on device, \"really\"");
+  r.set_transfer_id(id);
+  proto::Sample* s = r.add_samples();
+  s->set_t_s(1.0);
+  s->set_bytes(500000);
+  s->set_interval_s(1.0);
+  return r;
+}
+
+TEST(CsvSink, ContractColumnsInOrder) {
+  const std::vector<std::string> contract = {
+      "run_id", "label", "iteration", "stream", "role", "host", "peer", "transport", "bytes",
+      "started_at", "duration_s", "mb_per_s", "first_byte_s", "write_s", "sync_s",
+      "net_wait_pct", "disk_wait_pct", "bottleneck", "write_mode", "sync_policy", "mtu",
+      "path_mtu", "mss", "link_mbps", "line_rate_pct", "checksum", "verified", "status", "error"};
+  ASSERT_GE(TransferColumns().size(), contract.size());
+  EXPECT_TRUE(std::equal(contract.begin(), contract.end(), TransferColumns().begin()));
+  const std::vector<std::string> samples = {"run_id", "label", "iteration", "stream", "role",
+                                            "host", "t_s", "bytes", "mb_per_s"};
+  EXPECT_TRUE(std::equal(samples.begin(), samples.end(), SampleColumns().begin()));
+}
+
+TEST(CsvSink, RowsUnknownsAndGuards) {
+  std::string dir = TempDir();
+  auto sink = CsvSink::Open(dir);
+  ASSERT_TRUE(sink.ok()) << sink.status();
+  ASSERT_TRUE((*sink)->Submit(Report(1, "sender")).ok());
+  auto rows = Rows(dir + "/transfers.csv");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0], TransferColumns());
+  auto column = [&](const std::string& name) {
+    for (size_t i = 0; i < rows[0].size(); ++i) {
+      if (rows[0][i] == name) return rows[1][i];
+    }
+    return std::string("<missing>");
+  };
+  EXPECT_EQ(column("label"), "'=cmd|' /C calc'!A0");
+  EXPECT_EQ(column("error"), "write /mnt/x: No space left on device, \"really\"");
+  EXPECT_EQ(column("started_at"), "2025-12-02T10:40:00.123Z");
+  EXPECT_EQ(column("mb_per_s"), "2.00");
+  EXPECT_EQ(column("mtu"), "");       // unknown: empty, never 0
+  EXPECT_EQ(column("net_wait_pct"), "");
+  EXPECT_EQ(column("verified"), "");
+  EXPECT_EQ(column("transfer_id"), "1");
+  auto samples = Rows(dir + "/samples.csv");
+  ASSERT_EQ(samples.size(), 2u);
+  EXPECT_EQ(samples[1][7], "500000");
+  EXPECT_EQ(samples[1][8], "0.50");
+  std::system(("rm -rf " + dir).c_str());
+}
+
+TEST(CsvSink, DuplicatesAreWrittenOnceAlsoAcrossRestarts) {
+  std::string dir = TempDir();
+  {
+    auto sink = CsvSink::Open(dir);
+    ASSERT_TRUE(sink.ok());
+    bool duplicate = true;
+    ASSERT_TRUE((*sink)->Append(Report(1, "sender"), &duplicate).ok());
+    EXPECT_FALSE(duplicate);
+    ASSERT_TRUE((*sink)->Append(Report(1, "sender"), &duplicate).ok());
+    EXPECT_TRUE(duplicate);
+    ASSERT_TRUE((*sink)->Append(Report(1, "receiver"), &duplicate).ok());
+    EXPECT_FALSE(duplicate);
+  }
+  auto reopened = CsvSink::Open(dir);
+  ASSERT_TRUE(reopened.ok());
+  EXPECT_EQ((*reopened)->open_info().rows_found, 2u);
+  bool duplicate = false;
+  ASSERT_TRUE((*reopened)->Append(Report(1, "receiver"), &duplicate).ok());
+  EXPECT_TRUE(duplicate);
+  ASSERT_TRUE((*reopened)->Append(Report(2, "sender"), &duplicate).ok());
+  EXPECT_FALSE(duplicate);
+  auto rows = Rows(dir + "/transfers.csv");
+  EXPECT_EQ(rows.size(), 4u);  // one header, three rows
+  EXPECT_EQ(Rows(dir + "/samples.csv").size(), 4u);
+  std::system(("rm -rf " + dir).c_str());
+}
+
+TEST(CsvSink, TornLastLineIsSetAside) {
+  std::string dir = TempDir();
+  {
+    auto sink = CsvSink::Open(dir);
+    ASSERT_TRUE((*sink)->Submit(Report(1, "sender")).ok());
+  }
+  {
+    std::ofstream append(dir + "/transfers.csv", std::ios::app);
+    append << "run1,half a row with \"an open quote";
+  }
+  auto sink = CsvSink::Open(dir);
+  ASSERT_TRUE(sink.ok()) << sink.status();
+  ASSERT_EQ((*sink)->open_info().set_aside.size(), 1u);
+  EXPECT_NE(ReadAll((*sink)->open_info().set_aside[0]).find("half a row"), std::string::npos);
+  ASSERT_TRUE((*sink)->Submit(Report(2, "sender")).ok());
+  auto rows = Rows(dir + "/transfers.csv");
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[2][TransferColumns().size() - 3], "2");
+  std::system(("rm -rf " + dir).c_str());
+}
+
+TEST(CsvSink, RefusesAForeignFile) {
+  std::string dir = TempDir();
+  { std::ofstream(dir + "/transfers.csv") << "name,age\nbob,3\n"; }
+  auto sink = CsvSink::Open(dir);
+  ASSERT_FALSE(sink.ok());
+  EXPECT_NE(sink.status().message().find("not a nasperf CSV"), std::string::npos);
+  std::system(("rm -rf " + dir).c_str());
+}
+
+}  // namespace
+}  // namespace nasperf

@@ -1,0 +1,77 @@
+#include "common/csv.h"
+
+#include "gtest/gtest.h"
+
+namespace nasperf {
+namespace {
+
+TEST(CsvQuote, OnlyWhenNeeded) {
+  EXPECT_EQ(CsvQuote("plain"), "plain");
+  EXPECT_EQ(CsvQuote(""), "");
+  EXPECT_EQ(CsvQuote("a,b"), "\"a,b\"");
+  EXPECT_EQ(CsvQuote("say \"hi\""), "\"say \"\"hi\"\"\"");
+  EXPECT_EQ(CsvQuote("two\nlines"), "\"two\nlines\"");
+  EXPECT_EQ(CsvQuote("cr\r"), "\"cr\r\"");
+}
+
+TEST(CsvText, FormulaGuard) {
+  EXPECT_EQ(CsvText("=HYPERLINK(\"x\")"), "\"'=HYPERLINK(\"\"x\"\")\"");
+  EXPECT_EQ(CsvText("+1"), "'+1");
+  EXPECT_EQ(CsvText("-cmd"), "'-cmd");
+  EXPECT_EQ(CsvText("@SUM(A1)"), "'@SUM(A1)");
+  EXPECT_EQ(CsvText("\tx"), "'\tx");
+  EXPECT_EQ(CsvText("cache-on"), "cache-on");
+  EXPECT_EQ(CsvText("no space left on device"), "no space left on device");
+}
+
+TEST(CsvReader, RoundTripsWhatWeWrite) {
+  std::vector<std::string> cells = {"a,b", "q\"uote", "multi\nline", "", "=x", "plain"};
+  std::vector<std::string> quoted;
+  for (const auto& c : cells) quoted.push_back(CsvQuote(c));
+  std::string text = CsvLine(quoted) + CsvLine({"1", "2"});
+  CsvReader reader(text);
+  std::vector<std::string> fields;
+  ASSERT_TRUE(*reader.Next(&fields));
+  EXPECT_EQ(fields, cells);
+  EXPECT_EQ(reader.line(), 1);
+  ASSERT_TRUE(*reader.Next(&fields));
+  EXPECT_EQ(fields, (std::vector<std::string>{"1", "2"}));
+  EXPECT_EQ(reader.line(), 3);  // the quoted newline moved the line count
+  EXPECT_FALSE(*reader.Next(&fields));
+  EXPECT_FALSE(reader.torn());
+  EXPECT_EQ(reader.complete_bytes(), text.size());
+}
+
+TEST(CsvReader, AcceptsCrlf) {
+  CsvReader reader("a,b\r\nc,d\r\n");
+  std::vector<std::string> fields;
+  ASSERT_TRUE(*reader.Next(&fields));
+  EXPECT_EQ(fields, (std::vector<std::string>{"a", "b"}));
+  ASSERT_TRUE(*reader.Next(&fields));
+  EXPECT_EQ(fields, (std::vector<std::string>{"c", "d"}));
+}
+
+TEST(CsvReader, TornLastRecordIsReportedNotReturned) {
+  std::string text = "h1,h2\n1,2\n3,\"unterminated";
+  CsvReader reader(text);
+  std::vector<std::string> fields;
+  ASSERT_TRUE(*reader.Next(&fields));
+  ASSERT_TRUE(*reader.Next(&fields));
+  EXPECT_FALSE(*reader.Next(&fields));
+  EXPECT_TRUE(reader.torn());
+  EXPECT_EQ(reader.complete_bytes(), 10u);
+}
+
+TEST(CsvReader, MalformedNamesTheLine) {
+  CsvReader reader("a,b\nc,d\"e\n");
+  std::vector<std::string> fields;
+  ASSERT_TRUE(*reader.Next(&fields));
+  auto bad = reader.Next(&fields);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("line 2"), std::string::npos) << bad.status();
+  CsvReader after_quote("\"x\"y\n");
+  EXPECT_FALSE(after_quote.Next(&fields).ok());
+}
+
+}  // namespace
+}  // namespace nasperf

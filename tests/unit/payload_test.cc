@@ -1,0 +1,54 @@
+#include "common/payload.h"
+
+#include <set>
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace nasperf {
+namespace {
+
+TEST(PatternSource, NoTwoBlocksRepeatAcrossManyPoolCycles) {
+  PatternSource source(Pattern::kRandom, 1234);
+  std::set<std::string> blocks;
+  const uint64_t total = 3 * PatternSource::kPoolSize;  // wraps the pool three times
+  for (uint64_t offset = 0; offset < total; offset += PatternSource::kChunk) {
+    const uint8_t* chunk = source.Next(offset, PatternSource::kChunk);
+    for (size_t b = 0; b < PatternSource::kChunk; b += PatternSource::kBlock) {
+      blocks.insert(std::string(reinterpret_cast<const char*>(chunk + b), 64));
+    }
+  }
+  EXPECT_EQ(blocks.size(), total / PatternSource::kBlock);
+}
+
+TEST(PatternSource, LooksIncompressible) {
+  PatternSource source(Pattern::kRandom, 99);
+  const uint8_t* chunk = source.Next(0, PatternSource::kChunk);
+  size_t counts[256] = {};
+  for (size_t i = 0; i < PatternSource::kChunk; ++i) ++counts[chunk[i]];
+  // A uniform byte distribution: each value within 10% of the mean count.
+  double mean = PatternSource::kChunk / 256.0;
+  for (size_t c : counts) EXPECT_NEAR(static_cast<double>(c), mean, mean * 0.1);
+}
+
+TEST(PatternSource, SeedsDifferAndAreReproducible) {
+  PatternSource a(Pattern::kRandom, 1), b(Pattern::kRandom, 2), a2(Pattern::kRandom, 1);
+  std::string first(reinterpret_cast<const char*>(a.Next(0, 4096)), 4096);
+  EXPECT_NE(first, std::string(reinterpret_cast<const char*>(b.Next(0, 4096)), 4096));
+  EXPECT_EQ(first, std::string(reinterpret_cast<const char*>(a2.Next(0, 4096)), 4096));
+}
+
+TEST(PatternSource, ZeroIsZero) {
+  PatternSource zero(Pattern::kZero, 5);
+  const uint8_t* chunk = zero.Next(PatternSource::kChunk * 3, 1000);
+  for (int i = 0; i < 1000; ++i) ASSERT_EQ(chunk[i], 0);
+}
+
+TEST(ParsePattern, Names) {
+  EXPECT_EQ(*ParsePattern("random"), Pattern::kRandom);
+  EXPECT_EQ(*ParsePattern("zero"), Pattern::kZero);
+  EXPECT_FALSE(ParsePattern("ones").ok());
+}
+
+}  // namespace
+}  // namespace nasperf

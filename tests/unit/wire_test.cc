@@ -1,0 +1,128 @@
+#include "common/wire.h"
+
+#include <cstring>
+
+#include "gtest/gtest.h"
+#include "xxhash.h"
+
+namespace nasperf {
+namespace {
+
+DataHeader SampleHeader() {
+  DataHeader h;
+  h.transfer_id = 42;
+  for (size_t i = 0; i < kTicketSize; ++i) h.ticket[i] = static_cast<uint8_t>(i * 7 + 1);
+  h.payload_length = 45ULL << 30;
+  return h;
+}
+
+TEST(Wire, HeaderRoundTrip) {
+  auto bytes = EncodeHeader(SampleHeader());
+  auto decoded = DecodeHeader(bytes.data(), bytes.size());
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_EQ(decoded->transfer_id, 42u);
+  EXPECT_EQ(decoded->ticket, SampleHeader().ticket);
+  EXPECT_EQ(decoded->payload_length, 45ULL << 30);
+}
+
+TEST(Wire, HeaderIsLittleEndianAtFixedOffsets) {
+  auto bytes = EncodeHeader(SampleHeader());
+  EXPECT_EQ(std::memcmp(bytes.data(), "NSPFDATA", 8), 0);
+  EXPECT_EQ(bytes[8], 1);   // version
+  EXPECT_EQ(bytes[16], 42); // transfer id, low byte first
+  EXPECT_EQ(bytes[12], kHeaderSize);
+}
+
+TEST(Wire, EveryMalformedHeaderIsRefusedWithAReason) {
+  auto good = EncodeHeader(SampleHeader());
+  auto expect_refused = [](std::array<uint8_t, kHeaderSize> bytes, const char* reason) {
+    auto decoded = DecodeHeader(bytes.data(), bytes.size());
+    ASSERT_FALSE(decoded.ok()) << reason;
+    EXPECT_NE(decoded.status().message().find(reason), std::string::npos) << decoded.status();
+  };
+  // Short and long buffers.
+  EXPECT_FALSE(DecodeHeader(good.data(), kHeaderSize - 1).ok());
+  EXPECT_FALSE(DecodeHeader(nullptr, 0).ok());
+  std::vector<uint8_t> longer(good.begin(), good.end());
+  longer.push_back(0);
+  EXPECT_FALSE(DecodeHeader(longer.data(), longer.size()).ok());
+
+  auto bad = good;
+  bad[0] = 'X';
+  expect_refused(bad, "bad magic");
+  bad = good;
+  bad[8] = 2;
+  expect_refused(bad, "version");
+  // Any single flipped bit after the magic and version is caught by the check word.
+  for (size_t i = 10; i < kHeaderSize; ++i) {
+    bad = good;
+    bad[i] ^= 0x10;
+    EXPECT_FALSE(DecodeHeader(bad.data(), bad.size()).ok()) << "byte " << i;
+  }
+}
+
+TEST(Wire, ZeroIdOrLengthRefusedEvenWhenWellFormed) {
+  DataHeader h = SampleHeader();
+  h.transfer_id = 0;
+  auto bytes = EncodeHeader(h);
+  EXPECT_FALSE(DecodeHeader(bytes.data(), bytes.size()).ok());
+  h = SampleHeader();
+  h.payload_length = 0;
+  bytes = EncodeHeader(h);
+  EXPECT_FALSE(DecodeHeader(bytes.data(), bytes.size()).ok());
+}
+
+TEST(Wire, ReservedBytesMustBeZero) {
+  auto bytes = EncodeHeader(SampleHeader());
+  bytes[50] = 1;
+  // Re-sign so only the reserved-byte rule can refuse it.
+  uint32_t check = XXH32(bytes.data(), 60, 0);
+  for (int i = 0; i < 4; ++i) bytes[60 + i] = static_cast<uint8_t>(check >> (8 * i));
+  auto decoded = DecodeHeader(bytes.data(), bytes.size());
+  ASSERT_FALSE(decoded.ok());
+  EXPECT_NE(decoded.status().message().find("reserved"), std::string::npos);
+}
+
+TEST(Wire, TrailerRoundTrip) {
+  DataTrailer t;
+  t.status = TrailerStatus::kFailed;
+  t.error_code = 28;
+  t.bytes_written = 123456789;
+  t.has_checksum = true;
+  t.checksum = 0xdeadbeefcafef00dULL;
+  t.receive_ns = 1;
+  t.write_ns = 2;
+  t.sync_ns = 3;
+  t.durable_ns = 4;
+  t.net_wait_ns = 5;
+  t.disk_wait_ns = 6;
+  auto bytes = EncodeTrailer(t);
+  auto d = DecodeTrailer(bytes.data(), bytes.size());
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->status, TrailerStatus::kFailed);
+  EXPECT_EQ(d->error_code, 28);
+  EXPECT_EQ(d->bytes_written, 123456789u);
+  EXPECT_TRUE(d->has_checksum);
+  EXPECT_EQ(d->checksum, t.checksum);
+  EXPECT_EQ(d->receive_ns, 1u);
+  EXPECT_EQ(d->write_ns, 2u);
+  EXPECT_EQ(d->sync_ns, 3u);
+  EXPECT_EQ(d->durable_ns, 4u);
+  EXPECT_EQ(d->net_wait_ns, 5u);
+  EXPECT_EQ(d->disk_wait_ns, 6u);
+}
+
+TEST(Wire, TrailerRefusesCorruption) {
+  auto good = EncodeTrailer(DataTrailer{});
+  for (size_t i = 0; i < kTrailerSize; ++i) {
+    auto bad = good;
+    bad[i] ^= 0x01;
+    EXPECT_FALSE(DecodeTrailer(bad.data(), bad.size()).ok()) << "byte " << i;
+  }
+  EXPECT_FALSE(DecodeTrailer(good.data(), kTrailerSize - 1).ok());
+  auto header = EncodeHeader(SampleHeader());
+  EXPECT_FALSE(DecodeTrailer(header.data(), header.size()).ok());
+}
+
+}  // namespace
+}  // namespace nasperf
