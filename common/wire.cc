@@ -116,7 +116,7 @@ absl::StatusOr<DataTrailer> DecodeTrailer(const uint8_t* data, size_t size) {
     return s;
   }
   if (data[10] > static_cast<uint8_t>(TrailerStatus::kAborted) || data[11] > 1 ||
-      !AllZero(data + 80, 12)) {
+      !AllZero(data + 80, 12) || (data[11] == 0 && !AllZero(data + 24, 8))) {
     return absl::InvalidArgumentError("trailer: unknown status, flags or reserved bytes set");
   }
   DataTrailer t;

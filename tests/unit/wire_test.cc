@@ -120,6 +120,13 @@ TEST(Wire, TrailerRefusesCorruption) {
     EXPECT_FALSE(DecodeTrailer(bad.data(), bad.size()).ok()) << "byte " << i;
   }
   EXPECT_FALSE(DecodeTrailer(good.data(), kTrailerSize - 1).ok());
+  // Found by the fuzzer: checksum bytes without the checksum flag must not decode
+  // (they would re-encode differently).
+  auto no_flag = good;
+  no_flag[24] = 0xdc;
+  uint32_t check = XXH32(no_flag.data(), kTrailerSize - 4, 0);
+  for (int i = 0; i < 4; ++i) no_flag[kTrailerSize - 4 + i] = static_cast<uint8_t>(check >> (8 * i));
+  EXPECT_FALSE(DecodeTrailer(no_flag.data(), no_flag.size()).ok());
   auto header = EncodeHeader(SampleHeader());
   EXPECT_FALSE(DecodeTrailer(header.data(), header.size()).ok());
 }
