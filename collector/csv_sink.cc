@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "absl/strings/numbers.h"
@@ -48,8 +49,14 @@ std::string Rfc3339(int64_t unix_ns) {
   return absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", absl::FromUnixNanos(unix_ns), absl::UTCTimeZone());
 }
 
-std::string Key(absl::string_view run_id, absl::string_view transfer_id, absl::string_view role) {
-  return absl::StrCat(run_id, "\x1f", transfer_id, "\x1f", role);
+// What makes a row unique. The transfer id alone is not enough: it is 0 for a
+// transfer that failed before the receiver gave it one, and two receivers in one
+// run hand out the same ids.
+std::string Key(absl::string_view run_id, absl::string_view role, absl::string_view host,
+                absl::string_view iteration, absl::string_view stream,
+                absl::string_view transfer_id) {
+  return absl::StrCat(run_id, "\x1f", role, "\x1f", host, "\x1f", iteration, "\x1f", stream,
+                      "\x1f", transfer_id);
 }
 
 }  // namespace
@@ -143,7 +150,7 @@ absl::Status CsvSink::OpenFile(const std::string& path, const std::vector<std::s
   CsvReader reader(text);
   std::vector<std::string> fields;
   bool header_seen = false;
-  size_t id_column = 0, role_column = 0;
+  std::vector<size_t> key_columns;
   while (true) {
     auto more = reader.Next(&fields);
     if (!more.ok()) {
@@ -157,14 +164,21 @@ absl::Status CsvSink::OpenFile(const std::string& path, const std::vector<std::s
             absl::StrCat(path, " exists but is not a nasperf CSV (first line: ",
                          fields.empty() ? "" : fields[0], "...)"));
       }
-      for (size_t i = 0; i < fields.size(); ++i) {
-        if (fields[i] == "transfer_id") id_column = i;
-        if (fields[i] == "role") role_column = i;
+      if (collect_keys) {
+        for (const char* name : {"run_id", "role", "host", "iteration", "stream", "transfer_id"}) {
+          auto at = std::find(fields.begin(), fields.end(), name);
+          if (at == fields.end()) {
+            return absl::FailedPreconditionError(
+                absl::StrCat(path, " has no ", name, " column: not written by this nasperf"));
+          }
+          key_columns.push_back(static_cast<size_t>(at - fields.begin()));
+        }
       }
       continue;
     }
-    if (collect_keys && id_column > 0 && fields.size() > id_column) {
-      seen_.insert(Key(fields[0], fields[id_column], fields[role_column]));
+    if (collect_keys && fields.size() >= TransferColumns().size()) {
+      auto k = [&](int i) { return absl::string_view(fields[key_columns[i]]); };
+      seen_.insert(Key(k(0), k(1), k(2), k(3), k(4), k(5)));
       ++open_info_.rows_found;
     }
   }
@@ -198,7 +212,8 @@ absl::Status CsvSink::Submit(const proto::TransferReport& report) {
 }
 
 absl::Status CsvSink::Append(const proto::TransferReport& report, bool* duplicate) {
-  std::string key = Key(report.run_id(), absl::StrCat(report.transfer_id()), report.role());
+  std::string key = Key(report.run_id(), report.role(), report.host(), absl::StrCat(report.iteration()),
+                        absl::StrCat(report.stream()), absl::StrCat(report.transfer_id()));
   std::string row = TransferRow(report);
   std::string samples = SampleRows(report);
   absl::MutexLock lock(&mu_);

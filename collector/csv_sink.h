@@ -1,7 +1,8 @@
 // The CSV files users' spreadsheets depend on (DESIGN.md section 5): transfers.csv and
 // samples.csv in one directory. Rows are appended with one write each and synced
-// before Append returns; a report already written (same run id, transfer id, role) is
-// skipped, also across restarts, because the keys are rebuilt from the files on Open.
+// before Append returns; a report already written (same run id, role, host, iteration,
+// stream and transfer id) is skipped, also across restarts: the keys are rebuilt from
+// the files on Open.
 // A torn last line (crash mid-write) is moved aside to a .torn file. Thread-safe.
 #ifndef NASPERF_COLLECTOR_CSV_SINK_H_
 #define NASPERF_COLLECTOR_CSV_SINK_H_

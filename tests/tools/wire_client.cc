@@ -4,6 +4,7 @@
 //   wire_client CONTROL_HOST:PORT TOKEN MODE [SIZE]
 // MODE: garbage | truncated | reuse | expired | wrong-length | control-garbage |
 //       wrong-token | ok
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -65,6 +66,7 @@ std::string Header(uint64_t id, const std::string& ticket, uint64_t length) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  signal(SIGPIPE, SIG_IGN);  // a refusal closes the socket while we still send
   if (argc < 4) return Fail("usage: wire_client HOST:PORT TOKEN MODE [SIZE]");
   auto control = ParseHostPort(argv[1], 7600);
   if (!control.ok()) return Fail(std::string(control.status().message()));

@@ -127,6 +127,27 @@ TEST(CsvSink, DuplicatesAreWrittenOnceAlsoAcrossRestarts) {
   std::system(("rm -rf " + dir).c_str());
 }
 
+TEST(CsvSink, FailuresBeforeATransferIdAreAllKept) {
+  std::string dir = TempDir();
+  auto sink = CsvSink::Open(dir);
+  ASSERT_TRUE(sink.ok());
+  for (int iteration = 1; iteration <= 3; ++iteration) {
+    proto::TransferReport r = Report(0, "sender");  // OpenTransfer failed: no id
+    r.set_iteration(iteration);
+    bool duplicate = true;
+    ASSERT_TRUE((*sink)->Append(r, &duplicate).ok());
+    EXPECT_FALSE(duplicate) << iteration;
+  }
+  proto::TransferReport other_nas = Report(0, "sender");
+  other_nas.set_iteration(1);
+  other_nas.set_host("client2");
+  bool duplicate = true;
+  ASSERT_TRUE((*sink)->Append(other_nas, &duplicate).ok());
+  EXPECT_FALSE(duplicate);
+  EXPECT_EQ(Rows(dir + "/transfers.csv").size(), 5u);
+  std::system(("rm -rf " + dir).c_str());
+}
+
 TEST(CsvSink, TornLastLineIsSetAside) {
   std::string dir = TempDir();
   {
