@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Benchmark (not a test): nasperf next to iperf3 on loopback, interleaved rounds,
+# the same byte count for every tool, medians and ratios in one markdown table.
+#   1. iperf3 single stream        vs  nasperf into a discard target
+#   2. iperf3 -s -F /dev/shm/file  vs  nasperf into a /dev/shm directory
+# Also: the receiver's CPU seconds per GB, and how short iperf3's -F file came out.
+#   ROUNDS=3 SIZE=4GiB scripts/bench.sh     (run nothing else meanwhile)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROUNDS=${ROUNDS:-3}
+SIZE=${SIZE:-4GiB}
+NASPERF=${NASPERF:-build/nasperf}
+if [ ! -x "$NASPERF" ]; then
+  scripts/install-deps.sh
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  cmake --build build -j2 >/dev/null
+fi
+command -v iperf3 >/dev/null || scripts/install-deps.sh
+
+T=$(mktemp -d /tmp/nasperf-bench.XXXXXX)
+SHM=$(mktemp -d /dev/shm/nasperf-bench.XXXXXX)
+export NASPERF_TOKEN=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
+export HOME=$T
+PIDS=()
+trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null; rm -rf "$T" "$SHM"' EXIT
+
+size_bytes=$(numfmt --from=iec "${SIZE%iB}" 2>/dev/null || numfmt --from=iec "$SIZE")
+tick=$(getconf CLK_TCK)
+
+wait_file() { for _ in $(seq 200); do [ -s "$1" ] && return 0; sleep 0.05; done; echo "bench: $1 never appeared" >&2; exit 1; }
+wait_listen() { for _ in $(seq 200); do ss -ltn "sport = :$1" | grep -q LISTEN && return 0; sleep 0.05; done; echo "bench: nothing listens on $1" >&2; exit 1; }
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
+start_receiver() {  # name target -> sets ${name}_port ${name}_pid
+  "$NASPERF" receiver --target "$2" --listen 127.0.0.1:0 --min-free off --port-file "$T/$1.ports" >"$T/$1.log" 2>&1 &
+  PIDS+=($!)
+  printf -v "$1_pid" '%s' $!
+  wait_file "$T/$1.ports"
+  printf -v "$1_port" '%s' "$(sed -n 's/^control=//p' "$T/$1.ports")"
+}
+start_receiver discard discard
+start_receiver shm "$SHM"
+
+iperf_port=$(( 20000 + RANDOM % 20000 ))
+run_iperf() {  # [extra server args] -> MB/s received
+  iperf3 -s -1 -p "$iperf_port" "$@" >/dev/null 2>&1 &
+  local server=$!
+  wait_listen "$iperf_port"
+  iperf3 -c 127.0.0.1 -p "$iperf_port" -n "$size_bytes" -J >"$T/iperf.json"
+  wait "$server" || true
+  awk -F'[:,]' '/"sum_received"/ {found=1} found && /"bits_per_second"/ {printf "%.1f\n", $2/8e6; exit}' "$T/iperf.json"
+}
+
+run_nasperf() {  # name -> "MB/s cpu_seconds_per_GB"
+  local name=$1 port_var="$1_port" pid_var="$1_pid"
+  local before after
+  before=$(cpu_ticks "${!pid_var}")
+  "$NASPERF" sender --to 127.0.0.1:"${!port_var}" --size "$SIZE" --runs 1 --no-progress \
+    --out "$T/out-$name" --label "$name" >"$T/sender-$name.log" 2>&1 || { cat "$T/sender-$name.log" >&2; exit 1; }
+  after=$(cpu_ticks "${!pid_var}")
+  local rate
+  rate=$(awk -F, 'NR==1 {for (i=1;i<=NF;i++) {if ($i=="role") r=i; if ($i=="mb_per_s") m=i}; next} $r=="sender" {v=$m} END {print v}' "$T/out-$name/transfers.csv")
+  awk -v r="$rate" -v t=$((after - before)) -v hz="$tick" -v b="$size_bytes" 'BEGIN {printf "%s %.3f\n", r, t / hz / (b / 1e9)}'
+}
+
+declare -A results
+short_pct=()
+for round in $(seq "$ROUNDS"); do
+  echo "bench: round $round/$ROUNDS" >&2
+  results[iperf3]+="$(run_iperf) "
+  read -r rate cpu < <(run_nasperf discard); results[nasperf_discard]+="$rate "; results[cpu_discard]+="$cpu "
+  results[iperf3_F]+="$(run_iperf -F "$SHM/iperf3.out") "
+  got=$(stat -c %s "$SHM/iperf3.out"); rm -f "$SHM/iperf3.out"
+  short_pct+=("$(awk -v g="$got" -v w="$size_bytes" 'BEGIN {printf "%.2f", 100 * (w - g) / w}')")
+  read -r rate cpu < <(run_nasperf shm); results[nasperf_shm]+="$rate "; results[cpu_shm]+="$cpu "
+done
+
+gen=$(build/tests/pattern_rate 2>/dev/null || echo "pattern_mb_s=? xxh3_mb_s=?")
+
+median() { tr ' ' '\n' | grep . | sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'; }
+m() { median <<<"${results[$1]}"; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
+
+cat <<TABLE
+| loopback, $SIZE per transfer, median of $ROUNDS interleaved rounds | MB/s | ratio | receiver CPU s/GB |
+|---|---:|---:|---:|
+| iperf3 single stream | $(m iperf3) | | |
+| nasperf → discard target | $(m nasperf_discard) | **$(ratio "$(m nasperf_discard)" "$(m iperf3)")** vs iperf3 | $(m cpu_discard) |
+| iperf3 -s -F /dev/shm file | $(m iperf3_F) | | |
+| nasperf → /dev/shm dir (sync end) | $(m nasperf_shm) | **$(ratio "$(m nasperf_shm)" "$(m iperf3_F)")** vs iperf3 -F | $(m cpu_shm) |
+| nasperf /dev/shm vs discard | | $(ratio "$(m nasperf_shm)" "$(m nasperf_discard)") | |
+
+payload generator and XXH3 on one core: $gen (MB/s)
+iperf3 -F files came out short by: ${short_pct[*]} % (nasperf checks every byte count and fails a short file).
+rounds (MB/s): iperf3 [${results[iperf3]}] nasperf-discard [${results[nasperf_discard]}] iperf3-F [${results[iperf3_F]}] nasperf-shm [${results[nasperf_shm]}]
+machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -r), $(date -u +%Y-%m-%d)
+TABLE
