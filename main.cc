@@ -12,7 +12,11 @@
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "collector/collector.h"
+#include "collector/collector_client.h"
 #include "collector/csv_sink.h"
+#include "collector/spool.h"
+#include "common/grpc_auth.h"
 #include "common/log.h"
 #include "common/payload.h"
 #include "common/token.h"
@@ -69,17 +73,54 @@ sigset_t BlockStopSignals() {
   return set;
 }
 
-absl::Status WritePortFile(const std::string& path, const Receiver& receiver) {
+absl::Status WritePortFile(const std::string& path, const std::string& content) {
   std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp);
-    out << "control=" << receiver.control_port() << "\ndata=" << receiver.data_port() << "\n";
+    out << content;
     if (!out) return absl::InternalError(absl::StrCat("cannot write ", tmp));
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     return absl::InternalError(absl::StrCat("cannot rename ", tmp, " to ", path));
   }
   return absl::OkStatus();
+}
+
+// Flags every agent shares for reporting to a collector and for TLS toward it.
+struct ReportingFlags {
+  std::string collector, spool = DefaultSpoolRoot(), tls_ca;
+};
+
+void AddReportingFlags(CLI::App* cmd, ReportingFlags& f) {
+  cmd->add_option("--collector", f.collector, "Report every row to this collector HOST[:PORT] (default port 7700)");
+  cmd->add_option("--spool", f.spool, "Where reports wait while the collector is unreachable")->capture_default_str();
+  cmd->add_option("--tls-ca", f.tls_ca, "PEM CA (or self-signed cert) to trust for TLS peers (collector, receiver)");
+}
+
+// A spooling sink toward --collector, or null without one.
+absl::StatusOr<std::unique_ptr<SpoolingSink>> StartReporting(const std::string& cmd,
+                                                             const ReportingFlags& f,
+                                                             const std::string& token) {
+  if (f.collector.empty()) return std::unique_ptr<SpoolingSink>();
+  HostPort address = AddressFlag(cmd, "--collector", f.collector, 7700, false);
+  auto credentials = ClientCredentials({"", "", f.tls_ca});
+  if (!credentials.ok()) return credentials.status();
+  return SpoolingSink::Start(std::make_unique<CollectorClient>(address, token, *credentials), f.spool);
+}
+
+// Waits a little for the spool to empty and says what is left, one line.
+size_t ReportSpool(const std::string& cmd, SpoolingSink& spool, absl::Duration wait) {
+  size_t left = spool.Drain(wait);
+  if (left == 0) {
+    std::printf("nasperf %s: every report delivered to collector %s\n", cmd.c_str(), spool.collector().c_str());
+  } else {
+    std::printf("nasperf %s: %zu report%s still spooled in %s; the next nasperf with --collector %s sends "
+                "them, or run: nasperf flush --collector %s\n",
+                cmd.c_str(), left, left == 1 ? "" : "s", spool.dir().c_str(), spool.collector().c_str(),
+                spool.collector().c_str());
+  }
+  std::fflush(stdout);
+  return left;
 }
 
 // ------------------------------------------------------------------ receiver
@@ -89,6 +130,8 @@ struct ReceiverFlags {
                       cleanup = "each", ticket_ttl = "30s", idle_timeout = "60s", port_file;
   uint16_t data_port = 0;
   int max_transfers = 64;
+  std::string tls_cert, tls_key;
+  ReportingFlags reporting;
 };
 
 void AddReceiver(CLI::App& app, ReceiverFlags& f) {
@@ -105,6 +148,9 @@ void AddReceiver(CLI::App& app, ReceiverFlags& f) {
   cmd->add_option("--idle-timeout", f.idle_timeout, "Abort a transfer whose sender sends nothing for this long")->capture_default_str();
   cmd->add_option("--max-transfers", f.max_transfers, "Transfers open at once")->capture_default_str()->check(CLI::Range(1, 1024));
   cmd->add_option("--port-file", f.port_file, "Write the ports to this file once listening (for scripts)");
+  cmd->add_option("--tls-cert", f.tls_cert, "PEM certificate: TLS on the control port");
+  cmd->add_option("--tls-key", f.tls_key, "PEM private key for --tls-cert");
+  AddReportingFlags(cmd, f.reporting);
 }
 
 int RunReceiver(const ReceiverFlags& f) {
@@ -126,12 +172,20 @@ int RunReceiver(const ReceiverFlags& f) {
   auto token = LoadToken(f.token_file, /*generate_if_missing=*/true);
   if (!token.ok()) return Fail(cmd, token.status());
   options.token = token->token;
+  options.tls = {f.tls_cert, f.tls_key, ""};
 
   sigset_t stop = BlockStopSignals();
+  auto spool = StartReporting(cmd, f.reporting, options.token);
+  if (!spool.ok()) return Fail(cmd, spool.status());
+  options.reports = spool->get();
   auto receiver = Receiver::Start(options);
   if (!receiver.ok()) return Fail(cmd, receiver.status());
   std::printf("nasperf receiver: control port %u, data port %u, target %s\n",
               (*receiver)->control_port(), (*receiver)->data_port(), options.target.c_str());
+  if (*spool) {
+    std::printf("nasperf receiver: reporting to collector %s (spool %s)\n", (*spool)->collector().c_str(),
+                (*spool)->dir().c_str());
+  }
   if (token->generated) {
     std::printf("nasperf receiver: generated a token in %s; on the sender run:\n"
                 "  export NASPERF_TOKEN=%s\n", token->origin.c_str(), token->token.c_str());
@@ -140,12 +194,15 @@ int RunReceiver(const ReceiverFlags& f) {
   }
   std::fflush(stdout);
   if (!f.port_file.empty()) {
-    if (absl::Status s = WritePortFile(f.port_file, **receiver); !s.ok()) return Fail(cmd, s);
+    std::string ports = absl::StrCat("control=", (*receiver)->control_port(), "\ndata=",
+                                     (*receiver)->data_port(), "\n");
+    if (absl::Status s = WritePortFile(f.port_file, ports); !s.ok()) return Fail(cmd, s);
   }
   int signal_number = 0;
   sigwait(&stop, &signal_number);
   std::printf("nasperf receiver: stopping (signal %d)\n", signal_number);
   (*receiver)->Shutdown();
+  if (*spool) ReportSpool(cmd, **spool, absl::Seconds(5));
   ReceiverCounters c = (*receiver)->counters();
   std::printf("nasperf receiver: %llu ok, %llu failed, %llu aborted, %llu connections refused\n",
               static_cast<unsigned long long>(c.ok), static_cast<unsigned long long>(c.failed),
@@ -161,6 +218,7 @@ struct SenderFlags {
                      interval = "1s", token_file;
   int runs = 1, warmup = 0, streams = 1;
   bool verify = false, no_progress = false;
+  ReportingFlags reporting;
 };
 
 void AddSender(CLI::App& app, SenderFlags& f) {
@@ -188,6 +246,7 @@ void AddSender(CLI::App& app, SenderFlags& f) {
   cmd->add_option("--interval", f.interval, "Per-interval samples every DUR (0 = none)")->capture_default_str();
   cmd->add_option("--token-file", f.token_file, "File holding the receiver's token (else NASPERF_TOKEN, else ~/.config/nasperf/token)");
   cmd->add_flag("--no-progress", f.no_progress, "No live progress line");
+  AddReportingFlags(cmd, f.reporting);
 }
 
 absl::StatusOr<SenderOptions> MakeSenderOptions(const SenderFlags& f) {
@@ -217,12 +276,19 @@ absl::StatusOr<SenderOptions> MakeSenderOptions(const SenderFlags& f) {
   auto token = LoadToken(f.token_file, /*generate_if_missing=*/false);
   if (!token.ok()) return token.status();
   o.token = token->token;
+  auto credentials = ClientCredentials({"", "", f.reporting.tls_ca});
+  if (!credentials.ok()) return credentials.status();
+  o.credentials = *credentials;
   return o;
 }
 
-int FinishSender(const absl::StatusOr<SenderOutcome>& outcome, const CsvSink& sink) {
+// Prints where the rows went and turns the outcome into the exit status.
+int FinishSender(const absl::StatusOr<SenderOutcome>& outcome, const CsvSink* csv, SpoolingSink* spool) {
   if (!outcome.ok()) return Fail("sender", outcome.status());
-  std::printf("\nresults: %s\n         %s\n", sink.transfers_path().c_str(), sink.samples_path().c_str());
+  if (csv != nullptr) {
+    std::printf("\nresults: %s\n         %s\n", csv->transfers_path().c_str(), csv->samples_path().c_str());
+  }
+  if (spool != nullptr) ReportSpool("sender", *spool, absl::Seconds(10));
   if (outcome->failed > 0) {
     std::fprintf(stderr, "nasperf sender: %d of %d transfers failed (see the error column)\n",
                  outcome->failed, outcome->transfers);
@@ -234,9 +300,84 @@ int FinishSender(const absl::StatusOr<SenderOutcome>& outcome, const CsvSink& si
 int RunSenderCommand(const SenderFlags& f) {
   auto options = MakeSenderOptions(f);
   if (!options.ok()) return Fail("sender", options.status());
+  auto spool = StartReporting("sender", f.reporting, options->token);
+  if (!spool.ok()) return Fail("sender", spool.status());
+  if (*spool) return FinishSender(RunSender(*options, **spool, stdout), nullptr, spool->get());
   auto sink = CsvSink::Open(f.out);
   if (!sink.ok()) return Fail("sender", sink.status());
-  return FinishSender(RunSender(*options, **sink, stdout), **sink);
+  return FinishSender(RunSender(*options, **sink, stdout), sink->get(), nullptr);
+}
+
+// ------------------------------------------------------------------ collector
+
+struct CollectorFlags {
+  std::string out = "./nasperf-results", listen = ":7700", token_file, tls_cert, tls_key, port_file;
+};
+
+void AddCollector(CLI::App& app, CollectorFlags& f) {
+  auto* cmd = app.add_subcommand("collector", "Collect every agent's rows into DIR/transfers.csv and samples.csv");
+  cmd->add_option("--out", f.out, "Directory for the CSV files (appended; a restart continues them)")->capture_default_str();
+  cmd->add_option("--listen", f.listen, "gRPC address ADDR:PORT")->capture_default_str();
+  cmd->add_option("--token-file", f.token_file, "File holding the shared token (else NASPERF_TOKEN, else ~/.config/nasperf/token)");
+  cmd->add_option("--tls-cert", f.tls_cert, "PEM certificate: serve TLS");
+  cmd->add_option("--tls-key", f.tls_key, "PEM private key for --tls-cert");
+  cmd->add_option("--port-file", f.port_file, "Write the port to this file once listening (for scripts)");
+}
+
+int RunCollector(const CollectorFlags& f) {
+  const std::string cmd = "collector";
+  CollectorOptions options;
+  options.out_dir = f.out;
+  options.listen = AddressFlag(cmd, "--listen", f.listen, 7700, /*allow_zero=*/true);
+  options.tls = {f.tls_cert, f.tls_key, ""};
+  options.console = stdout;
+  auto token = LoadToken(f.token_file, /*generate_if_missing=*/true);
+  if (!token.ok()) return Fail(cmd, token.status());
+  options.token = token->token;
+  sigset_t stop = BlockStopSignals();
+  auto collector = Collector::Start(options);
+  if (!collector.ok()) return Fail(cmd, collector.status());
+  if (token->generated) {
+    std::printf("nasperf collector: generated a token in %s; on every agent run:\n  export NASPERF_TOKEN=%s\n",
+                token->origin.c_str(), token->token.c_str());
+    std::fflush(stdout);
+  }
+  if (!f.port_file.empty()) {
+    if (absl::Status s = WritePortFile(f.port_file, absl::StrCat("port=", (*collector)->port(), "\n")); !s.ok()) {
+      return Fail(cmd, s);
+    }
+  }
+  int signal_number = 0;
+  sigwait(&stop, &signal_number);
+  (*collector)->Shutdown();
+  CollectorCounters c = (*collector)->counters();
+  std::printf("nasperf collector: stopping; %llu rows written, %llu duplicates ignored, %llu reports refused\n",
+              static_cast<unsigned long long>(c.rows), static_cast<unsigned long long>(c.duplicates),
+              static_cast<unsigned long long>(c.refused));
+  return 0;
+}
+
+// ------------------------------------------------------------------ flush
+
+struct FlushFlags {
+  std::string wait = "30s", token_file;
+  ReportingFlags reporting;
+};
+
+void AddFlush(CLI::App& app, FlushFlags& f) {
+  auto* cmd = app.add_subcommand("flush", "Send the reports spooled for a collector now");
+  AddReportingFlags(cmd, f.reporting);
+  cmd->get_option("--collector")->required();
+  cmd->add_option("--wait", f.wait, "Give up after this long")->capture_default_str();
+  cmd->add_option("--token-file", f.token_file, "File holding the shared token");
+}
+
+int RunFlush(const FlushFlags& f) {
+  auto token = LoadToken(f.token_file, /*generate_if_missing=*/false);
+  if (!token.ok()) return Fail("flush", token.status());
+  auto spool = StartReporting("flush", f.reporting, token->token);
+  if (!spool.ok()) return Fail("flush", spool.status());
+  return ReportSpool("flush", **spool, DurationFlag("flush", "--wait", f.wait)) == 0 ? 0 : 1;
 }
 
 // ------------------------------------------------------------------ demo
@@ -288,7 +429,7 @@ int RunDemo(const DemoFlags& f) {
   tx.progress = isatty(STDOUT_FILENO);
   auto sink = CsvSink::Open(dir + "/results");
   if (!sink.ok()) return Fail(cmd, sink.status());
-  int rc = FinishSender(RunSender(tx, **sink, stdout), **sink);
+  int rc = FinishSender(RunSender(tx, **sink, stdout), sink->get(), nullptr);
   (*receiver)->Shutdown();
   std::printf("\nThe sender's rows time what a user waits for (first byte to the receiver's answer);\n"
               "the receiver's rows time first byte to data on disk (fdatasync done).\n");
@@ -309,8 +450,12 @@ int main(int argc, char** argv) {
   ReceiverFlags receiver_flags;
   SenderFlags sender_flags;
   DemoFlags demo_flags;
+  CollectorFlags collector_flags;
+  FlushFlags flush_flags;
   AddReceiver(app, receiver_flags);
   AddSender(app, sender_flags);
+  AddCollector(app, collector_flags);
+  AddFlush(app, flush_flags);
   AddDemo(app, demo_flags);
   try {
     app.parse(argc, argv);
@@ -330,5 +475,7 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("receiver")) return RunReceiver(receiver_flags);
   if (app.got_subcommand("sender")) return RunSenderCommand(sender_flags);
   if (app.got_subcommand("demo")) return RunDemo(demo_flags);
+  if (app.got_subcommand("collector")) return RunCollector(collector_flags);
+  if (app.got_subcommand("flush")) return RunFlush(flush_flags);
   return kUsageError;
 }

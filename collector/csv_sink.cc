@@ -216,25 +216,39 @@ absl::Status CsvSink::Append(const proto::TransferReport& report, bool* duplicat
                         absl::StrCat(report.stream()), absl::StrCat(report.transfer_id()));
   std::string row = TransferRow(report);
   std::string samples = SampleRows(report);
-  absl::MutexLock lock(&mu_);
-  *duplicate = seen_.contains(key);
-  if (*duplicate) return absl::OkStatus();
-  // Samples first: a crash between the two writes leaves samples without their
-  // transfer row, and the retried report then writes both (samples are not keyed).
-  if (!samples.empty()) {
-    if (absl::Status s = WriteAll(samples_.get(), samples.data(), samples.size(), samples_path());
-        !s.ok()) {
+  uint64_t my_sequence = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    *duplicate = seen_.contains(key);
+    if (*duplicate) return absl::OkStatus();
+    // Samples first: a crash between the two writes leaves samples without their
+    // row, and the retried report then writes both (samples are not keyed).
+    if (!samples.empty()) {
+      if (absl::Status s = WriteAll(samples_.get(), samples.data(), samples.size(), samples_path()); !s.ok()) {
+        return s;
+      }
+    }
+    if (absl::Status s = WriteAll(transfers_.get(), row.data(), row.size(), transfers_path()); !s.ok()) {
       return s;
     }
+    seen_.insert(key);
+    my_sequence = ++written_;
   }
-  if (absl::Status s = WriteAll(transfers_.get(), row.data(), row.size(), transfers_path()); !s.ok()) {
-    return s;
+  // Group commit: whoever syncs covers every row written before the sync began, so
+  // concurrent reporters share fdatasync calls instead of queueing one each.
+  absl::MutexLock sync_lock(&sync_mu_);
+  if (synced_ >= my_sequence) return absl::OkStatus();
+  uint64_t covered = 0;
+  int samples_fd = -1, transfers_fd = -1;
+  {
+    absl::MutexLock lock(&mu_);
+    covered = written_;
+    samples_fd = samples_.get();
+    transfers_fd = transfers_.get();
   }
-  if (::fdatasync(samples_.get()) != 0) return ErrnoStatus(errno, absl::StrCat("fdatasync ", samples_path()));
-  if (::fdatasync(transfers_.get()) != 0) {
-    return ErrnoStatus(errno, absl::StrCat("fdatasync ", transfers_path()));
-  }
-  seen_.insert(key);
+  if (::fdatasync(samples_fd) != 0) return ErrnoStatus(errno, absl::StrCat("fdatasync ", samples_path()));
+  if (::fdatasync(transfers_fd) != 0) return ErrnoStatus(errno, absl::StrCat("fdatasync ", transfers_path()));
+  synced_ = covered;
   return absl::OkStatus();
 }
 

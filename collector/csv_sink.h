@@ -64,6 +64,9 @@ class CsvSink : public ReportSink {
   Fd transfers_ ABSL_GUARDED_BY(mu_);
   Fd samples_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_set<std::string> seen_ ABSL_GUARDED_BY(mu_);
+  uint64_t written_ ABSL_GUARDED_BY(mu_) = 0;   // rows written so far
+  absl::Mutex sync_mu_;  // taken before mu_, never while holding it
+  uint64_t synced_ ABSL_GUARDED_BY(sync_mu_) = 0;  // rows known to be on disk
 };
 
 }  // namespace nasperf

@@ -13,9 +13,11 @@
 #include "absl/synchronization/mutex.h"
 #include "common/checksum.h"
 #include "common/clock.h"
+#include "common/grpc_auth.h"
 #include "common/log.h"
 #include "common/token.h"
 #include "common/units.h"
+#include "common/validate.h"
 #include "common/verdict.h"
 #include "common/wire.h"
 #include "grpcpp/grpcpp.h"
@@ -30,24 +32,6 @@ namespace {
 
 constexpr char kComponent[] = "receiver";
 constexpr int kMaxConnections = 256;
-
-grpc::Status ToGrpc(const absl::Status& s) {
-  return grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()));
-}
-
-// Run ids become part of file names, so they are held to a strict alphabet.
-absl::Status CheckRunId(const std::string& run_id) {
-  if (run_id.empty() || run_id.size() > 64 || run_id[0] == '.' || run_id[0] == '-') {
-    return absl::InvalidArgumentError("run id must be 1-64 characters and not start with . or -");
-  }
-  for (char c : run_id) {
-    if (!absl::ascii_isalnum(c) && c != '-' && c != '_' && c != '.') {
-      return absl::InvalidArgumentError(
-          "run id may contain only letters, digits, '-', '_' and '.'");
-    }
-  }
-  return absl::OkStatus();
-}
 
 class SocketSource : public ByteSource {
  public:
@@ -100,8 +84,9 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
     grpc::ServerBuilder builder;
     std::string host = options_.listen.host.empty() ? "0.0.0.0" : options_.listen.host;
     int selected = 0;
-    builder.AddListeningPort(FormatHostPort({host, options_.listen.port}),
-                             grpc::InsecureServerCredentials(), &selected);
+    auto credentials = ServerCredentials(options_.tls);
+    if (!credentials.ok()) return credentials.status();
+    builder.AddListeningPort(FormatHostPort({host, options_.listen.port}), *credentials, &selected);
     builder.RegisterService(this);
     server_ = builder.BuildAndStart();
     if (server_ == nullptr || selected == 0) {
@@ -199,18 +184,7 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
   bool Stopped() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(conn_mu_) { return stopped_; }
 
   grpc::Status CheckToken(grpc::ServerContext* context) {
-    const auto& metadata = context->client_metadata();
-    auto it = metadata.find("authorization");
-    std::string expected = absl::StrCat("Bearer ", options_.token);
-    if (it == metadata.end() ||
-        !ConstantTimeEquals(absl::string_view(it->second.data(), it->second.size()), expected)) {
-      Log(LogLevel::kWarning, kComponent, "refused control call from %s: wrong or missing token",
-          context->peer());
-      return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
-                          "wrong or missing token (set NASPERF_TOKEN or --token-file to the "
-                          "receiver's token)");
-    }
-    return grpc::Status::OK;
+    return nasperf::CheckToken(*context, options_.token, kComponent);
   }
 
   absl::StatusOr<TransferPlan> Plan(const proto::OpenTransferRequest& request) {
@@ -422,6 +396,12 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
     } else {
       Log(LogLevel::kWarning, kComponent, "transfer %d from %s %s: %s", plan.id, peer,
           report.status(), report.error());
+    }
+    if (options_.reports != nullptr) {
+      if (absl::Status s = options_.reports->Submit(report); !s.ok()) {
+        Log(LogLevel::kError, kComponent, "cannot keep the report of transfer %d: %s", plan.id,
+            s.message());
+      }
     }
     table_.Complete(plan.id, std::move(report));
   }

@@ -12,7 +12,9 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "collector/csv_sink.h"
 #include "common/fd.h"
+#include "common/grpc_auth.h"
 
 namespace nasperf {
 
@@ -28,6 +30,8 @@ struct ReceiverOptions {
   absl::Duration ticket_ttl = absl::Seconds(30);
   absl::Duration idle_timeout = absl::Seconds(60);
   int max_transfers = 64;
+  TlsFiles tls;                        // cert + key: TLS on the control port
+  ReportSink* reports = nullptr;       // each finished transfer's row goes here too
 };
 
 struct ReceiverCounters {

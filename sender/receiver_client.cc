@@ -7,30 +7,21 @@
 
 namespace nasperf {
 
-ReceiverClient::ReceiverClient(const HostPort& address, std::string token)
+ReceiverClient::ReceiverClient(const HostPort& address, std::string token,
+                               std::shared_ptr<grpc::ChannelCredentials> credentials)
     : address_(address), token_(std::move(token)) {
+  if (credentials == nullptr) credentials = grpc::InsecureChannelCredentials();
   grpc::ChannelArguments args;
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
   stub_ = proto::Receiver::NewStub(grpc::CreateCustomChannel(
-      FormatHostPort(address_), grpc::InsecureChannelCredentials(), args));
+      FormatHostPort(address_), credentials, args));
 }
 
 void ReceiverClient::Prepare(grpc::ClientContext* context, absl::Duration deadline) const {
-  context->AddMetadata("authorization", absl::StrCat("Bearer ", token_));
+  AddToken(context, token_);
   context->set_deadline(std::chrono::system_clock::now() +
                         std::chrono::milliseconds(absl::ToInt64Milliseconds(deadline)));
-}
-
-absl::Status ReceiverClient::Convert(const grpc::Status& status, absl::string_view call) const {
-  if (status.ok()) return absl::OkStatus();
-  auto code = static_cast<absl::StatusCode>(status.error_code());
-  if (code == absl::StatusCode::kUnavailable || code == absl::StatusCode::kDeadlineExceeded) {
-    return absl::Status(code, absl::StrCat("receiver ", FormatHostPort(address_), " unreachable (",
-                                           call, "): ", status.error_message()));
-  }
-  return absl::Status(code, absl::StrCat("receiver ", FormatHostPort(address_), ": ",
-                                         status.error_message()));
 }
 
 absl::StatusOr<proto::HelloReply> ReceiverClient::Hello() {
@@ -38,7 +29,7 @@ absl::StatusOr<proto::HelloReply> ReceiverClient::Hello() {
   Prepare(&context, absl::Seconds(10));
   proto::HelloReply reply;
   grpc::Status status = stub_->Hello(&context, proto::HelloRequest(), &reply);
-  if (!status.ok()) return Convert(status, "Hello");
+  if (!status.ok()) return FromGrpc(status, "receiver", FormatHostPort(address_));
   return reply;
 }
 
@@ -48,7 +39,7 @@ absl::StatusOr<proto::OpenTransferReply> ReceiverClient::OpenTransfer(
   Prepare(&context, absl::Seconds(10));
   proto::OpenTransferReply reply;
   grpc::Status status = stub_->OpenTransfer(&context, request, &reply);
-  if (!status.ok()) return Convert(status, "OpenTransfer");
+  if (!status.ok()) return FromGrpc(status, "receiver", FormatHostPort(address_));
   return reply;
 }
 
@@ -61,7 +52,7 @@ absl::StatusOr<proto::TransferReport> ReceiverClient::FetchReport(uint64_t trans
   request.set_wait_s(absl::ToDoubleSeconds(wait));
   proto::TransferReport reply;
   grpc::Status status = stub_->FetchReport(&context, request, &reply);
-  if (!status.ok()) return Convert(status, "FetchReport");
+  if (!status.ok()) return FromGrpc(status, "receiver", FormatHostPort(address_));
   return reply;
 }
 
@@ -72,7 +63,7 @@ absl::StatusOr<proto::EndRunReply> ReceiverClient::EndRun(const std::string& run
   request.set_run_id(run_id);
   proto::EndRunReply reply;
   grpc::Status status = stub_->EndRun(&context, request, &reply);
-  if (!status.ok()) return Convert(status, "EndRun");
+  if (!status.ok()) return FromGrpc(status, "receiver", FormatHostPort(address_));
   return reply;
 }
 

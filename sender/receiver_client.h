@@ -10,13 +10,16 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "common/fd.h"
+#include "common/grpc_auth.h"
 #include "proto/nasperf.grpc.pb.h"
 
 namespace nasperf {
 
 class ReceiverClient {
  public:
-  ReceiverClient(const HostPort& address, std::string token);
+  // credentials: from ClientCredentials(--tls-ca); insecure when null.
+  ReceiverClient(const HostPort& address, std::string token,
+                 std::shared_ptr<grpc::ChannelCredentials> credentials = nullptr);
 
   absl::StatusOr<proto::HelloReply> Hello();
   absl::StatusOr<proto::OpenTransferReply> OpenTransfer(const proto::OpenTransferRequest& request);
@@ -27,7 +30,6 @@ class ReceiverClient {
 
  private:
   void Prepare(grpc::ClientContext* context, absl::Duration deadline) const;
-  absl::Status Convert(const grpc::Status& status, absl::string_view call) const;
 
   HostPort address_;
   std::string token_;

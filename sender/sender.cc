@@ -223,7 +223,6 @@ StreamResult RunStream(const LoopContext& loop, int iteration, bool warmup, int 
   if (o.verify) {
     bool verified = t.has_checksum && r.has_checksum && t.checksum == r.checksum;
     row.set_verified(verified);
-    if (out.receiver) out.receiver->set_verified(verified);
     if (!verified) {
       row.set_error(absl::StrCat("checksum mismatch: sent ", ChecksumHex(r.checksum), ", receiver got ",
                                  t.has_checksum ? ChecksumHex(t.checksum) : "none"));
@@ -277,7 +276,7 @@ std::string NewRunId() {
 absl::StatusOr<SenderOutcome> RunSender(const SenderOptions& options, ReportSink& sink,
                                         std::FILE* out) {
   Console console(out);
-  ReceiverClient client(options.to, options.token);
+  ReceiverClient client(options.to, options.token, options.credentials);
   absl::StatusOr<proto::HelloReply> hello = client.Hello();
   if (!hello.ok()) return hello.status();
 

@@ -14,6 +14,7 @@
 #include "absl/time/time.h"
 #include "collector/csv_sink.h"
 #include "common/fd.h"
+#include "common/grpc_auth.h"
 #include "common/payload.h"
 
 namespace nasperf {
@@ -36,6 +37,7 @@ struct SenderOptions {
   bool verify = false;
   double interval_s = 1.0;
   bool progress = false;            // live progress line (a TTY)
+  std::shared_ptr<grpc::ChannelCredentials> credentials;  // TLS toward the receiver; null = plain
 };
 
 struct SenderOutcome {

@@ -5,6 +5,7 @@ set -euo pipefail
 
 NASPERF=${1:?usage: test_x.sh NASPERF WIRE_CLIENT}
 WIRE_CLIENT=${2:-}
+COLLECTOR_CLIENT=${3:-}
 T=$(mktemp -d /tmp/nasperf-it.XXXXXX)
 export NASPERF_TOKEN=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
 export HOME=$T/home   # never touch the user's ~/.config/nasperf
@@ -39,6 +40,23 @@ wait_for() {
     [ "$(date +%s%N)" -lt "$deadline" ] || fail "timed out after ${seconds}s waiting for $what"
     sleep 0.05
   done
+}
+
+# start_collector NAME [flags...]: a collector on an ephemeral loopback port writing
+# into $T/NAME; sets ${NAME}_PID and ${NAME}_PORT. Pass --listen 127.0.0.1:PORT to
+# restart one on a known port.
+start_collector() {
+  local name=$1; shift
+  local portfile=$T/$name.port
+  rm -f "$portfile"
+  local listen=(--listen 127.0.0.1:0)
+  [[ " $* " == *" --listen "* ]] && listen=()
+  "$NASPERF" collector --out "$T/$name" "${listen[@]}" --port-file "$portfile" "$@" >>"$T/$name.log" 2>&1 &
+  local pid=$!
+  PIDS+=("$pid")
+  wait_for "collector $name to listen" 20 test -s "$portfile"
+  printf -v "${name}_PID" '%s' "$pid"
+  printf -v "${name}_PORT" '%s' "$(sed -n 's/^port=//p' "$portfile")"
 }
 
 # start_receiver NAME --target DIR [flags...]: starts a receiver on ephemeral
@@ -80,4 +98,10 @@ loop_fs() {
   mkdir -p "$T/$name"
   mount -o loop "$T/$name.img" "$T/$name" || fail "mount $fstype loop device"
   CLEANUPS+=("umount -l '$T/$name'")
+}
+
+# csv_role_col FILE ROLE COLUMN: that column of the rows of one role.
+csv_role_col() {
+  awk -F, -v role="$2" -v col="$3" 'NR==1 { for (i=1;i<=NF;i++) { if ($i==col) c=i; if ($i=="role") r=i }; next }
+    $r == role { print $c }' "$1"
 }

@@ -23,7 +23,7 @@ cmp -s "$T/src.bin" "${files[0]}" || fail "received file differs from the source
 csv=$T/out-ext4/transfers.csv
 [ "$(csv_col "$csv" status | sort -u)" = "ok" ] || fail "not every row is ok: $(cat "$csv")"
 [ "$(csv_col "$csv" write_mode | sort -u)" = "direct" ] || fail "write_mode column is not direct"
-[ "$(csv_col "$csv" verified | sort -u)" = "true" ] || fail "--verify did not mark the rows verified"
+[ "$(csv_role_col "$csv" sender verified | sort -u)" = "true" ] || fail "--verify did not mark the sender rows verified"
 
 # --- a file system that refuses O_DIRECT: clear error, loop stops at once.
 # tmpfs accepts O_DIRECT since Linux 6.6, so use the first of tmpfs and ramfs that

@@ -1,0 +1,133 @@
+#include "collector/collector.h"
+
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/synchronization/mutex.h"
+#include "collector/csv_sink.h"
+#include "common/log.h"
+#include "common/stats.h"
+#include "common/validate.h"
+#include "proto/nasperf.grpc.pb.h"
+
+namespace nasperf {
+namespace {
+
+constexpr char kComponent[] = "collector";
+
+class CollectorImpl final : public Collector, public proto::Collector::Service {
+ public:
+  explicit CollectorImpl(const CollectorOptions& options) : options_(options) {}
+  ~CollectorImpl() override { Shutdown(); }
+
+  absl::Status Init() {
+    auto sink = CsvSink::Open(options_.out_dir);
+    if (!sink.ok()) return sink.status();
+    sink_ = std::move(*sink);
+    if (!sink_->open_info().set_aside.empty()) {
+      Log(LogLevel::kWarning, kComponent, "a torn last line from an earlier crash was moved to %s",
+          sink_->open_info().set_aside.front());
+    }
+    auto credentials = ServerCredentials(options_.tls);
+    if (!credentials.ok()) return credentials.status();
+    grpc::ServerBuilder builder;
+    std::string host = options_.listen.host.empty() ? "0.0.0.0" : options_.listen.host;
+    int selected = 0;
+    builder.AddListeningPort(FormatHostPort({host, options_.listen.port}), *credentials, &selected);
+    builder.RegisterService(this);
+    server_ = builder.BuildAndStart();
+    if (server_ == nullptr || selected == 0) {
+      return absl::UnavailableError(absl::StrCat("cannot listen on ",
+                                                 FormatHostPort({host, options_.listen.port}),
+                                                 " (port in use?)"));
+    }
+    port_ = static_cast<uint16_t>(selected);
+    return absl::OkStatus();
+  }
+
+  uint16_t port() const override { return port_; }
+  std::string transfers_path() const override { return sink_->transfers_path(); }
+  size_t rows_found() const { return sink_->open_info().rows_found; }
+  CollectorCounters counters() const override {
+    absl::MutexLock lock(&mu_);
+    return counters_;
+  }
+  void Shutdown() override {
+    if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  }
+
+  grpc::Status Report(grpc::ServerContext* context, const proto::TransferReport* report,
+                      proto::ReportAck* ack) override {
+    if (grpc::Status s = CheckToken(*context, options_.token, kComponent); !s.ok()) {
+      Count(&CollectorCounters::refused);
+      return s;
+    }
+    if (absl::Status s = CheckReport(*report); !s.ok()) {
+      Count(&CollectorCounters::refused);
+      Log(LogLevel::kWarning, kComponent, "refused a report from %s: %s", context->peer(), s.message());
+      return ToGrpc(s);
+    }
+    bool duplicate = false;
+    if (absl::Status s = sink_->Append(*report, &duplicate); !s.ok()) {
+      Log(LogLevel::kError, kComponent, "%s", s.message());
+      return grpc::Status(grpc::StatusCode::UNAVAILABLE, std::string(s.message()));
+    }
+    ack->set_duplicate(duplicate);
+    Count(duplicate ? &CollectorCounters::duplicates : &CollectorCounters::rows);
+    if (!duplicate) PrintRow(*report);
+    return grpc::Status::OK;
+  }
+
+ private:
+  void Count(uint64_t CollectorCounters::*field) {
+    absl::MutexLock lock(&mu_);
+    ++(counters_.*field);
+  }
+
+  void PrintRow(const proto::TransferReport& r) {
+    if (options_.console == nullptr) return;
+    absl::MutexLock lock(&mu_);
+    std::string summary;
+    if (r.status() == "ok" && !r.warmup() && r.has_mb_per_s()) {
+      auto& rates = rates_[{r.label(), r.role()}];
+      rates.push_back(r.mb_per_s());
+      Summary s = Summarize(rates);
+      summary = absl::StrFormat("  [%s %s: n=%d median %.1f]", r.label().empty() ? "-" : r.label(),
+                                r.role(), s.n, s.median);
+    }
+    std::string iteration = r.warmup() ? absl::StrCat("w", r.iteration()) : absl::StrCat(r.iteration());
+    std::string rate = r.has_mb_per_s() ? absl::StrFormat("%.1f MB/s", r.mb_per_s()) : "-";
+    std::string status = r.status() == "ok" ? "ok" : absl::StrCat(r.status(), ": ", r.error());
+    std::fprintf(options_.console, "%-8s %-16s %-14s %5s/%-2d %12s  %s%s\n", r.role().c_str(),
+                 r.host().c_str(), r.label().empty() ? "-" : r.label().c_str(), iteration.c_str(),
+                 r.stream(), rate.c_str(), status.c_str(), summary.c_str());
+    std::fflush(options_.console);
+  }
+
+  const CollectorOptions options_;
+  std::unique_ptr<CsvSink> sink_;
+  std::unique_ptr<grpc::Server> server_;
+  uint16_t port_ = 0;
+  mutable absl::Mutex mu_;
+  CollectorCounters counters_ ABSL_GUARDED_BY(mu_);
+  std::map<std::pair<std::string, std::string>, std::vector<double>> rates_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Collector>> Collector::Start(const CollectorOptions& options) {
+  if (options.token.empty()) return absl::InvalidArgumentError("collector needs a token");
+  auto collector = std::make_unique<CollectorImpl>(options);
+  if (absl::Status s = collector->Init(); !s.ok()) return s;
+  if (options.console != nullptr) {
+    std::fprintf(options.console, "nasperf collector: port %u, writing %s (%zu rows already there)\n",
+                 collector->port(), collector->transfers_path().c_str(), collector->rows_found());
+    std::fflush(options.console);
+  }
+  return std::unique_ptr<Collector>(std::move(collector));
+}
+
+}  // namespace nasperf

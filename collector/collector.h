@@ -1,0 +1,46 @@
+// The collector (`nasperf collector`): a gRPC Collector service that writes every
+// report it receives into DIR/transfers.csv and samples.csv through CsvSink -
+// exactly once per (run, role, host, iteration, stream, transfer), synced before the
+// ack - and prints one console line per row with a running per-label summary.
+// Start() returns once listening; Shutdown() may be called from any thread.
+#ifndef NASPERF_COLLECTOR_COLLECTOR_H_
+#define NASPERF_COLLECTOR_COLLECTOR_H_
+
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "common/fd.h"
+#include "common/grpc_auth.h"
+
+namespace nasperf {
+
+struct CollectorOptions {
+  std::string out_dir;
+  HostPort listen{"", 7700};
+  std::string token;
+  TlsFiles tls;
+  std::FILE* console = nullptr;  // per-row lines; null = quiet
+};
+
+struct CollectorCounters {
+  uint64_t rows = 0;
+  uint64_t duplicates = 0;
+  uint64_t refused = 0;
+};
+
+class Collector {
+ public:
+  static absl::StatusOr<std::unique_ptr<Collector>> Start(const CollectorOptions& options);
+  virtual ~Collector() = default;
+  virtual uint16_t port() const = 0;
+  virtual CollectorCounters counters() const = 0;
+  virtual std::string transfers_path() const = 0;
+  virtual void Shutdown() = 0;
+};
+
+}  // namespace nasperf
+
+#endif  // NASPERF_COLLECTOR_COLLECTOR_H_

@@ -1,0 +1,34 @@
+// A client for the Collector service: one Report call per transfer row (with its
+// samples), the token in metadata, a deadline on every call. Thread-safe.
+#ifndef NASPERF_COLLECTOR_COLLECTOR_CLIENT_H_
+#define NASPERF_COLLECTOR_COLLECTOR_CLIENT_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "common/fd.h"
+#include "common/grpc_auth.h"
+#include "proto/nasperf.grpc.pb.h"
+
+namespace nasperf {
+
+class CollectorClient {
+ public:
+  CollectorClient(const HostPort& address, std::string token,
+                  std::shared_ptr<grpc::ChannelCredentials> credentials = nullptr);
+  // True when the collector already had this report (and wrote nothing).
+  absl::StatusOr<bool> Report(const proto::TransferReport& report,
+                              absl::Duration deadline = absl::Seconds(10));
+  const HostPort& address() const { return address_; }
+
+ private:
+  HostPort address_;
+  std::string token_;
+  std::unique_ptr<proto::Collector::Stub> stub_;
+};
+
+}  // namespace nasperf
+
+#endif  // NASPERF_COLLECTOR_COLLECTOR_CLIENT_H_

@@ -1,0 +1,83 @@
+#include "common/grpc_auth.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "common/log.h"
+#include "common/token.h"
+
+namespace nasperf {
+namespace {
+
+absl::StatusOr<std::string> ReadPem(const std::string& path, const char* flag) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat(flag, ": cannot read ", path));
+  std::stringstream text;
+  text << in.rdbuf();
+  if (text.str().find("-----BEGIN") == std::string::npos) {
+    return absl::InvalidArgumentError(absl::StrCat(flag, ": ", path, " is not a PEM file"));
+  }
+  return text.str();
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentials(const TlsFiles& tls) {
+  if (tls.cert.empty() && tls.key.empty()) return grpc::InsecureServerCredentials();
+  if (tls.cert.empty() || tls.key.empty()) {
+    return absl::InvalidArgumentError("TLS needs both --tls-cert and --tls-key");
+  }
+  auto cert = ReadPem(tls.cert, "--tls-cert");
+  if (!cert.ok()) return cert.status();
+  auto key = ReadPem(tls.key, "--tls-key");
+  if (!key.ok()) return key.status();
+  grpc::SslServerCredentialsOptions options;
+  options.pem_key_cert_pairs.push_back({*key, *cert});
+  return grpc::SslServerCredentials(options);
+}
+
+absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ClientCredentials(const TlsFiles& tls) {
+  if (tls.ca.empty()) return grpc::InsecureChannelCredentials();
+  auto ca = ReadPem(tls.ca, "--tls-ca");
+  if (!ca.ok()) return ca.status();
+  grpc::SslCredentialsOptions options;
+  options.pem_root_certs = *ca;
+  return grpc::SslCredentials(options);
+}
+
+void AddToken(grpc::ClientContext* context, const std::string& token) {
+  context->AddMetadata("authorization", absl::StrCat("Bearer ", token));
+}
+
+grpc::Status CheckToken(const grpc::ServerContext& context, const std::string& token,
+                        const char* component) {
+  const auto& metadata = context.client_metadata();
+  auto it = metadata.find("authorization");
+  std::string expected = absl::StrCat("Bearer ", token);
+  if (it == metadata.end() ||
+      !ConstantTimeEquals(absl::string_view(it->second.data(), it->second.size()), expected)) {
+    Log(LogLevel::kWarning, component, "refused a call from %s: wrong or missing token",
+        context.peer());
+    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
+                        "wrong or missing token (set NASPERF_TOKEN or --token-file to the same "
+                        "token on every nasperf of this lab)");
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status ToGrpc(const absl::Status& s) {
+  return grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()));
+}
+
+absl::Status FromGrpc(const grpc::Status& status, const std::string& what,
+                      const std::string& address) {
+  if (status.ok()) return absl::OkStatus();
+  auto code = static_cast<absl::StatusCode>(status.error_code());
+  if (code == absl::StatusCode::kUnavailable || code == absl::StatusCode::kDeadlineExceeded) {
+    return absl::Status(code, absl::StrCat(what, " ", address, " unreachable: ", status.error_message()));
+  }
+  return absl::Status(code, absl::StrCat(what, " ", address, ": ", status.error_message()));
+}
+
+}  // namespace nasperf

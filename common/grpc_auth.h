@@ -1,0 +1,38 @@
+// What every nasperf gRPC endpoint shares: the token in call metadata (checked in
+// constant time), optional TLS on servers (--tls-cert/--tls-key) and clients
+// (--tls-ca), and absl::Status <-> grpc::Status. Thread-safe.
+#ifndef NASPERF_COMMON_GRPC_AUTH_H_
+#define NASPERF_COMMON_GRPC_AUTH_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "grpcpp/grpcpp.h"
+
+namespace nasperf {
+
+struct TlsFiles {
+  std::string cert;  // PEM; server side
+  std::string key;   // PEM; server side
+  std::string ca;    // PEM; client side: trust this CA (or self-signed cert)
+};
+
+// Insecure without cert/key; TLS with both; an error with only one or an unreadable file.
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentials(const TlsFiles& tls);
+// Insecure without a CA file, TLS trusting that CA with one.
+absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ClientCredentials(const TlsFiles& tls);
+
+void AddToken(grpc::ClientContext* context, const std::string& token);
+// OK, or UNAUTHENTICATED naming what to set. Logs the refusal with the peer.
+grpc::Status CheckToken(const grpc::ServerContext& context, const std::string& token,
+                        const char* component);
+
+grpc::Status ToGrpc(const absl::Status& status);
+// Prefixes the message with "<what> <address>"; unreachable peers say so.
+absl::Status FromGrpc(const grpc::Status& status, const std::string& what,
+                      const std::string& address);
+
+}  // namespace nasperf
+
+#endif  // NASPERF_COMMON_GRPC_AUTH_H_

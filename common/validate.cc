@@ -1,0 +1,92 @@
+#include "common/validate.h"
+
+#include <cmath>
+#include <initializer_list>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+
+namespace nasperf {
+
+absl::Status CheckRunId(const std::string& run_id) {
+  if (run_id.empty() || run_id.size() > 64 || run_id[0] == '.' || run_id[0] == '-') {
+    return absl::InvalidArgumentError("run id must be 1-64 characters and not start with . or -");
+  }
+  for (char c : run_id) {
+    if (!absl::ascii_isalnum(c) && c != '-' && c != '_' && c != '.') {
+      return absl::InvalidArgumentError("run id may contain only letters, digits, '-', '_' and '.'");
+    }
+  }
+  return absl::OkStatus();
+}
+
+namespace {
+
+absl::Status OneOf(const std::string& field, const std::string& value,
+                   std::initializer_list<const char*> allowed) {
+  for (const char* a : allowed) {
+    if (value == a) return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrCat(field, " \"", value.substr(0, 40), "\" is not allowed"));
+}
+
+absl::Status Bounded(const std::string& field, const std::string& value, size_t max) {
+  if (value.size() > max) {
+    return absl::InvalidArgumentError(absl::StrCat(field, " is ", value.size(), " bytes, at most ", max));
+  }
+  for (char c : value) {
+    if (c == '\0') return absl::InvalidArgumentError(absl::StrCat(field, " contains a NUL byte"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Figure(const std::string& field, bool has, double value) {
+  if (has && (!std::isfinite(value) || value < 0 || value > 1e12)) {
+    return absl::InvalidArgumentError(absl::StrCat(field, " is not a sensible figure: ", value));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status CheckReport(const proto::TransferReport& r) {
+  std::initializer_list<absl::Status> checks = {
+      CheckRunId(r.run_id()),
+      Bounded("label", r.label(), 200),
+      OneOf("role", r.role(), {"sender", "receiver"}),
+      Bounded("host", r.host(), 255),
+      Bounded("peer", r.peer(), 300),
+      OneOf("transport", r.transport(), {"native", "scp", "sftp"}),
+      OneOf("status", r.status(), {"ok", "failed", "aborted"}),
+      OneOf("bottleneck", r.bottleneck(), {"", "network", "disk", "sender", "balanced"}),
+      Bounded("write_mode", r.write_mode(), 32),
+      Bounded("sync_policy", r.sync_policy(), 64),
+      Bounded("checksum", r.checksum(), 64),
+      Bounded("error", r.error(), 2000),
+      Figure("duration_s", r.has_duration_s(), r.duration_s()),
+      Figure("mb_per_s", r.has_mb_per_s(), r.mb_per_s()),
+      Figure("first_byte_s", r.has_first_byte_s(), r.first_byte_s()),
+      Figure("write_s", r.has_write_s(), r.write_s()),
+      Figure("sync_s", r.has_sync_s(), r.sync_s()),
+      Figure("net_wait_pct", r.has_net_wait_pct(), r.net_wait_pct()),
+      Figure("disk_wait_pct", r.has_disk_wait_pct(), r.disk_wait_pct()),
+      Figure("line_rate_pct", r.has_line_rate_pct(), r.line_rate_pct()),
+      Figure("source_wait_pct", r.has_source_wait_pct(), r.source_wait_pct()),
+  };
+  for (const absl::Status& s : checks) {
+    if (!s.ok()) return s;
+  }
+  if (r.iteration() < -1000000 || r.iteration() > 1000000 || r.stream() < 0 || r.stream() > 1023) {
+    return absl::InvalidArgumentError("iteration or stream out of range");
+  }
+  if (r.started_at_unix_ns() < 0) return absl::InvalidArgumentError("started_at before 1970");
+  if (r.samples_size() > 1000000) return absl::InvalidArgumentError("too many samples");
+  for (const proto::Sample& s : r.samples()) {
+    if (!std::isfinite(s.t_s()) || s.t_s() < 0 || !std::isfinite(s.interval_s()) || s.interval_s() < 0) {
+      return absl::InvalidArgumentError("a sample has a negative or non-finite time");
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace nasperf
