@@ -302,10 +302,20 @@ int RunSenderCommand(const SenderFlags& f) {
   if (!options.ok()) return Fail("sender", options.status());
   auto spool = StartReporting("sender", f.reporting, options->token);
   if (!spool.ok()) return Fail("sender", spool.status());
-  if (*spool) return FinishSender(RunSender(*options, **spool, stdout), nullptr, spool->get());
-  auto sink = CsvSink::Open(f.out);
-  if (!sink.ok()) return Fail("sender", sink.status());
-  return FinishSender(RunSender(*options, **sink, stdout), sink->get(), nullptr);
+  std::unique_ptr<CsvSink> csv;
+  ReportSink* sink = spool->get();
+  if (sink == nullptr) {
+    auto opened = CsvSink::Open(f.out);
+    if (!opened.ok()) return Fail("sender", opened.status());
+    csv = std::move(*opened);
+    sink = csv.get();
+  }
+  absl::StatusOr<SenderOutcome> outcome = RunSender(*options, *sink, stdout);
+  if (absl::IsUnavailable(outcome.status()) && f.reporting.tls_ca.empty()) {
+    outcome = absl::UnavailableError(absl::StrCat(
+        outcome.status().message(), " (if the receiver serves TLS, pass --tls-ca)"));
+  }
+  return FinishSender(outcome, csv.get(), spool->get());
 }
 
 // ------------------------------------------------------------------ collector

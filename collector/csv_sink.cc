@@ -212,7 +212,10 @@ absl::Status CsvSink::Submit(const proto::TransferReport& report) {
 }
 
 absl::Status CsvSink::Append(const proto::TransferReport& report, bool* duplicate) {
-  std::string key = Key(report.run_id(), report.role(), report.host(), absl::StrCat(report.iteration()),
+  // The key is built from the cells as they read back from the file, so keys rebuilt
+  // on Open match keys of new reports even where the formula guard changed a cell.
+  std::string key = Key(FormulaGuard(report.run_id()), FormulaGuard(report.role()),
+                        FormulaGuard(report.host()), absl::StrCat(report.iteration()),
                         absl::StrCat(report.stream()), absl::StrCat(report.transfer_id()));
   std::string row = TransferRow(report);
   std::string samples = SampleRows(report);

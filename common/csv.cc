@@ -16,12 +16,14 @@ std::string CsvQuote(absl::string_view value) {
   return out;
 }
 
-std::string CsvText(absl::string_view value) {
+std::string FormulaGuard(absl::string_view value) {
   if (!value.empty() && absl::string_view("=+-@\t\r").find(value.front()) != absl::string_view::npos) {
-    return CsvQuote(absl::StrCat("'", value));
+    return absl::StrCat("'", value);
   }
-  return CsvQuote(value);
+  return std::string(value);
 }
+
+std::string CsvText(absl::string_view value) { return CsvQuote(FormulaGuard(value)); }
 
 std::string CsvLine(const std::vector<std::string>& cells) {
   return absl::StrCat(absl::StrJoin(cells, ","), "\n");

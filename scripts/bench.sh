@@ -4,10 +4,15 @@
 #   1. iperf3 single stream        vs  nasperf into a discard target
 #   2. iperf3 -s -F /dev/shm/file  vs  nasperf into a /dev/shm directory
 # Also: the receiver's CPU seconds per GB, and how short iperf3's -F file came out.
-#   ROUNDS=3 SIZE=4GiB scripts/bench.sh     (run nothing else meanwhile)
+# Then the collector: reports per second from 8 concurrent reporters, and the memory
+# it holds after 100k rows.
+#   ROUNDS=3 SIZE=4GiB REPORTS=100000 scripts/bench.sh [network|collector|all]
+# (run nothing else meanwhile)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+WHAT=${1:-all}
 ROUNDS=${ROUNDS:-3}
+REPORTS=${REPORTS:-100000}
 SIZE=${SIZE:-4GiB}
 NASPERF=${NASPERF:-build/nasperf}
 if [ ! -x "$NASPERF" ]; then
@@ -62,6 +67,31 @@ run_nasperf() {  # name -> "MB/s cpu_seconds_per_GB"
   rate=$(awk -F, 'NR==1 {for (i=1;i<=NF;i++) {if ($i=="role") r=i; if ($i=="mb_per_s") m=i}; next} $r=="sender" {v=$m} END {print v}' "$T/out-$name/transfers.csv")
   awk -v r="$rate" -v t=$((after - before)) -v hz="$tick" -v b="$size_bytes" 'BEGIN {printf "%s %.3f\n", r, t / hz / (b / 1e9)}'
 }
+
+bench_collector() {
+  "$NASPERF" collector --out "$T/collector" --listen 127.0.0.1:0 --port-file "$T/collector.port" >"$T/collector.log" 2>&1 &
+  local pid=$!
+  PIDS+=($pid)
+  wait_file "$T/collector.port"
+  local port rss_before flood rss_after
+  port=$(sed -n 's/^port=//p' "$T/collector.port")
+  rss_before=$(awk '/VmRSS/ {print $2}' "/proc/$pid/status")
+  flood=$(build/tests/collector_client 127.0.0.1:"$port" "$NASPERF_TOKEN" flood 8 $((REPORTS / 8)))
+  rss_after=$(awk '/VmRSS/ {print $2}' "/proc/$pid/status")
+  local rows
+  rows=$(($(wc -l <"$T/collector/transfers.csv") - 1))
+  cat <<TABLE
+| collector, 8 concurrent reporters (one gRPC channel each) | |
+|---|---:|
+| reports (each a row + 3 samples), all acknowledged | $rows |
+| $(sed 's/.*reports_per_s=\([0-9]*\).*/reports per second (synced before each ack) | \1/' <<<"$flood") |
+| collector RSS before / after $rows rows | $((rss_before / 1024)) MiB / $((rss_after / 1024)) MiB |
+
+TABLE
+}
+
+if [ "$WHAT" = collector ] || [ "$WHAT" = all ]; then bench_collector; fi
+[ "$WHAT" = collector ] && exit 0
 
 declare -A results
 short_pct=()

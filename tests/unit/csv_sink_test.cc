@@ -148,6 +148,23 @@ TEST(CsvSink, FailuresBeforeATransferIdAreAllKept) {
   std::system(("rm -rf " + dir).c_str());
 }
 
+TEST(CsvSink, GuardedCellsStillDeduplicateAfterARestart) {
+  // Found by test_collector_restart_dedup: a host "=nas" is written as "'=nas".
+  std::string dir = TempDir();
+  proto::TransferReport r = Report(1, "receiver");
+  r.set_host("=nas");
+  {
+    auto sink = CsvSink::Open(dir);
+    ASSERT_TRUE((*sink)->Submit(r).ok());
+  }
+  auto reopened = CsvSink::Open(dir);
+  bool duplicate = false;
+  ASSERT_TRUE((*reopened)->Append(r, &duplicate).ok());
+  EXPECT_TRUE(duplicate);
+  EXPECT_EQ(Rows(dir + "/transfers.csv").size(), 2u);
+  std::system(("rm -rf " + dir).c_str());
+}
+
 TEST(CsvSink, TornLastLineIsSetAside) {
   std::string dir = TempDir();
   {

@@ -1,0 +1,90 @@
+#include "common/netinfo.h"
+
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "common/fd.h"
+
+namespace nasperf {
+namespace {
+
+std::optional<uint32_t> ReadSysfsNumber(const std::string& path) {
+  std::ifstream in(path);
+  std::string text;
+  int64_t value = 0;
+  // speed reads -1 or fails (EINVAL) when a link has no defined speed.
+  if (!(in >> text) || !absl::SimpleAtoi(text, &value) || value <= 0 || value > 10000000) {
+    return std::nullopt;
+  }
+  return static_cast<uint32_t>(value);
+}
+
+std::string AddressText(const sockaddr* addr) {
+  char text[INET6_ADDRSTRLEN] = "";
+  if (addr->sa_family == AF_INET) {
+    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(addr)->sin_addr, text, sizeof text);
+  } else if (addr->sa_family == AF_INET6) {
+    inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(addr)->sin6_addr, text, sizeof text);
+  }
+  return text;
+}
+
+}  // namespace
+
+absl::StatusOr<InterfaceFacts> InterfaceOwning(const std::string& local_address) {
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) return ErrnoStatus(errno, "getifaddrs");
+  InterfaceFacts facts;
+  for (ifaddrs* it = list; it != nullptr; it = it->ifa_next) {
+    if (it->ifa_addr == nullptr) continue;
+    if (AddressText(it->ifa_addr) == local_address) {
+      facts.name = it->ifa_name;
+      break;
+    }
+  }
+  freeifaddrs(list);
+  if (facts.name.empty()) {
+    return absl::NotFoundError(absl::StrCat("no interface has the address ", local_address));
+  }
+  facts.local_address = local_address;
+  facts.mtu = ReadSysfsNumber(absl::StrCat("/sys/class/net/", facts.name, "/mtu"));
+  facts.link_mbps = ReadSysfsNumber(absl::StrCat("/sys/class/net/", facts.name, "/speed"));
+  return facts;
+}
+
+absl::StatusOr<InterfaceFacts> InterfaceToward(const std::string& host) {
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_DGRAM;
+  addrinfo* resolved = nullptr;
+  int rc = getaddrinfo(host.c_str(), "9", &hints, &resolved);
+  if (rc != 0) return absl::UnavailableError(absl::StrCat("cannot resolve \"", host, "\": ", gai_strerror(rc)));
+  Fd fd(::socket(resolved->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  bool connected = fd.valid() && ::connect(fd.get(), resolved->ai_addr, resolved->ai_addrlen) == 0;
+  int err = errno;
+  freeaddrinfo(resolved);
+  if (!connected) return ErrnoStatus(err, absl::StrCat("route to ", host));
+  sockaddr_storage local{};
+  socklen_t len = sizeof local;
+  if (getsockname(fd.get(), reinterpret_cast<sockaddr*>(&local), &len) != 0) {
+    return ErrnoStatus(errno, "getsockname");
+  }
+  return InterfaceOwning(AddressText(reinterpret_cast<sockaddr*>(&local)));
+}
+
+double TcpGoodputCeilingMBps(uint32_t link_mbps, uint32_t mtu) {
+  if (mtu <= 52) return 0;
+  double payload = static_cast<double>(mtu) - 52;
+  double wire = static_cast<double>(mtu) + 38;
+  return static_cast<double>(link_mbps) * 1e6 * payload / wire / 8 / 1e6;
+}
+
+}  // namespace nasperf

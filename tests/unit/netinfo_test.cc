@@ -1,0 +1,30 @@
+#include "common/netinfo.h"
+
+#include "gtest/gtest.h"
+
+namespace nasperf {
+namespace {
+
+TEST(TcpGoodputCeiling, TenGigabitFiguresFromTheDesign) {
+  EXPECT_NEAR(TcpGoodputCeilingMBps(10000, 1500), 1177, 1);
+  EXPECT_NEAR(TcpGoodputCeilingMBps(10000, 9000), 1238, 1);
+  EXPECT_NEAR(TcpGoodputCeilingMBps(1000, 1500), 117.7, 0.1);
+  EXPECT_EQ(TcpGoodputCeilingMBps(1000, 40), 0);
+}
+
+TEST(InterfaceFacts, LoopbackIsFoundWithItsMtu) {
+  auto lo = InterfaceToward("127.0.0.1");
+  ASSERT_TRUE(lo.ok()) << lo.status();
+  EXPECT_EQ(lo->name, "lo");
+  EXPECT_EQ(lo->local_address, "127.0.0.1");
+  ASSERT_TRUE(lo->mtu.has_value());
+  EXPECT_GE(*lo->mtu, 1500u);
+  EXPECT_FALSE(lo->link_mbps.has_value());  // loopback has no link speed: unknown, not 0
+}
+
+TEST(InterfaceFacts, UnknownAddressIsNotFound) {
+  EXPECT_TRUE(absl::IsNotFound(InterfaceOwning("203.0.113.254").status()));
+}
+
+}  // namespace
+}  // namespace nasperf
