@@ -1,5 +1,6 @@
 #include "common/grpc_auth.h"
 
+#include <chrono>
 #include <fstream>
 #include <sstream>
 
@@ -46,8 +47,19 @@ absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ClientCredentials(cons
   return grpc::SslCredentials(options);
 }
 
-void AddToken(grpc::ClientContext* context, const std::string& token) {
+std::shared_ptr<grpc::Channel> NewChannel(const std::string& address,
+                                          std::shared_ptr<grpc::ChannelCredentials> credentials) {
+  if (credentials == nullptr) credentials = grpc::InsecureChannelCredentials();
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
+  return grpc::CreateCustomChannel(address, credentials, args);
+}
+
+void PrepareCall(grpc::ClientContext* context, const std::string& token, absl::Duration deadline) {
   context->AddMetadata("authorization", absl::StrCat("Bearer ", token));
+  context->set_deadline(std::chrono::system_clock::now() +
+                        std::chrono::milliseconds(absl::ToInt64Milliseconds(deadline)));
 }
 
 grpc::Status CheckToken(const grpc::ServerContext& context, const std::string& token,

@@ -1,7 +1,5 @@
 #include "sender/receiver_client.h"
 
-#include <chrono>
-
 #include "absl/strings/str_cat.h"
 #include "grpcpp/grpcpp.h"
 
@@ -10,23 +8,12 @@ namespace nasperf {
 ReceiverClient::ReceiverClient(const HostPort& address, std::string token,
                                std::shared_ptr<grpc::ChannelCredentials> credentials)
     : address_(address), token_(std::move(token)) {
-  if (credentials == nullptr) credentials = grpc::InsecureChannelCredentials();
-  grpc::ChannelArguments args;
-  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
-  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
-  stub_ = proto::Receiver::NewStub(grpc::CreateCustomChannel(
-      FormatHostPort(address_), credentials, args));
-}
-
-void ReceiverClient::Prepare(grpc::ClientContext* context, absl::Duration deadline) const {
-  AddToken(context, token_);
-  context->set_deadline(std::chrono::system_clock::now() +
-                        std::chrono::milliseconds(absl::ToInt64Milliseconds(deadline)));
+  stub_ = proto::Receiver::NewStub(NewChannel(FormatHostPort(address_), std::move(credentials)));
 }
 
 absl::StatusOr<proto::HelloReply> ReceiverClient::Hello() {
   grpc::ClientContext context;
-  Prepare(&context, absl::Seconds(10));
+  PrepareCall(&context, token_, absl::Seconds(10));
   proto::HelloReply reply;
   grpc::Status status = stub_->Hello(&context, proto::HelloRequest(), &reply);
   if (!status.ok()) return FromGrpc(status, "receiver", FormatHostPort(address_));
@@ -36,7 +23,7 @@ absl::StatusOr<proto::HelloReply> ReceiverClient::Hello() {
 absl::StatusOr<proto::OpenTransferReply> ReceiverClient::OpenTransfer(
     const proto::OpenTransferRequest& request) {
   grpc::ClientContext context;
-  Prepare(&context, absl::Seconds(10));
+  PrepareCall(&context, token_, absl::Seconds(10));
   proto::OpenTransferReply reply;
   grpc::Status status = stub_->OpenTransfer(&context, request, &reply);
   if (!status.ok()) return FromGrpc(status, "receiver", FormatHostPort(address_));
@@ -46,7 +33,7 @@ absl::StatusOr<proto::OpenTransferReply> ReceiverClient::OpenTransfer(
 absl::StatusOr<proto::TransferReport> ReceiverClient::FetchReport(uint64_t transfer_id,
                                                                   absl::Duration wait) {
   grpc::ClientContext context;
-  Prepare(&context, wait + absl::Seconds(10));
+  PrepareCall(&context, token_, wait + absl::Seconds(10));
   proto::FetchReportRequest request;
   request.set_transfer_id(transfer_id);
   request.set_wait_s(absl::ToDoubleSeconds(wait));
@@ -58,7 +45,7 @@ absl::StatusOr<proto::TransferReport> ReceiverClient::FetchReport(uint64_t trans
 
 absl::StatusOr<proto::EndRunReply> ReceiverClient::EndRun(const std::string& run_id) {
   grpc::ClientContext context;
-  Prepare(&context, absl::Seconds(60));
+  PrepareCall(&context, token_, absl::Seconds(60));
   proto::EndRunRequest request;
   request.set_run_id(run_id);
   proto::EndRunReply reply;

@@ -29,7 +29,6 @@ class ReceiverClient {
   const HostPort& address() const { return address_; }
 
  private:
-  void Prepare(grpc::ClientContext* context, absl::Duration deadline) const;
 
   HostPort address_;
   std::string token_;

@@ -105,3 +105,23 @@ csv_role_col() {
   awk -F, -v role="$2" -v col="$3" 'NR==1 { for (i=1;i<=NF;i++) { if ($i==col) c=i; if ($i=="role") r=i }; next }
     $r == role { print $c }' "$1"
 }
+
+# partial_file_over SIZE: some nasperf-*.dat in $T/target is larger than SIZE bytes.
+partial_file_over() {
+  local f
+  for f in "$T"/target/nasperf-*.dat; do
+    [ -f "$f" ] && [ "$(stat -c %s "$f" 2>/dev/null || echo 0)" -gt "$1" ] && return 0
+  done
+  return 1
+}
+
+# free_port: sets $port to a loopback port that nothing listens on (a collector
+# picks an ephemeral one, then goes away).
+free_port() {
+  start_collector probe
+  port=$probe_PORT
+  kill -TERM "$probe_PID"
+  wait "$probe_PID" 2>/dev/null || true
+  port_free() { ! (exec 3<>/dev/tcp/127.0.0.1/"$port") 2>/dev/null; }
+  wait_for "port $port to be free" 10 port_free
+}

@@ -7,12 +7,7 @@ source "$(dirname "$0")/lib.sh"
 
 runs=3
 # Learn a free loopback port: a collector on port 0, stopped again.
-start_collector probe
-port=$probe_PORT
-kill -TERM "$probe_PID"
-wait "$probe_PID" 2>/dev/null || true
-port_free() { ! (exec 3<>/dev/tcp/127.0.0.1/"$port") 2>/dev/null; }
-wait_for "port $port to be free" 10 port_free
+free_port
 
 mkdir -p "$T/target"
 start_receiver rx --target "$T/target" --min-free off --collector 127.0.0.1:"$port"

@@ -19,12 +19,7 @@ chmod +x "$as_host"
 unshare --uts sh -c 'printf %s "=nas" >/proc/sys/kernel/hostname' 2>/dev/null || skip "cannot set a host name"
 
 # A port where nothing listens yet: the reports wait in the spool.
-start_collector probe
-port=$probe_PORT
-kill -TERM "$probe_PID"
-wait "$probe_PID" 2>/dev/null || true
-port_free() { ! (exec 3<>/dev/tcp/127.0.0.1/"$port") 2>/dev/null; }
-wait_for "port $port to be free" 10 port_free
+free_port
 
 mkdir -p "$T/target"
 real_nasperf=$NASPERF

@@ -12,13 +12,6 @@ start_receiver rx --target "$T/target" --min-free off --collector 127.0.0.1:"$co
 sender_pid=$!
 PIDS+=("$sender_pid")
 
-partial_file_over() {
-  local f
-  for f in "$T"/target/nasperf-*.dat; do
-    [ -f "$f" ] && [ "$(stat -c %s "$f" 2>/dev/null || echo 0)" -gt "$1" ] && return 0
-  done
-  return 1
-}
 wait_for "a partial file over 32 MiB in the target" 30 partial_file_over $((32 << 20))
 alive "$sender_pid" || fail "sender ended before it could be killed: $(tail -3 "$T/sender.log")"
 kill -KILL "$sender_pid"

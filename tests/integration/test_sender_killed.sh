@@ -11,14 +11,6 @@ start_receiver rx --target "$T/target" --min-free off
 sender_pid=$!
 PIDS+=("$sender_pid")
 
-# partial_file_over SIZE: some nasperf-*.dat in the target is larger than SIZE bytes.
-partial_file_over() {
-  local f
-  for f in "$T"/target/nasperf-*.dat; do
-    [ -f "$f" ] && [ "$(stat -c %s "$f" 2>/dev/null || echo 0)" -gt "$1" ] && return 0
-  done
-  return 1
-}
 no_dat_file() { ! compgen -G "$T/target/nasperf-*.dat" >/dev/null; }
 
 wait_for "a partial file over 32 MiB in the target" 30 partial_file_over $((32 << 20))
