@@ -215,7 +215,7 @@ int RunReceiver(const ReceiverFlags& f) {
 struct SenderFlags {
   std::string to, file, size, pattern = "random", pause = "0s", label, run_id,
                      write_mode = "buffered", sync = "end", cleanup, out = "./nasperf-results",
-                     interval = "1s", token_file;
+                     interval = "1s", token_file, link_speed;
   int runs = 1, warmup = 0, streams = 1;
   bool verify = false, no_progress = false;
   ReportingFlags reporting;
@@ -246,6 +246,7 @@ void AddSender(CLI::App& app, SenderFlags& f) {
   cmd->add_option("--interval", f.interval, "Per-interval samples every DUR (0 = none)")->capture_default_str();
   cmd->add_option("--token-file", f.token_file, "File holding the receiver's token (else NASPERF_TOKEN, else ~/.config/nasperf/token)");
   cmd->add_flag("--no-progress", f.no_progress, "No live progress line");
+  cmd->add_option("--link-speed", f.link_speed, "Link speed for line_rate_pct, e.g. 10gbit (when the NIC reports none, or a shaper sets the real rate)");
   AddReportingFlags(cmd, f.reporting);
 }
 
@@ -273,6 +274,11 @@ absl::StatusOr<SenderOptions> MakeSenderOptions(const SenderFlags& f) {
   o.verify = f.verify;
   o.interval_s = absl::ToDoubleSeconds(DurationFlag(cmd, "--interval", f.interval));
   o.progress = !f.no_progress && isatty(STDOUT_FILENO);
+  if (!f.link_speed.empty()) {
+    auto speed = ParseLinkSpeed(f.link_speed);
+    if (!speed.ok()) UsageError(cmd, "--link-speed", speed.status().message());
+    o.link_mbps = *speed;
+  }
   auto token = LoadToken(f.token_file, /*generate_if_missing=*/false);
   if (!token.ok()) return token.status();
   o.token = token->token;

@@ -78,6 +78,16 @@ grpc::Status CheckToken(const grpc::ServerContext& context, const std::string& t
   return grpc::Status::OK;
 }
 
+std::string PeerHost(const grpc::ServerContext& context) {
+  std::string peer = context.peer();
+  for (const char* prefix : {"ipv4:", "ipv6:"}) {
+    if (peer.rfind(prefix, 0) == 0) peer = peer.substr(5);
+  }
+  if (!peer.empty() && peer.front() == '[') return peer.substr(1, peer.find(']') - 1);
+  size_t colon = peer.rfind(':');
+  return colon == std::string::npos ? peer : peer.substr(0, colon);
+}
+
 grpc::Status ToGrpc(const absl::Status& s) {
   return grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()));
 }

@@ -34,6 +34,9 @@ void PrepareCall(grpc::ClientContext* context, const std::string& token, absl::D
 grpc::Status CheckToken(const grpc::ServerContext& context, const std::string& token,
                         const char* component);
 
+// The caller's IP address from a server context ("ipv4:10.0.0.2:5555" -> "10.0.0.2").
+std::string PeerHost(const grpc::ServerContext& context);
+
 grpc::Status ToGrpc(const absl::Status& status);
 // Prefixes the message with "<what> <address>"; unreachable peers say so.
 absl::Status FromGrpc(const grpc::Status& status, const std::string& what,

@@ -5,6 +5,7 @@
 #include <net/if.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -62,6 +63,8 @@ absl::StatusOr<InterfaceFacts> InterfaceOwning(const std::string& local_address)
 }
 
 absl::StatusOr<InterfaceFacts> InterfaceToward(const std::string& host) {
+  // A v4-mapped or bracketed literal from a peer string works as well.
+  if (host.empty()) return absl::InvalidArgumentError("no host");
   addrinfo hints{};
   hints.ai_socktype = SOCK_DGRAM;
   addrinfo* resolved = nullptr;
@@ -78,6 +81,22 @@ absl::StatusOr<InterfaceFacts> InterfaceToward(const std::string& host) {
     return ErrnoStatus(errno, "getsockname");
   }
   return InterfaceOwning(AddressText(reinterpret_cast<sockaddr*>(&local)));
+}
+
+absl::StatusOr<InterfaceFacts> InterfaceOfSocket(int fd) {
+  sockaddr_storage local{};
+  socklen_t len = sizeof local;
+  if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len) != 0) {
+    return ErrnoStatus(errno, "getsockname");
+  }
+  return InterfaceOwning(AddressText(reinterpret_cast<sockaddr*>(&local)));
+}
+
+std::optional<uint32_t> SocketMss(int fd) {
+  int mss = 0;
+  socklen_t len = sizeof mss;
+  if (getsockopt(fd, IPPROTO_TCP, TCP_MAXSEG, &mss, &len) != 0 || mss <= 0) return std::nullopt;
+  return static_cast<uint32_t>(mss);
 }
 
 double TcpGoodputCeilingMBps(uint32_t link_mbps, uint32_t mtu) {

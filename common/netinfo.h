@@ -24,6 +24,11 @@ absl::StatusOr<InterfaceFacts> InterfaceToward(const std::string& host);
 // The interface that owns a local address (the receiver side of an accepted socket).
 absl::StatusOr<InterfaceFacts> InterfaceOwning(const std::string& local_address);
 
+// The interface a connected socket's local address belongs to.
+absl::StatusOr<InterfaceFacts> InterfaceOfSocket(int fd);
+// TCP_MAXSEG of a connected TCP socket, when the kernel tells.
+std::optional<uint32_t> SocketMss(int fd);
+
 // TCP payload bytes per second, in MB/s, on Ethernet at link_mbps with this MTU:
 // each frame carries MTU - 20 (IPv4) - 20 (TCP) - 12 (timestamps) payload bytes and
 // occupies MTU + 38 bytes of wire time (header 14, FCS 4, preamble 8, gap 12).

@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -56,6 +57,24 @@ absl::StatusOr<absl::Duration> ParseDuration(absl::string_view text) {
     return absl::InvalidArgumentError(absl::StrCat("duration \"", text, "\" is negative"));
   }
   return d;
+}
+
+absl::StatusOr<uint32_t> ParseLinkSpeed(absl::string_view text) {
+  std::string s = absl::AsciiStrToLower(absl::StripAsciiWhitespace(text));
+  if (absl::EndsWith(s, "/s")) s.resize(s.size() - 2);
+  if (absl::EndsWith(s, "bit")) s.resize(s.size() - 3);
+  if (absl::EndsWith(s, "bps")) s.resize(s.size() - 3);
+  double multiplier = 1;  // Mbit/s
+  if (!s.empty() && (s.back() == 'g' || s.back() == 'm' || s.back() == 'k')) {
+    multiplier = s.back() == 'g' ? 1000 : s.back() == 'm' ? 1 : 0.001;
+    s.pop_back();
+  }
+  double value = 0;
+  if (!absl::SimpleAtod(s, &value) || !(value > 0) || value * multiplier < 1 || value * multiplier > 1e7) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "invalid link speed \"", text, "\" (expected e.g. 10gbit, 2.5gbit, 1000mbit)"));
+  }
+  return static_cast<uint32_t>(std::round(value * multiplier));
 }
 
 std::string FormatSize(uint64_t bytes) {

@@ -20,6 +20,10 @@ absl::StatusOr<uint64_t> ParseSize(absl::string_view text);
 // "30s", "1m30s", "250ms", "2h"; a bare number is seconds. Must not be negative.
 absl::StatusOr<absl::Duration> ParseDuration(absl::string_view text);
 
+// A link speed in Mbit/s: "10gbit", "2.5Gbit/s", "1000mbit", "100M"; a bare number
+// is Mbit/s. Decimal units, as links are sold.
+absl::StatusOr<uint32_t> ParseLinkSpeed(absl::string_view text);
+
 // 1536 -> "1.5 KiB"; binary units, three significant digits.
 std::string FormatSize(uint64_t bytes);
 

@@ -15,6 +15,7 @@
 #include "common/clock.h"
 #include "common/grpc_auth.h"
 #include "common/log.h"
+#include "common/netinfo.h"
 #include "common/token.h"
 #include "common/units.h"
 #include "common/validate.h"
@@ -140,6 +141,9 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
     for (WriteMode mode : target_->write_modes()) reply->add_write_modes(WriteModeName(mode));
     reply->set_data_port(data_port_);
     reply->set_max_size(options_.max_size);
+    if (auto facts = InterfaceToward(PeerHost(*context)); facts.ok() && facts->mtu) {
+      reply->set_mtu(*facts->mtu);
+    }
     return grpc::Status::OK;
   }
 
@@ -324,6 +328,13 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
     report.set_sync_policy(target_->discard() ? "none" : SyncPolicyName(plan.sync));
     report.set_transfer_id(plan.id);
     report.set_warmup(request.warmup());
+    std::optional<uint32_t> link_mbps;
+    if (auto facts = InterfaceOfSocket(fd); facts.ok()) {
+      if (facts->mtu) report.set_mtu(*facts->mtu);
+      link_mbps = facts->link_mbps;
+      if (link_mbps) report.set_link_mbps(*link_mbps);
+    }
+    if (auto mss = SocketMss(fd)) report.set_mss(*mss);
 
     std::unique_ptr<BlockWriter> writer;
     std::string file_name;
@@ -385,6 +396,9 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
     }
 
     FillFigures(result, accepted_ns, &report);
+    if (link_mbps && report.has_mb_per_s() && report.has_mtu()) {
+      report.set_line_rate_pct(100 * report.mb_per_s() / TcpGoodputCeilingMBps(*link_mbps, report.mtu()));
+    }
     switch (result.end) {
       case PipelineEnd::kOk: Count(&ReceiverCounters::ok); break;
       case PipelineEnd::kFailed: Count(&ReceiverCounters::failed); break;

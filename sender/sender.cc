@@ -21,6 +21,7 @@
 #include "common/checksum.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/netinfo.h"
 #include "common/stats.h"
 #include "common/token.h"
 #include "common/units.h"
@@ -102,6 +103,9 @@ struct LoopContext {
   std::string run_id;
   std::string local_host;
   uint64_t length = 0;
+  std::optional<uint32_t> mtu;        // this side's interface toward the receiver
+  std::optional<uint32_t> link_mbps;  // --link-speed, else what the NIC says
+  std::optional<uint32_t> path_mtu_for_ceiling;  // min(local, receiver) MTU
 };
 
 StreamResult RunStream(const LoopContext& loop, int iteration, bool warmup, int stream,
@@ -122,6 +126,8 @@ StreamResult RunStream(const LoopContext& loop, int iteration, bool warmup, int 
   row.set_sync_policy(o.sync_policy);
   row.set_warmup(warmup);
   row.set_status("failed");
+  if (loop.mtu) row.set_mtu(*loop.mtu);
+  if (loop.link_mbps) row.set_link_mbps(*loop.link_mbps);
 
   proto::OpenTransferRequest request;
   request.set_run_id(loop.run_id);
@@ -210,6 +216,10 @@ StreamResult RunStream(const LoopContext& loop, int iteration, bool warmup, int 
   row.set_first_byte_s(NanosToSeconds(r.first_byte_ns - r.start_ns));
   row.set_write_s(NanosToSeconds(r.last_byte_ns - r.first_byte_ns));
   row.set_sync_s(NanosToSeconds(r.ack_ns - r.last_byte_ns));
+  if (loop.link_mbps && loop.path_mtu_for_ceiling) {
+    row.set_line_rate_pct(100 * row.mb_per_s() /
+                          TcpGoodputCeilingMBps(*loop.link_mbps, *loop.path_mtu_for_ceiling));
+  }
   double source_pct = Pct(r.source_ns, duration);
   if (source.get()->sendfile_fd() < 0 || o.verify) row.set_source_wait_pct(source_pct);
   int64_t receiver_span = t.durable_ns > 0 ? static_cast<int64_t>(t.durable_ns) : duration;
@@ -298,6 +308,34 @@ absl::StatusOr<SenderOutcome> RunSender(const SenderOptions& options, ReportSink
       FormatHostPort(options.to), hello->target(),
       hello->target() == "discard" ? "" : absl::StrCat(", ", FormatSize(hello->free_bytes()), " free"),
       absl::StrJoin(hello->write_modes(), "/")));
+  auto facts = InterfaceToward(options.to.host);
+  if (facts.ok()) {
+    loop.mtu = facts->mtu;
+    loop.link_mbps = facts->link_mbps;
+  }
+  if (options.link_mbps > 0) loop.link_mbps = options.link_mbps;
+  if (loop.mtu) {
+    loop.path_mtu_for_ceiling = hello->has_mtu() ? std::min(*loop.mtu, hello->mtu()) : *loop.mtu;
+  }
+  auto show = [](const std::optional<uint32_t>& v, const char* unit) {
+    return v ? absl::StrCat(*v, unit) : std::string("unknown");
+  };
+  console.Line(absl::StrFormat(
+      "path: %s via %s (%s), MTU %s, link %s%s; receiver MTU %s%s",
+      FormatHostPort(options.to), facts.ok() ? facts->name : "?", facts.ok() ? facts->local_address : "?",
+      show(loop.mtu, ""), show(loop.link_mbps, " Mb/s"),
+      options.link_mbps > 0 ? " (--link-speed)" : "",
+      hello->has_mtu() ? absl::StrCat(hello->mtu()) : "unknown",
+      loop.link_mbps && loop.path_mtu_for_ceiling
+          ? absl::StrFormat(", TCP ceiling %.0f MB/s",
+                            TcpGoodputCeilingMBps(*loop.link_mbps, *loop.path_mtu_for_ceiling))
+          : ""));
+  if (loop.mtu && hello->has_mtu() && *loop.mtu != hello->mtu()) {
+    Log(LogLevel::kWarning, kComponent,
+        "MTU mismatch: %d here, %d on the receiver; frames above %d bytes cannot be used end to "
+        "end - set the same MTU on both NICs (and the switch ports between them)",
+        *loop.mtu, hello->mtu(), std::min(*loop.mtu, hello->mtu()));
+  }
   console.Line(absl::StrFormat(
       "run %s%s: %d x %s%s, %d stream%s, write %s, sync %s%s", loop.run_id,
       options.label.empty() ? "" : absl::StrCat(" \"", options.label, "\""), options.runs,

@@ -37,6 +37,7 @@ struct SenderOptions {
   bool verify = false;
   double interval_s = 1.0;
   bool progress = false;            // live progress line (a TTY)
+  uint32_t link_mbps = 0;           // --link-speed: overrides what the NIC reports (veth, shaping)
   std::shared_ptr<grpc::ChannelCredentials> credentials;  // TLS toward the receiver; null = plain
 };
 

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/checksum.h"
 #include "common/clock.h"
+#include "common/netinfo.h"
 
 namespace nasperf {
 namespace {
@@ -112,11 +113,7 @@ PushResult PushNative(const PushTarget& target, PayloadSource& source, const Pus
     return result;
   }
   Fd sock = std::move(*connected);
-  int mss = 0;
-  socklen_t len = sizeof mss;
-  if (getsockopt(sock.get(), IPPROTO_TCP, TCP_MAXSEG, &mss, &len) == 0 && mss > 0) {
-    result.mss = static_cast<uint32_t>(mss);
-  }
+  result.mss = SocketMss(sock.get());
 
   DataHeader header;
   header.transfer_id = target.transfer_id;

@@ -42,6 +42,18 @@ TEST(ParseDuration, Refuses) {
   }
 }
 
+TEST(ParseLinkSpeed, HowLinksAreSold) {
+  EXPECT_EQ(*ParseLinkSpeed("10gbit"), 10000u);
+  EXPECT_EQ(*ParseLinkSpeed("2.5Gbit/s"), 2500u);
+  EXPECT_EQ(*ParseLinkSpeed("1000mbit"), 1000u);
+  EXPECT_EQ(*ParseLinkSpeed("100M"), 100u);
+  EXPECT_EQ(*ParseLinkSpeed("1000"), 1000u);
+  EXPECT_EQ(*ParseLinkSpeed("10Gbps"), 10000u);
+  for (const char* bad : {"", "fast", "0", "-1g", "10tbit", "500kbit"}) {
+    EXPECT_FALSE(ParseLinkSpeed(bad).ok()) << bad;
+  }
+}
+
 TEST(FormatSize, ThreeSignificantDigits) {
   EXPECT_EQ(FormatSize(512), "512 B");
   EXPECT_EQ(FormatSize(1536), "1.50 KiB");
