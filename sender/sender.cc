@@ -356,7 +356,7 @@ absl::StatusOr<SenderOutcome> RunSender(const SenderOptions& options, ReportSink
   const int total = options.warmup + options.runs;
   for (int k = 0; k < total; ++k) {
     const bool warmup = k < options.warmup;
-    const int iteration = warmup ? k - options.warmup + 1 : k - options.warmup + 1;
+    const int iteration = k - options.warmup + 1;  // warm-ups get -W+1..0, measured runs 1..N
     std::vector<std::atomic<uint64_t>> progress(options.streams);
     std::vector<StreamResult> results(options.streams);
     absl::Notification done;
