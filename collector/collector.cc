@@ -1,5 +1,6 @@
 #include "collector/collector.h"
 
+#include <algorithm>
 #include <map>
 #include <utility>
 #include <vector>
@@ -92,11 +93,12 @@ class CollectorImpl final : public Collector, public proto::Collector::Service {
     absl::MutexLock lock(&mu_);
     std::string summary;
     if (r.status() == "ok" && !r.warmup() && r.has_mb_per_s()) {
+      // Kept sorted on insert: the running median costs one insertion per row, not a
+      // copy and sort of every rate the label has seen.
       auto& rates = rates_[{r.label(), r.role()}];
-      rates.push_back(r.mb_per_s());
-      Summary s = Summarize(rates);
+      rates.insert(std::upper_bound(rates.begin(), rates.end(), r.mb_per_s()), r.mb_per_s());
       summary = absl::StrFormat("  [%s %s: n=%d median %.1f]", r.label().empty() ? "-" : r.label(),
-                                r.role(), s.n, s.median);
+                                r.role(), rates.size(), PercentileSorted(rates, 0.5));
     }
     std::string iteration = r.warmup() ? absl::StrCat("w", r.iteration()) : absl::StrCat(r.iteration());
     std::string rate = r.has_mb_per_s() ? absl::StrFormat("%.1f MB/s", r.mb_per_s()) : "-";
@@ -113,6 +115,7 @@ class CollectorImpl final : public Collector, public proto::Collector::Service {
   uint16_t port_ = 0;
   mutable absl::Mutex mu_;
   CollectorCounters counters_ ABSL_GUARDED_BY(mu_);
+  // ok, measured MB/s per (label, role), ascending
   std::map<std::pair<std::string, std::string>, std::vector<double>> rates_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -119,9 +119,11 @@ absl::Status SpoolingSink::Submit(const proto::TransferReport& report) {
 size_t SpoolingSink::Pending() const { return SpooledFiles(dir_).size(); }
 
 size_t SpoolingSink::Drain(absl::Duration wait) {
-  absl::MutexLock lock(&mu_);
-  auto idle = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return idle_ && wakeups_ == 0; };
-  mu_.AwaitWithTimeout(absl::Condition(&idle), wait);
+  {
+    absl::MutexLock lock(&mu_);
+    auto idle = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return idle_ && wakeups_ == 0; };
+    mu_.AwaitWithTimeout(absl::Condition(&idle), wait);
+  }
   return Pending();
 }
 
@@ -172,10 +174,11 @@ void SpoolingSink::DeliveryLoop() {
     bool reachable = DeliverAll();
     absl::Duration pause = reachable ? absl::Seconds(2) : backoff;
     backoff = reachable ? absl::Milliseconds(200) : std::min(backoff * 2, absl::Seconds(5));
+    // Idle only once the directory was empty after a successful pass (read outside
+    // the lock: Submit must not wait on a directory scan).
+    bool empty = reachable && SpooledFiles(dir_).empty();
     absl::MutexLock lock(&mu_);
-    // Idle only once the directory was empty after a successful pass.
-    idle_ = reachable && wakeups_ == 0 && SpooledFiles(dir_).empty();
-    if (!reachable) idle_ = false;
+    idle_ = empty && wakeups_ == 0;
     auto wake = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stop_ || wakeups_ > 0; };
     // Also wakes on a timer: another agent may spool files here, a collector may return.
     mu_.AwaitWithTimeout(absl::Condition(&wake), pause);

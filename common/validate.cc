@@ -49,10 +49,18 @@ absl::Status Figure(const std::string& field, bool has, double value) {
 
 }  // namespace
 
+absl::Status CheckTransferKey(const std::string& label, int iteration, int stream) {
+  if (absl::Status s = Bounded("label", label, 200); !s.ok()) return s;
+  if (iteration < -1000000 || iteration > 1000000 || stream < 0 || stream > 1023) {
+    return absl::InvalidArgumentError("iteration or stream out of range");
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckReport(const proto::TransferReport& r) {
   std::initializer_list<absl::Status> checks = {
       CheckRunId(r.run_id()),
-      Bounded("label", r.label(), 200),
+      CheckTransferKey(r.label(), r.iteration(), r.stream()),
       OneOf("role", r.role(), {"sender", "receiver"}),
       Bounded("host", r.host(), 255),
       Bounded("peer", r.peer(), 300),
@@ -75,9 +83,6 @@ absl::Status CheckReport(const proto::TransferReport& r) {
   };
   for (const absl::Status& s : checks) {
     if (!s.ok()) return s;
-  }
-  if (r.iteration() < -1000000 || r.iteration() > 1000000 || r.stream() < 0 || r.stream() > 1023) {
-    return absl::InvalidArgumentError("iteration or stream out of range");
   }
   if (r.started_at_unix_ns() < 0) return absl::InvalidArgumentError("started_at before 1970");
   if (r.samples_size() > 1000000) return absl::InvalidArgumentError("too many samples");

@@ -13,6 +13,9 @@ namespace nasperf {
 
 // 1-64 of [A-Za-z0-9._-], not starting with '.' or '-'.
 absl::Status CheckRunId(const std::string& run_id);
+// The label, iteration and stream every transfer carries: the same bounds when a
+// transfer is opened and when its report arrives.
+absl::Status CheckTransferKey(const std::string& label, int iteration, int stream);
 // Field by field: known enums, bounded text, finite non-negative figures.
 absl::Status CheckReport(const proto::TransferReport& report);
 

@@ -193,13 +193,10 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
 
   absl::StatusOr<TransferPlan> Plan(const proto::OpenTransferRequest& request) {
     if (absl::Status s = CheckRunId(request.run_id()); !s.ok()) return s;
-    if (request.label().size() > 200 || request.sender_host().size() > 255) {
-      return absl::InvalidArgumentError("label or sender host too long");
+    if (absl::Status s = CheckTransferKey(request.label(), request.iteration(), request.stream()); !s.ok()) {
+      return s;
     }
-    if (request.iteration() < -1000000 || request.iteration() > 1000000 || request.stream() < 0 ||
-        request.stream() > 1023) {
-      return absl::InvalidArgumentError("iteration or stream out of range");
-    }
+    if (request.sender_host().size() > 255) return absl::InvalidArgumentError("sender host too long");
     if (request.size() == 0) return absl::InvalidArgumentError("size must be positive");
     if (options_.max_size > 0 && request.size() > options_.max_size) {
       return absl::InvalidArgumentError(absl::StrCat(

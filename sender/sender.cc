@@ -221,7 +221,7 @@ StreamResult RunStream(const LoopContext& loop, int iteration, bool warmup, int 
                           TcpGoodputCeilingMBps(*loop.link_mbps, *loop.path_mtu_for_ceiling));
   }
   double source_pct = Pct(r.source_ns, duration);
-  if (source.get()->sendfile_fd() < 0 || o.verify) row.set_source_wait_pct(source_pct);
+  if (source->sendfile_fd() < 0 || o.verify) row.set_source_wait_pct(source_pct);
   int64_t receiver_span = t.durable_ns > 0 ? static_cast<int64_t>(t.durable_ns) : duration;
   row.set_bottleneck(Verdict(Pct(t.net_wait_ns, receiver_span),
                              Pct(t.disk_wait_ns + t.sync_ns, receiver_span),
