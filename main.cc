@@ -23,6 +23,7 @@
 #include "common/units.h"
 #include "receiver/receiver.h"
 #include "receiver/target.h"
+#include "sender/path_check.h"
 #include "sender/sender.h"
 
 namespace nasperf {
@@ -215,7 +216,7 @@ int RunReceiver(const ReceiverFlags& f) {
 struct SenderFlags {
   std::string to, file, size, pattern = "random", pause = "0s", label, run_id,
                      write_mode = "buffered", sync = "end", cleanup, out = "./nasperf-results",
-                     interval = "1s", token_file, link_speed;
+                     interval = "1s", token_file, link_speed, window;
   int runs = 1, warmup = 0, streams = 1;
   bool verify = false, no_progress = false;
   ReportingFlags reporting;
@@ -247,6 +248,7 @@ void AddSender(CLI::App& app, SenderFlags& f) {
   cmd->add_option("--token-file", f.token_file, "File holding the receiver's token (else NASPERF_TOKEN, else ~/.config/nasperf/token)");
   cmd->add_flag("--no-progress", f.no_progress, "No live progress line");
   cmd->add_option("--link-speed", f.link_speed, "Link speed for line_rate_pct, e.g. 10gbit (when the NIC reports none, or a shaper sets the real rate)");
+  cmd->add_option("--window", f.window, "Fixed TCP socket buffers at both ends, e.g. 16MiB (default: 2 x bandwidth-delay product when autotuning falls short)");
   AddReportingFlags(cmd, f.reporting);
 }
 
@@ -278,6 +280,12 @@ absl::StatusOr<SenderOptions> MakeSenderOptions(const SenderFlags& f) {
     auto speed = ParseLinkSpeed(f.link_speed);
     if (!speed.ok()) UsageError(cmd, "--link-speed", speed.status().message());
     o.link_mbps = *speed;
+  }
+  if (!f.window.empty()) {
+    o.window_bytes = SizeFlag(cmd, "--window", f.window);
+    if (o.window_bytes < 64 * 1024 || o.window_bytes > (512ULL << 20)) {
+      UsageError(cmd, "--window", "must be between 64KiB and 512MiB");
+    }
   }
   auto token = LoadToken(f.token_file, /*generate_if_missing=*/false);
   if (!token.ok()) return token.status();
@@ -322,6 +330,40 @@ int RunSenderCommand(const SenderFlags& f) {
         outcome.status().message(), " (if the receiver serves TLS, pass --tls-ca)"));
   }
   return FinishSender(outcome, csv.get(), spool->get());
+}
+
+// ------------------------------------------------------------------ probe
+
+struct ProbeFlags {
+  std::string to, token_file, link_speed, tls_ca;
+};
+
+void AddProbe(CLI::App& app, ProbeFlags& f) {
+  auto* cmd = app.add_subcommand("probe", "Check the path to a receiver (MTU, path MTU, MSS, link); exit 1 on a problem");
+  cmd->add_option("to", f.to, "Receiver HOST[:PORT] (control port, default 7600)")->required();
+  cmd->add_option("--token-file", f.token_file, "File holding the receiver's token (else NASPERF_TOKEN, else ~/.config/nasperf/token)");
+  cmd->add_option("--link-speed", f.link_speed, "Link speed for the TCP ceiling when the NIC reports none, e.g. 10gbit");
+  cmd->add_option("--tls-ca", f.tls_ca, "PEM CA to trust when the receiver serves TLS");
+}
+
+int RunProbeCommand(const ProbeFlags& f) {
+  const std::string cmd = "probe";
+  ProbeOptions o;
+  o.to = AddressFlag(cmd, "to", f.to, 7600, false);
+  if (!f.link_speed.empty()) {
+    auto speed = ParseLinkSpeed(f.link_speed);
+    if (!speed.ok()) UsageError(cmd, "--link-speed", speed.status().message());
+    o.link_mbps = *speed;
+  }
+  auto token = LoadToken(f.token_file, /*generate_if_missing=*/false);
+  if (!token.ok()) return Fail(cmd, token.status());
+  o.token = token->token;
+  auto credentials = ClientCredentials({"", "", f.tls_ca});
+  if (!credentials.ok()) return Fail(cmd, credentials.status());
+  o.credentials = *credentials;
+  auto verdict = RunProbe(o, stdout);
+  if (!verdict.ok()) return Fail(cmd, verdict.status());
+  return *verdict;
 }
 
 // ------------------------------------------------------------------ collector
@@ -468,10 +510,12 @@ int main(int argc, char** argv) {
   DemoFlags demo_flags;
   CollectorFlags collector_flags;
   FlushFlags flush_flags;
+  ProbeFlags probe_flags;
   AddReceiver(app, receiver_flags);
   AddSender(app, sender_flags);
   AddCollector(app, collector_flags);
   AddFlush(app, flush_flags);
+  AddProbe(app, probe_flags);
   AddDemo(app, demo_flags);
   try {
     app.parse(argc, argv);
@@ -493,5 +537,6 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("demo")) return RunDemo(demo_flags);
   if (app.got_subcommand("collector")) return RunCollector(collector_flags);
   if (app.got_subcommand("flush")) return RunFlush(flush_flags);
+  if (app.got_subcommand("probe")) return RunProbeCommand(probe_flags);
   return kUsageError;
 }

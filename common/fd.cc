@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "absl/strings/cord.h"
@@ -207,6 +208,16 @@ void EnableKeepalive(int fd) {
   setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof count);
 }
 
+void SetSocketBuffer(int fd, int option, uint64_t bytes) {
+  // The kernel doubles the value to cover its bookkeeping, so about this much is
+  // left for data in flight.
+  int value = static_cast<int>(std::min<uint64_t>(bytes, INT32_MAX / 2));
+  int forced = option == SO_SNDBUF ? SO_SNDBUFFORCE : SO_RCVBUFFORCE;
+  if (setsockopt(fd, SOL_SOCKET, forced, &value, sizeof value) != 0) {
+    setsockopt(fd, SOL_SOCKET, option, &value, sizeof value);  // capped at [rw]mem_max
+  }
+}
+
 void SetReceiveTimeout(int fd, double seconds) {
   timeval tv{};
   tv.tv_sec = static_cast<time_t>(seconds);
@@ -214,7 +225,7 @@ void SetReceiveTimeout(int fd, double seconds) {
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
 }
 
-absl::StatusOr<Fd> ConnectTcp(const HostPort& where, double timeout_s) {
+absl::StatusOr<Fd> ConnectTcp(const HostPort& where, double timeout_s, uint32_t max_segment) {
   auto resolved = Resolve(where, /*passive=*/false);
   if (!resolved.ok()) return resolved.status();
   std::string name = FormatHostPort(where);
@@ -224,6 +235,10 @@ absl::StatusOr<Fd> ConnectTcp(const HostPort& where, double timeout_s) {
     if (!fd.valid()) {
       last = ErrnoStatus(errno, "socket");
       continue;
+    }
+    if (max_segment > 0) {
+      int mss = static_cast<int>(max_segment);
+      setsockopt(fd.get(), IPPROTO_TCP, TCP_MAXSEG, &mss, sizeof mss);
     }
     int rc = ::connect(fd.get(), ai->ai_addr, ai->ai_addrlen);
     if (rc != 0 && errno == EINPROGRESS) {

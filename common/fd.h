@@ -61,13 +61,18 @@ absl::StatusOr<Fd> ListenTcp(const HostPort& where, int backlog = 64);
 // The local port a bound socket got.
 absl::StatusOr<uint16_t> LocalPort(int fd);
 // Connects with a timeout; the socket returned is blocking, with TCP keepalive on.
-absl::StatusOr<Fd> ConnectTcp(const HostPort& where, double timeout_s);
+// max_segment > 0 caps the MSS (TCP_MAXSEG before connect): segments that fit a
+// path whose MTU is below what the interfaces announce.
+absl::StatusOr<Fd> ConnectTcp(const HostPort& where, double timeout_s, uint32_t max_segment = 0);
 // "addr:port" of the peer, or "?" when unknown.
 std::string PeerName(int fd);
 // TCP keepalive so a peer that vanished without a FIN is noticed in about 25 s.
 void EnableKeepalive(int fd);
 // This machine's host name, "unknown" when it has none.
 std::string LocalHostName();
+// Fixes a socket buffer (option SO_SNDBUF or SO_RCVBUF) at bytes, beyond
+// net.core.[rw]mem_max when privileged; this turns off the kernel's autotuning.
+void SetSocketBuffer(int fd, int option, uint64_t bytes);
 // Receive timeout for blocking reads; 0 = none.
 void SetReceiveTimeout(int fd, double seconds);
 

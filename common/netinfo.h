@@ -17,6 +17,7 @@ struct InterfaceFacts {
   std::string local_address;         // the source address the kernel picks toward the peer
   std::optional<uint32_t> mtu;
   std::optional<uint32_t> link_mbps; // absent when the driver does not say (veth, lo, Wi-Fi)
+  std::optional<uint32_t> max_link_mbps;  // the fastest mode the NIC supports (ethtool)
 };
 
 // The interface the kernel routes toward host (no packet is sent: a UDP connect).
@@ -28,6 +29,10 @@ absl::StatusOr<InterfaceFacts> InterfaceOwning(const std::string& local_address)
 absl::StatusOr<InterfaceFacts> InterfaceOfSocket(int fd);
 // TCP_MAXSEG of a connected TCP socket, when the kernel tells.
 std::optional<uint32_t> SocketMss(int fd);
+
+// The speed of one ethtool link mode (ETHTOOL_LINK_MODE_*_BIT), 0 for modes that
+// are not a plain Ethernet speed (pause, autoneg, FEC).
+uint32_t LinkModeMbps(int mode_bit);
 
 // TCP payload bytes per second, in MB/s, on Ethernet at link_mbps with this MTU:
 // each frame carries MTU - 20 (IPv4) - 20 (TCP) - 12 (timestamps) payload bytes and

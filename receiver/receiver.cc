@@ -16,6 +16,7 @@
 #include "common/grpc_auth.h"
 #include "common/log.h"
 #include "common/netinfo.h"
+#include "common/pmtu.h"
 #include "common/token.h"
 #include "common/units.h"
 #include "common/validate.h"
@@ -33,6 +34,7 @@ namespace {
 
 constexpr char kComponent[] = "receiver";
 constexpr int kMaxConnections = 256;
+constexpr uint64_t kMaxWindow = 512ULL << 20;  // socket buffers beyond this only waste memory
 
 class SocketSource : public ByteSource {
  public:
@@ -81,6 +83,12 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
     auto port = LocalPort(data_listener_.get());
     if (!port.ok()) return port.status();
     data_port_ = *port;
+    // Path MTU probes are a convenience: a receiver without them still serves.
+    if (auto responder = PmtuResponder::StartBesides(data_listener_.get()); responder.ok()) {
+      pmtu_responder_ = std::move(*responder);
+    } else {
+      Log(LogLevel::kWarning, kComponent, "no path MTU probes: %s", responder.status().message());
+    }
 
     grpc::ServerBuilder builder;
     std::string host = options_.listen.host.empty() ? "0.0.0.0" : options_.listen.host;
@@ -115,6 +123,7 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
     }
     ::shutdown(data_listener_.get(), SHUT_RDWR);
     if (accept_thread_.joinable()) accept_thread_.join();
+    pmtu_responder_.reset();
     {
       absl::MutexLock lock(&conn_mu_);
       for (int fd : conn_fds_) ::shutdown(fd, SHUT_RDWR);
@@ -141,6 +150,7 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
     for (WriteMode mode : target_->write_modes()) reply->add_write_modes(WriteModeName(mode));
     reply->set_data_port(data_port_);
     reply->set_max_size(options_.max_size);
+    if (pmtu_responder_) reply->set_probe_port(pmtu_responder_->port());
     if (auto facts = InterfaceToward(PeerHost(*context)); facts.ok() && facts->mtu) {
       reply->set_mtu(*facts->mtu);
     }
@@ -198,6 +208,9 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
     }
     if (request.sender_host().size() > 255) return absl::InvalidArgumentError("sender host too long");
     if (request.size() == 0) return absl::InvalidArgumentError("size must be positive");
+    if (request.window_bytes() > kMaxWindow) {
+      return absl::InvalidArgumentError(absl::StrCat("window above ", FormatSize(kMaxWindow)));
+    }
     if (options_.max_size > 0 && request.size() > options_.max_size) {
       return absl::InvalidArgumentError(absl::StrCat(
           "size ", FormatSize(request.size()), " is above this receiver's --max-size ",
@@ -294,9 +307,13 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
     uint8_t header_bytes[kHeaderSize];
     absl::StatusOr<size_t> got = ReadFull(fd, header_bytes, sizeof header_bytes, "read header");
     if (!got.ok()) return Refuse(peer, got.status().message());
+    if (*got == 0) {
+      // The sender's path check connects only to learn the MSS; not an attack.
+      Log(LogLevel::kDebug, kComponent, "data connection from %s closed without a header", peer);
+      return;
+    }
     if (*got < kHeaderSize) {
-      return Refuse(peer, *got == 0 ? "closed before sending a header"
-                                    : absl::StrCat("truncated header (", *got, " of ", kHeaderSize, " bytes)"));
+      return Refuse(peer, absl::StrCat("truncated header (", *got, " of ", kHeaderSize, " bytes)"));
     }
     absl::StatusOr<DataHeader> header = DecodeHeader(header_bytes, sizeof header_bytes);
     if (!header.ok()) return Refuse(peer, header.status().message());
@@ -329,9 +346,12 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
     if (auto facts = InterfaceOfSocket(fd); facts.ok()) {
       if (facts->mtu) report.set_mtu(*facts->mtu);
       link_mbps = facts->link_mbps;
-      if (link_mbps) report.set_link_mbps(*link_mbps);
     }
+    if (request.link_mbps() > 0) link_mbps = request.link_mbps();  // the sender's --link-speed
+    if (link_mbps) report.set_link_mbps(*link_mbps);
+    if (request.path_mtu() > 0) report.set_path_mtu(request.path_mtu());
     if (auto mss = SocketMss(fd)) report.set_mss(*mss);
+    if (request.window_bytes() > 0) SetSocketBuffer(fd, SO_RCVBUF, request.window_bytes());
 
     std::unique_ptr<BlockWriter> writer;
     std::string file_name;
@@ -394,7 +414,8 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
 
     FillFigures(result, accepted_ns, &report);
     if (link_mbps && report.has_mb_per_s() && report.has_mtu()) {
-      report.set_line_rate_pct(100 * report.mb_per_s() / TcpGoodputCeilingMBps(*link_mbps, report.mtu()));
+      const uint32_t mtu = report.has_path_mtu() ? std::min(report.mtu(), report.path_mtu()) : report.mtu();
+      report.set_line_rate_pct(100 * report.mb_per_s() / TcpGoodputCeilingMBps(*link_mbps, mtu));
     }
     switch (result.end) {
       case PipelineEnd::kOk: Count(&ReceiverCounters::ok); break;
@@ -465,6 +486,7 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
   TransferTable table_;
   Fd data_listener_;
   uint16_t data_port_ = 0;
+  std::unique_ptr<PmtuResponder> pmtu_responder_;
   uint16_t control_port_ = 0;
   std::unique_ptr<grpc::Server> server_;
   std::thread accept_thread_;

@@ -26,6 +26,7 @@
 #include "common/token.h"
 #include "common/units.h"
 #include "common/verdict.h"
+#include "sender/path_check.h"
 #include "sender/receiver_client.h"
 #include "sender/stream_pusher.h"
 
@@ -103,9 +104,8 @@ struct LoopContext {
   std::string run_id;
   std::string local_host;
   uint64_t length = 0;
-  std::optional<uint32_t> mtu;        // this side's interface toward the receiver
-  std::optional<uint32_t> link_mbps;  // --link-speed, else what the NIC says
-  std::optional<uint32_t> path_mtu_for_ceiling;  // min(local, receiver) MTU
+  PathFacts path = {};
+  uint64_t window_bytes = 0;          // --window, or sized to the path; 0 = autotuning
 };
 
 StreamResult RunStream(const LoopContext& loop, int iteration, bool warmup, int stream,
@@ -126,8 +126,9 @@ StreamResult RunStream(const LoopContext& loop, int iteration, bool warmup, int 
   row.set_sync_policy(o.sync_policy);
   row.set_warmup(warmup);
   row.set_status("failed");
-  if (loop.mtu) row.set_mtu(*loop.mtu);
-  if (loop.link_mbps) row.set_link_mbps(*loop.link_mbps);
+  if (loop.path.mtu) row.set_mtu(*loop.path.mtu);
+  if (loop.path.path_mtu) row.set_path_mtu(*loop.path.path_mtu);
+  if (loop.path.link_mbps) row.set_link_mbps(*loop.path.link_mbps);
 
   proto::OpenTransferRequest request;
   request.set_run_id(loop.run_id);
@@ -138,6 +139,9 @@ StreamResult RunStream(const LoopContext& loop, int iteration, bool warmup, int 
   request.set_write_mode(o.write_mode);
   request.set_sync_policy(o.sync_policy);
   request.set_cleanup(o.cleanup);
+  if (loop.path.path_mtu) request.set_path_mtu(*loop.path.path_mtu);
+  request.set_link_mbps(o.link_mbps);
+  request.set_window_bytes(loop.window_bytes);
   request.set_checksum(o.verify);
   request.set_warmup(warmup);
   request.set_interval_s(o.interval_s);
@@ -172,6 +176,8 @@ StreamResult RunStream(const LoopContext& loop, int iteration, bool warmup, int 
   push.checksum = o.verify;
   push.interval_s = o.interval_s;
   push.progress = progress;
+  push.window_bytes = loop.window_bytes;
+  push.max_segment = PathMaxSegment(loop.path);
   PushResult r = PushNative(target, *source, push);
 
   row.set_transfer_id(open->transfer_id());
@@ -216,10 +222,7 @@ StreamResult RunStream(const LoopContext& loop, int iteration, bool warmup, int 
   row.set_first_byte_s(NanosToSeconds(r.first_byte_ns - r.start_ns));
   row.set_write_s(NanosToSeconds(r.last_byte_ns - r.first_byte_ns));
   row.set_sync_s(NanosToSeconds(r.ack_ns - r.last_byte_ns));
-  if (loop.link_mbps && loop.path_mtu_for_ceiling) {
-    row.set_line_rate_pct(100 * row.mb_per_s() /
-                          TcpGoodputCeilingMBps(*loop.link_mbps, *loop.path_mtu_for_ceiling));
-  }
+  if (auto ceiling = loop.path.CeilingMBps()) row.set_line_rate_pct(100 * row.mb_per_s() / *ceiling);
   double source_pct = Pct(r.source_ns, duration);
   if (source->sendfile_fd() < 0 || o.verify) row.set_source_wait_pct(source_pct);
   int64_t receiver_span = t.durable_ns > 0 ? static_cast<int64_t>(t.durable_ns) : duration;
@@ -308,33 +311,21 @@ absl::StatusOr<SenderOutcome> RunSender(const SenderOptions& options, ReportSink
       FormatHostPort(options.to), hello->target(),
       hello->target() == "discard" ? "" : absl::StrCat(", ", FormatSize(hello->free_bytes()), " free"),
       absl::StrJoin(hello->write_modes(), "/")));
-  auto facts = InterfaceToward(options.to.host);
-  if (facts.ok()) {
-    loop.mtu = facts->mtu;
-    loop.link_mbps = facts->link_mbps;
+  auto path = CheckPath(options.to, *hello, options.link_mbps);
+  if (!path.ok()) return path.status();
+  loop.path = *path;
+  loop.window_bytes = options.window_bytes > 0 ? options.window_bytes : AutoWindowBytes(loop.path);
+  console.Line(PathLine(loop.path));
+  for (const std::string& warning : PathWarnings(loop.path)) {
+    Log(LogLevel::kWarning, kComponent, "%s", warning);
   }
-  if (options.link_mbps > 0) loop.link_mbps = options.link_mbps;
-  if (loop.mtu) {
-    loop.path_mtu_for_ceiling = hello->has_mtu() ? std::min(*loop.mtu, hello->mtu()) : *loop.mtu;
+  if (uint32_t mss = PathMaxSegment(loop.path)) {
+    console.Line(absl::StrFormat("mss: data connections capped at %d bytes to fit the path MTU %d",
+                                 mss, *loop.path.path_mtu));
   }
-  auto show = [](const std::optional<uint32_t>& v, const char* unit) {
-    return v ? absl::StrCat(*v, unit) : std::string("unknown");
-  };
-  console.Line(absl::StrFormat(
-      "path: %s via %s (%s), MTU %s, link %s%s; receiver MTU %s%s",
-      FormatHostPort(options.to), facts.ok() ? facts->name : "?", facts.ok() ? facts->local_address : "?",
-      show(loop.mtu, ""), show(loop.link_mbps, " Mb/s"),
-      options.link_mbps > 0 ? " (--link-speed)" : "",
-      hello->has_mtu() ? absl::StrCat(hello->mtu()) : "unknown",
-      loop.link_mbps && loop.path_mtu_for_ceiling
-          ? absl::StrFormat(", TCP ceiling %.0f MB/s",
-                            TcpGoodputCeilingMBps(*loop.link_mbps, *loop.path_mtu_for_ceiling))
-          : ""));
-  if (loop.mtu && hello->has_mtu() && *loop.mtu != hello->mtu()) {
-    Log(LogLevel::kWarning, kComponent,
-        "MTU mismatch: %d here, %d on the receiver; frames above %d bytes cannot be used end to "
-        "end - set the same MTU on both NICs (and the switch ports between them)",
-        *loop.mtu, hello->mtu(), std::min(*loop.mtu, hello->mtu()));
+  if (loop.window_bytes > 0) {
+    console.Line(absl::StrFormat("window: %s socket buffers (%s)", FormatSize(loop.window_bytes),
+                                 options.window_bytes > 0 ? "--window" : "2 x bandwidth-delay product"));
   }
   console.Line(absl::StrFormat(
       "run %s%s: %d x %s%s, %d stream%s, write %s, sync %s%s", loop.run_id,

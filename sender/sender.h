@@ -38,6 +38,7 @@ struct SenderOptions {
   double interval_s = 1.0;
   bool progress = false;            // live progress line (a TTY)
   uint32_t link_mbps = 0;           // --link-speed: overrides what the NIC reports (veth, shaping)
+  uint64_t window_bytes = 0;        // --window: fixed socket buffers; 0 = sized to the path
   std::shared_ptr<grpc::ChannelCredentials> credentials;  // TLS toward the receiver; null = plain
 };
 

@@ -106,13 +106,14 @@ PushResult PushNative(const PushTarget& target, PayloadSource& source, const Pus
   PushResult result;
   result.start_wall_ns = WallNanos();
   result.start_ns = MonoNanos();
-  absl::StatusOr<Fd> connected = ConnectTcp(target.data, 10);
+  absl::StatusOr<Fd> connected = ConnectTcp(target.data, 10, options.max_segment);
   if (!connected.ok()) {
     result.status = connected.status();
     return result;
   }
   Fd sock = std::move(*connected);
   result.mss = SocketMss(sock.get());
+  if (options.window_bytes > 0) SetSocketBuffer(sock.get(), SO_SNDBUF, options.window_bytes);
 
   DataHeader header;
   header.transfer_id = target.transfer_id;

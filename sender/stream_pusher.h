@@ -48,6 +48,8 @@ struct PushOptions {
   double interval_s = 0;
   double ack_timeout_s = 1800;   // a 45 GB flush onto a slow array takes minutes
   std::atomic<uint64_t>* progress = nullptr;  // bytes sent so far, for the console
+  uint64_t window_bytes = 0;     // fixed send buffer; 0 = kernel autotuning
+  uint32_t max_segment = 0;      // MSS cap for a path narrower than the interfaces; 0 = none
 };
 
 struct PushResult {

@@ -125,3 +125,41 @@ free_port() {
   port_free() { ! (exec 3<>/dev/tcp/127.0.0.1/"$port") 2>/dev/null; }
   wait_for "port $port to be free" 10 port_free
 }
+
+# ---- the namespace lab (scripts/lab.sh), root only
+LAB_SH=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../scripts" && pwd)/lab.sh
+
+# lab_up [lab.sh up flags...]: a lab with this test's own namespaces, torn down on
+# exit; sets NAS_IP, CLIENT_IP, CACHE, ARRAY, MTU, RATE_MBPS from its state file.
+lab_up() {
+  need_root "network namespaces, tc and loop devices"
+  command -v tc >/dev/null || skip "tc (iproute2) is not installed"
+  export NASPERF_LAB=t$$
+  CLEANUPS+=("'$LAB_SH' down >/dev/null 2>&1")
+  "$LAB_SH" up "$@" >"$T/lab.log" 2>&1 || fail "lab.sh up $*: $(cat "$T/lab.log")"
+  # shellcheck disable=SC1090
+  . "/run/nasperf-lab/$NASPERF_LAB/env"
+}
+
+on_client() { "$LAB_SH" client -- "$@"; }
+on_nas() { "$LAB_SH" nas -- "$@"; }
+
+# lab_receiver NAME [receiver flags...]: a receiver on the lab's NAS; sets
+# ${NAME}_PID and ${NAME}_PORT like start_receiver.
+lab_receiver() {
+  local name=$1; shift
+  local portfile=$T/$name.ports
+  "$LAB_SH" nas -- "$NASPERF" receiver --listen "$NAS_IP:0" --port-file "$portfile" "$@" >"$T/$name.log" 2>&1 &
+  local pid=$!
+  PIDS+=("$pid")
+  wait_for "receiver $name to listen on the lab NAS" 20 test -s "$portfile"
+  printf -v "${name}_PID" '%s' "$pid"
+  printf -v "${name}_PORT" '%s' "$(sed -n 's/^control=//p' "$portfile")"
+}
+
+# csv_role_all FILE ROLE COLUMN VALUE: every row of ROLE has COLUMN = VALUE.
+csv_role_all() {
+  local file=$1 role=$2 col=$3 want=$4 got
+  got=$(csv_role_col "$file" "$role" "$col" | sort -u)
+  [ "$got" = "$want" ] || fail "$role $col: expected $want on every row, got: $(echo $got)"
+}

@@ -27,6 +27,9 @@ expect() {
 expect bad_size 2 '--size' -- "$NASPERF" sender --to x --size 45XB
 expect unknown_flag 2 '--bogus' -- "$NASPERF" sender --to x --size 1MiB --bogus
 expect unknown_flag_rx 2 '--bogus' -- "$NASPERF" receiver --target "$T" --bogus
+expect small_window 2 '--window' -- "$NASPERF" sender --to x --size 1MiB --window 1KiB
+expect probe_no_host 2 'to' -- "$NASPERF" probe
+expect probe_bad_speed 2 '--link-speed' -- "$NASPERF" probe 127.0.0.1 --link-speed fast
 
 # No token: NASPERF_TOKEN unset and a HOME without ~/.config/nasperf/token (both an
 # empty directory and an empty HOME variable).
@@ -45,6 +48,8 @@ port_closed() { ! (exec 3<>"/dev/tcp/127.0.0.1/$gone_PORT") 2>/dev/null; }
 wait_for "port $gone_PORT to close" 10 port_closed
 expect unreachable 1 'unreachable' -- \
   "$NASPERF" sender --to 127.0.0.1:"$gone_PORT" --size 1MiB --out "$T/o3" --no-progress
+
+expect probe_unreachable 1 'unreachable' -- "$NASPERF" probe 127.0.0.1:"$gone_PORT"
 
 expect no_target nonzero '/nonexistent' -- "$NASPERF" receiver --target /nonexistent --listen 127.0.0.1:0
 echo "ok: every command-line mistake gave one line and the right exit status"

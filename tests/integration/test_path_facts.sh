@@ -13,6 +13,7 @@ lo_mtu=$(cat /sys/class/net/lo/mtu)
 csv=$T/plain/transfers.csv
 for role in sender receiver; do
   [ "$(csv_role_col "$csv" $role mtu)" = "$lo_mtu" ] || fail "$role mtu is not lo's $lo_mtu"
+  [ "$(csv_role_col "$csv" $role path_mtu)" = "$lo_mtu" ] || fail "$role path_mtu is not lo's $lo_mtu"
   [ -n "$(csv_role_col "$csv" $role mss)" ] || fail "$role mss is empty"
   [ -z "$(csv_role_col "$csv" $role link_mbps)" ] || fail "$role link_mbps should be empty (unknown), not a guess"
   [ -z "$(csv_role_col "$csv" $role line_rate_pct)" ] || fail "$role line_rate_pct without a link speed"
@@ -32,6 +33,13 @@ want=$(awk -v r="$rate" -v m="$lo_mtu" 'BEGIN { printf "%.1f", 100 * r / (100000
 awk -v a="$pct" -v b="$want" 'BEGIN { d = a - b; exit !(d < 0.15 && d > -0.15) }' \
   || fail "line_rate_pct $pct, expected $want for $rate MB/s"
 grep -q "TCP ceiling" "$T/rated.log" || fail "no TCP ceiling on the console"
+# --window fixes the socket buffers at both ends and says so.
+"$NASPERF" sender --to 127.0.0.1:"$rx_PORT" --size 16MiB --runs 1 --window 8MiB --out "$T/window" \
+  --no-progress >"$T/window.log" 2>&1 || fail "sender with --window failed: $(tail -3 "$T/window.log")"
+grep -q "window: 8.00 MiB socket buffers (--window)" "$T/window.log" || fail "no window line: $(head -4 "$T/window.log")"
+# The probe alone, on loopback: a clean path.
+"$NASPERF" probe 127.0.0.1:"$rx_PORT" >"$T/probe.log" 2>&1 || fail "probe on loopback exited $?: $(cat "$T/probe.log")"
+grep -Eq "path MTU +$lo_mtu " "$T/probe.log" || fail "probe path MTU on loopback: $(cat "$T/probe.log")"
 "$NASPERF" sender --to 127.0.0.1:"$rx_PORT" --size 1MiB --link-speed fast 2>"$T/bad.err" && fail "--link-speed fast accepted"
 [ "$(wc -l <"$T/bad.err")" -eq 1 ] && grep -q -- "--link-speed" "$T/bad.err" || fail "bad --link-speed error: $(cat "$T/bad.err")"
 echo "ok: mtu/mss on both roles, unknown link empty, line_rate_pct $pct against --link-speed"

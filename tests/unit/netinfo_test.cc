@@ -1,5 +1,7 @@
 #include "common/netinfo.h"
 
+#include <linux/ethtool.h>
+
 #include "gtest/gtest.h"
 
 namespace nasperf {
@@ -24,6 +26,21 @@ TEST(InterfaceFacts, LoopbackIsFoundWithItsMtu) {
 
 TEST(InterfaceFacts, UnknownAddressIsNotFound) {
   EXPECT_TRUE(absl::IsNotFound(InterfaceOwning("203.0.113.254").status()));
+}
+
+TEST(LinkModes, SpeedsOfCommonModesAndNoneForFlags) {
+  EXPECT_EQ(LinkModeMbps(ETHTOOL_LINK_MODE_1000baseT_Full_BIT), 1000u);
+  EXPECT_EQ(LinkModeMbps(ETHTOOL_LINK_MODE_2500baseT_Full_BIT), 2500u);
+  EXPECT_EQ(LinkModeMbps(ETHTOOL_LINK_MODE_10000baseT_Full_BIT), 10000u);
+  EXPECT_EQ(LinkModeMbps(ETHTOOL_LINK_MODE_25000baseSR_Full_BIT), 25000u);
+  EXPECT_EQ(LinkModeMbps(ETHTOOL_LINK_MODE_Autoneg_BIT), 0u);
+  EXPECT_EQ(LinkModeMbps(ETHTOOL_LINK_MODE_Pause_BIT), 0u);
+}
+
+TEST(InterfaceFacts, LoopbackHasNoNicMaximum) {
+  auto facts = InterfaceOwning("127.0.0.1");
+  ASSERT_TRUE(facts.ok()) << facts.status();
+  EXPECT_FALSE(facts->max_link_mbps.has_value());  // lo has no link modes: no warning to give
 }
 
 }  // namespace

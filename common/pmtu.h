@@ -1,0 +1,62 @@
+// Path MTU discovery with don't-fragment UDP probes (DESIGN.md section 6): the
+// receiver runs a PmtuResponder that echoes a small acknowledgement for each probe;
+// the sender binary-searches the largest datagram that arrives whole. A responder
+// owns one thread; ProbePathMtu blocks its caller and is safe to call concurrently.
+#ifndef NASPERF_COMMON_PMTU_H_
+#define NASPERF_COMMON_PMTU_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "absl/status/statusor.h"
+#include "common/fd.h"
+
+namespace nasperf {
+
+// Answers probes on a UDP port. Replies are 20 bytes, never larger than the probe
+// that caused them, so the port cannot be used to amplify traffic.
+class PmtuResponder {
+ public:
+  // Binds UDP on the address and port a listening TCP socket has (the data port).
+  static absl::StatusOr<std::unique_ptr<PmtuResponder>> StartBesides(int tcp_listener);
+  ~PmtuResponder();
+  uint16_t port() const { return port_; }
+
+ private:
+  PmtuResponder(Fd socket, uint16_t port);
+  void Loop();
+
+  Fd socket_;
+  uint16_t port_;
+  std::atomic<bool> stopping_{false};
+  std::thread thread_;
+};
+
+struct PathMtuProbe {
+  // The largest IP packet (headers included) that reached the responder with DF
+  // set; absent when not even the smallest probe got an answer.
+  std::optional<uint32_t> path_mtu;
+  double rtt_ms = 0;          // the fastest round trip seen
+  bool icmp_seen = false;     // a router said "fragmentation needed"
+  int probes_sent = 0;
+};
+
+struct PathMtuOptions {
+  uint32_t local_mtu = 1500;  // upper bound of the search (the interface MTU)
+  double first_timeout_s = 0.5;  // per try, until the first answer gives an RTT
+  int tries = 2;              // per size, before a size counts as lost
+};
+
+// Binary search between 1280 (or local_mtu, if lower) and local_mtu. A probe that
+// gets no answer counts as too big; an ICMP "fragmentation needed" (seen as
+// EMSGSIZE) lowers the bound to what the router said. Errors only when the socket
+// cannot be made; an unanswered port yields an empty path_mtu.
+absl::StatusOr<PathMtuProbe> ProbePathMtu(const HostPort& responder, const PathMtuOptions& options);
+
+}  // namespace nasperf
+
+#endif  // NASPERF_COMMON_PMTU_H_

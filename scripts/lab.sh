@@ -1,0 +1,229 @@
+#!/usr/bin/env bash
+# A NAS lab on one machine (root): network namespaces for a client, a router hop
+# and a NAS, veth links with chosen MTUs, tc shaping to a chosen rate (with optional
+# netem delay/loss), and two targets on the NAS side: a fast "cache" (loop-mounted
+# ext4) and a slow "array" (loop-mounted ext4 under a cgroup v1 blkio write
+# throttle; use it with --write-mode direct). Addresses come from 198.18.0.0/15,
+# the range reserved for benchmarking.
+#
+#   scripts/lab.sh up [--mtu 9000] [--hop-mtu N | --switch-mtu N] [--rate 10gbit] [--delay 2ms]
+#                     [--loss 0.1%] [--array-rate 150MB] [--disk-size 4G]
+#   scripts/lab.sh status | down
+#   scripts/lab.sh shape RATE         change the link rate of a lab that is up
+#   scripts/lab.sh nas -- CMD...      run CMD on the NAS (in its namespace and cgroup)
+#   scripts/lab.sh client -- CMD...   run CMD on the client
+#
+# client 198.18.0.11 (eth0) -- (toclient) 198.18.0.1 hop 198.18.1.1 (tonas) -- (eth0) 198.18.1.10 nas
+# The hop forwards like a router: with --hop-mtu below --mtu it answers too-big
+# packets with ICMP "fragmentation needed", as a router between two jumbo segments
+# with a standard-MTU link would. With --switch-mtu the hop's port toward the client
+# drops bigger frames without a word, as a switch port left at 1500 does. The shaper sits on the client's eth0 (its NIC rate).
+# NASPERF_LAB=NAME runs a second lab beside the first (tests use their own names).
+set -euo pipefail
+
+LAB=${NASPERF_LAB:-nplab}
+STATE=/run/nasperf-lab/$LAB      # mount points and the state file
+IMAGES=/var/tmp/nasperf-lab/$LAB  # sparse disk images (not /run: often a small tmpfs)
+CLIENT_NS=$LAB-client HOP_NS=$LAB-hop NAS_NS=$LAB-nas
+CLIENT_IP=198.18.0.11 NAS_IP=198.18.1.10
+CGROUP=/sys/fs/cgroup/blkio/nasperf-lab-$LAB
+
+die() { echo "lab.sh: $*" >&2; exit 1; }
+need_root() { [ "$(id -u)" -eq 0 ] || die "needs root (network namespaces, tc, loop devices, cgroups)"; }
+is_up() { [ -f "$STATE/env" ]; }
+
+# "150MB", "150MiB", "1.5GB" or plain bytes per second -> bytes per second.
+bytes_per_s() {
+  awk -v s="$1" 'BEGIN {
+    n = s + 0; u = s; sub(/^[0-9.]+/, "", u); sub(/\/s$/, "", u)
+    m["" ] = 1; m["B"] = 1; m["K"] = 1e3; m["KB"] = 1e3; m["M"] = 1e6; m["MB"] = 1e6; m["G"] = 1e9; m["GB"] = 1e9
+    m["KiB"] = 1024; m["MiB"] = 1048576; m["GiB"] = 1073741824
+    if (!(u in m) || n <= 0) exit 1
+    printf "%d\n", n * m[u] }' || die "cannot read the rate \"$1\" (e.g. 150MB, 100MiB)"
+}
+
+# tc rate ("10gbit", "500mbit") -> bits per second, for the shaper's burst.
+bits_per_s() {
+  awk -v s="$1" 'BEGIN {
+    n = s + 0; u = tolower(s); sub(/^[0-9.]+/, "", u)
+    m["bit"] = 1; m["kbit"] = 1e3; m["mbit"] = 1e6; m["gbit"] = 1e9
+    if (!(u in m) || n <= 0) exit 1
+    printf "%d\n", n * m[u] }' || die "cannot read the link rate \"$1\" (e.g. 10gbit, 2500mbit)"
+}
+
+# shaper add|change RATE: the client's NIC rate. A burst of 1 ms at the rate (at
+# least 256 KiB) keeps 64 KiB GSO packets whole; the queue absorbs 20 ms.
+shaper() {
+  local rate_bits burst
+  rate_bits=$(bits_per_s "$2")
+  burst=$(( rate_bits / 8 / 1000 ))
+  [ "$burst" -ge 262144 ] || burst=262144
+  ip netns exec "$CLIENT_NS" tc qdisc "$1" dev eth0 root tbf rate "$2" burst "$burst" latency 20ms
+}
+
+# shape RATE: a new link rate without tearing the lab down.
+shape() {
+  [ $# -eq 1 ] || die "usage: scripts/lab.sh shape RATE (e.g. 1gbit)"
+  is_up || die "lab $LAB is down (scripts/lab.sh up first)"
+  shaper change "$1"
+  sed -i -e "s/^RATE=.*/RATE=$1/" -e "s/^RATE_MBPS=.*/RATE_MBPS=$(( $(bits_per_s "$1") / 1000000 ))/" "$STATE/env"
+  echo "lab $LAB: link $1"
+}
+
+up() {
+  local mtu=9000 hop_mtu="" switch_mtu="" rate=10gbit delay="" loss="" array_rate=150MB disk_size=4G
+  while [ $# -gt 0 ]; do
+    case $1 in
+      --mtu) mtu=$2; shift 2 ;;
+      --hop-mtu) hop_mtu=$2; shift 2 ;;
+      --switch-mtu) switch_mtu=$2; shift 2 ;;
+      --rate) rate=$2; shift 2 ;;
+      --delay) delay=$2; shift 2 ;;
+      --loss) loss=$2; shift 2 ;;
+      --array-rate) array_rate=$2; shift 2 ;;
+      --disk-size) disk_size=$2; shift 2 ;;
+      *) die "unknown option $1 (see the top of scripts/lab.sh)" ;;
+    esac
+  done
+  hop_mtu=${hop_mtu:-$mtu}
+  switch_mtu=${switch_mtu:-$mtu}
+  for m in "$mtu" "$hop_mtu" "$switch_mtu"; do
+    [[ "$m" =~ ^[0-9]+$ ]] && [ "$m" -ge 1280 ] && [ "$m" -le 65535 ] || die "MTU $m is not between 1280 and 65535"
+  done
+  local rate_bits array_bps
+  rate_bits=$(bits_per_s "$rate")
+  array_bps=$(bytes_per_s "$array_rate")
+  is_up && die "lab $LAB is already up (scripts/lab.sh down first)"
+  [ -d /sys/fs/cgroup/blkio ] || die "no cgroup v1 blkio hierarchy at /sys/fs/cgroup/blkio (the slow array needs it)"
+  mkdir -p "$STATE" "$IMAGES"
+  trap 'echo "lab.sh: set-up failed, tearing down" >&2; down >/dev/null 2>&1 || true' ERR
+
+  for ns in "$CLIENT_NS" "$HOP_NS" "$NAS_NS"; do ip netns add "$ns"; ip -n "$ns" link set lo up; done
+  ip link add eth0 netns "$CLIENT_NS" mtu "$mtu" type veth peer name toclient netns "$HOP_NS" mtu "$switch_mtu"
+  ip link add eth0 netns "$NAS_NS" mtu "$mtu" type veth peer name tonas netns "$HOP_NS" mtu "$hop_mtu"
+  ip -n "$CLIENT_NS" addr add $CLIENT_IP/24 dev eth0
+  ip -n "$HOP_NS" addr add 198.18.0.1/24 dev toclient
+  ip -n "$HOP_NS" addr add 198.18.1.1/24 dev tonas
+  ip -n "$NAS_NS" addr add $NAS_IP/24 dev eth0
+  for pair in "$CLIENT_NS eth0" "$HOP_NS toclient" "$HOP_NS tonas" "$NAS_NS eth0"; do
+    set -- $pair; ip -n "$1" link set "$2" up
+  done
+  ip -n "$CLIENT_NS" route add default via 198.18.0.1
+  ip -n "$NAS_NS" route add default via 198.18.1.1
+  ip netns exec "$HOP_NS" sysctl -qw net.ipv4.ip_forward=1
+
+  shaper add "$rate"
+  if [ -n "$delay$loss" ]; then
+    ip netns exec "$HOP_NS" tc qdisc add dev tonas root netem limit 100000 \
+      ${delay:+delay "$delay"} ${loss:+loss "$loss"}
+  fi
+
+  local img
+  for disk in cache array; do
+    img=$IMAGES/$disk.img
+    truncate -s "$disk_size" "$img"
+    mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$img"
+    losetup -f --show "$img" >"$STATE/$disk.dev"
+    mkdir -p "$STATE/$disk"
+    # discard: deleted test files give their blocks back to the sparse image
+    mount -o discard "$(cat "$STATE/$disk.dev")" "$STATE/$disk"
+  done
+  mkdir -p "$CGROUP"
+  local majmin
+  majmin=$(lsblk -dno MAJ:MIN "$(cat "$STATE/array.dev")" | tr -d ' ')
+  echo "$majmin $array_bps" >"$CGROUP/blkio.throttle.write_bps_device"
+
+  cat >"$STATE/env" <<EOF
+LAB=$LAB
+MTU=$mtu
+HOP_MTU=$hop_mtu
+SWITCH_MTU=$switch_mtu
+RATE=$rate
+RATE_MBPS=$((rate_bits / 1000000))
+DELAY=$delay
+LOSS=$loss
+ARRAY_BPS=$array_bps
+CLIENT_IP=$CLIENT_IP
+NAS_IP=$NAS_IP
+CACHE=$STATE/cache
+ARRAY=$STATE/array
+EOF
+  trap - ERR
+  echo "lab $LAB up: client $CLIENT_IP -- hop -- nas $NAS_IP, MTU $mtu (switch $switch_mtu, hop $hop_mtu), link $rate${delay:+, delay $delay}${loss:+, loss $loss}"
+  echo "  cache: $STATE/cache (ext4 on $(cat "$STATE/cache.dev"))"
+  echo "  array: $STATE/array (ext4 on $(cat "$STATE/array.dev"), writes throttled to $array_rate/s; use --write-mode direct)"
+  echo "next:"
+  echo "  scripts/lab.sh nas -- nasperf receiver --target $STATE/cache &"
+  echo "  scripts/lab.sh client -- nasperf sender --to $NAS_IP --size 4GiB --runs 5 --link-speed $rate"
+}
+
+down() {
+  local ns pid dev
+  for ns in "$CLIENT_NS" "$HOP_NS" "$NAS_NS"; do
+    if ip netns list | grep -qw "^$ns"; then
+      for pid in $(ip netns pids "$ns" 2>/dev/null); do kill "$pid" 2>/dev/null || true; done
+    fi
+  done
+  # Processes get a moment to finish (a receiver removes its files on SIGTERM).
+  for _ in $(seq 50); do
+    local left=0
+    for ns in "$CLIENT_NS" "$HOP_NS" "$NAS_NS"; do
+      ip netns list | grep -qw "^$ns" && [ -n "$(ip netns pids "$ns" 2>/dev/null)" ] && left=1
+    done
+    [ $left -eq 0 ] && break
+    sleep 0.1
+  done
+  for ns in "$CLIENT_NS" "$HOP_NS" "$NAS_NS"; do
+    for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -9 "$pid" 2>/dev/null || true; done
+    ip netns del "$ns" 2>/dev/null || true
+  done
+  for disk in cache array; do
+    mountpoint -q "$STATE/$disk" 2>/dev/null && umount "$STATE/$disk"
+    if [ -f "$STATE/$disk.dev" ]; then
+      dev=$(cat "$STATE/$disk.dev")
+      losetup -d "$dev" 2>/dev/null || true
+    fi
+  done
+  if [ -d "$CGROUP" ]; then
+    for pid in $(cat "$CGROUP/cgroup.procs" 2>/dev/null); do kill -9 "$pid" 2>/dev/null || true; done
+    rmdir "$CGROUP" 2>/dev/null || true
+  fi
+  rm -rf "$STATE" "$IMAGES"
+  echo "lab $LAB down"
+}
+
+status() {
+  is_up || { echo "lab $LAB is down"; return 1; }
+  # shellcheck disable=SC1091
+  . "$STATE/env"
+  echo "lab $LAB up: MTU $MTU (switch $SWITCH_MTU, hop $HOP_MTU), link $RATE${DELAY:+, delay $DELAY}${LOSS:+, loss $LOSS}"
+  echo "  client $CLIENT_IP: $(ip -n "$CLIENT_NS" -o link show eth0 | grep -o 'mtu [0-9]*')"
+  echo "  nas    $NAS_IP: $(ip -n "$NAS_NS" -o link show eth0 | grep -o 'mtu [0-9]*')"
+  echo "  shaper: $(ip netns exec "$CLIENT_NS" tc qdisc show dev eth0 | head -1)"
+  df -h --output=target,size,avail "$CACHE" "$ARRAY" | sed 's/^/  /'
+  echo "  array throttle: $(cat "$CGROUP/blkio.throttle.write_bps_device") (bytes/s)"
+}
+
+run_in() {
+  local where=$1; shift
+  [ "${1:-}" = "--" ] && shift
+  [ $# -gt 0 ] || die "$where: give a command after --"
+  is_up || die "lab $LAB is down (scripts/lab.sh up first)"
+  if [ "$where" = nas ]; then
+    # Into the throttle's cgroup first, so the array's limit applies to CMD.
+    echo $$ >"$CGROUP/cgroup.procs"
+    exec ip netns exec "$NAS_NS" "$@"
+  fi
+  exec ip netns exec "$CLIENT_NS" "$@"
+}
+
+command=${1:-}
+[ $# -gt 0 ] && shift
+case $command in
+  up) need_root; up "$@" ;;
+  down) need_root; down ;;
+  status) need_root; status ;;
+  shape) need_root; shape "$@" ;;
+  nas|client) need_root; run_in "$command" "$@" ;;
+  *) echo "usage: scripts/lab.sh up [options] | down | status | shape RATE | nas -- CMD | client -- CMD" >&2; exit 2 ;;
+esac

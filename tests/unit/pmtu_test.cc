@@ -1,0 +1,120 @@
+// Path MTU probing over loopback: a responder beside a TCP listener answers, the
+// prober finds the interface MTU, ignores what is not an answer to its probe, and
+// gives up quickly on a port nobody answers.
+#include "common/pmtu.h"
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include "common/clock.h"
+#include "common/fd.h"
+#include "common/netinfo.h"
+#include "gtest/gtest.h"
+
+namespace nasperf {
+namespace {
+
+TEST(PathMtu, LoopbackPathIsAsWideAsTheInterface) {
+  auto listener = ListenTcp({"127.0.0.1", 0});
+  ASSERT_TRUE(listener.ok()) << listener.status();
+  auto responder = PmtuResponder::StartBesides(listener->get());
+  ASSERT_TRUE(responder.ok()) << responder.status();
+  auto tcp_port = LocalPort(listener->get());
+  ASSERT_TRUE(tcp_port.ok());
+  EXPECT_EQ((*responder)->port(), *tcp_port);
+
+  auto lo = InterfaceOwning("127.0.0.1");
+  ASSERT_TRUE(lo.ok() && lo->mtu.has_value());
+  PathMtuOptions options;
+  options.local_mtu = *lo->mtu;
+  auto probe = ProbePathMtu({"127.0.0.1", (*responder)->port()}, options);
+  ASSERT_TRUE(probe.ok()) << probe.status();
+  ASSERT_TRUE(probe->path_mtu.has_value());
+  EXPECT_EQ(*probe->path_mtu, *lo->mtu);
+  EXPECT_GT(probe->rtt_ms, 0);
+  EXPECT_FALSE(probe->icmp_seen);
+  EXPECT_LE(probe->probes_sent, 3);  // the interface MTU is tried right after the floor
+}
+
+TEST(PathMtu, SearchStopsAtAnArbitraryLocalMtu) {
+  auto listener = ListenTcp({"127.0.0.1", 0});
+  ASSERT_TRUE(listener.ok());
+  auto responder = PmtuResponder::StartBesides(listener->get());
+  ASSERT_TRUE(responder.ok());
+  PathMtuOptions options;
+  options.local_mtu = 4321;  // everything up to here passes on loopback
+  auto probe = ProbePathMtu({"127.0.0.1", (*responder)->port()}, options);
+  ASSERT_TRUE(probe.ok() && probe->path_mtu.has_value());
+  EXPECT_EQ(*probe->path_mtu, 4321u);
+}
+
+TEST(PathMtu, NobodyAnsweringLeavesThePathMtuUnknownQuickly) {
+  // A bound UDP port that never answers: every probe is lost.
+  Fd silent(::socket(AF_INET, SOCK_DGRAM, 0));
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(silent.get(), reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  socklen_t length = sizeof address;
+  ASSERT_EQ(getsockname(silent.get(), reinterpret_cast<sockaddr*>(&address), &length), 0);
+
+  PathMtuOptions options;
+  options.first_timeout_s = 0.05;
+  const int64_t start = MonoNanos();
+  auto probe = ProbePathMtu({"127.0.0.1", ntohs(address.sin_port)}, options);
+  ASSERT_TRUE(probe.ok()) << probe.status();
+  EXPECT_FALSE(probe->path_mtu.has_value());
+  EXPECT_EQ(probe->probes_sent, options.tries + 1);  // the floor's tries, then it gives up
+  EXPECT_LT(MonoNanos() - start, 5'000'000'000);
+}
+
+TEST(PathMtu, ClosedPortIsRefusedNotWaitedOn) {
+  auto listener = ListenTcp({"127.0.0.1", 0});
+  ASSERT_TRUE(listener.ok());
+  uint16_t port = 0;
+  {
+    auto responder = PmtuResponder::StartBesides(listener->get());
+    ASSERT_TRUE(responder.ok());
+    port = (*responder)->port();
+  }  // responder gone: the kernel answers "port unreachable"
+  PathMtuOptions options;
+  options.first_timeout_s = 2;
+  auto probe = ProbePathMtu({"127.0.0.1", port}, options);
+  ASSERT_TRUE(probe.ok());
+  EXPECT_FALSE(probe->path_mtu.has_value());
+}
+
+TEST(PathMtu, ResponderIgnoresForeignDatagramsAndKeepsServing) {
+  auto listener = ListenTcp({"127.0.0.1", 0});
+  ASSERT_TRUE(listener.ok());
+  auto responder = PmtuResponder::StartBesides(listener->get());
+  ASSERT_TRUE(responder.ok());
+  Fd client(::socket(AF_INET, SOCK_DGRAM, 0));
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  to.sin_port = htons((*responder)->port());
+  ASSERT_EQ(::connect(client.get(), reinterpret_cast<sockaddr*>(&to), sizeof to), 0);
+  const char garbage[] = "GET / HTTP/1.0\r\n\r\nnot a probe at all";
+  ASSERT_GT(::send(client.get(), garbage, sizeof garbage, 0), 0);
+  ASSERT_GT(::send(client.get(), "x", 1, 0), 0);
+  // Then a real probe (the wire format is the responder's: magic, nonce). The
+  // responder handles datagrams in order, so the first answer must be this one's.
+  const char probe_bytes[16] = {'N', 'P', 'M', 'T', 'U', 'Q', 0, 1, 42, 0, 0, 0, 0, 0, 0, 0};
+  ASSERT_GT(::send(client.get(), probe_bytes, sizeof probe_bytes, 0), 0);
+  SetReceiveTimeout(client.get(), 5);
+  unsigned char reply[64];
+  ASSERT_EQ(::recv(client.get(), reply, sizeof reply, 0), 20);
+  EXPECT_EQ(reply[5], 'R');
+  EXPECT_EQ(reply[8], 42);   // our nonce: the garbage before it got no answer
+  EXPECT_EQ(reply[16], 16);  // the size it received
+
+  PathMtuOptions options;
+  options.local_mtu = 1500;
+  auto probe = ProbePathMtu({"127.0.0.1", (*responder)->port()}, options);
+  ASSERT_TRUE(probe.ok() && probe->path_mtu.has_value());
+  EXPECT_EQ(*probe->path_mtu, 1500u);
+}
+
+}  // namespace
+}  // namespace nasperf
