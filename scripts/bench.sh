@@ -6,7 +6,9 @@
 # Also: the receiver's CPU seconds per GB, and how short iperf3's -F file came out.
 # Then the collector: reports per second from 8 concurrent reporters, and the memory
 # it holds after 100k rows.
-#   ROUNDS=3 SIZE=4GiB REPORTS=100000 scripts/bench.sh [network|collector|all]
+# `lab` (root, not in `all`): the namespace lab's link (scripts/lab.sh) shaped to
+# LAB_RATE at MTU 1500 and 9000, iperf3 vs nasperf into discard, with line_rate_pct.
+#   ROUNDS=3 SIZE=4GiB REPORTS=100000 LAB_RATE=4gbit scripts/bench.sh [network|collector|lab|all]
 # (run nothing else meanwhile)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,7 +29,9 @@ SHM=$(mktemp -d /dev/shm/nasperf-bench.XXXXXX)
 export NASPERF_TOKEN=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
 export HOME=$T
 PIDS=()
-trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null; rm -rf "$T" "$SHM"' EXIT
+BENCH_LAB=""  # set while a lab of the bench's own is up
+trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null
+      [ -z "$BENCH_LAB" ] || NASPERF_LAB=$BENCH_LAB scripts/lab.sh down >/dev/null 2>&1; rm -rf "$T" "$SHM"' EXIT
 
 size_bytes=$(numfmt --from=iec "${SIZE%iB}" 2>/dev/null || numfmt --from=iec "$SIZE")
 tick=$(getconf CLK_TCK)
@@ -90,6 +94,56 @@ bench_collector() {
 TABLE
 }
 
+# One lab per MTU; in each, interleaved rounds of iperf3 and nasperf over the same
+# shaped link, both from the client namespace into the NAS namespace.
+bench_lab() {
+  [ "$(id -u)" -eq 0 ] || { echo "bench: lab needs root" >&2; exit 1; }
+  local rate=${LAB_RATE:-4gbit} mtu round
+  BENCH_LAB=bench$$
+  export NASPERF_LAB=$BENCH_LAB
+  echo "| lab link shaped to $rate, $SIZE per transfer, median of $ROUNDS rounds | iperf3 MB/s | nasperf MB/s | ratio | nasperf line_rate_pct | TCP ceiling MB/s |"
+  echo "|---|---:|---:|---:|---:|---:|"
+  for mtu in 1500 9000; do
+    scripts/lab.sh up --mtu "$mtu" --rate "$rate" >"$T/lab-$mtu.log"
+    # shellcheck disable=SC1090
+    . "/run/nasperf-lab/$NASPERF_LAB/env"
+    scripts/lab.sh nas -- "$NASPERF" receiver --target discard --listen "$NAS_IP:0" --port-file "$T/lab.ports" \
+      >"$T/lab-rx-$mtu.log" 2>&1 &
+    PIDS+=($!)
+    scripts/lab.sh nas -- iperf3 -s -B "$NAS_IP" -p "$iperf_port" >/dev/null 2>&1 &
+    PIDS+=($!)
+    wait_file "$T/lab.ports"
+    local port iperf=() nas=() pct=() ceiling
+    port=$(sed -n 's/^control=//p' "$T/lab.ports")
+    for _ in $(seq 50); do scripts/lab.sh client -- bash -c "exec 3<>/dev/tcp/$NAS_IP/$iperf_port" 2>/dev/null && break; sleep 0.1; done
+    for round in $(seq "$ROUNDS"); do
+      echo "bench: lab MTU $mtu round $round/$ROUNDS" >&2
+      scripts/lab.sh client -- iperf3 -c "$NAS_IP" -p "$iperf_port" -n "$size_bytes" -J >"$T/iperf.json"
+      iperf+=("$(awk -F'[:,]' '/"sum_received"/ {found=1} found && /"bits_per_second"/ {printf "%.1f\n", $2/8e6; exit}' "$T/iperf.json")")
+      scripts/lab.sh client -- "$NASPERF" sender --to "$NAS_IP:$port" --size "$SIZE" --runs 1 --link-speed "$rate" \
+        --no-progress --out "$T/lab-out-$mtu-$round" >"$T/lab-tx.log" 2>&1 || { cat "$T/lab-tx.log" >&2; exit 1; }
+      read -r r p < <(awk -F, 'NR==1 {for (i=1;i<=NF;i++) {if ($i=="role") c=i; if ($i=="mb_per_s") m=i; if ($i=="line_rate_pct") l=i}; next}
+        $c=="sender" {print $m, $l}' "$T/lab-out-$mtu-$round/transfers.csv")
+      nas+=("$r"); pct+=("$p")
+    done
+    ceiling=$(grep -o 'TCP ceiling [0-9]*' "$T/lab-tx.log" | awk '{print $3}')
+    local mi mn
+    mi=$(median <<<"${iperf[*]}"); mn=$(median <<<"${nas[*]}")
+    echo "| MTU $mtu | $mi | $mn | **$(ratio "$mn" "$mi")** | $(median <<<"${pct[*]}") | $ceiling |"
+    kill "${PIDS[@]: -2}" 2>/dev/null || true
+    wait "${PIDS[@]: -2}" 2>/dev/null || true
+    rm -f "$T/lab.ports"
+    scripts/lab.sh down >/dev/null
+  done
+  BENCH_LAB=""
+  echo
+  echo "machine: $(nproc) cores, $(uname -r), $(date -u +%Y-%m-%d)"
+}
+
+median() { tr ' ' '\n' | grep . | sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
+
+if [ "$WHAT" = lab ]; then bench_lab; exit 0; fi
 if [ "$WHAT" = collector ] || [ "$WHAT" = all ]; then bench_collector; fi
 [ "$WHAT" = collector ] && exit 0
 
@@ -107,9 +161,7 @@ done
 
 gen=$(build/tests/pattern_rate 2>/dev/null || echo "pattern_mb_s=? xxh3_mb_s=?")
 
-median() { tr ' ' '\n' | grep . | sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'; }
 m() { median <<<"${results[$1]}"; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
 
 cat <<TABLE
 | loopback, $SIZE per transfer, median of $ROUNDS interleaved rounds | MB/s | ratio | receiver CPU s/GB |

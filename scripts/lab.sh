@@ -94,6 +94,9 @@ up() {
   rate_bits=$(bits_per_s "$rate")
   array_bps=$(bytes_per_s "$array_rate")
   is_up && die "lab $LAB is already up (scripts/lab.sh down first)"
+  if [ -n "$delay$loss" ] && [ -r /proc/config.gz ] && ! zcat /proc/config.gz | grep -q '^CONFIG_NET_SCH_NETEM=[ym]'; then
+    die "--delay and --loss need the netem qdisc, which this kernel lacks (CONFIG_NET_SCH_NETEM)"
+  fi
   [ -d /sys/fs/cgroup/blkio ] || die "no cgroup v1 blkio hierarchy at /sys/fs/cgroup/blkio (the slow array needs it)"
   mkdir -p "$STATE" "$IMAGES"
   trap 'echo "lab.sh: set-up failed, tearing down" >&2; down >/dev/null 2>&1 || true' ERR
