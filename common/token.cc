@@ -66,10 +66,21 @@ absl::Status WriteNewToken(const std::string& path, const std::string& token) {
       }
     }
   }
-  Fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
-  if (!fd.valid()) return ErrnoStatus(errno, absl::StrCat("create token file ", path));
+  // Written whole under a private name, then linked into place: two agents starting
+  // at once never see a half-written token, and the loser of the link reads the
+  // winner's (AlreadyExists).
+  std::string draft = absl::StrCat(path, ".new-", RandomHex(4));
+  Fd fd(::open(draft.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
+  if (!fd.valid()) return ErrnoStatus(errno, absl::StrCat("create token file ", draft));
   std::string line = token + "\n";
-  return WriteAll(fd.get(), line.data(), line.size(), absl::StrCat("write ", path));
+  absl::Status written = WriteAll(fd.get(), line.data(), line.size(), absl::StrCat("write ", draft));
+  if (written.ok() && ::fsync(fd.get()) != 0) written = ErrnoStatus(errno, absl::StrCat("fsync ", draft));
+  if (written.ok() && ::link(draft.c_str(), path.c_str()) != 0) {
+    written = errno == EEXIST ? absl::AlreadyExistsError(path)
+                              : ErrnoStatus(errno, absl::StrCat("link ", draft, " to ", path));
+  }
+  ::unlink(draft.c_str());
+  return written;
 }
 
 }  // namespace
@@ -94,7 +105,12 @@ absl::StatusOr<TokenSource> LoadToken(absl::string_view token_file, bool generat
         "at first start)");
   }
   std::string token = RandomHex(16);
-  if (absl::Status s = WriteNewToken(path, token); !s.ok()) return s;
+  if (absl::Status s = WriteNewToken(path, token); !s.ok()) {
+    if (!absl::IsAlreadyExists(s)) return s;
+    auto theirs = ReadTokenFile(path);  // another agent generated it a moment ago
+    if (!theirs.ok()) return theirs.status();
+    return TokenSource{*theirs, path, false};
+  }
   return TokenSource{token, path, true};
 }
 
