@@ -23,7 +23,7 @@ set -euo pipefail
 
 LAB=${NASPERF_LAB:-nplab}
 STATE=/run/nasperf-lab/$LAB      # mount points and the state file
-IMAGES=/var/tmp/nasperf-lab/$LAB  # sparse disk images (not /run: often a small tmpfs)
+IMAGES_ROOT=/var/tmp/nasperf-lab  # sparse disk images when RAM is short (not /run: a small tmpfs)
 CLIENT_NS=$LAB-client HOP_NS=$LAB-hop NAS_NS=$LAB-nas
 CLIENT_IP=198.18.0.11 NAS_IP=198.18.1.10
 CGROUP=/sys/fs/cgroup/blkio/nasperf-lab-$LAB
@@ -94,11 +94,18 @@ up() {
   rate_bits=$(bits_per_s "$rate")
   array_bps=$(bytes_per_s "$array_rate")
   is_up && die "lab $LAB is already up (scripts/lab.sh down first)"
+  # RAM-backed images when /dev/shm has room for both: the "cache" then behaves like
+  # NVMe instead of like this machine's own disk, and the array's limit is the throttle.
+  local need_kb shm_kb images=$IMAGES_ROOT/$LAB
+  need_kb=$(( $(numfmt --from=iec "$disk_size") * 2 / 1024 ))
+  shm_kb=$(df -k --output=avail /dev/shm 2>/dev/null | tail -1 || echo 0)
+  [ "${shm_kb:-0}" -gt $(( need_kb + 1048576 )) ] && images=/dev/shm/nasperf-lab-$LAB
   if [ -n "$delay$loss" ] && [ -r /proc/config.gz ] && ! zcat /proc/config.gz | grep -q '^CONFIG_NET_SCH_NETEM=[ym]'; then
     die "--delay and --loss need the netem qdisc, which this kernel lacks (CONFIG_NET_SCH_NETEM)"
   fi
   [ -d /sys/fs/cgroup/blkio ] || die "no cgroup v1 blkio hierarchy at /sys/fs/cgroup/blkio (the slow array needs it)"
-  mkdir -p "$STATE" "$IMAGES"
+  mkdir -p "$STATE" "$images"
+  echo "$images" >"$STATE/images"
   trap 'echo "lab.sh: set-up failed, tearing down" >&2; down >/dev/null 2>&1 || true' ERR
 
   for ns in "$CLIENT_NS" "$HOP_NS" "$NAS_NS"; do ip netns add "$ns"; ip -n "$ns" link set lo up; done
@@ -123,10 +130,12 @@ up() {
 
   local img
   for disk in cache array; do
-    img=$IMAGES/$disk.img
+    img=$images/$disk.img
     truncate -s "$disk_size" "$img"
     mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$img"
-    losetup -f --show "$img" >"$STATE/$disk.dev"
+    # direct I/O on the backing file: no second copy of the data in the page cache
+    losetup -f --show --direct-io=on "$img" >"$STATE/$disk.dev" 2>/dev/null \
+      || losetup -f --show "$img" >"$STATE/$disk.dev"
     mkdir -p "$STATE/$disk"
     # discard: deleted test files give their blocks back to the sparse image
     mount -o discard "$(cat "$STATE/$disk.dev")" "$STATE/$disk"
@@ -153,7 +162,7 @@ ARRAY=$STATE/array
 EOF
   trap - ERR
   echo "lab $LAB up: client $CLIENT_IP -- hop -- nas $NAS_IP, MTU $mtu (switch $switch_mtu, hop $hop_mtu), link $rate${delay:+, delay $delay}${loss:+, loss $loss}"
-  echo "  cache: $STATE/cache (ext4 on $(cat "$STATE/cache.dev"))"
+  echo "  cache: $STATE/cache (ext4 on $(cat "$STATE/cache.dev"), image in $images)"
   echo "  array: $STATE/array (ext4 on $(cat "$STATE/array.dev"), writes throttled to $array_rate/s; use --write-mode direct)"
   echo "next:"
   echo "  scripts/lab.sh nas -- nasperf receiver --target $STATE/cache &"
@@ -191,7 +200,8 @@ down() {
     for pid in $(cat "$CGROUP/cgroup.procs" 2>/dev/null); do kill -9 "$pid" 2>/dev/null || true; done
     rmdir "$CGROUP" 2>/dev/null || true
   fi
-  rm -rf "$STATE" "$IMAGES"
+  [ -f "$STATE/images" ] && rm -rf "$(cat "$STATE/images")"
+  rm -rf "$STATE"
   echo "lab $LAB down"
 }
 
