@@ -262,7 +262,9 @@ std::string ReportText(const ReportResult& report) {
     absl::StrAppendFormat(&out, "  %-16s %4d %9.1f %9.1f %8.1f %9.1f %9.1f %9.1f %9.1f  %s\n", g.group, s.n, s.median,
                           s.mean, s.stddev, s.min, s.max, s.p5, s.p95, BottleneckMix(g.bottlenecks));
   }
-  if (report.warmups_skipped > 0) absl::StrAppend(&out, "warm-ups skipped: ", report.warmups_skipped, " rows\n");
+  if (report.warmups_skipped > 0) {
+    absl::StrAppend(&out, "warm-ups skipped: ", report.warmups_skipped, report.warmups_skipped == 1 ? " row\n" : " rows\n");
+  }
   if (!report.failures.empty()) {
     absl::StrAppend(&out, "\nfailures (never averaged in): ", report.failures.size(), "\n");
     for (const TransferRecord* r : report.failures) {
