@@ -204,9 +204,21 @@ std::string BoxChart(const std::vector<const GroupSummary*>& groups, const std::
   return out;
 }
 
-// Per-interval MB/s of every transfer against seconds since its first byte.
-std::string TimelineChart(const std::vector<SampleRecord>& samples, const std::string& role,
+std::string TransferKey(const std::string& run_id, const std::string& role, const std::string& host,
+                        long long iteration, long long stream) {
+  return absl::StrCat(run_id, "\x1f", role, "\x1f", host, "\x1f", iteration, "\x1f", stream);
+}
+
+// Per-interval MB/s of every measured transfer against seconds since its first byte.
+// Samples of warm-ups and failed transfers are left out like their rows; samples
+// with no transfer row at all (a samples.csv given alone) are shown.
+std::string TimelineChart(const ResultTable& table, const std::string& role,
                           const std::vector<std::string>& group_order) {
+  const std::vector<SampleRecord>& samples = table.samples;
+  std::set<std::string> measured, unmeasured;
+  for (const TransferRecord& r : table.transfers) {
+    (r.Measured() ? measured : unmeasured).insert(TransferKey(r.run_id, r.role, r.host, r.iteration, r.stream));
+  }
   std::map<std::string, size_t> color_of;
   for (size_t i = 0; i < group_order.size(); ++i) color_of[group_order[i]] = i;
   // One series per transfer, in file order.
@@ -215,7 +227,8 @@ std::string TimelineChart(const std::vector<SampleRecord>& samples, const std::s
   double t_hi = 0, y_hi = 0;
   for (const SampleRecord& s : samples) {
     if (s.role != role) continue;
-    std::string key = absl::StrCat(s.run_id, "\x1f", s.label, "\x1f", s.host, "\x1f", s.iteration, "\x1f", s.stream);
+    std::string key = TransferKey(s.run_id, s.role, s.host, s.iteration, s.stream);
+    if (unmeasured.count(key) > 0 && measured.count(key) == 0) continue;
     auto [it, added] = series.emplace(key, std::vector<const SampleRecord*>());
     if (added) keys.push_back(key);
     it->second.push_back(&s);
@@ -392,7 +405,7 @@ std::string RenderHtmlReport(const HtmlReportInput& in) {
     absl::StrAppend(&out, "<h2>", HtmlEscape(role), ": ", HtmlEscape(RateMeaning(role)), " per iteration</h2>\n",
                     IterationChart(groups, role));
     absl::StrAppend(&out, "<h2>", HtmlEscape(role), ": distribution per label</h2>\n", BoxChart(groups, role));
-    std::string timeline = TimelineChart(table.samples, role, names);
+    std::string timeline = TimelineChart(table, role, names);
     if (!timeline.empty()) {
       absl::StrAppend(&out, "<h2>", HtmlEscape(role),
                       ": per-interval timeline (a cliff is a cache filling or a disk slowing)</h2>\n", timeline);

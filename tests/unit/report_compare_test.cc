@@ -149,6 +149,10 @@ TEST(Html, EscapesEverythingFromTheCsvAndFetchesNothing) {
   csv += "r," + evil + ",2,0,receiver,<b>host</b>,2026-12-02T11:00:01.000Z,,disk,failed,\"<img src=x onerror=y>\",false,1500\n";
   ResultTable t = Table(csv);
   t.samples.push_back({"r", "<i>s</i>", "receiver", "h", 1, 0, 0.5, 100});
+  // The warm-up (iteration 0) and the failed transfer (99) of "plain": left out of the timeline.
+  t.samples.push_back({"r", "warmup-sample", "receiver", "nas", 0, 0, 0.5, 100});
+  t.samples.push_back({"r", "failed-sample", "receiver", "nas", 99, 0, 0.5, 100});
+  t.samples.push_back({"r", "measured-sample", "receiver", "nas", 1, 0, 0.5, 100});
   auto r = SummarizeResults(t, "");
   ASSERT_TRUE(r.ok());
   auto c = Compare(t, "label", "", "");
@@ -166,6 +170,9 @@ TEST(Html, EscapesEverythingFromTheCsvAndFetchesNothing) {
   EXPECT_THAT(html, Not(HasSubstr("<link")));
   EXPECT_THAT(html, Not(HasSubstr("url(")));
   EXPECT_THAT(html, Not(HasSubstr("@import")));
+  EXPECT_THAT(html, Not(HasSubstr("warmup-sample")));
+  EXPECT_THAT(html, Not(HasSubstr("failed-sample")));
+  EXPECT_THAT(html, HasSubstr("measured-sample"));
   for (const char* chart : {"iterations-receiver", "boxes-receiver", "timeline-receiver"}) {
     EXPECT_THAT(html, HasSubstr(std::string("data-chart=\"") + chart + "\"")) << chart;
   }
