@@ -518,7 +518,10 @@ int RunDemo(const DemoFlags& f) {
   const std::string html = results + "/report.html";
   auto table = LoadResults({results});
   absl::Status written = table.ok() ? WriteHtmlReportFor(*table, "", html, "nasperf " NASPERF_VERSION) : table.status();
-  if (!written.ok()) return Fail(cmd, written);
+  if (!written.ok()) {
+    Fail(cmd, absl::InternalError(absl::StrCat("no HTML report: ", written.message())));
+    return rc != 0 ? rc : 1;
+  }
   std::printf("\nreport:  %s (charts; open it in a browser; or: nasperf report %s)\n", html.c_str(),
               results.c_str());
   return rc;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -49,12 +50,10 @@ std::vector<GroupRows> Group(const ResultTable& table, const std::string& role, 
     groups[it->second].rows.push_back(&r);
   }
   for (GroupRows& g : groups) {
+    // RFC 3339 UTC times with a fixed format sort as text; rows without one (older
+    // files) fall back to iteration order.
     std::stable_sort(g.rows.begin(), g.rows.end(), [](const TransferRecord* a, const TransferRecord* b) {
-      if (a->started_at != b->started_at && !a->started_at.empty() && !b->started_at.empty()) {
-        return a->started_at < b->started_at;
-      }
-      if (a->run_id != b->run_id) return false;  // keep file order across runs without times
-      return std::make_pair(a->iteration, a->stream) < std::make_pair(b->iteration, b->stream);
+      return std::tie(a->started_at, a->iteration, a->stream) < std::tie(b->started_at, b->iteration, b->stream);
     });
   }
   return groups;
@@ -104,7 +103,7 @@ std::string JsonString(absl::string_view s) {
 
 std::string JsonNumber(double v) {
   if (!std::isfinite(v)) return "null";
-  return absl::StrFormat("%.6g", v);
+  return absl::StrFormat("%.10g", v);
 }
 
 std::string SummaryJson(const Summary& s) {

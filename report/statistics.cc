@@ -140,12 +140,18 @@ TrendResult MannKendall(const std::vector<double>& v) {
   TrendResult r;
   const size_t n = v.size();
   if (n < 3) return r;
+  // Sen's slope keeps every pairwise slope: n(n-1)/2 doubles. Past kMaxSenSamples
+  // values (far more runs than a NAS test makes) that would be hundreds of MB, so the
+  // least-squares slope stands in.
+  constexpr size_t kMaxSenSamples = 3000;
+  const bool sen = n <= kMaxSenSamples;
   std::vector<double> slopes;
+  if (sen) slopes.reserve(n * (n - 1) / 2);
   for (size_t i = 0; i < n; ++i) {
     for (size_t j = i + 1; j < n; ++j) {
       double diff = v[j] - v[i];
       r.s += diff > 0 ? 1 : (diff < 0 ? -1 : 0);
-      slopes.push_back(diff / static_cast<double>(j - i));
+      if (sen) slopes.push_back(diff / static_cast<double>(j - i));
     }
   }
   std::map<double, int> groups;
@@ -159,8 +165,19 @@ TrendResult MannKendall(const std::vector<double>& v) {
     if (r.s < 0) r.z = (r.s + 1) / std::sqrt(variance);
   }
   r.p = NormalTwoSidedP(r.z);
-  std::sort(slopes.begin(), slopes.end());
-  r.sen_slope = PercentileSorted(slopes, 0.5);
+  if (sen) {
+    std::sort(slopes.begin(), slopes.end());
+    r.sen_slope = PercentileSorted(slopes, 0.5);
+  } else {
+    double mean_x = (dn - 1) / 2, mean_y = 0, sxy = 0, sxx = 0;
+    for (double x : v) mean_y += x / dn;
+    for (size_t i = 0; i < n; ++i) {
+      double dx = static_cast<double>(i) - mean_x;
+      sxy += dx * (v[i] - mean_y);
+      sxx += dx * dx;
+    }
+    r.sen_slope = sxy / sxx;
+  }
   return r;
 }
 

@@ -88,6 +88,14 @@ TEST(MannKendall, MatchesScipyKendallTauAndTheilSen) {
   }
 }
 
+TEST(MannKendall, LongSeriesFallBackToTheLeastSquaresSlope) {
+  std::vector<double> line;
+  for (int i = 0; i < 3001; ++i) line.push_back(100 + 2.0 * i + (i % 2 == 0 ? 0.5 : -0.5));
+  TrendResult t = MannKendall(line);
+  EXPECT_NEAR(t.sen_slope, 2, 1e-3);
+  EXPECT_LT(t.p, 1e-10);
+}
+
 TEST(MannKendall, TooShortSaysNothing) {
   TrendResult t = MannKendall({3, 1});
   EXPECT_DOUBLE_EQ(t.p, 1);
