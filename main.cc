@@ -414,23 +414,23 @@ struct ReportFlags {
   bool json = false;
 };
 
-void AddReportInputs(CLI::App* cmd, ReportFlags& f) {
+void AddReportInputs(CLI::App* cmd, ReportFlags& f, const std::string& role_help) {
   cmd->add_option("inputs", f.inputs, "Result directories (holding transfers.csv, samples.csv) or CSV files; merged")
       ->required();
-  cmd->add_option("--role", f.role, "Only this role's rows: receiver (durable MB/s) or sender (end-to-end MB/s)")
-      ->check(CLI::IsMember({"sender", "receiver"}));
+  cmd->add_option("--role", f.role, role_help)->check(CLI::IsMember({"sender", "receiver"}));
   cmd->add_flag("--json", f.json, "Print JSON instead of a table");
 }
 
 void AddReport(CLI::App& app, ReportFlags& f) {
   auto* cmd = app.add_subcommand("report", "Per label and role: n, median, mean, spread and bottlenecks; --html writes charts");
-  AddReportInputs(cmd, f);
+  AddReportInputs(cmd, f, "Only this role's rows: receiver (durable MB/s) or sender (end-to-end MB/s); default both");
   cmd->add_option("--html", f.html, "Also write a self-contained HTML report with charts to FILE");
 }
 
 void AddCompare(CLI::App& app, ReportFlags& f) {
   auto* cmd = app.add_subcommand("compare", "Every label (or --by column) against a baseline: difference, 95% CI, p-value, verdict");
-  AddReportInputs(cmd, f);
+  AddReportInputs(cmd, f, "Compare this role's MB/s: receiver (durable) or sender (end-to-end); default receiver "
+                          "when there are receiver rows");
   cmd->add_option("--by", f.by, "Column to group by")->capture_default_str()->check(CLI::IsMember(GroupingColumns()));
   cmd->add_option("--baseline", f.baseline, "Group the others are compared against (default: the first in file order)");
 }

@@ -49,6 +49,9 @@ grep -q "No space left on device" "$T/report.log" || fail "failure reason missin
 grep -q "warm-ups skipped: 1 row" "$T/report.log" || fail "warm-up not skipped"
 [ -s "$T/r.html" ] || fail "no HTML written"
 grep -q "<script" "$T/r.html" && fail "the HTML report contains a script"
+"$NASPERF" report "$T/day1" "$T/day2" --json >"$T/report.json" || fail "report --json"
+grep -q '"label":"nvme-parity","role":"receiver","n":5,"median":520.3' "$T/report.json" || fail "report --json: $(cat "$T/report.json")"
+if command -v python3 >/dev/null; then python3 -m json.tool "$T/report.json" >/dev/null || fail "report --json is not JSON"; fi
 "$NASPERF" report "$T/day1" --role sender >"$T/sender.log" || fail "report --role sender"
 grep -q "no measured rows for role sender" "$T/sender.log" || fail "no note that there are no sender rows"
 
