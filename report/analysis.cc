@@ -11,12 +11,6 @@
 
 namespace nasperf {
 
-std::vector<double> GroupRows::Rates() const {
-  std::vector<double> rates;
-  for (const TransferRecord* r : rows) rates.push_back(r->mb_per_s);
-  return rates;
-}
-
 std::string RateMeaning(const std::string& role) {
   if (role == "receiver") return "durable MB/s (receiver: first byte to data on disk)";
   if (role == "sender") return "end-to-end MB/s (sender: first byte to the receiver's answer)";
@@ -39,9 +33,56 @@ std::string GroupOf(const TransferRecord& r, const std::string& by) {
 
 // Measured rows of one role grouped by a column; groups in order of first appearance,
 // rows in the order they were taken (start time, then iteration and stream).
+std::string IterationKey(const TransferRecord& r) {
+  return absl::StrCat(r.run_id, "\x1f", r.host, "\x1f", r.iteration);
+}
+
+// One MB/s per iteration (see GroupRows), in the order the iterations were taken.
+std::vector<double> IterationRates(GroupRows& g, const std::set<std::string>& failed_iterations) {
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<const TransferRecord*>> streams;
+  for (const TransferRecord* r : g.rows) {
+    std::string key = IterationKey(*r);
+    auto [it, added] = streams.emplace(key, std::vector<const TransferRecord*>());
+    if (added) order.push_back(key);
+    it->second.push_back(r);
+  }
+  std::vector<double> rates;
+  for (const std::string& key : order) {
+    const std::vector<const TransferRecord*>& rows = streams[key];
+    if (failed_iterations.count(absl::StrCat(g.group, "\x1e", key)) > 0) {
+      ++g.iterations_with_failed_streams;
+      continue;
+    }
+    if (rows.size() == 1) {
+      rates.push_back(rows[0]->mb_per_s);
+      continue;
+    }
+    ++g.multi_stream_iterations;
+    double bytes = 0, longest = 0, rate_sum = 0;
+    bool known = true;
+    for (const TransferRecord* r : rows) {
+      known &= r->bytes >= 0 && r->duration_s > 0;
+      bytes += r->bytes;
+      longest = std::max(longest, r->duration_s);
+      rate_sum += r->mb_per_s;
+    }
+    // Without bytes and durations the streams' rates add up (they ran side by side).
+    rates.push_back(known ? bytes / longest / 1e6 : rate_sum);
+  }
+  return rates;
+}
+
 std::vector<GroupRows> Group(const ResultTable& table, const std::string& role, const std::string& by) {
   std::vector<GroupRows> groups;
   std::map<std::string, size_t> index;
+  // Iterations (per group) where some stream did not finish ok.
+  std::set<std::string> failed_iterations;
+  for (const TransferRecord& r : table.transfers) {
+    if (r.role == role && !r.warmup && r.status != "ok") {
+      failed_iterations.insert(absl::StrCat(GroupOf(r, by), "\x1e", IterationKey(r)));
+    }
+  }
   for (const TransferRecord& r : table.transfers) {
     if (r.role != role || !r.Measured()) continue;
     std::string key = GroupOf(r, by);
@@ -55,6 +96,7 @@ std::vector<GroupRows> Group(const ResultTable& table, const std::string& role, 
     std::stable_sort(g.rows.begin(), g.rows.end(), [](const TransferRecord* a, const TransferRecord* b) {
       return std::tie(a->started_at, a->iteration, a->stream) < std::tie(b->started_at, b->iteration, b->stream);
     });
+    g.rates = IterationRates(g, failed_iterations);
   }
   return groups;
 }
@@ -80,6 +122,14 @@ std::string DriftWarning(const std::string& group, const std::string& role, cons
 }
 
 bool Drifts(const TrendResult& t, size_t n) { return n >= 4 && t.p < kAlpha && t.sen_slope != 0; }
+
+void WarnAboutStreams(const GroupRows& g, std::vector<std::string>* warnings) {
+  if (g.iterations_with_failed_streams > 0) {
+    warnings->push_back(absl::StrFormat("%s (%s): %d iteration%s left out because one of its streams failed",
+                                        g.group, g.role, g.iterations_with_failed_streams,
+                                        g.iterations_with_failed_streams == 1 ? "" : "s"));
+  }
+}
 
 std::string JsonString(absl::string_view s) {
   std::string out = "\"";
@@ -138,6 +188,7 @@ absl::StatusOr<ReportResult> SummarizeResults(const ResultTable& table, const st
       s.group = g.group;
       s.role = r;
       s.rates_in_order = g.Rates();
+      WarnAboutStreams(g, &report.warnings);
       s.stats = Summarize(s.rates_in_order);
       for (const TransferRecord* row : g.rows) ++s.bottlenecks[row->bottleneck.empty() ? "unknown" : row->bottleneck];
       s.trend = MannKendall(s.rates_in_order);
@@ -219,6 +270,7 @@ absl::StatusOr<CompareResult> Compare(const ResultTable& table, const std::strin
     c.group = groups[i].group;
     c.baseline = i == 0;
     std::vector<double> rates = groups[i].Rates();
+    WarnAboutStreams(groups[i], &result.warnings);
     c.stats = Summarize(rates);
     TrendResult trend = MannKendall(rates);
     if (Drifts(trend, rates.size())) result.warnings.push_back(DriftWarning(c.group, result.role, trend));

@@ -16,15 +16,21 @@
 
 namespace nasperf {
 
-// Below this many measured rows in a group, compare says nothing about it.
+// Below this many measured iterations in a group, compare says nothing about it.
 inline constexpr size_t kMinRunsPerGroup = 3;
 inline constexpr double kAlpha = 0.05;
 
-// The measured rows of one group, in the order they were taken.
+// The measured rows of one group, in the order they were taken, and the group's
+// observations: one MB/s per iteration. An iteration with several streams is one
+// observation, its bytes over the longest stream's time (what the NAS took); an
+// iteration where a stream failed is left out, since the others ran without it.
 struct GroupRows {
   std::string group, role;
   std::vector<const TransferRecord*> rows;
-  std::vector<double> Rates() const;
+  std::vector<double> rates;
+  size_t iterations_with_failed_streams = 0;
+  size_t multi_stream_iterations = 0;
+  const std::vector<double>& Rates() const { return rates; }
 };
 
 struct GroupSummary {

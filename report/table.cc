@@ -171,6 +171,13 @@ absl::Status ParseTransfersCsv(const std::string& path, const std::string& text,
           if (absl::Status s = ParseDouble(where, "mb_per_s", r.Cell("mb_per_s"), &r.mb_per_s); !s.ok()) return s;
           r.has_rate = true;
         }
+        // Optional: used to add up the streams of one iteration.
+        if (!r.Cell("bytes").empty()) {
+          if (absl::Status s = ParseDouble(where, "bytes", r.Cell("bytes"), &r.bytes); !s.ok()) return s;
+        }
+        if (!r.Cell("duration_s").empty()) {
+          if (absl::Status s = ParseDouble(where, "duration_s", r.Cell("duration_s"), &r.duration_s); !s.ok()) return s;
+        }
         table->transfers.push_back(std::move(r));
         return absl::OkStatus();
       });

@@ -25,6 +25,8 @@ struct TransferRecord {
   bool warmup = false;
   bool has_rate = false;
   double mb_per_s = 0;  // sender: end to end; receiver: durable (DESIGN.md section 4)
+  double bytes = -1;       // -1: unknown
+  double duration_s = -1;  // the time mb_per_s is measured over; -1: unknown
 
   // The cell of a column, or "" when the file had no such column.
   const std::string& Cell(const std::string& column) const;

@@ -142,6 +142,25 @@ TEST(Report, SummariesSkipWarmupsAndListFailuresApart) {
   EXPECT_THAT(json, HasSubstr("\"error\":\"no space\""));
 }
 
+TEST(Report, TheStreamsOfOneIterationAreOneObservation) {
+  ResultTable t = Table(
+      "run_id,label,iteration,stream,role,host,bytes,duration_s,mb_per_s,status,warmup\n"
+      // iteration 1: 2 GB in 2.5 s over two streams = 800 MB/s, not two rows of 500 and 400
+      "r,x,1,0,receiver,nas,1000000000,2.0,500,ok,false\n"
+      "r,x,1,1,receiver,nas,1000000000,2.5,400,ok,false\n"
+      // iteration 2: one stream failed, so the other ran alone: left out
+      "r,x,2,0,receiver,nas,1000000000,1.0,1000,ok,false\n"
+      "r,x,2,1,receiver,nas,,,,failed,false\n"
+      // iteration 3: no bytes/duration columns filled: the rates add up
+      "r,x,3,0,receiver,nas,,,300,ok,false\n"
+      "r,x,3,1,receiver,nas,,,350,ok,false\n");
+  auto r = SummarizeResults(t, "receiver");
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->groups.size(), 1u);
+  EXPECT_EQ(r->groups[0].rates_in_order, (std::vector<double>{800, 650}));
+  EXPECT_THAT(ReportText(*r), HasSubstr("x (receiver): 1 iteration left out because one of its streams failed"));
+}
+
 TEST(Html, EscapesEverythingFromTheCsvAndFetchesNothing) {
   std::string evil = "\"<script>alert('x')</script>&\"";
   std::string csv = Csv({{"plain", kBase}});
