@@ -361,7 +361,8 @@ constexpr char kStyle[] = R"(
 body { font: 14px/1.45 system-ui, sans-serif; margin: 24px; color: #222; max-width: 1000px; }
 h1 { font-size: 22px; } h2 { font-size: 17px; margin-top: 28px; border-bottom: 1px solid #ddd; }
 table { border-collapse: collapse; margin: 8px 0; } td, th { border: 1px solid #ddd; padding: 3px 8px; text-align: right; }
-td:first-child, th:first-child, table.meta td { text-align: left; } th { background: #f4f4f4; }
+td:first-child, th:first-child, table.meta td, table.compare td:last-child { text-align: left; }
+th { background: #f4f4f4; }
 svg.chart { display: block; margin: 6px 0 18px; background: #fff; }
 svg .grid { stroke: #eee; } svg .axis { stroke: #888; }
 svg text { font: 12px system-ui, sans-serif; fill: #333; }
@@ -378,7 +379,8 @@ std::string RenderHtmlReport(const HtmlReportInput& in) {
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>nasperf report</title>\n<style>",
       kStyle, "</style></head><body>\n<h1>nasperf report</h1>\n");
   absl::StrAppend(&out, "<p class=\"note\">Throughput in decimal MB/s (10<sup>6</sup> bytes/s). Warm-ups (",
-                  report.warmups_skipped, " rows) and rows whose status is not ok (", report.failures.size(),
+                  report.warmups_skipped, report.warmups_skipped == 1 ? " row" : " rows",
+                  ") and rows whose status is not ok (", report.failures.size(),
                   ") are left out of every number and chart.</p>\n");
   if (in.compare != nullptr) absl::StrAppend(&out, "<h2>Comparison</h2>\n", CompareTable(*in.compare));
   std::vector<std::string> warnings = report.warnings;
