@@ -22,10 +22,10 @@
 #include "common/token.h"
 #include "common/units.h"
 #include "receiver/receiver.h"
+#include "receiver/target.h"
 #include "report/analysis.h"
 #include "report/html.h"
 #include "report/table.h"
-#include "receiver/target.h"
 #include "sender/sender.h"
 
 namespace nasperf {

@@ -313,7 +313,11 @@ std::string MetadataTable(const ResultTable& table, const std::string& generator
       {"input files", absl::StrJoin(table.files, ", ")},
   };
   std::string out = "<table class=\"meta\">\n";
-  for (const auto& [name, value] : facts) out += Row({name, value});
+  for (const auto& [name, value] : facts) {
+    // Columns no agent fills yet (path MTU, versions) would only add rows of dashes.
+    if (value == "-" && (name == "path MTU" || name == "agent versions")) continue;
+    out += Row({name, value});
+  }
   return out + "</table>\n";
 }
 
