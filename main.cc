@@ -24,6 +24,9 @@
 #include "receiver/receiver.h"
 #include "receiver/target.h"
 #include "sender/path_check.h"
+#include "report/analysis.h"
+#include "report/html.h"
+#include "report/table.h"
 #include "sender/sender.h"
 
 namespace nasperf {
@@ -438,6 +441,68 @@ int RunFlush(const FlushFlags& f) {
   return ReportSpool("flush", **spool, DurationFlag("flush", "--wait", f.wait)) == 0 ? 0 : 1;
 }
 
+// ------------------------------------------------------------------ report, compare
+
+const std::vector<std::string>& GroupingColumns() {
+  static const auto* columns = new std::vector<std::string>{
+      "label", "write_mode", "sync_policy", "transport", "mtu", "path_mtu", "mss", "link_mbps",
+      "host", "peer", "run_id"};
+  return *columns;
+}
+
+struct ReportFlags {
+  std::vector<std::string> inputs;
+  std::string role, html, by = "label", baseline;
+  bool json = false;
+};
+
+void AddReportInputs(CLI::App* cmd, ReportFlags& f, const std::string& role_help) {
+  cmd->add_option("inputs", f.inputs, "Result directories (holding transfers.csv, samples.csv) or CSV files; merged")
+      ->required();
+  cmd->add_option("--role", f.role, role_help)->check(CLI::IsMember({"sender", "receiver"}));
+  cmd->add_flag("--json", f.json, "Print JSON instead of a table");
+}
+
+void AddReport(CLI::App& app, ReportFlags& f) {
+  auto* cmd = app.add_subcommand("report", "Per label and role: n, median, mean, spread and bottlenecks; --html writes charts");
+  AddReportInputs(cmd, f, "Only this role's rows: receiver (durable MB/s) or sender (end-to-end MB/s); default both");
+  cmd->add_option("--html", f.html, "Also write a self-contained HTML report with charts to FILE");
+}
+
+void AddCompare(CLI::App& app, ReportFlags& f) {
+  auto* cmd = app.add_subcommand("compare", "Every label (or --by column) against a baseline: difference, 95% CI, p-value, verdict");
+  AddReportInputs(cmd, f, "Compare this role's MB/s: receiver (durable) or sender (end-to-end); default receiver "
+                          "when there are receiver rows");
+  cmd->add_option("--by", f.by, "Column to group by")->capture_default_str()->check(CLI::IsMember(GroupingColumns()));
+  cmd->add_option("--baseline", f.baseline, "Group the others are compared against (default: the first in file order)");
+}
+
+int RunReport(const ReportFlags& f) {
+  const std::string cmd = "report";
+  auto table = LoadResults(f.inputs);
+  if (!table.ok()) return Fail(cmd, table.status());
+  auto report = SummarizeResults(*table, f.role);
+  if (!report.ok()) return Fail(cmd, report.status());
+  std::fputs((f.json ? ReportJson(*report) : ReportText(*report)).c_str(), stdout);
+  if (!f.html.empty()) {
+    if (absl::Status s = WriteHtmlReportFor(*table, f.role, f.html, "nasperf " NASPERF_VERSION); !s.ok()) {
+      return Fail(cmd, s);
+    }
+    if (!f.json) std::printf("html report: %s\n", f.html.c_str());
+  }
+  return 0;
+}
+
+int RunCompare(const ReportFlags& f) {
+  const std::string cmd = "compare";
+  auto table = LoadResults(f.inputs);
+  if (!table.ok()) return Fail(cmd, table.status());
+  auto compare = Compare(*table, f.by, f.baseline, f.role);
+  if (!compare.ok()) return Fail(cmd, compare.status());
+  std::fputs((f.json ? CompareJson(*compare) : CompareText(*compare)).c_str(), stdout);
+  return 0;
+}
+
 // ------------------------------------------------------------------ demo
 
 struct DemoFlags {
@@ -491,6 +556,16 @@ int RunDemo(const DemoFlags& f) {
   (*receiver)->Shutdown();
   std::printf("\nThe sender's rows time what a user waits for (first byte to the receiver's answer);\n"
               "the receiver's rows time first byte to data on disk (fdatasync done).\n");
+  const std::string results = dir + "/results";
+  const std::string html = results + "/report.html";
+  auto table = LoadResults({results});
+  absl::Status written = table.ok() ? WriteHtmlReportFor(*table, "", html, "nasperf " NASPERF_VERSION) : table.status();
+  if (!written.ok()) {
+    Fail(cmd, absl::InternalError(absl::StrCat("no HTML report: ", written.message())));
+    return rc != 0 ? rc : 1;
+  }
+  std::printf("\nreport:  %s (charts; open it in a browser; or: nasperf report %s)\n", html.c_str(),
+              results.c_str());
   return rc;
 }
 
@@ -511,12 +586,15 @@ int main(int argc, char** argv) {
   CollectorFlags collector_flags;
   FlushFlags flush_flags;
   ProbeFlags probe_flags;
+  ReportFlags report_flags, compare_flags;
   AddReceiver(app, receiver_flags);
   AddSender(app, sender_flags);
   AddCollector(app, collector_flags);
   AddFlush(app, flush_flags);
   AddProbe(app, probe_flags);
   AddDemo(app, demo_flags);
+  AddReport(app, report_flags);
+  AddCompare(app, compare_flags);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -538,5 +616,7 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("collector")) return RunCollector(collector_flags);
   if (app.got_subcommand("flush")) return RunFlush(flush_flags);
   if (app.got_subcommand("probe")) return RunProbeCommand(probe_flags);
+  if (app.got_subcommand("report")) return RunReport(report_flags);
+  if (app.got_subcommand("compare")) return RunCompare(compare_flags);
   return kUsageError;
 }

@@ -8,7 +8,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${NASPERF_JOBS:-2}
 
-scripts/install-deps.sh
+# chromium too: the HTML report test opens the report in a real (headless) browser.
+NASPERF_WITH_BROWSER=1 scripts/install-deps.sh
 [ "$(id -u)" -eq 0 ] || echo "test.sh: not root: the loop-device, mount and namespace tests will be skipped"
 
 echo "== build (RelWithDebInfo)"

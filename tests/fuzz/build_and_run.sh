@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds the wire-codec fuzz target with clang + libFuzzer (+ASan/UBSan) and runs it
-# for a bounded time. Usage: build_and_run.sh BUILD_DIR [SECONDS]
+# Builds the fuzz targets with clang + libFuzzer (+ASan/UBSan) and runs each for a
+# bounded time: the wire codec for SECONDS, the report's CSV-to-HTML path for
+# NASPERF_FUZZ_REPORT_SECONDS (default 20). Usage: build_and_run.sh BUILD_DIR [SECONDS]
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:?usage: build_and_run.sh BUILD_DIR [SECONDS]}
@@ -13,3 +14,14 @@ clang++ -std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined -I"$src" \
 "$out/wire_fuzz" -runs=0 "$out/corpus" >/dev/null 2>&1 || true
 printf 'NSPFDATA' >"$out/corpus/seed-magic"
 "$out/wire_fuzz" -max_total_time="$seconds" -print_final_stats=1 -artifact_prefix="$out/" "$out/corpus" 2>&1 | tail -12
+
+# report: arbitrary CSV text through parse, summary, compare and HTML rendering.
+report_absl=$(pkg-config --cflags --libs absl_status absl_statusor absl_strings absl_str_format)
+clang++ -std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined -I"$src" \
+  "$src/tests/fuzz/report_fuzz.cc" "$src"/report/{table,statistics,analysis,html}.cc \
+  "$src/common/csv.cc" "$src/common/stats.cc" $report_absl -o "$out/report_fuzz"
+mkdir -p "$out/report-corpus"
+printf 'label,iteration,role,mb_per_s,status,started_at,stream,run_id,host\nx,1,receiver,100,ok,,0,r,h\ny,1,receiver,130,ok,,0,r,h\n' \
+  >"$out/report-corpus/seed"
+"$out/report_fuzz" -max_total_time="${NASPERF_FUZZ_REPORT_SECONDS:-20}" -print_final_stats=1 \
+  -artifact_prefix="$out/report-" "$out/report-corpus" 2>&1 | tail -12

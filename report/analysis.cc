@@ -1,0 +1,395 @@
+#include "report/analysis.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <tuple>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+
+namespace nasperf {
+
+std::string RateMeaning(const std::string& role) {
+  if (role == "receiver") return "durable MB/s (receiver: first byte to data on disk)";
+  if (role == "sender") return "end-to-end MB/s (sender: first byte to the receiver's answer)";
+  return "MB/s";
+}
+
+namespace {
+
+absl::Status CheckColumn(const ResultTable& table, const std::string& by) {
+  for (const TransferRecord& r : table.transfers) {
+    if (r.cells.count(by) > 0) return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrCat("no column '", by, "' in ", absl::StrJoin(table.files, ", ")));
+}
+
+std::string GroupOf(const TransferRecord& r, const std::string& by) {
+  const std::string& value = r.Cell(by);
+  return value.empty() ? "(empty)" : value;
+}
+
+// Measured rows of one role grouped by a column; groups in order of first appearance,
+// rows in the order they were taken (start time, then iteration and stream).
+std::string IterationKey(const TransferRecord& r) {
+  return absl::StrCat(r.run_id, "\x1f", r.host, "\x1f", r.iteration);
+}
+
+// One MB/s per iteration (see GroupRows), in the order the iterations were taken.
+std::vector<double> IterationRates(GroupRows& g, const std::set<std::string>& failed_iterations) {
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<const TransferRecord*>> streams;
+  for (const TransferRecord* r : g.rows) {
+    std::string key = IterationKey(*r);
+    auto [it, added] = streams.emplace(key, std::vector<const TransferRecord*>());
+    if (added) order.push_back(key);
+    it->second.push_back(r);
+  }
+  std::vector<double> rates;
+  for (const std::string& key : order) {
+    const std::vector<const TransferRecord*>& rows = streams[key];
+    if (failed_iterations.count(absl::StrCat(g.group, "\x1e", key)) > 0) {
+      ++g.iterations_with_failed_streams;
+      continue;
+    }
+    if (rows.size() == 1) {
+      rates.push_back(rows[0]->mb_per_s);
+      continue;
+    }
+    ++g.multi_stream_iterations;
+    double bytes = 0, longest = 0, rate_sum = 0;
+    bool known = true;
+    for (const TransferRecord* r : rows) {
+      known &= r->bytes >= 0 && r->duration_s > 0;
+      bytes += r->bytes;
+      longest = std::max(longest, r->duration_s);
+      rate_sum += r->mb_per_s;
+    }
+    // Without bytes and durations the streams' rates add up (they ran side by side).
+    rates.push_back(known ? bytes / longest / 1e6 : rate_sum);
+  }
+  return rates;
+}
+
+std::vector<GroupRows> Group(const ResultTable& table, const std::string& role, const std::string& by) {
+  std::vector<GroupRows> groups;
+  std::map<std::string, size_t> index;
+  // Iterations (per group) where some stream did not finish ok.
+  std::set<std::string> failed_iterations;
+  for (const TransferRecord& r : table.transfers) {
+    if (r.role == role && !r.warmup && r.status != "ok") {
+      failed_iterations.insert(absl::StrCat(GroupOf(r, by), "\x1e", IterationKey(r)));
+    }
+  }
+  for (const TransferRecord& r : table.transfers) {
+    if (r.role != role || !r.Measured()) continue;
+    std::string key = GroupOf(r, by);
+    auto [it, added] = index.emplace(key, groups.size());
+    if (added) {
+      GroupRows group;
+      group.group = key;
+      group.role = role;
+      groups.push_back(std::move(group));
+    }
+    groups[it->second].rows.push_back(&r);
+  }
+  for (GroupRows& g : groups) {
+    // RFC 3339 UTC times with a fixed format sort as text; rows without one (older
+    // files) fall back to iteration order.
+    std::stable_sort(g.rows.begin(), g.rows.end(), [](const TransferRecord* a, const TransferRecord* b) {
+      return std::tie(a->started_at, a->iteration, a->stream) < std::tie(b->started_at, b->iteration, b->stream);
+    });
+    g.rates = IterationRates(g, failed_iterations);
+  }
+  return groups;
+}
+
+std::vector<std::string> RolesPresent(const ResultTable& table) {
+  bool receiver = false, sender = false;
+  for (const TransferRecord& r : table.transfers) {
+    if (!r.Measured()) continue;
+    receiver |= r.role == "receiver";
+    sender |= r.role == "sender";
+  }
+  std::vector<std::string> roles;
+  if (receiver) roles.push_back("receiver");
+  if (sender) roles.push_back("sender");
+  return roles;
+}
+
+std::string DriftWarning(const std::string& group, const std::string& role, const TrendResult& t) {
+  return absl::StrFormat(
+      "%s (%s): MB/s %s with iteration order (Mann-Kendall p=%.3f, Sen's slope %+.1f MB/s per run) - a cache "
+      "filling up or a disk heating up? The median hides this; look at the per-iteration chart",
+      group, role, t.sen_slope < 0 ? "falls" : "rises", t.p, t.sen_slope);
+}
+
+bool Drifts(const TrendResult& t, size_t n) { return n >= 4 && t.p < kAlpha && t.sen_slope != 0; }
+
+void WarnAboutStreams(const GroupRows& g, std::vector<std::string>* warnings) {
+  if (g.iterations_with_failed_streams > 0) {
+    warnings->push_back(absl::StrFormat("%s (%s): %d iteration%s left out because one of its streams failed",
+                                        g.group, g.role, g.iterations_with_failed_streams,
+                                        g.iterations_with_failed_streams == 1 ? "" : "s"));
+  }
+}
+
+std::string JsonString(absl::string_view s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20) {
+          out += absl::StrFormat("\\u%04x", c);
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string JsonNumber(double v) {
+  if (!std::isfinite(v)) return "null";
+  return absl::StrFormat("%.10g", v);
+}
+
+std::string SummaryJson(const Summary& s) {
+  return absl::StrCat("\"n\":", s.n, ",\"median\":", JsonNumber(s.median), ",\"mean\":", JsonNumber(s.mean),
+                      ",\"stddev\":", JsonNumber(s.stddev), ",\"min\":", JsonNumber(s.min),
+                      ",\"max\":", JsonNumber(s.max), ",\"p5\":", JsonNumber(s.p5), ",\"p95\":", JsonNumber(s.p95));
+}
+
+std::string JsonStrings(const std::vector<std::string>& items) {
+  std::vector<std::string> quoted;
+  for (const std::string& s : items) quoted.push_back(JsonString(s));
+  return absl::StrCat("[", absl::StrJoin(quoted, ","), "]");
+}
+
+std::string BottleneckMix(const std::map<std::string, int>& mix) {
+  std::vector<std::string> parts;
+  for (const auto& [verdict, count] : mix) parts.push_back(absl::StrCat(verdict, " ", count));
+  return parts.empty() ? "-" : absl::StrJoin(parts, ", ");
+}
+
+}  // namespace
+
+absl::StatusOr<ReportResult> SummarizeResults(const ResultTable& table, const std::string& role,
+                                              const std::string& by) {
+  if (absl::Status s = CheckColumn(table, by); !s.ok()) return s;
+  ReportResult report;
+  report.warnings = table.warnings;
+  std::vector<std::string> roles = role.empty() ? RolesPresent(table) : std::vector<std::string>{role};
+  for (const std::string& r : roles) {
+    for (const GroupRows& g : Group(table, r, by)) {
+      GroupSummary s;
+      s.group = g.group;
+      s.role = r;
+      s.rates_in_order = g.Rates();
+      WarnAboutStreams(g, &report.warnings);
+      s.stats = Summarize(s.rates_in_order);
+      for (const TransferRecord* row : g.rows) ++s.bottlenecks[row->bottleneck.empty() ? "unknown" : row->bottleneck];
+      s.trend = MannKendall(s.rates_in_order);
+      s.drifts = Drifts(s.trend, s.rates_in_order.size());
+      if (s.drifts) report.warnings.push_back(DriftWarning(s.group, r, s.trend));
+      report.groups.push_back(std::move(s));
+    }
+  }
+  for (const TransferRecord& r : table.transfers) {
+    if (!role.empty() && r.role != role) continue;
+    if (r.status != "ok") {
+      report.failures.push_back(&r);
+    } else if (r.warmup) {
+      ++report.warmups_skipped;
+    }
+  }
+  if (report.groups.empty()) {
+    report.warnings.push_back(absl::StrCat("no measured rows", role.empty() ? "" : absl::StrCat(" for role ", role),
+                                           " (status ok, not a warm-up, with a throughput)"));
+  }
+  return report;
+}
+
+std::string VerdictText(const Comparison& c, size_t baseline_n, bool* significant) {
+  *significant = false;
+  const size_t n = c.stats.n;
+  if (n < kMinRunsPerGroup || baseline_n < kMinRunsPerGroup) {
+    return absl::StrFormat("too few runs to tell (n=%d vs %d; %+.1f%%)", baseline_n, n, c.difference.percent);
+  }
+  if (c.test.smallest_possible_p > kAlpha) {
+    return absl::StrFormat("too few runs to tell: n=%d vs %d can never reach p<%.2f (%+.1f%%)", baseline_n, n,
+                           kAlpha, c.difference.percent);
+  }
+  const MedianDifference& d = c.difference;
+  if (c.test.p < kAlpha && d.ci_low > 0) {
+    *significant = true;
+    return absl::StrFormat("faster by %.1f%% (95%% CI %.1f–%.1f%%)", d.percent, d.ci_low, d.ci_high);
+  }
+  if (c.test.p < kAlpha && d.ci_high < 0) {
+    *significant = true;
+    return absl::StrFormat("slower by %.1f%% (95%% CI %.1f–%.1f%%)", -d.percent, -d.ci_high, -d.ci_low);
+  }
+  return absl::StrFormat("no significant difference (%+.1f%%, 95%% CI %+.1f–%+.1f%%)", d.percent, d.ci_low,
+                         d.ci_high);
+}
+
+absl::StatusOr<CompareResult> Compare(const ResultTable& table, const std::string& by,
+                                      const std::string& baseline, const std::string& role) {
+  if (absl::Status s = CheckColumn(table, by); !s.ok()) return s;
+  CompareResult result;
+  result.by = by;
+  result.warnings = table.warnings;
+  result.role = role;
+  if (result.role.empty()) {
+    std::vector<std::string> roles = RolesPresent(table);
+    if (roles.empty()) return absl::InvalidArgumentError("no measured rows (status ok, not a warm-up) to compare");
+    result.role = roles.front();
+  }
+  std::vector<GroupRows> groups = Group(table, result.role, by);
+  if (groups.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("no measured ", result.role, " rows to compare"));
+  }
+  size_t base = 0;
+  if (!baseline.empty()) {
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const GroupRows& g) { return g.group == baseline; });
+    if (it == groups.end()) {
+      std::vector<std::string> names;
+      for (const GroupRows& g : groups) names.push_back(g.group);
+      return absl::InvalidArgumentError(absl::StrCat("baseline '", baseline, "' has no measured ", result.role,
+                                                     " rows; ", by, " values: ", absl::StrJoin(names, ", ")));
+    }
+    base = static_cast<size_t>(it - groups.begin());
+  }
+  std::rotate(groups.begin(), groups.begin() + base, groups.begin() + base + 1);
+  result.baseline = groups.front().group;
+  const std::vector<double> base_rates = groups.front().Rates();
+  for (size_t i = 0; i < groups.size(); ++i) {
+    Comparison c;
+    c.group = groups[i].group;
+    c.baseline = i == 0;
+    std::vector<double> rates = groups[i].Rates();
+    WarnAboutStreams(groups[i], &result.warnings);
+    c.stats = Summarize(rates);
+    TrendResult trend = MannKendall(rates);
+    if (Drifts(trend, rates.size())) result.warnings.push_back(DriftWarning(c.group, result.role, trend));
+    if (c.baseline) {
+      c.verdict = "baseline";
+    } else {
+      c.test = MannWhitneyU(base_rates, rates);
+      c.difference = BootstrapMedianDifference(base_rates, rates);
+      c.verdict = VerdictText(c, base_rates.size(), &c.significant);
+      if (rates.size() < kMinRunsPerGroup || base_rates.size() < kMinRunsPerGroup) {
+        result.warnings.push_back(absl::StrFormat(
+            "%s vs %s: n=%d vs %d is too few to say anything; measure at least %d runs each (5+ to reach p<0.05)",
+            c.group, result.baseline, rates.size(), base_rates.size(), kMinRunsPerGroup));
+      } else if (c.test.smallest_possible_p > kAlpha) {
+        result.warnings.push_back(absl::StrFormat(
+            "%s vs %s: with n=%d vs %d the smallest possible p is %.3f, so no difference can be significant; "
+            "measure more runs",
+            c.group, result.baseline, rates.size(), base_rates.size(), c.test.smallest_possible_p));
+      }
+    }
+    result.rows.push_back(std::move(c));
+  }
+  if (result.rows.size() == 1) {
+    result.warnings.push_back(absl::StrCat("only one ", by, " (", result.baseline, "): nothing to compare against"));
+  }
+  return result;
+}
+
+std::string ReportText(const ReportResult& report) {
+  std::string out;
+  std::string role;
+  for (const GroupSummary& g : report.groups) {
+    if (g.role != role) {
+      role = g.role;
+      absl::StrAppend(&out, out.empty() ? "" : "\n", role, ": ", RateMeaning(role), "\n");
+      absl::StrAppendFormat(&out, "  %-16s %4s %9s %9s %8s %9s %9s %9s %9s  %s\n", "label", "n", "median", "mean",
+                            "stddev", "min", "max", "p5", "p95", "bottleneck");
+    }
+    const Summary& s = g.stats;
+    absl::StrAppendFormat(&out, "  %-16s %4d %9.1f %9.1f %8.1f %9.1f %9.1f %9.1f %9.1f  %s\n", g.group, s.n, s.median,
+                          s.mean, s.stddev, s.min, s.max, s.p5, s.p95, BottleneckMix(g.bottlenecks));
+  }
+  if (report.warmups_skipped > 0) {
+    absl::StrAppend(&out, "warm-ups skipped: ", report.warmups_skipped, report.warmups_skipped == 1 ? " row\n" : " rows\n");
+  }
+  if (!report.failures.empty()) {
+    absl::StrAppend(&out, "\nfailures (never averaged in): ", report.failures.size(), "\n");
+    for (const TransferRecord* r : report.failures) {
+      absl::StrAppendFormat(&out, "  %-16s %-8s iter %3d stream %d  %-7s %s  [%s]\n", r->label, r->role, r->iteration,
+                            r->stream, r->status, r->error.empty() ? "-" : r->error, r->source);
+    }
+  }
+  for (const std::string& w : report.warnings) absl::StrAppend(&out, "warning: ", w, "\n");
+  return out;
+}
+
+std::string ReportJson(const ReportResult& report) {
+  std::vector<std::string> groups;
+  for (const GroupSummary& g : report.groups) {
+    std::vector<std::string> mix;
+    for (const auto& [verdict, count] : g.bottlenecks) mix.push_back(absl::StrCat(JsonString(verdict), ":", count));
+    groups.push_back(absl::StrCat("{\"label\":", JsonString(g.group), ",\"role\":", JsonString(g.role), ",",
+                                  SummaryJson(g.stats), ",\"bottleneck\":{", absl::StrJoin(mix, ","),
+                                  "},\"trend_p\":", JsonNumber(g.trend.p),
+                                  ",\"sen_slope\":", JsonNumber(g.trend.sen_slope),
+                                  ",\"drifts\":", g.drifts ? "true" : "false", "}"));
+  }
+  std::vector<std::string> failures;
+  for (const TransferRecord* r : report.failures) {
+    failures.push_back(absl::StrCat("{\"label\":", JsonString(r->label), ",\"role\":", JsonString(r->role),
+                                    ",\"iteration\":", r->iteration, ",\"stream\":", r->stream,
+                                    ",\"status\":", JsonString(r->status), ",\"error\":", JsonString(r->error),
+                                    ",\"source\":", JsonString(r->source), "}"));
+  }
+  return absl::StrCat("{\"groups\":[", absl::StrJoin(groups, ","), "],\"failures\":[", absl::StrJoin(failures, ","),
+                      "],\"warmups_skipped\":", report.warmups_skipped,
+                      ",\"warnings\":", JsonStrings(report.warnings), "}\n");
+}
+
+std::string CompareText(const CompareResult& c) {
+  std::string out = absl::StrCat("compare by ", c.by, ", ", c.role, " ", RateMeaning(c.role), ", baseline ",
+                                 c.baseline, "\n");
+  absl::StrAppendFormat(&out, "  %-16s %4s %9s %9s %9s  %s\n", c.by, "n", "median", "diff", "p", "verdict");
+  for (const Comparison& r : c.rows) {
+    if (r.baseline) {
+      absl::StrAppendFormat(&out, "  %-16s %4d %9.1f %9s %9s  %s\n", r.group, r.stats.n, r.stats.median, "", "",
+                            r.verdict);
+    } else {
+      absl::StrAppendFormat(&out, "  %-16s %4d %9.1f %+8.1f%% %9.4f  %s\n", r.group, r.stats.n, r.stats.median,
+                            r.difference.percent, r.test.p, r.verdict);
+    }
+  }
+  for (const std::string& w : c.warnings) absl::StrAppend(&out, "warning: ", w, "\n");
+  return out;
+}
+
+std::string CompareJson(const CompareResult& c) {
+  std::vector<std::string> rows;
+  for (const Comparison& r : c.rows) {
+    std::string row = absl::StrCat("{\"group\":", JsonString(r.group), ",\"baseline\":", r.baseline ? "true" : "false",
+                                   ",", SummaryJson(r.stats));
+    if (!r.baseline) {
+      absl::StrAppend(&row, ",\"diff_pct\":", JsonNumber(r.difference.percent),
+                      ",\"ci95_low_pct\":", JsonNumber(r.difference.ci_low),
+                      ",\"ci95_high_pct\":", JsonNumber(r.difference.ci_high), ",\"u\":", JsonNumber(r.test.u),
+                      ",\"p\":", JsonNumber(r.test.p), ",\"p_method\":", JsonString(r.test.exact ? "exact" : "normal"),
+                      ",\"significant\":", r.significant ? "true" : "false");
+    }
+    absl::StrAppend(&row, ",\"verdict\":", JsonString(r.verdict), "}");
+    rows.push_back(std::move(row));
+  }
+  return absl::StrCat("{\"by\":", JsonString(c.by), ",\"role\":", JsonString(c.role),
+                      ",\"baseline\":", JsonString(c.baseline), ",\"rows\":[", absl::StrJoin(rows, ","),
+                      "],\"warnings\":", JsonStrings(c.warnings), "}\n");
+}
+
+}  // namespace nasperf

@@ -1,0 +1,90 @@
+// What `nasperf report` and `nasperf compare` compute from a ResultTable: per group
+// and role summaries (failures listed apart, warm-ups skipped), and every group
+// against a baseline with a bootstrap CI, a Mann-Whitney p-value, a drift check and
+// a verdict in words; plus their console and JSON renderings. Pure functions; thread-safe.
+#ifndef NASPERF_REPORT_ANALYSIS_H_
+#define NASPERF_REPORT_ANALYSIS_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/stats.h"
+#include "report/statistics.h"
+#include "report/table.h"
+
+namespace nasperf {
+
+// Below this many measured iterations in a group, compare says nothing about it.
+inline constexpr size_t kMinRunsPerGroup = 3;
+inline constexpr double kAlpha = 0.05;
+
+// The measured rows of one group, in the order they were taken, and the group's
+// observations: one MB/s per iteration. An iteration with several streams is one
+// observation, its bytes over the longest stream's time (what the NAS took); an
+// iteration where a stream failed is left out, since the others ran without it.
+struct GroupRows {
+  std::string group, role;
+  std::vector<const TransferRecord*> rows;
+  std::vector<double> rates;
+  size_t iterations_with_failed_streams = 0;
+  size_t multi_stream_iterations = 0;
+  const std::vector<double>& Rates() const { return rates; }
+};
+
+struct GroupSummary {
+  std::string group, role;
+  Summary stats;
+  std::map<std::string, int> bottlenecks;  // verdict -> rows
+  TrendResult trend;
+  bool drifts = false;                     // trend p < kAlpha with n >= 4
+  std::vector<double> rates_in_order;
+};
+
+struct ReportResult {
+  std::vector<GroupSummary> groups;                // by role (receiver first), then group order
+  std::vector<const TransferRecord*> failures;     // status != ok, warm-ups included
+  size_t warmups_skipped = 0;
+  std::vector<std::string> warnings;
+};
+
+// role: "sender", "receiver", or "" for both. by: the column to group by (label).
+absl::StatusOr<ReportResult> SummarizeResults(const ResultTable& table, const std::string& role,
+                                              const std::string& by = "label");
+
+struct Comparison {
+  std::string group;
+  bool baseline = false;
+  Summary stats;
+  MannWhitneyResult test;
+  MedianDifference difference;
+  std::string verdict;  // "faster by 38.0% (95% CI 31.0–45.0%)", ...
+  bool significant = false;
+};
+
+struct CompareResult {
+  std::string by, role, baseline;
+  std::vector<Comparison> rows;  // the baseline first
+  std::vector<std::string> warnings;
+};
+
+// role "" picks the receiver's durable MB/s when there are receiver rows, else the
+// sender's end-to-end MB/s. baseline "" = the first group in file order.
+absl::StatusOr<CompareResult> Compare(const ResultTable& table, const std::string& by,
+                                      const std::string& baseline, const std::string& role);
+
+// The verdict sentence for one comparison (exposed for tests).
+std::string VerdictText(const Comparison& c, size_t baseline_n, bool* significant);
+
+std::string ReportText(const ReportResult& report);
+std::string ReportJson(const ReportResult& report);
+std::string CompareText(const CompareResult& compare);
+std::string CompareJson(const CompareResult& compare);
+
+// What a role's MB/s means, for headings.
+std::string RateMeaning(const std::string& role);
+
+}  // namespace nasperf
+
+#endif  // NASPERF_REPORT_ANALYSIS_H_

@@ -1,0 +1,264 @@
+#include "report/table.h"
+
+#include <sys/stat.h>
+
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/csv.h"
+
+namespace nasperf {
+
+const std::string& TransferRecord::Cell(const std::string& column) const {
+  static const std::string* empty = new std::string();
+  auto it = cells.find(column);
+  return it == cells.end() ? *empty : it->second;
+}
+
+namespace {
+
+// The header of one file: column name -> index. Duplicated names are an error
+// because a script could not tell which one it reads.
+absl::StatusOr<std::map<std::string, size_t>> IndexHeader(const std::string& path,
+                                                          const std::vector<std::string>& header) {
+  std::map<std::string, size_t> index;
+  for (size_t i = 0; i < header.size(); ++i) {
+    if (!index.emplace(header[i], i).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ":1: column '", header[i], "' appears twice in the header"));
+    }
+  }
+  return index;
+}
+
+absl::Status RequireColumns(const std::string& path, const std::map<std::string, size_t>& index,
+                            const std::vector<std::string>& required) {
+  std::vector<std::string> missing;
+  for (const std::string& column : required) {
+    if (index.count(column) == 0) missing.push_back(column);
+  }
+  if (missing.empty()) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(path, ":1: header lacks the column",
+                                                 missing.size() == 1 ? " " : "s ",
+                                                 absl::StrJoin(missing, ", ")));
+}
+
+absl::Status BadCell(const std::string& where, const std::string& column, const std::string& value,
+                     const char* expected) {
+  return absl::InvalidArgumentError(
+      absl::StrCat(where, ": column ", column, ": '", value, "' is not ", expected));
+}
+
+// Walks the records of one file, checking the field count against the header.
+// `visit(fields, "path:line")` is called for every data record.
+template <typename Visit>
+absl::Status ForEachRecord(const std::string& path, const std::string& text,
+                           const std::vector<std::string>& required, ResultTable* table,
+                           Visit visit) {
+  CsvReader reader(text);
+  std::vector<std::string> header;
+  auto got = reader.Next(&header);
+  if (!got.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": ", got.status().message()));
+  if (!*got) return absl::InvalidArgumentError(absl::StrCat(path, ":1: empty file, no header"));
+  auto index = IndexHeader(path, header);
+  if (!index.ok()) return index.status();
+  if (absl::Status s = RequireColumns(path, *index, required); !s.ok()) return s;
+  std::vector<std::string> fields;
+  while (true) {
+    got = reader.Next(&fields);
+    if (!got.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": ", got.status().message()));
+    if (!*got) break;
+    std::string where = absl::StrCat(path, ":", reader.line());
+    if (fields.size() == 1 && fields[0].empty()) continue;  // a blank line
+    if (fields.size() != header.size()) {
+      return absl::InvalidArgumentError(absl::StrCat(where, ": ", fields.size(), " fields, the header has ",
+                                                     header.size()));
+    }
+    if (absl::Status s = visit(fields, *index, where); !s.ok()) return s;
+  }
+  if (reader.torn()) {
+    table->warnings.push_back(absl::StrCat(path, ": the last line has no newline (a write in progress or a "
+                                           "crash); it was left out"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseInt(const std::string& where, const std::string& column, const std::string& value,
+                      long long* out) {
+  int64_t v = 0;
+  if (!absl::SimpleAtoi(value, &v)) return BadCell(where, column, value, "a whole number");
+  *out = v;
+  return absl::OkStatus();
+}
+
+absl::Status ParseDouble(const std::string& where, const std::string& column, const std::string& value,
+                         double* out) {
+  double v = 0;
+  if (!absl::SimpleAtod(value, &v) || !std::isfinite(v)) return BadCell(where, column, value, "a number");
+  *out = v;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot open ", path));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return absl::DataLossError(absl::StrCat("cannot read ", path));
+  return text.str();
+}
+
+bool IsDirectory(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool FileExists(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+// First line of a file's text, for telling transfers.csv from samples.csv.
+bool LooksLikeSamples(const std::string& text) {
+  CsvReader reader(text);
+  std::vector<std::string> header;
+  auto got = reader.Next(&header);
+  if (!got.ok() || !*got) return false;
+  std::set<std::string> names(header.begin(), header.end());
+  return names.count("t_s") > 0 && names.count("status") == 0;
+}
+
+}  // namespace
+
+absl::Status ParseTransfersCsv(const std::string& path, const std::string& text, ResultTable* table) {
+  return ForEachRecord(
+      path, text, {"label", "iteration", "role", "mb_per_s", "status"}, table,
+      [&](const std::vector<std::string>& fields, const std::map<std::string, size_t>& index,
+          const std::string& where) -> absl::Status {
+        TransferRecord r;
+        r.source = where;
+        for (const auto& [name, i] : index) r.cells[name] = fields[i];
+        r.run_id = r.Cell("run_id");
+        r.label = r.Cell("label");
+        r.role = r.Cell("role");
+        r.host = r.Cell("host");
+        r.status = r.Cell("status");
+        r.error = r.Cell("error");
+        r.bottleneck = r.Cell("bottleneck");
+        r.started_at = r.Cell("started_at");
+        if (absl::Status s = ParseInt(where, "iteration", r.Cell("iteration"), &r.iteration); !s.ok()) return s;
+        if (!r.Cell("stream").empty()) {
+          if (absl::Status s = ParseInt(where, "stream", r.Cell("stream"), &r.stream); !s.ok()) return s;
+        }
+        // Older files have no warmup column; their warm-ups carry iterations <= 0.
+        const std::string& warmup = r.Cell("warmup");
+        if (warmup == "true") {
+          r.warmup = true;
+        } else if (warmup == "false") {
+          r.warmup = false;
+        } else if (warmup.empty()) {
+          r.warmup = index.count("warmup") == 0 && r.iteration <= 0;
+        } else {
+          return BadCell(where, "warmup", warmup, "true or false");
+        }
+        // An unknown rate is an empty cell (DESIGN.md section 5), e.g. a failed row.
+        if (!r.Cell("mb_per_s").empty()) {
+          if (absl::Status s = ParseDouble(where, "mb_per_s", r.Cell("mb_per_s"), &r.mb_per_s); !s.ok()) return s;
+          r.has_rate = true;
+        }
+        // Optional: used to add up the streams of one iteration.
+        if (!r.Cell("bytes").empty()) {
+          if (absl::Status s = ParseDouble(where, "bytes", r.Cell("bytes"), &r.bytes); !s.ok()) return s;
+        }
+        if (!r.Cell("duration_s").empty()) {
+          if (absl::Status s = ParseDouble(where, "duration_s", r.Cell("duration_s"), &r.duration_s); !s.ok()) return s;
+        }
+        table->transfers.push_back(std::move(r));
+        return absl::OkStatus();
+      });
+}
+
+absl::Status ParseSamplesCsv(const std::string& path, const std::string& text, ResultTable* table) {
+  return ForEachRecord(
+      path, text, {"label", "iteration", "role", "t_s", "mb_per_s"}, table,
+      [&](const std::vector<std::string>& fields, const std::map<std::string, size_t>& index,
+          const std::string& where) -> absl::Status {
+        auto cell = [&](const char* name) -> std::string {
+          auto it = index.find(name);
+          return it == index.end() ? std::string() : fields[it->second];
+        };
+        SampleRecord s;
+        s.run_id = cell("run_id");
+        s.label = cell("label");
+        s.role = cell("role");
+        s.host = cell("host");
+        if (absl::Status st = ParseInt(where, "iteration", cell("iteration"), &s.iteration); !st.ok()) return st;
+        if (!cell("stream").empty()) {
+          if (absl::Status st = ParseInt(where, "stream", cell("stream"), &s.stream); !st.ok()) return st;
+        }
+        if (absl::Status st = ParseDouble(where, "t_s", cell("t_s"), &s.t_s); !st.ok()) return st;
+        if (absl::Status st = ParseDouble(where, "mb_per_s", cell("mb_per_s"), &s.mb_per_s); !st.ok()) return st;
+        table->samples.push_back(std::move(s));
+        return absl::OkStatus();
+      });
+}
+
+absl::StatusOr<ResultTable> LoadResults(const std::vector<std::string>& inputs) {
+  ResultTable table;
+  std::set<std::string> read;
+  auto read_one = [&](const std::string& path, bool samples) -> absl::Status {
+    if (!read.insert(path).second) return absl::OkStatus();
+    auto text = ReadWholeFile(path);
+    if (!text.ok()) return text.status();
+    table.files.push_back(path);
+    return samples ? ParseSamplesCsv(path, *text, &table) : ParseTransfersCsv(path, *text, &table);
+  };
+  for (const std::string& input : inputs) {
+    if (IsDirectory(input)) {
+      std::string transfers = input + "/transfers.csv";
+      if (!FileExists(transfers)) {
+        return absl::NotFoundError(absl::StrCat(input, ": no transfers.csv in this directory"));
+      }
+      if (absl::Status s = read_one(transfers, false); !s.ok()) return s;
+      std::string samples = input + "/samples.csv";
+      if (FileExists(samples)) {
+        if (absl::Status s = read_one(samples, true); !s.ok()) return s;
+      }
+      continue;
+    }
+    auto text = ReadWholeFile(input);
+    if (!text.ok()) return text.status();
+    if (absl::Status s = read_one(input, LooksLikeSamples(*text)); !s.ok()) return s;
+  }
+  // Two collectors fed by the same agents, or a directory and its file both named:
+  // the same transfer must count once.
+  std::set<std::string> keys;
+  std::vector<TransferRecord> unique;
+  size_t duplicates = 0;
+  for (TransferRecord& r : table.transfers) {
+    std::string key = absl::StrJoin({r.run_id, r.role, r.host, absl::StrCat(r.iteration),
+                                     absl::StrCat(r.stream), r.Cell("transfer_id")},
+                                    "\x1f");
+    if (!r.run_id.empty() && !keys.insert(key).second) {
+      ++duplicates;
+      continue;
+    }
+    unique.push_back(std::move(r));
+  }
+  table.transfers = std::move(unique);
+  if (duplicates > 0) {
+    table.warnings.push_back(absl::StrCat(duplicates, " duplicate transfer row", duplicates == 1 ? "" : "s",
+                                          " (same run, role, host, iteration, stream, id) counted once"));
+  }
+  if (table.transfers.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("no transfer rows in ", absl::StrJoin(table.files, ", ")));
+  }
+  return table;
+}
+
+}  // namespace nasperf

@@ -1,0 +1,66 @@
+// Loads the collector's CSVs (DESIGN.md section 5) for `report` and `compare`: any
+// number of result directories or CSV files, merged into one table of transfers and
+// one of per-interval samples. Columns are found by header name, so columns appended
+// after the contract ones are tolerated; a malformed file is an error naming the file
+// and line. Pure functions over values; thread-safe.
+#ifndef NASPERF_REPORT_TABLE_H_
+#define NASPERF_REPORT_TABLE_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace nasperf {
+
+// One transfers.csv row. `cells` keeps every column by header name so `--by` can
+// group by any of them; the fields below are the ones the statistics need.
+struct TransferRecord {
+  std::string source;  // "path:line" for messages
+  std::map<std::string, std::string> cells;
+  std::string run_id, label, role, host, status, error, bottleneck, started_at;
+  long long iteration = 0;
+  long long stream = 0;
+  bool warmup = false;
+  bool has_rate = false;
+  double mb_per_s = 0;  // sender: end to end; receiver: durable (DESIGN.md section 4)
+  double bytes = -1;       // -1: unknown
+  double duration_s = -1;  // the time mb_per_s is measured over; -1: unknown
+
+  // The cell of a column, or "" when the file had no such column.
+  const std::string& Cell(const std::string& column) const;
+  // A row that goes into statistics: not a warm-up, status ok, a throughput present.
+  bool Measured() const { return !warmup && status == "ok" && has_rate; }
+};
+
+struct SampleRecord {
+  std::string run_id, label, role, host;
+  long long iteration = 0;
+  long long stream = 0;
+  double t_s = 0;
+  double mb_per_s = 0;
+};
+
+struct ResultTable {
+  std::vector<TransferRecord> transfers;  // in input order, duplicates dropped
+  std::vector<SampleRecord> samples;
+  std::vector<std::string> files;     // what was read
+  std::vector<std::string> warnings;  // torn last lines, duplicate rows
+};
+
+// Each input is a directory holding transfers.csv (and maybe samples.csv) or a CSV
+// file; a file is a samples file when its header has t_s and no status column.
+// The same transfer (run, role, host, iteration, stream, transfer id) read twice is
+// kept once.
+absl::StatusOr<ResultTable> LoadResults(const std::vector<std::string>& inputs);
+
+// Parses one file's text; `path` only names it in errors. Appends to *table.
+absl::Status ParseTransfersCsv(const std::string& path, const std::string& text,
+                               ResultTable* table);
+absl::Status ParseSamplesCsv(const std::string& path, const std::string& text,
+                             ResultTable* table);
+
+}  // namespace nasperf
+
+#endif  // NASPERF_REPORT_TABLE_H_

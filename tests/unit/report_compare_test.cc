@@ -1,0 +1,205 @@
+// `nasperf compare` and `report` on small tables: a real 30% difference on 5 vs 5
+// runs is called faster, two samples of one distribution are not, too-small samples
+// and drifting runs are warned about, and the HTML escapes what the CSV holds.
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "report/analysis.h"
+#include "report/html.h"
+#include "report/table.h"
+
+namespace nasperf {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// Five runs drawn once from N(400, 8) and N(520, 10.4) (+30%), and a second draw
+// from N(400, 8): fixed numbers so the test never flakes.
+const std::vector<double> kBase = {400.2, 412.5, 395.8, 405.1, 398.9};
+const std::vector<double> kFaster = {520.3, 534.1, 515.0, 528.8, 511.6};
+const std::vector<double> kSame = {403.7, 397.2, 409.9, 401.4, 393.5};
+
+std::string Csv(const std::vector<std::pair<std::string, std::vector<double>>>& groups,
+                const std::string& role = "receiver") {
+  std::string csv = "run_id,label,iteration,stream,role,host,started_at,mb_per_s,bottleneck,status,error,warmup,mtu\n";
+  int second = 0;
+  for (const auto& [label, rates] : groups) {
+    // A warm-up and a failure per group: neither may change a number.
+    csv += "r," + label + ",0,0," + role + ",nas,2026-12-02T10:00:00.000Z,9999,disk,ok,,true,1500\n";
+    csv += "r," + label + ",99,0," + role + ",nas,2026-12-02T10:59:59.000Z,,disk,failed,no space,false,1500\n";
+    for (size_t i = 0; i < rates.size(); ++i) {
+      char started[40];
+      std::snprintf(started, sizeof(started), "2026-12-02T10:%02d:%02d.000Z", second / 60, second % 60);
+      ++second;
+      csv += "r," + label + "," + std::to_string(i + 1) + ",0," + role + ",nas," + started + "," +
+             std::to_string(rates[i]) + ",disk,ok,,false,1500\n";
+    }
+  }
+  return csv;
+}
+
+ResultTable Table(const std::string& csv) {
+  ResultTable t;
+  absl::Status s = ParseTransfersCsv("test.csv", csv, &t);
+  EXPECT_TRUE(s.ok()) << s;
+  return t;
+}
+
+TEST(Compare, TellsARealThirtyPercentFromNoiseOnFiveRuns) {
+  ResultTable t = Table(Csv({{"hdd", kBase}, {"nvme", kFaster}, {"hdd-again", kSame}}));
+  auto c = Compare(t, "label", "", "");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->role, "receiver");
+  EXPECT_EQ(c->baseline, "hdd");
+  ASSERT_EQ(c->rows.size(), 3u);
+  const Comparison& nvme = c->rows[1];
+  EXPECT_EQ(nvme.group, "nvme");
+  EXPECT_TRUE(nvme.significant);
+  EXPECT_TRUE(nvme.test.exact);
+  EXPECT_NEAR(nvme.test.p, 2.0 / 252, 1e-12);  // fully separated 5 vs 5
+  EXPECT_NEAR(nvme.difference.percent, (520.3 / 400.2 - 1) * 100, 1e-9);
+  EXPECT_THAT(nvme.verdict, testing::StartsWith("faster by 30.0% (95% CI "));
+  EXPECT_GT(nvme.difference.ci_low, 20);
+  EXPECT_LT(nvme.difference.ci_high, 40);
+  const Comparison& same = c->rows[2];
+  EXPECT_FALSE(same.significant);
+  EXPECT_GT(same.test.p, 0.05);
+  EXPECT_THAT(same.verdict, testing::StartsWith("no significant difference ("));
+  EXPECT_LT(same.difference.ci_low, 0);
+  EXPECT_GT(same.difference.ci_high, 0);
+  std::string text = CompareText(*c);
+  EXPECT_THAT(text, HasSubstr("faster by 30.0%"));
+  EXPECT_THAT(text, HasSubstr("no significant difference"));
+}
+
+TEST(Compare, SlowerAndBaselineChoice) {
+  ResultTable t = Table(Csv({{"hdd", kBase}, {"nvme", kFaster}}));
+  auto c = Compare(t, "label", "nvme", "receiver");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->rows[0].group, "nvme");
+  EXPECT_THAT(c->rows[1].verdict, testing::StartsWith("slower by 23.1% (95% CI "));
+  auto missing = Compare(t, "label", "ssd", "receiver");
+  EXPECT_THAT(missing.status().message(), HasSubstr("baseline 'ssd'"));
+  auto no_column = Compare(t, "nic", "", "receiver");
+  EXPECT_THAT(no_column.status().message(), HasSubstr("no column 'nic'"));
+}
+
+TEST(Compare, WarnsWhenTheSamplesAreTooSmall) {
+  ResultTable t = Table(Csv({{"a", {100, 101}}, {"b", {200, 204, 201, 203, 202}}, {"c", {300, 301, 302}}}));
+  auto c = Compare(t, "label", "", "receiver");
+  ASSERT_TRUE(c.ok());
+  EXPECT_THAT(c->rows[1].verdict, HasSubstr("too few runs to tell (n=2 vs 5"));
+  EXPECT_FALSE(c->rows[1].significant);
+  std::string text = CompareText(*c);
+  EXPECT_THAT(text, HasSubstr("n=5 vs 2 is too few"));
+  // 3 vs 3 fully separated: still the smallest possible p = 2/C(6,3) = 0.1, so no verdict.
+  ResultTable small = Table(Csv({{"c", {300, 302, 301}}, {"d", {400, 401, 402}}}));
+  auto three = Compare(small, "label", "", "receiver");
+  ASSERT_TRUE(three.ok());
+  EXPECT_THAT(three->rows[1].verdict, HasSubstr("too few runs to tell: n=3 vs 3 can never reach p<0.05"));
+  EXPECT_THAT(CompareText(*three), HasSubstr("smallest possible p is 0.100"));
+}
+
+TEST(Compare, WarnsWhenRunsDriftWithIterationOrder) {
+  std::vector<double> falling = {980, 975, 960, 940, 900, 860, 830, 790, 770, 742};
+  ResultTable t = Table(Csv({{"flat", {500, 505, 498, 502, 499, 503, 501, 497, 504, 500}}, {"cache", falling}}));
+  auto c = Compare(t, "label", "", "receiver");
+  ASSERT_TRUE(c.ok());
+  std::string text = CompareText(*c);
+  EXPECT_THAT(text, HasSubstr("cache (receiver): MB/s falls with iteration order"));
+  EXPECT_THAT(text, Not(HasSubstr("flat (receiver): MB/s")));
+}
+
+TEST(Compare, ByAnotherColumn) {
+  std::string csv = Csv({{"x", kBase}});
+  ResultTable t = Table(csv);
+  auto c = Compare(t, "mtu", "", "receiver");
+  ASSERT_TRUE(c.ok());
+  ASSERT_EQ(c->rows.size(), 1u);
+  EXPECT_EQ(c->rows[0].group, "1500");
+}
+
+TEST(Report, SummariesSkipWarmupsAndListFailuresApart) {
+  ResultTable t = Table(Csv({{"hdd", kBase}}) + "");
+  auto r = SummarizeResults(t, "");
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->groups.size(), 1u);
+  EXPECT_EQ(r->groups[0].stats.n, 5u);
+  EXPECT_DOUBLE_EQ(r->groups[0].stats.median, 400.2);
+  EXPECT_DOUBLE_EQ(r->groups[0].stats.max, 412.5);
+  EXPECT_EQ(r->groups[0].bottlenecks.at("disk"), 5);
+  EXPECT_EQ(r->warmups_skipped, 1u);
+  ASSERT_EQ(r->failures.size(), 1u);
+  EXPECT_EQ(r->failures[0]->error, "no space");
+  std::string text = ReportText(*r);
+  EXPECT_THAT(text, HasSubstr("failures (never averaged in): 1"));
+  EXPECT_THAT(text, HasSubstr("test.csv:3"));
+  std::string json = ReportJson(*r);
+  EXPECT_THAT(json, HasSubstr("\"n\":5,\"median\":400.2"));
+  EXPECT_THAT(json, HasSubstr("\"error\":\"no space\""));
+}
+
+TEST(Report, TheStreamsOfOneIterationAreOneObservation) {
+  ResultTable t = Table(
+      "run_id,label,iteration,stream,role,host,bytes,duration_s,mb_per_s,status,warmup\n"
+      // iteration 1: 2 GB in 2.5 s over two streams = 800 MB/s, not two rows of 500 and 400
+      "r,x,1,0,receiver,nas,1000000000,2.0,500,ok,false\n"
+      "r,x,1,1,receiver,nas,1000000000,2.5,400,ok,false\n"
+      // iteration 2: one stream failed, so the other ran alone: left out
+      "r,x,2,0,receiver,nas,1000000000,1.0,1000,ok,false\n"
+      "r,x,2,1,receiver,nas,,,,failed,false\n"
+      // iteration 3: no bytes/duration columns filled: the rates add up
+      "r,x,3,0,receiver,nas,,,300,ok,false\n"
+      "r,x,3,1,receiver,nas,,,350,ok,false\n");
+  auto r = SummarizeResults(t, "receiver");
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->groups.size(), 1u);
+  EXPECT_EQ(r->groups[0].rates_in_order, (std::vector<double>{800, 650}));
+  EXPECT_THAT(ReportText(*r), HasSubstr("x (receiver): 1 iteration left out because one of its streams failed"));
+}
+
+TEST(Html, EscapesEverythingFromTheCsvAndFetchesNothing) {
+  std::string evil = "\"<script>alert('x')</script>&\"";
+  std::string csv = Csv({{"plain", kBase}});
+  csv += "r," + evil + ",1,0,receiver,<b>host</b>,2026-12-02T11:00:00.000Z,300,disk,ok,,false,1500\n";
+  csv += "r," + evil + ",2,0,receiver,<b>host</b>,2026-12-02T11:00:01.000Z,,disk,failed,\"<img src=x onerror=y>\",false,1500\n";
+  ResultTable t = Table(csv);
+  t.samples.push_back({"r", "<i>s</i>", "receiver", "h", 1, 0, 0.5, 100});
+  // The warm-up (iteration 0) and the failed transfer (99) of "plain": left out of the timeline.
+  t.samples.push_back({"r", "warmup-sample", "receiver", "nas", 0, 0, 0.5, 100});
+  t.samples.push_back({"r", "failed-sample", "receiver", "nas", 99, 0, 0.5, 100});
+  t.samples.push_back({"r", "measured-sample", "receiver", "nas", 1, 0, 0.5, 100});
+  auto r = SummarizeResults(t, "");
+  ASSERT_TRUE(r.ok());
+  auto c = Compare(t, "label", "", "");
+  ASSERT_TRUE(c.ok());
+  HtmlReportInput in{&t, &*r, &*c, "nasperf test"};
+  std::string html = RenderHtmlReport(in);
+  EXPECT_THAT(html, Not(HasSubstr("<script")));
+  EXPECT_THAT(html, Not(HasSubstr("<img")));
+  EXPECT_THAT(html, Not(HasSubstr("<b>host")));
+  EXPECT_THAT(html, Not(HasSubstr("<i>s")));
+  EXPECT_THAT(html, HasSubstr("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;"));
+  EXPECT_THAT(html, HasSubstr("&lt;img src=x onerror=y&gt;"));
+  // Self-contained: nothing is loaded from anywhere.
+  EXPECT_THAT(html, Not(HasSubstr("src=\"")));
+  EXPECT_THAT(html, Not(HasSubstr("<link")));
+  EXPECT_THAT(html, Not(HasSubstr("url(")));
+  EXPECT_THAT(html, Not(HasSubstr("@import")));
+  EXPECT_THAT(html, Not(HasSubstr("warmup-sample")));
+  EXPECT_THAT(html, Not(HasSubstr("failed-sample")));
+  EXPECT_THAT(html, HasSubstr("measured-sample"));
+  for (const char* chart : {"iterations-receiver", "boxes-receiver", "timeline-receiver"}) {
+    EXPECT_THAT(html, HasSubstr(std::string("data-chart=\"") + chart + "\"")) << chart;
+  }
+}
+
+TEST(Html, EscapeTable) {
+  EXPECT_EQ(HtmlEscape("a<b>&\"'c"), "a&lt;b&gt;&amp;&quot;&#39;c");
+}
+
+}  // namespace
+}  // namespace nasperf

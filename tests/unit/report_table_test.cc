@@ -1,0 +1,160 @@
+// Loading result CSVs for report/compare: columns by header name, appended and
+// reordered columns, warm-ups, malformed files named by file and line, merging.
+#include "report/table.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace nasperf {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr char kHeader[] =
+    "run_id,label,iteration,stream,role,host,peer,transport,bytes,started_at,duration_s,mb_per_s,"
+    "first_byte_s,write_s,sync_s,net_wait_pct,disk_wait_pct,bottleneck,write_mode,sync_policy,mtu,"
+    "path_mtu,mss,link_mbps,line_rate_pct,checksum,verified,status,error,transfer_id,warmup,"
+    "source_wait_pct\n";
+
+std::string Row(const std::string& label, int iteration, const std::string& role, const std::string& rate,
+                const std::string& status = "ok", const std::string& warmup = "false",
+                const std::string& error = "") {
+  return "r1," + label + "," + std::to_string(iteration) + ",0," + role +
+         ",nas,10.0.0.2,native,1000,2026-12-02T10:00:0" + std::to_string(iteration % 10) + ".000Z,1.0," + rate +
+         ",0.001,0.5,0.1,1.0,50.0,disk,buffered,end,9000,,8948,10000,40.0,,false," + status + "," + error + "," +
+         std::to_string(iteration) + "," + warmup + ",\n";
+}
+
+TEST(ResultTable, ReadsTheContractColumns) {
+  ResultTable t;
+  std::string csv = std::string(kHeader) + Row("cache", 0, "receiver", "100.5", "ok", "true") +
+                    Row("cache", 1, "receiver", "200.25") +
+                    Row("cache", 2, "receiver", "", "failed", "false", "\"write x: No space left on device\"");
+  ASSERT_TRUE(ParseTransfersCsv("t.csv", csv, &t).ok());
+  ASSERT_EQ(t.transfers.size(), 3u);
+  EXPECT_TRUE(t.transfers[0].warmup);
+  EXPECT_FALSE(t.transfers[0].Measured());
+  EXPECT_TRUE(t.transfers[1].Measured());
+  EXPECT_DOUBLE_EQ(t.transfers[1].mb_per_s, 200.25);
+  EXPECT_EQ(t.transfers[1].Cell("mtu"), "9000");
+  EXPECT_EQ(t.transfers[1].source, "t.csv:3");
+  EXPECT_FALSE(t.transfers[2].Measured());
+  EXPECT_EQ(t.transfers[2].error, "write x: No space left on device");
+}
+
+TEST(ResultTable, FindsColumnsByNameAndToleratesAppendedOnes) {
+  ResultTable t;
+  std::string csv =
+      "status,mb_per_s,role,iteration,label,future_column\n"
+      "ok,321.0,sender,1,nvme,whatever\n"
+      "ok,322.0,sender,-1,nvme,x\n";
+  ASSERT_TRUE(ParseTransfersCsv("odd.csv", csv, &t).ok());
+  ASSERT_EQ(t.transfers.size(), 2u);
+  EXPECT_EQ(t.transfers[0].label, "nvme");
+  EXPECT_DOUBLE_EQ(t.transfers[0].mb_per_s, 321.0);
+  EXPECT_EQ(t.transfers[0].Cell("future_column"), "whatever");
+  // No warmup column: a warm-up is an iteration <= 0.
+  EXPECT_FALSE(t.transfers[0].warmup);
+  EXPECT_TRUE(t.transfers[1].warmup);
+}
+
+TEST(ResultTable, MalformedFilesNameFileAndLine) {
+  {
+    ResultTable t;
+    absl::Status s = ParseTransfersCsv("a.csv", std::string(kHeader) + Row("x", 1, "sender", "1") + "r1,x,2\n", &t);
+    EXPECT_FALSE(s.ok());
+    EXPECT_THAT(s.message(), HasSubstr("a.csv:3"));
+    EXPECT_THAT(s.message(), HasSubstr("3 fields"));
+  }
+  {
+    ResultTable t;
+    absl::Status s = ParseTransfersCsv("b.csv", std::string(kHeader) + Row("x", 1, "sender", "fast"), &t);
+    EXPECT_THAT(s.message(), HasSubstr("b.csv:2: column mb_per_s: 'fast' is not a number"));
+  }
+  {
+    ResultTable t;
+    absl::Status s = ParseTransfersCsv("c.csv", "label,role\nx,sender\n", &t);
+    EXPECT_THAT(s.message(), HasSubstr("c.csv:1: header lacks the columns iteration, mb_per_s, status"));
+  }
+  {
+    ResultTable t;
+    absl::Status s = ParseTransfersCsv("d.csv", std::string(kHeader) + Row("x", 1, "sender", "1") + "r1,\"x\"y\n", &t);
+    EXPECT_THAT(s.message(), HasSubstr("d.csv"));
+    EXPECT_THAT(s.message(), HasSubstr("line 3"));
+  }
+  {
+    ResultTable t;
+    absl::Status s = ParseTransfersCsv("e.csv", std::string(kHeader) + Row("x", 1, "sender", "1"), &t);
+    EXPECT_TRUE(s.ok());
+    absl::Status bad_iteration = ParseTransfersCsv("e.csv", "label,iteration,role,mb_per_s,status\nx,one,sender,1,ok\n", &t);
+    EXPECT_THAT(bad_iteration.message(), HasSubstr("e.csv:2: column iteration: 'one' is not a whole number"));
+  }
+}
+
+TEST(ResultTable, TornLastLineIsAWarningNotAnError) {
+  ResultTable t;
+  std::string csv = std::string(kHeader) + Row("x", 1, "sender", "10");
+  csv += "r1,x,2,0,sen";
+  ASSERT_TRUE(ParseTransfersCsv("torn.csv", csv, &t).ok());
+  EXPECT_EQ(t.transfers.size(), 1u);
+  ASSERT_EQ(t.warnings.size(), 1u);
+  EXPECT_THAT(t.warnings[0], HasSubstr("torn.csv"));
+}
+
+class ResultFiles : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/report-table-test-XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override { std::system(("rm -rf '" + dir_ + "'").c_str()); }
+  std::string Write(const std::string& name, const std::string& text) {
+    std::string path = dir_ + "/" + name;
+    std::ofstream(path) << text;
+    return path;
+  }
+  std::string dir_;
+};
+
+TEST_F(ResultFiles, MergesDirectoriesAndFilesAndCountsATransferOnce) {
+  std::system(("mkdir -p '" + dir_ + "/day1'").c_str());
+  Write("day1/transfers.csv", std::string(kHeader) + Row("a", 1, "receiver", "100") + Row("a", 2, "receiver", "110"));
+  Write("day1/samples.csv",
+        "run_id,label,iteration,stream,role,host,t_s,bytes,mb_per_s,transfer_id\n"
+        "r1,a,1,0,receiver,nas,1.000,100000000,100.00,1\n");
+  std::string day2 = Write("day2.csv", "extra,status,label,iteration,role,mb_per_s,run_id,stream,host\n"
+                                       "z,ok,b,1,receiver,150,r2,0,nas\n");
+  // day1's transfers.csv named twice (as its directory and as a file): counted once.
+  auto table = LoadResults({dir_ + "/day1", day2, dir_ + "/day1/transfers.csv"});
+  ASSERT_TRUE(table.ok()) << table.status();
+  EXPECT_EQ(table->transfers.size(), 3u);
+  EXPECT_EQ(table->samples.size(), 1u);
+  EXPECT_EQ(table->files.size(), 3u);
+}
+
+TEST_F(ResultFiles, DuplicateRowsFromTwoCollectorsCountOnce) {
+  std::string row = Row("a", 1, "receiver", "100");
+  std::string one = Write("one.csv", std::string(kHeader) + row);
+  std::string two = Write("two.csv", std::string(kHeader) + row + Row("a", 2, "receiver", "120"));
+  auto table = LoadResults({one, two});
+  ASSERT_TRUE(table.ok());
+  EXPECT_EQ(table->transfers.size(), 2u);
+  ASSERT_FALSE(table->warnings.empty());
+  EXPECT_THAT(table->warnings.back(), HasSubstr("1 duplicate transfer row"));
+}
+
+TEST_F(ResultFiles, MissingInputsAreNamed) {
+  auto missing = LoadResults({dir_ + "/nope.csv"});
+  EXPECT_THAT(missing.status().message(), HasSubstr("nope.csv"));
+  auto empty_dir = LoadResults({dir_});
+  EXPECT_THAT(empty_dir.status().message(), HasSubstr("no transfers.csv"));
+}
+
+}  // namespace
+}  // namespace nasperf
