@@ -208,6 +208,12 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
     }
     if (request.sender_host().size() > 255) return absl::InvalidArgumentError("sender host too long");
     if (request.size() == 0) return absl::InvalidArgumentError("size must be positive");
+    if (request.path_mtu() != 0 && (request.path_mtu() < 576 || request.path_mtu() > 1 << 20)) {
+      return absl::InvalidArgumentError(absl::StrCat("implausible path MTU ", request.path_mtu()));
+    }
+    if (request.link_mbps() > 10'000'000) {  // 10 Tb/s
+      return absl::InvalidArgumentError(absl::StrCat("implausible link speed ", request.link_mbps(), " Mb/s"));
+    }
     if (request.window_bytes() > kMaxWindow) {
       return absl::InvalidArgumentError(absl::StrCat("window above ", FormatSize(kMaxWindow)));
     }

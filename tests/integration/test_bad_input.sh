@@ -1,6 +1,7 @@
 # DESIGN.md sections 3 and 9: malformed or unauthorised input on the control and
 # data ports. For each wire_client mode (garbage header, truncated header, reused
-# ticket, expired ticket, wrong length, control-port garbage, wrong token) the
+# ticket, expired ticket, wrong length, control-port garbage, wrong token,
+# implausible path MTU / link speed / window) the
 # receiver refuses the way it should, stays alive, and no file is left in the
 # target. The real sender with a wrong token exits non-zero with a one-line error
 # naming the token. The receiver logs the refused data connections, then still
@@ -20,7 +21,7 @@ check_after() {
 
 wire_client() { "$WIRE_CLIENT" "$@"; }
 
-for mode in garbage truncated reuse expired wrong-length control-garbage wrong-token; do
+for mode in garbage truncated reuse expired wrong-length control-garbage wrong-token bad-path-facts; do
   wire_client 127.0.0.1:"$rx_PORT" "$NASPERF_TOKEN" "$mode" >"$T/wire-$mode.log" 2>&1 \
     || fail "wire_client $mode: $(cat "$T/wire-$mode.log")"
   check_after "wire_client $mode"

@@ -3,7 +3,7 @@
 // receiver refused the way it should, 1 (with one line saying why) otherwise.
 //   wire_client CONTROL_HOST:PORT TOKEN MODE [SIZE]
 // MODE: garbage | truncated | reuse | expired | wrong-length | control-garbage |
-//       wrong-token | ok
+//       wrong-token | bad-path-facts | ok
 #include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -111,6 +111,23 @@ int main(int argc, char** argv) {
     if (!open.ok()) return Fail(std::string(open.status().message()));
     std::string header = Header(open->transfer_id(), open->ticket(), size).substr(0, 20);
     return Exchange(data, header) == Answer::kClosed ? 0 : Fail("truncated header got an answer");
+  }
+
+  if (mode == "bad-path-facts") {
+    // Path facts a sender passes along must be plausible, or line_rate_pct divides by 0.
+    for (int field = 0; field < 3; ++field) {
+      proto::OpenTransferRequest request;
+      request.set_run_id("wire-bad-path-facts");
+      request.set_size(size);
+      if (field == 0) request.set_path_mtu(1);
+      if (field == 1) request.set_link_mbps(4'000'000'000u);
+      if (field == 2) request.set_window_bytes(1ULL << 40);
+      auto open = client.OpenTransfer(request);
+      if (open.ok() || !absl::IsInvalidArgument(open.status())) {
+        return Fail(absl::StrCat("implausible path fact ", field, " was not refused: ", open.status().ToString()));
+      }
+    }
+    return 0;
   }
 
   proto::OpenTransferRequest request;
