@@ -55,6 +55,14 @@ absl::Duration DurationFlag(const std::string& command, const std::string& flag,
   return *d;
 }
 
+// --link-speed in Mb/s; 0 when not given.
+uint32_t LinkSpeedFlag(const std::string& command, const std::string& text) {
+  if (text.empty()) return 0;
+  auto speed = ParseLinkSpeed(text);
+  if (!speed.ok()) UsageError(command, "--link-speed", speed.status().message());
+  return *speed;
+}
+
 HostPort AddressFlag(const std::string& command, const std::string& flag, const std::string& text,
                      uint16_t default_port, bool allow_zero) {
   auto hp = ParseHostPort(text, default_port, allow_zero);
@@ -279,11 +287,7 @@ absl::StatusOr<SenderOptions> MakeSenderOptions(const SenderFlags& f) {
   o.verify = f.verify;
   o.interval_s = absl::ToDoubleSeconds(DurationFlag(cmd, "--interval", f.interval));
   o.progress = !f.no_progress && isatty(STDOUT_FILENO);
-  if (!f.link_speed.empty()) {
-    auto speed = ParseLinkSpeed(f.link_speed);
-    if (!speed.ok()) UsageError(cmd, "--link-speed", speed.status().message());
-    o.link_mbps = *speed;
-  }
+  o.link_mbps = LinkSpeedFlag(cmd, f.link_speed);
   if (!f.window.empty()) {
     o.window_bytes = SizeFlag(cmd, "--window", f.window);
     if (o.window_bytes < 64 * 1024 || o.window_bytes > (512ULL << 20)) {
@@ -353,11 +357,7 @@ int RunProbeCommand(const ProbeFlags& f) {
   const std::string cmd = "probe";
   ProbeOptions o;
   o.to = AddressFlag(cmd, "to", f.to, 7600, false);
-  if (!f.link_speed.empty()) {
-    auto speed = ParseLinkSpeed(f.link_speed);
-    if (!speed.ok()) UsageError(cmd, "--link-speed", speed.status().message());
-    o.link_mbps = *speed;
-  }
+  o.link_mbps = LinkSpeedFlag(cmd, f.link_speed);
   auto token = LoadToken(f.token_file, /*generate_if_missing=*/false);
   if (!token.ok()) return Fail(cmd, token.status());
   o.token = token->token;
