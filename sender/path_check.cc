@@ -78,7 +78,8 @@ absl::StatusOr<PathFacts> CheckPath(const HostPort& receiver, const proto::Hello
   facts.mss = SocketMss(connection->get());
   connection->Reset();
 
-  if (hello.probe_port() != 0) {
+  facts.probe_offered = hello.probe_port() != 0;
+  if (facts.probe_offered) {
     PathMtuOptions options;
     options.local_mtu = facts.mtu.value_or(1500);
     auto probe = ProbePathMtu({receiver.host, static_cast<uint16_t>(hello.probe_port())}, options);
@@ -100,10 +101,14 @@ std::vector<std::string> PathWarnings(const PathFacts& f) {
         *f.mtu, *f.peer_mtu, std::min(*f.mtu, *f.peer_mtu)));
   }
   const std::optional<uint32_t> ends = f.EndsMtu();
-  if (!f.path_mtu) {
+  if (!f.path_mtu && !f.probe_offered) {
+    warnings.push_back(
+        "path MTU unknown: the receiver does not answer path MTU probes (an older nasperf, or "
+        "its UDP port was taken - see the receiver's log)");
+  } else if (!f.path_mtu) {
     warnings.push_back(absl::StrFormat(
         "path MTU unknown: no answer to UDP probes from %s - a firewall dropping UDP to the "
-        "receiver's data port, or a receiver too old to answer",
+        "receiver's data port",
         f.receiver.host));
   } else if (ends && *f.path_mtu < *ends) {
     if (*ends > kJumboAbove) {

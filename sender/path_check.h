@@ -31,6 +31,7 @@ struct PathFacts {
   std::optional<uint32_t> mss;        // TCP_MAXSEG of a data connection
   bool ipv6 = false;
   bool icmp_seen = false;
+  bool probe_offered = false;         // the receiver's Hello named a probe port
   double rtt_ms = 0;                  // 0 = not measured
 
   // The smaller of the two interfaces' MTUs (the local one when the peer's is unknown).

@@ -27,6 +27,7 @@ PathFacts CleanJumboPath() {
   f.link_mbps = 10000;
   f.nic_max_mbps = 10000;
   f.rtt_ms = 0.1;
+  f.probe_offered = true;
   return f;
 }
 
@@ -78,6 +79,8 @@ TEST(PathWarnings, UnansweredProbeSaysWhatToCheck) {
   PathFacts f = CleanJumboPath();
   f.path_mtu.reset();
   EXPECT_THAT(PathWarnings(f), ElementsAre(HasSubstr("path MTU unknown: no answer to UDP probes")));
+  f.probe_offered = false;
+  EXPECT_THAT(PathWarnings(f), ElementsAre(HasSubstr("the receiver does not answer path MTU probes")));
 }
 
 TEST(PathLine, NamesEveryFact) {
