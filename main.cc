@@ -216,6 +216,9 @@ struct SenderFlags {
   std::string to, file, size, pattern = "random", pause = "0s", label, run_id,
                      write_mode = "buffered", sync = "end", cleanup, out = "./nasperf-results",
                      interval = "1s", token_file, link_speed;
+  std::string transport = "native", identity, known_hosts, ssh_config;
+  uint16_t ssh_port = 0;
+  bool accept_new_host_key = false;
   int runs = 1, warmup = 0, streams = 1;
   bool verify = false, no_progress = false;
   ReportingFlags reporting;
@@ -223,7 +226,14 @@ struct SenderFlags {
 
 void AddSender(CLI::App& app, SenderFlags& f) {
   auto* cmd = app.add_subcommand("sender", "Push files or generated data to a receiver in timed runs");
-  cmd->add_option("--to", f.to, "Receiver HOST[:PORT] (control port, default 7600)")->required();
+  cmd->add_option("--to", f.to, "Receiver HOST[:PORT] (control port, default 7600); scp/sftp: [user@]host:/remote/dir")->required();
+  cmd->add_option("--transport", f.transport, "native (the receiver agent), or scp/sftp to any SSH server (no agent)")
+      ->capture_default_str()->check(CLI::IsMember({"native", "scp", "sftp"}));
+  cmd->add_option("--ssh-port", f.ssh_port, "scp/sftp: SSH port (default: ~/.ssh/config's, else 22)")->check(CLI::Range(1, 65535));
+  cmd->add_option("--identity", f.identity, "scp/sftp: private key file to log in with (default: ssh-agent, then ~/.ssh/id_*)");
+  cmd->add_option("--known-hosts", f.known_hosts, "scp/sftp: known_hosts file to check the host key against (default ~/.ssh/known_hosts)");
+  cmd->add_option("--ssh-config", f.ssh_config, "scp/sftp: ssh_config file to read (default ~/.ssh/config and /etc/ssh/ssh_config)");
+  cmd->add_flag("--accept-new-host-key", f.accept_new_host_key, "scp/sftp: record an unknown host key (a changed one is still refused)");
   auto* file = cmd->add_option("--file", f.file, "Send this file (zero-copy unless --verify)");
   auto* size = cmd->add_option("--size", f.size, "Send this much generated data, e.g. 45GiB");
   file->excludes(size);
@@ -253,7 +263,36 @@ void AddSender(CLI::App& app, SenderFlags& f) {
 absl::StatusOr<SenderOptions> MakeSenderOptions(const SenderFlags& f) {
   const std::string cmd = "sender";
   SenderOptions o;
-  o.to = AddressFlag(cmd, "--to", f.to, 7600, false);
+  o.transport = f.transport;
+  if (f.transport == "native") {
+    o.to = AddressFlag(cmd, "--to", f.to, 7600, false);
+    for (auto [given, flag] : {std::pair{f.ssh_port != 0, "--ssh-port"}, {!f.identity.empty(), "--identity"},
+                               {!f.known_hosts.empty(), "--known-hosts"}, {!f.ssh_config.empty(), "--ssh-config"},
+                               {f.accept_new_host_key, "--accept-new-host-key"}}) {
+      if (given) UsageError(cmd, flag, "only with --transport scp|sftp");
+    }
+  } else {
+    auto destination = ParseSshDestination(f.to);
+    if (!destination.ok()) UsageError(cmd, "--to", destination.status().message());
+    o.ssh.sftp = f.transport == "sftp";
+    o.ssh.to = *destination;
+    o.ssh.port = f.ssh_port;
+    o.ssh.identity = f.identity;
+    o.ssh.known_hosts = f.known_hosts;
+    o.ssh.config_file = f.ssh_config;
+    o.ssh.accept_new_host_key = f.accept_new_host_key;
+    o.ssh.prompt = isatty(STDIN_FILENO) != 0;
+    // A benchmark knob (docs/PERFORMANCE.md): bytes per sftp_write, at most kMaxSftpWrite.
+    if (const char* size = std::getenv("NASPERF_SFTP_WRITE"); size != nullptr) {
+      auto parsed = ParseSize(size);
+      if (!parsed.ok() || *parsed == 0 || *parsed > kMaxSftpWrite) {
+        UsageError(cmd, "NASPERF_SFTP_WRITE", absl::StrCat("must be a size from 1 to ", kMaxSftpWrite, " bytes"));
+      }
+      o.ssh.sftp_write_size = *parsed;
+    }
+    if (f.verify) UsageError(cmd, "--verify", "needs the receiver agent (--transport native); compare files with cmp or sha256sum");
+    if (f.write_mode != "buffered") UsageError(cmd, "--write-mode", "needs the receiver agent (--transport native)");
+  }
   o.file = f.file;
   if (f.file.empty() && f.size.empty()) UsageError(cmd, "--size", "give --size SIZE or --file PATH");
   if (!f.size.empty()) {
@@ -279,9 +318,11 @@ absl::StatusOr<SenderOptions> MakeSenderOptions(const SenderFlags& f) {
     if (!speed.ok()) UsageError(cmd, "--link-speed", speed.status().message());
     o.link_mbps = *speed;
   }
-  auto token = LoadToken(f.token_file, /*generate_if_missing=*/false);
-  if (!token.ok()) return token.status();
-  o.token = token->token;
+  if (f.transport == "native" || !f.reporting.collector.empty()) {
+    auto token = LoadToken(f.token_file, /*generate_if_missing=*/false);
+    if (!token.ok()) return token.status();
+    o.token = token->token;
+  }
   auto credentials = ClientCredentials({"", "", f.reporting.tls_ca});
   if (!credentials.ok()) return credentials.status();
   o.credentials = *credentials;
@@ -317,7 +358,7 @@ int RunSenderCommand(const SenderFlags& f) {
     sink = csv.get();
   }
   absl::StatusOr<SenderOutcome> outcome = RunSender(*options, *sink, stdout);
-  if (absl::IsUnavailable(outcome.status()) && f.reporting.tls_ca.empty()) {
+  if (absl::IsUnavailable(outcome.status()) && f.reporting.tls_ca.empty() && f.transport == "native") {
     outcome = absl::UnavailableError(absl::StrCat(
         outcome.status().message(), " (if the receiver serves TLS, pass --tls-ca)"));
   }

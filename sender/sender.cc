@@ -27,7 +27,9 @@
 #include "common/units.h"
 #include "common/verdict.h"
 #include "sender/receiver_client.h"
+#include "sender/ssh_pusher.h"
 #include "sender/stream_pusher.h"
+#include "sender/transport.h"
 
 namespace nasperf {
 
@@ -67,12 +69,6 @@ class Console {
   bool progress_shown_ ABSL_GUARDED_BY(mu_) = false;
 };
 
-struct StreamResult {
-  proto::TransferReport sender;
-  std::optional<proto::TransferReport> receiver;
-  bool stop_loop = false;  // a refusal that every later transfer would meet too
-};
-
 bool IsConfigurationError(const absl::Status& s) {
   switch (s.code()) {
     case absl::StatusCode::kInvalidArgument:
@@ -93,25 +89,169 @@ std::string TrailerError(const DataTrailer& t) {
   return absl::StrCat("receiver ", what, ": ", t.error_code ? strerror(t.error_code) : "unknown error");
 }
 
-double Pct(int64_t part, int64_t whole) {
-  return whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0;
+// The agent protocol (DESIGN.md section 3): Hello, then per transfer OpenTransfer,
+// the raw TCP push and the receiver's own row.
+class NativeTransport : public Transport {
+ public:
+  explicit NativeTransport(const SenderOptions& options)
+      : options_(options), client_(options.to, options.token, options.credentials) {}
+
+  absl::Status Start(const std::string& run_id, uint64_t length, const ConsoleLine& say) override;
+  void Push(const TransferSlot& slot, PayloadSource& source, const PushOptions& push,
+            TransferResult& out) override;
+  void Finish(const std::string& run_id) override {
+    if (options_.cleanup != "end") return;
+    if (auto ended = client_.EndRun(run_id); !ended.ok()) {
+      Log(LogLevel::kWarning, kComponent, "cleanup at the end failed: %s", ended.status().message());
+    }
+  }
+
+ private:
+  const SenderOptions& options_;
+  ReceiverClient client_;
+  std::string local_host_ = LocalHostName();
+  std::optional<uint32_t> mtu_;        // this side's interface toward the receiver
+  std::optional<uint32_t> link_mbps_;  // --link-speed, else what the NIC says
+  std::optional<double> ceiling_mb_per_s_;  // TCP goodput at min(local, receiver) MTU
+};
+
+absl::Status NativeTransport::Start(const std::string& run_id, uint64_t length, const ConsoleLine& say) {
+  absl::StatusOr<proto::HelloReply> hello = client_.Hello();
+  if (!hello.ok()) return hello.status();
+  say(absl::StrFormat(
+      "receiver %s (nasperf %s) at %s: target %s%s, write modes %s", hello->host(), hello->version(),
+      FormatHostPort(options_.to), hello->target(),
+      hello->target() == "discard" ? "" : absl::StrCat(", ", FormatSize(hello->free_bytes()), " free"),
+      absl::StrJoin(hello->write_modes(), "/")));
+  auto facts = InterfaceToward(options_.to.host);
+  if (facts.ok()) {
+    mtu_ = facts->mtu;
+    link_mbps_ = facts->link_mbps;
+  }
+  if (options_.link_mbps > 0) link_mbps_ = options_.link_mbps;
+  std::optional<uint32_t> path_mtu_for_ceiling;
+  if (mtu_) path_mtu_for_ceiling = hello->has_mtu() ? std::min(*mtu_, hello->mtu()) : *mtu_;
+  if (link_mbps_ && path_mtu_for_ceiling) {
+    ceiling_mb_per_s_ = TcpGoodputCeilingMBps(*link_mbps_, *path_mtu_for_ceiling);
+  }
+  auto show = [](const std::optional<uint32_t>& v, const char* unit) {
+    return v ? absl::StrCat(*v, unit) : std::string("unknown");
+  };
+  say(absl::StrFormat(
+      "path: %s via %s (%s), MTU %s, link %s%s; receiver MTU %s%s",
+      FormatHostPort(options_.to), facts.ok() ? facts->name : "?", facts.ok() ? facts->local_address : "?",
+      show(mtu_, ""), show(link_mbps_, " Mb/s"), options_.link_mbps > 0 ? " (--link-speed)" : "",
+      hello->has_mtu() ? absl::StrCat(hello->mtu()) : "unknown",
+      ceiling_mb_per_s_ ? absl::StrFormat(", TCP ceiling %.0f MB/s", *ceiling_mb_per_s_) : ""));
+  if (mtu_ && hello->has_mtu() && *mtu_ != hello->mtu()) {
+    Log(LogLevel::kWarning, kComponent,
+        "MTU mismatch: %d here, %d on the receiver; frames above %d bytes cannot be used end to "
+        "end (check both NICs and the switch ports between them)",
+        *mtu_, hello->mtu(), std::min(*mtu_, hello->mtu()));
+  }
+  return absl::OkStatus();
+}
+
+void NativeTransport::Push(const TransferSlot& slot, PayloadSource& source, const PushOptions& push,
+                           TransferResult& out) {
+  const SenderOptions& o = options_;
+  proto::TransferReport& row = out.sender;
+  row.set_peer(FormatHostPort(o.to));
+  row.set_write_mode(o.write_mode);
+  if (mtu_) row.set_mtu(*mtu_);
+  if (link_mbps_) row.set_link_mbps(*link_mbps_);
+
+  proto::OpenTransferRequest request;
+  request.set_run_id(slot.run_id);
+  request.set_label(o.label);
+  request.set_iteration(slot.iteration);
+  request.set_stream(slot.stream);
+  request.set_size(slot.length);
+  request.set_write_mode(o.write_mode);
+  request.set_sync_policy(o.sync_policy);
+  request.set_cleanup(o.cleanup);
+  request.set_checksum(o.verify);
+  request.set_warmup(slot.warmup);
+  request.set_interval_s(o.interval_s);
+  request.set_sender_host(local_host_);
+  absl::StatusOr<proto::OpenTransferReply> open = client_.OpenTransfer(request);
+  if (!open.ok()) {
+    row.set_error(std::string(open.status().message()));
+    out.stop_loop = IsConfigurationError(open.status());
+    return;
+  }
+
+  PushTarget target;
+  target.data = {o.to.host, static_cast<uint16_t>(open->data_port())};
+  target.transfer_id = open->transfer_id();
+  std::copy(open->ticket().begin(), open->ticket().end(), target.ticket.begin());
+  target.length = slot.length;
+  PushResult r = PushNative(target, source, push);
+
+  row.set_transfer_id(open->transfer_id());
+  row.set_peer(FormatHostPort(target.data));
+  RecordPush(r, row);
+
+  // The receiver's own row: it exists whenever the data connection got that far.
+  if (r.trailer || r.bytes_sent > 0) {
+    auto fetched = client_.FetchReport(open->transfer_id(), absl::Seconds(30));
+    if (fetched.ok()) {
+      out.receiver = *fetched;
+    } else if (!absl::IsNotFound(fetched.status())) {
+      Log(LogLevel::kWarning, kComponent, "no receiver row for transfer %d: %s",
+          open->transfer_id(), fetched.status().message());
+    }
+  }
+
+  if (!r.trailer) {
+    row.set_error(std::string(r.status.message()));
+    return;
+  }
+  const DataTrailer& t = *r.trailer;
+  if (t.status != TrailerStatus::kOk) {
+    row.set_status(t.status == TrailerStatus::kAborted ? "aborted" : "failed");
+    row.set_error(out.receiver && !out.receiver->error().empty()
+                      ? absl::StrCat("receiver: ", out.receiver->error())
+                      : TrailerError(t));
+    return;
+  }
+  RecordTimings(r, ceiling_mb_per_s_, row);
+  int64_t duration = r.ack_ns - r.first_byte_ns;
+  double source_pct = Pct(r.source_ns, duration);
+  if (source.sendfile_fd() < 0 || o.verify) row.set_source_wait_pct(source_pct);
+  int64_t receiver_span = t.durable_ns > 0 ? static_cast<int64_t>(t.durable_ns) : duration;
+  row.set_bottleneck(Verdict(Pct(t.net_wait_ns, receiver_span),
+                             Pct(t.disk_wait_ns + t.sync_ns, receiver_span),
+                             row.has_source_wait_pct() ? source_pct : -1));
+  if (t.bytes_written != slot.length) {
+    row.set_error(absl::StrCat("receiver wrote ", t.bytes_written, " of ", slot.length, " bytes"));
+    return;
+  }
+  if (o.verify) {
+    bool verified = t.has_checksum && r.has_checksum && t.checksum == r.checksum;
+    row.set_verified(verified);
+    if (!verified) {
+      row.set_error(absl::StrCat("checksum mismatch: sent ", ChecksumHex(r.checksum), ", receiver got ",
+                                 t.has_checksum ? ChecksumHex(t.checksum) : "none"));
+      return;
+    }
+  }
+  row.set_status("ok");
 }
 
 struct LoopContext {
   const SenderOptions& options;
-  ReceiverClient& client;
+  Transport& transport;
   std::string run_id;
   std::string local_host;
   uint64_t length = 0;
-  std::optional<uint32_t> mtu;        // this side's interface toward the receiver
-  std::optional<uint32_t> link_mbps;  // --link-speed, else what the NIC says
-  std::optional<uint32_t> path_mtu_for_ceiling;  // min(local, receiver) MTU
 };
 
-StreamResult RunStream(const LoopContext& loop, int iteration, bool warmup, int stream,
-                       std::atomic<uint64_t>* progress) {
+// The cells every transport shares, the payload source, then the transport's push.
+TransferResult RunStream(const LoopContext& loop, int iteration, bool warmup, int stream,
+                         std::atomic<uint64_t>* progress) {
   const SenderOptions& o = loop.options;
-  StreamResult out;
+  TransferResult out;
   proto::TransferReport& row = out.sender;
   row.set_run_id(loop.run_id);
   row.set_label(o.label);
@@ -119,35 +259,11 @@ StreamResult RunStream(const LoopContext& loop, int iteration, bool warmup, int 
   row.set_stream(stream);
   row.set_role("sender");
   row.set_host(loop.local_host);
-  row.set_peer(FormatHostPort(o.to));
-  row.set_transport("native");
+  row.set_transport(o.transport);
   row.set_started_at_unix_ns(WallNanos());
-  row.set_write_mode(o.write_mode);
   row.set_sync_policy(o.sync_policy);
   row.set_warmup(warmup);
   row.set_status("failed");
-  if (loop.mtu) row.set_mtu(*loop.mtu);
-  if (loop.link_mbps) row.set_link_mbps(*loop.link_mbps);
-
-  proto::OpenTransferRequest request;
-  request.set_run_id(loop.run_id);
-  request.set_label(o.label);
-  request.set_iteration(iteration);
-  request.set_stream(stream);
-  request.set_size(loop.length);
-  request.set_write_mode(o.write_mode);
-  request.set_sync_policy(o.sync_policy);
-  request.set_cleanup(o.cleanup);
-  request.set_checksum(o.verify);
-  request.set_warmup(warmup);
-  request.set_interval_s(o.interval_s);
-  request.set_sender_host(loop.local_host);
-  absl::StatusOr<proto::OpenTransferReply> open = loop.client.OpenTransfer(request);
-  if (!open.ok()) {
-    row.set_error(std::string(open.status().message()));
-    out.stop_loop = IsConfigurationError(open.status());
-    return out;
-  }
 
   std::unique_ptr<PayloadSource> source;
   if (o.file.empty()) {
@@ -162,84 +278,11 @@ StreamResult RunStream(const LoopContext& loop, int iteration, bool warmup, int 
     }
     source = std::move(*file);
   }
-
-  PushTarget target;
-  target.data = {o.to.host, static_cast<uint16_t>(open->data_port())};
-  target.transfer_id = open->transfer_id();
-  std::copy(open->ticket().begin(), open->ticket().end(), target.ticket.begin());
-  target.length = loop.length;
   PushOptions push;
   push.checksum = o.verify;
   push.interval_s = o.interval_s;
   push.progress = progress;
-  PushResult r = PushNative(target, *source, push);
-
-  row.set_transfer_id(open->transfer_id());
-  row.set_peer(FormatHostPort(target.data));
-  row.set_started_at_unix_ns(r.start_wall_ns);
-  row.set_bytes(r.bytes_sent);
-  if (r.mss) row.set_mss(*r.mss);
-  if (r.has_checksum) row.set_checksum(ChecksumHex(r.checksum));
-  for (const IntervalSample& s : r.samples) {
-    proto::Sample* sample = row.add_samples();
-    sample->set_t_s(s.t_s);
-    sample->set_bytes(s.bytes);
-    sample->set_interval_s(s.interval_s);
-  }
-
-  // The receiver's own row: it exists whenever the data connection got that far.
-  if (r.trailer || r.bytes_sent > 0) {
-    auto fetched = loop.client.FetchReport(open->transfer_id(), absl::Seconds(30));
-    if (fetched.ok()) {
-      out.receiver = *fetched;
-    } else if (!absl::IsNotFound(fetched.status())) {
-      Log(LogLevel::kWarning, kComponent, "no receiver row for transfer %d: %s",
-          open->transfer_id(), fetched.status().message());
-    }
-  }
-
-  if (!r.trailer) {
-    row.set_error(std::string(r.status.message()));
-    return out;
-  }
-  const DataTrailer& t = *r.trailer;
-  if (t.status != TrailerStatus::kOk) {
-    row.set_status(t.status == TrailerStatus::kAborted ? "aborted" : "failed");
-    row.set_error(out.receiver && !out.receiver->error().empty()
-                      ? absl::StrCat("receiver: ", out.receiver->error())
-                      : TrailerError(t));
-    return out;
-  }
-  int64_t duration = r.ack_ns - r.first_byte_ns;
-  row.set_duration_s(NanosToSeconds(duration));
-  row.set_mb_per_s(MegabytesPerSecond(r.bytes_sent, NanosToSeconds(duration)));
-  row.set_first_byte_s(NanosToSeconds(r.first_byte_ns - r.start_ns));
-  row.set_write_s(NanosToSeconds(r.last_byte_ns - r.first_byte_ns));
-  row.set_sync_s(NanosToSeconds(r.ack_ns - r.last_byte_ns));
-  if (loop.link_mbps && loop.path_mtu_for_ceiling) {
-    row.set_line_rate_pct(100 * row.mb_per_s() /
-                          TcpGoodputCeilingMBps(*loop.link_mbps, *loop.path_mtu_for_ceiling));
-  }
-  double source_pct = Pct(r.source_ns, duration);
-  if (source->sendfile_fd() < 0 || o.verify) row.set_source_wait_pct(source_pct);
-  int64_t receiver_span = t.durable_ns > 0 ? static_cast<int64_t>(t.durable_ns) : duration;
-  row.set_bottleneck(Verdict(Pct(t.net_wait_ns, receiver_span),
-                             Pct(t.disk_wait_ns + t.sync_ns, receiver_span),
-                             row.has_source_wait_pct() ? source_pct : -1));
-  if (t.bytes_written != loop.length) {
-    row.set_error(absl::StrCat("receiver wrote ", t.bytes_written, " of ", loop.length, " bytes"));
-    return out;
-  }
-  if (o.verify) {
-    bool verified = t.has_checksum && r.has_checksum && t.checksum == r.checksum;
-    row.set_verified(verified);
-    if (!verified) {
-      row.set_error(absl::StrCat("checksum mismatch: sent ", ChecksumHex(r.checksum), ", receiver got ",
-                                 t.has_checksum ? ChecksumHex(t.checksum) : "none"));
-      return out;
-    }
-  }
-  row.set_status("ok");
+  loop.transport.Push({loop.run_id, iteration, warmup, stream, loop.length}, *source, push, out);
   return out;
 }
 
@@ -252,12 +295,21 @@ std::string TableHeader() {
                          "send MB/s", "durable MB/s", "1st byte", "sync s", "verdict", "status");
 }
 
-std::string TableLine(const StreamResult& r) {
+// The row that knows when the data was durable: the receiver's, or over SSH the
+// sender's own when it waited for a remote fsync (no agent row exists there).
+const proto::TransferReport* DurableRow(const TransferResult& r) {
+  if (r.receiver) return &*r.receiver;
+  const proto::TransferReport& s = r.sender;
+  if (s.transport() != "native" && s.sync_policy() != "none") return &s;
+  return nullptr;
+}
+
+std::string TableLine(const TransferResult& r) {
   const proto::TransferReport& s = r.sender;
   auto num = [](bool has, double v, const char* format) {
     return has ? absl::StrFormat(format, v) : std::string("-");
   };
-  const proto::TransferReport* rx = r.receiver ? &*r.receiver : nullptr;
+  const proto::TransferReport* rx = DurableRow(r);
   std::string status = s.status() == "ok" ? "ok" : absl::StrCat(s.status(), ": ", s.error());
   return absl::StrFormat(
       "%6s %6d %11s %11s %13s %10s %8s %9s  %s", IterationName(s.iteration(), s.warmup()),
@@ -286,12 +338,7 @@ std::string NewRunId() {
 absl::StatusOr<SenderOutcome> RunSender(const SenderOptions& options, ReportSink& sink,
                                         std::FILE* out) {
   Console console(out);
-  ReceiverClient client(options.to, options.token, options.credentials);
-  absl::StatusOr<proto::HelloReply> hello = client.Hello();
-  if (!hello.ok()) return hello.status();
-
-  LoopContext loop{options, client, options.run_id.empty() ? NewRunId() : options.run_id,
-                   LocalHostName(), options.size};
+  uint64_t length = options.size;
   if (!options.file.empty()) {
     auto probe = FileSource(options.file);  // fail before the loop on an unreadable file
     if (!probe.ok()) return probe.status();
@@ -299,48 +346,40 @@ absl::StatusOr<SenderOutcome> RunSender(const SenderOptions& options, ReportSink
     if (::stat(options.file.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
       return absl::InvalidArgumentError(absl::StrCat(options.file, " is not a non-empty regular file"));
     }
-    loop.length = static_cast<uint64_t>(st.st_size);
+    length = static_cast<uint64_t>(st.st_size);
   }
-  if (loop.length == 0) return absl::InvalidArgumentError("nothing to send: give --size or --file");
+  if (length == 0) return absl::InvalidArgumentError("nothing to send: give --size or --file");
 
-  console.Line(absl::StrFormat(
-      "receiver %s (nasperf %s) at %s: target %s%s, write modes %s", hello->host(), hello->version(),
-      FormatHostPort(options.to), hello->target(),
-      hello->target() == "discard" ? "" : absl::StrCat(", ", FormatSize(hello->free_bytes()), " free"),
-      absl::StrJoin(hello->write_modes(), "/")));
-  auto facts = InterfaceToward(options.to.host);
-  if (facts.ok()) {
-    loop.mtu = facts->mtu;
-    loop.link_mbps = facts->link_mbps;
+  std::unique_ptr<Transport> transport;
+  if (options.transport == "native") {
+    transport = std::make_unique<NativeTransport>(options);
+  } else {
+    SshRunPlan plan;
+    plan.sync_policy = options.sync_policy;
+    plan.cleanup = options.cleanup;
+    plan.files_at_once = static_cast<uint64_t>(options.streams) *
+                         (options.cleanup == "each" || options.cleanup.empty()
+                              ? 1 : static_cast<uint64_t>(options.runs + options.warmup));
+    plan.link_mbps = options.link_mbps;
+    auto ssh = NewSshTransport(options.ssh, plan);
+    if (!ssh.ok()) return ssh.status();
+    transport = std::move(*ssh);
   }
-  if (options.link_mbps > 0) loop.link_mbps = options.link_mbps;
-  if (loop.mtu) {
-    loop.path_mtu_for_ceiling = hello->has_mtu() ? std::min(*loop.mtu, hello->mtu()) : *loop.mtu;
-  }
-  auto show = [](const std::optional<uint32_t>& v, const char* unit) {
-    return v ? absl::StrCat(*v, unit) : std::string("unknown");
-  };
-  console.Line(absl::StrFormat(
-      "path: %s via %s (%s), MTU %s, link %s%s; receiver MTU %s%s",
-      FormatHostPort(options.to), facts.ok() ? facts->name : "?", facts.ok() ? facts->local_address : "?",
-      show(loop.mtu, ""), show(loop.link_mbps, " Mb/s"),
-      options.link_mbps > 0 ? " (--link-speed)" : "",
-      hello->has_mtu() ? absl::StrCat(hello->mtu()) : "unknown",
-      loop.link_mbps && loop.path_mtu_for_ceiling
-          ? absl::StrFormat(", TCP ceiling %.0f MB/s",
-                            TcpGoodputCeilingMBps(*loop.link_mbps, *loop.path_mtu_for_ceiling))
-          : ""));
-  if (loop.mtu && hello->has_mtu() && *loop.mtu != hello->mtu()) {
-    Log(LogLevel::kWarning, kComponent,
-        "MTU mismatch: %d here, %d on the receiver; frames above %d bytes cannot be used end to "
-        "end - set the same MTU on both NICs (and the switch ports between them)",
-        *loop.mtu, hello->mtu(), std::min(*loop.mtu, hello->mtu()));
+  LoopContext loop{options, *transport, options.run_id.empty() ? NewRunId() : options.run_id,
+                   LocalHostName(), length};
+  if (absl::Status started = transport->Start(loop.run_id, length,
+                                              [&](const std::string& line) { console.Line(line); });
+      !started.ok()) {
+    return started;
   }
   console.Line(absl::StrFormat(
-      "run %s%s: %d x %s%s, %d stream%s, write %s, sync %s%s", loop.run_id,
+      "run %s%s: %d x %s%s, %d stream%s, %s, sync %s%s", loop.run_id,
       options.label.empty() ? "" : absl::StrCat(" \"", options.label, "\""), options.runs,
       FormatSize(loop.length), options.file.empty() ? " generated" : absl::StrCat(" of ", options.file),
-      options.streams, options.streams == 1 ? "" : "s", options.write_mode, options.sync_policy,
+      options.streams, options.streams == 1 ? "" : "s",
+      options.transport == "native" ? absl::StrCat("write ", options.write_mode)
+                                    : absl::StrCat("over ", options.transport),
+      options.sync_policy,
       options.warmup > 0 ? absl::StrCat(", ", options.warmup, " warm-up") : ""));
   if (options.file.empty() && options.pattern == Pattern::kZero) {
     Log(LogLevel::kWarning, kComponent,
@@ -358,7 +397,7 @@ absl::StatusOr<SenderOutcome> RunSender(const SenderOptions& options, ReportSink
     const bool warmup = k < options.warmup;
     const int iteration = k - options.warmup + 1;  // warm-ups get -W+1..0, measured runs 1..N
     std::vector<std::atomic<uint64_t>> progress(options.streams);
-    std::vector<StreamResult> results(options.streams);
+    std::vector<TransferResult> results(options.streams);
     absl::Notification done;
     std::thread ticker;
     if (options.progress) {
@@ -388,7 +427,7 @@ absl::StatusOr<SenderOutcome> RunSender(const SenderOptions& options, ReportSink
     console.ClearProgress();
 
     bool stop = false;
-    for (StreamResult& r : results) {
+    for (TransferResult& r : results) {
       if (absl::Status s = sink.Submit(r.sender); !s.ok()) return s;
       if (r.receiver) {
         if (absl::Status s = sink.Submit(*r.receiver); !s.ok()) return s;
@@ -402,8 +441,9 @@ absl::StatusOr<SenderOutcome> RunSender(const SenderOptions& options, ReportSink
       }
       if (warmup) continue;
       send_rates.push_back(r.sender.mb_per_s());
-      if (r.receiver && r.receiver->has_mb_per_s()) durable_rates.push_back(r.receiver->mb_per_s());
-      ++verdicts[r.sender.bottleneck()];
+      const proto::TransferReport* durable = DurableRow(r);
+      if (durable != nullptr && durable->has_mb_per_s()) durable_rates.push_back(durable->mb_per_s());
+      if (!r.sender.bottleneck().empty()) ++verdicts[r.sender.bottleneck()];
     }
     if (stop) {
       Log(LogLevel::kError, kComponent, "stopping: %s", results.front().sender.error());
@@ -412,11 +452,7 @@ absl::StatusOr<SenderOutcome> RunSender(const SenderOptions& options, ReportSink
     if (k + 1 < total && options.pause > absl::ZeroDuration()) absl::SleepFor(options.pause);
   }
 
-  if (options.cleanup == "end") {
-    if (auto ended = client.EndRun(loop.run_id); !ended.ok()) {
-      Log(LogLevel::kWarning, kComponent, "cleanup at the end failed: %s", ended.status().message());
-    }
-  }
+  transport->Finish(loop.run_id);
 
   std::vector<std::string> mix;
   for (const auto& [verdict, count] : verdicts) mix.push_back(absl::StrCat(verdict, " ", count));
@@ -426,7 +462,7 @@ absl::StatusOr<SenderOutcome> RunSender(const SenderOptions& options, ReportSink
   console.Line(absl::StrFormat("  %-14s %4s %10s %10s %10s %10s %10s", "MB/s", "n", "median", "mean",
                                "min", "max", "stddev"));
   console.Line(SummaryLine("send (e2e)", send_rates));
-  console.Line(SummaryLine("durable (rx)", durable_rates));
+  console.Line(SummaryLine(options.transport == "native" ? "durable (rx)" : "durable (fsync)", durable_rates));
   if (!mix.empty()) console.Line(absl::StrCat("  bottleneck: ", absl::StrJoin(mix, ", ")));
   return outcome;
 }
