@@ -462,7 +462,7 @@ absl::StatusOr<SenderOutcome> RunSender(const SenderOptions& options, ReportSink
   console.Line(absl::StrFormat("  %-14s %4s %10s %10s %10s %10s %10s", "MB/s", "n", "median", "mean",
                                "min", "max", "stddev"));
   console.Line(SummaryLine("send (e2e)", send_rates));
-  console.Line(SummaryLine(options.transport == "native" ? "durable (rx)" : "durable (fsync)", durable_rates));
+  console.Line(SummaryLine(options.transport == "native" ? "durable (rx)" : "durable (sync)", durable_rates));
   if (!mix.empty()) console.Line(absl::StrCat("  bottleneck: ", absl::StrJoin(mix, ", ")));
   return outcome;
 }

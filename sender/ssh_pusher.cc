@@ -211,7 +211,8 @@ absl::Status SshConnection::CheckHostKey(const SshOptions& o, const ConsoleLine&
           "ssh ", where_, ": the host key CHANGED: the server now shows ", host_key_,
           ", which differs from the key recorded in ", file,
           " (a reinstalled NAS, or someone in between); if you expect the change, remove the old "
-          "line (ssh-keygen -R ", host_, port_ == 22 ? "" : absl::StrCat(" -f ", file), ") and run again"));
+          "line (ssh-keygen -R '", port_ == 22 ? host_ : absl::StrCat("[", host_, "]:", port_), "'",
+          o.known_hosts.empty() ? "" : absl::StrCat(" -f ", file), ") and run again"));
     case SSH_KNOWN_HOSTS_NOT_FOUND:
     case SSH_KNOWN_HOSTS_UNKNOWN:
       if (!o.accept_new_host_key) {

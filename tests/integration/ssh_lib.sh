@@ -15,6 +15,7 @@ ssh-keygen -q -t ed25519 -N '' -C nasperf-test-user -f "$CLIENT_DIR/id_ed25519"
 cp "$CLIENT_DIR/id_ed25519.pub" "$SSHD_DIR/authorized_keys"
 : >"$CLIENT_DIR/ssh_config"
 KNOWN_HOSTS=$CLIENT_DIR/known_hosts
+IDENTITY=$CLIENT_DIR/id_ed25519
 HOST_FINGERPRINT=$(ssh-keygen -lf "$SSHD_DIR/host_ed25519.pub" | awk '{print $2}')
 
 # start_sshd: sshd on a free loopback port; sets SSHD_PID and SSHD_PORT. The same
@@ -63,11 +64,11 @@ kill_sshd() {
 }
 
 # ssh_sender TRANSPORT [flags...]: nasperf sender toward the test sshd with the
-# test's own client files.
+# test's own client files; the key is $IDENTITY.
 ssh_sender() {
   local transport=$1; shift
   "$NASPERF" sender --transport "$transport" --to "root@127.0.0.1:$T/remote" --ssh-port "$SSHD_PORT" \
-    --identity "$CLIENT_DIR/id_ed25519" --known-hosts "$KNOWN_HOSTS" --ssh-config "$CLIENT_DIR/ssh_config" \
+    --identity "$IDENTITY" --known-hosts "$KNOWN_HOSTS" --ssh-config "$CLIENT_DIR/ssh_config" \
     --no-progress "$@"
 }
 
