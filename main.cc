@@ -282,13 +282,19 @@ absl::StatusOr<SenderOptions> MakeSenderOptions(const SenderFlags& f) {
     o.ssh.config_file = f.ssh_config;
     o.ssh.accept_new_host_key = f.accept_new_host_key;
     o.ssh.prompt = isatty(STDIN_FILENO) != 0;
-    // A benchmark knob (docs/PERFORMANCE.md): bytes per sftp_write, at most kMaxSftpWrite.
+    // Benchmark knobs (docs/PERFORMANCE.md): bytes per SFTP write (at most
+    // kMaxSftpWrite) and writes in flight (1 = plain sftp_write).
     if (const char* size = std::getenv("NASPERF_SFTP_WRITE"); size != nullptr) {
       auto parsed = ParseSize(size);
       if (!parsed.ok() || *parsed == 0 || *parsed > kMaxSftpWrite) {
         UsageError(cmd, "NASPERF_SFTP_WRITE", absl::StrCat("must be a size from 1 to ", kMaxSftpWrite, " bytes"));
       }
       o.ssh.sftp_write_size = *parsed;
+    }
+    if (const char* depth = std::getenv("NASPERF_SFTP_IN_FLIGHT"); depth != nullptr) {
+      int parsed = std::atoi(depth);
+      if (parsed < 1 || parsed > 256) UsageError(cmd, "NASPERF_SFTP_IN_FLIGHT", "must be 1 to 256");
+      o.ssh.sftp_writes_in_flight = static_cast<size_t>(parsed);
     }
     if (f.verify) UsageError(cmd, "--verify", "needs the receiver agent (--transport native); compare files with cmp or sha256sum");
     if (f.write_mode != "buffered") UsageError(cmd, "--write-mode", "needs the receiver agent (--transport native)");

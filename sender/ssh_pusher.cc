@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -59,6 +60,105 @@ std::string RemotePath(const std::string& dir, const std::string& name) {
   return absl::StrCat(dir, "/", name);
 }
 
+// libssh 0.10 has no asynchronous SFTP write (0.11 has), and sftp_write waits one
+// round trip for each request's reply, which caps a transfer at write size / RTT no
+// matter how fast the link is. OpenSSH's own client keeps many writes in flight;
+// so does this: SSH_FXP_WRITE requests (draft-ietf-secsh-filexfer-02 section 6.4)
+// go straight onto libssh's SFTP channel, with up to `depth` unanswered, and every
+// reply is checked. libssh still does the SSH layer (framing, crypto, windows). The
+// request ids come from the sftp session's own counter (sftp.h exposes it), and all
+// replies are read before Drain() returns, so sftp_fsync and sftp_close carry on
+// as if every write had gone through sftp_write. One instance per open file.
+class SftpWritePipeline {
+ public:
+  SftpWritePipeline(sftp_file file, size_t depth)
+      : file_(file), channel_(file->sftp->channel), depth_(std::max<size_t>(depth, 1)) {}
+
+  // Sends one write of data[0, size) at offset; waits for the oldest reply when
+  // depth writes are unanswered. The data is copied into libssh's buffers before
+  // this returns.
+  absl::Status Write(const uint8_t* data, size_t size, uint64_t offset) {
+    const uint32_t handle_length = static_cast<uint32_t>(ssh_string_len(file_->handle));
+    const uint32_t id = ++file_->sftp->id_counter;
+    std::vector<uint8_t>& h = header_;
+    h.clear();
+    PutU32(h, static_cast<uint32_t>(1 + 4 + 4 + handle_length + 8 + 4 + size));
+    h.push_back(SSH_FXP_WRITE);
+    PutU32(h, id);
+    PutU32(h, handle_length);
+    const auto* handle = static_cast<const uint8_t*>(ssh_string_data(file_->handle));
+    h.insert(h.end(), handle, handle + handle_length);
+    PutU32(h, static_cast<uint32_t>(offset >> 32));
+    PutU32(h, static_cast<uint32_t>(offset));
+    PutU32(h, static_cast<uint32_t>(size));
+    if (ssh_channel_write(channel_, h.data(), static_cast<uint32_t>(h.size())) != static_cast<int>(h.size()) ||
+        ssh_channel_write(channel_, data, static_cast<uint32_t>(size)) != static_cast<int>(size)) {
+      return absl::UnavailableError("sending an SFTP write failed");
+    }
+    pending_.push_back(id);
+    if (pending_.size() >= depth_) return ReadReply();
+    return absl::OkStatus();
+  }
+
+  // Reads the replies to every write still unanswered.
+  absl::Status Drain() {
+    while (!pending_.empty()) {
+      if (absl::Status s = ReadReply(); !s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  static void PutU32(std::vector<uint8_t>& out, uint32_t v) {
+    for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<uint8_t>(v >> shift));
+  }
+  static uint32_t GetU32(const uint8_t* p) {
+    return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | uint32_t{p[3]};
+  }
+  absl::Status ReadExact(uint8_t* out, size_t size) {
+    while (size > 0) {
+      int n = ssh_channel_read(channel_, out, static_cast<uint32_t>(size), 0);
+      if (n == SSH_ERROR || (n == 0 && ssh_channel_is_eof(channel_))) {
+        return absl::UnavailableError("the SFTP channel closed while replies were due");
+      }
+      out += n;
+      size -= static_cast<size_t>(n);
+    }
+    return absl::OkStatus();
+  }
+  // One SSH_FXP_STATUS reply (length, type, id, code, message, language).
+  absl::Status ReadReply() {
+    uint8_t head[9];
+    if (absl::Status s = ReadExact(head, sizeof head); !s.ok()) return s;
+    const uint32_t length = GetU32(head);
+    const uint8_t type = head[4];
+    const uint32_t id = GetU32(head + 5);
+    if (length < 5 || length > (1u << 20)) return absl::DataLossError("malformed SFTP reply");
+    std::vector<uint8_t> body(length - 5);
+    if (absl::Status s = ReadExact(body.data(), body.size()); !s.ok()) return s;
+    auto it = std::find(pending_.begin(), pending_.end(), id);
+    if (type != SSH_FXP_STATUS || it == pending_.end() || body.size() < 4) {
+      return absl::DataLossError(absl::StrCat("unexpected SFTP reply (type ", type, ", id ", id, ")"));
+    }
+    pending_.erase(it);
+    const uint32_t code = GetU32(body.data());
+    if (code == SSH_FX_OK) return absl::OkStatus();
+    std::string message;
+    if (body.size() >= 8) {
+      uint32_t message_length = std::min<uint32_t>(GetU32(body.data() + 4), static_cast<uint32_t>(body.size() - 8));
+      message.assign(reinterpret_cast<const char*>(body.data() + 8), message_length);
+    }
+    return absl::InternalError(absl::StrCat("the server refused a write: ", SftpCodeText(static_cast<int>(code)),
+                                            message.empty() ? "" : absl::StrCat(" (", message, ")")));
+  }
+
+  sftp_file file_;
+  ssh_channel channel_;
+  size_t depth_;
+  std::deque<uint32_t> pending_;
+  std::vector<uint8_t> header_;
+};
+
 // One authenticated SSH session (and its SFTP channel, opened on first use). Used by
 // one thread at a time.
 class SshConnection {
@@ -77,6 +177,10 @@ class SshConnection {
 
   ssh_session session() const { return session_; }
   bool connected() const { return ssh_is_connected(session_) != 0; }
+  // After a failed pipelined write the SFTP channel may still owe replies that
+  // libssh's SFTP layer would not expect: such a session is not used again.
+  void MarkUnreusable() { reusable_ = false; }
+  bool reusable() const { return reusable_ && connected(); }
   const std::string& where() const { return where_; }     // user@host:port
   const std::string& host() const { return host_; }       // after ~/.ssh/config
   uint16_t port() const { return port_; }
@@ -117,6 +221,7 @@ class SshConnection {
   struct ssh_callbacks_struct callbacks_ {};
   std::string where_, host_, user_, host_key_;
   uint16_t port_ = 22;
+  bool reusable_ = true;
 };
 
 absl::StatusOr<std::unique_ptr<SshConnection>> SshConnection::Open(const SshOptions& options,
@@ -300,6 +405,13 @@ absl::Status SshConnection::Authenticate(const SshOptions& o) {
       "; the server accepts ", offered.empty() ? "none" : absl::StrJoin(offered, ", "), hint, ")"));
 }
 
+// A failed pipelined write: a lost connection explains it best, else the server's reason.
+absl::Status WriteFailure(const SshConnection& c, const std::string& path, uint64_t at, const absl::Status& why) {
+  if (!c.connected()) return c.Failure(absl::StrCat("sftp write ", path, " at byte ", at));
+  return absl::Status(why.code(), absl::StrCat("sftp write ", path, " near byte ", at, " on ", c.where(), ": ",
+                                               why.message()));
+}
+
 class SshTransport : public Transport {
  public:
   SshTransport(const SshOptions& options, const SshRunPlan& plan) : options_(options), plan_(plan) {
@@ -339,7 +451,7 @@ absl::StatusOr<SshConnection*> SshTransport::ConnectionFor(int stream) {
   {
     absl::MutexLock lock(&mu_);
     auto it = connections_.find(stream);
-    if (it != connections_.end() && it->second->connected()) return it->second.get();
+    if (it != connections_.end() && it->second->reusable()) return it->second.get();
   }
   auto opened = SshConnection::Open(options_, [](const std::string&) {});
   if (!opened.ok()) return opened.status();
@@ -474,6 +586,8 @@ absl::Status SshTransport::PushSftp(SshConnection& c, const std::string& path, u
     }
     return c.Failure(absl::StrCat("sftp open ", path));
   }
+  std::optional<SftpWritePipeline> pipeline;
+  if (options_.sftp_writes_in_flight > 1) pipeline.emplace(file, options_.sftp_writes_in_flight);
   std::unique_ptr<StreamChecksum> checksum;
   if (push.checksum) checksum = std::make_unique<StreamChecksum>();
   r.first_byte_ns = MonoNanos();
@@ -493,8 +607,12 @@ absl::Status SshTransport::PushSftp(SshConnection& c, const std::string& path, u
     // The source's buffer goes to libssh as it is: no copy of our own.
     for (size_t done = 0; done < size;) {
       size_t n = std::min(options_.sftp_write_size, size - done);
-      ssize_t written = sftp_write(file, *chunk + done, n);
-      if (written != static_cast<ssize_t>(n)) {
+      if (pipeline) {
+        if (absl::Status s = pipeline->Write(*chunk + done, n, r.bytes_sent); !s.ok()) {
+          status = WriteFailure(c, path, r.bytes_sent, s);
+          break;
+        }
+      } else if (sftp_write(file, *chunk + done, n) != static_cast<ssize_t>(n)) {
         status = c.Failure(absl::StrCat("sftp write ", path, " at byte ", r.bytes_sent));
         break;
       }
@@ -504,6 +622,12 @@ absl::Status SshTransport::PushSftp(SshConnection& c, const std::string& path, u
       if (push.progress != nullptr) push.progress->fetch_add(n, std::memory_order_relaxed);
       since_sync += n;
       if (sync_every_ > 0 && since_sync >= sync_every_ && r.bytes_sent < length) {
+        if (pipeline) {
+          if (absl::Status s = pipeline->Drain(); !s.ok()) {
+            status = WriteFailure(c, path, r.bytes_sent, s);
+            break;
+          }
+        }
         if (sftp_fsync(file) != 0) {
           status = c.Failure(absl::StrCat("sftp fsync ", path));
           break;
@@ -519,6 +643,10 @@ absl::Status SshTransport::PushSftp(SshConnection& c, const std::string& path, u
     r.has_checksum = true;
     r.checksum = checksum->Digest();
   }
+  if (pipeline && status.ok()) {
+    if (absl::Status s = pipeline->Drain(); !s.ok()) status = WriteFailure(c, path, r.bytes_sent, s);
+  }
+  if (pipeline && !status.ok()) c.MarkUnreusable();
   if (status.ok() && fsync_ && sftp_fsync(file) != 0) status = c.Failure(absl::StrCat("sftp fsync ", path));
   // close reports the server's close(2): a late write error (NFS, quota) shows here.
   if (sftp_close(file) != SSH_NO_ERROR && status.ok()) status = c.Failure(absl::StrCat("sftp close ", path));

@@ -31,6 +31,9 @@ absl::StatusOr<SshDestination> ParseSshDestination(absl::string_view text);
 // on a message over 256 KiB (SFTP_MAX_MSG_LENGTH), and libssh 0.10 sends a write as
 // one message. See docs/PERFORMANCE.md for the sizes measured.
 constexpr size_t kMaxSftpWrite = 255 << 10;
+// SFTP writes sent before the oldest reply is awaited (1: plain sftp_write, one
+// round trip each). See docs/PERFORMANCE.md.
+constexpr size_t kSftpWritesInFlight = 16;
 
 struct SshOptions {
   bool sftp = true;                 // false: scp (ssh_scp_push_file64)
@@ -42,6 +45,7 @@ struct SshOptions {
   bool accept_new_host_key = false; // StrictHostKeyChecking=accept-new
   bool prompt = false;              // on a TTY: may ask for a password or passphrase
   size_t sftp_write_size = kMaxSftpWrite;
+  size_t sftp_writes_in_flight = kSftpWritesInFlight;
 };
 
 // What the SSH transport needs from the run beyond the destination.
