@@ -1,7 +1,8 @@
 # Issue 5: host keys and logins like OpenSSH. An unknown host key stops the run
 # with its SHA256 fingerprint; --accept-new-host-key records it and the next run
 # needs no flag; a changed key is refused even with that flag; a wrong identity is
-# refused with a clear error. None of them writes a row.
+# refused with a clear error. None of them writes a row. A key in ssh-agent works
+# without --identity.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/ssh_lib.sh"
 
@@ -53,4 +54,14 @@ if IDENTITY=$T/no-such-key ssh_sender sftp --size 1MiB --out "$T/wrong" >"$T/nok
   fail "a missing identity file logged in"
 fi
 grep -q "cannot read the private key $T/no-such-key" "$T/nokey.log" || fail "no clear missing-key error: $(cat "$T/nokey.log")"
-echo "ok: unknown key refused with fingerprint, accept-new records, changed key refused, wrong identity refused"
+# ssh-agent: no --identity, the key comes from the agent (our own agent, by its pid).
+ssh-agent -D -a "$T/agent.sock" >/dev/null 2>&1 &
+PIDS+=("$!")
+export SSH_AUTH_SOCK=$T/agent.sock
+wait_for "ssh-agent's socket" 10 test -S "$SSH_AUTH_SOCK"
+ssh-add -q "$CLIENT_DIR/id_ed25519" 2>/dev/null || fail "ssh-add failed"
+"$NASPERF" sender --transport sftp --to "root@127.0.0.1:$T/remote" --ssh-port "$SSHD_PORT" \
+  --known-hosts "$KNOWN_HOSTS" --ssh-config "$CLIENT_DIR/ssh_config" --no-progress --size 1MiB \
+  --out "$T/agent" </dev/null >"$T/agent.log" 2>&1 || fail "login through ssh-agent failed: $(tail -3 "$T/agent.log")"
+[ "$(csv_col "$T/agent/transfers.csv" status)" = "ok" ] || fail "no ok row through ssh-agent"
+echo "ok: unknown key refused with fingerprint, accept-new records, changed key refused, wrong identity refused, agent login"
