@@ -148,8 +148,11 @@ class SftpWritePipeline {
       uint32_t message_length = std::min<uint32_t>(GetU32(body.data() + 4), static_cast<uint32_t>(body.size() - 8));
       message.assign(reinterpret_cast<const char*>(body.data() + 8), message_length);
     }
-    return absl::InternalError(absl::StrCat("the server refused a write: ", SftpCodeText(static_cast<int>(code)),
-                                            message.empty() ? "" : absl::StrCat(" (", message, ")")));
+    // SFTP v3 has no "disk full": OpenSSH answers ENOSPC and EDQUOT with a bare Failure.
+    std::string reason = code == SSH_FX_FAILURE ? "it could not write (disk full or over quota?)"
+                                                : SftpCodeText(static_cast<int>(code));
+    if (!message.empty() && message != "Failure") absl::StrAppend(&reason, " (", message, ")");
+    return absl::InternalError(absl::StrCat("the server refused a write: ", reason));
   }
 
   sftp_file file_;
