@@ -21,6 +21,7 @@
 #include "common/payload.h"
 #include "common/token.h"
 #include "common/units.h"
+#include "common/validate.h"
 #include "receiver/receiver.h"
 #include "receiver/target.h"
 #include "sender/sender.h"
@@ -225,7 +226,7 @@ struct SenderFlags {
 };
 
 void AddSender(CLI::App& app, SenderFlags& f) {
-  auto* cmd = app.add_subcommand("sender", "Push files or generated data to a receiver in timed runs");
+  auto* cmd = app.add_subcommand("sender", "Push files or generated data to a receiver (or over scp/sftp to any SSH server) in timed runs");
   cmd->add_option("--to", f.to, "Receiver HOST[:PORT] (control port, default 7600); scp/sftp: [user@]host:/remote/dir")->required();
   cmd->add_option("--transport", f.transport, "native (the receiver agent), or scp/sftp to any SSH server (no agent)")
       ->capture_default_str()->check(CLI::IsMember({"native", "scp", "sftp"}));
@@ -248,8 +249,8 @@ void AddSender(CLI::App& app, SenderFlags& f) {
   cmd->add_option("--run-id", f.run_id, "Run id (default: time + random)");
   cmd->add_option("--write-mode", f.write_mode, "Receiver write mode: buffered|direct|dsync")->capture_default_str()
       ->check(CLI::IsMember({"buffered", "direct", "dsync"}));
-  cmd->add_option("--sync", f.sync, "Sync policy: none|end|every=SIZE")->capture_default_str();
-  cmd->add_option("--cleanup", f.cleanup, "Delete received files: each|end|never (default: the receiver's)")
+  cmd->add_option("--sync", f.sync, "Sync policy: none|end|every=SIZE (sftp: fsync@openssh.com when offered; scp: none)")->capture_default_str();
+  cmd->add_option("--cleanup", f.cleanup, "Delete received files: each|end|never (default: the receiver's; over scp/sftp each)")
       ->check(CLI::IsMember({"each", "end", "never"}));
   cmd->add_flag("--verify", f.verify, "Compare XXH3 checksums end to end");
   cmd->add_option("--out", f.out, "Directory for transfers.csv and samples.csv")->capture_default_str();
@@ -312,6 +313,10 @@ absl::StatusOr<SenderOptions> MakeSenderOptions(const SenderFlags& f) {
   o.pause = DurationFlag(cmd, "--pause", f.pause);
   o.label = f.label;
   o.run_id = f.run_id;
+  if (!f.run_id.empty()) {
+    // It becomes part of file names on the target (over SSH nothing else checks it).
+    if (absl::Status valid = CheckRunId(f.run_id); !valid.ok()) UsageError(cmd, "--run-id", valid.message());
+  }
   o.write_mode = f.write_mode;
   if (auto sync = ParseSyncPolicy(f.sync); !sync.ok()) UsageError(cmd, "--sync", sync.status().message());
   o.sync_policy = f.sync;

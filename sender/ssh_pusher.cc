@@ -24,6 +24,7 @@
 #include "common/netinfo.h"
 #include "common/sampler.h"
 #include "common/units.h"
+#include "common/validate.h"
 
 namespace nasperf {
 namespace {
@@ -465,6 +466,8 @@ absl::StatusOr<SshConnection*> SshTransport::ConnectionFor(int stream) {
 }
 
 absl::Status SshTransport::Start(const std::string& run_id, uint64_t length, const ConsoleLine& say) {
+  // The run id becomes part of remote file names; no agent checks it on the other side.
+  if (absl::Status valid = CheckRunId(run_id); !valid.ok()) return valid;
   auto opened = SshConnection::Open(options_, say);
   if (!opened.ok()) return opened.status();
   SshConnection& c = **opened;

@@ -24,6 +24,7 @@ expect port_native 2 '--ssh-port: only with --transport scp\|sftp' -- "$NASPERF"
 expect accept_native 2 '--accept-new-host-key: only with' -- "$NASPERF" sender --to nas --accept-new-host-key --size 1MiB
 expect verify_sftp 2 '--verify: needs the receiver agent' -- "$NASPERF" sender --transport sftp --to nas:/x --verify --size 1MiB
 expect direct_scp 2 '--write-mode: needs the receiver agent' -- "$NASPERF" sender --transport scp --to nas:/x --write-mode direct --size 1MiB
+expect run_id_path 2 '--run-id' -- "$NASPERF" sender --transport sftp --to nas:/x --run-id ../../etc/x --size 1MiB
 expect chunk_knob 2 'NASPERF_SFTP_WRITE' -- env NASPERF_SFTP_WRITE=1MiB "$NASPERF" sender --transport sftp --to nas:/x --size 1MiB
 
 # Nothing listens: one line naming the server, exit 1, and no token needed.
