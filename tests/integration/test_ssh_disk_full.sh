@@ -10,7 +10,7 @@ CLEANUPS+=("umount -l '$T/remote'")
 start_sshd
 trust_sshd
 
-ssh_sender sftp --size 900MiB --runs 2 --pause 1s --sync none --out "$T/out" >"$T/sender.log" 2>&1 &
+ssh_sender sftp --size 900MiB --runs 2 --pause 3s --sync none --out "$T/out" >"$T/sender.log" 2>&1 &
 sender_pid=$!
 PIDS+=("$sender_pid")
 
@@ -23,7 +23,8 @@ remote_file_over() {
 }
 wait_for "the first remote file to pass 16 MiB" 60 remote_file_over $((16 << 20))
 # Fill what is left (tmpfs takes this far faster than SSH delivers), then free it
-# once the first transfer has failed.
+# once the first transfer's row is written; the sender's 3 s pause is the margin
+# before the second transfer starts.
 head -c 1G /dev/zero >"$T/remote/filler" 2>/dev/null || true
 first_row() { [ -s "$T/out/transfers.csv" ] && [ "$(wc -l <"$T/out/transfers.csv")" -ge 2 ]; }
 wait_for "the first row" 60 first_row
