@@ -21,6 +21,7 @@
 #include "common/payload.h"
 #include "common/token.h"
 #include "common/units.h"
+#include "common/validate.h"
 #include "receiver/receiver.h"
 #include "receiver/target.h"
 #include "sender/path_check.h"
@@ -228,14 +229,24 @@ struct SenderFlags {
   std::string to, file, size, pattern = "random", pause = "0s", label, run_id,
                      write_mode = "buffered", sync = "end", cleanup, out = "./nasperf-results",
                      interval = "1s", token_file, link_speed, window;
+  std::string transport = "native", identity, known_hosts, ssh_config;
+  uint16_t ssh_port = 0;
+  bool accept_new_host_key = false;
   int runs = 1, warmup = 0, streams = 1;
   bool verify = false, no_progress = false;
   ReportingFlags reporting;
 };
 
 void AddSender(CLI::App& app, SenderFlags& f) {
-  auto* cmd = app.add_subcommand("sender", "Push files or generated data to a receiver in timed runs");
-  cmd->add_option("--to", f.to, "Receiver HOST[:PORT] (control port, default 7600)")->required();
+  auto* cmd = app.add_subcommand("sender", "Push files or generated data to a receiver (or over scp/sftp to any SSH server) in timed runs");
+  cmd->add_option("--to", f.to, "Receiver HOST[:PORT] (control port, default 7600); scp/sftp: [user@]host:/remote/dir")->required();
+  cmd->add_option("--transport", f.transport, "native (the receiver agent), or scp/sftp to any SSH server (no agent)")
+      ->capture_default_str()->check(CLI::IsMember({"native", "scp", "sftp"}));
+  cmd->add_option("--ssh-port", f.ssh_port, "scp/sftp: SSH port (default: ~/.ssh/config's, else 22)")->check(CLI::Range(1, 65535));
+  cmd->add_option("--identity", f.identity, "scp/sftp: private key file to log in with (default: ssh-agent, then ~/.ssh/id_*)");
+  cmd->add_option("--known-hosts", f.known_hosts, "scp/sftp: known_hosts file to check the host key against (default ~/.ssh/known_hosts)");
+  cmd->add_option("--ssh-config", f.ssh_config, "scp/sftp: ssh_config file to read (default ~/.ssh/config and /etc/ssh/ssh_config)");
+  cmd->add_flag("--accept-new-host-key", f.accept_new_host_key, "scp/sftp: record an unknown host key (a changed one is still refused)");
   auto* file = cmd->add_option("--file", f.file, "Send this file (zero-copy unless --verify)");
   auto* size = cmd->add_option("--size", f.size, "Send this much generated data, e.g. 45GiB");
   file->excludes(size);
@@ -250,8 +261,8 @@ void AddSender(CLI::App& app, SenderFlags& f) {
   cmd->add_option("--run-id", f.run_id, "Run id (default: time + random)");
   cmd->add_option("--write-mode", f.write_mode, "Receiver write mode: buffered|direct|dsync")->capture_default_str()
       ->check(CLI::IsMember({"buffered", "direct", "dsync"}));
-  cmd->add_option("--sync", f.sync, "Sync policy: none|end|every=SIZE")->capture_default_str();
-  cmd->add_option("--cleanup", f.cleanup, "Delete received files: each|end|never (default: the receiver's)")
+  cmd->add_option("--sync", f.sync, "Sync policy: none|end|every=SIZE (sftp: fsync@openssh.com when offered; scp: none)")->capture_default_str();
+  cmd->add_option("--cleanup", f.cleanup, "Delete received files: each|end|never (default: the receiver's; over scp/sftp each)")
       ->check(CLI::IsMember({"each", "end", "never"}));
   cmd->add_flag("--verify", f.verify, "Compare XXH3 checksums end to end");
   cmd->add_option("--out", f.out, "Directory for transfers.csv and samples.csv")->capture_default_str();
@@ -266,7 +277,42 @@ void AddSender(CLI::App& app, SenderFlags& f) {
 absl::StatusOr<SenderOptions> MakeSenderOptions(const SenderFlags& f) {
   const std::string cmd = "sender";
   SenderOptions o;
-  o.to = AddressFlag(cmd, "--to", f.to, 7600, false);
+  o.transport = f.transport;
+  if (f.transport == "native") {
+    o.to = AddressFlag(cmd, "--to", f.to, 7600, false);
+    for (auto [given, flag] : {std::pair{f.ssh_port != 0, "--ssh-port"}, {!f.identity.empty(), "--identity"},
+                               {!f.known_hosts.empty(), "--known-hosts"}, {!f.ssh_config.empty(), "--ssh-config"},
+                               {f.accept_new_host_key, "--accept-new-host-key"}}) {
+      if (given) UsageError(cmd, flag, "only with --transport scp|sftp");
+    }
+  } else {
+    auto destination = ParseSshDestination(f.to);
+    if (!destination.ok()) UsageError(cmd, "--to", destination.status().message());
+    o.ssh.sftp = f.transport == "sftp";
+    o.ssh.to = *destination;
+    o.ssh.port = f.ssh_port;
+    o.ssh.identity = f.identity;
+    o.ssh.known_hosts = f.known_hosts;
+    o.ssh.config_file = f.ssh_config;
+    o.ssh.accept_new_host_key = f.accept_new_host_key;
+    o.ssh.prompt = isatty(STDIN_FILENO) != 0;
+    // Benchmark knobs (docs/PERFORMANCE.md): bytes per SFTP write (at most
+    // kMaxSftpWrite) and writes in flight (1 = plain sftp_write).
+    if (const char* size = std::getenv("NASPERF_SFTP_WRITE"); size != nullptr) {
+      auto parsed = ParseSize(size);
+      if (!parsed.ok() || *parsed == 0 || *parsed > kMaxSftpWrite) {
+        UsageError(cmd, "NASPERF_SFTP_WRITE", absl::StrCat("must be a size from 1 to ", kMaxSftpWrite, " bytes"));
+      }
+      o.ssh.sftp_write_size = *parsed;
+    }
+    if (const char* depth = std::getenv("NASPERF_SFTP_IN_FLIGHT"); depth != nullptr) {
+      int parsed = std::atoi(depth);
+      if (parsed < 1 || parsed > 256) UsageError(cmd, "NASPERF_SFTP_IN_FLIGHT", "must be 1 to 256");
+      o.ssh.sftp_writes_in_flight = static_cast<size_t>(parsed);
+    }
+    if (f.verify) UsageError(cmd, "--verify", "needs the receiver agent (--transport native); compare files with cmp or sha256sum");
+    if (f.write_mode != "buffered") UsageError(cmd, "--write-mode", "needs the receiver agent (--transport native)");
+  }
   o.file = f.file;
   if (f.file.empty() && f.size.empty()) UsageError(cmd, "--size", "give --size SIZE or --file PATH");
   if (!f.size.empty()) {
@@ -280,6 +326,10 @@ absl::StatusOr<SenderOptions> MakeSenderOptions(const SenderFlags& f) {
   o.pause = DurationFlag(cmd, "--pause", f.pause);
   o.label = f.label;
   o.run_id = f.run_id;
+  if (!f.run_id.empty()) {
+    // It becomes part of file names on the target (over SSH nothing else checks it).
+    if (absl::Status valid = CheckRunId(f.run_id); !valid.ok()) UsageError(cmd, "--run-id", valid.message());
+  }
   o.write_mode = f.write_mode;
   if (auto sync = ParseSyncPolicy(f.sync); !sync.ok()) UsageError(cmd, "--sync", sync.status().message());
   o.sync_policy = f.sync;
@@ -294,9 +344,11 @@ absl::StatusOr<SenderOptions> MakeSenderOptions(const SenderFlags& f) {
       UsageError(cmd, "--window", "must be between 64KiB and 512MiB");
     }
   }
-  auto token = LoadToken(f.token_file, /*generate_if_missing=*/false);
-  if (!token.ok()) return token.status();
-  o.token = token->token;
+  if (f.transport == "native" || !f.reporting.collector.empty()) {
+    auto token = LoadToken(f.token_file, /*generate_if_missing=*/false);
+    if (!token.ok()) return token.status();
+    o.token = token->token;
+  }
   auto credentials = ClientCredentials({"", "", f.reporting.tls_ca});
   if (!credentials.ok()) return credentials.status();
   o.credentials = *credentials;
@@ -332,7 +384,7 @@ int RunSenderCommand(const SenderFlags& f) {
     sink = csv.get();
   }
   absl::StatusOr<SenderOutcome> outcome = RunSender(*options, *sink, stdout);
-  if (absl::IsUnavailable(outcome.status()) && f.reporting.tls_ca.empty()) {
+  if (absl::IsUnavailable(outcome.status()) && f.reporting.tls_ca.empty() && f.transport == "native") {
     outcome = absl::UnavailableError(absl::StrCat(
         outcome.status().message(), " (if the receiver serves TLS, pass --tls-ca)"));
   }

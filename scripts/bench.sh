@@ -6,9 +6,12 @@
 # Also: the receiver's CPU seconds per GB, and how short iperf3's -F file came out.
 # Then the collector: reports per second from 8 concurrent reporters, and the memory
 # it holds after 100k rows.
+# ssh (root: starts its own sshd on loopback with throwaway keys): one file, from and
+# to /dev/shm, through nasperf native, nasperf sftp, nasperf scp, OpenSSH scp (SFTP
+# protocol) and scp -O, all to the same sshd.
 # `lab` (root, not in `all`): the namespace lab's link (scripts/lab.sh) shaped to
 # LAB_RATE at MTU 1500 and 9000, iperf3 vs nasperf into discard, with line_rate_pct.
-#   ROUNDS=3 SIZE=4GiB REPORTS=100000 LAB_RATE=4gbit scripts/bench.sh [network|collector|lab|all]
+#   ROUNDS=3 SIZE=4GiB SSH_SIZE=1GiB REPORTS=100000 LAB_RATE=4gbit scripts/bench.sh [network|collector|ssh|lab|all]
 # (run nothing else meanwhile)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,6 +19,7 @@ WHAT=${1:-all}
 ROUNDS=${ROUNDS:-3}
 REPORTS=${REPORTS:-100000}
 SIZE=${SIZE:-4GiB}
+SSH_SIZE=${SSH_SIZE:-1GiB}
 NASPERF=${NASPERF:-build/nasperf}
 if [ ! -x "$NASPERF" ]; then
   scripts/install-deps.sh
@@ -34,6 +38,7 @@ trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev
       [ -z "$BENCH_LAB" ] || NASPERF_LAB=$BENCH_LAB scripts/lab.sh down >/dev/null 2>&1; rm -rf "$T" "$SHM"' EXIT
 
 size_bytes=$(numfmt --from=iec "${SIZE%iB}" 2>/dev/null || numfmt --from=iec "$SIZE")
+ssh_bytes=$(numfmt --from=iec "${SSH_SIZE%iB}" 2>/dev/null || numfmt --from=iec "$SSH_SIZE")
 tick=$(getconf CLK_TCK)
 
 wait_file() { for _ in $(seq 200); do [ -s "$1" ] && return 0; sleep 0.05; done; echo "bench: $1 never appeared" >&2; exit 1; }
@@ -141,11 +146,87 @@ bench_lab() {
 }
 
 median() { tr ' ' '\n' | grep . | sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'; }
+m() { median <<<"${results[$1]}"; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
+
+# nasperf over SSH next to OpenSSH's scp, same file, same sshd (DESIGN.md section 8).
+bench_ssh() {
+  if [ "$(id -u)" -ne 0 ]; then echo "bench: the ssh mode needs root (it starts an sshd); skipped" >&2; return; fi
+  unset SSH_AUTH_SOCK
+  local dir=$T/ssh remote=$SHM/ssh-remote src=$SHM/ssh-src.bin port
+  mkdir -p "$dir" "$remote" /run/sshd
+  ssh-keygen -q -t ed25519 -N '' -f "$dir/host" && ssh-keygen -q -t ed25519 -N '' -f "$dir/user"
+  cp "$dir/user.pub" "$dir/authorized_keys"
+  port=$(( 20000 + RANDOM % 20000 ))
+  while ss -ltn "sport = :$port" | grep -q LISTEN; do port=$(( 20000 + RANDOM % 20000 )); done
+  printf '%s\n' "Port $port" "ListenAddress 127.0.0.1" "HostKey $dir/host" \
+    "AuthorizedKeysFile $dir/authorized_keys" "PidFile $dir/sshd.pid" "StrictModes no" "UsePAM no" \
+    "PasswordAuthentication no" "PermitRootLogin prohibit-password" "Subsystem sftp internal-sftp" \
+    "SetEnv SHLVL=1" "UseDNS no" >"$dir/sshd_config"
+  /usr/sbin/sshd -f "$dir/sshd_config" -D -e 2>"$T/sshd.log" &
+  PIDS+=($!)
+  wait_listen "$port"
+  echo "[127.0.0.1]:$port $(cut -d' ' -f1,2 "$dir/host.pub")" >"$dir/known_hosts"
+  : >"$dir/ssh_config"
+  head -c "$ssh_bytes" /dev/urandom >"$src"
+
+  nasperf_ssh() {  # transport -> MB/s (the sender row's figure: first byte to the answer)
+    local name=$1 out=$T/out-ssh-$1-$RANDOM
+    local log=$T/sender-ssh-$name.log
+    if [ "$name" = native ]; then
+      "$NASPERF" sender --to 127.0.0.1:"$shm_port" --file "$src" --runs 1 --no-progress --out "$out" \
+        >"$log" 2>&1 || { cat "$log" >&2; exit 1; }
+    else
+      "$NASPERF" sender --transport "$name" --to "root@127.0.0.1:$remote" --ssh-port "$port" \
+        --identity "$dir/user" --known-hosts "$dir/known_hosts" --ssh-config "$dir/ssh_config" \
+        --file "$src" --runs 1 --no-progress --out "$out" >"$log" 2>&1 || { cat "$log" >&2; exit 1; }
+    fi
+    awk -F, 'NR==1 {for (i=1;i<=NF;i++) {if ($i=="role") r=i; if ($i=="mb_per_s") m=i}; next} $r=="sender" {v=$m} END {print v}' "$out/transfers.csv"
+  }
+  openssh_scp() {  # [scp flags] -> MB/s over the whole command (connect and login included)
+    local t0 t1
+    t0=$(date +%s%N)
+    scp -q "$@" -F "$dir/ssh_config" -i "$dir/user" -o UserKnownHostsFile="$dir/known_hosts" \
+      -o StrictHostKeyChecking=yes -o BatchMode=yes -P "$port" "$src" "root@127.0.0.1:$remote/openssh.bin"
+    t1=$(date +%s%N)
+    cmp -s "$src" "$remote/openssh.bin" || { echo "bench: OpenSSH scp copy differs" >&2; exit 1; }
+    rm -f "$remote/openssh.bin"
+    awk -v b="$ssh_bytes" -v ns=$((t1 - t0)) 'BEGIN {printf "%.1f\n", b / ns * 1e3}'
+  }
+  declare -A ssh_results
+  for round in $(seq "$ROUNDS"); do
+    echo "bench: ssh round $round/$ROUNDS" >&2
+    ssh_results[native]+="$(nasperf_ssh native) "
+    ssh_results[sftp]+="$(nasperf_ssh sftp) "
+    ssh_results[scp]+="$(nasperf_ssh scp) "
+    ssh_results[openssh]+="$(openssh_scp) "
+    ssh_results[openssh_O]+="$(openssh_scp -O) "
+  done
+  sm() { median <<<"${ssh_results[$1]}"; }
+  local base
+  base=$(sm openssh)
+  cat <<TABLE
+| loopback, one $SSH_SIZE file /dev/shm → /dev/shm, same sshd, median of $ROUNDS interleaved rounds | MB/s | vs OpenSSH scp |
+|---|---:|---:|
+| OpenSSH scp (SFTP protocol, the OpenSSH 9 default) | $base | 1.00 |
+| OpenSSH scp -O (legacy scp protocol) | $(sm openssh_O) | $(ratio "$(sm openssh_O)" "$base") |
+| nasperf --transport sftp | $(sm sftp) | **$(ratio "$(sm sftp)" "$base")** |
+| nasperf --transport scp | $(sm scp) | $(ratio "$(sm scp)" "$base") |
+| nasperf native (receiver agent, sync end) | $(sm native) | $(ratio "$(sm native)" "$base") |
+
+rounds (MB/s): openssh-scp [${ssh_results[openssh]}] scp-O [${ssh_results[openssh_O]}] nasperf-sftp [${ssh_results[sftp]}] nasperf-scp [${ssh_results[scp]}] native [${ssh_results[native]}]
+$(grep -o 'cipher [^)]*' "$T/sender-ssh-sftp.log" | head -1) for every SSH row (OpenSSH's default choice too). OpenSSH figures include connect and login; nasperf's run from first byte to the server's answer.
+machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -r), $(date -u +%Y-%m-%d)
+
+TABLE
+  rm -f "$src"
+}
 
 if [ "$WHAT" = lab ]; then bench_lab; exit 0; fi
 if [ "$WHAT" = collector ] || [ "$WHAT" = all ]; then bench_collector; fi
 [ "$WHAT" = collector ] && exit 0
+if [ "$WHAT" = ssh ] || [ "$WHAT" = all ]; then bench_ssh; fi
+[ "$WHAT" = ssh ] && exit 0
 
 declare -A results
 short_pct=()
@@ -161,7 +242,6 @@ done
 
 gen=$(build/tests/pattern_rate 2>/dev/null || echo "pattern_mb_s=? xxh3_mb_s=?")
 
-m() { median <<<"${results[$1]}"; }
 
 cat <<TABLE
 | loopback, $SIZE per transfer, median of $ROUNDS interleaved rounds | MB/s | ratio | receiver CPU s/GB |

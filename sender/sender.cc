@@ -28,7 +28,9 @@
 #include "common/verdict.h"
 #include "sender/path_check.h"
 #include "sender/receiver_client.h"
+#include "sender/ssh_pusher.h"
 #include "sender/stream_pusher.h"
+#include "sender/transport.h"
 
 namespace nasperf {
 
@@ -68,12 +70,6 @@ class Console {
   bool progress_shown_ ABSL_GUARDED_BY(mu_) = false;
 };
 
-struct StreamResult {
-  proto::TransferReport sender;
-  std::optional<proto::TransferReport> receiver;
-  bool stop_loop = false;  // a refusal that every later transfer would meet too
-};
-
 bool IsConfigurationError(const absl::Status& s) {
   switch (s.code()) {
     case absl::StatusCode::kInvalidArgument:
@@ -94,24 +90,163 @@ std::string TrailerError(const DataTrailer& t) {
   return absl::StrCat("receiver ", what, ": ", t.error_code ? strerror(t.error_code) : "unknown error");
 }
 
-double Pct(int64_t part, int64_t whole) {
-  return whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0;
+// The agent protocol (DESIGN.md section 3): Hello, then per transfer OpenTransfer,
+// the raw TCP push and the receiver's own row.
+class NativeTransport : public Transport {
+ public:
+  explicit NativeTransport(const SenderOptions& options)
+      : options_(options), client_(options.to, options.token, options.credentials) {}
+
+  absl::Status Start(const std::string& run_id, uint64_t length, const ConsoleLine& say) override;
+  void Push(const TransferSlot& slot, PayloadSource& source, const PushOptions& push,
+            TransferResult& out) override;
+  void Finish(const std::string& run_id) override {
+    if (options_.cleanup != "end") return;
+    if (auto ended = client_.EndRun(run_id); !ended.ok()) {
+      Log(LogLevel::kWarning, kComponent, "cleanup at the end failed: %s", ended.status().message());
+    }
+  }
+
+ private:
+  const SenderOptions& options_;
+  ReceiverClient client_;
+  std::string local_host_ = LocalHostName();
+  PathFacts path_;
+  uint64_t window_bytes_ = 0;          // --window, or sized to the path; 0 = autotuning
+};
+
+absl::Status NativeTransport::Start(const std::string& run_id, uint64_t length, const ConsoleLine& say) {
+  absl::StatusOr<proto::HelloReply> hello = client_.Hello();
+  if (!hello.ok()) return hello.status();
+  say(absl::StrFormat(
+      "receiver %s (nasperf %s) at %s: target %s%s, write modes %s", hello->host(), hello->version(),
+      FormatHostPort(options_.to), hello->target(),
+      hello->target() == "discard" ? "" : absl::StrCat(", ", FormatSize(hello->free_bytes()), " free"),
+      absl::StrJoin(hello->write_modes(), "/")));
+  auto path = CheckPath(options_.to, *hello, options_.link_mbps);
+  if (!path.ok()) return path.status();
+  path_ = *path;
+  window_bytes_ = options_.window_bytes > 0 ? options_.window_bytes : AutoWindowBytes(path_);
+  say(PathLine(path_));
+  for (const std::string& warning : PathWarnings(path_)) Log(LogLevel::kWarning, kComponent, "%s", warning);
+  if (uint32_t mss = PathMaxSegment(path_)) {
+    say(absl::StrFormat("mss: data connections capped at %d bytes to fit the path MTU %d", mss,
+                        *path_.path_mtu));
+  }
+  if (window_bytes_ > 0) {
+    say(absl::StrFormat("window: %s socket buffers (%s)", FormatSize(window_bytes_),
+                        options_.window_bytes > 0 ? "--window" : "2 x bandwidth-delay product"));
+  }
+  return absl::OkStatus();
+}
+
+void NativeTransport::Push(const TransferSlot& slot, PayloadSource& source, const PushOptions& push,
+                           TransferResult& out) {
+  const SenderOptions& o = options_;
+  proto::TransferReport& row = out.sender;
+  row.set_peer(FormatHostPort(o.to));
+  row.set_write_mode(o.write_mode);
+  if (path_.mtu) row.set_mtu(*path_.mtu);
+  if (path_.path_mtu) row.set_path_mtu(*path_.path_mtu);
+  if (path_.link_mbps) row.set_link_mbps(*path_.link_mbps);
+
+  proto::OpenTransferRequest request;
+  request.set_run_id(slot.run_id);
+  request.set_label(o.label);
+  request.set_iteration(slot.iteration);
+  request.set_stream(slot.stream);
+  request.set_size(slot.length);
+  request.set_write_mode(o.write_mode);
+  request.set_sync_policy(o.sync_policy);
+  request.set_cleanup(o.cleanup);
+  if (path_.path_mtu) request.set_path_mtu(*path_.path_mtu);
+  request.set_link_mbps(o.link_mbps);
+  request.set_window_bytes(window_bytes_);
+  request.set_checksum(o.verify);
+  request.set_warmup(slot.warmup);
+  request.set_interval_s(o.interval_s);
+  request.set_sender_host(local_host_);
+  absl::StatusOr<proto::OpenTransferReply> open = client_.OpenTransfer(request);
+  if (!open.ok()) {
+    row.set_error(std::string(open.status().message()));
+    out.stop_loop = IsConfigurationError(open.status());
+    return;
+  }
+
+  PushTarget target;
+  target.data = {o.to.host, static_cast<uint16_t>(open->data_port())};
+  target.transfer_id = open->transfer_id();
+  std::copy(open->ticket().begin(), open->ticket().end(), target.ticket.begin());
+  target.length = slot.length;
+  PushOptions native = push;
+  native.window_bytes = window_bytes_;
+  native.max_segment = PathMaxSegment(path_);
+  PushResult r = PushNative(target, source, native);
+
+  row.set_transfer_id(open->transfer_id());
+  row.set_peer(FormatHostPort(target.data));
+  RecordPush(r, row);
+
+  // The receiver's own row: it exists whenever the data connection got that far.
+  if (r.trailer || r.bytes_sent > 0) {
+    auto fetched = client_.FetchReport(open->transfer_id(), absl::Seconds(30));
+    if (fetched.ok()) {
+      out.receiver = *fetched;
+    } else if (!absl::IsNotFound(fetched.status())) {
+      Log(LogLevel::kWarning, kComponent, "no receiver row for transfer %d: %s",
+          open->transfer_id(), fetched.status().message());
+    }
+  }
+
+  if (!r.trailer) {
+    row.set_error(std::string(r.status.message()));
+    return;
+  }
+  const DataTrailer& t = *r.trailer;
+  if (t.status != TrailerStatus::kOk) {
+    row.set_status(t.status == TrailerStatus::kAborted ? "aborted" : "failed");
+    row.set_error(out.receiver && !out.receiver->error().empty()
+                      ? absl::StrCat("receiver: ", out.receiver->error())
+                      : TrailerError(t));
+    return;
+  }
+  RecordTimings(r, path_.CeilingMBps(), row);
+  int64_t duration = r.ack_ns - r.first_byte_ns;
+  double source_pct = Pct(r.source_ns, duration);
+  if (source.sendfile_fd() < 0 || o.verify) row.set_source_wait_pct(source_pct);
+  int64_t receiver_span = t.durable_ns > 0 ? static_cast<int64_t>(t.durable_ns) : duration;
+  row.set_bottleneck(Verdict(Pct(t.net_wait_ns, receiver_span),
+                             Pct(t.disk_wait_ns + t.sync_ns, receiver_span),
+                             row.has_source_wait_pct() ? source_pct : -1));
+  if (t.bytes_written != slot.length) {
+    row.set_error(absl::StrCat("receiver wrote ", t.bytes_written, " of ", slot.length, " bytes"));
+    return;
+  }
+  if (o.verify) {
+    bool verified = t.has_checksum && r.has_checksum && t.checksum == r.checksum;
+    row.set_verified(verified);
+    if (!verified) {
+      row.set_error(absl::StrCat("checksum mismatch: sent ", ChecksumHex(r.checksum), ", receiver got ",
+                                 t.has_checksum ? ChecksumHex(t.checksum) : "none"));
+      return;
+    }
+  }
+  row.set_status("ok");
 }
 
 struct LoopContext {
   const SenderOptions& options;
-  ReceiverClient& client;
+  Transport& transport;
   std::string run_id;
   std::string local_host;
   uint64_t length = 0;
-  PathFacts path = {};
-  uint64_t window_bytes = 0;          // --window, or sized to the path; 0 = autotuning
 };
 
-StreamResult RunStream(const LoopContext& loop, int iteration, bool warmup, int stream,
-                       std::atomic<uint64_t>* progress) {
+// The cells every transport shares, the payload source, then the transport's push.
+TransferResult RunStream(const LoopContext& loop, int iteration, bool warmup, int stream,
+                         std::atomic<uint64_t>* progress) {
   const SenderOptions& o = loop.options;
-  StreamResult out;
+  TransferResult out;
   proto::TransferReport& row = out.sender;
   row.set_run_id(loop.run_id);
   row.set_label(o.label);
@@ -119,39 +254,11 @@ StreamResult RunStream(const LoopContext& loop, int iteration, bool warmup, int 
   row.set_stream(stream);
   row.set_role("sender");
   row.set_host(loop.local_host);
-  row.set_peer(FormatHostPort(o.to));
-  row.set_transport("native");
+  row.set_transport(o.transport);
   row.set_started_at_unix_ns(WallNanos());
-  row.set_write_mode(o.write_mode);
   row.set_sync_policy(o.sync_policy);
   row.set_warmup(warmup);
   row.set_status("failed");
-  if (loop.path.mtu) row.set_mtu(*loop.path.mtu);
-  if (loop.path.path_mtu) row.set_path_mtu(*loop.path.path_mtu);
-  if (loop.path.link_mbps) row.set_link_mbps(*loop.path.link_mbps);
-
-  proto::OpenTransferRequest request;
-  request.set_run_id(loop.run_id);
-  request.set_label(o.label);
-  request.set_iteration(iteration);
-  request.set_stream(stream);
-  request.set_size(loop.length);
-  request.set_write_mode(o.write_mode);
-  request.set_sync_policy(o.sync_policy);
-  request.set_cleanup(o.cleanup);
-  if (loop.path.path_mtu) request.set_path_mtu(*loop.path.path_mtu);
-  request.set_link_mbps(o.link_mbps);
-  request.set_window_bytes(loop.window_bytes);
-  request.set_checksum(o.verify);
-  request.set_warmup(warmup);
-  request.set_interval_s(o.interval_s);
-  request.set_sender_host(loop.local_host);
-  absl::StatusOr<proto::OpenTransferReply> open = loop.client.OpenTransfer(request);
-  if (!open.ok()) {
-    row.set_error(std::string(open.status().message()));
-    out.stop_loop = IsConfigurationError(open.status());
-    return out;
-  }
 
   std::unique_ptr<PayloadSource> source;
   if (o.file.empty()) {
@@ -166,83 +273,11 @@ StreamResult RunStream(const LoopContext& loop, int iteration, bool warmup, int 
     }
     source = std::move(*file);
   }
-
-  PushTarget target;
-  target.data = {o.to.host, static_cast<uint16_t>(open->data_port())};
-  target.transfer_id = open->transfer_id();
-  std::copy(open->ticket().begin(), open->ticket().end(), target.ticket.begin());
-  target.length = loop.length;
   PushOptions push;
   push.checksum = o.verify;
   push.interval_s = o.interval_s;
   push.progress = progress;
-  push.window_bytes = loop.window_bytes;
-  push.max_segment = PathMaxSegment(loop.path);
-  PushResult r = PushNative(target, *source, push);
-
-  row.set_transfer_id(open->transfer_id());
-  row.set_peer(FormatHostPort(target.data));
-  row.set_started_at_unix_ns(r.start_wall_ns);
-  row.set_bytes(r.bytes_sent);
-  if (r.mss) row.set_mss(*r.mss);
-  if (r.has_checksum) row.set_checksum(ChecksumHex(r.checksum));
-  for (const IntervalSample& s : r.samples) {
-    proto::Sample* sample = row.add_samples();
-    sample->set_t_s(s.t_s);
-    sample->set_bytes(s.bytes);
-    sample->set_interval_s(s.interval_s);
-  }
-
-  // The receiver's own row: it exists whenever the data connection got that far.
-  if (r.trailer || r.bytes_sent > 0) {
-    auto fetched = loop.client.FetchReport(open->transfer_id(), absl::Seconds(30));
-    if (fetched.ok()) {
-      out.receiver = *fetched;
-    } else if (!absl::IsNotFound(fetched.status())) {
-      Log(LogLevel::kWarning, kComponent, "no receiver row for transfer %d: %s",
-          open->transfer_id(), fetched.status().message());
-    }
-  }
-
-  if (!r.trailer) {
-    row.set_error(std::string(r.status.message()));
-    return out;
-  }
-  const DataTrailer& t = *r.trailer;
-  if (t.status != TrailerStatus::kOk) {
-    row.set_status(t.status == TrailerStatus::kAborted ? "aborted" : "failed");
-    row.set_error(out.receiver && !out.receiver->error().empty()
-                      ? absl::StrCat("receiver: ", out.receiver->error())
-                      : TrailerError(t));
-    return out;
-  }
-  int64_t duration = r.ack_ns - r.first_byte_ns;
-  row.set_duration_s(NanosToSeconds(duration));
-  row.set_mb_per_s(MegabytesPerSecond(r.bytes_sent, NanosToSeconds(duration)));
-  row.set_first_byte_s(NanosToSeconds(r.first_byte_ns - r.start_ns));
-  row.set_write_s(NanosToSeconds(r.last_byte_ns - r.first_byte_ns));
-  row.set_sync_s(NanosToSeconds(r.ack_ns - r.last_byte_ns));
-  if (auto ceiling = loop.path.CeilingMBps()) row.set_line_rate_pct(100 * row.mb_per_s() / *ceiling);
-  double source_pct = Pct(r.source_ns, duration);
-  if (source->sendfile_fd() < 0 || o.verify) row.set_source_wait_pct(source_pct);
-  int64_t receiver_span = t.durable_ns > 0 ? static_cast<int64_t>(t.durable_ns) : duration;
-  row.set_bottleneck(Verdict(Pct(t.net_wait_ns, receiver_span),
-                             Pct(t.disk_wait_ns + t.sync_ns, receiver_span),
-                             row.has_source_wait_pct() ? source_pct : -1));
-  if (t.bytes_written != loop.length) {
-    row.set_error(absl::StrCat("receiver wrote ", t.bytes_written, " of ", loop.length, " bytes"));
-    return out;
-  }
-  if (o.verify) {
-    bool verified = t.has_checksum && r.has_checksum && t.checksum == r.checksum;
-    row.set_verified(verified);
-    if (!verified) {
-      row.set_error(absl::StrCat("checksum mismatch: sent ", ChecksumHex(r.checksum), ", receiver got ",
-                                 t.has_checksum ? ChecksumHex(t.checksum) : "none"));
-      return out;
-    }
-  }
-  row.set_status("ok");
+  loop.transport.Push({loop.run_id, iteration, warmup, stream, loop.length}, *source, push, out);
   return out;
 }
 
@@ -255,12 +290,21 @@ std::string TableHeader() {
                          "send MB/s", "durable MB/s", "1st byte", "sync s", "verdict", "status");
 }
 
-std::string TableLine(const StreamResult& r) {
+// The row that knows when the data was durable: the receiver's, or over SSH the
+// sender's own when it waited for a remote fsync (no agent row exists there).
+const proto::TransferReport* DurableRow(const TransferResult& r) {
+  if (r.receiver) return &*r.receiver;
+  const proto::TransferReport& s = r.sender;
+  if (s.transport() != "native" && s.sync_policy() != "none") return &s;
+  return nullptr;
+}
+
+std::string TableLine(const TransferResult& r) {
   const proto::TransferReport& s = r.sender;
   auto num = [](bool has, double v, const char* format) {
     return has ? absl::StrFormat(format, v) : std::string("-");
   };
-  const proto::TransferReport* rx = r.receiver ? &*r.receiver : nullptr;
+  const proto::TransferReport* rx = DurableRow(r);
   std::string status = s.status() == "ok" ? "ok" : absl::StrCat(s.status(), ": ", s.error());
   return absl::StrFormat(
       "%6s %6d %11s %11s %13s %10s %8s %9s  %s", IterationName(s.iteration(), s.warmup()),
@@ -289,12 +333,7 @@ std::string NewRunId() {
 absl::StatusOr<SenderOutcome> RunSender(const SenderOptions& options, ReportSink& sink,
                                         std::FILE* out) {
   Console console(out);
-  ReceiverClient client(options.to, options.token, options.credentials);
-  absl::StatusOr<proto::HelloReply> hello = client.Hello();
-  if (!hello.ok()) return hello.status();
-
-  LoopContext loop{options, client, options.run_id.empty() ? NewRunId() : options.run_id,
-                   LocalHostName(), options.size};
+  uint64_t length = options.size;
   if (!options.file.empty()) {
     auto probe = FileSource(options.file);  // fail before the loop on an unreadable file
     if (!probe.ok()) return probe.status();
@@ -302,36 +341,40 @@ absl::StatusOr<SenderOutcome> RunSender(const SenderOptions& options, ReportSink
     if (::stat(options.file.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
       return absl::InvalidArgumentError(absl::StrCat(options.file, " is not a non-empty regular file"));
     }
-    loop.length = static_cast<uint64_t>(st.st_size);
+    length = static_cast<uint64_t>(st.st_size);
   }
-  if (loop.length == 0) return absl::InvalidArgumentError("nothing to send: give --size or --file");
+  if (length == 0) return absl::InvalidArgumentError("nothing to send: give --size or --file");
 
+  std::unique_ptr<Transport> transport;
+  if (options.transport == "native") {
+    transport = std::make_unique<NativeTransport>(options);
+  } else {
+    SshRunPlan plan;
+    plan.sync_policy = options.sync_policy;
+    plan.cleanup = options.cleanup;
+    plan.files_at_once = static_cast<uint64_t>(options.streams) *
+                         (options.cleanup == "each" || options.cleanup.empty()
+                              ? 1 : static_cast<uint64_t>(options.runs + options.warmup));
+    plan.link_mbps = options.link_mbps;
+    auto ssh = NewSshTransport(options.ssh, plan);
+    if (!ssh.ok()) return ssh.status();
+    transport = std::move(*ssh);
+  }
+  LoopContext loop{options, *transport, options.run_id.empty() ? NewRunId() : options.run_id,
+                   LocalHostName(), length};
+  if (absl::Status started = transport->Start(loop.run_id, length,
+                                              [&](const std::string& line) { console.Line(line); });
+      !started.ok()) {
+    return started;
+  }
   console.Line(absl::StrFormat(
-      "receiver %s (nasperf %s) at %s: target %s%s, write modes %s", hello->host(), hello->version(),
-      FormatHostPort(options.to), hello->target(),
-      hello->target() == "discard" ? "" : absl::StrCat(", ", FormatSize(hello->free_bytes()), " free"),
-      absl::StrJoin(hello->write_modes(), "/")));
-  auto path = CheckPath(options.to, *hello, options.link_mbps);
-  if (!path.ok()) return path.status();
-  loop.path = *path;
-  loop.window_bytes = options.window_bytes > 0 ? options.window_bytes : AutoWindowBytes(loop.path);
-  console.Line(PathLine(loop.path));
-  for (const std::string& warning : PathWarnings(loop.path)) {
-    Log(LogLevel::kWarning, kComponent, "%s", warning);
-  }
-  if (uint32_t mss = PathMaxSegment(loop.path)) {
-    console.Line(absl::StrFormat("mss: data connections capped at %d bytes to fit the path MTU %d",
-                                 mss, *loop.path.path_mtu));
-  }
-  if (loop.window_bytes > 0) {
-    console.Line(absl::StrFormat("window: %s socket buffers (%s)", FormatSize(loop.window_bytes),
-                                 options.window_bytes > 0 ? "--window" : "2 x bandwidth-delay product"));
-  }
-  console.Line(absl::StrFormat(
-      "run %s%s: %d x %s%s, %d stream%s, write %s, sync %s%s", loop.run_id,
+      "run %s%s: %d x %s%s, %d stream%s, %s, sync %s%s", loop.run_id,
       options.label.empty() ? "" : absl::StrCat(" \"", options.label, "\""), options.runs,
       FormatSize(loop.length), options.file.empty() ? " generated" : absl::StrCat(" of ", options.file),
-      options.streams, options.streams == 1 ? "" : "s", options.write_mode, options.sync_policy,
+      options.streams, options.streams == 1 ? "" : "s",
+      options.transport == "native" ? absl::StrCat("write ", options.write_mode)
+                                    : absl::StrCat("over ", options.transport),
+      options.sync_policy,
       options.warmup > 0 ? absl::StrCat(", ", options.warmup, " warm-up") : ""));
   if (options.file.empty() && options.pattern == Pattern::kZero) {
     Log(LogLevel::kWarning, kComponent,
@@ -349,7 +392,7 @@ absl::StatusOr<SenderOutcome> RunSender(const SenderOptions& options, ReportSink
     const bool warmup = k < options.warmup;
     const int iteration = k - options.warmup + 1;  // warm-ups get -W+1..0, measured runs 1..N
     std::vector<std::atomic<uint64_t>> progress(options.streams);
-    std::vector<StreamResult> results(options.streams);
+    std::vector<TransferResult> results(options.streams);
     absl::Notification done;
     std::thread ticker;
     if (options.progress) {
@@ -379,7 +422,7 @@ absl::StatusOr<SenderOutcome> RunSender(const SenderOptions& options, ReportSink
     console.ClearProgress();
 
     bool stop = false;
-    for (StreamResult& r : results) {
+    for (TransferResult& r : results) {
       if (absl::Status s = sink.Submit(r.sender); !s.ok()) return s;
       if (r.receiver) {
         if (absl::Status s = sink.Submit(*r.receiver); !s.ok()) return s;
@@ -393,8 +436,9 @@ absl::StatusOr<SenderOutcome> RunSender(const SenderOptions& options, ReportSink
       }
       if (warmup) continue;
       send_rates.push_back(r.sender.mb_per_s());
-      if (r.receiver && r.receiver->has_mb_per_s()) durable_rates.push_back(r.receiver->mb_per_s());
-      ++verdicts[r.sender.bottleneck()];
+      const proto::TransferReport* durable = DurableRow(r);
+      if (durable != nullptr && durable->has_mb_per_s()) durable_rates.push_back(durable->mb_per_s());
+      if (!r.sender.bottleneck().empty()) ++verdicts[r.sender.bottleneck()];
     }
     if (stop) {
       Log(LogLevel::kError, kComponent, "stopping: %s", results.front().sender.error());
@@ -403,11 +447,7 @@ absl::StatusOr<SenderOutcome> RunSender(const SenderOptions& options, ReportSink
     if (k + 1 < total && options.pause > absl::ZeroDuration()) absl::SleepFor(options.pause);
   }
 
-  if (options.cleanup == "end") {
-    if (auto ended = client.EndRun(loop.run_id); !ended.ok()) {
-      Log(LogLevel::kWarning, kComponent, "cleanup at the end failed: %s", ended.status().message());
-    }
-  }
+  transport->Finish(loop.run_id);
 
   std::vector<std::string> mix;
   for (const auto& [verdict, count] : verdicts) mix.push_back(absl::StrCat(verdict, " ", count));
@@ -417,7 +457,7 @@ absl::StatusOr<SenderOutcome> RunSender(const SenderOptions& options, ReportSink
   console.Line(absl::StrFormat("  %-14s %4s %10s %10s %10s %10s %10s", "MB/s", "n", "median", "mean",
                                "min", "max", "stddev"));
   console.Line(SummaryLine("send (e2e)", send_rates));
-  console.Line(SummaryLine("durable (rx)", durable_rates));
+  console.Line(SummaryLine(options.transport == "native" ? "durable (rx)" : "durable (sync)", durable_rates));
   if (!mix.empty()) console.Line(absl::StrCat("  bottleneck: ", absl::StrJoin(mix, ", ")));
   return outcome;
 }

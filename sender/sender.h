@@ -16,11 +16,14 @@
 #include "common/fd.h"
 #include "common/grpc_auth.h"
 #include "common/payload.h"
+#include "sender/ssh_pusher.h"
 
 namespace nasperf {
 
 struct SenderOptions {
-  HostPort to{"", 7600};
+  std::string transport = "native";  // native | scp | sftp (the transport column)
+  HostPort to{"", 7600};             // native: the receiver's control port
+  SshOptions ssh;                    // scp, sftp: destination, keys, host key policy
   std::string token;
   std::string file;                 // send this file, or
   uint64_t size = 0;                // generated data of this size
@@ -51,8 +54,9 @@ struct SenderOutcome {
 // A run id safe in file names: UTC time plus random hex.
 std::string NewRunId();
 
-// Errors before the loop starts (unreachable receiver, wrong token, unreadable
-// file) are returned; everything after is recorded in rows and counted.
+// Errors before the loop starts (unreachable receiver or SSH server, wrong token,
+// refused host key or login, unreadable file) are returned; everything after is
+// recorded in rows and counted.
 absl::StatusOr<SenderOutcome> RunSender(const SenderOptions& options, ReportSink& sink,
                                         std::FILE* console);
 

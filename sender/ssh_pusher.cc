@@ -1,0 +1,803 @@
+#include "sender/ssh_pusher.h"
+
+#include <fcntl.h>
+#include <libssh/callbacks.h>
+#include <libssh/libssh.h>
+#include <libssh/sftp.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
+#include "common/checksum.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/netinfo.h"
+#include "common/sampler.h"
+#include "common/units.h"
+#include "common/validate.h"
+
+namespace nasperf {
+namespace {
+
+constexpr char kComponent[] = "sender";
+constexpr size_t kSourceChunk = PatternSource::kChunk;  // what a PayloadSource hands out
+constexpr long kConnectTimeoutS = 15;
+constexpr long kReplyTimeoutS = 1800;  // an fsync of 45 GB onto a slow array takes minutes
+
+std::string SftpCodeText(int code) {
+  switch (code) {
+    case SSH_FX_OK: return "ok";
+    case SSH_FX_EOF: return "end of file";
+    case SSH_FX_NO_SUCH_FILE: return "no such file or directory";
+    case SSH_FX_PERMISSION_DENIED: return "permission denied";
+    case SSH_FX_FAILURE: return "the server's write or open failed (disk full? quota? file exists?)";
+    case SSH_FX_BAD_MESSAGE: return "bad message";
+    case SSH_FX_NO_CONNECTION: return "no connection";
+    case SSH_FX_CONNECTION_LOST: return "connection lost";
+    case SSH_FX_OP_UNSUPPORTED: return "operation not supported by the server";
+    case SSH_FX_FILE_ALREADY_EXISTS: return "file already exists";
+    case SSH_FX_WRITE_PROTECT: return "write protected";
+    default: return absl::StrCat("SFTP error ", code);
+  }
+}
+
+// Asks on the terminal; libssh calls this for key passphrases.
+int PromptOnTty(const char* prompt, char* buf, size_t len, int echo, int verify, void*) {
+  return ssh_getpass(prompt, buf, len, echo, verify);
+}
+
+std::string RemotePath(const std::string& dir, const std::string& name) {
+  if (dir.empty() || dir.back() == '/') return dir + name;
+  return absl::StrCat(dir, "/", name);
+}
+
+// libssh 0.10 has no asynchronous SFTP write (0.11 has), and sftp_write waits one
+// round trip for each request's reply, which caps a transfer at write size / RTT no
+// matter how fast the link is. OpenSSH's own client keeps many writes in flight;
+// so does this: SSH_FXP_WRITE requests (draft-ietf-secsh-filexfer-02 section 6.4)
+// go straight onto libssh's SFTP channel, with up to `depth` unanswered, and every
+// reply is checked. libssh still does the SSH layer (framing, crypto, windows). The
+// request ids come from the sftp session's own counter (sftp.h exposes it), and all
+// replies are read before Drain() returns, so sftp_fsync and sftp_close carry on
+// as if every write had gone through sftp_write. One instance per open file.
+class SftpWritePipeline {
+ public:
+  SftpWritePipeline(sftp_file file, size_t depth)
+      : file_(file), channel_(file->sftp->channel), depth_(std::max<size_t>(depth, 1)) {}
+
+  // Sends one write of data[0, size) at offset; waits for the oldest reply when
+  // depth writes are unanswered. The data is copied into libssh's buffers before
+  // this returns.
+  absl::Status Write(const uint8_t* data, size_t size, uint64_t offset) {
+    const uint32_t handle_length = static_cast<uint32_t>(ssh_string_len(file_->handle));
+    const uint32_t id = ++file_->sftp->id_counter;
+    std::vector<uint8_t>& h = header_;
+    h.clear();
+    PutU32(h, static_cast<uint32_t>(1 + 4 + 4 + handle_length + 8 + 4 + size));
+    h.push_back(SSH_FXP_WRITE);
+    PutU32(h, id);
+    PutU32(h, handle_length);
+    const auto* handle = static_cast<const uint8_t*>(ssh_string_data(file_->handle));
+    h.insert(h.end(), handle, handle + handle_length);
+    PutU32(h, static_cast<uint32_t>(offset >> 32));
+    PutU32(h, static_cast<uint32_t>(offset));
+    PutU32(h, static_cast<uint32_t>(size));
+    if (ssh_channel_write(channel_, h.data(), static_cast<uint32_t>(h.size())) != static_cast<int>(h.size()) ||
+        ssh_channel_write(channel_, data, static_cast<uint32_t>(size)) != static_cast<int>(size)) {
+      return absl::UnavailableError("sending an SFTP write failed");
+    }
+    pending_.push_back(id);
+    if (pending_.size() >= depth_) return ReadReply();
+    return absl::OkStatus();
+  }
+
+  // Reads the replies to every write still unanswered.
+  absl::Status Drain() {
+    while (!pending_.empty()) {
+      if (absl::Status s = ReadReply(); !s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  static void PutU32(std::vector<uint8_t>& out, uint32_t v) {
+    for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<uint8_t>(v >> shift));
+  }
+  static uint32_t GetU32(const uint8_t* p) {
+    return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | uint32_t{p[3]};
+  }
+  absl::Status ReadExact(uint8_t* out, size_t size) {
+    while (size > 0) {
+      int n = ssh_channel_read(channel_, out, static_cast<uint32_t>(size), 0);
+      if (n == SSH_ERROR || (n == 0 && ssh_channel_is_eof(channel_))) {
+        return absl::UnavailableError("the SFTP channel closed while replies were due");
+      }
+      out += n;
+      size -= static_cast<size_t>(n);
+    }
+    return absl::OkStatus();
+  }
+  // One SSH_FXP_STATUS reply (length, type, id, code, message, language).
+  absl::Status ReadReply() {
+    uint8_t head[9];
+    if (absl::Status s = ReadExact(head, sizeof head); !s.ok()) return s;
+    const uint32_t length = GetU32(head);
+    const uint8_t type = head[4];
+    const uint32_t id = GetU32(head + 5);
+    if (length < 5 || length > (1u << 20)) return absl::DataLossError("malformed SFTP reply");
+    std::vector<uint8_t> body(length - 5);
+    if (absl::Status s = ReadExact(body.data(), body.size()); !s.ok()) return s;
+    auto it = std::find(pending_.begin(), pending_.end(), id);
+    if (type != SSH_FXP_STATUS || it == pending_.end() || body.size() < 4) {
+      return absl::DataLossError(absl::StrCat("unexpected SFTP reply (type ", type, ", id ", id, ")"));
+    }
+    pending_.erase(it);
+    const uint32_t code = GetU32(body.data());
+    if (code == SSH_FX_OK) return absl::OkStatus();
+    std::string message;
+    if (body.size() >= 8) {
+      uint32_t message_length = std::min<uint32_t>(GetU32(body.data() + 4), static_cast<uint32_t>(body.size() - 8));
+      message.assign(reinterpret_cast<const char*>(body.data() + 8), message_length);
+    }
+    // SFTP v3 has no "disk full": OpenSSH answers ENOSPC and EDQUOT with a bare Failure.
+    std::string reason = code == SSH_FX_FAILURE ? "it could not write (disk full or over quota?)"
+                                                : SftpCodeText(static_cast<int>(code));
+    if (!message.empty() && message != "Failure") absl::StrAppend(&reason, " (", message, ")");
+    return absl::InternalError(absl::StrCat("the server refused a write: ", reason));
+  }
+
+  sftp_file file_;
+  ssh_channel channel_;
+  size_t depth_;
+  std::deque<uint32_t> pending_;
+  std::vector<uint8_t> header_;
+};
+
+// One authenticated SSH session (and its SFTP channel, opened on first use). Used by
+// one thread at a time.
+class SshConnection {
+ public:
+  // Connects, checks the host key, authenticates. say() hears about a host key
+  // recorded under accept-new.
+  static absl::StatusOr<std::unique_ptr<SshConnection>> Open(const SshOptions& options,
+                                                             const ConsoleLine& say);
+  ~SshConnection() {
+    if (sftp_ != nullptr) sftp_free(sftp_);
+    ssh_disconnect(session_);
+    ssh_free(session_);
+  }
+  SshConnection(const SshConnection&) = delete;
+  SshConnection& operator=(const SshConnection&) = delete;
+
+  ssh_session session() const { return session_; }
+  bool connected() const { return ssh_is_connected(session_) != 0; }
+  // After a failed pipelined write the SFTP channel may still owe replies that
+  // libssh's SFTP layer would not expect: such a session is not used again.
+  void MarkUnreusable() { reusable_ = false; }
+  bool reusable() const { return reusable_ && connected(); }
+  const std::string& where() const { return where_; }     // user@host:port
+  const std::string& host() const { return host_; }       // after ~/.ssh/config
+  uint16_t port() const { return port_; }
+  const std::string& host_key() const { return host_key_; }  // "ssh-ed25519 SHA256:..."
+
+  absl::StatusOr<sftp_session> Sftp() {
+    if (sftp_ != nullptr) return sftp_;
+    sftp_session sftp = sftp_new(session_);
+    if (sftp == nullptr) return Failure("start SFTP");
+    if (sftp_init(sftp) != SSH_OK) {
+      sftp_free(sftp);
+      return Failure("start SFTP (does the server offer the sftp subsystem?)");
+    }
+    sftp_ = sftp;
+    return sftp_;
+  }
+
+  // A libssh failure: the connection's state first (a lost connection explains
+  // everything after it), then the SFTP status code when there is one.
+  absl::Status Failure(absl::string_view what) const {
+    if (!connected()) {
+      return absl::UnavailableError(
+          absl::StrCat(what, " on ", where_, ": connection lost (", ssh_get_error(session_), ")"));
+    }
+    int code = sftp_ != nullptr ? sftp_get_error(sftp_) : SSH_FX_OK;
+    if (code != SSH_FX_OK) return absl::InternalError(absl::StrCat(what, " on ", where_, ": ", SftpCodeText(code)));
+    return absl::InternalError(absl::StrCat(what, " on ", where_, ": ", ssh_get_error(session_)));
+  }
+
+ private:
+  SshConnection() : session_(ssh_new()) {}
+  absl::Status Connect(const SshOptions& options);
+  absl::Status CheckHostKey(const SshOptions& options, const ConsoleLine& say);
+  absl::Status Authenticate(const SshOptions& options);
+
+  ssh_session session_;
+  sftp_session sftp_ = nullptr;
+  struct ssh_callbacks_struct callbacks_ {};
+  std::string where_, host_, user_, host_key_;
+  uint16_t port_ = 22;
+  bool reusable_ = true;
+};
+
+absl::StatusOr<std::unique_ptr<SshConnection>> SshConnection::Open(const SshOptions& options,
+                                                                   const ConsoleLine& say) {
+  std::unique_ptr<SshConnection> c(new SshConnection());
+  if (c->session_ == nullptr) return absl::ResourceExhaustedError("ssh_new failed");
+  if (absl::Status s = c->Connect(options); !s.ok()) return s;
+  if (absl::Status s = c->CheckHostKey(options, say); !s.ok()) return s;
+  if (absl::Status s = c->Authenticate(options); !s.ok()) return s;
+  long reply_timeout = kReplyTimeoutS;
+  ssh_options_set(c->session_, SSH_OPTIONS_TIMEOUT, &reply_timeout);
+  return c;
+}
+
+absl::Status SshConnection::Connect(const SshOptions& o) {
+  const std::string alias = absl::StrCat(o.to.user.empty() ? "" : o.to.user + "@", o.to.host,
+                                         o.port ? absl::StrCat(":", o.port) : "");
+  // Order matters: the host picks the ~/.ssh/config section; flags given on the
+  // command line then override what the config said, as with ssh.
+  ssh_options_set(session_, SSH_OPTIONS_HOST, o.to.host.c_str());
+  if (!o.to.user.empty()) ssh_options_set(session_, SSH_OPTIONS_USER, o.to.user.c_str());
+  if (ssh_options_parse_config(session_, o.config_file.empty() ? nullptr : o.config_file.c_str()) < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("ssh config ", o.config_file.empty() ? "~/.ssh/config" : o.config_file,
+                                                   ": ", ssh_get_error(session_)));
+  }
+  if (!o.config_file.empty()) {
+    struct stat st {};
+    if (::stat(o.config_file.c_str(), &st) != 0) {
+      return absl::InvalidArgumentError(absl::StrCat("ssh config ", o.config_file, ": no such file"));
+    }
+  }
+  if (o.port != 0) {
+    unsigned int port = o.port;
+    ssh_options_set(session_, SSH_OPTIONS_PORT, &port);
+  }
+  if (!o.known_hosts.empty()) {
+    // Only this file counts: a test or a lab must not be swayed by the system's list.
+    ssh_options_set(session_, SSH_OPTIONS_KNOWNHOSTS, o.known_hosts.c_str());
+    ssh_options_set(session_, SSH_OPTIONS_GLOBAL_KNOWNHOSTS, "/dev/null");
+  }
+  int nodelay = 1;  // with Nagle on, SFTP's request/reply rhythm crawls at ~1 MiB/s
+  ssh_options_set(session_, SSH_OPTIONS_NODELAY, &nodelay);
+  long timeout = kConnectTimeoutS;
+  ssh_options_set(session_, SSH_OPTIONS_TIMEOUT, &timeout);
+
+  char* value = nullptr;
+  if (ssh_options_get(session_, SSH_OPTIONS_HOST, &value) == SSH_OK) {
+    host_ = value;
+    ssh_string_free_char(value);
+  } else {
+    host_ = o.to.host;
+  }
+  if (ssh_options_get(session_, SSH_OPTIONS_USER, &value) == SSH_OK) {
+    user_ = value;
+    ssh_string_free_char(value);
+  }
+  unsigned int port = 22;
+  if (ssh_options_get_port(session_, &port) == SSH_OK) port_ = static_cast<uint16_t>(port);
+  where_ = absl::StrCat(user_.empty() ? "" : user_ + "@", host_, ":", port_);
+  if (ssh_connect(session_) != SSH_OK) {
+    return absl::UnavailableError(absl::StrCat("ssh ", where_, alias == where_ ? "" : absl::StrCat(" (", alias, ")"),
+                                               ": cannot connect: ", ssh_get_error(session_)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SshConnection::CheckHostKey(const SshOptions& o, const ConsoleLine& say) {
+  ssh_key key = nullptr;
+  if (ssh_get_server_publickey(session_, &key) != SSH_OK) {
+    return absl::UnavailableError(absl::StrCat("ssh ", where_, ": no host key: ", ssh_get_error(session_)));
+  }
+  unsigned char* hash = nullptr;
+  size_t hash_length = 0;
+  int rc = ssh_get_publickey_hash(key, SSH_PUBLICKEY_HASH_SHA256, &hash, &hash_length);
+  std::string type = ssh_key_type_to_char(ssh_key_type(key)) ? ssh_key_type_to_char(ssh_key_type(key)) : "?";
+  ssh_key_free(key);
+  if (rc != SSH_OK) return absl::InternalError(absl::StrCat("ssh ", where_, ": cannot hash the host key"));
+  char* fingerprint = ssh_get_fingerprint_hash(SSH_PUBLICKEY_HASH_SHA256, hash, hash_length);
+  ssh_clean_pubkey_hash(&hash);
+  host_key_ = absl::StrCat(type, " ", fingerprint ? fingerprint : "?");
+  ssh_string_free_char(fingerprint);
+
+  const std::string file = o.known_hosts.empty() ? "~/.ssh/known_hosts" : o.known_hosts;
+  switch (ssh_session_is_known_server(session_)) {
+    case SSH_KNOWN_HOSTS_OK:
+      return absl::OkStatus();
+    case SSH_KNOWN_HOSTS_CHANGED:
+    case SSH_KNOWN_HOSTS_OTHER:
+      // Never accepted, not even with --accept-new-host-key (StrictHostKeyChecking
+      // accept-new refuses a changed key too): it may be a man in the middle.
+      return absl::PermissionDeniedError(absl::StrCat(
+          "ssh ", where_, ": the host key CHANGED: the server now shows ", host_key_,
+          ", which differs from the key recorded in ", file,
+          " (a reinstalled NAS, or someone in between); if you expect the change, remove the old "
+          "line (ssh-keygen -R '", port_ == 22 ? host_ : absl::StrCat("[", host_, "]:", port_), "'",
+          o.known_hosts.empty() ? "" : absl::StrCat(" -f ", file), ") and run again"));
+    case SSH_KNOWN_HOSTS_NOT_FOUND:
+    case SSH_KNOWN_HOSTS_UNKNOWN:
+      if (!o.accept_new_host_key) {
+        return absl::PermissionDeniedError(absl::StrCat(
+            "ssh ", where_, ": unknown host key ", host_key_, " (not in ", file,
+            "); check the fingerprint on the NAS (ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub) and "
+            "run again with --accept-new-host-key to record it"));
+      }
+      if (ssh_session_update_known_hosts(session_) != SSH_OK) {
+        return absl::InternalError(absl::StrCat("ssh ", where_, ": cannot record the host key in ", file, ": ",
+                                                ssh_get_error(session_)));
+      }
+      say(absl::StrCat("ssh ", where_, ": recorded new host key ", host_key_, " in ", file));
+      return absl::OkStatus();
+    case SSH_KNOWN_HOSTS_ERROR:
+    default:
+      return absl::InternalError(absl::StrCat("ssh ", where_, ": cannot check the host key against ", file, ": ",
+                                              ssh_get_error(session_)));
+  }
+}
+
+absl::Status SshConnection::Authenticate(const SshOptions& o) {
+  if (o.prompt) {
+    ssh_callbacks_init(&callbacks_);
+    callbacks_.auth_function = PromptOnTty;
+    ssh_set_callbacks(session_, &callbacks_);
+  }
+  int rc = ssh_userauth_none(session_, nullptr);
+  if (rc == SSH_AUTH_SUCCESS) return absl::OkStatus();
+  if (rc == SSH_AUTH_ERROR) {
+    return absl::UnavailableError(absl::StrCat("ssh ", where_, ": ", ssh_get_error(session_)));
+  }
+  const int methods = ssh_userauth_list(session_, nullptr);
+  std::string tried;
+  if (methods & SSH_AUTH_METHOD_PUBLICKEY) {
+    if (!o.identity.empty()) {
+      tried = absl::StrCat("the key in ", o.identity);
+      ssh_key key = nullptr;
+      if (ssh_pki_import_privkey_file(o.identity.c_str(), nullptr, o.prompt ? PromptOnTty : nullptr, nullptr,
+                                      &key) != SSH_OK) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "ssh ", where_, ": cannot read the private key ", o.identity,
+            o.prompt ? " (missing, not a key, or wrong passphrase)"
+                     : " (missing, not a key, or it needs a passphrase and there is no terminal to ask on)"));
+      }
+      rc = ssh_userauth_publickey(session_, nullptr, key);
+      ssh_key_free(key);
+    } else {
+      tried = "ssh-agent and the default keys";
+      rc = ssh_userauth_publickey_auto(session_, nullptr, nullptr);
+    }
+    if (rc == SSH_AUTH_SUCCESS) return absl::OkStatus();
+  }
+  if (o.prompt && (methods & SSH_AUTH_METHOD_INTERACTIVE)) {
+    tried += tried.empty() ? "keyboard-interactive" : ", keyboard-interactive";
+    rc = ssh_userauth_kbdint(session_, nullptr, nullptr);
+    for (int rounds = 0; rc == SSH_AUTH_INFO && rounds < 8; ++rounds) {
+      for (int i = 0; i < ssh_userauth_kbdint_getnprompts(session_); ++i) {
+        char echo = 0;
+        const char* question = ssh_userauth_kbdint_getprompt(session_, static_cast<unsigned>(i), &echo);
+        char answer[512] = {};
+        if (ssh_getpass(question, answer, sizeof answer, echo, 0) < 0) break;
+        ssh_userauth_kbdint_setanswer(session_, static_cast<unsigned>(i), answer);
+      }
+      rc = ssh_userauth_kbdint(session_, nullptr, nullptr);
+    }
+    if (rc == SSH_AUTH_SUCCESS) return absl::OkStatus();
+  } else if (o.prompt && (methods & SSH_AUTH_METHOD_PASSWORD)) {
+    tried += tried.empty() ? "password" : ", password";
+    char password[512] = {};
+    std::string question = absl::StrCat(where_, " password: ");
+    if (ssh_getpass(question.c_str(), password, sizeof password, 0, 0) == 0) {
+      rc = ssh_userauth_password(session_, nullptr, password);
+      if (rc == SSH_AUTH_SUCCESS) return absl::OkStatus();
+    }
+  }
+  std::vector<std::string> offered;
+  if (methods & SSH_AUTH_METHOD_PUBLICKEY) offered.push_back("publickey");
+  if (methods & SSH_AUTH_METHOD_PASSWORD) offered.push_back("password");
+  if (methods & SSH_AUTH_METHOD_INTERACTIVE) offered.push_back("keyboard-interactive");
+  if (methods & SSH_AUTH_METHOD_GSSAPI_MIC) offered.push_back("gssapi");
+  std::string hint = o.prompt ? "" : "; a password is asked only on a terminal";
+  return absl::UnauthenticatedError(absl::StrCat(
+      "ssh ", where_, ": login refused (tried ", tried.empty() ? "nothing usable" : tried,
+      "; the server accepts ", offered.empty() ? "none" : absl::StrJoin(offered, ", "), hint, ")"));
+}
+
+// A failed pipelined write: a lost connection explains it best, else the server's reason.
+absl::Status WriteFailure(const SshConnection& c, const std::string& path, uint64_t at, const absl::Status& why) {
+  if (!c.connected()) return c.Failure(absl::StrCat("sftp write ", path, " at byte ", at));
+  return absl::Status(why.code(), absl::StrCat("sftp write ", path, " near byte ", at, " on ", c.where(), ": ",
+                                               why.message()));
+}
+
+class SshTransport : public Transport {
+ public:
+  SshTransport(const SshOptions& options, const SshRunPlan& plan) : options_(options), plan_(plan) {
+    if (plan_.cleanup.empty()) plan_.cleanup = "each";
+  }
+
+  absl::Status Start(const std::string& run_id, uint64_t length, const ConsoleLine& say) override;
+  void Push(const TransferSlot& slot, PayloadSource& source, const PushOptions& push,
+            TransferResult& out) override;
+  void Finish(const std::string& run_id) override;
+
+ private:
+  // The stream's session, (re)connected when it is missing or was lost.
+  absl::StatusOr<SshConnection*> ConnectionFor(int stream);
+  absl::Status PushSftp(SshConnection& c, const std::string& path, uint64_t length, PayloadSource& source,
+                        const PushOptions& push, PushResult& r);
+  absl::Status PushScp(SshConnection& c, const std::string& name, uint64_t length, PayloadSource& source,
+                       const PushOptions& push, PushResult& r);
+  void Remove(SshConnection& c, const std::string& path);
+
+  const SshOptions options_;
+  SshRunPlan plan_;
+  std::string effective_sync_;      // what the rows can honestly claim
+  uint64_t sync_every_ = 0;         // every=SIZE, bytes; 0: only at the end
+  bool fsync_ = false;              // sftp_fsync after the last byte (and every sync_every_)
+  bool sftp_for_housekeeping_ = true;  // scp: the server also offers SFTP
+  std::optional<uint32_t> mtu_, link_mbps_;
+  std::optional<double> ceiling_mb_per_s_;
+  std::string peer_;
+
+  absl::Mutex mu_;
+  std::map<int, std::unique_ptr<SshConnection>> connections_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> kept_files_ ABSL_GUARDED_BY(mu_);  // for --cleanup end
+};
+
+absl::StatusOr<SshConnection*> SshTransport::ConnectionFor(int stream) {
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = connections_.find(stream);
+    if (it != connections_.end() && it->second->reusable()) return it->second.get();
+  }
+  auto opened = SshConnection::Open(options_, [](const std::string&) {});
+  if (!opened.ok()) return opened.status();
+  absl::MutexLock lock(&mu_);
+  std::unique_ptr<SshConnection>& slot = connections_[stream];
+  slot = std::move(*opened);
+  return slot.get();
+}
+
+absl::Status SshTransport::Start(const std::string& run_id, uint64_t length, const ConsoleLine& say) {
+  // The run id becomes part of remote file names; no agent checks it on the other side.
+  if (absl::Status valid = CheckRunId(run_id); !valid.ok()) return valid;
+  auto opened = SshConnection::Open(options_, say);
+  if (!opened.ok()) return opened.status();
+  SshConnection& c = **opened;
+  peer_ = absl::StrCat(c.host(), ":", c.port());
+
+  std::string free_text = "free space unknown (no statvfs@openssh.com)";
+  absl::StatusOr<sftp_session> sftp = c.Sftp();
+  if (!sftp.ok()) {
+    if (options_.sftp) return sftp.status();
+    sftp_for_housekeeping_ = false;
+    Log(LogLevel::kWarning, kComponent,
+        "%s: no SFTP next to scp, so nasperf cannot check free space, check names or clean up", c.where());
+  } else {
+    sftp_attributes dir = sftp_stat(*sftp, options_.to.dir.c_str());
+    if (dir == nullptr) return c.Failure(absl::StrCat("remote directory ", options_.to.dir));
+    bool is_dir = dir->type == SSH_FILEXFER_TYPE_DIRECTORY;
+    sftp_attributes_free(dir);
+    if (!is_dir) {
+      return absl::InvalidArgumentError(absl::StrCat(c.where(), ": ", options_.to.dir, " is not a directory"));
+    }
+    fsync_ = options_.sftp && sftp_extension_supported(*sftp, "fsync@openssh.com", "1");
+    if (sftp_extension_supported(*sftp, "statvfs@openssh.com", "2")) {
+      sftp_statvfs_t fs = sftp_statvfs(*sftp, options_.to.dir.c_str());
+      if (fs != nullptr) {
+        uint64_t free_bytes = fs->f_bavail * fs->f_frsize;
+        sftp_statvfs_free(fs);
+        uint64_t needed = length * plan_.files_at_once;
+        free_text = absl::StrCat(FormatSize(free_bytes), " free");
+        if (needed > free_bytes) {
+          return absl::FailedPreconditionError(absl::StrCat(
+              c.where(), ": ", options_.to.dir, " has ", FormatSize(free_bytes), " free, this run would write up to ",
+              FormatSize(needed), " there (", plan_.files_at_once, " file", plan_.files_at_once == 1 ? "" : "s",
+              " of ", FormatSize(length), " at once); use --cleanup each, fewer runs or a smaller size"));
+        }
+      }
+    }
+  }
+
+  effective_sync_ = plan_.sync_policy;
+  if (plan_.sync_policy != "none" && !fsync_) {
+    effective_sync_ = "none";
+    Log(LogLevel::kWarning, kComponent,
+        "%s: %s, so --sync %s cannot be honoured: the figures end when the server has the last byte "
+        "(sync_policy none in the CSV), not when it is on disk",
+        c.where(), options_.sftp ? "the server does not offer fsync@openssh.com" : "scp has no way to sync",
+        plan_.sync_policy);
+  } else if (absl::StartsWith(plan_.sync_policy, "every=")) {
+    auto every = ParseSize(plan_.sync_policy.substr(6));
+    if (every.ok()) sync_every_ = *every;
+  }
+
+  auto facts = InterfaceToward(c.host());
+  if (facts.ok()) {
+    mtu_ = facts->mtu;
+    link_mbps_ = facts->link_mbps;
+  }
+  if (plan_.link_mbps > 0) link_mbps_ = plan_.link_mbps;
+  if (mtu_ && link_mbps_) ceiling_mb_per_s_ = TcpGoodputCeilingMBps(*link_mbps_, *mtu_);
+  say(absl::StrFormat("%s %s (%s, host key %s, cipher %s): %s, %s, %s", options_.sftp ? "sftp" : "scp",
+                      c.where(), ssh_get_serverbanner(c.session()) ? ssh_get_serverbanner(c.session()) : "?",
+                      c.host_key(), ssh_get_cipher_out(c.session()) ? ssh_get_cipher_out(c.session()) : "?",
+                      options_.to.dir, free_text,
+                      fsync_ ? "fsync@openssh.com offered" : "no remote sync (times end at the last byte)"));
+  say(absl::StrFormat("path: %s via %s (%s), MTU %s, link %s%s; no agent there: receiver columns stay empty",
+                      peer_, facts.ok() ? facts->name : "?", facts.ok() ? facts->local_address : "?",
+                      mtu_ ? absl::StrCat(*mtu_) : "unknown",
+                      link_mbps_ ? absl::StrCat(*link_mbps_, " Mb/s") : "unknown",
+                      plan_.link_mbps > 0 ? " (--link-speed)" : ""));
+  absl::MutexLock lock(&mu_);
+  connections_[0] = std::move(*opened);
+  return absl::OkStatus();
+}
+
+void SshTransport::Push(const TransferSlot& slot, PayloadSource& source, const PushOptions& push,
+                        TransferResult& out) {
+  proto::TransferReport& row = out.sender;
+  row.set_peer(peer_);
+  row.set_sync_policy(effective_sync_);
+  if (mtu_) row.set_mtu(*mtu_);
+  if (link_mbps_) row.set_link_mbps(*link_mbps_);
+  const std::string name = absl::StrCat("nasperf-", slot.run_id, "-", slot.iteration, "-", slot.stream, ".dat");
+  const std::string path = RemotePath(options_.to.dir, name);
+
+  PushResult r;
+  r.start_wall_ns = WallNanos();
+  r.start_ns = MonoNanos();
+  absl::StatusOr<SshConnection*> c = ConnectionFor(slot.stream);
+  absl::Status status = c.status();
+  if (status.ok()) {
+    status = options_.sftp ? PushSftp(**c, path, slot.length, source, push, r)
+                           : PushScp(**c, name, slot.length, source, push, r);
+  }
+  RecordPush(r, row);
+  if (!status.ok()) {
+    row.set_error(std::string(status.message()));
+    // A partial file helps nobody; an existing file that was not ours stays.
+    if (c.ok() && (*c)->connected() && r.first_byte_ns != 0 && plan_.cleanup != "never") Remove(**c, path);
+    return;
+  }
+  RecordTimings(r, ceiling_mb_per_s_, row);
+  row.set_source_wait_pct(Pct(r.source_ns, r.ack_ns - r.first_byte_ns));
+  row.set_status("ok");
+  if (plan_.cleanup == "each") {
+    Remove(**c, path);
+  } else if (plan_.cleanup == "end") {
+    absl::MutexLock lock(&mu_);
+    kept_files_.push_back(path);
+  }
+}
+
+absl::Status SshTransport::PushSftp(SshConnection& c, const std::string& path, uint64_t length,
+                                    PayloadSource& source, const PushOptions& push, PushResult& r) {
+  absl::StatusOr<sftp_session> sftp = c.Sftp();
+  if (!sftp.ok()) return sftp.status();
+  // O_EXCL: a file already there is somebody's data, never overwritten.
+  sftp_file file = sftp_open(*sftp, path.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
+  if (file == nullptr) {
+    sftp_attributes there = sftp_stat(*sftp, path.c_str());
+    if (there != nullptr) {
+      sftp_attributes_free(there);
+      return absl::AlreadyExistsError(absl::StrCat(c.where(), ": ", path, " already exists; nasperf never overwrites"));
+    }
+    return c.Failure(absl::StrCat("sftp open ", path));
+  }
+  std::optional<SftpWritePipeline> pipeline;
+  if (options_.sftp_writes_in_flight > 1) pipeline.emplace(file, options_.sftp_writes_in_flight);
+  std::unique_ptr<StreamChecksum> checksum;
+  if (push.checksum) checksum = std::make_unique<StreamChecksum>();
+  r.first_byte_ns = MonoNanos();
+  IntervalSampler sampler(push.interval_s, r.first_byte_ns);
+  absl::Status status;
+  uint64_t since_sync = 0;
+  while (status.ok() && r.bytes_sent < length) {
+    size_t size = static_cast<size_t>(std::min<uint64_t>(kSourceChunk, length - r.bytes_sent));
+    int64_t before = MonoNanos();
+    absl::StatusOr<const uint8_t*> chunk = source.Chunk(r.bytes_sent, size);
+    r.source_ns += MonoNanos() - before;
+    if (!chunk.ok()) {
+      status = chunk.status();
+      break;
+    }
+    if (checksum) checksum->Update(*chunk, size);
+    // The source's buffer goes to libssh as it is: no copy of our own.
+    for (size_t done = 0; done < size;) {
+      size_t n = std::min(options_.sftp_write_size, size - done);
+      if (pipeline) {
+        if (absl::Status s = pipeline->Write(*chunk + done, n, r.bytes_sent); !s.ok()) {
+          status = WriteFailure(c, path, r.bytes_sent, s);
+          break;
+        }
+      } else if (sftp_write(file, *chunk + done, n) != static_cast<ssize_t>(n)) {
+        status = c.Failure(absl::StrCat("sftp write ", path, " at byte ", r.bytes_sent));
+        break;
+      }
+      done += n;
+      r.bytes_sent += n;
+      sampler.Add(n, MonoNanos());
+      if (push.progress != nullptr) push.progress->fetch_add(n, std::memory_order_relaxed);
+      since_sync += n;
+      if (sync_every_ > 0 && since_sync >= sync_every_ && r.bytes_sent < length) {
+        if (pipeline) {
+          if (absl::Status s = pipeline->Drain(); !s.ok()) {
+            status = WriteFailure(c, path, r.bytes_sent, s);
+            break;
+          }
+        }
+        if (sftp_fsync(file) != 0) {
+          status = c.Failure(absl::StrCat("sftp fsync ", path));
+          break;
+        }
+        since_sync = 0;
+      }
+    }
+  }
+  r.last_byte_ns = MonoNanos();
+  sampler.Finish(r.last_byte_ns);
+  r.samples = sampler.samples();
+  if (checksum) {
+    r.has_checksum = true;
+    r.checksum = checksum->Digest();
+  }
+  if (pipeline && status.ok()) {
+    if (absl::Status s = pipeline->Drain(); !s.ok()) status = WriteFailure(c, path, r.bytes_sent, s);
+  }
+  if (pipeline && !status.ok()) c.MarkUnreusable();
+  if (status.ok() && fsync_ && sftp_fsync(file) != 0) status = c.Failure(absl::StrCat("sftp fsync ", path));
+  // close reports the server's close(2): a late write error (NFS, quota) shows here.
+  if (sftp_close(file) != SSH_NO_ERROR && status.ok()) status = c.Failure(absl::StrCat("sftp close ", path));
+  r.ack_ns = MonoNanos();
+  return status;
+}
+
+// libssh 0.10 marks its SCP API deprecated (0.11 keeps it); it is still the one way
+// to speak the scp protocol through libssh, which is what this baseline measures.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+absl::Status SshTransport::PushScp(SshConnection& c, const std::string& name, uint64_t length,
+                                   PayloadSource& source, const PushOptions& push, PushResult& r) {
+  const std::string path = RemotePath(options_.to.dir, name);
+  if (sftp_for_housekeeping_) {
+    // scp itself would overwrite: look first.
+    absl::StatusOr<sftp_session> sftp = c.Sftp();
+    if (!sftp.ok()) return sftp.status();
+    sftp_attributes there = sftp_stat(*sftp, path.c_str());
+    if (there != nullptr) {
+      sftp_attributes_free(there);
+      return absl::AlreadyExistsError(absl::StrCat(c.where(), ": ", path, " already exists; nasperf never overwrites"));
+    }
+  }
+  ssh_scp scp = ssh_scp_new(c.session(), SSH_SCP_WRITE, options_.to.dir.c_str());
+  if (scp == nullptr) return c.Failure("scp");
+  auto failure = [&](absl::string_view what) {
+    absl::Status s = c.Failure(what);
+    ssh_scp_free(scp);
+    return s;
+  };
+  if (ssh_scp_init(scp) != SSH_OK) return failure(absl::StrCat("scp to ", options_.to.dir));
+  if (ssh_scp_push_file64(scp, name.c_str(), length, 0644) != SSH_OK) {
+    return failure(absl::StrCat("scp ", path));
+  }
+  std::unique_ptr<StreamChecksum> checksum;
+  if (push.checksum) checksum = std::make_unique<StreamChecksum>();
+  r.first_byte_ns = MonoNanos();
+  IntervalSampler sampler(push.interval_s, r.first_byte_ns);
+  absl::Status status;
+  while (r.bytes_sent < length) {
+    size_t size = static_cast<size_t>(std::min<uint64_t>(kSourceChunk, length - r.bytes_sent));
+    int64_t before = MonoNanos();
+    absl::StatusOr<const uint8_t*> chunk = source.Chunk(r.bytes_sent, size);
+    r.source_ns += MonoNanos() - before;
+    if (!chunk.ok()) {
+      status = chunk.status();
+      break;
+    }
+    if (checksum) checksum->Update(*chunk, size);
+    // After the file's last byte this also waits for scp's answer that it wrote it.
+    if (ssh_scp_write(scp, *chunk, size) != SSH_OK) {
+      status = c.Failure(absl::StrCat("scp write ", path, " at byte ", r.bytes_sent));
+      break;
+    }
+    r.bytes_sent += size;
+    sampler.Add(size, MonoNanos());
+    if (push.progress != nullptr) push.progress->fetch_add(size, std::memory_order_relaxed);
+  }
+  r.last_byte_ns = MonoNanos();
+  sampler.Finish(r.last_byte_ns);
+  r.samples = sampler.samples();
+  if (checksum) {
+    r.has_checksum = true;
+    r.checksum = checksum->Digest();
+  }
+  // close waits for the remote scp to exit, i.e. to have closed the file.
+  if (ssh_scp_close(scp) != SSH_OK && status.ok()) status = c.Failure(absl::StrCat("scp close ", path));
+  ssh_scp_free(scp);
+  r.ack_ns = MonoNanos();
+  return status;
+}
+#pragma GCC diagnostic pop
+
+void SshTransport::Remove(SshConnection& c, const std::string& path) {
+  if (!sftp_for_housekeeping_) return;
+  absl::StatusOr<sftp_session> sftp = c.Sftp();
+  if (!sftp.ok() || sftp_unlink(*sftp, path.c_str()) != 0) {
+    Log(LogLevel::kWarning, kComponent, "%s", c.Failure(absl::StrCat("cleanup: remove ", path)).message());
+  }
+}
+
+void SshTransport::Finish(const std::string& run_id) {
+  std::vector<std::string> files;
+  {
+    absl::MutexLock lock(&mu_);
+    files.swap(kept_files_);
+  }
+  if (!files.empty()) {
+    absl::StatusOr<SshConnection*> c = ConnectionFor(0);
+    if (!c.ok()) {
+      Log(LogLevel::kWarning, kComponent, "cleanup at the end: %s", c.status().message());
+    } else {
+      for (const std::string& path : files) Remove(**c, path);
+    }
+  }
+  absl::MutexLock lock(&mu_);
+  connections_.clear();
+}
+
+}  // namespace
+
+absl::StatusOr<SshDestination> ParseSshDestination(absl::string_view text) {
+  const auto bad = [&](absl::string_view why) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("expected [user@]host:/remote/dir, got \"", text, "\" (", why, ")"));
+  };
+  SshDestination d;
+  absl::string_view rest = text;
+  size_t at = rest.find('@');
+  size_t colon = rest.find(':');
+  if (at != absl::string_view::npos && (colon == absl::string_view::npos || at < colon)) {
+    d.user = std::string(rest.substr(0, at));
+    if (d.user.empty()) return bad("empty user");
+    rest.remove_prefix(at + 1);
+  }
+  if (!rest.empty() && rest.front() == '[') {
+    size_t close = rest.find(']');
+    if (close == absl::string_view::npos) return bad("no closing ]");
+    d.host = std::string(rest.substr(1, close - 1));
+    rest.remove_prefix(close + 1);
+    if (rest.empty() || rest.front() != ':') return bad("no :/remote/dir after the host");
+    rest.remove_prefix(1);
+  } else {
+    colon = rest.find(':');
+    if (colon == absl::string_view::npos) return bad("no :/remote/dir after the host");
+    d.host = std::string(rest.substr(0, colon));
+    rest.remove_prefix(colon + 1);
+  }
+  if (d.host.empty()) return bad("empty host");
+  if (rest.empty()) return bad("empty remote directory");
+  d.dir = std::string(rest);
+  return d;
+}
+
+absl::StatusOr<std::unique_ptr<Transport>> NewSshTransport(const SshOptions& options,
+                                                           const SshRunPlan& plan) {
+  static std::once_flag once;
+  static int init_rc = 0;
+  std::call_once(once, [] { init_rc = ssh_init(); });
+  if (init_rc != SSH_OK) return absl::InternalError("libssh: ssh_init failed");
+  if (plan.cleanup != "" && plan.cleanup != "each" && plan.cleanup != "end" && plan.cleanup != "never") {
+    return absl::InvalidArgumentError(absl::StrCat("unknown cleanup policy ", plan.cleanup));
+  }
+  return std::unique_ptr<Transport>(new SshTransport(options, plan));
+}
+
+}  // namespace nasperf

@@ -1,0 +1,39 @@
+#include "sender/transport.h"
+
+#include "common/checksum.h"
+#include "common/clock.h"
+#include "common/units.h"
+
+namespace nasperf {
+
+double Pct(int64_t part, int64_t whole) {
+  return whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0;
+}
+
+void RecordPush(const PushResult& r, proto::TransferReport& row) {
+  if (r.start_wall_ns != 0) row.set_started_at_unix_ns(r.start_wall_ns);
+  row.set_bytes(r.bytes_sent);
+  if (r.mss) row.set_mss(*r.mss);
+  if (r.has_checksum) row.set_checksum(ChecksumHex(r.checksum));
+  for (const IntervalSample& s : r.samples) {
+    proto::Sample* sample = row.add_samples();
+    sample->set_t_s(s.t_s);
+    sample->set_bytes(s.bytes);
+    sample->set_interval_s(s.interval_s);
+  }
+}
+
+void RecordTimings(const PushResult& r, std::optional<double> ceiling_mb_per_s,
+                   proto::TransferReport& row) {
+  int64_t duration = r.ack_ns - r.first_byte_ns;
+  row.set_duration_s(NanosToSeconds(duration));
+  row.set_mb_per_s(MegabytesPerSecond(r.bytes_sent, NanosToSeconds(duration)));
+  row.set_first_byte_s(NanosToSeconds(r.first_byte_ns - r.start_ns));
+  row.set_write_s(NanosToSeconds(r.last_byte_ns - r.first_byte_ns));
+  row.set_sync_s(NanosToSeconds(r.ack_ns - r.last_byte_ns));
+  if (ceiling_mb_per_s && *ceiling_mb_per_s > 0) {
+    row.set_line_rate_pct(100 * row.mb_per_s() / *ceiling_mb_per_s);
+  }
+}
+
+}  // namespace nasperf

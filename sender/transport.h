@@ -1,0 +1,63 @@
+// How a transfer's bytes reach the target: the native agent protocol (DESIGN.md
+// section 3) or SSH (scp, sftp: no agent on the NAS). The sender loop owns one
+// Transport per run and does everything else (rows, console, pauses, summary).
+// Threading: Start() and Finish() on the loop's thread; Push() from one thread per
+// stream at once, never two calls for the same stream index at the same time.
+#ifndef NASPERF_SENDER_TRANSPORT_H_
+#define NASPERF_SENDER_TRANSPORT_H_
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "proto/nasperf.pb.h"
+#include "sender/stream_pusher.h"
+
+namespace nasperf {
+
+struct TransferSlot {
+  std::string run_id;
+  int iteration = 0;
+  bool warmup = false;
+  int stream = 0;
+  uint64_t length = 0;
+};
+
+struct TransferResult {
+  proto::TransferReport sender;
+  std::optional<proto::TransferReport> receiver;  // only an agent can write this row
+  bool stop_loop = false;  // a refusal that every later transfer would meet too
+};
+
+using ConsoleLine = std::function<void(const std::string&)>;
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  // Reaches the target and checks it before the loop; says what it found. An error
+  // here ends the run before any row is written.
+  virtual absl::Status Start(const std::string& run_id, uint64_t length, const ConsoleLine& say) = 0;
+  // One transfer. result.sender arrives with the cells every transport shares (run,
+  // label, iteration, stream, role, host, transport, warmup, sync policy, status
+  // "failed"); Push fills the rest and sets "ok" only when the data arrived whole.
+  virtual void Push(const TransferSlot& slot, PayloadSource& source, const PushOptions& push,
+                    TransferResult& result) = 0;
+  // After the loop: end-of-run cleanup. Problems are logged as warnings.
+  virtual void Finish(const std::string& run_id) = 0;
+};
+
+// Cells every transport fills the same way from a push: start time, bytes, checksum
+// and interval samples.
+void RecordPush(const PushResult& r, proto::TransferReport& row);
+// Timing cells of a transfer that completed: duration and MB/s from first byte to
+// ack, first byte, write and sync times; line_rate_pct when a ceiling is known.
+void RecordTimings(const PushResult& r, std::optional<double> ceiling_mb_per_s,
+                   proto::TransferReport& row);
+// percent of whole, 0 when whole is not positive.
+double Pct(int64_t part, int64_t whole);
+
+}  // namespace nasperf
+
+#endif  // NASPERF_SENDER_TRANSPORT_H_

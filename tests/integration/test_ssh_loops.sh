@@ -1,0 +1,79 @@
+# Issue 5: the scp and sftp transports against a real sshd. Both loops land files
+# byte-identical to the source and write ok sender rows (no receiver rows: there is
+# no agent) into the same transfers.csv as a native run, so they compare side by
+# side. Also: ~/.ssh/config is honoured, a name that exists is never overwritten,
+# --cleanup each leaves nothing, a run that would fill the target is refused.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/ssh_lib.sh"
+
+start_sshd
+trust_sshd
+head -c 48M /dev/urandom >"$T/src.bin"
+
+ssh_sender sftp --file "$T/src.bin" --runs 2 --warmup 1 --cleanup never --label over-sftp --interval 100ms \
+  --out "$T/out" >"$T/sftp.log" 2>&1 || fail "sftp loop failed: $(tail -5 "$T/sftp.log")"
+grep -q "summary: 2 transfers measured" "$T/sftp.log" || fail "no sftp summary"
+
+# scp through a Host alias in the ssh_config: HostName, Port, User, IdentityFile from there.
+cat >"$CLIENT_DIR/ssh_config" <<EOF
+Host nas
+  HostName 127.0.0.1
+  Port $SSHD_PORT
+  User root
+  IdentityFile $CLIENT_DIR/id_ed25519
+EOF
+"$NASPERF" sender --transport scp --to "nas:$T/remote" --ssh-config "$CLIENT_DIR/ssh_config" \
+  --known-hosts "$KNOWN_HOSTS" --no-progress --file "$T/src.bin" --runs 2 --cleanup never --label over-scp \
+  --out "$T/out" >"$T/scp.log" 2>&1 || fail "scp loop failed: $(tail -5 "$T/scp.log")"
+
+# The native path into the same CSV, for the side-by-side the issue is about.
+mkdir -p "$T/target"
+start_receiver rx --target "$T/target" --min-free 0
+"$NASPERF" sender --to 127.0.0.1:"$rx_PORT" --file "$T/src.bin" --runs 1 --label native \
+  --out "$T/out" --no-progress >"$T/native.log" 2>&1 || fail "native run failed: $(tail -5 "$T/native.log")"
+
+csv=$T/out/transfers.csv
+files=("$T"/remote/nasperf-*.dat)
+[ "${#files[@]}" -eq 5 ] || fail "expected 5 files (3 sftp incl. warm-up, 2 scp), found ${#files[@]}"
+for f in "${files[@]}"; do cmp -s "$T/src.bin" "$f" || fail "$f differs from the source"; done
+
+[ "$(paste -d, <(csv_col "$csv" transport) <(csv_col "$csv" role) <(csv_col "$csv" status) | sort | uniq -c | awk '{print $1 $2}' | tr '\n' ' ')" \
+  = "1native,receiver,ok 1native,sender,ok 2scp,sender,ok 3sftp,sender,ok " ] \
+  || fail "expected 3 sftp + 2 scp sender rows and a native pair, all ok: $(cut -d, -f5,8,28 "$csv")"
+[ "$(paste -d, <(csv_col "$csv" transport) <(csv_col "$csv" sync_policy) | sort -u | tr '\n' ' ')" \
+  = "native,end scp,none sftp,end " ] || fail "sync_policy must say end for sftp (fsync@openssh.com) and none for scp"
+[ "$(csv_role_col "$csv" sender bytes | sort -u)" = "50331648" ] || fail "byte counts differ"
+for col in mb_per_s duration_s first_byte_s; do
+  csv_role_col "$csv" sender "$col" | grep -qvE '^[0-9.]+$' && fail "sender $col not a number everywhere"
+done
+# Only an agent knows these: empty for scp/sftp rows, never guessed.
+[ "$(awk -F, 'NR==1 {for (i=1;i<=NF;i++) {h[$i]=i}; next} $h["transport"]!="native" {print $h["net_wait_pct"] $h["disk_wait_pct"] $h["bottleneck"] $h["write_mode"]}' "$csv" | sort -u)" = "" ] \
+  || fail "agent-only columns are filled on scp/sftp rows"
+[ "$(paste -d, <(csv_col "$csv" label) <(csv_col "$csv" warmup) | grep -c '^over-sftp,true$')" -eq 1 ] || fail "warm-up row not marked"
+grep -q ",over-sftp,.*sender" "$T/out/samples.csv" || fail "no samples for the sftp rows"
+grep -q "recorded new host key" "$T/sftp.log" && fail "a trusted host key was recorded again"
+
+# A name that exists is never overwritten: the same run id again.
+run_id=$(csv_col "$csv" run_id | head -1)
+before=$(sha256sum "$T"/remote/nasperf-"$run_id"-1-0.dat | cut -d' ' -f1)
+if ssh_sender sftp --size 1MiB --run-id "$run_id" --warmup 1 --runs 1 --out "$T/again" >"$T/again.log" 2>&1; then
+  fail "overwrote an existing file"
+fi
+grep -q "already exists; nasperf never overwrites" "$T/again.log" || fail "no clear 'exists' error: $(tail -3 "$T/again.log")"
+[ "$(sha256sum "$T"/remote/nasperf-"$run_id"-1-0.dat | cut -d' ' -f1)" = "$before" ] || fail "existing file changed"
+if ssh_sender scp --size 1MiB --run-id "$run_id" --runs 1 --out "$T/again-scp" >"$T/again-scp.log" 2>&1; then
+  fail "scp overwrote an existing file"
+fi
+grep -q "already exists" "$T/again-scp.log" || fail "no clear 'exists' error from scp: $(tail -3 "$T/again-scp.log")"
+
+# Default cleanup (each): nothing of this run stays behind.
+rm -f "$T"/remote/*
+ssh_sender sftp --size 8MiB --runs 2 --out "$T/clean" >"$T/clean.log" 2>&1 || fail "cleanup run failed: $(tail -3 "$T/clean.log")"
+ssh_sender scp --size 8MiB --runs 1 --cleanup end --out "$T/clean" >>"$T/clean.log" 2>&1 || fail "scp cleanup run failed"
+[ -z "$(ls "$T/remote")" ] || fail "files left behind by --cleanup each/end: $(ls "$T/remote")"
+
+# A run that would fill the target is refused before it starts.
+if ssh_sender sftp --size 900TiB --runs 1 --out "$T/full" >"$T/full.log" 2>&1; then fail "a 900 TiB run was not refused"; fi
+grep -q "free, this run would write up to" "$T/full.log" || fail "no free-space refusal: $(cat "$T/full.log")"
+[ ! -e "$T/full/transfers.csv" ] || [ "$(wc -l <"$T/full/transfers.csv")" -le 1 ] || fail "refused run wrote rows"
+echo "ok: sftp + scp loops byte-identical, rows beside native, no overwrite, cleanup, free-space guard"
