@@ -31,6 +31,19 @@ namespace {
 
 constexpr char kComponent[] = "sender";
 constexpr size_t kSourceChunk = PatternSource::kChunk;  // what a PayloadSource hands out
+
+// The next piece of the payload after r.bytes_sent: the time spent in the source
+// counts as source wait, and the checksum (when kept) sees every byte once.
+absl::StatusOr<const uint8_t*> NextChunk(PayloadSource& source, uint64_t length,
+                                         StreamChecksum* checksum, PushResult& r, size_t* size) {
+  *size = static_cast<size_t>(std::min<uint64_t>(kSourceChunk, length - r.bytes_sent));
+  const int64_t before = MonoNanos();
+  absl::StatusOr<const uint8_t*> chunk = source.Chunk(r.bytes_sent, *size);
+  r.source_ns += MonoNanos() - before;
+  if (chunk.ok() && checksum != nullptr) checksum->Update(*chunk, *size);
+  return chunk;
+}
+
 constexpr long kConnectTimeoutS = 15;
 constexpr long kReplyTimeoutS = 1800;  // an fsync of 45 GB onto a slow array takes minutes
 
@@ -601,15 +614,12 @@ absl::Status SshTransport::PushSftp(SshConnection& c, const std::string& path, u
   absl::Status status;
   uint64_t since_sync = 0;
   while (status.ok() && r.bytes_sent < length) {
-    size_t size = static_cast<size_t>(std::min<uint64_t>(kSourceChunk, length - r.bytes_sent));
-    int64_t before = MonoNanos();
-    absl::StatusOr<const uint8_t*> chunk = source.Chunk(r.bytes_sent, size);
-    r.source_ns += MonoNanos() - before;
+    size_t size = 0;
+    absl::StatusOr<const uint8_t*> chunk = NextChunk(source, length, checksum.get(), r, &size);
     if (!chunk.ok()) {
       status = chunk.status();
       break;
     }
-    if (checksum) checksum->Update(*chunk, size);
     // The source's buffer goes to libssh as it is: no copy of our own.
     for (size_t done = 0; done < size;) {
       size_t n = std::min(options_.sftp_write_size, size - done);
@@ -694,15 +704,12 @@ absl::Status SshTransport::PushScp(SshConnection& c, const std::string& name, ui
   IntervalSampler sampler(push.interval_s, r.first_byte_ns);
   absl::Status status;
   while (r.bytes_sent < length) {
-    size_t size = static_cast<size_t>(std::min<uint64_t>(kSourceChunk, length - r.bytes_sent));
-    int64_t before = MonoNanos();
-    absl::StatusOr<const uint8_t*> chunk = source.Chunk(r.bytes_sent, size);
-    r.source_ns += MonoNanos() - before;
+    size_t size = 0;
+    absl::StatusOr<const uint8_t*> chunk = NextChunk(source, length, checksum.get(), r, &size);
     if (!chunk.ok()) {
       status = chunk.status();
       break;
     }
-    if (checksum) checksum->Update(*chunk, size);
     // After the file's last byte this also waits for scp's answer that it wrote it.
     if (ssh_scp_write(scp, *chunk, size) != SSH_OK) {
       status = c.Failure(absl::StrCat("scp write ", path, " at byte ", r.bytes_sent));
