@@ -97,6 +97,7 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
     if (!credentials.ok()) return credentials.status();
     builder.AddListeningPort(FormatHostPort({host, options_.listen.port}), *credentials, &selected);
     builder.RegisterService(this);
+    for (grpc::Service* service : options_.extra_services) builder.RegisterService(service);
     server_ = builder.BuildAndStart();
     if (server_ == nullptr || selected == 0) {
       return absl::UnavailableError(absl::StrCat(

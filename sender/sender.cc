@@ -118,7 +118,7 @@ StreamResult RunStream(const LoopContext& loop, int iteration, bool warmup, int 
   row.set_iteration(iteration);
   row.set_stream(stream);
   row.set_role("sender");
-  row.set_host(loop.local_host);
+  row.set_host(o.host_name.empty() ? loop.local_host : o.host_name);
   row.set_peer(FormatHostPort(o.to));
   row.set_transport("native");
   row.set_started_at_unix_ns(WallNanos());
@@ -167,6 +167,14 @@ StreamResult RunStream(const LoopContext& loop, int iteration, bool warmup, int 
     source = std::move(*file);
   }
 
+  if (o.before_first_byte) {
+    if (absl::Status s = o.before_first_byte(); !s.ok()) {
+      row.set_transfer_id(open->transfer_id());
+      row.set_status(absl::IsCancelled(s) ? "aborted" : "failed");
+      row.set_error(std::string(s.message()));
+      return out;  // the ticket is never used; the receiver lets it expire
+    }
+  }
   PushTarget target;
   target.data = {o.to.host, static_cast<uint16_t>(open->data_port())};
   target.transfer_id = open->transfer_id();
@@ -178,6 +186,7 @@ StreamResult RunStream(const LoopContext& loop, int iteration, bool warmup, int 
   push.progress = progress;
   push.window_bytes = loop.window_bytes;
   push.max_segment = PathMaxSegment(loop.path);
+  push.cancel = o.cancel;
   PushResult r = PushNative(target, *source, push);
 
   row.set_transfer_id(open->transfer_id());
@@ -198,6 +207,7 @@ StreamResult RunStream(const LoopContext& loop, int iteration, bool warmup, int 
     auto fetched = loop.client.FetchReport(open->transfer_id(), absl::Seconds(30));
     if (fetched.ok()) {
       out.receiver = *fetched;
+      if (!o.receiver_name.empty()) out.receiver->set_host(o.receiver_name);
     } else if (!absl::IsNotFound(fetched.status())) {
       Log(LogLevel::kWarning, kComponent, "no receiver row for transfer %d: %s",
           open->transfer_id(), fetched.status().message());
@@ -205,6 +215,7 @@ StreamResult RunStream(const LoopContext& loop, int iteration, bool warmup, int 
   }
 
   if (!r.trailer) {
+    if (absl::IsCancelled(r.status)) row.set_status("aborted");
     row.set_error(std::string(r.status.message()));
     return out;
   }
@@ -347,7 +358,8 @@ absl::StatusOr<SenderOutcome> RunSender(const SenderOptions& options, ReportSink
   const int total = options.warmup + options.runs;
   for (int k = 0; k < total; ++k) {
     const bool warmup = k < options.warmup;
-    const int iteration = k - options.warmup + 1;  // warm-ups get -W+1..0, measured runs 1..N
+    // warm-ups get -W+1..0, measured runs 1..N (shifted in a lab run)
+    const int iteration = k - options.warmup + 1 + options.iteration_offset;
     std::vector<std::atomic<uint64_t>> progress(options.streams);
     std::vector<StreamResult> results(options.streams);
     absl::Notification done;
@@ -371,7 +383,9 @@ absl::StatusOr<SenderOutcome> RunSender(const SenderOptions& options, ReportSink
     }
     std::vector<std::thread> threads;
     for (int s = 0; s < options.streams; ++s) {
-      threads.emplace_back([&, s] { results[s] = RunStream(loop, iteration, warmup, s, &progress[s]); });
+      threads.emplace_back([&, s] {
+        results[s] = RunStream(loop, iteration, warmup, options.first_stream + s, &progress[s]);
+      });
     }
     for (auto& t : threads) t.join();
     done.Notify();
@@ -400,6 +414,7 @@ absl::StatusOr<SenderOutcome> RunSender(const SenderOptions& options, ReportSink
       Log(LogLevel::kError, kComponent, "stopping: %s", results.front().sender.error());
       break;
     }
+    if (options.cancel != nullptr && options.cancel->load()) break;
     if (k + 1 < total && options.pause > absl::ZeroDuration()) absl::SleepFor(options.pause);
   }
 
