@@ -478,6 +478,10 @@ int RunLabCommand(const LabFlags& f) {
   }
   auto token = LoadToken(f.token_file, /*generate_if_missing=*/false);
   if (!token.ok()) return Fail(cmd, token.status());
+  // A shell starting us in the background leaves SIGINT ignored; a blocked signal
+  // still reaches sigwait, but only with the default disposition back in place.
+  signal(SIGINT, SIG_DFL);
+  signal(SIGTERM, SIG_DFL);
   sigset_t stop_signals = BlockStopSignals();
   static std::atomic<bool> stop{false};
   // Ctrl-C: the lab aborts every agent's transfers and ends; the watcher then exits.
