@@ -242,7 +242,7 @@ int RunReceiver(const ReceiverFlags& f, bool as_agent = false) {
   (*receiver)->Shutdown();
   if (*spool) ReportSpool(cmd, **spool, absl::Seconds(5));
   ReceiverCounters c = (*receiver)->counters();
-  std::printf("nasperf receiver: %llu ok, %llu failed, %llu aborted, %llu connections refused\n",
+  std::printf("nasperf %s: %llu ok, %llu failed, %llu aborted, %llu connections refused\n", cmd.c_str(),
               static_cast<unsigned long long>(c.ok), static_cast<unsigned long long>(c.failed),
               static_cast<unsigned long long>(c.aborted), static_cast<unsigned long long>(c.refused));
   return 0;

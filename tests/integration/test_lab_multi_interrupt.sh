@@ -33,7 +33,7 @@ size = "$1"
 PLAN
 }
 plan 200MiB "$T/out" >"$T/plan.toml"
-on_hop "$NASPERF" lab "$T/plan.toml" >"$T/lab.log" 2>&1 &
+"$LAB_SH" hop -- "$NASPERF" lab "$T/plan.toml" >"$T/lab.log" 2>&1 &  # exec chain: $! is nasperf itself
 lab=$!
 PIDS+=("$lab")
 pushing() { compgen -G "$CACHE/nasperf-*-1-1.dat" >/dev/null; }
