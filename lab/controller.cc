@@ -466,10 +466,11 @@ class Lab {
       sum.durable += durable;
       sum.complete = sum.complete && ok && rx_rows == t.streams;
       ++sum.transfers;
-      lines.push_back(absl::StrFormat("  %-22s %2d stream%s %10s  send %9.1f MB/s  durable %9s  %s",
+      lines.push_back(absl::StrFormat("  %-22s %2d stream%s %10s  send %9s  durable %9s  %s",
                                       absl::StrCat(t.from, " -> ", t.to), t.streams, t.streams == 1 ? " " : "s",
-                                      t.file.empty() ? FormatSize(t.size) : "file", send,
-                                      rx_rows > 0 ? absl::StrFormat("%.1f MB/s", durable) : "-",
+                                      t.file.empty() ? FormatSize(t.size) : "file",
+                                      ok ? absl::StrFormat("%.1f MB/s", send) : "-",
+                                      ok && rx_rows > 0 ? absl::StrFormat("%.1f MB/s", durable) : "-",
                                       ok ? "ok" : error));
     }
     const double skew_ms = starts >= 2 ? static_cast<double>(last - first) / 1e6 : 0;
@@ -481,7 +482,7 @@ class Lab {
       Line(absl::StrFormat("  %-22s %2d transfer%s          send %9.1f MB/s  durable %9.1f MB/s  aggregate%s",
                            absl::StrCat("= ", name), sum.transfers, sum.transfers == 1 ? " " : "s", sum.send,
                            sum.durable, sum.complete ? "" : " (not every transfer finished)"));
-      if (!warmup) aggregates_[name].push_back(sum.send);
+      if (!warmup && sum.complete) aggregates_[name].push_back(sum.send);
       AppendLabRow(iteration, warmup, name, sum.transfers, sum.send, sum.durable, skew_ms, starts >= 2, sum.complete);
     }
     if (!warmup && starts >= 2) skews_.push_back(skew_ms);
