@@ -456,7 +456,7 @@ int RunCollector(const CollectorFlags& f) {
 
 struct LabFlags {
   std::string plan, token_file, run_id;
-  bool check = false;
+  bool check = false, ssh = false;
 };
 
 void AddLab(CLI::App& app, LabFlags& f) {
@@ -465,6 +465,7 @@ void AddLab(CLI::App& app, LabFlags& f) {
   cmd->add_option("--token-file", f.token_file, "File holding the agents' token (else NASPERF_TOKEN, else ~/.config/nasperf/token)");
   cmd->add_option("--run-id", f.run_id, "Run id shared by every transfer of this lab (default: time + random)");
   cmd->add_flag("--check", f.check, "Only parse the plan and print what it would run");
+  cmd->add_flag("--ssh", f.ssh, "Start the agent of a host with ssh = \"[user@]host[:port]\" over SSH when none answers; stop it at the end");
 }
 
 int RunLabCommand(const LabFlags& f) {
@@ -495,6 +496,7 @@ int RunLabCommand(const LabFlags& f) {
   options.token = token->token;
   options.stop = &stop;
   options.run_id = f.run_id;
+  options.ssh = f.ssh;
   auto outcome = RunLab(*plan, options);
   if (!outcome.ok()) return Fail(cmd, outcome.status());
   if (outcome->interrupted) return 130;

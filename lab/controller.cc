@@ -21,6 +21,7 @@
 #include "common/stats.h"
 #include "common/units.h"
 #include "proto/nasperf.grpc.pb.h"
+#include "lab/remote_start.h"
 #include "sender/receiver_client.h"
 #include "sender/sender.h"
 
@@ -117,8 +118,10 @@ class Lab {
   absl::StatusOr<LabOutcome> Run() {
     for (const PlanHost& host : plan_.hosts) agents_.emplace(host.name, std::make_unique<AgentClient>(host, o_.token));
     if (absl::Status s = StartCollector(); !s.ok()) return s;
-    absl::Status checked = Preflight();
+    absl::Status checked = StartRemoteAgents();
+    if (checked.ok()) checked = Preflight();
     if (!checked.ok()) {
+      StopRemoteAgents();
       StopCollector();
       return checked;
     }
@@ -146,6 +149,7 @@ class Lab {
     if (plan_.cleanup == "end") EndRunOnReceivers();
     PrintSummary();
     WaitForRows();
+    StopRemoteAgents();
     StopCollector();
     return outcome_;
   }
@@ -212,6 +216,49 @@ class Lab {
     if (collector_) collector_->Shutdown();
   }
 
+  // ------------------------------------------------------------ --ssh
+
+  // Hosts with `ssh = ...` whose agent does not answer get one started over SSH.
+  absl::Status StartRemoteAgents() {
+    if (!o_.ssh) return absl::OkStatus();
+    std::vector<std::string> problems;
+    for (const PlanHost& host : plan_.hosts) {
+      if (host.ssh.empty()) continue;
+      ReceiverClient client(host.agent, o_.token);
+      if (client.Hello().ok()) continue;
+      RemoteAgentOptions r;
+      r.ssh = host.ssh;
+      r.identity = host.ssh_identity;
+      r.known_hosts = host.ssh_known_hosts;
+      r.nasperf = host.nasperf;
+      r.listen = FormatHostPort(host.agent);
+      r.target = host.target;
+      r.agent_flags = host.agent_flags;
+      r.token = o_.token;
+      auto started = RemoteAgent::Start(r);
+      if (!started.ok()) {
+        problems.push_back(absl::StrCat("host ", host.name, ": ", started.status().message()));
+        continue;
+      }
+      Line(absl::StrFormat("  %s: started `%s agent` over ssh %s (pid %d)", host.name, host.nasperf, host.ssh,
+                           (*started)->remote_pid()));
+      remote_.push_back(std::move(*started));
+      const absl::Time deadline = absl::Now() + absl::Seconds(15);
+      while (!client.Hello().ok() && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(100));
+    }
+    if (problems.empty()) return absl::OkStatus();
+    return absl::FailedPreconditionError(absl::StrCat("cannot start agents over ssh; nothing ran:\n  ",
+                                                      absl::StrJoin(problems, "\n  ")));
+  }
+
+  void StopRemoteAgents() {
+    for (auto& agent : remote_) {
+      if (absl::Status s = agent->Stop(); !s.ok()) Line(absl::StrCat("warning: ", s.message()));
+    }
+    if (!remote_.empty()) Line(absl::StrFormat("stopped %d agent%s started over ssh", remote_.size(), remote_.size() == 1 ? "" : "s"));
+    remote_.clear();
+  }
+
   // ------------------------------------------------------------ checks
 
   absl::Status Preflight() {
@@ -276,9 +323,11 @@ class Lab {
     }
     for (const auto& [name, bytes] : bytes_per_run) {
       const proto::HelloReply& rx = hellos[name];
-      if (rx.target() != "discard" && bytes > rx.free_bytes()) {
+      if (rx.target() != "discard" && bytes + rx.min_free() > rx.free_bytes()) {
         problems.push_back(absl::StrCat("host ", name, ": one run writes ", FormatSize(bytes), " into ", rx.target(),
-                                        ", which has ", FormatSize(rx.free_bytes()), " free"));
+                                        ", which has ", FormatSize(rx.free_bytes()), " free",
+                                        rx.min_free() > 0 ? absl::StrCat(" and must keep ", FormatSize(rx.min_free()),
+                                                                         " (its --min-free)") : ""));
       }
       if (rx.max_size() > 0) {
         for (const PlanTransfer& t : plan_.transfers) {
@@ -352,6 +401,16 @@ class Lab {
     rt.finished = true;
   }
 
+  // A finished job's rows (the agent forgets the job once it handed them over).
+  void Absorb(RunningTransfer& rt, const proto::JobState& state, int iteration, bool warmup) {
+    for (const auto& r : state.reports()) rt.reports.push_back(r);
+    expected_rows_ += static_cast<uint64_t>(state.reports_size());
+    if (!state.error().empty()) {
+      MarkLost(rt, iteration, warmup, outcome_.interrupted ? "aborted" : "failed", state.error());
+    }
+    rt.finished = true;
+  }
+
   // Returns true when a transfer did not end "ok".
   bool RunOnce(int iteration, bool warmup, int k, int total) {
     std::vector<RunningTransfer> running(plan_.transfers.size());
@@ -383,7 +442,11 @@ class Lab {
           continue;
         }
         rt.unanswered = 0;
-        if (state->ready() >= state->streams() || state->done()) break;
+        if (state->done()) {  // failed before the barrier (e.g. refused): the agent handed its rows over
+          Absorb(rt, *state, iteration, warmup);
+          break;
+        }
+        if (state->ready() >= state->streams()) break;
       }
     }
     const int64_t start_at = WallNanos() + absl::ToInt64Nanoseconds(plan_.start_delay);
@@ -413,12 +476,7 @@ class Lab {
           pending = true;
           continue;
         }
-        for (const auto& r : state->reports()) rt.reports.push_back(r);
-        expected_rows_ += static_cast<uint64_t>(state->reports_size());
-        if (!state->error().empty()) {
-          MarkLost(rt, iteration, warmup, outcome_.interrupted ? "aborted" : "failed", state->error());
-        }
-        rt.finished = true;
+        Absorb(rt, *state, iteration, warmup);
       }
     }
     return Print(running, iteration, warmup, k, total);
@@ -547,6 +605,7 @@ class Lab {
   std::map<std::string, std::unique_ptr<AgentClient>> agents_;
   std::unique_ptr<Collector> collector_;
   std::unique_ptr<SpoolingSink> own_rows_;
+  std::vector<std::unique_ptr<RemoteAgent>> remote_;
   std::string collector_for_agents_;
   uint64_t expected_rows_ = 0;
   std::vector<double> skews_;

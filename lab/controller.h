@@ -21,6 +21,7 @@ struct LabOptions {
   std::FILE* console = stdout;
   const std::atomic<bool>* stop = nullptr;  // set: abort every agent's transfers, end the lab
   std::string run_id;                       // empty: generated
+  bool ssh = false;                         // start agents that do not answer over SSH (hosts with ssh = ...)
 };
 
 struct LabOutcome {

@@ -127,7 +127,20 @@ absl::Status ReadHost(const std::string& path, const toml::table& table, int ind
   PlanHost host;
   host.line = static_cast<int>(table.source().begin.line);
   TableReader r(path, table, absl::StrCat("[[host]] ", index, ": "));
-  NASPERF_RETURN_IF_ERROR(r.OnlyKeys({"name", "agent", "target", "mtu"}));
+  NASPERF_RETURN_IF_ERROR(r.OnlyKeys({"name", "agent", "target", "mtu", "ssh", "ssh_identity", "ssh_known_hosts",
+                                      "nasperf", "agent_flags"}));
+  if (const toml::node* flags = r.Find("agent_flags")) {
+    const toml::array* array = flags->as_array();
+    if (array == nullptr) return r.Error(*flags, "agent_flags must be an array of strings, e.g. [\"--min-free\", \"off\"]");
+    for (const toml::node& flag : *array) {
+      if (!flag.is_string()) return r.Error(flag, "agent_flags must be an array of strings");
+      host.agent_flags.push_back(*flag.value<std::string>());
+    }
+  }
+  NASPERF_RETURN_IF_ERROR(r.String("ssh", &host.ssh));
+  NASPERF_RETURN_IF_ERROR(r.String("ssh_identity", &host.ssh_identity));
+  NASPERF_RETURN_IF_ERROR(r.String("ssh_known_hosts", &host.ssh_known_hosts));
+  NASPERF_RETURN_IF_ERROR(r.String("nasperf", &host.nasperf));
   NASPERF_RETURN_IF_ERROR(r.String("name", &host.name, true));
   NASPERF_RETURN_IF_ERROR(r.Address("agent", 7600, false, &host.agent, true));
   NASPERF_RETURN_IF_ERROR(r.String("target", &host.target));

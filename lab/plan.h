@@ -21,6 +21,11 @@ struct PlanHost {
   HostPort agent{"", 7600};
   std::string target;                 // what its agent must write into; empty = any
   std::optional<uint32_t> mtu;        // expected interface MTU; checked before the runs
+  // `nasperf lab --ssh`: how to start the agent when none answers (lab/remote_start.h).
+  std::string ssh;                    // [user@]host[:port]
+  std::string ssh_identity, ssh_known_hosts;
+  std::string nasperf = "nasperf";    // the binary on that host
+  std::vector<std::string> agent_flags;  // more flags for an agent started over SSH
   int line = 0;
 };
 
