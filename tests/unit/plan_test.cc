@@ -143,6 +143,27 @@ INSTANTIATE_TEST_SUITE_P(
         BadPlan{"HostNotATable", "label = \"x\"\nhost = 3\n", "plan.toml:2: host must be [[host]] tables"}),
     [](const ::testing::TestParamInfo<BadPlan>& info) { return info.param.name; });
 
+TEST(PlanTest, SshKeysForStartingAgents) {
+  auto plan = ParsePlan(GoodWith("mtu = 9000", R"(mtu = 9000
+ssh = "root@198.18.1.10:2222"
+ssh_identity = "/k/id"
+ssh_known_hosts = "/k/known"
+nasperf = "/opt/nasperf"
+agent_flags = ["--min-free", "off"])"), "plan.toml");
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  const PlanHost& nas = plan->hosts[0];
+  EXPECT_EQ(nas.ssh, "root@198.18.1.10:2222");
+  EXPECT_EQ(nas.ssh_identity, "/k/id");
+  EXPECT_EQ(nas.ssh_known_hosts, "/k/known");
+  EXPECT_EQ(nas.nasperf, "/opt/nasperf");
+  EXPECT_THAT(nas.agent_flags, ::testing::ElementsAre("--min-free", "off"));
+  EXPECT_EQ(plan->hosts[1].nasperf, "nasperf");
+
+  auto bad = ParsePlan(GoodWith("mtu = 9000", "agent_flags = \"--min-free off\""), "plan.toml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("plan.toml:14: [[host]] 1: agent_flags must be an array"));
+}
+
 TEST(PlanTest, MissingFileIsNotFound) {
   auto plan = LoadPlan("/nonexistent/plan.toml");
   ASSERT_FALSE(plan.ok());
