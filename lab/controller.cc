@@ -527,8 +527,9 @@ class Lab {
       lines.push_back(absl::StrFormat("  %-22s %2d stream%s %10s  send %9s  durable %9s  %s",
                                       absl::StrCat(t.from, " -> ", t.to), t.streams, t.streams == 1 ? " " : "s",
                                       t.file.empty() ? FormatSize(t.size) : "file",
-                                      ok ? absl::StrFormat("%.1f MB/s", send) : "-",
-                                      ok && rx_rows > 0 ? absl::StrFormat("%.1f MB/s", durable) : "-",
+                                      // a partly failed transfer shows what its ok streams moved (the aggregate counts it)
+                                      ok || send > 0 ? absl::StrFormat("%.1f MB/s", send) : "-",
+                                      (ok || durable > 0) && rx_rows > 0 ? absl::StrFormat("%.1f MB/s", durable) : "-",
                                       ok ? "ok" : error));
     }
     const double skew_ms = starts >= 2 ? static_cast<double>(last - first) / 1e6 : 0;

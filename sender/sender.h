@@ -50,8 +50,9 @@ struct SenderOptions {
   std::string host_name;            // host column of sender rows; empty = this machine's name
   std::string receiver_name;        // host column of the receiver's rows; empty = as it reports
   const std::atomic<bool>* cancel = nullptr;  // set: stop pushing, rows say "aborted"
-  // Called on each stream's thread after its transfer is open, right before the
-  // connect and first byte: the lab's barrier. A non-OK status aborts that stream.
+  // Called on each stream's thread once its OpenTransfer returned (also when it was
+  // refused), before the connect and first byte: the lab's barrier. A non-OK status
+  // aborts that stream.
   std::function<absl::Status()> before_first_byte;
 };
 
