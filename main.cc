@@ -4,10 +4,12 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
@@ -22,6 +24,9 @@
 #include "common/token.h"
 #include "common/units.h"
 #include "common/validate.h"
+#include "lab/agent.h"
+#include "lab/controller.h"
+#include "lab/plan.h"
 #include "receiver/receiver.h"
 #include "receiver/target.h"
 #include "sender/path_check.h"
@@ -147,9 +152,8 @@ struct ReceiverFlags {
   ReportingFlags reporting;
 };
 
-void AddReceiver(CLI::App& app, ReceiverFlags& f) {
-  auto* cmd = app.add_subcommand("receiver", "Run the receiver agent on the NAS: writes incoming streams into --target");
-  cmd->add_option("--target", f.target, "Directory on the array/pool to write into, or 'discard' (network only)")->required();
+// The receiver's flags, shared by `nasperf receiver` and `nasperf agent`.
+void AddReceiverOptions(CLI::App* cmd, ReceiverFlags& f) {
   cmd->add_option("--listen", f.listen, "Control address ADDR:PORT (gRPC); data uses PORT+1")->capture_default_str();
   cmd->add_option("--data-port", f.data_port, "Data port (default: control port + 1)");
   cmd->add_option("--token-file", f.token_file, "File holding the shared token (else NASPERF_TOKEN, else ~/.config/nasperf/token, generated on first start)");
@@ -166,8 +170,24 @@ void AddReceiver(CLI::App& app, ReceiverFlags& f) {
   AddReportingFlags(cmd, f.reporting);
 }
 
-int RunReceiver(const ReceiverFlags& f) {
-  const std::string cmd = "receiver";
+void AddReceiver(CLI::App& app, ReceiverFlags& f) {
+  auto* cmd = app.add_subcommand("receiver", "Run the receiver agent on the NAS: writes incoming streams into --target");
+  cmd->add_option("--target", f.target, "Directory on the array/pool to write into, or 'discard' (network only)")->required();
+  AddReceiverOptions(cmd, f);
+}
+
+void AddAgent(CLI::App& app, ReceiverFlags& f) {
+  auto* cmd = app.add_subcommand("agent", "Long-running agent for `nasperf lab`: a receiver, and sender work on request");
+  f.target = "discard";
+  cmd->add_option("--target", f.target, "Directory the receiver writes into, or 'discard' (a host that only sends)")
+      ->capture_default_str();
+  AddReceiverOptions(cmd, f);
+}
+
+// `nasperf receiver`, and with as_agent `nasperf agent` (the same receiver plus the
+// Agent service on its control port).
+int RunReceiver(const ReceiverFlags& f, bool as_agent = false) {
+  const std::string cmd = as_agent ? "agent" : "receiver";
   ReceiverOptions options;
   options.target = f.target;
   options.listen = AddressFlag(cmd, "--listen", f.listen, 7600, /*allow_zero=*/true);
@@ -191,9 +211,21 @@ int RunReceiver(const ReceiverFlags& f) {
   auto spool = StartReporting(cmd, f.reporting, options.token);
   if (!spool.ok()) return Fail(cmd, spool.status());
   options.reports = spool->get();
+  std::unique_ptr<AgentService> agent;
+  if (as_agent) {
+    AgentOptions agent_options;
+    agent_options.token = options.token;
+    agent_options.spool_root = f.reporting.spool;
+    auto credentials = ClientCredentials({"", "", f.reporting.tls_ca});
+    if (!credentials.ok()) return Fail(cmd, credentials.status());
+    agent_options.credentials = *credentials;
+    agent_options.console = stdout;
+    agent = AgentService::Create(agent_options);
+    options.extra_services.push_back(agent->service());
+  }
   auto receiver = Receiver::Start(options);
   if (!receiver.ok()) return Fail(cmd, receiver.status());
-  std::printf("nasperf receiver: control port %u, data port %u, target %s\n",
+  std::printf("nasperf %s: control port %u, data port %u, target %s\n", cmd.c_str(),
               (*receiver)->control_port(), (*receiver)->data_port(), options.target.c_str());
   if (*spool) {
     std::printf("nasperf receiver: reporting to collector %s (spool %s)\n", (*spool)->collector().c_str(),
@@ -213,11 +245,13 @@ int RunReceiver(const ReceiverFlags& f) {
   }
   int signal_number = 0;
   sigwait(&stop, &signal_number);
-  std::printf("nasperf receiver: stopping (signal %d)\n", signal_number);
+  std::printf("nasperf %s: stopping (signal %d)\n", cmd.c_str(), signal_number);
+  std::fflush(stdout);
+  if (agent) agent->Shutdown();  // aborts sender jobs first: their receivers then see short streams
   (*receiver)->Shutdown();
   if (*spool) ReportSpool(cmd, **spool, absl::Seconds(5));
   ReceiverCounters c = (*receiver)->counters();
-  std::printf("nasperf receiver: %llu ok, %llu failed, %llu aborted, %llu connections refused\n",
+  std::printf("nasperf %s: %llu ok, %llu failed, %llu aborted, %llu connections refused\n", cmd.c_str(),
               static_cast<unsigned long long>(c.ok), static_cast<unsigned long long>(c.failed),
               static_cast<unsigned long long>(c.aborted), static_cast<unsigned long long>(c.refused));
   return 0;
@@ -470,6 +504,57 @@ int RunCollector(const CollectorFlags& f) {
   return 0;
 }
 
+// ------------------------------------------------------------------ lab
+
+struct LabFlags {
+  std::string plan, token_file, run_id;
+  bool check = false, ssh = false;
+};
+
+void AddLab(CLI::App& app, LabFlags& f) {
+  auto* cmd = app.add_subcommand("lab", "Run a multi-host plan: agents on many hosts start together, one CSV");
+  cmd->add_option("plan", f.plan, "The plan, a TOML file (see README: Multi-host lab runs)")->required();
+  cmd->add_option("--token-file", f.token_file, "File holding the agents' token (else NASPERF_TOKEN, else ~/.config/nasperf/token)");
+  cmd->add_option("--run-id", f.run_id, "Run id shared by every transfer of this lab (default: time + random)");
+  cmd->add_flag("--check", f.check, "Only parse the plan and print what it would run");
+  cmd->add_flag("--ssh", f.ssh, "Start the agent of a host with ssh = \"[user@]host[:port]\" over SSH when none answers; stop it at the end");
+}
+
+int RunLabCommand(const LabFlags& f) {
+  const std::string cmd = "lab";
+  auto plan = LoadPlan(f.plan);
+  if (!plan.ok()) return Fail(cmd, plan.status());
+  if (f.check) {
+    std::printf("plan %s: %zu hosts, %zu transfers, %d runs (+%d warm-up), on_failure %s\n", f.plan.c_str(),
+                plan->hosts.size(), plan->transfers.size(), plan->runs, plan->warmup, plan->on_failure.c_str());
+    return 0;
+  }
+  auto token = LoadToken(f.token_file, /*generate_if_missing=*/false);
+  if (!token.ok()) return Fail(cmd, token.status());
+  // A shell starting us in the background leaves SIGINT ignored; a blocked signal
+  // still reaches sigwait, but only with the default disposition back in place.
+  signal(SIGINT, SIG_DFL);
+  signal(SIGTERM, SIG_DFL);
+  sigset_t stop_signals = BlockStopSignals();
+  static std::atomic<bool> stop{false};
+  // Ctrl-C: the lab aborts every agent's transfers and ends; the watcher then exits.
+  std::thread([stop_signals] {
+    int signal_number = 0;
+    sigwait(&stop_signals, &signal_number);
+    std::fprintf(stderr, "nasperf lab: stopping (signal %d): aborting every transfer\n", signal_number);
+    stop.store(true);
+  }).detach();
+  LabOptions options;
+  options.token = token->token;
+  options.stop = &stop;
+  options.run_id = f.run_id;
+  options.ssh = f.ssh;
+  auto outcome = RunLab(*plan, options);
+  if (!outcome.ok()) return Fail(cmd, outcome.status());
+  if (outcome->interrupted) return 130;
+  return outcome->failed > 0 ? 1 : 0;
+}
+
 // ------------------------------------------------------------------ flush
 
 struct FlushFlags {
@@ -632,7 +717,8 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("nasperf ") + NASPERF_VERSION);
   bool verbose = false;
   app.add_flag("-v,--verbose", verbose, "Log each transfer on the receiver");
-  ReceiverFlags receiver_flags;
+  ReceiverFlags receiver_flags, agent_flags;
+  LabFlags lab_flags;
   SenderFlags sender_flags;
   DemoFlags demo_flags;
   CollectorFlags collector_flags;
@@ -641,6 +727,8 @@ int main(int argc, char** argv) {
   ReportFlags report_flags, compare_flags;
   AddReceiver(app, receiver_flags);
   AddSender(app, sender_flags);
+  AddAgent(app, agent_flags);
+  AddLab(app, lab_flags);
   AddCollector(app, collector_flags);
   AddFlush(app, flush_flags);
   AddProbe(app, probe_flags);
@@ -664,6 +752,8 @@ int main(int argc, char** argv) {
   if (verbose) SetLogLevel(LogLevel::kDebug);
   if (app.got_subcommand("receiver")) return RunReceiver(receiver_flags);
   if (app.got_subcommand("sender")) return RunSenderCommand(sender_flags);
+  if (app.got_subcommand("agent")) return RunReceiver(agent_flags, /*as_agent=*/true);
+  if (app.got_subcommand("lab")) return RunLabCommand(lab_flags);
   if (app.got_subcommand("demo")) return RunDemo(demo_flags);
   if (app.got_subcommand("collector")) return RunCollector(collector_flags);
   if (app.got_subcommand("flush")) return RunFlush(flush_flags);

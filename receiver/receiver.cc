@@ -97,6 +97,7 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
     if (!credentials.ok()) return credentials.status();
     builder.AddListeningPort(FormatHostPort({host, options_.listen.port}), *credentials, &selected);
     builder.RegisterService(this);
+    for (grpc::Service* service : options_.extra_services) builder.RegisterService(service);
     server_ = builder.BuildAndStart();
     if (server_ == nullptr || selected == 0) {
       return absl::UnavailableError(absl::StrCat(
@@ -150,6 +151,7 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
     for (WriteMode mode : target_->write_modes()) reply->add_write_modes(WriteModeName(mode));
     reply->set_data_port(data_port_);
     reply->set_max_size(options_.max_size);
+    reply->set_min_free(options_.check_free ? options_.min_free : 0);
     if (pmtu_responder_) reply->set_probe_port(pmtu_responder_->port());
     if (auto facts = InterfaceToward(PeerHost(*context)); facts.ok() && facts->mtu) {
       reply->set_mtu(*facts->mtu);

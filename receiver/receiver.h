@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -32,6 +33,9 @@ struct ReceiverOptions {
   int max_transfers = 64;
   TlsFiles tls;                        // cert + key: TLS on the control port
   ReportSink* reports = nullptr;       // each finished transfer's row goes here too
+  // More gRPC services on the control port, same TLS (`nasperf agent` adds its Agent
+  // service). Not owned; must outlive Shutdown(); each checks the token itself.
+  std::vector<grpc::Service*> extra_services;
 };
 
 struct ReceiverCounters {

@@ -7,17 +7,22 @@
 # the range reserved for benchmarking.
 #
 #   scripts/lab.sh up [--mtu 9000] [--hop-mtu N | --switch-mtu N] [--rate 10gbit] [--delay 2ms]
-#                     [--loss 0.1%] [--array-rate 150MB] [--disk-size 4G]
+#                     [--loss 0.1%] [--array-rate 150MB] [--disk-size 4G] [--clients N]
 #   scripts/lab.sh status | down
 #   scripts/lab.sh shape RATE         change the link rate of a lab that is up
 #   scripts/lab.sh nas -- CMD...      run CMD on the NAS (in its namespace and cgroup)
-#   scripts/lab.sh client -- CMD...   run CMD on the client
+#   scripts/lab.sh client -- CMD...   run CMD on the client (the first one with --clients)
+#   scripts/lab.sh clientK -- CMD...  run CMD on client K (with --clients N, K = 1..N)
+#   scripts/lab.sh hop -- CMD...      run CMD on the hop, which reaches every client and the NAS
+#                                     (where a `nasperf lab` controller goes)
 #
 # client 198.18.0.11 (eth0) -- (toclient) 198.18.0.1 hop 198.18.1.1 (tonas) -- (eth0) 198.18.1.10 nas
 # The hop forwards like a router: with --hop-mtu below --mtu it answers too-big
 # packets with ICMP "fragmentation needed", as a router between two jumbo segments
 # with a standard-MTU link would. With --switch-mtu the hop's port toward the client
 # drops bigger frames without a word, as a switch port left at 1500 does. The shaper sits on the client's eth0 (its NIC rate).
+# With --clients N (N > 1) the clients client1..N (198.18.0.11..) sit on a bridge in
+# the hop (a switch with the router's 198.18.0.1 on it), each shaped to --rate.
 # NASPERF_LAB=NAME runs a second lab beside the first (tests use their own names).
 set -euo pipefail
 
@@ -54,11 +59,18 @@ bits_per_s() {
 # shaper add|change RATE: the client's NIC rate. A burst of 1 ms at the rate (at
 # least 256 KiB) keeps 64 KiB GSO packets whole; the queue absorbs 20 ms.
 shaper() {
-  local rate_bits burst
+  local rate_bits burst ns
   rate_bits=$(bits_per_s "$2")
   burst=$(( rate_bits / 8 / 1000 ))
   [ "$burst" -ge 262144 ] || burst=262144
-  ip netns exec "$CLIENT_NS" tc qdisc "$1" dev eth0 root tbf rate "$2" burst "$burst" latency 20ms
+  for ns in $(client_namespaces); do
+    ip netns exec "$ns" tc qdisc "$1" dev eth0 root tbf rate "$2" burst "$burst" latency 20ms
+  done
+}
+
+# The client namespaces of this lab: $LAB-client, or $LAB-client1..N with --clients.
+client_namespaces() {
+  ip netns list | awk -v lab="$LAB" '{ print $1 }' | grep -E "^$LAB-client[0-9]*\$" | sort -V || true
 }
 
 # shape RATE: a new link rate without tearing the lab down.
@@ -71,7 +83,7 @@ shape() {
 }
 
 up() {
-  local mtu=9000 hop_mtu="" switch_mtu="" rate=10gbit delay="" loss="" array_rate=150MB disk_size=4G
+  local mtu=9000 hop_mtu="" switch_mtu="" rate=10gbit delay="" loss="" array_rate=150MB disk_size=4G clients=1
   while [ $# -gt 0 ]; do
     case $1 in
       --mtu) mtu=$2; shift 2 ;;
@@ -82,9 +94,11 @@ up() {
       --loss) loss=$2; shift 2 ;;
       --array-rate) array_rate=$2; shift 2 ;;
       --disk-size) disk_size=$2; shift 2 ;;
+      --clients) clients=$2; shift 2 ;;
       *) die "unknown option $1 (see the top of scripts/lab.sh)" ;;
     esac
   done
+  [[ "$clients" =~ ^[0-9]+$ ]] && [ "$clients" -ge 1 ] && [ "$clients" -le 50 ] || die "--clients $clients is not between 1 and 50"
   hop_mtu=${hop_mtu:-$mtu}
   switch_mtu=${switch_mtu:-$mtu}
   for m in "$mtu" "$hop_mtu" "$switch_mtu"; do
@@ -108,17 +122,42 @@ up() {
   echo "$images" >"$STATE/images"
   trap 'echo "lab.sh: set-up failed, tearing down" >&2; down >/dev/null 2>&1 || true' ERR
 
-  for ns in "$CLIENT_NS" "$HOP_NS" "$NAS_NS"; do ip netns add "$ns"; ip -n "$ns" link set lo up; done
-  ip link add eth0 netns "$CLIENT_NS" mtu "$mtu" type veth peer name toclient netns "$HOP_NS" mtu "$switch_mtu"
+  local client_ips=$CLIENT_IP
+  if [ "$clients" -eq 1 ]; then
+    for ns in "$CLIENT_NS" "$HOP_NS" "$NAS_NS"; do ip netns add "$ns"; ip -n "$ns" link set lo up; done
+    ip link add eth0 netns "$CLIENT_NS" mtu "$mtu" type veth peer name toclient netns "$HOP_NS" mtu "$switch_mtu"
+    ip -n "$CLIENT_NS" addr add $CLIENT_IP/24 dev eth0
+    ip -n "$HOP_NS" addr add 198.18.0.1/24 dev toclient
+    for pair in "$CLIENT_NS eth0" "$HOP_NS toclient"; do
+      set -- $pair; ip -n "$1" link set "$2" up
+    done
+    ip -n "$CLIENT_NS" route add default via 198.18.0.1
+  else
+    # A switch (bridge) in the hop namespace, the router's client-side address on it.
+    for ns in "$HOP_NS" "$NAS_NS"; do ip netns add "$ns"; ip -n "$ns" link set lo up; done
+    ip -n "$HOP_NS" link add br0 mtu "$switch_mtu" type bridge
+    ip -n "$HOP_NS" addr add 198.18.0.1/24 dev br0
+    ip -n "$HOP_NS" link set br0 up
+    client_ips=""
+    local i ns ip
+    for i in $(seq "$clients"); do
+      ns=$LAB-client$i ip=198.18.0.$((10 + i))
+      ip netns add "$ns"; ip -n "$ns" link set lo up
+      ip link add eth0 netns "$ns" mtu "$mtu" type veth peer name toclient$i netns "$HOP_NS" mtu "$switch_mtu"
+      ip -n "$HOP_NS" link set toclient$i master br0
+      ip -n "$ns" addr add "$ip/24" dev eth0
+      ip -n "$ns" link set eth0 up
+      ip -n "$HOP_NS" link set toclient$i up
+      ip -n "$ns" route add default via 198.18.0.1
+      client_ips="$client_ips${client_ips:+ }$ip"
+    done
+  fi
   ip link add eth0 netns "$NAS_NS" mtu "$mtu" type veth peer name tonas netns "$HOP_NS" mtu "$hop_mtu"
-  ip -n "$CLIENT_NS" addr add $CLIENT_IP/24 dev eth0
-  ip -n "$HOP_NS" addr add 198.18.0.1/24 dev toclient
   ip -n "$HOP_NS" addr add 198.18.1.1/24 dev tonas
   ip -n "$NAS_NS" addr add $NAS_IP/24 dev eth0
-  for pair in "$CLIENT_NS eth0" "$HOP_NS toclient" "$HOP_NS tonas" "$NAS_NS eth0"; do
+  for pair in "$HOP_NS tonas" "$NAS_NS eth0"; do
     set -- $pair; ip -n "$1" link set "$2" up
   done
-  ip -n "$CLIENT_NS" route add default via 198.18.0.1
   ip -n "$NAS_NS" route add default via 198.18.1.1
   ip netns exec "$HOP_NS" sysctl -qw net.ipv4.ip_forward=1
 
@@ -156,12 +195,16 @@ DELAY=$delay
 LOSS=$loss
 ARRAY_BPS=$array_bps
 CLIENT_IP=$CLIENT_IP
+CLIENTS=$clients
+CLIENT_IPS="$client_ips"
 NAS_IP=$NAS_IP
 CACHE=$STATE/cache
 ARRAY=$STATE/array
 EOF
   trap - ERR
-  echo "lab $LAB up: client $CLIENT_IP -- hop -- nas $NAS_IP, MTU $mtu (switch $switch_mtu, hop $hop_mtu), link $rate${delay:+, delay $delay}${loss:+, loss $loss}"
+  local who="client $CLIENT_IP"
+  [ "$clients" -gt 1 ] && who="clients ${client_ips// /, } (switch)"
+  echo "lab $LAB up: $who -- hop -- nas $NAS_IP, MTU $mtu (switch $switch_mtu, hop $hop_mtu), link $rate${delay:+, delay $delay}${loss:+, loss $loss}"
   echo "  cache: $STATE/cache (ext4 on $(cat "$STATE/cache.dev"), image in $images)"
   echo "  array: $STATE/array (ext4 on $(cat "$STATE/array.dev"), writes throttled to $array_rate/s; use --write-mode direct)"
   echo "next:"
@@ -170,8 +213,9 @@ EOF
 }
 
 down() {
-  local ns pid dev
-  for ns in "$CLIENT_NS" "$HOP_NS" "$NAS_NS"; do
+  local ns pid dev namespaces
+  namespaces="$(client_namespaces) $HOP_NS $NAS_NS"
+  for ns in $namespaces; do
     if ip netns list | grep -qw "^$ns"; then
       for pid in $(ip netns pids "$ns" 2>/dev/null); do kill "$pid" 2>/dev/null || true; done
     fi
@@ -179,13 +223,13 @@ down() {
   # Processes get a moment to finish (a receiver removes its files on SIGTERM).
   for _ in $(seq 50); do
     local left=0
-    for ns in "$CLIENT_NS" "$HOP_NS" "$NAS_NS"; do
+    for ns in $namespaces; do
       ip netns list | grep -qw "^$ns" && [ -n "$(ip netns pids "$ns" 2>/dev/null)" ] && left=1
     done
     [ $left -eq 0 ] && break
     sleep 0.1
   done
-  for ns in "$CLIENT_NS" "$HOP_NS" "$NAS_NS"; do
+  for ns in $namespaces; do
     for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -9 "$pid" 2>/dev/null || true; done
     ip netns del "$ns" 2>/dev/null || true
   done
@@ -210,9 +254,11 @@ status() {
   # shellcheck disable=SC1091
   . "$STATE/env"
   echo "lab $LAB up: MTU $MTU (switch $SWITCH_MTU, hop $HOP_MTU), link $RATE${DELAY:+, delay $DELAY}${LOSS:+, loss $LOSS}"
-  echo "  client $CLIENT_IP: $(ip -n "$CLIENT_NS" -o link show eth0 | grep -o 'mtu [0-9]*')"
+  local first_client
+  first_client=$(client_namespaces | head -1)
+  echo "  client $CLIENT_IP: $(ip -n "$first_client" -o link show eth0 | grep -o 'mtu [0-9]*')${CLIENTS:+ ($CLIENTS clients: $CLIENT_IPS)}"
   echo "  nas    $NAS_IP: $(ip -n "$NAS_NS" -o link show eth0 | grep -o 'mtu [0-9]*')"
-  echo "  shaper: $(ip netns exec "$CLIENT_NS" tc qdisc show dev eth0 | head -1)"
+  echo "  shaper: $(ip netns exec "$first_client" tc qdisc show dev eth0 | head -1)"
   df -h --output=target,size,avail "$CACHE" "$ARRAY" | sed 's/^/  /'
   echo "  array throttle: $(cat "$CGROUP/blkio.throttle.write_bps_device") (bytes/s)"
 }
@@ -227,7 +273,14 @@ run_in() {
     echo $$ >"$CGROUP/cgroup.procs"
     exec ip netns exec "$NAS_NS" "$@"
   fi
-  exec ip netns exec "$CLIENT_NS" "$@"
+  [ "$where" = hop ] && exec ip netns exec "$HOP_NS" "$@"
+  local ns=$LAB-$where
+  if [ "$where" = client ]; then
+    ns=$(client_namespaces | head -1)
+  elif ! ip netns list | grep -qE "^$ns( |\$)"; then
+    die "no $where in lab $LAB (scripts/lab.sh up --clients N makes client1..N)"
+  fi
+  exec ip netns exec "$ns" "$@"
 }
 
 command=${1:-}
@@ -237,6 +290,6 @@ case $command in
   down) need_root; down ;;
   status) need_root; status ;;
   shape) need_root; shape "$@" ;;
-  nas|client) need_root; run_in "$command" "$@" ;;
-  *) echo "usage: scripts/lab.sh up [options] | down | status | shape RATE | nas -- CMD | client -- CMD" >&2; exit 2 ;;
+  nas|client|client[0-9]*|hop) need_root; run_in "$command" "$@" ;;
+  *) echo "usage: scripts/lab.sh up [options] | down | status | shape RATE | nas|client|clientK|hop -- CMD" >&2; exit 2 ;;
 esac

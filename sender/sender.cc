@@ -167,10 +167,19 @@ void NativeTransport::Push(const TransferSlot& slot, PayloadSource& source, cons
   request.set_interval_s(o.interval_s);
   request.set_sender_host(local_host_);
   absl::StatusOr<proto::OpenTransferReply> open = client_.OpenTransfer(request);
+  // A lab's barrier counts every stream, opened or refused, so one refusal never
+  // holds the others back; a refused stream just ends after it.
+  const absl::Status released = o.before_first_byte ? o.before_first_byte() : absl::OkStatus();
   if (!open.ok()) {
     row.set_error(std::string(open.status().message()));
     out.stop_loop = IsConfigurationError(open.status());
     return;
+  }
+  if (!released.ok()) {
+    row.set_transfer_id(open->transfer_id());
+    row.set_status(absl::IsCancelled(released) ? "aborted" : "failed");
+    row.set_error(std::string(released.message()));
+    return;  // the ticket is never used; the receiver lets it expire
   }
 
   PushTarget target;
@@ -192,6 +201,7 @@ void NativeTransport::Push(const TransferSlot& slot, PayloadSource& source, cons
     auto fetched = client_.FetchReport(open->transfer_id(), absl::Seconds(30));
     if (fetched.ok()) {
       out.receiver = *fetched;
+      if (!o.receiver_name.empty()) out.receiver->set_host(o.receiver_name);
     } else if (!absl::IsNotFound(fetched.status())) {
       Log(LogLevel::kWarning, kComponent, "no receiver row for transfer %d: %s",
           open->transfer_id(), fetched.status().message());
@@ -199,6 +209,7 @@ void NativeTransport::Push(const TransferSlot& slot, PayloadSource& source, cons
   }
 
   if (!r.trailer) {
+    if (absl::IsCancelled(r.status)) row.set_status("aborted");
     row.set_error(std::string(r.status.message()));
     return;
   }
@@ -253,7 +264,7 @@ TransferResult RunStream(const LoopContext& loop, int iteration, bool warmup, in
   row.set_iteration(iteration);
   row.set_stream(stream);
   row.set_role("sender");
-  row.set_host(loop.local_host);
+  row.set_host(o.host_name.empty() ? loop.local_host : o.host_name);
   row.set_transport(o.transport);
   row.set_started_at_unix_ns(WallNanos());
   row.set_sync_policy(o.sync_policy);
@@ -277,6 +288,7 @@ TransferResult RunStream(const LoopContext& loop, int iteration, bool warmup, in
   push.checksum = o.verify;
   push.interval_s = o.interval_s;
   push.progress = progress;
+  push.cancel = o.cancel;
   loop.transport.Push({loop.run_id, iteration, warmup, stream, loop.length}, *source, push, out);
   return out;
 }
@@ -390,7 +402,8 @@ absl::StatusOr<SenderOutcome> RunSender(const SenderOptions& options, ReportSink
   const int total = options.warmup + options.runs;
   for (int k = 0; k < total; ++k) {
     const bool warmup = k < options.warmup;
-    const int iteration = k - options.warmup + 1;  // warm-ups get -W+1..0, measured runs 1..N
+    // warm-ups get -W+1..0, measured runs 1..N (shifted in a lab run)
+    const int iteration = k - options.warmup + 1 + options.iteration_offset;
     std::vector<std::atomic<uint64_t>> progress(options.streams);
     std::vector<TransferResult> results(options.streams);
     absl::Notification done;
@@ -414,7 +427,9 @@ absl::StatusOr<SenderOutcome> RunSender(const SenderOptions& options, ReportSink
     }
     std::vector<std::thread> threads;
     for (int s = 0; s < options.streams; ++s) {
-      threads.emplace_back([&, s] { results[s] = RunStream(loop, iteration, warmup, s, &progress[s]); });
+      threads.emplace_back([&, s] {
+        results[s] = RunStream(loop, iteration, warmup, options.first_stream + s, &progress[s]);
+      });
     }
     for (auto& t : threads) t.join();
     done.Notify();
@@ -444,6 +459,7 @@ absl::StatusOr<SenderOutcome> RunSender(const SenderOptions& options, ReportSink
       Log(LogLevel::kError, kComponent, "stopping: %s", results.front().sender.error());
       break;
     }
+    if (options.cancel != nullptr && options.cancel->load()) break;
     if (k + 1 < total && options.pause > absl::ZeroDuration()) absl::SleepFor(options.pause);
   }
 

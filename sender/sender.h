@@ -7,7 +7,9 @@
 #define NASPERF_SENDER_SENDER_H_
 
 #include <cstdint>
+#include <atomic>
 #include <cstdio>
+#include <functional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -43,6 +45,18 @@ struct SenderOptions {
   uint32_t link_mbps = 0;           // --link-speed: overrides what the NIC reports (veth, shaping)
   uint64_t window_bytes = 0;        // --window: fixed socket buffers; 0 = sized to the path
   std::shared_ptr<grpc::ChannelCredentials> credentials;  // TLS toward the receiver; null = plain
+
+  // For a lab run (lab/agent.h) driven by a controller; the defaults leave a plain
+  // `nasperf sender` as it was.
+  int iteration_offset = 0;         // added to every iteration number
+  int first_stream = 0;             // streams are numbered first_stream..: unique within a lab run
+  std::string host_name;            // host column of sender rows; empty = this machine's name
+  std::string receiver_name;        // host column of the receiver's rows; empty = as it reports
+  const std::atomic<bool>* cancel = nullptr;  // set: stop pushing, rows say "aborted"
+  // Called on each stream's thread once its OpenTransfer returned (also when it was
+  // refused), before the connect and first byte: the lab's barrier. A non-OK status
+  // aborts that stream.
+  std::function<absl::Status()> before_first_byte;
 };
 
 struct SenderOutcome {

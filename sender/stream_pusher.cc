@@ -128,6 +128,15 @@ PushResult PushNative(const PushTarget& target, PayloadSource& source, const Pus
   result.first_byte_ns = MonoNanos();
   IntervalSampler sampler(options.interval_s, result.first_byte_ns);
   while (status.ok() && result.bytes_sent < target.length) {
+    if (options.cancel != nullptr && options.cancel->load(std::memory_order_relaxed)) {
+      // Closing without the half-close makes the receiver see a short stream: it
+      // aborts the transfer and removes the partial file.
+      result.last_byte_ns = MonoNanos();
+      result.ack_ns = result.last_byte_ns;
+      result.status = absl::CancelledError("aborted by the lab controller");
+      ::shutdown(sock.get(), SHUT_RDWR);
+      return result;
+    }
     size_t size = static_cast<size_t>(std::min<uint64_t>(kChunk, target.length - result.bytes_sent));
     if (zero_copy) {
       off_t offset = static_cast<off_t>(result.bytes_sent);

@@ -50,6 +50,7 @@ struct PushOptions {
   std::atomic<uint64_t>* progress = nullptr;  // bytes sent so far, for the console
   uint64_t window_bytes = 0;     // fixed send buffer; 0 = kernel autotuning
   uint32_t max_segment = 0;      // MSS cap for a path narrower than the interfaces; 0 = none
+  const std::atomic<bool>* cancel = nullptr;  // set: close the connection, status CANCELLED
 };
 
 struct PushResult {

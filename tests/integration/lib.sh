@@ -163,3 +163,24 @@ csv_role_all() {
   got=$(csv_role_col "$file" "$role" "$col" | sort -u)
   [ "$got" = "$want" ] || fail "$role $col: expected $want on every row, got: $(echo $got)"
 }
+
+on_hop() { "$LAB_SH" hop -- "$@"; }
+
+# lab_agent NAME WHERE [agent flags...]: `nasperf agent` on the lab's WHERE (nas,
+# client1, client2, ...) listening on ADDR:7600 of that namespace; sets ${NAME}_PID.
+lab_agent() {
+  local name=$1 where=$2; shift 2
+  local portfile=$T/$name.ports address
+  case $where in
+    nas) address=$NAS_IP ;;
+    client) address=$CLIENT_IP ;;
+    client*) address=198.18.0.$((10 + ${where#client})) ;;
+    *) fail "lab_agent: no host $where" ;;
+  esac
+  rm -f "$portfile"
+  "$LAB_SH" "$where" -- "$NASPERF" agent --listen "$address:7600" --port-file "$portfile" "$@" >>"$T/$name.log" 2>&1 &
+  local pid=$!
+  PIDS+=("$pid")
+  wait_for "agent $name to listen on the lab's $where" 20 test -s "$portfile"
+  printf -v "${name}_PID" '%s' "$pid"
+}

@@ -1,0 +1,327 @@
+#include "lab/agent.h"
+
+#include <sched.h>
+#include <sys/stat.h>
+
+#include <atomic>
+#include <map>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "collector/collector_client.h"
+#include "collector/spool.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/payload.h"
+#include "proto/nasperf.grpc.pb.h"
+#include "sender/path_check.h"
+#include "sender/receiver_client.h"
+#include "sender/sender.h"
+
+namespace nasperf {
+namespace {
+
+constexpr char kComponent[] = "agent";
+constexpr absl::Duration kBarrierTimeout = absl::Seconds(120);
+
+struct Job {
+  proto::SenderJob spec;
+  std::atomic<bool> cancel{false};
+  absl::Mutex mu;
+  int ready ABSL_GUARDED_BY(mu) = 0;
+  int64_t go_at_ns ABSL_GUARDED_BY(mu) = 0;
+  bool done ABSL_GUARDED_BY(mu) = false;
+  std::string error ABSL_GUARDED_BY(mu);
+  std::vector<proto::TransferReport> reports ABSL_GUARDED_BY(mu);
+  std::thread thread;
+
+  void Cancel() {
+    cancel.store(true);
+    absl::MutexLock wake(&mu);  // conditions are re-evaluated when mu is released
+  }
+
+  // The barrier, on each stream's thread: count in, wait for Go, then sleep until
+  // the start instant (the last 2 ms spinning, for a tight start across hosts).
+  absl::Status WaitForStart() {
+    int64_t go = 0;
+    {
+      absl::MutexLock lock(&mu);
+      ++ready;
+      auto released = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) { return go_at_ns != 0 || cancel.load(); };
+      if (!mu.AwaitWithTimeout(absl::Condition(&released), kBarrierTimeout)) {
+        return absl::DeadlineExceededError("no start signal from the lab controller within 120 s");
+      }
+      if (cancel.load()) return absl::CancelledError("aborted by the lab controller");
+      go = go_at_ns;
+      int64_t sleep_ns = go - WallNanos() - 2'000'000;
+      if (sleep_ns > 0) {
+        auto cancelled = [this] { return cancel.load(); };
+        mu.AwaitWithTimeout(absl::Condition(&cancelled), absl::Nanoseconds(sleep_ns));
+        if (cancel.load()) return absl::CancelledError("aborted by the lab controller");
+      }
+    }
+    while (WallNanos() < go) sched_yield();
+    return absl::OkStatus();
+  }
+};
+
+// Keeps a job's rows for WaitJob and passes them on toward the collector.
+class JobSink : public ReportSink {
+ public:
+  JobSink(Job* job, ReportSink* onward) : job_(job), onward_(onward) {}
+  absl::Status Submit(const proto::TransferReport& report) override {
+    {
+      absl::MutexLock lock(&job_->mu);
+      job_->reports.push_back(report);
+    }
+    return onward_ != nullptr ? onward_->Submit(report) : absl::OkStatus();
+  }
+
+ private:
+  Job* job_;
+  ReportSink* onward_;
+};
+
+class AgentImpl final : public AgentService, public proto::Agent::Service {
+ public:
+  explicit AgentImpl(const AgentOptions& options) : options_(options) {
+    null_console_ = std::fopen("/dev/null", "w");
+  }
+  ~AgentImpl() override {
+    Shutdown();
+    if (null_console_ != nullptr) std::fclose(null_console_);
+  }
+
+  grpc::Service* service() override { return this; }
+
+  void Shutdown() override {
+    std::vector<std::shared_ptr<Job>> jobs;
+    {
+      absl::MutexLock lock(&mu_);
+      if (shut_down_) return;
+      shut_down_ = true;
+      for (auto& [id, job] : jobs_) jobs.push_back(job);
+      jobs_.clear();
+    }
+    for (auto& job : jobs) job->Cancel();
+    for (auto& job : jobs) {
+      if (job->thread.joinable()) job->thread.join();
+    }
+    absl::MutexLock lock(&mu_);
+    for (auto& [address, spool] : spools_) {
+      size_t left = spool->Drain(absl::Seconds(10));
+      if (left > 0) {
+        Log(LogLevel::kWarning, kComponent, "%d reports still spooled in %s for collector %s", left,
+            spool->dir(), address);
+      }
+    }
+  }
+
+  grpc::Status StartSender(grpc::ServerContext* context, const proto::SenderJob* request,
+                           proto::StartSenderReply*) override {
+    if (grpc::Status s = CheckToken(*context, options_.token, kComponent); !s.ok()) return s;
+    auto options = MakeOptions(*request);
+    if (!options.ok()) return ToGrpc(options.status());
+    ReportSink* onward = nullptr;
+    if (!request->collector().empty()) {
+      auto spool = SpoolFor(request->collector(), PeerHost(*context));
+      if (!spool.ok()) return ToGrpc(spool.status());
+      onward = *spool;
+    }
+    auto job = std::make_shared<Job>();
+    job->spec = *request;
+    absl::MutexLock lock(&mu_);
+    if (shut_down_) return ToGrpc(absl::UnavailableError("the agent is stopping"));
+    if (jobs_.count(request->job_id()) > 0) {
+      return ToGrpc(absl::AlreadyExistsError(absl::StrCat("job ", request->job_id(), " exists")));
+    }
+    jobs_[request->job_id()] = job;
+    Job* raw = job.get();
+    options->cancel = &raw->cancel;
+    options->before_first_byte = [raw] { return raw->WaitForStart(); };
+    job->thread = std::thread([this, raw, options = *options, onward] { RunJob(raw, options, onward); });
+    return grpc::Status::OK;
+  }
+
+  grpc::Status Go(grpc::ServerContext* context, const proto::GoRequest* request, proto::GoReply*) override {
+    if (grpc::Status s = CheckToken(*context, options_.token, kComponent); !s.ok()) return s;
+    std::shared_ptr<Job> job = Find(request->job_id());
+    if (job == nullptr) return ToGrpc(absl::NotFoundError(absl::StrCat("no job ", request->job_id())));
+    absl::MutexLock lock(&job->mu);
+    job->go_at_ns = request->start_at_unix_ns();
+    return grpc::Status::OK;
+  }
+
+  grpc::Status WaitJob(grpc::ServerContext* context, const proto::WaitJobRequest* request,
+                       proto::JobState* reply) override {
+    if (grpc::Status s = CheckToken(*context, options_.token, kComponent); !s.ok()) return s;
+    std::shared_ptr<Job> job = Find(request->job_id());
+    if (job == nullptr) return ToGrpc(absl::NotFoundError(absl::StrCat("no job ", request->job_id())));
+    const double wait = std::min(std::max(request->wait_s(), 0.0), 30.0);
+    const bool until_ready = request->until_ready();
+    const int streams = job->spec.streams();
+    bool done = false;
+    {
+      absl::MutexLock lock(&job->mu);
+      auto reached = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(job->mu) {
+        return job->done || (until_ready && job->ready >= streams);
+      };
+      job->mu.AwaitWithTimeout(absl::Condition(&reached), absl::Seconds(wait));
+      reply->set_streams(streams);
+      reply->set_ready(job->ready);
+      reply->set_done(job->done);
+      done = job->done;
+      if (done) {
+        reply->set_error(job->error);
+        for (const auto& report : job->reports) *reply->add_reports() = report;
+      }
+    }
+    if (done) {  // handed over: forget the job; whoever removes it joins its thread
+      size_t removed = 0;
+      {
+        absl::MutexLock lock(&mu_);
+        removed = jobs_.erase(request->job_id());
+      }
+      if (removed > 0 && job->thread.joinable()) job->thread.join();
+    }
+    return grpc::Status::OK;
+  }
+
+  grpc::Status Abort(grpc::ServerContext* context, const proto::AbortRequest* request,
+                     proto::AbortReply* reply) override {
+    if (grpc::Status s = CheckToken(*context, options_.token, kComponent); !s.ok()) return s;
+    std::vector<std::shared_ptr<Job>> jobs;
+    {
+      absl::MutexLock lock(&mu_);
+      for (auto& [id, job] : jobs_) {
+        if (request->run_id().empty() || job->spec.run_id() == request->run_id()) jobs.push_back(job);
+      }
+    }
+    for (auto& job : jobs) job->Cancel();
+    reply->set_jobs(static_cast<uint32_t>(jobs.size()));
+    if (!jobs.empty()) Log(LogLevel::kInfo, kComponent, "aborting %d job(s) on request of %s", jobs.size(), context->peer());
+    return grpc::Status::OK;
+  }
+
+  grpc::Status CheckPath(grpc::ServerContext* context, const proto::CheckPathRequest* request,
+                         proto::CheckPathReply* reply) override {
+    if (grpc::Status s = CheckToken(*context, options_.token, kComponent); !s.ok()) return s;
+    if (!request->file().empty()) {
+      struct stat st {};
+      if (::stat(request->file().c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
+        return ToGrpc(absl::FailedPreconditionError(
+            absl::StrCat(request->file(), " is not a non-empty regular file on this host")));
+      }
+      if (auto readable = FileSourceCheck(request->file()); !readable.ok()) return ToGrpc(readable);
+      reply->set_file_size(static_cast<uint64_t>(st.st_size));
+    }
+    auto to = ParseHostPort(request->to(), 7600);
+    if (!to.ok()) return ToGrpc(to.status());
+    ReceiverClient client(*to, options_.token, options_.credentials);
+    auto hello = client.Hello();
+    if (!hello.ok()) return ToGrpc(hello.status());
+    auto facts = nasperf::CheckPath(*to, *hello, request->link_mbps());
+    if (!facts.ok()) return ToGrpc(facts.status());
+    reply->set_line(PathLine(*facts));
+    for (const std::string& warning : PathWarnings(*facts)) reply->add_warnings(warning);
+    if (facts->mtu) reply->set_mtu(*facts->mtu);
+    if (facts->peer_mtu) reply->set_peer_mtu(*facts->peer_mtu);
+    if (facts->path_mtu) reply->set_path_mtu(*facts->path_mtu);
+    return grpc::Status::OK;
+  }
+
+ private:
+  static absl::Status FileSourceCheck(const std::string& path) {
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    if (f == nullptr) return absl::FailedPreconditionError(absl::StrCat("cannot read ", path, " on this host"));
+    std::fclose(f);
+    return absl::OkStatus();
+  }
+
+  std::shared_ptr<Job> Find(const std::string& id) {
+    absl::MutexLock lock(&mu_);
+    auto it = jobs_.find(id);
+    return it == jobs_.end() ? nullptr : it->second;
+  }
+
+  absl::StatusOr<SenderOptions> MakeOptions(const proto::SenderJob& job) const {
+    if (job.job_id().empty() || job.job_id().size() > 200) return absl::InvalidArgumentError("bad job id");
+    if (job.streams() < 1 || job.streams() > 64) return absl::InvalidArgumentError("streams must be 1..64");
+    if (job.first_stream() < 0 || job.first_stream() > 100000) return absl::InvalidArgumentError("bad first stream");
+    if ((job.size() == 0) == job.file().empty()) return absl::InvalidArgumentError("give a size or a file");
+    SenderOptions o;
+    auto to = ParseHostPort(job.to(), 7600);
+    if (!to.ok()) return to.status();
+    o.to = *to;
+    o.token = options_.token;
+    o.file = job.file();
+    o.size = job.size();
+    auto pattern = ParsePattern(job.pattern().empty() ? "random" : job.pattern());
+    if (!pattern.ok()) return pattern.status();
+    o.pattern = *pattern;
+    o.runs = job.warmup() ? 0 : 1;
+    o.warmup = job.warmup() ? 1 : 0;
+    o.iteration_offset = job.warmup() ? job.iteration() : job.iteration() - 1;
+    o.streams = job.streams();
+    o.first_stream = job.first_stream();
+    o.label = job.label();
+    o.run_id = job.run_id();
+    o.write_mode = job.write_mode().empty() ? "buffered" : job.write_mode();
+    o.sync_policy = job.sync_policy().empty() ? "end" : job.sync_policy();
+    o.cleanup = job.cleanup();
+    o.verify = job.verify();
+    o.interval_s = job.interval_s();
+    o.link_mbps = job.link_mbps();
+    o.window_bytes = job.window_bytes();
+    o.credentials = options_.credentials;
+    o.host_name = job.host_name();
+    o.receiver_name = job.receiver_name();
+    return o;
+  }
+
+  // One spool per collector; ":PORT" means the collector runs where the controller does.
+  absl::StatusOr<ReportSink*> SpoolFor(const std::string& collector, const std::string& caller) {
+    auto address = ParseHostPort(collector, 7700);
+    if (!address.ok()) return address.status();
+    if (address->host.empty()) address->host = caller;
+    const std::string key = FormatHostPort(*address);
+    absl::MutexLock lock(&mu_);
+    auto it = spools_.find(key);
+    if (it != spools_.end()) return it->second.get();
+    auto spool = SpoolingSink::Start(
+        std::make_unique<CollectorClient>(*address, options_.token, options_.credentials), options_.spool_root);
+    if (!spool.ok()) return spool.status();
+    ReportSink* sink = spool->get();
+    spools_[key] = std::move(*spool);
+    return sink;
+  }
+
+  void RunJob(Job* job, SenderOptions options, ReportSink* onward) {
+    JobSink sink(job, onward);
+    std::FILE* console = options_.console != nullptr ? options_.console : null_console_;
+    absl::StatusOr<SenderOutcome> outcome = RunSender(options, sink, console);
+    absl::MutexLock lock(&job->mu);
+    if (!outcome.ok()) {
+      job->error = std::string(outcome.status().message());
+      Log(LogLevel::kWarning, kComponent, "job %s: %s", job->spec.job_id(), job->error);
+    }
+    job->done = true;
+  }
+
+  const AgentOptions options_;
+  std::FILE* null_console_ = nullptr;
+  absl::Mutex mu_;
+  bool shut_down_ ABSL_GUARDED_BY(mu_) = false;
+  std::map<std::string, std::shared_ptr<Job>> jobs_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::unique_ptr<SpoolingSink>> spools_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace
+
+std::unique_ptr<AgentService> AgentService::Create(const AgentOptions& options) {
+  return std::make_unique<AgentImpl>(options);
+}
+
+}  // namespace nasperf

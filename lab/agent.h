@@ -1,0 +1,38 @@
+// The Agent service of `nasperf agent` (served beside the receiver on its control
+// port): runs sender jobs for a lab controller (lab/controller.h). A job opens its
+// transfers, holds every stream at a barrier until the controller's start instant
+// (Go), pushes, and keeps the rows for WaitJob while also reporting them to the
+// plan's collector through a spool. All RPCs are thread-safe; each job runs on its
+// own thread; Shutdown() aborts and joins them.
+#ifndef NASPERF_LAB_AGENT_H_
+#define NASPERF_LAB_AGENT_H_
+
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "common/grpc_auth.h"
+
+namespace nasperf {
+
+struct AgentOptions {
+  std::string token;                   // checked on every call; also sent to receivers and collectors
+  std::string spool_root;              // where rows wait while a collector is unreachable
+  std::shared_ptr<grpc::ChannelCredentials> credentials;  // toward receivers and collectors; null = plain
+  std::FILE* console = nullptr;        // one line per job and the sender's table; null = quiet
+};
+
+class AgentService {
+ public:
+  static std::unique_ptr<AgentService> Create(const AgentOptions& options);
+  virtual ~AgentService() = default;
+  // To register on the receiver's server (ReceiverOptions::extra_services).
+  virtual grpc::Service* service() = 0;
+  // Aborts every job, waits for their threads, then waits up to 10 s for the spools.
+  virtual void Shutdown() = 0;
+};
+
+}  // namespace nasperf
+
+#endif  // NASPERF_LAB_AGENT_H_

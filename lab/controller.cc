@@ -1,0 +1,623 @@
+#include "lab/controller.h"
+
+#include <algorithm>
+#include <fcntl.h>
+#include <map>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "collector/collector.h"
+#include "collector/collector_client.h"
+#include "collector/spool.h"
+#include "common/clock.h"
+#include "common/csv.h"
+#include "common/fd.h"
+#include "common/grpc_auth.h"
+#include "common/stats.h"
+#include "common/units.h"
+#include "proto/nasperf.grpc.pb.h"
+#include "lab/remote_start.h"
+#include "sender/receiver_client.h"
+#include "sender/sender.h"
+
+namespace nasperf {
+namespace {
+
+constexpr absl::Duration kReadyTimeout = absl::Seconds(20);
+constexpr int kUnansweredBeforeDead = 3;   // consecutive failed calls to an agent mid-run
+
+// The Agent service of one host: token and deadline on every call, errors name the host.
+class AgentClient {
+ public:
+  AgentClient(const PlanHost& host, const std::string& token)
+      : name_(host.name), address_(FormatHostPort(host.agent)), token_(token),
+        stub_(proto::Agent::NewStub(NewChannel(address_, nullptr))) {}
+
+  absl::Status StartSender(const proto::SenderJob& job) {
+    proto::StartSenderReply reply;
+    return Call("start a transfer", absl::Seconds(10), [&](grpc::ClientContext* c) {
+      return stub_->StartSender(c, job, &reply);
+    });
+  }
+  absl::Status Go(const std::string& job_id, int64_t start_at) {
+    proto::GoRequest request;
+    request.set_job_id(job_id);
+    request.set_start_at_unix_ns(start_at);
+    proto::GoReply reply;
+    return Call("release the barrier", absl::Seconds(5), [&](grpc::ClientContext* c) {
+      return stub_->Go(c, request, &reply);
+    });
+  }
+  absl::StatusOr<proto::JobState> WaitJob(const std::string& job_id, bool until_ready, double wait_s) {
+    proto::WaitJobRequest request;
+    request.set_job_id(job_id);
+    request.set_until_ready(until_ready);
+    request.set_wait_s(wait_s);
+    proto::JobState state;
+    absl::Status s = Call("wait for a transfer", absl::Seconds(wait_s + 10), [&](grpc::ClientContext* c) {
+      return stub_->WaitJob(c, request, &state);
+    });
+    if (!s.ok()) return s;
+    return state;
+  }
+  absl::Status Abort(const std::string& run_id) {
+    proto::AbortRequest request;
+    request.set_run_id(run_id);
+    proto::AbortReply reply;
+    return Call("abort", absl::Seconds(5), [&](grpc::ClientContext* c) { return stub_->Abort(c, request, &reply); });
+  }
+  absl::StatusOr<proto::CheckPathReply> CheckPath(const proto::CheckPathRequest& request) {
+    proto::CheckPathReply reply;
+    absl::Status s = Call("check the path", absl::Seconds(30), [&](grpc::ClientContext* c) {
+      return stub_->CheckPath(c, request, &reply);
+    });
+    if (!s.ok()) return s;
+    return reply;
+  }
+  const std::string& address() const { return address_; }
+
+ private:
+  template <typename Rpc>
+  absl::Status Call(const char* what, absl::Duration deadline, Rpc rpc) {
+    grpc::ClientContext context;
+    PrepareCall(&context, token_, deadline);
+    grpc::Status status = rpc(&context);
+    if (status.ok()) return absl::OkStatus();
+    if (status.error_code() == grpc::StatusCode::UNIMPLEMENTED) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "host ", name_, ": ", address_, " runs `nasperf receiver`, not `nasperf agent`"));
+    }
+    absl::Status s = FromGrpc(status, absl::StrCat("host ", name_, ": agent"), address_);
+    return absl::Status(s.code(), absl::StrCat(s.message(), " (", what, ")"));
+  }
+
+  std::string name_, address_, token_;
+  std::unique_ptr<proto::Agent::Stub> stub_;
+};
+
+// One transfer of the plan as it runs in one lab run.
+struct RunningTransfer {
+  size_t index = 0;
+  const PlanTransfer* plan = nullptr;
+  std::string job_id;
+  int first_stream = 0;
+  bool started = false, finished = false;
+  int unanswered = 0;
+  std::vector<proto::TransferReport> reports;  // sender and receiver rows
+};
+
+class Lab {
+ public:
+  Lab(const Plan& plan, const LabOptions& options) : plan_(plan), o_(options) {}
+
+  absl::StatusOr<LabOutcome> Run() {
+    for (const PlanHost& host : plan_.hosts) agents_.emplace(host.name, std::make_unique<AgentClient>(host, o_.token));
+    if (absl::Status s = StartCollector(); !s.ok()) return s;
+    absl::Status checked = StartRemoteAgents();
+    if (checked.ok()) checked = Preflight();
+    if (!checked.ok()) {
+      StopRemoteAgents();
+      StopCollector();
+      return checked;
+    }
+    outcome_.run_id = o_.run_id.empty() ? NewRunId() : o_.run_id;
+    Line(absl::StrFormat("lab %s%s: %d transfer%s per run, %d run%s%s%s", outcome_.run_id,
+                         plan_.label.empty() ? "" : absl::StrCat(" \"", plan_.label, "\""), plan_.transfers.size(),
+                         plan_.transfers.size() == 1 ? "" : "s", plan_.runs, plan_.runs == 1 ? "" : "s",
+                         plan_.warmup > 0 ? absl::StrCat(" after ", plan_.warmup, " warm-up") : "",
+                         plan_.pause > absl::ZeroDuration() ? absl::StrCat(", pause ", absl::FormatDuration(plan_.pause)) : ""));
+    const int total = plan_.warmup + plan_.runs;
+    for (int k = 0; k < total && !Interrupted(); ++k) {
+      const bool warmup = k < plan_.warmup;
+      const int iteration = k - plan_.warmup + 1;
+      bool failed = RunOnce(iteration, warmup, k + 1, total);
+      ++outcome_.runs_done;
+      if (Interrupted()) break;
+      if (failed && plan_.on_failure == "stop") {
+        Line("stopping: a transfer failed and the plan says on_failure = \"stop\"");
+        outcome_.stopped = true;
+        break;
+      }
+      if (k + 1 < total) PauseInterruptibly();
+    }
+    if (outcome_.interrupted) Line("interrupted: every agent aborted its transfers; their rows say \"aborted\"");
+    if (plan_.cleanup == "end") EndRunOnReceivers();
+    PrintSummary();
+    WaitForRows();
+    StopRemoteAgents();
+    StopCollector();
+    return outcome_;
+  }
+
+ private:
+  void Line(const std::string& text) {
+    std::fprintf(o_.console, "%s\n", text.c_str());
+    std::fflush(o_.console);
+  }
+  bool Interrupted() {
+    if (o_.stop != nullptr && o_.stop->load() && !outcome_.interrupted) {
+      outcome_.interrupted = true;
+      for (auto& [name, agent] : agents_) (void)agent->Abort(outcome_.run_id);
+    }
+    return outcome_.interrupted;
+  }
+
+  // ------------------------------------------------------------ collector
+
+  absl::Status StartCollector() {
+    HostPort report_to;
+    if (plan_.collector.address.empty()) {
+      CollectorOptions c;
+      c.out_dir = plan_.collector.out;
+      c.listen = plan_.collector.listen;
+      c.token = o_.token;
+      auto collector = Collector::Start(c);
+      if (!collector.ok()) return collector.status();
+      collector_ = std::move(*collector);
+      collector_for_agents_ = absl::StrCat(":", collector_->port());  // agents use the address they were called from
+      report_to = {"127.0.0.1", collector_->port()};
+      outcome_.transfers_csv = collector_->transfers_path();
+      Line(absl::StrFormat("collector: embedded on port %d, writing %s", collector_->port(), outcome_.transfers_csv));
+    } else {
+      collector_for_agents_ = plan_.collector.address;
+      report_to = *ParseHostPort(plan_.collector.address, 7700);
+      Line(absl::StrCat("collector: ", plan_.collector.address));
+    }
+    auto spool = SpoolingSink::Start(std::make_unique<CollectorClient>(report_to, o_.token), DefaultSpoolRoot());
+    if (!spool.ok()) return spool.status();
+    own_rows_ = std::move(*spool);
+    return absl::OkStatus();
+  }
+
+  // The agents deliver their rows through their spools; the CSV is complete when
+  // the collector has seen every one (or 30 s passed).
+  void WaitForRows() {
+    if (own_rows_) own_rows_->Drain(absl::Seconds(10));
+    if (!collector_) return;
+    const absl::Time deadline = absl::Now() + absl::Seconds(30);
+    uint64_t seen = 0;
+    while (absl::Now() < deadline) {
+      // Rows, not duplicates: two spools delivering the same file count one row twice.
+      seen = collector_->counters().rows;
+      if (seen >= expected_rows_) return;
+      absl::SleepFor(absl::Milliseconds(100));
+    }
+    Line(absl::StrFormat("warning: the collector has %d of %d rows; the agents keep the rest in their spools "
+                         "(nasperf flush --collector ...)", seen, expected_rows_));
+  }
+
+  void StopCollector() {
+    own_rows_.reset();
+    if (collector_) collector_->Shutdown();
+  }
+
+  // ------------------------------------------------------------ --ssh
+
+  // Hosts with `ssh = ...` whose agent does not answer get one started over SSH.
+  absl::Status StartRemoteAgents() {
+    if (!o_.ssh) return absl::OkStatus();
+    std::vector<std::string> problems;
+    for (const PlanHost& host : plan_.hosts) {
+      if (host.ssh.empty()) continue;
+      ReceiverClient client(host.agent, o_.token);
+      if (client.Hello().ok()) continue;
+      RemoteAgentOptions r;
+      r.ssh = host.ssh;
+      r.identity = host.ssh_identity;
+      r.known_hosts = host.ssh_known_hosts;
+      r.nasperf = host.nasperf;
+      r.listen = FormatHostPort(host.agent);
+      r.target = host.target;
+      r.agent_flags = host.agent_flags;
+      r.token = o_.token;
+      auto started = RemoteAgent::Start(r);
+      if (!started.ok()) {
+        problems.push_back(absl::StrCat("host ", host.name, ": ", started.status().message()));
+        continue;
+      }
+      Line(absl::StrFormat("  %s: started `%s agent` over ssh %s (pid %d)", host.name, host.nasperf, host.ssh,
+                           (*started)->remote_pid()));
+      remote_.push_back(std::move(*started));
+      const absl::Time deadline = absl::Now() + absl::Seconds(15);
+      while (!client.Hello().ok() && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(100));
+    }
+    if (problems.empty()) return absl::OkStatus();
+    return absl::FailedPreconditionError(absl::StrCat("cannot start agents over ssh; nothing ran:\n  ",
+                                                      absl::StrJoin(problems, "\n  ")));
+  }
+
+  void StopRemoteAgents() {
+    for (auto& agent : remote_) {
+      if (absl::Status s = agent->Stop(); !s.ok()) Line(absl::StrCat("warning: ", s.message()));
+    }
+    if (!remote_.empty()) Line(absl::StrFormat("stopped %d agent%s started over ssh", remote_.size(), remote_.size() == 1 ? "" : "s"));
+    remote_.clear();
+  }
+
+  // ------------------------------------------------------------ checks
+
+  absl::Status Preflight() {
+    std::vector<std::string> problems;
+    std::map<std::string, proto::HelloReply> hellos;
+    Line("checks:");
+    for (const PlanHost& host : plan_.hosts) {
+      ReceiverClient client(host.agent, o_.token);
+      auto hello = client.Hello();
+      if (!hello.ok()) {
+        problems.push_back(absl::StrCat("host ", host.name, ": ", hello.status().message()));
+        continue;
+      }
+      if (hello->version() != NASPERF_VERSION) {
+        problems.push_back(absl::StrCat("host ", host.name, ": agent ", FormatHostPort(host.agent), " runs nasperf ",
+                                        hello->version(), ", this controller is ", NASPERF_VERSION));
+      }
+      if (!host.target.empty() && hello->target() != host.target) {
+        problems.push_back(absl::StrCat("host ", host.name, ": its agent writes into ", hello->target(),
+                                        ", the plan says target = \"", host.target, "\" (start it with nasperf agent --target ",
+                                        host.target, ")"));
+      }
+      hellos[host.name] = *hello;
+      Line(absl::StrFormat("  %-10s %-21s nasperf %s on %s, target %s%s", host.name, FormatHostPort(host.agent),
+                           hello->version(), hello->host(), hello->target(),
+                           hello->target() == "discard" ? "" : absl::StrCat(" (", FormatSize(hello->free_bytes()), " free)")));
+    }
+    std::map<std::string, uint64_t> bytes_per_run;  // per receiving host
+    for (size_t i = 0; i < plan_.transfers.size(); ++i) {
+      const PlanTransfer& t = plan_.transfers[i];
+      const PlanHost& from = *plan_.FindHost(t.from);
+      const PlanHost& to = *plan_.FindHost(t.to);
+      const std::string name = absl::StrCat("transfer ", i + 1, " (", t.from, " -> ", t.to, ")");
+      if (hellos.count(t.from) == 0 || hellos.count(t.to) == 0) continue;  // already a problem
+      const proto::HelloReply& rx = hellos[t.to];
+      if (std::find(rx.write_modes().begin(), rx.write_modes().end(), t.write_mode) == rx.write_modes().end() &&
+          rx.target() != "discard") {
+        problems.push_back(absl::StrCat(name, ": ", t.to, "'s target ", rx.target(), " does not take write_mode = \"",
+                                        t.write_mode, "\" (it takes ", absl::StrJoin(rx.write_modes(), ", "), ")"));
+      }
+      proto::CheckPathRequest request;
+      request.set_to(FormatHostPort(to.agent));
+      request.set_link_mbps(plan_.link_mbps);
+      request.set_file(t.file);
+      auto path = agents_[t.from]->CheckPath(request);
+      if (!path.ok()) {
+        problems.push_back(absl::StrCat(name, ": checked on ", t.from, ": ", path.status().message()));
+        continue;
+      }
+      uint64_t size = t.file.empty() ? t.size : path->file_size();
+      bytes_per_run[t.to] += size * static_cast<uint64_t>(t.streams);
+      Line(absl::StrCat("  ", t.from, " -> ", t.to, ": ", path->line()));
+      for (const std::string& warning : path->warnings()) Line(absl::StrCat("  warning: ", name, ": ", warning));
+      if (from.mtu && path->has_mtu() && path->mtu() != *from.mtu) {
+        problems.push_back(absl::StrCat("host ", t.from, ": interface MTU toward ", t.to, " is ", path->mtu(),
+                                        ", the plan says mtu = ", *from.mtu));
+      }
+      if (to.mtu && path->has_peer_mtu() && path->peer_mtu() != *to.mtu) {
+        problems.push_back(absl::StrCat("host ", t.to, ": interface MTU is ", path->peer_mtu(), ", the plan says mtu = ",
+                                        *to.mtu));
+      }
+    }
+    for (const auto& [name, bytes] : bytes_per_run) {
+      const proto::HelloReply& rx = hellos[name];
+      if (rx.target() != "discard" && bytes + rx.min_free() > rx.free_bytes()) {
+        problems.push_back(absl::StrCat("host ", name, ": one run writes ", FormatSize(bytes), " into ", rx.target(),
+                                        ", which has ", FormatSize(rx.free_bytes()), " free",
+                                        rx.min_free() > 0 ? absl::StrCat(" and must keep ", FormatSize(rx.min_free()),
+                                                                         " (its --min-free)") : ""));
+      }
+      if (rx.max_size() > 0) {
+        for (const PlanTransfer& t : plan_.transfers) {
+          if (t.to == name && t.size > rx.max_size()) {
+            problems.push_back(absl::StrCat("host ", name, ": a transfer of ", FormatSize(t.size),
+                                            " is above its --max-size ", FormatSize(rx.max_size())));
+          }
+        }
+      }
+    }
+    if (problems.empty()) return absl::OkStatus();
+    return absl::FailedPreconditionError(absl::StrCat(
+        problems.size(), " problem", problems.size() == 1 ? "" : "s", " before the first run; nothing ran:\n  ",
+        absl::StrJoin(problems, "\n  ")));
+  }
+
+  // ------------------------------------------------------------ one run
+
+  proto::SenderJob JobFor(const RunningTransfer& rt, int iteration, bool warmup) {
+    const PlanTransfer& t = *rt.plan;
+    proto::SenderJob job;
+    job.set_job_id(rt.job_id);
+    job.set_to(FormatHostPort(plan_.FindHost(t.to)->agent));
+    job.set_size(t.size);
+    job.set_file(t.file);
+    job.set_pattern(t.pattern);
+    job.set_streams(t.streams);
+    job.set_first_stream(rt.first_stream);
+    job.set_run_id(outcome_.run_id);
+    job.set_label(plan_.label);
+    job.set_iteration(iteration);
+    job.set_warmup(warmup);
+    job.set_write_mode(t.write_mode);
+    job.set_sync_policy(t.sync_policy);
+    job.set_cleanup(plan_.cleanup);
+    job.set_verify(t.verify);
+    job.set_interval_s(plan_.interval_s);
+    job.set_link_mbps(plan_.link_mbps);
+    job.set_collector(collector_for_agents_);
+    job.set_host_name(t.from);
+    job.set_receiver_name(t.to);
+    return job;
+  }
+
+  // Rows for streams the agent never reported: it was unreachable or died mid-run.
+  void MarkLost(RunningTransfer& rt, int iteration, bool warmup, const std::string& status, const std::string& error) {
+    const PlanTransfer& t = *rt.plan;
+    std::map<int, bool> reported;
+    for (const auto& r : rt.reports) if (r.role() == "sender") reported[r.stream()] = true;
+    for (int s = 0; s < t.streams; ++s) {
+      if (reported.count(rt.first_stream + s)) continue;
+      proto::TransferReport row;
+      row.set_run_id(outcome_.run_id);
+      row.set_label(plan_.label);
+      row.set_iteration(iteration);
+      row.set_stream(rt.first_stream + s);
+      row.set_role("sender");
+      row.set_host(t.from);
+      row.set_peer(FormatHostPort(plan_.FindHost(t.to)->agent));
+      row.set_transport("native");
+      row.set_started_at_unix_ns(WallNanos());
+      row.set_write_mode(t.write_mode);
+      row.set_sync_policy(t.sync_policy);
+      row.set_warmup(warmup);
+      row.set_status(status);
+      row.set_error(error);
+      if (own_rows_) (void)own_rows_->Submit(row);
+      ++expected_rows_;
+      rt.reports.push_back(row);
+    }
+    rt.finished = true;
+  }
+
+  // A finished job's rows (the agent forgets the job once it handed them over).
+  void Absorb(RunningTransfer& rt, const proto::JobState& state, int iteration, bool warmup) {
+    for (const auto& r : state.reports()) rt.reports.push_back(r);
+    expected_rows_ += static_cast<uint64_t>(state.reports_size());
+    if (!state.error().empty()) {
+      MarkLost(rt, iteration, warmup, outcome_.interrupted ? "aborted" : "failed", state.error());
+    }
+    rt.finished = true;
+  }
+
+  // Returns true when a transfer did not end "ok".
+  bool RunOnce(int iteration, bool warmup, int k, int total) {
+    std::vector<RunningTransfer> running(plan_.transfers.size());
+    int next_stream = 0;
+    for (size_t i = 0; i < running.size(); ++i) {
+      RunningTransfer& rt = running[i];
+      rt.index = i;
+      rt.plan = &plan_.transfers[i];
+      rt.first_stream = next_stream;
+      next_stream += rt.plan->streams;
+      rt.job_id = absl::StrCat(outcome_.run_id, "-", iteration, "-t", i + 1);
+      absl::Status s = agents_[rt.plan->from]->StartSender(JobFor(rt, iteration, warmup));
+      if (s.ok()) {
+        rt.started = true;
+      } else {
+        MarkLost(rt, iteration, warmup, "failed", std::string(s.message()));
+      }
+    }
+    // The barrier: every stream of every transfer holds, opened, until all are.
+    const absl::Time ready_by = absl::Now() + kReadyTimeout;
+    for (RunningTransfer& rt : running) {
+      while (rt.started && !rt.finished && !Interrupted() && absl::Now() < ready_by) {
+        auto state = agents_[rt.plan->from]->WaitJob(rt.job_id, /*until_ready=*/true, 0.5);
+        if (!state.ok()) {
+          if (++rt.unanswered >= kUnansweredBeforeDead) {
+            MarkLost(rt, iteration, warmup, "failed", std::string(state.status().message()));
+          }
+          absl::SleepFor(absl::Milliseconds(200));
+          continue;
+        }
+        rt.unanswered = 0;
+        if (state->done()) {  // failed before the barrier (e.g. refused): the agent handed its rows over
+          Absorb(rt, *state, iteration, warmup);
+          break;
+        }
+        if (state->ready() >= state->streams()) break;
+      }
+    }
+    const int64_t start_at = WallNanos() + absl::ToInt64Nanoseconds(plan_.start_delay);
+    for (RunningTransfer& rt : running) {
+      if (rt.started && !rt.finished) (void)agents_[rt.plan->from]->Go(rt.job_id, start_at);
+    }
+    // Until every job is done, an agent stops answering, or Ctrl-C (then every agent aborts).
+    bool pending = true;
+    while (pending) {
+      pending = false;
+      Interrupted();
+      for (RunningTransfer& rt : running) {
+        if (!rt.started || rt.finished) continue;
+        auto state = agents_[rt.plan->from]->WaitJob(rt.job_id, /*until_ready=*/false, 0.5);
+        if (!state.ok()) {
+          if (++rt.unanswered >= kUnansweredBeforeDead || absl::IsNotFound(state.status())) {
+            MarkLost(rt, iteration, warmup, outcome_.interrupted ? "aborted" : "failed",
+                     absl::StrCat("agent stopped answering mid-run: ", state.status().message()));
+          } else {
+            pending = true;
+            absl::SleepFor(absl::Milliseconds(300));
+          }
+          continue;
+        }
+        rt.unanswered = 0;
+        if (!state->done()) {
+          pending = true;
+          continue;
+        }
+        Absorb(rt, *state, iteration, warmup);
+      }
+    }
+    return Print(running, iteration, warmup, k, total);
+  }
+
+  // Per transfer, then per receiver: the aggregate is the sum over its concurrent senders.
+  bool Print(const std::vector<RunningTransfer>& running, int iteration, bool warmup, int k, int total) {
+    bool any_failed = false;
+    int64_t first = 0, last = 0;
+    int starts = 0;
+    struct Sum { double send = 0, durable = 0; int transfers = 0; bool complete = true; };
+    std::map<std::string, Sum> per_receiver;
+    std::vector<std::string> lines;
+    for (const RunningTransfer& rt : running) {
+      const PlanTransfer& t = *rt.plan;
+      double send = 0, durable = 0;
+      bool ok = true;
+      std::string error;
+      int rx_rows = 0;
+      for (const auto& r : rt.reports) {
+        if (r.role() == "receiver") {
+          if (r.has_mb_per_s()) durable += r.mb_per_s();
+          ++rx_rows;
+          continue;
+        }
+        ++outcome_.transfers;
+        if (r.status() == "aborted") ++outcome_.aborted;
+        if (r.status() != "ok") {
+          ++outcome_.failed;
+          ok = false;
+          if (error.empty()) error = absl::StrCat(r.status(), ": ", r.error());
+          continue;
+        }
+        send += r.mb_per_s();
+        if (r.has_first_byte_s()) {
+          int64_t at = r.started_at_unix_ns() + static_cast<int64_t>(r.first_byte_s() * 1e9);
+          first = starts == 0 ? at : std::min(first, at);
+          last = starts == 0 ? at : std::max(last, at);
+          ++starts;
+        }
+      }
+      any_failed = any_failed || !ok;
+      Sum& sum = per_receiver[t.to];
+      sum.send += send;
+      sum.durable += durable;
+      sum.complete = sum.complete && ok && rx_rows == t.streams;
+      ++sum.transfers;
+      lines.push_back(absl::StrFormat("  %-22s %2d stream%s %10s  send %9s  durable %9s  %s",
+                                      absl::StrCat(t.from, " -> ", t.to), t.streams, t.streams == 1 ? " " : "s",
+                                      t.file.empty() ? FormatSize(t.size) : "file",
+                                      // a partly failed transfer shows what its ok streams moved (the aggregate counts it)
+                                      ok || send > 0 ? absl::StrFormat("%.1f MB/s", send) : "-",
+                                      (ok || durable > 0) && rx_rows > 0 ? absl::StrFormat("%.1f MB/s", durable) : "-",
+                                      ok ? "ok" : error));
+    }
+    const double skew_ms = starts >= 2 ? static_cast<double>(last - first) / 1e6 : 0;
+    Line(absl::StrFormat("%s %d/%d (iteration %d): start skew %s", warmup ? "warm-up" : "run", warmup ? k : k - plan_.warmup,
+                         warmup ? plan_.warmup : plan_.runs, iteration,
+                         starts >= 2 ? absl::StrFormat("%.2f ms", skew_ms) : "-"));
+    for (const std::string& line : lines) Line(line);
+    for (const auto& [name, sum] : per_receiver) {
+      Line(absl::StrFormat("  %-22s %2d transfer%s          send %9.1f MB/s  durable %9.1f MB/s  aggregate%s",
+                           absl::StrCat("= ", name), sum.transfers, sum.transfers == 1 ? " " : "s", sum.send,
+                           sum.durable, sum.complete ? "" : " (not every transfer finished)"));
+      if (!warmup && sum.complete) aggregates_[name].push_back(sum.send);
+      AppendLabRow(iteration, warmup, name, sum.transfers, sum.send, sum.durable, skew_ms, starts >= 2, sum.complete);
+    }
+    if (!warmup && starts >= 2) skews_.push_back(skew_ms);
+    return any_failed;
+  }
+
+  // DIR/lab-runs.csv beside transfers.csv: one row per run and receiver.
+  void AppendLabRow(int iteration, bool warmup, const std::string& receiver, int transfers, double send,
+                    double durable, double skew_ms, bool has_skew, bool complete) {
+    if (!collector_) return;
+    const std::string path = plan_.collector.out + "/lab-runs.csv";
+    Fd fd(::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644));
+    if (!fd.valid()) return;
+    std::string text;
+    if (::lseek(fd.get(), 0, SEEK_END) == 0) {
+      text = CsvLine({"run_id", "label", "iteration", "warmup", "receiver", "transfers", "send_mb_per_s",
+                      "durable_mb_per_s", "start_skew_ms", "complete"});
+    }
+    text += CsvLine({outcome_.run_id, CsvText(plan_.label), absl::StrCat(iteration), warmup ? "true" : "false",
+                     CsvText(receiver), absl::StrCat(transfers), absl::StrFormat("%.3f", send),
+                     absl::StrFormat("%.3f", durable), has_skew ? absl::StrFormat("%.3f", skew_ms) : "",
+                     complete ? "true" : "false"});
+    (void)WriteAll(fd.get(), text.data(), text.size(), "write lab-runs.csv");
+  }
+
+  void PauseInterruptibly() {
+    const absl::Time until = absl::Now() + plan_.pause;
+    while (absl::Now() < until && !Interrupted()) absl::SleepFor(std::min(absl::Milliseconds(100), until - absl::Now()));
+  }
+
+  void EndRunOnReceivers() {
+    std::map<std::string, bool> done;
+    for (const PlanTransfer& t : plan_.transfers) {
+      if (done[t.to]) continue;
+      done[t.to] = true;
+      ReceiverClient client(plan_.FindHost(t.to)->agent, o_.token);
+      if (auto ended = client.EndRun(outcome_.run_id); !ended.ok()) Line(absl::StrCat("warning: cleanup: ", ended.status().message()));
+    }
+  }
+
+  void PrintSummary() {
+    Line("");
+    Line(absl::StrFormat("summary: %d run%s, %d transfer rows, %d failed (%d aborted)", outcome_.runs_done,
+                         outcome_.runs_done == 1 ? "" : "s", outcome_.transfers, outcome_.failed, outcome_.aborted));
+    if (!skews_.empty()) {
+      Summary s = Summarize(skews_);
+      Line(absl::StrFormat("  start skew: median %.2f ms, max %.2f ms", s.median, s.max));
+    }
+    for (const auto& [name, values] : aggregates_) {
+      Summary s = Summarize(values);
+      Line(absl::StrFormat("  %s aggregate send MB/s: median %.1f, min %.1f, max %.1f (n %d)", name, s.median, s.min,
+                           s.max, s.n));
+    }
+    if (!outcome_.transfers_csv.empty()) {
+      Line(absl::StrFormat("results: %s (nasperf report %s)", outcome_.transfers_csv, plan_.collector.out));
+    }
+  }
+
+  const Plan& plan_;
+  const LabOptions& o_;
+  LabOutcome outcome_;
+  std::map<std::string, std::unique_ptr<AgentClient>> agents_;
+  std::unique_ptr<Collector> collector_;
+  std::unique_ptr<SpoolingSink> own_rows_;
+  std::vector<std::unique_ptr<RemoteAgent>> remote_;
+  std::string collector_for_agents_;
+  uint64_t expected_rows_ = 0;
+  std::vector<double> skews_;
+  std::map<std::string, std::vector<double>> aggregates_;
+};
+
+}  // namespace
+
+absl::StatusOr<LabOutcome> RunLab(const Plan& plan, const LabOptions& options) {
+  Lab lab(plan, options);
+  return lab.Run();
+}
+
+}  // namespace nasperf

@@ -1,0 +1,298 @@
+#include "lab/plan.h"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/units.h"
+#include "toml++/toml.h"
+
+namespace nasperf {
+namespace {
+
+// Reads one table's keys with "FILE:LINE: message" errors. toml++ throws on syntax
+// errors only inside ParsePlan; everything here works on the parsed tree.
+class TableReader {
+ public:
+  TableReader(const std::string& path, const toml::table& table, std::string where)
+      : path_(path), table_(table), where_(std::move(where)) {}
+
+  absl::Status Error(const toml::node& node, absl::string_view message) const {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path_, ":", static_cast<uint64_t>(node.source().begin.line), ": ", where_, message));
+  }
+  absl::Status Error(absl::string_view message) const { return Error(table_, message); }
+
+  // Every key must be one of `allowed`: a typo must not silently fall back to a default.
+  absl::Status OnlyKeys(const std::set<std::string>& allowed) const {
+    for (auto&& [key, node] : table_) {
+      if (allowed.count(std::string(key.str())) == 0) {
+        return Error(node, absl::StrCat("unknown key \"", std::string(key.str()), "\" (expected one of: ",
+                                        absl::StrJoin(allowed, ", "), ")"));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  const toml::node* Find(const std::string& key) const { return table_.get(key); }
+
+  absl::Status String(const std::string& key, std::string* out, bool required = false) const {
+    const toml::node* node = Find(key);
+    if (node == nullptr) return required ? Error(absl::StrCat("missing key \"", key, "\"")) : absl::OkStatus();
+    auto value = node->value<std::string>();
+    if (!node->is_string() || !value) return Error(*node, absl::StrCat(key, " must be a string"));
+    if (required && value->empty()) return Error(*node, absl::StrCat(key, " must not be empty"));
+    *out = *value;
+    return absl::OkStatus();
+  }
+
+  absl::Status Int(const std::string& key, int* out, int min, int max) const {
+    const toml::node* node = Find(key);
+    if (node == nullptr) return absl::OkStatus();
+    if (!node->is_integer()) return Error(*node, absl::StrCat(key, " must be an integer"));
+    int64_t value = *node->value<int64_t>();
+    if (value < min || value > max) {
+      return Error(*node, absl::StrCat(key, " = ", value, " is not between ", min, " and ", max));
+    }
+    *out = static_cast<int>(value);
+    return absl::OkStatus();
+  }
+
+  absl::Status Bool(const std::string& key, bool* out) const {
+    const toml::node* node = Find(key);
+    if (node == nullptr) return absl::OkStatus();
+    if (!node->is_boolean()) return Error(*node, absl::StrCat(key, " must be true or false"));
+    *out = *node->value<bool>();
+    return absl::OkStatus();
+  }
+
+  absl::Status Duration(const std::string& key, absl::Duration* out) const {
+    std::string text;
+    if (absl::Status s = String(key, &text); !s.ok() || Find(key) == nullptr) return s;
+    auto d = ParseDuration(text);
+    if (!d.ok()) return Error(*Find(key), absl::StrCat(key, ": ", d.status().message()));
+    *out = *d;
+    return absl::OkStatus();
+  }
+
+  // A size as a string with units ("4GiB") or a plain integer of bytes.
+  absl::Status Size(const std::string& key, uint64_t* out) const {
+    const toml::node* node = Find(key);
+    if (node == nullptr) return absl::OkStatus();
+    if (node->is_integer() && *node->value<int64_t>() > 0) {
+      *out = static_cast<uint64_t>(*node->value<int64_t>());
+      return absl::OkStatus();
+    }
+    if (!node->is_string()) return Error(*node, absl::StrCat(key, " must be a size like \"4GiB\""));
+    auto size = ParseSize(*node->value<std::string>());
+    if (!size.ok()) return Error(*node, absl::StrCat(key, ": ", size.status().message()));
+    if (*size == 0) return Error(*node, absl::StrCat(key, " must be more than 0"));
+    *out = *size;
+    return absl::OkStatus();
+  }
+
+  absl::Status Address(const std::string& key, uint16_t default_port, bool allow_zero, HostPort* out,
+                       bool required) const {
+    std::string text;
+    if (absl::Status s = String(key, &text, required); !s.ok() || text.empty()) return s;
+    auto hp = ParseHostPort(text, default_port, allow_zero);
+    if (!hp.ok()) return Error(*Find(key), absl::StrCat(key, ": ", hp.status().message()));
+    *out = *hp;
+    return absl::OkStatus();
+  }
+
+  absl::Status OneOf(const std::string& key, std::string* out, const std::set<std::string>& allowed) const {
+    if (absl::Status s = String(key, out); !s.ok()) return s;
+    if (Find(key) != nullptr && allowed.count(*out) == 0) {
+      return Error(*Find(key), absl::StrCat(key, " = \"", *out, "\" is not one of: ", absl::StrJoin(allowed, ", ")));
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  const std::string& path_;
+  const toml::table& table_;
+  std::string where_;
+};
+
+#define NASPERF_RETURN_IF_ERROR(expr) \
+  do {                                \
+    absl::Status _s = (expr);         \
+    if (!_s.ok()) return _s;          \
+  } while (0)
+
+absl::Status ReadHost(const std::string& path, const toml::table& table, int index, Plan* plan) {
+  PlanHost host;
+  host.line = static_cast<int>(table.source().begin.line);
+  TableReader r(path, table, absl::StrCat("[[host]] ", index, ": "));
+  NASPERF_RETURN_IF_ERROR(r.OnlyKeys({"name", "agent", "target", "mtu", "ssh", "ssh_identity", "ssh_known_hosts",
+                                      "nasperf", "agent_flags"}));
+  if (const toml::node* flags = r.Find("agent_flags")) {
+    const toml::array* array = flags->as_array();
+    if (array == nullptr) return r.Error(*flags, "agent_flags must be an array of strings, e.g. [\"--min-free\", \"off\"]");
+    for (const toml::node& flag : *array) {
+      if (!flag.is_string()) return r.Error(flag, "agent_flags must be an array of strings");
+      host.agent_flags.push_back(*flag.value<std::string>());
+    }
+  }
+  NASPERF_RETURN_IF_ERROR(r.String("ssh", &host.ssh));
+  NASPERF_RETURN_IF_ERROR(r.String("ssh_identity", &host.ssh_identity));
+  NASPERF_RETURN_IF_ERROR(r.String("ssh_known_hosts", &host.ssh_known_hosts));
+  NASPERF_RETURN_IF_ERROR(r.String("nasperf", &host.nasperf));
+  NASPERF_RETURN_IF_ERROR(r.String("name", &host.name, true));
+  NASPERF_RETURN_IF_ERROR(r.Address("agent", 7600, false, &host.agent, true));
+  NASPERF_RETURN_IF_ERROR(r.String("target", &host.target));
+  int mtu = 0;
+  NASPERF_RETURN_IF_ERROR(r.Int("mtu", &mtu, 576, 65535));
+  if (mtu > 0) host.mtu = static_cast<uint32_t>(mtu);
+  for (const PlanHost& other : plan->hosts) {
+    if (other.name == host.name) {
+      return r.Error(*r.Find("name"), absl::StrCat("host \"", host.name, "\" is already defined at line ", other.line));
+    }
+    if (FormatHostPort(other.agent) == FormatHostPort(host.agent)) {
+      return r.Error(*r.Find("agent"), absl::StrCat("agent ", FormatHostPort(host.agent), " is already host \"",
+                                                    other.name, "\" (line ", other.line, ")"));
+    }
+  }
+  plan->hosts.push_back(std::move(host));
+  return absl::OkStatus();
+}
+
+absl::Status ReadTransfer(const std::string& path, const toml::table& table, int index, Plan* plan) {
+  PlanTransfer t;
+  t.line = static_cast<int>(table.source().begin.line);
+  TableReader r(path, table, absl::StrCat("[[transfer]] ", index, ": "));
+  NASPERF_RETURN_IF_ERROR(r.OnlyKeys({"from", "to", "size", "file", "streams", "write_mode", "sync",
+                                      "pattern", "verify"}));
+  NASPERF_RETURN_IF_ERROR(r.String("from", &t.from, true));
+  NASPERF_RETURN_IF_ERROR(r.String("to", &t.to, true));
+  for (const char* key : {"from", "to"}) {
+    const std::string& name = std::string(key) == "from" ? t.from : t.to;
+    if (plan->FindHost(name) == nullptr) {
+      return r.Error(*r.Find(key), absl::StrCat(key, " = \"", name, "\" names no [[host]]"));
+    }
+  }
+  if (t.from == t.to) return r.Error(*r.Find("to"), "from and to are the same host");
+  NASPERF_RETURN_IF_ERROR(r.Size("size", &t.size));
+  NASPERF_RETURN_IF_ERROR(r.String("file", &t.file));
+  if ((t.size > 0) == !t.file.empty()) return r.Error("give either size = \"4GiB\" or file = \"/path\" (not both)");
+  NASPERF_RETURN_IF_ERROR(r.Int("streams", &t.streams, 1, 64));
+  NASPERF_RETURN_IF_ERROR(r.OneOf("write_mode", &t.write_mode, {"buffered", "direct", "dsync"}));
+  NASPERF_RETURN_IF_ERROR(r.String("sync", &t.sync_policy));
+  if (r.Find("sync") != nullptr && t.sync_policy != "none" && t.sync_policy != "end" &&
+      t.sync_policy.rfind("every=", 0) != 0) {
+    return r.Error(*r.Find("sync"), "sync must be none, end or every=SIZE");
+  }
+  if (t.sync_policy.rfind("every=", 0) == 0 && !ParseSize(t.sync_policy.substr(6)).ok()) {
+    return r.Error(*r.Find("sync"), "sync every=SIZE needs a size, e.g. every=64MiB");
+  }
+  NASPERF_RETURN_IF_ERROR(r.OneOf("pattern", &t.pattern, {"random", "zero"}));
+  NASPERF_RETURN_IF_ERROR(r.Bool("verify", &t.verify));
+  plan->transfers.push_back(std::move(t));
+  return absl::OkStatus();
+}
+
+// Each element of an array of tables ([[host]], [[transfer]]); anything else is an error.
+template <typename ReadOne>
+absl::Status ReadArray(const std::string& path, const toml::table& root, const std::string& key,
+                       ReadOne read, Plan* plan) {
+  const toml::node* node = root.get(key);
+  if (node == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": no [[", key, "]] tables"));
+  }
+  const toml::array* array = node->as_array();
+  if (array == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ":", static_cast<uint64_t>(node->source().begin.line), ": ", key, " must be [[", key, "]] tables"));
+  }
+  int index = 0;
+  for (const toml::node& element : *array) {
+    ++index;
+    const toml::table* table = element.as_table();
+    if (table == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ":", static_cast<uint64_t>(element.source().begin.line), ": ", key, " must be [[", key, "]] tables"));
+    }
+    NASPERF_RETURN_IF_ERROR(read(path, *table, index, plan));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadPlan(const std::string& path, const toml::table& root, Plan* plan) {
+  TableReader r(path, root, "");
+  NASPERF_RETURN_IF_ERROR(r.OnlyKeys({"label", "runs", "warmup", "pause", "on_failure", "cleanup",
+                                      "interval", "link_speed", "start_delay", "collector", "host",
+                                      "transfer"}));
+  NASPERF_RETURN_IF_ERROR(r.String("label", &plan->label));
+  NASPERF_RETURN_IF_ERROR(r.Int("runs", &plan->runs, 1, 100000));
+  NASPERF_RETURN_IF_ERROR(r.Int("warmup", &plan->warmup, 0, 1000));
+  NASPERF_RETURN_IF_ERROR(r.Duration("pause", &plan->pause));
+  NASPERF_RETURN_IF_ERROR(r.OneOf("on_failure", &plan->on_failure, {"continue", "stop"}));
+  NASPERF_RETURN_IF_ERROR(r.OneOf("cleanup", &plan->cleanup, {"each", "end", "never"}));
+  absl::Duration interval = absl::Seconds(1);
+  NASPERF_RETURN_IF_ERROR(r.Duration("interval", &interval));
+  plan->interval_s = absl::ToDoubleSeconds(interval);
+  NASPERF_RETURN_IF_ERROR(r.Duration("start_delay", &plan->start_delay));
+  if (plan->start_delay < absl::Milliseconds(10) || plan->start_delay > absl::Seconds(60)) {
+    return r.Error(*r.Find("start_delay"), "start_delay must be between 10ms and 60s");
+  }
+  std::string link;
+  NASPERF_RETURN_IF_ERROR(r.String("link_speed", &link));
+  if (!link.empty()) {
+    auto speed = ParseLinkSpeed(link);
+    if (!speed.ok()) return r.Error(*r.Find("link_speed"), absl::StrCat("link_speed: ", speed.status().message()));
+    plan->link_mbps = *speed;
+  }
+  if (const toml::node* node = r.Find("collector")) {
+    const toml::table* table = node->as_table();
+    if (table == nullptr) return r.Error(*node, "collector must be a [collector] table");
+    TableReader c(path, *table, "[collector]: ");
+    NASPERF_RETURN_IF_ERROR(c.OnlyKeys({"out", "listen", "address"}));
+    NASPERF_RETURN_IF_ERROR(c.String("out", &plan->collector.out));
+    NASPERF_RETURN_IF_ERROR(c.Address("listen", 7700, true, &plan->collector.listen, false));
+    HostPort external;
+    NASPERF_RETURN_IF_ERROR(c.Address("address", 7700, false, &external, false));
+    if (!external.host.empty()) plan->collector.address = FormatHostPort(external);
+    if (!plan->collector.address.empty() && c.Find("listen") != nullptr) {
+      return c.Error(*c.Find("listen"), "give listen (embedded collector) or address (external), not both");
+    }
+  }
+  NASPERF_RETURN_IF_ERROR(ReadArray(path, root, "host", ReadHost, plan));
+  NASPERF_RETURN_IF_ERROR(ReadArray(path, root, "transfer", ReadTransfer, plan));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+const PlanHost* Plan::FindHost(const std::string& name) const {
+  for (const PlanHost& host : hosts) {
+    if (host.name == name) return &host;
+  }
+  return nullptr;
+}
+
+absl::StatusOr<Plan> ParsePlan(const std::string& text, const std::string& path) {
+  Plan plan;
+  plan.path = path;
+  toml::table root;
+  try {
+    root = toml::parse(text, path);
+  } catch (const toml::parse_error& e) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ":", static_cast<uint64_t>(e.source().begin.line), ": ", std::string(e.description())));
+  }
+  if (absl::Status s = ReadPlan(path, root, &plan); !s.ok()) return s;
+  return plan;
+}
+
+absl::StatusOr<Plan> LoadPlan(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read the plan ", path));
+  std::stringstream text;
+  text << in.rdbuf();
+  return ParsePlan(text.str(), path);
+}
+
+}  // namespace nasperf

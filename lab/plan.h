@@ -1,0 +1,74 @@
+// A lab plan (`nasperf lab PLAN.toml`): hosts with their agents, the transfers of
+// each run, how many runs, and where the rows go. Parse() reads and validates the
+// whole file and names the file and line of the first problem; the result is plain
+// data. Pure functions, thread-safe.
+#ifndef NASPERF_LAB_PLAN_H_
+#define NASPERF_LAB_PLAN_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "common/fd.h"
+
+namespace nasperf {
+
+struct PlanHost {
+  std::string name;
+  HostPort agent{"", 7600};
+  std::string target;                 // what its agent must write into; empty = any
+  std::optional<uint32_t> mtu;        // expected interface MTU; checked before the runs
+  // `nasperf lab --ssh`: how to start the agent when none answers (lab/remote_start.h).
+  std::string ssh;                    // [user@]host[:port]
+  std::string ssh_identity, ssh_known_hosts;
+  std::string nasperf = "nasperf";    // the binary on that host
+  std::vector<std::string> agent_flags;  // more flags for an agent started over SSH
+  int line = 0;
+};
+
+struct PlanTransfer {
+  std::string from, to;               // host names
+  uint64_t size = 0;                  // generated data, or
+  std::string file;                   // a file on the sending host
+  int streams = 1;
+  std::string write_mode = "buffered";
+  std::string sync_policy = "end";
+  std::string pattern = "random";
+  bool verify = false;
+  int line = 0;
+};
+
+struct PlanCollector {
+  std::string out = "./nasperf-results";  // the embedded collector writes here
+  HostPort listen{"", 0};             // the embedded collector's address (port 0: any)
+  std::string address;                // an external collector HOST:PORT instead
+};
+
+struct Plan {
+  std::string path;
+  std::string label;
+  int runs = 1;
+  int warmup = 0;
+  absl::Duration pause = absl::ZeroDuration();
+  std::string on_failure = "stop";    // continue | stop
+  std::string cleanup;                // each | end | never; empty = the receivers' default
+  double interval_s = 1.0;
+  uint32_t link_mbps = 0;             // link_speed: for line_rate_pct on shaped links
+  absl::Duration start_delay = absl::Milliseconds(250);  // barrier: go -> first byte
+  PlanCollector collector;
+  std::vector<PlanHost> hosts;
+  std::vector<PlanTransfer> transfers;
+
+  const PlanHost* FindHost(const std::string& name) const;
+};
+
+// Parses TOML text; `path` only names the file in messages ("plan.toml:12: ...").
+absl::StatusOr<Plan> ParsePlan(const std::string& text, const std::string& path);
+absl::StatusOr<Plan> LoadPlan(const std::string& path);
+
+}  // namespace nasperf
+
+#endif  // NASPERF_LAB_PLAN_H_

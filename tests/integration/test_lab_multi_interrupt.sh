@@ -1,0 +1,57 @@
+# Ctrl-C on `nasperf lab` mid-run: every agent aborts its transfers, the rows say
+# "aborted", the NAS keeps no partial file, the CSV has no torn line, exit status
+# 130, and the agents serve the next lab.
+source "$(dirname "$0")/lib.sh"
+
+lab_up --clients 2 --mtu 1500 --rate 100mbit --disk-size 1G
+lab_agent nas nas --target "$CACHE" --min-free off
+lab_agent c1 client1
+lab_agent c2 client2
+plan() {  # plan SIZE OUT
+  cat <<PLAN
+label = "interrupted"
+runs = 5
+[collector]
+out = "$2"
+[[host]]
+name = "nas"
+agent = "$NAS_IP:7600"
+[[host]]
+name = "client1"
+agent = "198.18.0.11:7600"
+[[host]]
+name = "client2"
+agent = "198.18.0.12:7600"
+[[transfer]]
+from = "client1"
+to = "nas"
+size = "$1"
+[[transfer]]
+from = "client2"
+to = "nas"
+size = "$1"
+PLAN
+}
+plan 200MiB "$T/out" >"$T/plan.toml"
+"$LAB_SH" hop -- "$NASPERF" lab "$T/plan.toml" >"$T/lab.log" 2>&1 &  # exec chain: $! is nasperf itself
+lab=$!
+PIDS+=("$lab")
+pushing() { compgen -G "$CACHE/nasperf-*-1-1.dat" >/dev/null; }
+wait_for "run 1 to push into the NAS" 30 pushing
+sleep 0.5
+kill -INT "$lab"
+rc=0
+wait "$lab" || rc=$?
+cat "$T/lab.log"
+[ $rc = 130 ] || fail "interrupted lab exited $rc, want 130"
+csv=$T/out/transfers.csv
+[ "$(csv_role_col "$csv" sender status | sort | tr '\n' ' ')" = "aborted aborted " ] \
+  || fail "sender rows: $(csv_role_col "$csv" sender status | tr '\n' ' ') (want 2 aborted)"
+awk -F, 'NR==1 { n = NF; next } NF < n { exit 1 }' "$csv" || fail "a torn row in transfers.csv"
+[ -z "$(tail -c1 "$csv")" ] || fail "transfers.csv does not end with a newline"
+gone() { ! compgen -G "$CACHE/nasperf-*.dat" >/dev/null; }
+wait_for "the NAS to remove the partial files" 10 gone
+alive "$nas_PID" && alive "$c1_PID" && alive "$c2_PID" || fail "an agent died"
+plan 4MiB "$T/out2" | sed 's/^runs = 5/runs = 1/' >"$T/plan2.toml"
+on_hop "$NASPERF" lab "$T/plan2.toml" >"$T/lab2.log" 2>&1 || fail "the agents do not serve after the abort: $(tail "$T/lab2.log")"
+echo "ok: Ctrl-C aborted every transfer cleanly"

@@ -1,0 +1,92 @@
+# `nasperf lab --ssh`: the NAS has no agent running, only a real sshd in its
+# namespace; the controller starts `nasperf agent` there over SSH (libssh, host key
+# checked against a known_hosts file, a throwaway key), runs the plan with two
+# clients, and stops that agent at the end. A host key that is not the one in
+# known_hosts stops the lab before anything runs.
+source "$(dirname "$0")/lib.sh"
+[ -x /usr/sbin/sshd ] || skip "openssh-server is not installed"
+
+lab_up --clients 2 --mtu 1500 --rate 400mbit --disk-size 1G
+lab_agent c1 client1
+lab_agent c2 client2
+
+install -d -m0755 /run/sshd
+mkdir -p "$T/ssh"
+ssh-keygen -q -t ed25519 -N '' -f "$T/ssh/host_ed25519"
+ssh-keygen -q -t ed25519 -N '' -f "$T/ssh/user_ed25519"
+cp "$T/ssh/user_ed25519.pub" "$T/ssh/authorized_keys"
+echo "[$NAS_IP]:2222 $(cut -d' ' -f1,2 "$T/ssh/host_ed25519.pub")" >"$T/ssh/known_hosts"
+ssh-keygen -q -t ed25519 -N '' -f "$T/ssh/other_host"
+echo "[$NAS_IP]:2222 $(cut -d' ' -f1,2 "$T/ssh/other_host.pub")" >"$T/ssh/wrong_known_hosts"
+cat >"$T/ssh/sshd_config" <<CONF
+Port 2222
+ListenAddress $NAS_IP
+HostKey $T/ssh/host_ed25519
+AuthorizedKeysFile $T/ssh/authorized_keys
+PidFile $T/ssh/sshd.pid
+StrictModes no
+UsePAM no
+PasswordAuthentication no
+PermitRootLogin prohibit-password
+SetEnv SHLVL=1
+UseDNS no
+CONF
+/usr/sbin/sshd -t -f "$T/ssh/sshd_config" || fail "sshd_config rejected"
+"$LAB_SH" nas -- /usr/sbin/sshd -D -e -f "$T/ssh/sshd_config" 2>"$T/sshd.log" &
+PIDS+=($!)
+sshd_up() { on_client bash -c "exec 3<>/dev/tcp/$NAS_IP/2222" 2>/dev/null; }
+wait_for "sshd in the NAS namespace" 20 sshd_up
+
+plan() {  # plan KNOWN_HOSTS OUT
+  cat <<PLAN
+label = "ssh-started"
+runs = 2
+[collector]
+out = "$2"
+[[host]]
+name = "nas"
+agent = "$NAS_IP:7600"
+target = "$CACHE"
+ssh = "root@$NAS_IP:2222"
+ssh_identity = "$T/ssh/user_ed25519"
+ssh_known_hosts = "$1"
+nasperf = "$NASPERF"
+agent_flags = ["--min-free", "off"]
+[[host]]
+name = "client1"
+agent = "198.18.0.11:7600"
+[[host]]
+name = "client2"
+agent = "198.18.0.12:7600"
+[[transfer]]
+from = "client1"
+to = "nas"
+size = "16MiB"
+[[transfer]]
+from = "client2"
+to = "nas"
+size = "16MiB"
+PLAN
+}
+nas_agents() { ip netns pids "$NASPERF_LAB-nas" | xargs -r ps -o args= -p | grep -c "nasperf agent" || true; }
+
+plan "$T/ssh/wrong_known_hosts" "$T/out0" >"$T/wrong.toml"
+rc=0
+on_hop "$NASPERF" lab --ssh "$T/wrong.toml" >"$T/wrong.log" 2>&1 || rc=$?
+cat "$T/wrong.log"
+[ $rc = 1 ] || fail "a wrong host key: exit $rc, want 1"
+grep -q "host nas: ssh root@$NAS_IP:2222: the host key differs" "$T/wrong.log" || fail "no clear host-key error"
+[ "$(nas_agents)" = 0 ] || fail "an agent started despite the wrong host key"
+
+plan "$T/ssh/known_hosts" "$T/out" >"$T/plan.toml"
+on_hop "$NASPERF" lab --ssh "$T/plan.toml" >"$T/lab.log" 2>&1 || fail "nasperf lab --ssh failed: $(tail -20 "$T/lab.log")"
+cat "$T/lab.log"
+grep -q "nas: started .* agent. over ssh root@$NAS_IP:2222 (pid [0-9]*)" "$T/lab.log" || fail "no 'started over ssh' line"
+grep -q "stopped 1 agent started over ssh" "$T/lab.log" || fail "the ssh-started agent was not stopped"
+csv=$T/out/transfers.csv
+[ "$(tail -n +2 "$csv" | wc -l)" = 8 ] || fail "expected 8 rows, got $(tail -n +2 "$csv" | wc -l)"
+csv_role_all "$csv" receiver status ok
+csv_role_all "$csv" sender status ok
+gone() { [ "$(nas_agents)" = 0 ]; }
+wait_for "the ssh-started agent to exit" 10 gone
+echo "ok: the NAS agent was started over SSH (host key checked) and stopped at the end"

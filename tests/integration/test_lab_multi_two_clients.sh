@@ -1,0 +1,70 @@
+# Two clients write to one NAS at once, driven by `nasperf lab` from the hop (which
+# reaches every agent): each run's transfers start within 50 ms of each other (the
+# barrier), the per-receiver aggregate is the sum of its transfers' MB/s, all rows
+# share one run id in one CSV, and `nasperf report` reads it.
+source "$(dirname "$0")/lib.sh"
+
+lab_up --clients 2 --mtu 1500 --rate 400mbit --disk-size 1G
+[ "${CLIENTS:-1}" = 2 ] || fail "lab.sh up --clients 2 made $CLIENTS clients"
+lab_agent nas nas --target "$CACHE" --min-free off
+lab_agent c1 client1
+lab_agent c2 client2
+
+cat >"$T/plan.toml" <<PLAN
+label = "two-clients"
+runs = 3
+pause = "200ms"
+interval = "250ms"
+link_speed = "400mbit"
+[collector]
+out = "$T/out"
+[[host]]
+name = "nas"
+agent = "$NAS_IP:7600"
+target = "$CACHE"
+mtu = 1500
+[[host]]
+name = "client1"
+agent = "198.18.0.11:7600"
+[[host]]
+name = "client2"
+agent = "198.18.0.12:7600"
+[[transfer]]
+from = "client1"
+to = "nas"
+size = "40MiB"
+[[transfer]]
+from = "client2"
+to = "nas"
+size = "40MiB"
+PLAN
+
+on_hop "$NASPERF" lab "$T/plan.toml" >"$T/lab.log" 2>&1 || fail "nasperf lab failed: $(tail -20 "$T/lab.log")"
+cat "$T/lab.log"
+csv=$T/out/transfers.csv runs=$T/out/lab-runs.csv
+[ "$(tail -n +2 "$csv" | wc -l)" = 12 ] || fail "expected 12 rows (3 runs x 2 transfers x sender+receiver), got $(tail -n +2 "$csv" | wc -l)"
+[ "$(csv_col "$csv" run_id | sort -u | wc -l)" = 1 ] || fail "the transfers of the lab do not share one run id"
+csv_role_all "$csv" sender status ok
+csv_role_all "$csv" receiver status ok
+[ "$(csv_role_col "$csv" sender host | sort -u | tr '\n' ' ')" = "client1 client2 " ] || fail "sender hosts are not the plan's names"
+csv_role_all "$csv" receiver host nas
+
+# Start skew under 50 ms in every run; the aggregate is the sum of its transfers.
+[ "$(tail -n +2 "$runs" | wc -l)" = 3 ] || fail "lab-runs.csv: expected 3 rows"
+for iteration in 1 2 3; do
+  skew=$(awk -F, -v i=$iteration 'NR > 1 && $3 == i { print $9 }' "$runs")
+  aggregate=$(awk -F, -v i=$iteration 'NR > 1 && $3 == i { print $7 }' "$runs")
+  sum=$(awk -F, -v i=$iteration 'NR==1 { for (c=1;c<=NF;c++) { if ($c=="role") r=c; if ($c=="iteration") it=c; if ($c=="mb_per_s") m=c }; next }
+    $r == "sender" && $it == i { s += $m } END { printf "%.3f", s }' "$csv")
+  echo "run $iteration: start skew $skew ms, aggregate $aggregate MB/s, sum of transfers $sum MB/s"
+  [ -n "$skew" ] && awk -v s="$skew" 'BEGIN { exit !(s >= 0 && s < 50) }' || fail "run $iteration: start skew $skew ms (want < 50 ms)"
+  awk -v a="$aggregate" -v b="$sum" 'BEGIN { d = a - b; exit !(d < 0.02 && d > -0.02) }' \
+    || fail "run $iteration: aggregate $aggregate MB/s is not the sum of its transfers ($sum MB/s)"
+  grep -q "^  = nas .* send *$aggregate" "$T/lab.log" 2>/dev/null || grep -q "= nas" "$T/lab.log" || fail "no aggregate line on the console"
+done
+grep -q "start skew: median" "$T/lab.log" || fail "no skew summary"
+ls "$CACHE"/nasperf-*.dat >/dev/null 2>&1 && fail "files left in the target: $(ls "$CACHE")"
+
+"$NASPERF" report "$T/out" >"$T/report.log" 2>&1 || fail "nasperf report: $(cat "$T/report.log")"
+grep -q "two-clients" "$T/report.log" || fail "report does not show the lab's label: $(cat "$T/report.log")"
+echo "ok: two clients, one NAS, one CSV; start skew < 50 ms; aggregate = sum of transfers"

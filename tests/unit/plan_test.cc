@@ -1,0 +1,174 @@
+// Lab plans: a good plan reads back field by field; every bad plan fails with the
+// file, the line and what is wrong.
+#include "lab/plan.h"
+
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace nasperf {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr char kGood[] = R"(label = "three-clients"
+runs = 5
+warmup = 1
+pause = "30s"
+on_failure = "continue"
+link_speed = "10gbit"
+[collector]
+out = "results"
+listen = ":7700"
+[[host]]
+name = "nas"
+agent = "198.18.1.10:7600"
+target = "/mnt/user/downloads"
+mtu = 9000
+[[host]]
+name = "client1"
+agent = "198.18.0.11"
+[[transfer]]
+from = "client1"
+to = "nas"
+size = "4GiB"
+streams = 2
+write_mode = "direct"
+sync = "every=64MiB"
+)";
+
+TEST(PlanTest, GoodPlanReadsBack) {
+  auto plan = ParsePlan(kGood, "plan.toml");
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->label, "three-clients");
+  EXPECT_EQ(plan->runs, 5);
+  EXPECT_EQ(plan->warmup, 1);
+  EXPECT_EQ(plan->pause, absl::Seconds(30));
+  EXPECT_EQ(plan->on_failure, "continue");
+  EXPECT_EQ(plan->link_mbps, 10000u);
+  EXPECT_EQ(plan->collector.out, "results");
+  EXPECT_EQ(plan->collector.listen.port, 7700);
+  ASSERT_EQ(plan->hosts.size(), 2u);
+  EXPECT_EQ(plan->hosts[0].agent.host, "198.18.1.10");
+  EXPECT_EQ(plan->hosts[0].target, "/mnt/user/downloads");
+  EXPECT_EQ(plan->hosts[0].mtu, 9000u);
+  EXPECT_EQ(plan->hosts[0].line, 10);
+  EXPECT_EQ(plan->hosts[1].agent.port, 7600);  // the default port
+  ASSERT_EQ(plan->transfers.size(), 1u);
+  EXPECT_EQ(plan->transfers[0].size, 4ULL << 30);
+  EXPECT_EQ(plan->transfers[0].streams, 2);
+  EXPECT_EQ(plan->transfers[0].write_mode, "direct");
+  EXPECT_EQ(plan->transfers[0].sync_policy, "every=64MiB");
+  ASSERT_NE(plan->FindHost("client1"), nullptr);
+  EXPECT_EQ(plan->FindHost("client9"), nullptr);
+}
+
+TEST(PlanTest, DefaultsForAMinimalPlan) {
+  auto plan = ParsePlan(R"([[host]]
+name = "a"
+agent = "10.0.0.1"
+[[host]]
+name = "b"
+agent = "10.0.0.2"
+[[transfer]]
+from = "a"
+to = "b"
+file = "/data/big.mov"
+)", "p.toml");
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->runs, 1);
+  EXPECT_EQ(plan->on_failure, "stop");
+  EXPECT_EQ(plan->collector.listen.port, 0);
+  EXPECT_TRUE(plan->collector.address.empty());
+  EXPECT_EQ(plan->transfers[0].file, "/data/big.mov");
+  EXPECT_EQ(plan->transfers[0].size, 0u);
+}
+
+// Replaces the first occurrence of `from` in the good plan.
+std::string GoodWith(const std::string& from, const std::string& to) {
+  std::string text = kGood;
+  size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return text.replace(at, from.size(), to);
+}
+
+struct BadPlan {
+  std::string name, text, want;
+};
+
+class BadPlanTest : public ::testing::TestWithParam<BadPlan> {};
+
+TEST_P(BadPlanTest, FailsNamingFileAndLine) {
+  auto plan = ParsePlan(GetParam().text, "plan.toml");
+  ASSERT_FALSE(plan.ok());
+  EXPECT_TRUE(absl::IsInvalidArgument(plan.status())) << plan.status();
+  EXPECT_THAT(std::string(plan.status().message()), HasSubstr(GetParam().want));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Plans, BadPlanTest,
+    ::testing::Values(
+        BadPlan{"Syntax", GoodWith("runs = 5", "runs = = 5"), "plan.toml:2:"},
+        BadPlan{"UnknownTopKey", GoodWith("runs = 5", "rnus = 5"), "plan.toml:2: unknown key \"rnus\""},
+        BadPlan{"RunsNotInteger", GoodWith("runs = 5", "runs = \"five\""), "plan.toml:2: runs must be an integer"},
+        BadPlan{"RunsZero", GoodWith("runs = 5", "runs = 0"), "plan.toml:2: runs = 0 is not between 1 and"},
+        BadPlan{"BadPause", GoodWith("pause = \"30s\"", "pause = \"30 parsecs\""), "plan.toml:4: pause:"},
+        BadPlan{"BadOnFailure", GoodWith("on_failure = \"continue\"", "on_failure = \"retry\""),
+                "plan.toml:5: on_failure = \"retry\" is not one of: continue, stop"},
+        BadPlan{"BadLinkSpeed", GoodWith("link_speed = \"10gbit\"", "link_speed = \"fast\""), "plan.toml:6: link_speed:"},
+        BadPlan{"UnknownCollectorKey", GoodWith("out = \"results\"", "outdir = \"results\""),
+                "plan.toml:8: [collector]: unknown key \"outdir\""},
+        BadPlan{"ListenAndAddress", GoodWith("out = \"results\"", "address = \"10.0.0.1:7700\""),
+                "give listen (embedded collector) or address (external), not both"},
+        BadPlan{"HostWithoutAgent", GoodWith("agent = \"198.18.1.10:7600\"", ""),
+                "plan.toml:10: [[host]] 1: missing key \"agent\""},
+        BadPlan{"BadAgentAddress", GoodWith("198.18.1.10:7600", "198.18.1.10:99999"), "plan.toml:12: [[host]] 1: agent:"},
+        BadPlan{"DuplicateHost", GoodWith("name = \"client1\"", "name = \"nas\""),
+                "plan.toml:16: [[host]] 2: host \"nas\" is already defined at line 10"},
+        BadPlan{"BadMtu", GoodWith("mtu = 9000", "mtu = 12"), "plan.toml:14: [[host]] 1: mtu = 12 is not between"},
+        BadPlan{"UnknownHostInTransfer", GoodWith("to = \"nas\"", "to = \"nas2\""),
+                "plan.toml:20: [[transfer]] 1: to = \"nas2\" names no [[host]]"},
+        BadPlan{"SameHost", GoodWith("to = \"nas\"", "to = \"client1\""), "from and to are the same host"},
+        BadPlan{"SizeAndFile", GoodWith("size = \"4GiB\"", "size = \"4GiB\"\nfile = \"/x\""),
+                "give either size = \"4GiB\" or file = \"/path\" (not both)"},
+        BadPlan{"BadSize", GoodWith("size = \"4GiB\"", "size = \"lots\""), "plan.toml:21: [[transfer]] 1: size:"},
+        BadPlan{"TooManyStreams", GoodWith("streams = 2", "streams = 65"), "plan.toml:22: [[transfer]] 1: streams = 65"},
+        BadPlan{"BadWriteMode", GoodWith("write_mode = \"direct\"", "write_mode = \"fast\""),
+                "plan.toml:23: [[transfer]] 1: write_mode = \"fast\" is not one of"},
+        BadPlan{"BadSync", GoodWith("sync = \"every=64MiB\"", "sync = \"sometimes\""),
+                "plan.toml:24: [[transfer]] 1: sync must be none, end or every=SIZE"},
+        BadPlan{"NoTransfers", std::string(kGood).substr(0, std::string(kGood).find("[[transfer]]")),
+                "plan.toml: no [[transfer]] tables"},
+        BadPlan{"HostNotATable", "label = \"x\"\nhost = 3\n", "plan.toml:2: host must be [[host]] tables"}),
+    [](const ::testing::TestParamInfo<BadPlan>& info) { return info.param.name; });
+
+TEST(PlanTest, SshKeysForStartingAgents) {
+  auto plan = ParsePlan(GoodWith("mtu = 9000", R"(mtu = 9000
+ssh = "root@198.18.1.10:2222"
+ssh_identity = "/k/id"
+ssh_known_hosts = "/k/known"
+nasperf = "/opt/nasperf"
+agent_flags = ["--min-free", "off"])"), "plan.toml");
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  const PlanHost& nas = plan->hosts[0];
+  EXPECT_EQ(nas.ssh, "root@198.18.1.10:2222");
+  EXPECT_EQ(nas.ssh_identity, "/k/id");
+  EXPECT_EQ(nas.ssh_known_hosts, "/k/known");
+  EXPECT_EQ(nas.nasperf, "/opt/nasperf");
+  EXPECT_THAT(nas.agent_flags, ::testing::ElementsAre("--min-free", "off"));
+  EXPECT_EQ(plan->hosts[1].nasperf, "nasperf");
+
+  auto bad = ParsePlan(GoodWith("mtu = 9000", "agent_flags = \"--min-free off\""), "plan.toml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("plan.toml:14: [[host]] 1: agent_flags must be an array"));
+}
+
+TEST(PlanTest, MissingFileIsNotFound) {
+  auto plan = LoadPlan("/nonexistent/plan.toml");
+  ASSERT_FALSE(plan.ok());
+  EXPECT_THAT(std::string(plan.status().message()), HasSubstr("/nonexistent/plan.toml"));
+}
+
+}  // namespace
+}  // namespace nasperf
