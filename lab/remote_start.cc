@@ -6,17 +6,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "common/fd.h"
+#include "sender/ssh_session.h"
 
 namespace nasperf {
 namespace {
-
-struct SessionFree {
-  void operator()(ssh_session s) const {
-    ssh_disconnect(s);
-    ssh_free(s);
-  }
-};
-using Session = std::unique_ptr<ssh_session_struct, SessionFree>;
 
 // Single quotes for a POSIX shell.
 std::string ShellQuote(const std::string& text) {
@@ -31,57 +24,23 @@ std::string ShellQuote(const std::string& text) {
   return out + "'";
 }
 
-absl::StatusOr<Session> OpenSession(const RemoteAgentOptions& o) {
-  std::string user, host = o.ssh;
+// The same session set-up as the scp/sftp transport (host keys strictly against
+// known_hosts, ssh-agent or one identity, ~/.ssh/config); never a prompt: a lab
+// runs unattended.
+absl::StatusOr<std::unique_ptr<SshConnection>> OpenSession(const RemoteAgentOptions& o) {
+  SshOptions options;
+  std::string host = o.ssh;
   if (size_t at = host.find('@'); at != std::string::npos) {
-    user = host.substr(0, at);
+    options.to.user = host.substr(0, at);
     host = host.substr(at + 1);
   }
   auto hp = ParseHostPort(host, 22);
   if (!hp.ok()) return absl::InvalidArgumentError(absl::StrCat("ssh = \"", o.ssh, "\": ", hp.status().message()));
-  const std::string where = absl::StrCat("ssh ", o.ssh);
-  Session session(ssh_new());
-  if (!session) return absl::InternalError("ssh_new failed");
-  int port = hp->port, nodelay = 1;
-  ssh_options_set(session.get(), SSH_OPTIONS_HOST, hp->host.c_str());
-  ssh_options_set(session.get(), SSH_OPTIONS_PORT, &port);
-  ssh_options_set(session.get(), SSH_OPTIONS_NODELAY, &nodelay);
-  if (!user.empty()) ssh_options_set(session.get(), SSH_OPTIONS_USER, user.c_str());
-  if (!o.known_hosts.empty()) ssh_options_set(session.get(), SSH_OPTIONS_KNOWNHOSTS, o.known_hosts.c_str());
-  if (ssh_connect(session.get()) != SSH_OK) {
-    return absl::UnavailableError(absl::StrCat(where, ": cannot connect: ", ssh_get_error(session.get())));
-  }
-  switch (ssh_session_is_known_server(session.get())) {
-    case SSH_KNOWN_HOSTS_OK:
-      break;
-    case SSH_KNOWN_HOSTS_CHANGED:
-    case SSH_KNOWN_HOSTS_OTHER:
-      return absl::PermissionDeniedError(absl::StrCat(
-          where, ": the host key differs from the one in known_hosts (possible man-in-the-middle); not connecting"));
-    case SSH_KNOWN_HOSTS_NOT_FOUND:
-    case SSH_KNOWN_HOSTS_UNKNOWN:
-      return absl::PermissionDeniedError(absl::StrCat(
-          where, ": host key not in known_hosts", o.known_hosts.empty() ? "" : absl::StrCat(" (", o.known_hosts, ")"),
-          "; connect once with ssh to check and record it"));
-    default:
-      return absl::UnavailableError(absl::StrCat(where, ": cannot check the host key: ", ssh_get_error(session.get())));
-  }
-  int auth = SSH_AUTH_DENIED;
-  if (!o.identity.empty()) {
-    ssh_key key = nullptr;
-    if (ssh_pki_import_privkey_file(o.identity.c_str(), nullptr, nullptr, nullptr, &key) != SSH_OK) {
-      return absl::FailedPreconditionError(absl::StrCat(where, ": cannot read the identity ", o.identity));
-    }
-    auth = ssh_userauth_publickey(session.get(), nullptr, key);
-    ssh_key_free(key);
-  } else {
-    auth = ssh_userauth_publickey_auto(session.get(), nullptr, nullptr);
-  }
-  if (auth != SSH_AUTH_SUCCESS) {
-    return absl::PermissionDeniedError(absl::StrCat(where, ": public key authentication failed: ",
-                                                    ssh_get_error(session.get())));
-  }
-  return session;
+  options.to.host = hp->host;
+  options.port = hp->port;
+  options.identity = o.identity;
+  options.known_hosts = o.known_hosts;
+  return SshConnection::Open(options, [](const std::string&) {});
 }
 
 // Runs a shell command, writes `input` to its stdin, returns its stdout.
@@ -109,14 +68,14 @@ absl::StatusOr<std::string> Run(ssh_session session, const std::string& where, c
 
 class RemoteAgentImpl final : public RemoteAgent {
  public:
-  RemoteAgentImpl(Session session, std::string where, int pid)
-      : session_(std::move(session)), where_(std::move(where)), pid_(pid) {}
+  RemoteAgentImpl(std::unique_ptr<SshConnection> connection, int pid)
+      : connection_(std::move(connection)), where_(absl::StrCat("ssh ", connection_->where())), pid_(pid) {}
   ~RemoteAgentImpl() override { (void)Stop(); }
   int remote_pid() const override { return pid_; }
   absl::Status Stop() override {
     if (stopped_) return absl::OkStatus();
     stopped_ = true;
-    auto out = Run(session_.get(), where_, absl::StrCat("kill ", pid_, " && echo stopped"), "");
+    auto out = Run(connection_->session(), where_, absl::StrCat("kill ", pid_, " && echo stopped"), "");
     if (!out.ok()) return out.status();
     if (out->find("stopped") == std::string::npos) {
       return absl::UnavailableError(absl::StrCat(where_, ": agent pid ", pid_, " was already gone"));
@@ -125,7 +84,7 @@ class RemoteAgentImpl final : public RemoteAgent {
   }
 
  private:
-  Session session_;
+  std::unique_ptr<SshConnection> connection_;
   std::string where_;
   int pid_;
   bool stopped_ = false;
@@ -144,7 +103,7 @@ absl::StatusOr<std::unique_ptr<RemoteAgent>> RemoteAgent::Start(const RemoteAgen
   std::string command = absl::StrCat(
       "IFS= read -r NASPERF_TOKEN && export NASPERF_TOKEN && log=$(mktemp /tmp/nasperf-agent-XXXXXX.log) && ",
       "{ nohup ", agent, " >\"$log\" 2>&1 </dev/null & } && echo \"pid=$!\"");
-  auto out = Run(session->get(), where, command, o.token + "\n");
+  auto out = Run((*session)->session(), where, command, o.token + "\n");
   if (!out.ok()) return out.status();
   int pid = 0;
   size_t at = out->find("pid=");
@@ -152,7 +111,7 @@ absl::StatusOr<std::unique_ptr<RemoteAgent>> RemoteAgent::Start(const RemoteAgen
       !absl::SimpleAtoi(absl::StripAsciiWhitespace(absl::string_view(*out).substr(at + 4)), &pid) || pid <= 0) {
     return absl::UnavailableError(absl::StrCat(where, ": could not start ", o.nasperf, " agent: ", *out));
   }
-  return std::unique_ptr<RemoteAgent>(new RemoteAgentImpl(std::move(*session), where, pid));
+  return std::unique_ptr<RemoteAgent>(new RemoteAgentImpl(std::move(*session), pid));
 }
 
 }  // namespace nasperf

@@ -4,10 +4,7 @@
 // keys come from ssh-agent and the default identities, or one identity file. The
 // token travels on the channel's stdin, never on a command line. One RemoteAgent per
 // host, used from one thread.
-//
-// TODO(issue 5): after issue5-ssh is merged, share its libssh session setup
-// (SshConnection::Open in sender/ssh_pusher.cc, behind sender/transport.h's SSH
-// transport: ~/.ssh/config, accept-new, prompts) instead of OpenSession() here.
+// The SSH session is the scp/sftp transport's (sender/ssh_session.h).
 #ifndef NASPERF_LAB_REMOTE_START_H_
 #define NASPERF_LAB_REMOTE_START_H_
 
