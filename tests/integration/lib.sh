@@ -184,3 +184,11 @@ lab_agent() {
   wait_for "agent $name to listen on the lab's $where" 20 test -s "$portfile"
   printf -v "${name}_PID" '%s' "$pid"
 }
+
+# lab_plan_two_clients_to_nas SIZE: the plan lines for agents client1 and client2,
+# each sending SIZE to the host named "nas" (append after a plan's own header).
+lab_plan_two_clients_to_nas() {
+  local c
+  for c in 1 2; do printf '[[host]]\nname = "client%s"\nagent = "198.18.0.%s:7600"\n' "$c" $((10 + c)); done
+  for c in 1 2; do printf '[[transfer]]\nfrom = "client%s"\nto = "nas"\nsize = "%s"\n' "$c" "$1"; done
+}

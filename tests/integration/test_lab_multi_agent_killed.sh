@@ -21,21 +21,8 @@ out = "$3"
 [[host]]
 name = "nas"
 agent = "$NAS_IP:7600"
-[[host]]
-name = "client1"
-agent = "198.18.0.11:7600"
-[[host]]
-name = "client2"
-agent = "198.18.0.12:7600"
-[[transfer]]
-from = "client1"
-to = "nas"
-size = "40MiB"
-[[transfer]]
-from = "client2"
-to = "nas"
-size = "40MiB"
 PLAN
+  lab_plan_two_clients_to_nas "40MiB" >>"$1"
 }
 
 # kill_c2_mid_run LOG: waits until run 1 pushes into the NAS target, then kills client2's agent.

@@ -16,21 +16,8 @@ out = "$2"
 [[host]]
 name = "nas"
 agent = "$NAS_IP:7600"
-[[host]]
-name = "client1"
-agent = "198.18.0.11:7600"
-[[host]]
-name = "client2"
-agent = "198.18.0.12:7600"
-[[transfer]]
-from = "client1"
-to = "nas"
-size = "$1"
-[[transfer]]
-from = "client2"
-to = "nas"
-size = "$1"
 PLAN
+  lab_plan_two_clients_to_nas "$1"
 }
 plan 200MiB "$T/out" >"$T/plan.toml"
 "$LAB_SH" hop -- "$NASPERF" lab "$T/plan.toml" >"$T/lab.log" 2>&1 &  # exec chain: $! is nasperf itself

@@ -52,21 +52,8 @@ ssh_identity = "$T/ssh/user_ed25519"
 ssh_known_hosts = "$1"
 nasperf = "$NASPERF"
 agent_flags = ["--min-free", "off"]
-[[host]]
-name = "client1"
-agent = "198.18.0.11:7600"
-[[host]]
-name = "client2"
-agent = "198.18.0.12:7600"
-[[transfer]]
-from = "client1"
-to = "nas"
-size = "16MiB"
-[[transfer]]
-from = "client2"
-to = "nas"
-size = "16MiB"
 PLAN
+  lab_plan_two_clients_to_nas "16MiB"
 }
 nas_agents() { ip netns pids "$NASPERF_LAB-nas" | xargs -r ps -o args= -p | grep -c "nasperf agent" || true; }
 

@@ -23,21 +23,8 @@ name = "nas"
 agent = "$NAS_IP:7600"
 target = "$CACHE"
 mtu = 1500
-[[host]]
-name = "client1"
-agent = "198.18.0.11:7600"
-[[host]]
-name = "client2"
-agent = "198.18.0.12:7600"
-[[transfer]]
-from = "client1"
-to = "nas"
-size = "40MiB"
-[[transfer]]
-from = "client2"
-to = "nas"
-size = "40MiB"
 PLAN
+lab_plan_two_clients_to_nas "40MiB" >>"$T/plan.toml"
 
 on_hop "$NASPERF" lab "$T/plan.toml" >"$T/lab.log" 2>&1 || fail "nasperf lab failed: $(tail -20 "$T/lab.log")"
 cat "$T/lab.log"
