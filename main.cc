@@ -267,7 +267,7 @@ struct SenderFlags {
   uint16_t ssh_port = 0;
   bool accept_new_host_key = false;
   int runs = 1, warmup = 0, streams = 1;
-  bool verify = false, no_progress = false;
+  bool verify = false, no_progress = false, direct_fallback = false;
   ReportingFlags reporting;
 };
 
@@ -299,6 +299,7 @@ void AddSender(CLI::App& app, SenderFlags& f) {
   cmd->add_option("--cleanup", f.cleanup, "Delete received files: each|end|never (default: the receiver's; over scp/sftp each)")
       ->check(CLI::IsMember({"each", "end", "never"}));
   cmd->add_flag("--verify", f.verify, "Compare XXH3 checksums end to end");
+  cmd->add_flag("--direct-fallback", f.direct_fallback, "With --write-mode direct: write buffered (and say so) when the target refuses O_DIRECT");
   cmd->add_option("--out", f.out, "Directory for transfers.csv and samples.csv")->capture_default_str();
   cmd->add_option("--interval", f.interval, "Per-interval samples every DUR (0 = none)")->capture_default_str();
   cmd->add_option("--token-file", f.token_file, "File holding the receiver's token (else NASPERF_TOKEN, else ~/.config/nasperf/token)");
@@ -369,6 +370,7 @@ absl::StatusOr<SenderOptions> MakeSenderOptions(const SenderFlags& f) {
   o.sync_policy = f.sync;
   o.cleanup = f.cleanup;
   o.verify = f.verify;
+  o.direct_fallback = f.direct_fallback;
   o.interval_s = absl::ToDoubleSeconds(DurationFlag(cmd, "--interval", f.interval));
   o.progress = !f.no_progress && isatty(STDOUT_FILENO);
   o.link_mbps = LinkSpeedFlag(cmd, f.link_speed);

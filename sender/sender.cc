@@ -5,6 +5,7 @@
 
 #include <map>
 
+#include <algorithm>
 #include <atomic>
 #include <functional>
 #include <memory>
@@ -111,6 +112,7 @@ class NativeTransport : public Transport {
   const SenderOptions& options_;
   ReceiverClient client_;
   std::string local_host_ = LocalHostName();
+  std::string write_mode_;             // as asked, or buffered after --direct-fallback
   PathFacts path_;
   uint64_t window_bytes_ = 0;          // --window, or sized to the path; 0 = autotuning
 };
@@ -123,6 +125,15 @@ absl::Status NativeTransport::Start(const std::string& run_id, uint64_t length, 
       FormatHostPort(options_.to), hello->target(),
       hello->target() == "discard" ? "" : absl::StrCat(", ", FormatSize(hello->free_bytes()), " free"),
       absl::StrJoin(hello->write_modes(), "/")));
+  write_mode_ = options_.write_mode;
+  const auto& modes = hello->write_modes();
+  if (options_.direct_fallback && write_mode_ == "direct" &&
+      std::find(modes.begin(), modes.end(), "direct") == modes.end()) {
+    Log(LogLevel::kWarning, kComponent,
+        "the target %s refuses O_DIRECT; --direct-fallback: writing buffered instead (rows say so)",
+        hello->target());
+    write_mode_ = "buffered";
+  }
   auto path = CheckPath(options_.to, *hello, options_.link_mbps);
   if (!path.ok()) return path.status();
   path_ = *path;
@@ -145,7 +156,7 @@ void NativeTransport::Push(const TransferSlot& slot, PayloadSource& source, cons
   const SenderOptions& o = options_;
   proto::TransferReport& row = out.sender;
   row.set_peer(FormatHostPort(o.to));
-  row.set_write_mode(o.write_mode);
+  row.set_write_mode(write_mode_);
   if (path_.mtu) row.set_mtu(*path_.mtu);
   if (path_.path_mtu) row.set_path_mtu(*path_.path_mtu);
   if (path_.link_mbps) row.set_link_mbps(*path_.link_mbps);
@@ -156,7 +167,7 @@ void NativeTransport::Push(const TransferSlot& slot, PayloadSource& source, cons
   request.set_iteration(slot.iteration);
   request.set_stream(slot.stream);
   request.set_size(slot.length);
-  request.set_write_mode(o.write_mode);
+  request.set_write_mode(write_mode_);
   request.set_sync_policy(o.sync_policy);
   request.set_cleanup(o.cleanup);
   if (path_.path_mtu) request.set_path_mtu(*path_.path_mtu);

@@ -44,6 +44,7 @@ struct SenderOptions {
   bool progress = false;            // live progress line (a TTY)
   uint32_t link_mbps = 0;           // --link-speed: overrides what the NIC reports (veth, shaping)
   uint64_t window_bytes = 0;        // --window: fixed socket buffers; 0 = sized to the path
+  bool direct_fallback = false;     // --direct-fallback: buffered when the target refuses O_DIRECT
   std::shared_ptr<grpc::ChannelCredentials> credentials;  // TLS toward the receiver; null = plain
 
   // For a lab run (lab/agent.h) driven by a controller; the defaults leave a plain

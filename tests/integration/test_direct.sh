@@ -2,7 +2,8 @@
 # (64 MiB + 123 bytes) arrives byte-identical through O_DIRECT with --verify. On a
 # file system that refuses O_DIRECT (tmpfs on kernels before 6.6, else ramfs) the
 # sender exits non-zero with a one-line console error naming O_DIRECT, stops the
-# loop after the first refusal (one sender row), and no file is left in the target.
+# loop after the first refusal (one sender row), and no file is left in the target;
+# with --direct-fallback the run goes on buffered and the rows say buffered.
 source "$(dirname "$0")/lib.sh"
 need_root "loop-device and tmpfs/ramfs mounts"
 
@@ -62,4 +63,17 @@ senders=$(csv_col "$csv" role | grep -c '^sender$' || true)
 [ "$(csv_col "$csv" status)" = "failed" ] || fail "the refused transfer's row is not failed"
 ! compgen -G "$target/*" >/dev/null || fail "files left in the $nodirect_fs target: $(ls "$target")"
 alive "$rt_PID" || fail "receiver died on the O_DIRECT refusal"
-echo "ok: odd-sized file identical through O_DIRECT; $nodirect_fs refusal is one clear line"
+
+# --direct-fallback: the same target, the run goes on buffered, says so once, and
+# the rows record what really happened.
+"$NASPERF" sender --to 127.0.0.1:"$rt_PORT" --size 8MiB --runs 2 --write-mode direct --direct-fallback \
+  --out "$T/out-fallback" --no-progress >"$T/sender-fallback.out" 2>"$T/sender-fallback.err" \
+  || fail "--direct-fallback run failed: $(cat "$T/sender-fallback.err")"
+[ "$(grep -c "refuses O_DIRECT; --direct-fallback" "$T/sender-fallback.err" || true)" -eq 1 ] \
+  || fail "expected one fallback warning, got: $(cat "$T/sender-fallback.err")"
+csv=$T/out-fallback/transfers.csv
+for role in sender receiver; do
+  [ "$(csv_role_col "$csv" $role write_mode | sort -u)" = buffered ] || fail "$role rows do not say buffered"
+  [ "$(csv_role_col "$csv" $role status | sort -u)" = ok ] || fail "$role rows are not ok"
+done
+echo "ok: odd-sized file identical through O_DIRECT; $nodirect_fs refusal is one clear line; --direct-fallback writes buffered"
