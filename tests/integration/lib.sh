@@ -106,10 +106,11 @@ csv_role_col() {
     $r == role { print $c }' "$1"
 }
 
-# partial_file_over SIZE: some nasperf-*.dat in $T/target is larger than SIZE bytes.
+# partial_file_over SIZE [DIR]: some nasperf-*.dat in DIR (default $T/target) is
+# larger than SIZE bytes.
 partial_file_over() {
   local f
-  for f in "$T"/target/nasperf-*.dat; do
+  for f in "${2:-$T/target}"/nasperf-*.dat; do
     [ -f "$f" ] && [ "$(stat -c %s "$f" 2>/dev/null || echo 0)" -gt "$1" ] && return 0
   done
   return 1

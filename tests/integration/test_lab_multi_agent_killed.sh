@@ -34,14 +34,20 @@ kill_c2_mid_run() {
   wait "$c2_PID" 2>/dev/null || true
 }
 
+# run_lab_killing_c2 PLAN LOG: runs $T/PLAN.toml into $T/LOG.log, kills client2's
+# agent during run 1, and sets rc to the lab's exit status.
+run_lab_killing_c2() {
+  on_hop "$NASPERF" lab "$T/$1.toml" >"$T/$2.log" 2>&1 &
+  local lab=$!
+  PIDS+=("$lab")
+  kill_c2_mid_run
+  rc=0
+  wait "$lab" || rc=$?
+  cat "$T/$2.log"
+}
+
 write_plan "$T/continue.toml" continue "$T/out"
-on_hop "$NASPERF" lab "$T/continue.toml" >"$T/lab1.log" 2>&1 &
-lab=$!
-PIDS+=("$lab")
-kill_c2_mid_run
-rc=0
-wait "$lab" || rc=$?
-cat "$T/lab1.log"
+run_lab_killing_c2 continue lab1
 [ $rc = 1 ] || fail "lab with failed transfers exited $rc, want 1"
 csv=$T/out/transfers.csv
 rows() { awk -F, -v want="$1" 'NR==1 { for (c=1;c<=NF;c++) { if ($c=="role") r=c; if ($c=="host") h=c; if ($c=="iteration") i=c; if ($c=="status") s=c }; next }
@@ -64,13 +70,7 @@ grep -q "host client2: .*198.18.0.12:7600" "$T/lab2.log" || fail "the error does
 
 # client2 back; on_failure = "stop": a kill in run 1 ends the lab after run 1.
 lab_agent c2 client2
-on_hop "$NASPERF" lab "$T/stop.toml" >"$T/lab3.log" 2>&1 &
-lab=$!
-PIDS+=("$lab")
-kill_c2_mid_run
-rc=0
-wait "$lab" || rc=$?
-cat "$T/lab3.log"
+run_lab_killing_c2 stop lab3
 [ $rc = 1 ] || fail "stopped lab exited $rc, want 1"
 grep -q 'stopping: a transfer failed and the plan says on_failure = "stop"' "$T/lab3.log" || fail "the lab did not stop"
 csv=$T/out2/transfers.csv

@@ -14,14 +14,7 @@ ssh_sender sftp --size 900MiB --runs 2 --pause 3s --sync none --out "$T/out" >"$
 sender_pid=$!
 PIDS+=("$sender_pid")
 
-remote_file_over() {
-  local f
-  for f in "$T"/remote/nasperf-*.dat; do
-    [ -f "$f" ] && [ "$(stat -c %s "$f")" -gt "$1" ] && return 0
-  done
-  return 1
-}
-wait_for "the first remote file to pass 16 MiB" 60 remote_file_over $((16 << 20))
+wait_for "the first remote file to pass 16 MiB" 60 partial_file_over $((16 << 20)) "$T/remote"
 # Fill what is left (tmpfs takes this far faster than SSH delivers), then free it
 # once the first transfer's row is written; the sender's 3 s pause is the margin
 # before the second transfer starts.

@@ -11,14 +11,7 @@ ssh_sender sftp --size 20GiB --sync none --runs 1 --out "$T/out" >"$T/sender.log
 sender_pid=$!
 PIDS+=("$sender_pid")
 
-remote_file_over() {
-  local f
-  for f in "$T"/remote/nasperf-*.dat; do
-    [ -f "$f" ] && [ "$(stat -c %s "$f")" -gt "$1" ] && return 0
-  done
-  return 1
-}
-wait_for "a remote file over 32 MiB" 60 remote_file_over $((32 << 20))
+wait_for "a remote file over 32 MiB" 60 partial_file_over $((32 << 20)) "$T/remote"
 alive "$sender_pid" || fail "sender ended before sshd could be killed: $(tail -3 "$T/sender.log")"
 kill_sshd
 
