@@ -62,16 +62,13 @@ struct Progress {
 
 // Reads up to `want` bytes; sets *eof when the source ended first.
 absl::Status Fill(ByteSource& source, uint8_t* data, size_t want, size_t* got,
-                  PipelineResult* result, int64_t* read_ns) {
+                  PipelineResult* result, int64_t (*clock)()) {
   *got = 0;
   while (*got < want) {
-    int64_t before = MonoNanos();
     absl::StatusOr<size_t> n = source.Read(data + *got, want - *got);
-    int64_t after = MonoNanos();
-    if (result->first_byte_ns != 0) *read_ns += after - before;
     if (!n.ok()) return n.status();
     if (*n == 0) break;
-    if (result->first_byte_ns == 0) result->first_byte_ns = after;
+    if (result->first_byte_ns == 0) result->first_byte_ns = clock();
     *got += *n;
     result->bytes_received += *n;
   }
@@ -99,9 +96,9 @@ PipelineResult RunDiscard(ByteSource& source, uint64_t length, const PipelineOpt
     }
     size_t want = static_cast<size_t>(std::min<uint64_t>(options.buffer_size, length - result.bytes_received));
     // One Read per loop: a discard target keeps up with whatever the socket hands over.
-    int64_t before = MonoNanos();
+    int64_t before = options.clock();
     absl::StatusOr<size_t> n = source.Read(buffer.get(), want);
-    int64_t now = MonoNanos();
+    int64_t now = options.clock();
     if (!n.ok() || *n == 0) {
       Abort(&result, n.ok() ? absl::OkStatus() : n.status(), length);
       return result;
@@ -115,7 +112,7 @@ PipelineResult RunDiscard(ByteSource& source, uint64_t length, const PipelineOpt
     result.bytes_received += *n;
     progress->Moved(buffer.get(), *n, now);
   }
-  result.last_byte_ns = result.written_ns = result.durable_ns = MonoNanos();
+  result.last_byte_ns = result.written_ns = result.durable_ns = options.clock();
   result.bytes_written = result.bytes_received;
   result.net_wait_ns = read_ns;
   progress->Finish(&result, result.durable_ns);
@@ -145,7 +142,7 @@ PipelineResult RunPipeline(ByteSource& source, BlockWriter* writer, uint64_t len
     std::unique_ptr<Progress> progress;
     uint64_t next_sync = options.sync_every;
     while (true) {
-      int64_t wait_start = MonoNanos();
+      int64_t wait_start = options.clock();
       Block block;
       {
         absl::MutexLock lock(&exchange.mu);
@@ -157,7 +154,7 @@ PipelineResult RunPipeline(ByteSource& source, BlockWriter* writer, uint64_t len
         block = exchange.full.front();
         exchange.full.pop_front();
       }
-      int64_t now = MonoNanos();
+      int64_t now = options.clock();
       int64_t first = first_byte_ns.load(std::memory_order_acquire);
       if (!progress) {
         progress = std::make_unique<Progress>(options, first);
@@ -165,22 +162,22 @@ PipelineResult RunPipeline(ByteSource& source, BlockWriter* writer, uint64_t len
       if (now > std::max(wait_start, first)) result.net_wait_ns += now - std::max(wait_start, first);
 
       absl::Status status = writer->Write(block.data, block.size, block.last);
-      int64_t written = MonoNanos();
+      int64_t written = options.clock();
       result.write_ns += written - now;
       if (status.ok()) {
         result.bytes_written += block.size;
         progress->Moved(block.data, block.size, written);
         if (options.sync_every > 0 && result.bytes_written >= next_sync && !block.last) {
           status = writer->SyncData();
-          int64_t synced = MonoNanos();
+          int64_t synced = options.clock();
           result.write_ns += synced - written;
           while (next_sync <= result.bytes_written) next_sync += options.sync_every;
         }
       }
       if (status.ok() && block.last) {
-        result.written_ns = MonoNanos();
+        result.written_ns = options.clock();
         status = writer->Finish();
-        result.durable_ns = MonoNanos();
+        result.durable_ns = options.clock();
         result.sync_ns = result.durable_ns - result.written_ns;
         progress->Finish(&result, result.written_ns);
       }
@@ -197,14 +194,13 @@ PipelineResult RunPipeline(ByteSource& source, BlockWriter* writer, uint64_t len
 
   absl::Status reader_status;
   bool reader_aborted = false;
-  int64_t unused_read_ns = 0;
   while (result.bytes_received < length) {
     if (options.cancel != nullptr && options.cancel->load(std::memory_order_relaxed)) {
       reader_status = absl::AbortedError("receiver shutting down");
       reader_aborted = true;
       break;
     }
-    int64_t wait_start = MonoNanos();
+    int64_t wait_start = options.clock();
     uint8_t* buffer = nullptr;
     {
       absl::MutexLock lock(&exchange.mu);
@@ -216,12 +212,12 @@ PipelineResult RunPipeline(ByteSource& source, BlockWriter* writer, uint64_t len
       buffer = exchange.free.back();
       exchange.free.pop_back();
     }
-    if (result.first_byte_ns != 0) result.disk_wait_ns += MonoNanos() - wait_start;
+    if (result.first_byte_ns != 0) result.disk_wait_ns += options.clock() - wait_start;
 
     size_t want = static_cast<size_t>(std::min<uint64_t>(options.buffer_size, length - result.bytes_received));
     size_t got = 0;
     bool had_first = result.first_byte_ns != 0;
-    absl::Status status = Fill(source, buffer, want, &got, &result, &unused_read_ns);
+    absl::Status status = Fill(source, buffer, want, &got, &result, options.clock);
     if (!had_first && result.first_byte_ns != 0) {
       first_byte_ns.store(result.first_byte_ns, std::memory_order_release);
     }
@@ -233,7 +229,7 @@ PipelineResult RunPipeline(ByteSource& source, BlockWriter* writer, uint64_t len
       break;
     }
     bool last = result.bytes_received == length;
-    if (last) result.last_byte_ns = MonoNanos();
+    if (last) result.last_byte_ns = options.clock();
     absl::MutexLock lock(&exchange.mu);
     exchange.full.push_back({buffer, got, last});
   }

@@ -15,6 +15,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/clock.h"
 #include "common/sampler.h"
 
 namespace nasperf {
@@ -47,6 +48,9 @@ struct PipelineOptions {
   bool checksum = false;
   double interval_s = 0;
   std::atomic<bool>* cancel = nullptr;  // set by shutdown; checked between blocks
+  // Every timestamp of the run comes from here. Tests put a clock they advance
+  // themselves so the wait accounting is exact, not subject to scheduling.
+  int64_t (*clock)() = &MonoNanos;
 };
 
 enum class PipelineEnd { kOk, kFailed, kAborted };

@@ -1,29 +1,67 @@
 // The write pipeline's accounting: which side waited, byte counts, checksums, the
-// O_DIRECT block rules and how it ends. Slow sources and writers sleep to play slow
-// devices; no test waits on a sleep for synchronisation.
+// O_DIRECT block rules and how it ends. Slow devices are played on a test clock that
+// only the slow side advances, and only once the other side is provably asleep
+// waiting for it, so the wait figures are exact on any machine, however busy.
 #include "receiver/write_pipeline.h"
 
 #include <errno.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
+#include <fstream>
+#include <functional>
 #include <thread>
 
 #include "common/checksum.h"
 #include "common/fd.h"
 #include "common/payload.h"
+#include "common/verdict.h"
 #include "gtest/gtest.h"
 
 namespace nasperf {
 namespace {
 
+// The pipeline's clock in these tests: time moves only when a test says so.
+std::atomic<int64_t> test_now{1'000'000'000};
+int64_t TestClock() { return test_now.load(); }
+void Advance(int64_t ns) { test_now.fetch_add(ns); }
+
+pid_t ThreadId() { return static_cast<pid_t>(::syscall(SYS_gettid)); }
+
+// True when thread `tid` of this process is asleep ('S'): in these tests the only
+// place the pipeline's threads sleep is waiting on the other side.
+bool Asleep(pid_t tid) {
+  std::ifstream stat("/proc/self/task/" + std::to_string(tid) + "/stat");
+  std::string line;
+  std::getline(stat, line);
+  size_t paren = line.rfind(')');
+  return paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] == 'S';
+}
+
+// Waits, bounded, until `ready` holds; a failure instead of a hang if it never does.
+void WaitUntil(const std::function<bool()>& ready, const char* what) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!ready()) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      ADD_FAILURE() << "gave up waiting: " << what;
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
 class MemorySource : public ByteSource {
  public:
-  MemorySource(uint64_t length, size_t max_read, std::chrono::microseconds delay = {})
-      : pattern_(Pattern::kRandom, 5), length_(length), max_read_(max_read), delay_(delay) {}
+  // before_read runs at the start of every Read that returns data (a slow network).
+  MemorySource(uint64_t length, size_t max_read, std::function<void()> before_read = {})
+      : pattern_(Pattern::kRandom, 5), length_(length), max_read_(max_read),
+        before_read_(std::move(before_read)) {}
   absl::StatusOr<size_t> Read(uint8_t* data, size_t size) override {
     if (offset_ >= length_) return 0;
-    if (delay_.count() > 0) std::this_thread::sleep_for(delay_);
+    if (before_read_) before_read_();
     size_t n = std::min({size, max_read_, static_cast<size_t>(length_ - offset_)});
     // Copy from the pattern at this offset so checksums are checkable.
     for (size_t done = 0; done < n;) {
@@ -35,29 +73,32 @@ class MemorySource : public ByteSource {
       done += take;
     }
     checksum_.Update(data, n);
-    offset_ += n;
+    offset_.store(offset_ + n);
     return n;
   }
   uint64_t checksum() const { return checksum_.Digest(); }
+  uint64_t delivered() const { return offset_.load(); }
 
  private:
   PatternSource pattern_;
   uint64_t length_;
-  uint64_t offset_ = 0;
+  std::atomic<uint64_t> offset_{0};
   size_t max_read_;
-  std::chrono::microseconds delay_;
+  std::function<void()> before_read_;
   StreamChecksum checksum_;
 };
 
 class RecordingWriter : public BlockWriter {
  public:
-  explicit RecordingWriter(std::chrono::microseconds delay = {}, int fail_at_block = -1)
-      : delay_(delay), fail_at_block_(fail_at_block) {}
+  // before_write runs at the start of every successful Write (a slow disk).
+  explicit RecordingWriter(int fail_at_block = -1, std::function<void()> before_write = {})
+      : fail_at_block_(fail_at_block), before_write_(std::move(before_write)) {}
   absl::Status Write(const uint8_t* data, size_t size, bool last) override {
     if (reinterpret_cast<uintptr_t>(data) % kPipelineAlignment != 0) misaligned = true;
     if (!last && size % kPipelineAlignment != 0) misaligned = true;
     if (blocks == fail_at_block_) return ErrnoStatus(ENOSPC, "write /target/file");
-    if (delay_.count() > 0) std::this_thread::sleep_for(delay_);
+    thread_id.store(ThreadId());
+    if (before_write_) before_write_();
     ++blocks;
     bytes += size;
     saw_last = saw_last || last;
@@ -77,20 +118,40 @@ class RecordingWriter : public BlockWriter {
   bool saw_last = false;
   bool finished = false;
   bool misaligned = false;
+  std::atomic<pid_t> thread_id{0};
 
  private:
-  std::chrono::microseconds delay_;
   int fail_at_block_;
+  std::function<void()> before_write_;
 };
 
 constexpr uint64_t kMiB = 1 << 20;
+constexpr int64_t kMs = 1'000'000;
 
+double PctOf(int64_t part, int64_t whole) { return 100.0 * static_cast<double>(part) / whole; }
+
+// A disk that takes 3 ms per 1 MiB block behind a network that delivers at once:
+// each Write waits until the reader has filled every buffer and fallen asleep on
+// the full queue, then spends its 3 ms. The reader therefore waits through every
+// write except the last buffer_count (the drain after the last byte arrived).
 TEST(Pipeline, SlowDiskShowsAsDiskWait) {
-  MemorySource source(32 * kMiB, 256 * 1024);
-  RecordingWriter writer(std::chrono::microseconds(3000));
+  constexpr int kBlocks = 32;
   PipelineOptions options;
   options.checksum = true;
-  PipelineResult r = RunPipeline(source, &writer, 32 * kMiB, options);
+  options.clock = &TestClock;
+  const pid_t reader = ThreadId();  // RunPipeline reads on the caller's thread
+  MemorySource* source_ptr = nullptr;
+  int writes = 0;
+  RecordingWriter writer(-1, [&] {
+    uint64_t in_flight = std::min<uint64_t>(kBlocks, writes + options.buffer_count) * kMiB;
+    WaitUntil([&] { return source_ptr->delivered() >= in_flight && Asleep(reader); },
+              "the reader to fill the queue and wait");
+    ++writes;
+    Advance(3 * kMs);
+  });
+  MemorySource source(kBlocks * kMiB, 256 * 1024);
+  source_ptr = &source;
+  PipelineResult r = RunPipeline(source, &writer, kBlocks * kMiB, options);
   ASSERT_EQ(r.end, PipelineEnd::kOk) << r.status;
   EXPECT_EQ(r.bytes_received, 32 * kMiB);
   EXPECT_EQ(r.bytes_written, 32 * kMiB);
@@ -101,18 +162,35 @@ TEST(Pipeline, SlowDiskShowsAsDiskWait) {
   EXPECT_TRUE(r.has_checksum);
   EXPECT_EQ(r.checksum, source.checksum());
   int64_t span = r.durable_ns - r.first_byte_ns;
-  EXPECT_GT(r.disk_wait_ns, span / 2) << "the reader should have waited on a full queue";
-  EXPECT_LT(r.net_wait_ns, span / 4);
+  EXPECT_EQ(span, kBlocks * 3 * kMs);
+  EXPECT_EQ(r.disk_wait_ns, (kBlocks - options.buffer_count) * 3 * kMs)
+      << "the reader should have waited on a full queue through every write but the drain";
+  EXPECT_EQ(r.net_wait_ns, 0);
+  EXPECT_EQ(Verdict(PctOf(r.net_wait_ns, span), PctOf(r.disk_wait_ns + r.sync_ns, span)), "disk");
 }
 
+// A network that takes 1 ms per 128 KiB read in front of a disk that writes at once:
+// each read spends its time only once the writer is asleep on the empty queue, so
+// all the time after the first byte is the writer waiting on the network.
 TEST(Pipeline, SlowNetworkShowsAsNetWait) {
-  MemorySource source(16 * kMiB, 128 * 1024, std::chrono::microseconds(1000));
   RecordingWriter writer;
-  PipelineResult r = RunPipeline(source, &writer, 16 * kMiB, PipelineOptions{});
+  MemorySource* source_ptr = nullptr;
+  MemorySource source(16 * kMiB, 128 * 1024, [&] {
+    if (source_ptr->delivered() < kMiB) return;  // the first block: no one waits yet
+    WaitUntil([&] { return writer.thread_id.load() != 0 && Asleep(writer.thread_id.load()); },
+              "the writer to wait on the empty queue");
+    Advance(kMs);
+  });
+  source_ptr = &source;
+  PipelineOptions options;
+  options.clock = &TestClock;
+  PipelineResult r = RunPipeline(source, &writer, 16 * kMiB, options);
   ASSERT_EQ(r.end, PipelineEnd::kOk) << r.status;
   int64_t span = r.durable_ns - r.first_byte_ns;
-  EXPECT_GT(r.net_wait_ns, span / 2) << "the writer should have waited on an empty queue";
-  EXPECT_LT(r.disk_wait_ns, span / 10);
+  EXPECT_EQ(span, 15 * 8 * kMs) << "blocks 2..16, eight reads each";
+  EXPECT_EQ(r.net_wait_ns, span) << "the writer should have waited on an empty queue";
+  EXPECT_EQ(r.disk_wait_ns, 0);
+  EXPECT_EQ(Verdict(PctOf(r.net_wait_ns, span), PctOf(r.disk_wait_ns + r.sync_ns, span)), "network");
 }
 
 TEST(Pipeline, OddLengthKeepsBlocksAlignedUntilTheLast) {
@@ -148,7 +226,7 @@ TEST(Pipeline, EarlyEofAborts) {
 
 TEST(Pipeline, WriteErrorFailsWithErrnoAndStopsReading) {
   MemorySource source(64 * kMiB, kMiB);
-  RecordingWriter writer({}, /*fail_at_block=*/2);
+  RecordingWriter writer(/*fail_at_block=*/2);
   PipelineOptions options;
   PipelineResult r = RunPipeline(source, &writer, 64 * kMiB, options);
   EXPECT_EQ(r.end, PipelineEnd::kFailed);
@@ -174,10 +252,11 @@ TEST(Pipeline, DiscardReadsEverythingOnTheCallersThread) {
 }
 
 TEST(Pipeline, SamplesAddUpToTheBytesWritten) {
-  MemorySource source(12 * kMiB, kMiB, std::chrono::microseconds(200));
+  MemorySource source(12 * kMiB, kMiB, [] { Advance(kMs / 5); });
   RecordingWriter writer;
   PipelineOptions options;
   options.interval_s = 0.001;
+  options.clock = &TestClock;
   PipelineResult r = RunPipeline(source, &writer, 12 * kMiB, options);
   ASSERT_EQ(r.end, PipelineEnd::kOk);
   uint64_t sampled = 0;
