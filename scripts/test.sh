@@ -2,31 +2,88 @@
 # The whole test suite, as CI runs it: installs what is missing, builds, runs ctest
 # (unit + integration with real processes; the root-only tests need root), then
 # builds again with AddressSanitizer + UBSan and runs the tests there, then fuzzes
-# the wire codec for a bounded time. Non-zero on any failure.
+# the wire codec and the report path for a bounded time.
+# A failing stage does not stop the later ones (a flaky test must not hide a
+# sanitizer finding): every stage runs, a table of results and times closes the
+# run, and the exit status is non-zero if any stage failed.
 #   NASPERF_QUICK=1 scripts/test.sh   skips the sanitizer build and the fuzzer.
-set -euo pipefail
+#   NASPERF_BUILD_DIR=DIR             build tree for the first stages (default build).
+set -uo pipefail
 cd "$(dirname "$0")/.."
 jobs=${NASPERF_JOBS:-2}
+build=${NASPERF_BUILD_DIR:-build}
 
 # chromium too: the HTML report test opens the report in a real (headless) browser.
-NASPERF_WITH_BROWSER=1 scripts/install-deps.sh
+if ! NASPERF_WITH_BROWSER=1 scripts/install-deps.sh; then
+  echo "test.sh: installing the build and test packages failed (see above)" >&2
+  exit 1
+fi
 [ "$(id -u)" -eq 0 ] || echo "test.sh: not root: the loop-device, mount and namespace tests will be skipped"
 
-echo "== build (RelWithDebInfo)"
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build -j"$jobs"
-echo "== ctest"
-(cd build && ctest --output-on-failure --timeout 600)
+stages=()
+results=()
+failed=0
+# stage NAME COMMAND...: runs the command, records pass/fail and its time.
+stage() {
+  local name=$1 start rc
+  shift
+  echo "== $name"
+  start=$(date +%s)
+  "$@"
+  rc=$?
+  stages+=("$name")
+  if [ "$rc" -eq 0 ]; then
+    results+=("passed  $(($(date +%s) - start)) s")
+  else
+    results+=("FAILED  $(($(date +%s) - start)) s (exit $rc)")
+    failed=1
+  fi
+  return "$rc"
+}
+# skipped NAME WHY: a stage that cannot run because an earlier one failed.
+skipped() {
+  stages+=("$1")
+  results+=("skipped ($2)")
+  failed=1
+}
+
+build_tree() {  # DIR CMAKE_ARGS...
+  local dir=$1
+  shift
+  cmake -S . -B "$dir" -G Ninja "$@" >/dev/null && cmake --build "$dir" -j"$jobs"
+}
+run_ctest() {  # DIR CTEST_ARGS...
+  local dir=$1
+  shift
+  (cd "$dir" && ctest --output-on-failure --timeout 600 "$@")
+}
+
+if stage "build (RelWithDebInfo)" build_tree "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo; then
+  stage "ctest" run_ctest "$build"
+else
+  skipped "ctest" "the build failed"
+fi
 
 if [ "${NASPERF_QUICK:-0}" != 1 ]; then
-  echo "== build with AddressSanitizer + UBSan"
-  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DNASPERF_SANITIZE=ON >/dev/null
-  cmake --build build-asan -j"$jobs"
-  echo "== ctest under ASan/UBSan (unit tests and the fault-injection integration tests)"
-  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-  (cd build-asan && ctest --output-on-failure --timeout 600 -L 'unit|integration' \
-     -E 'integration\.(large_file_verify|sender_killed|demo)')
-  echo "== fuzz the wire codec (bounded)"
-  tests/fuzz/build_and_run.sh build-fuzz "${NASPERF_FUZZ_SECONDS:-30}"
+  if stage "build with AddressSanitizer + UBSan" build_tree build-asan -DCMAKE_BUILD_TYPE=Debug -DNASPERF_SANITIZE=ON; then
+    # Unit tests and the fault-injection integration tests; the long data-volume
+    # ones stay in the plain build.
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+      stage "ctest under ASan/UBSan" run_ctest build-asan -L 'unit|integration' \
+      -E 'integration\.(large_file_verify|sender_killed|demo)'
+  else
+    skipped "ctest under ASan/UBSan" "the sanitizer build failed"
+  fi
+  stage "fuzz (bounded)" tests/fuzz/build_and_run.sh build-fuzz "${NASPERF_FUZZ_SECONDS:-30}"
+fi
+
+echo
+echo "== test.sh stages"
+for i in "${!stages[@]}"; do
+  printf '  %-40s %s\n' "${stages[$i]}" "${results[$i]}"
+done
+if [ "$failed" -ne 0 ]; then
+  echo "test.sh: FAILED (see the stages above)"
+  exit 1
 fi
 echo "test.sh: all passed"
