@@ -67,6 +67,9 @@ class Prober {
         nonce_(std::random_device{}()) {}
 
   uint32_t header_bytes() const { return family_ == AF_INET6 ? 48 : 28; }
+  // The largest probe whose answer came only after its try had given up (a busy
+  // responder, not a lost datagram): that size passes after all. 0 = none.
+  uint32_t late_arrived() const { return late_arrived_; }
 
   // Up to `tries` datagrams of ip_size bytes (IP and UDP headers included).
   TryResult Try(uint32_t ip_size, double timeout_s, int tries) {
@@ -78,12 +81,29 @@ class Prober {
     return last;
   }
 
+  // Waits up to timeout_s for answers to earlier probes only.
+  void CollectLate(double timeout_s) {
+    const int64_t deadline = MonoNanos() + static_cast<int64_t>(timeout_s * 1e9);
+    for (;;) {
+      const int64_t left_ms = (deadline - MonoNanos()) / 1000000;
+      if (left_ms <= 0) return;
+      pollfd p{fd_.get(), POLLIN, 0};
+      if (::poll(&p, 1, static_cast<int>(left_ms)) <= 0) continue;
+      uint8_t reply[64];
+      ssize_t n = ::recv(fd_.get(), reply, sizeof reply, 0);
+      if (n == static_cast<ssize_t>(kReplySize) && std::memcmp(reply, kReplyMagic, 8) == 0) {
+        NoteLate(GetU64(reply + 8), GetU32(reply + 16));
+      }
+    }
+  }
+
  private:
   TryResult TryOnce(uint32_t ip_size, double timeout_s) {
     TryResult r;
     const size_t payload = ip_size - header_bytes();
     std::vector<uint8_t> datagram(std::max(payload, kProbeMin), 0);
     const uint64_t nonce = ++nonce_;
+    sent_.push_back({nonce, ip_size, datagram.size()});
     std::memcpy(datagram.data(), kProbeMagic, sizeof kProbeMagic);
     PutU64(datagram.data() + 8, nonce);
     ++result_->probes_sent;
@@ -103,15 +123,29 @@ class Prober {
         if (errno == EINTR || errno == EAGAIN) continue;
         return Failed(errno);
       }
-      // A late answer to an earlier (lost-looking) probe is not this one's.
-      if (static_cast<size_t>(n) != kReplySize || std::memcmp(reply, kReplyMagic, 8) != 0 ||
-          GetU64(reply + 8) != nonce) {
+      if (static_cast<size_t>(n) != kReplySize || std::memcmp(reply, kReplyMagic, 8) != 0) continue;
+      if (GetU64(reply + 8) != nonce) {
+        NoteLate(GetU64(reply + 8), GetU32(reply + 16));  // an earlier probe's answer
         continue;
       }
       if (GetU32(reply + 16) != datagram.size()) return r;  // arrived cut short: lost
       r.outcome = Outcome::kArrived;
       r.rtt_ms = static_cast<double>(MonoNanos() - sent_ns) / 1e6;
       return r;
+    }
+  }
+
+  struct Sent {
+    uint64_t nonce;
+    uint32_t ip_size;
+    size_t datagram_bytes;
+  };
+
+  void NoteLate(uint64_t nonce, uint32_t received_bytes) {
+    for (const Sent& sent : sent_) {
+      if (sent.nonce == nonce && sent.datagram_bytes == received_bytes) {
+        late_arrived_ = std::max(late_arrived_, sent.ip_size);
+      }
     }
   }
 
@@ -133,6 +167,8 @@ class Prober {
   int family_;
   PathMtuProbe* result_;
   uint64_t nonce_;
+  std::vector<Sent> sent_;  // every probe of this search (a few dozen at most)
+  uint32_t late_arrived_ = 0;
 };
 
 }  // namespace
@@ -231,24 +267,43 @@ absl::StatusOr<PathMtuProbe> ProbePathMtu(const HostPort& responder, const PathM
   result.rtt_ms = first.rtt_ms;
   // Wait long enough for a slow link's round trip, short enough that a search
   // through silently dropped sizes takes about a second.
-  const double timeout_s = std::clamp(4 * first.rtt_ms / 1e3 + 0.02, 0.05, options.first_timeout_s);
+  const double timeout_s = std::clamp(4 * first.rtt_ms / 1e3 + 0.02,
+                                    std::min(options.min_timeout_s, options.first_timeout_s),
+                                    options.first_timeout_s);
 
-  uint32_t bad = top + 1;  // smallest size known not to pass
+  uint32_t bad = top + 1;  // smallest size believed not to pass
   uint32_t candidate = top;  // the interface MTU passes on most paths: try it first
-  while (good + 1 < bad) {
-    if (candidate <= good || candidate >= bad) candidate = good + (bad - good) / 2;
-    TryResult r = prober.Try(candidate, timeout_s, options.tries);
-    if (r.outcome == Outcome::kArrived) {
-      good = candidate;
-      result.rtt_ms = std::min(result.rtt_ms, r.rtt_ms);
-      candidate = 0;
-    } else if (r.outcome == Outcome::kTooBig && r.reported_mtu > 0 && r.reported_mtu < candidate) {
-      bad = std::min(bad, r.reported_mtu + 1);  // trust the router: try exactly its figure next
-      candidate = r.reported_mtu;
-    } else {
-      bad = candidate;
-      candidate = 0;
+  // A late answer proves its size passed and that a "lost" verdict above it may be
+  // wrong: the search resumes from there (good only grows, so this ends).
+  auto take_late = [&] {
+    if (prober.late_arrived() <= good) return false;
+    good = prober.late_arrived();
+    if (bad <= good) bad = top + 1;
+    candidate = 0;
+    return true;
+  };
+  for (;;) {
+    while (good + 1 < bad) {
+      if (candidate <= good || candidate >= bad) candidate = good + (bad - good) / 2;
+      TryResult r = prober.Try(candidate, timeout_s, options.tries);
+      if (r.outcome == Outcome::kArrived) {
+        good = candidate;
+        result.rtt_ms = std::min(result.rtt_ms, r.rtt_ms);
+        candidate = 0;
+      } else if (r.outcome == Outcome::kTooBig && r.reported_mtu > 0 && r.reported_mtu < candidate) {
+        bad = std::min(bad, r.reported_mtu + 1);  // trust the router: try exactly its figure next
+        candidate = r.reported_mtu;
+      } else {
+        bad = candidate;
+        candidate = 0;
+      }
+      take_late();
     }
+    // Below the interface MTU only because probes went unanswered: give answers
+    // still on their way one first-try timeout before believing the drops.
+    if (good >= top || result.icmp_seen) break;
+    prober.CollectLate(options.first_timeout_s);
+    if (!take_late()) break;
   }
   result.path_mtu = good;
   // The largest IP packet passed: the path is as wide as the interface (loopback's 65536).

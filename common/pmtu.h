@@ -48,6 +48,7 @@ struct PathMtuProbe {
 struct PathMtuOptions {
   uint32_t local_mtu = 1500;  // upper bound of the search (the interface MTU)
   double first_timeout_s = 0.5;  // per try, until the first answer gives an RTT
+  double min_timeout_s = 0.05;   // per try after that: at least this, at most first_timeout_s
   int tries = 2;              // per size, before a size counts as lost
 };
 

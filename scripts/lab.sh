@@ -234,7 +234,8 @@ down() {
     ip netns del "$ns" 2>/dev/null || true
   done
   for disk in cache array; do
-    mountpoint -q "$STATE/$disk" 2>/dev/null && umount "$STATE/$disk"
+    # Lazy: a busy mount must not stop the rest of the teardown.
+    if mountpoint -q "$STATE/$disk" 2>/dev/null; then umount "$STATE/$disk" 2>/dev/null || umount -l "$STATE/$disk" || true; fi
     if [ -f "$STATE/$disk.dev" ]; then
       dev=$(cat "$STATE/$disk.dev")
       losetup -d "$dev" 2>/dev/null || true

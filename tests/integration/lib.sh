@@ -15,8 +15,7 @@ CLEANUPS=()
 
 cleanup() {
   local rc=$?
-  for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+  stop_pids "${PIDS[@]}"
   for ((i=${#CLEANUPS[@]}-1; i>=0; i--)); do eval "${CLEANUPS[$i]}" || true; done
   if [ $rc -ne 0 ] && [ $rc -ne 77 ]; then
     echo "--- test failed (rc=$rc); logs in $T:"
@@ -27,6 +26,21 @@ cleanup() {
   exit $rc
 }
 trap cleanup EXIT
+
+# stop_pids PID...: SIGTERM, up to 10 s to exit, then SIGKILL; reaps them all. A
+# process stuck on a throttled disk must not hold the cleanup past ctest's limit.
+stop_pids() {
+  local pid left
+  for pid in "$@"; do kill -TERM "$pid" 2>/dev/null || true; done
+  for _ in $(seq 200); do
+    left=0
+    for pid in "$@"; do kill -0 "$pid" 2>/dev/null && left=1; done
+    [ $left -eq 0 ] && break
+    sleep 0.05
+  done
+  for pid in "$@"; do kill -KILL "$pid" 2>/dev/null || true; done
+  for pid in "$@"; do wait "$pid" 2>/dev/null || true; done
+}
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "SKIP: $*"; exit 77; }
@@ -42,6 +56,23 @@ wait_for() {
   done
 }
 
+# wait_port_file WHAT FILE PID: waits (bounded) until the process wrote its port
+# file; fails at once with its log when it died first (a bind error, say).
+wait_port_file() {
+  local what=$1 file=$2 pid=$3 log=${4:-}
+  port_file_or_dead() { test -s "$file" || ! alive "$pid"; }
+  wait_for "$what" 20 port_file_or_dead
+  test -s "$file" || fail "$what: the process exited first${log:+: $(tail -3 "$log")}"
+}
+
+# wait_pid WHAT SECONDS PID: waits, bounded, for a background process to end and
+# returns its exit status.
+wait_pid() {
+  local what=$1 seconds=$2 pid=$3
+  wait_for "$what" "$seconds" eval '! alive '"$pid"
+  wait "$pid"
+}
+
 # start_collector NAME [flags...]: a collector on an ephemeral loopback port writing
 # into $T/NAME; sets ${NAME}_PID and ${NAME}_PORT. Pass --listen 127.0.0.1:PORT to
 # restart one on a known port.
@@ -54,7 +85,7 @@ start_collector() {
   "$NASPERF" collector --out "$T/$name" "${listen[@]}" --port-file "$portfile" "$@" >>"$T/$name.log" 2>&1 &
   local pid=$!
   PIDS+=("$pid")
-  wait_for "collector $name to listen" 20 test -s "$portfile"
+  wait_port_file "collector $name to listen" "$portfile" "$pid" "$T/$name.log"
   printf -v "${name}_PID" '%s' "$pid"
   printf -v "${name}_PORT" '%s' "$(sed -n 's/^port=//p' "$portfile")"
 }
@@ -64,10 +95,11 @@ start_collector() {
 start_receiver() {
   local name=$1; shift
   local portfile=$T/$name.ports
+  rm -f "$portfile"
   "$NASPERF" receiver --listen 127.0.0.1:0 --port-file "$portfile" "$@" >"$T/$name.log" 2>&1 &
   local pid=$!
   PIDS+=("$pid")
-  wait_for "receiver $name to listen" 20 test -s "$portfile"
+  wait_port_file "receiver $name to listen" "$portfile" "$pid" "$T/$name.log"
   printf -v "${name}_PID" '%s' "$pid"
   printf -v "${name}_PORT" '%s' "$(sed -n 's/^control=//p' "$portfile")"
   printf -v "${name}_DATA" '%s' "$(sed -n 's/^data=//p' "$portfile")"
@@ -116,15 +148,19 @@ partial_file_over() {
   return 1
 }
 
-# free_port: sets $port to a loopback port that nothing listens on (a collector
-# picks an ephemeral one, then goes away).
+# free_port: sets $port to a loopback port that nothing listens on, chosen at
+# random below the kernel's ephemeral range, so no outgoing connection (this
+# test's, or a second suite's) takes it as its source port before the test binds
+# it, and a process restarted on it finds it still free.
 free_port() {
-  start_collector probe
-  port=$probe_PORT
-  kill -TERM "$probe_PID"
-  wait "$probe_PID" 2>/dev/null || true
-  port_free() { ! (exec 3<>/dev/tcp/127.0.0.1/"$port") 2>/dev/null; }
-  wait_for "port $port to be free" 10 port_free
+  local low tries
+  low=$(awk '{print $1}' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+  [ "$low" -gt 12000 ] || low=32768
+  for tries in $(seq 50); do
+    port=$((10000 + RANDOM % (low - 10000)))
+    ! (exec 3<>/dev/tcp/127.0.0.1/"$port") 2>/dev/null && return 0
+  done
+  fail "no free loopback port below $low after 50 tries"
 }
 
 # ---- the namespace lab (scripts/lab.sh), root only
@@ -135,11 +171,28 @@ LAB_SH=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../scripts" && pwd)/lab.sh
 lab_up() {
   need_root "network namespaces, tc and loop devices"
   command -v tc >/dev/null || skip "tc (iproute2) is not installed"
+  [ -d /sys/fs/cgroup/blkio ] || skip "no cgroup v1 blkio controller (the lab's array throttle needs it)"
+  sweep_dead_labs
   export NASPERF_LAB=t$$
+  # Any state under this live pid's name is a leftover of a killed run.
+  "$LAB_SH" down >/dev/null 2>&1 || true
   CLEANUPS+=("'$LAB_SH' down >/dev/null 2>&1")
   "$LAB_SH" up "$@" >"$T/lab.log" 2>&1 || fail "lab.sh up $*: $(cat "$T/lab.log")"
   # shellcheck disable=SC1090
   . "/run/nasperf-lab/$NASPERF_LAB/env"
+}
+
+# sweep_dead_labs: tears down the labs of test runs that were killed before their
+# cleanup ran (ctest's timeout kills with SIGKILL): their RAM images would
+# otherwise pile up in /dev/shm. A test lab is named t<pid> of its test process.
+sweep_dead_labs() {
+  local dir pid
+  for dir in /run/nasperf-lab/t[0-9]*; do
+    [ -d "$dir" ] || continue
+    pid=${dir##*/t}
+    alive "$pid" && continue
+    NASPERF_LAB=t$pid "$LAB_SH" down >/dev/null 2>&1 || true
+  done
 }
 
 on_client() { "$LAB_SH" client -- "$@"; }
@@ -150,10 +203,11 @@ on_nas() { "$LAB_SH" nas -- "$@"; }
 lab_receiver() {
   local name=$1; shift
   local portfile=$T/$name.ports
+  rm -f "$portfile"
   "$LAB_SH" nas -- "$NASPERF" receiver --listen "$NAS_IP:0" --port-file "$portfile" "$@" >"$T/$name.log" 2>&1 &
   local pid=$!
   PIDS+=("$pid")
-  wait_for "receiver $name to listen on the lab NAS" 20 test -s "$portfile"
+  wait_port_file "receiver $name to listen on the lab NAS" "$portfile" "$pid" "$T/$name.log"
   printf -v "${name}_PID" '%s' "$pid"
   printf -v "${name}_PORT" '%s' "$(sed -n 's/^control=//p' "$portfile")"
 }
@@ -182,7 +236,7 @@ lab_agent() {
   "$LAB_SH" "$where" -- "$NASPERF" agent --listen "$address:7600" --port-file "$portfile" "$@" >>"$T/$name.log" 2>&1 &
   local pid=$!
   PIDS+=("$pid")
-  wait_for "agent $name to listen on the lab's $where" 20 test -s "$portfile"
+  wait_port_file "agent $name to listen on the lab's $where" "$portfile" "$pid" "$T/$name.log"
   printf -v "${name}_PID" '%s' "$pid"
 }
 

@@ -1,12 +1,13 @@
 # DESIGN.md section 5: no result is lost because the collector was down. The
 # collector is SIGKILLed in the middle of an 8-run loop and restarted on the same
-# port about 3 s later. The transfers themselves are unaffected (the sender exits
+# port once a report has found it down and gone to a spool. The transfers themselves are unaffected (the sender exits
 # 0); once the spools drain, transfers.csv holds 16 rows, 8 per role, every
 # (role, transfer_id) exactly once, and the header only once.
 source "$(dirname "$0")/lib.sh"
 
 mkdir -p "$T/target"
-start_collector col
+free_port   # not an ephemeral port: the restart must find it still free
+start_collector col --listen 127.0.0.1:"$port"
 start_receiver rx --target "$T/target" --min-free off --collector 127.0.0.1:"$col_PORT"
 
 "$NASPERF" sender --to 127.0.0.1:"$rx_PORT" --size 128MiB --runs 8 --pause 1s \
@@ -22,7 +23,8 @@ kill -KILL "$col_PID"
 wait "$col_PID" 2>/dev/null || true
 rows_at_kill=$(($(wc -l <"$csv") - 1))
 
-sleep 3   # the collector stays down for a while: not a synchronisation
+spooled() { grep -q "reports wait in" "$T/sender.log" "$T/rx.log"; }
+wait_for "a report to find the collector down and spool" 60 spooled
 start_collector col --listen 127.0.0.1:"$col_PORT"
 
 sender_done() { ! alive "$sender_pid"; }

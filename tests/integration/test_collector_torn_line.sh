@@ -7,7 +7,8 @@
 source "$(dirname "$0")/lib.sh"
 [ -x "$COLLECTOR_CLIENT" ] || skip "no collector_client given"
 
-start_collector col
+free_port   # not an ephemeral port: the restart must find it still free
+start_collector col --listen 127.0.0.1:"$port"
 "$COLLECTOR_CLIENT" 127.0.0.1:"$col_PORT" "$NASPERF_TOKEN" twice >"$T/cc.log" 2>&1 || fail "twice: $(cat "$T/cc.log")"
 "$COLLECTOR_CLIENT" 127.0.0.1:"$col_PORT" "$NASPERF_TOKEN" twice >"$T/cc.log" 2>&1 || fail "twice: $(cat "$T/cc.log")"
 csv=$T/col/transfers.csv

@@ -25,11 +25,15 @@ PLAN
   lab_plan_two_clients_to_nas "40MiB" >>"$1"
 }
 
-# kill_c2_mid_run LOG: waits until run 1 pushes into the NAS target, then kills client2's agent.
+# kill_c2_mid_run LOG: waits until client2's run-1 file on the NAS holds its first
+# MiB (of 40), then kills client2's agent.
 kill_c2_mid_run() {
-  pushing() { compgen -G "$CACHE/nasperf-*-1-1.dat" >/dev/null; }
+  pushing() {
+    local f
+    for f in "$CACHE"/nasperf-*-1-1.dat; do [ "$(stat -c %s "$f" 2>/dev/null || echo 0)" -gt 1048576 ] && return 0; done
+    return 1
+  }
   wait_for "run 1 to push into the NAS" 30 pushing
-  sleep 0.3
   kill -9 "$c2_PID"
   wait "$c2_PID" 2>/dev/null || true
 }
@@ -42,7 +46,7 @@ run_lab_killing_c2() {
   PIDS+=("$lab")
   kill_c2_mid_run
   rc=0
-  wait "$lab" || rc=$?
+  wait_pid "the lab to end" 120 "$lab" || rc=$?
   cat "$T/$2.log"
 }
 

@@ -23,12 +23,11 @@ plan 200MiB "$T/out" >"$T/plan.toml"
 "$LAB_SH" hop -- "$NASPERF" lab "$T/plan.toml" >"$T/lab.log" 2>&1 &  # exec chain: $! is nasperf itself
 lab=$!
 PIDS+=("$lab")
-pushing() { compgen -G "$CACHE/nasperf-*-1-1.dat" >/dev/null; }
-wait_for "run 1 to push into the NAS" 30 pushing
-sleep 0.5
+pushing() { partial_file_over 4194304 "$CACHE"; }
+wait_for "run 1 to push its first 4 MiB into the NAS" 30 pushing
 kill -INT "$lab"
 rc=0
-wait "$lab" || rc=$?
+wait_pid "the lab to end after Ctrl-C" 60 "$lab" || rc=$?
 cat "$T/lab.log"
 [ $rc = 130 ] || fail "interrupted lab exited $rc, want 130"
 csv=$T/out/transfers.csv

@@ -24,8 +24,8 @@ a=$!
   --out "$T/b" --no-progress >"$T/b.log" 2>&1 &
 b=$!
 PIDS+=("$a" "$b")
-wait "$a" || fail "sender a failed: $(tail -3 "$T/a.log")"
-wait "$b" || fail "sender b failed: $(tail -3 "$T/b.log")"
+wait_pid "sender a" 120 "$a" || fail "sender a failed: $(tail -3 "$T/a.log")"
+wait_pid "sender b" 120 "$b" || fail "sender b failed: $(tail -3 "$T/b.log")"
 files=("$T"/target/nasperf-*.dat)
 [ "${#files[@]}" -eq 4 ] || fail "--cleanup never: expected 4 files, found ${#files[@]}"
 for f in "${files[@]}"; do
