@@ -8,20 +8,23 @@ out=${1:?usage: build_and_run.sh BUILD_DIR [SECONDS]}
 seconds=${2:-30}
 mkdir -p "$out/corpus"
 absl_flags=$(pkg-config --cflags --libs absl_status absl_statusor absl_strings)
-clang++ -std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined -I"$src" \
+# UBSan findings must stop the fuzzer even when run without test.sh's UBSAN_OPTIONS.
+sanitize=(-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined)
+limits=(-rss_limit_mb=4096)
+clang++ -std=c++17 -O1 -g "${sanitize[@]}" -I"$src" \
   "$src/tests/fuzz/wire_fuzz.cc" "$src/common/wire.cc" $absl_flags -lxxhash -o "$out/wire_fuzz"
-# Seed with one valid header and trailer so the fuzzer starts inside the format.
+# Seed with the header's magic so the fuzzer starts inside the format.
 "$out/wire_fuzz" -runs=0 "$out/corpus" >/dev/null 2>&1 || true
 printf 'NSPFDATA' >"$out/corpus/seed-magic"
-"$out/wire_fuzz" -max_total_time="$seconds" -print_final_stats=1 -artifact_prefix="$out/" "$out/corpus" 2>&1 | tail -12
+"$out/wire_fuzz" "${limits[@]}" -max_total_time="$seconds" -print_final_stats=1 -artifact_prefix="$out/" "$out/corpus" 2>&1 | tail -12
 
 # report: arbitrary CSV text through parse, summary, compare and HTML rendering.
 report_absl=$(pkg-config --cflags --libs absl_status absl_statusor absl_strings absl_str_format)
-clang++ -std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined -I"$src" \
+clang++ -std=c++17 -O1 -g "${sanitize[@]}" -I"$src" \
   "$src/tests/fuzz/report_fuzz.cc" "$src"/report/{table,statistics,analysis,html}.cc \
   "$src/common/csv.cc" "$src/common/stats.cc" $report_absl -o "$out/report_fuzz"
 mkdir -p "$out/report-corpus"
 printf 'label,iteration,role,mb_per_s,status,started_at,stream,run_id,host\nx,1,receiver,100,ok,,0,r,h\ny,1,receiver,130,ok,,0,r,h\n' \
   >"$out/report-corpus/seed"
-"$out/report_fuzz" -max_total_time="${NASPERF_FUZZ_REPORT_SECONDS:-20}" -print_final_stats=1 \
+"$out/report_fuzz" "${limits[@]}" -max_total_time="${NASPERF_FUZZ_REPORT_SECONDS:-20}" -print_final_stats=1 \
   -artifact_prefix="$out/report-" "$out/report-corpus" 2>&1 | tail -12

@@ -21,9 +21,13 @@ HOST_FINGERPRINT=$(ssh-keygen -lf "$SSHD_DIR/host_ed25519.pub" | awk '{print $2}
 # start_sshd: sshd on a free loopback port; sets SSHD_PID and SSHD_PORT. The same
 # host key every time, so a restarted sshd is the same "NAS".
 start_sshd() {
-  free_port
-  SSHD_PORT=$port
-  cat >"$SSHD_DIR/sshd_config" <<EOF
+  local attempt
+  # sshd cannot take port 0: a port picked free can still be taken before sshd
+  # binds it, so a bind failure picks another (a few times, then fails).
+  for attempt in 1 2 3 4 5; do
+    free_port
+    SSHD_PORT=$port
+    cat >"$SSHD_DIR/sshd_config" <<EOF
 Port $SSHD_PORT
 ListenAddress 127.0.0.1
 HostKey $SSHD_DIR/host_ed25519
@@ -38,12 +42,19 @@ Subsystem sftp internal-sftp
 SetEnv SHLVL=1
 UseDNS no
 EOF
-  /usr/sbin/sshd -t -f "$SSHD_DIR/sshd_config" || fail "sshd -t rejected the config"
-  : >"$T/sshd.log"
-  /usr/sbin/sshd -f "$SSHD_DIR/sshd_config" -D -e 2>>"$T/sshd.log" &
-  SSHD_PID=$!
-  CLEANUPS+=("kill_sshd")   # not in PIDS: its session children must go with it
-  wait_for "sshd to listen on $SSHD_PORT" 20 grep -q "Server listening" "$T/sshd.log"
+    /usr/sbin/sshd -t -f "$SSHD_DIR/sshd_config" || fail "sshd -t rejected the config"
+    : >"$T/sshd.log"
+    /usr/sbin/sshd -f "$SSHD_DIR/sshd_config" -D -e 2>>"$T/sshd.log" &
+    SSHD_PID=$!
+    sshd_up_or_dead() { grep -q "Server listening" "$T/sshd.log" || ! alive "$SSHD_PID"; }
+    wait_for "sshd to listen on $SSHD_PORT" 20 sshd_up_or_dead
+    if grep -q "Server listening" "$T/sshd.log"; then
+      CLEANUPS+=("kill_sshd")   # not in PIDS: its session children must go with it
+      return 0
+    fi
+    wait "$SSHD_PID" 2>/dev/null || true
+  done
+  fail "sshd did not start: $(tail -3 "$T/sshd.log")"
 }
 
 # descendants PID: every process below PID (sshd forks one per connection).

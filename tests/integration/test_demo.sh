@@ -5,7 +5,7 @@
 source "$(dirname "$0")/lib.sh"
 
 rc=0
-timeout 50 "$NASPERF" demo --runs 2 --size 64MiB --dir "$T/demo" >"$T/demo.log" 2>&1 || rc=$?
+timeout -k 5 180 "$NASPERF" demo --runs 2 --size 64MiB --dir "$T/demo" >"$T/demo.log" 2>&1 || rc=$?
 [ "$rc" -eq 0 ] || fail "demo exited $rc: $(tail -5 "$T/demo.log")"
 
 csv=$T/demo/results/transfers.csv

@@ -4,7 +4,7 @@
 # judged `network`, on both roles.
 source "$(dirname "$0")/lib.sh"
 
-lab_up --mtu 9000 --rate 10gbit --array-rate 60MB
+lab_up --mtu 9000 --rate 10gbit --array-rate 60MB --disk-size 1G  # small images fit in RAM
 lab_receiver array --target "$ARRAY" --min-free 0
 on_client "$NASPERF" sender --to "$NAS_IP:$array_PORT" --size 192MiB --runs 2 --write-mode direct \
   --out "$T/array" --no-progress >"$T/array-tx.log" 2>&1 || fail "sender to the array failed: $(tail -5 "$T/array-tx.log")"

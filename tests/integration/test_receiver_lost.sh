@@ -7,7 +7,7 @@ source "$(dirname "$0")/lib.sh"
 mkdir -p "$T/target"
 start_receiver rx --target "$T/target" --min-free off
 
-"$NASPERF" sender --to 127.0.0.1:"$rx_PORT" --size 256MiB --runs 4 --pause 2s --out "$T/out" \
+"$NASPERF" sender --to 127.0.0.1:"$rx_PORT" --size 256MiB --runs 4 --pause 5s --out "$T/out" \
   --no-progress >"$T/sender.log" 2>&1 &
 sender_pid=$!
 PIDS+=("$sender_pid")

@@ -8,7 +8,7 @@ chromium=$(command -v chromium || command -v chromium-browser || true)
 [ -n "$chromium" ] || skip "chromium is not installed (scripts/test.sh installs it: NASPERF_WITH_BROWSER=1)"
 
 rc=0
-timeout 60 "$NASPERF" demo --runs 3 --size 64MiB --dir "$T/demo" >"$T/demo.log" 2>&1 || rc=$?
+timeout -k 5 180 "$NASPERF" demo --runs 3 --size 64MiB --dir "$T/demo" >"$T/demo.log" 2>&1 || rc=$?
 [ "$rc" -eq 0 ] || fail "demo exited $rc: $(tail -5 "$T/demo.log")"
 html=$(sed -n 's/^report:  \([^ ]*\) .*/\1/p' "$T/demo.log")
 [ "$html" = "$T/demo/results/report.html" ] || fail "demo did not print the report's path: $(tail -3 "$T/demo.log")"
@@ -18,7 +18,7 @@ grep -q "^results: " "$T/demo.log" || fail "demo no longer prints the results pa
 
 browser() {
   local profile; profile=$(mktemp -d "$T/profile.XXXXXX")
-  timeout 90 "$chromium" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+  timeout -k 5 90 "$chromium" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
     --disable-background-networking --disable-component-update --disable-sync \
     --user-data-dir="$profile" "$@" 2>>"$T/chromium.log"
 }

@@ -10,13 +10,13 @@ CLEANUPS+=("umount -l '$T/remote'")
 start_sshd
 trust_sshd
 
-ssh_sender sftp --size 900MiB --runs 2 --pause 3s --sync none --out "$T/out" >"$T/sender.log" 2>&1 &
+ssh_sender sftp --size 900MiB --runs 2 --pause 10s --sync none --out "$T/out" >"$T/sender.log" 2>&1 &
 sender_pid=$!
 PIDS+=("$sender_pid")
 
 wait_for "the first remote file to pass 16 MiB" 60 partial_file_over $((16 << 20)) "$T/remote"
 # Fill what is left (tmpfs takes this far faster than SSH delivers), then free it
-# once the first transfer's row is written; the sender's 3 s pause is the margin
+# once the first transfer's row is written; the sender's 10 s pause is the margin
 # before the second transfer starts.
 head -c 1G /dev/zero >"$T/remote/filler" 2>/dev/null || true
 first_row() { [ -s "$T/out/transfers.csv" ] && [ "$(wc -l <"$T/out/transfers.csv")" -ge 2 ]; }

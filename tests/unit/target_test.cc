@@ -1,12 +1,13 @@
 #include "receiver/target.h"
 
-#include <sys/stat.h>
 #include <errno.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <sstream>
 
 #include "gtest/gtest.h"
@@ -80,14 +81,17 @@ TEST(Target, RamfsRefusesDirectWithAClearReason) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root to mount a ramfs";
   std::string dir = TempDir();
   ASSERT_EQ(mount("ramfs", dir.c_str(), "ramfs", 0, nullptr), 0) << strerror(errno);
+  // Unmounted however the test ends: a failed ASSERT returns early.
+  std::unique_ptr<const std::string, void (*)(const std::string*)> unmount(&dir, [](const std::string* d) {
+    umount2(d->c_str(), MNT_DETACH);
+    std::system(("rm -rf " + *d).c_str());
+  });
   auto target = Target::Open(dir);
   ASSERT_TRUE(target.ok()) << target.status();
   EXPECT_TRUE((*target)->Supports(WriteMode::kBuffered));
   EXPECT_FALSE((*target)->Supports(WriteMode::kDirect));
   EXPECT_NE((*target)->Unsupported(WriteMode::kDirect).find("O_DIRECT"), std::string::npos);
   target->reset();
-  umount2(dir.c_str(), MNT_DETACH);
-  std::system(("rm -rf " + dir).c_str());
 }
 
 TEST(Target, MissingDirectoryNamesThePath) {

@@ -18,7 +18,10 @@ namespace nasperf {
 namespace {
 
 TEST(Token, SimultaneousFirstStartsAgreeOnOneToken) {
-  const std::string root = absl::StrCat(testing::TempDir(), "/token-race-", getpid());
+  // A fresh directory: a killed earlier run (even under the same pid) left nothing here.
+  std::string pattern = absl::StrCat(testing::TempDir(), "/token-race-XXXXXX");
+  ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+  const std::string root = pattern;
   unsetenv("NASPERF_TOKEN");
   unsetenv("XDG_CONFIG_HOME");
   for (int round = 0; round < 40; ++round) {
