@@ -5,6 +5,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "common/wire.h"
 
 namespace nasperf {
 
@@ -47,6 +48,20 @@ absl::Status Figure(const std::string& field, bool has, double value) {
   return absl::OkStatus();
 }
 
+absl::Status Port(const std::string& field, uint32_t port, bool zero_allowed) {
+  if ((port == 0 && !zero_allowed) || port > 65535) {
+    return absl::InvalidArgumentError(absl::StrCat(field, " ", port, " is not a TCP/UDP port"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status FirstError(std::initializer_list<absl::Status> checks) {
+  for (const absl::Status& s : checks) {
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status CheckTransferKey(const std::string& label, int iteration, int stream) {
@@ -81,15 +96,53 @@ absl::Status CheckReport(const proto::TransferReport& r) {
       Figure("line_rate_pct", r.has_line_rate_pct(), r.line_rate_pct()),
       Figure("source_wait_pct", r.has_source_wait_pct(), r.source_wait_pct()),
   };
-  for (const absl::Status& s : checks) {
-    if (!s.ok()) return s;
-  }
+  if (absl::Status s = FirstError(checks); !s.ok()) return s;
   if (r.started_at_unix_ns() < 0) return absl::InvalidArgumentError("started_at before 1970");
   if (r.samples_size() > 1000000) return absl::InvalidArgumentError("too many samples");
   for (const proto::Sample& s : r.samples()) {
     if (!std::isfinite(s.t_s()) || s.t_s() < 0 || !std::isfinite(s.interval_s()) || s.interval_s() < 0) {
       return absl::InvalidArgumentError("a sample has a negative or non-finite time");
     }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckHelloReply(const proto::HelloReply& r) {
+  if (absl::Status s = FirstError({Bounded("receiver host", r.host(), 255), Bounded("receiver version", r.version(), 64),
+                                   Bounded("receiver target", r.target(), 4096),
+                                   Port("receiver data port", r.data_port(), false),
+                                   Port("receiver probe port", r.probe_port(), true)});
+      !s.ok()) {
+    return s;
+  }
+  if (r.has_mtu() && (r.mtu() < 68 || r.mtu() > 65536)) {
+    return absl::InvalidArgumentError(absl::StrCat("receiver MTU ", r.mtu(), " is not an MTU"));
+  }
+  if (r.write_modes_size() > 8) return absl::InvalidArgumentError("receiver lists more than 8 write modes");
+  for (const std::string& mode : r.write_modes()) {
+    if (absl::Status s = OneOf("receiver write mode", mode, {"buffered", "direct", "dsync"}); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckOpenTransferReply(const proto::OpenTransferReply& r) {
+  if (r.ticket().size() != kTicketSize) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("receiver sent a ", r.ticket().size(), "-byte ticket, want ", kTicketSize));
+  }
+  if (r.transfer_id() == 0) return absl::InvalidArgumentError("receiver sent transfer id 0");
+  if (!std::isfinite(r.ticket_ttl_s()) || r.ticket_ttl_s() < 0 || r.ticket_ttl_s() > 86400) {
+    return absl::InvalidArgumentError(absl::StrCat("receiver sent a ticket lifetime of ", r.ticket_ttl_s(), " s"));
+  }
+  return Port("receiver data port", r.data_port(), false);
+}
+
+absl::Status CheckFetchedReport(const proto::TransferReport& r, uint64_t transfer_id) {
+  if (absl::Status s = CheckReport(r); !s.ok()) return s;
+  if (r.role() != "receiver") return absl::InvalidArgumentError("receiver's row has role " + r.role());
+  if (r.transfer_id() != transfer_id) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("receiver's row is for transfer ", r.transfer_id(), ", asked for ", transfer_id));
   }
   return absl::OkStatus();
 }

@@ -1,6 +1,7 @@
 // Checks on fields that arrive from the network before anything uses them: run ids
-// (they become part of file names) and whole TransferReports (they become CSV rows).
-// Pure functions.
+// (they become part of file names), whole TransferReports (they become CSV rows)
+// and the receiver's replies (a client must not trust its peer either). Each message
+// is checked once, where it enters. Pure functions.
 #ifndef NASPERF_COMMON_VALIDATE_H_
 #define NASPERF_COMMON_VALIDATE_H_
 
@@ -18,6 +19,14 @@ absl::Status CheckRunId(const std::string& run_id);
 absl::Status CheckTransferKey(const std::string& label, int iteration, int stream);
 // Field by field: known enums, bounded text, finite non-negative figures.
 absl::Status CheckReport(const proto::TransferReport& report);
+
+// Replies from a receiver, checked by the client before any field is used: an
+// impostor on the control port must not be able to steer the sender.
+absl::Status CheckHelloReply(const proto::HelloReply& reply);
+absl::Status CheckOpenTransferReply(const proto::OpenTransferReply& reply);
+// A receiver's own row as FetchReport returns it: a valid report, role receiver,
+// for the transfer that was asked about.
+absl::Status CheckFetchedReport(const proto::TransferReport& report, uint64_t transfer_id);
 
 }  // namespace nasperf
 

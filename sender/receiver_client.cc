@@ -1,9 +1,16 @@
 #include "sender/receiver_client.h"
 
 #include "absl/strings/str_cat.h"
+#include "common/validate.h"
 #include "grpcpp/grpcpp.h"
 
 namespace nasperf {
+
+// A reply that fails its check is the receiver's fault, named as such.
+absl::Status ReceiverClient::Refuse(const absl::Status& why) const {
+  return absl::DataLossError(
+      absl::StrCat("receiver ", FormatHostPort(address_), " sent a bad reply: ", why.message()));
+}
 
 ReceiverClient::ReceiverClient(const HostPort& address, std::string token,
                                std::shared_ptr<grpc::ChannelCredentials> credentials)
@@ -17,6 +24,7 @@ absl::StatusOr<proto::HelloReply> ReceiverClient::Hello() {
   proto::HelloReply reply;
   grpc::Status status = stub_->Hello(&context, proto::HelloRequest(), &reply);
   if (!status.ok()) return FromGrpc(status, "receiver", FormatHostPort(address_));
+  if (absl::Status bad = CheckHelloReply(reply); !bad.ok()) return Refuse(bad);
   return reply;
 }
 
@@ -27,6 +35,7 @@ absl::StatusOr<proto::OpenTransferReply> ReceiverClient::OpenTransfer(
   proto::OpenTransferReply reply;
   grpc::Status status = stub_->OpenTransfer(&context, request, &reply);
   if (!status.ok()) return FromGrpc(status, "receiver", FormatHostPort(address_));
+  if (absl::Status bad = CheckOpenTransferReply(reply); !bad.ok()) return Refuse(bad);
   return reply;
 }
 
@@ -40,6 +49,7 @@ absl::StatusOr<proto::TransferReport> ReceiverClient::FetchReport(uint64_t trans
   proto::TransferReport reply;
   grpc::Status status = stub_->FetchReport(&context, request, &reply);
   if (!status.ok()) return FromGrpc(status, "receiver", FormatHostPort(address_));
+  if (absl::Status bad = CheckFetchedReport(reply, transfer_id); !bad.ok()) return Refuse(bad);
   return reply;
 }
 

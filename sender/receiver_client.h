@@ -1,6 +1,7 @@
 // A client for a receiver's control service: the token rides in every call's
-// metadata, every call has a deadline, and gRPC failures come back as absl::Status
-// with the receiver's address in the message. Thread-safe (gRPC stubs are).
+// metadata, every call has a deadline, every reply is checked (common/validate.h)
+// before the caller sees it, and failures come back as absl::Status with the
+// receiver's address in the message. Thread-safe (gRPC stubs are).
 #ifndef NASPERF_SENDER_RECEIVER_CLIENT_H_
 #define NASPERF_SENDER_RECEIVER_CLIENT_H_
 
@@ -29,6 +30,7 @@ class ReceiverClient {
   const HostPort& address() const { return address_; }
 
  private:
+  absl::Status Refuse(const absl::Status& why) const;
 
   HostPort address_;
   std::string token_;

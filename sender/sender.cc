@@ -196,6 +196,7 @@ void NativeTransport::Push(const TransferSlot& slot, PayloadSource& source, cons
   PushTarget target;
   target.data = {o.to.host, static_cast<uint16_t>(open->data_port())};
   target.transfer_id = open->transfer_id();
+  // ReceiverClient checked the reply: the ticket is exactly kTicketSize bytes.
   std::copy(open->ticket().begin(), open->ticket().end(), target.ticket.begin());
   target.length = slot.length;
   PushOptions native = push;

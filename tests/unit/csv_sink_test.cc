@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -97,7 +98,7 @@ TEST(CsvSink, RowsUnknownsAndGuards) {
   ASSERT_EQ(samples.size(), 2u);
   EXPECT_EQ(samples[1][7], "500000");
   EXPECT_EQ(samples[1][8], "0.50");
-  std::system(("rm -rf " + dir).c_str());
+  std::filesystem::remove_all(dir);
 }
 
 TEST(CsvSink, DuplicatesAreWrittenOnceAlsoAcrossRestarts) {
@@ -124,7 +125,7 @@ TEST(CsvSink, DuplicatesAreWrittenOnceAlsoAcrossRestarts) {
   auto rows = Rows(dir + "/transfers.csv");
   EXPECT_EQ(rows.size(), 4u);  // one header, three rows
   EXPECT_EQ(Rows(dir + "/samples.csv").size(), 4u);
-  std::system(("rm -rf " + dir).c_str());
+  std::filesystem::remove_all(dir);
 }
 
 TEST(CsvSink, FailuresBeforeATransferIdAreAllKept) {
@@ -145,7 +146,7 @@ TEST(CsvSink, FailuresBeforeATransferIdAreAllKept) {
   ASSERT_TRUE((*sink)->Append(other_nas, &duplicate).ok());
   EXPECT_FALSE(duplicate);
   EXPECT_EQ(Rows(dir + "/transfers.csv").size(), 5u);
-  std::system(("rm -rf " + dir).c_str());
+  std::filesystem::remove_all(dir);
 }
 
 TEST(CsvSink, GuardedCellsStillDeduplicateAfterARestart) {
@@ -162,7 +163,7 @@ TEST(CsvSink, GuardedCellsStillDeduplicateAfterARestart) {
   ASSERT_TRUE((*reopened)->Append(r, &duplicate).ok());
   EXPECT_TRUE(duplicate);
   EXPECT_EQ(Rows(dir + "/transfers.csv").size(), 2u);
-  std::system(("rm -rf " + dir).c_str());
+  std::filesystem::remove_all(dir);
 }
 
 TEST(CsvSink, TornLastLineIsSetAside) {
@@ -183,7 +184,7 @@ TEST(CsvSink, TornLastLineIsSetAside) {
   auto rows = Rows(dir + "/transfers.csv");
   ASSERT_EQ(rows.size(), 3u);
   EXPECT_EQ(rows[2][TransferColumns().size() - 3], "2");
-  std::system(("rm -rf " + dir).c_str());
+  std::filesystem::remove_all(dir);
 }
 
 TEST(CsvSink, RefusesAForeignFile) {
@@ -192,7 +193,7 @@ TEST(CsvSink, RefusesAForeignFile) {
   auto sink = CsvSink::Open(dir);
   ASSERT_FALSE(sink.ok());
   EXPECT_NE(sink.status().message().find("not a nasperf CSV"), std::string::npos);
-  std::system(("rm -rf " + dir).c_str());
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 
 #include "gmock/gmock.h"
@@ -113,7 +114,7 @@ class ResultFiles : public ::testing::Test {
     ASSERT_NE(mkdtemp(pattern), nullptr);
     dir_ = pattern;
   }
-  void TearDown() override { std::system(("rm -rf '" + dir_ + "'").c_str()); }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
   std::string Write(const std::string& name, const std::string& text) {
     std::string path = dir_ + "/" + name;
     std::ofstream(path) << text;
@@ -123,7 +124,7 @@ class ResultFiles : public ::testing::Test {
 };
 
 TEST_F(ResultFiles, MergesDirectoriesAndFilesAndCountsATransferOnce) {
-  std::system(("mkdir -p '" + dir_ + "/day1'").c_str());
+  std::filesystem::create_directories(dir_ + "/day1");
   Write("day1/transfers.csv", std::string(kHeader) + Row("a", 1, "receiver", "100") + Row("a", 2, "receiver", "110"));
   Write("day1/samples.csv",
         "run_id,label,iteration,stream,role,host,t_s,bytes,mb_per_s,transfer_id\n"

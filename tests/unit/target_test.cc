@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -53,7 +54,8 @@ TEST(Target, CreatesOnlyNewFilesAndNeverFollowsSymlinks) {
   }
   ASSERT_TRUE((*target)->Remove(name).ok());
   EXPECT_NE(access((dir + "/" + name).c_str(), F_OK), 0);
-  std::system(("rm -rf " + dir + " " + outside).c_str());
+  std::filesystem::remove_all(dir);
+  std::filesystem::remove_all(outside);
 }
 
 TEST(Target, DirectWritesAnOddLengthExactly) {
@@ -73,7 +75,7 @@ TEST(Target, DirectWritesAnOddLengthExactly) {
   ASSERT_EQ(written.size(), length);
   EXPECT_EQ(std::memcmp(written.data(), block, length), 0);
   std::free(block);
-  std::system(("rm -rf " + dir).c_str());
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Target, RamfsRefusesDirectWithAClearReason) {
@@ -84,7 +86,7 @@ TEST(Target, RamfsRefusesDirectWithAClearReason) {
   // Unmounted however the test ends: a failed ASSERT returns early.
   std::unique_ptr<const std::string, void (*)(const std::string*)> unmount(&dir, [](const std::string* d) {
     umount2(d->c_str(), MNT_DETACH);
-    std::system(("rm -rf " + *d).c_str());
+    std::filesystem::remove_all(*d);
   });
   auto target = Target::Open(dir);
   ASSERT_TRUE(target.ok()) << target.status();

@@ -1,0 +1,183 @@
+// A hostile receiver on the control port: whatever it replies, the sender checks it
+// before use and fails with one clear line; nothing it sends reaches memory it
+// should not (the ticket once went into a 16-byte array unchecked), and the sender's
+// loop records a failed row instead of crashing. A real gRPC server on loopback.
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "common/fd.h"
+#include "common/netinfo.h"
+#include "common/validate.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "proto/nasperf.grpc.pb.h"
+#include "sender/receiver_client.h"
+#include "sender/sender.h"
+
+namespace nasperf {
+namespace {
+
+// Answers every call with the replies a test set, whatever was asked.
+class ScriptedReceiver : public proto::Receiver::Service {
+ public:
+  proto::HelloReply hello;
+  proto::OpenTransferReply open;
+  proto::TransferReport report;
+
+  grpc::Status Hello(grpc::ServerContext*, const proto::HelloRequest*, proto::HelloReply* reply) override {
+    *reply = hello;
+    return grpc::Status::OK;
+  }
+  grpc::Status OpenTransfer(grpc::ServerContext*, const proto::OpenTransferRequest*,
+                            proto::OpenTransferReply* reply) override {
+    *reply = open;
+    return grpc::Status::OK;
+  }
+  grpc::Status FetchReport(grpc::ServerContext*, const proto::FetchReportRequest*,
+                           proto::TransferReport* reply) override {
+    *reply = report;
+    return grpc::Status::OK;
+  }
+  grpc::Status EndRun(grpc::ServerContext*, const proto::EndRunRequest*, proto::EndRunReply*) override {
+    return grpc::Status::OK;
+  }
+};
+
+class MemorySink : public ReportSink {
+ public:
+  absl::Status Submit(const proto::TransferReport& report) override {
+    absl::MutexLock lock(&mu);
+    rows.push_back(report);
+    return absl::OkStatus();
+  }
+  absl::Mutex mu;
+  std::vector<proto::TransferReport> rows;
+};
+
+class HostileReceiver : public testing::Test {
+ protected:
+  void SetUp() override {
+    // A data port that accepts (the sender's pre-run MSS check connects to it) and
+    // never reads: no payload is ever meant to reach it.
+    auto listener = ListenTcp({"127.0.0.1", 0});
+    ASSERT_TRUE(listener.ok()) << listener.status();
+    data_listener_ = std::move(*listener);
+    auto data_port = LocalPort(data_listener_.get());
+    ASSERT_TRUE(data_port.ok());
+    service_.hello.set_host("nas");
+    service_.hello.set_version("0");
+    service_.hello.set_target("discard");
+    service_.hello.add_write_modes("buffered");
+    service_.hello.set_data_port(*data_port);
+    service_.open.set_transfer_id(1);
+    service_.open.set_ticket(std::string(16, 'T'));
+    service_.open.set_data_port(*data_port);
+    service_.open.set_ticket_ttl_s(30);
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port_);
+    builder.RegisterService(&service_);
+    server_ = builder.BuildAndStart();
+    ASSERT_NE(server_, nullptr);
+    ASSERT_GT(port_, 0);
+  }
+  void TearDown() override {
+    if (server_) server_->Shutdown();
+  }
+  ReceiverClient Client() { return ReceiverClient({"127.0.0.1", static_cast<uint16_t>(port_)}, "token"); }
+
+  Fd data_listener_;
+  ScriptedReceiver service_;
+  std::unique_ptr<grpc::Server> server_;
+  int port_ = 0;
+};
+
+TEST_F(HostileReceiver, TicketsOfAnyOtherLengthAreRefused) {
+  for (size_t length : {0ul, 15ul, 17ul, 1000ul, 100000ul}) {
+    service_.open.set_ticket(std::string(length, 'A'));
+    auto open = Client().OpenTransfer(proto::OpenTransferRequest());
+    ASSERT_FALSE(open.ok()) << length << "-byte ticket accepted";
+    EXPECT_NE(open.status().message().find("sent a bad reply"), std::string::npos) << open.status();
+    EXPECT_NE(open.status().message().find(std::to_string(length) + "-byte ticket"), std::string::npos)
+        << open.status();
+  }
+  service_.open.set_ticket(std::string(16, 'A'));
+  EXPECT_TRUE(Client().OpenTransfer(proto::OpenTransferRequest()).ok());
+}
+
+TEST_F(HostileReceiver, OtherOpenTransferFieldsAreChecked) {
+  auto refused = [&](const char* what) {
+    auto open = Client().OpenTransfer(proto::OpenTransferRequest());
+    EXPECT_FALSE(open.ok()) << what;
+    service_.open.set_transfer_id(1);
+    service_.open.set_data_port(9);
+    service_.open.set_ticket_ttl_s(30);
+  };
+  service_.open.set_transfer_id(0);
+  refused("transfer id 0");
+  service_.open.set_data_port(0);
+  refused("data port 0");
+  service_.open.set_data_port(70000);
+  refused("data port 70000");
+  service_.open.set_ticket_ttl_s(std::numeric_limits<double>::quiet_NaN());
+  refused("NaN ticket lifetime");
+  service_.open.set_ticket_ttl_s(-1);
+  refused("negative ticket lifetime");
+}
+
+TEST_F(HostileReceiver, HelloRepliesAreChecked) {
+  ASSERT_TRUE(Client().Hello().ok());
+  service_.hello.set_mtu(5);
+  EXPECT_FALSE(Client().Hello().ok()) << "MTU 5";
+  service_.hello.clear_mtu();
+  service_.hello.add_write_modes("../../etc");
+  EXPECT_FALSE(Client().Hello().ok()) << "unknown write mode";
+  service_.hello.clear_write_modes();
+  service_.hello.set_host(std::string(100000, 'h'));
+  EXPECT_FALSE(Client().Hello().ok()) << "100 KB host name";
+  service_.hello.set_host("nas");
+  service_.hello.set_data_port(0);
+  EXPECT_FALSE(Client().Hello().ok()) << "data port 0";
+}
+
+TEST_F(HostileReceiver, FetchedRowsMustBeTheReceiversOwnAndSane) {
+  proto::TransferReport& r = service_.report;
+  r.set_run_id("run1");
+  r.set_role("receiver");
+  r.set_transport("native");
+  r.set_status("ok");
+  r.set_transfer_id(7);
+  EXPECT_TRUE(Client().FetchReport(7, absl::Seconds(1)).ok());
+  EXPECT_FALSE(Client().FetchReport(8, absl::Seconds(1)).ok()) << "another transfer's row";
+  r.set_mb_per_s(std::numeric_limits<double>::infinity());
+  EXPECT_FALSE(Client().FetchReport(7, absl::Seconds(1)).ok()) << "infinite MB/s";
+  r.clear_mb_per_s();
+  r.set_role("sender");
+  EXPECT_FALSE(Client().FetchReport(7, absl::Seconds(1)).ok()) << "a sender row from the receiver";
+}
+
+// The whole sender loop against a receiver that hands out a 100,000-byte ticket:
+// the run ends with a failed row that names the bad reply, and the process lives.
+TEST_F(HostileReceiver, SenderLoopRecordsAFailedRowForAnOversizedTicket) {
+  service_.open.set_ticket(std::string(100000, 'A'));
+  SenderOptions options;
+  options.to = {"127.0.0.1", static_cast<uint16_t>(port_)};
+  options.token = "token";
+  options.size = 1 << 20;
+  options.run_id = "hostile";
+  MemorySink sink;
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> console(std::tmpfile(), &std::fclose);
+  auto outcome = RunSender(options, sink, console.get());
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_EQ(outcome->failed, 1);
+  ASSERT_EQ(sink.rows.size(), 1u);
+  EXPECT_EQ(sink.rows[0].status(), "failed");
+  EXPECT_NE(sink.rows[0].error().find("100000-byte ticket"), std::string::npos) << sink.rows[0].error();
+}
+
+}  // namespace
+}  // namespace nasperf
