@@ -251,9 +251,11 @@ int RunReceiver(const ReceiverFlags& f, bool as_agent = false) {
   (*receiver)->Shutdown();
   if (*spool) ReportSpool(cmd, **spool, absl::Seconds(5));
   ReceiverCounters c = (*receiver)->counters();
-  std::printf("nasperf %s: %llu ok, %llu failed, %llu aborted, %llu connections refused\n", cmd.c_str(),
-              static_cast<unsigned long long>(c.ok), static_cast<unsigned long long>(c.failed),
-              static_cast<unsigned long long>(c.aborted), static_cast<unsigned long long>(c.refused));
+  std::printf("nasperf %s: %llu ok, %llu failed, %llu aborted, %llu connections refused, %llu timed out "
+              "before a header, %llu over the connection limits\n",
+              cmd.c_str(), static_cast<unsigned long long>(c.ok), static_cast<unsigned long long>(c.failed),
+              static_cast<unsigned long long>(c.aborted), static_cast<unsigned long long>(c.refused),
+              static_cast<unsigned long long>(c.timed_out), static_cast<unsigned long long>(c.over_limit));
   return 0;
 }
 

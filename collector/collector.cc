@@ -103,9 +103,11 @@ class CollectorImpl final : public Collector, public proto::Collector::Service {
     std::string iteration = r.warmup() ? absl::StrCat("w", r.iteration()) : absl::StrCat(r.iteration());
     std::string rate = r.has_mb_per_s() ? absl::StrFormat("%.1f MB/s", r.mb_per_s()) : "-";
     std::string status = r.status() == "ok" ? "ok" : absl::StrCat(r.status(), ": ", r.error());
+    // Host, label and error come from peers: no control characters reach the terminal.
     std::fprintf(options_.console, "%-8s %-16s %-14s %5s/%-2d %12s  %s%s\n", r.role().c_str(),
-                 r.host().c_str(), r.label().empty() ? "-" : r.label().c_str(), iteration.c_str(),
-                 r.stream(), rate.c_str(), status.c_str(), summary.c_str());
+                 Printable(r.host()).c_str(), r.label().empty() ? "-" : Printable(r.label()).c_str(),
+                 iteration.c_str(), r.stream(), rate.c_str(), Printable(status).c_str(),
+                 Printable(summary).c_str());
     std::fflush(options_.console);
   }
 

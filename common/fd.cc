@@ -17,6 +17,7 @@
 #include "absl/strings/cord.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/clock.h"
 
 namespace nasperf {
 
@@ -89,6 +90,30 @@ absl::StatusOr<size_t> ReadFull(int fd, void* data, size_t size, absl::string_vi
     ssize_t n = ::read(fd, p + done, size - done);
     if (n < 0) {
       if (errno == EINTR) continue;
+      return ErrnoStatus(errno, what);
+    }
+    if (n == 0) break;
+    done += static_cast<size_t>(n);
+  }
+  return done;
+}
+
+absl::StatusOr<size_t> ReadFullBy(int fd, void* data, size_t size, int64_t deadline_ns,
+                                  absl::string_view what) {
+  char* p = static_cast<char*>(data);
+  size_t done = 0;
+  while (done < size) {
+    const int64_t left_ms = (deadline_ns - MonoNanos() + 999999) / 1000000;
+    if (left_ms <= 0) {
+      return absl::DeadlineExceededError(absl::StrCat(what, ": ", done, " of ", size, " bytes before the deadline"));
+    }
+    pollfd ready{fd, POLLIN, 0};
+    int polled = ::poll(&ready, 1, static_cast<int>(std::min<int64_t>(left_ms, 1 << 30)));
+    if (polled < 0 && errno != EINTR) return ErrnoStatus(errno, what);
+    if (polled <= 0) continue;
+    ssize_t n = ::recv(fd, p + done, size - done, MSG_DONTWAIT);
+    if (n < 0) {
+      if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) continue;
       return ErrnoStatus(errno, what);
     }
     if (n == 0) break;

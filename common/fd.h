@@ -45,6 +45,10 @@ absl::Status WriteAll(int fd, const void* data, size_t size, absl::string_view w
 
 // Reads exactly size bytes unless EOF comes first; returns the count read.
 absl::StatusOr<size_t> ReadFull(int fd, void* data, size_t size, absl::string_view what);
+// The same with one deadline (CLOCK_MONOTONIC ns) for all of it, however the bytes
+// trickle in; DEADLINE_EXCEEDED when it passes first.
+absl::StatusOr<size_t> ReadFullBy(int fd, void* data, size_t size, int64_t deadline_ns,
+                                  absl::string_view what);
 
 struct HostPort {
   std::string host;

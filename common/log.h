@@ -1,13 +1,18 @@
 // A tiny leveled logger to stderr (Abseil 20220623 has no absl/log). Lines are
 // "nasperf <component>: message"; each line is written with one call, so lines from
-// several threads never interleave. Thread-safe.
+// several threads never interleave, and control characters in it (a peer's host
+// name or error, say) are shown as '?' so no peer can drive the terminal.
+// A LogThrottle keeps a flood of one kind of line down. Thread-safe.
 #ifndef NASPERF_COMMON_LOG_H_
 #define NASPERF_COMMON_LOG_H_
 
+#include <cstdint>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
 
 namespace nasperf {
 
@@ -22,6 +27,30 @@ void Log(LogLevel level, absl::string_view component,
          const absl::FormatSpec<Args...>& format, const Args&... args) {
   if (LogEnabled(level)) LogLine(level, component, absl::StrFormat(format, args...));
 }
+
+// text with ASCII control characters (newlines and ESC included) and the UTF-8
+// C1 controls replaced by '?': safe to print on one terminal line.
+std::string Printable(absl::string_view text);
+
+// At most `lines` let through per `window_s` seconds; the rest are counted and the
+// count is told with the next line let through (see Held()).
+class LogThrottle {
+ public:
+  LogThrottle(int lines, double window_s);
+  // True when this line may be logged; then *held is the number held back since
+  // the last line let through.
+  bool Allow(uint64_t* held);
+  // " (N similar lines not logged)", or "" for 0.
+  static std::string Held(uint64_t held);
+
+ private:
+  const int lines_;
+  const int64_t window_ns_;
+  absl::Mutex mu_;
+  int64_t window_start_ns_ ABSL_GUARDED_BY(mu_) = 0;
+  int used_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t held_ ABSL_GUARDED_BY(mu_) = 0;
+};
 
 }  // namespace nasperf
 

@@ -1,12 +1,16 @@
 #include "receiver/receiver.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <optional>
 #include <thread>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -34,6 +38,22 @@ namespace {
 
 constexpr char kComponent[] = "receiver";
 constexpr int kMaxConnections = 256;
+// A data connection must present its whole header this soon after accept, however
+// it trickles in, and one address may hold only so many connections that have not
+// yet: a slow-header flood cannot hold the slots real transfers need.
+constexpr int64_t kHeaderDeadlineNs = 5'000'000'000;
+constexpr int kMaxUnadmittedPerSource = 16;
+
+// The peer's address without the port: connections are counted per source host.
+std::string SourceAddress(const sockaddr_storage& address) {
+  char text[INET6_ADDRSTRLEN] = "?";
+  if (address.ss_family == AF_INET) {
+    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in&>(address).sin_addr, text, sizeof text);
+  } else if (address.ss_family == AF_INET6) {
+    inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6&>(address).sin6_addr, text, sizeof text);
+  }
+  return text;
+}
 constexpr uint64_t kMaxWindow = 512ULL << 20;  // socket buffers beyond this only waste memory
 
 class SocketSource : public ByteSource {
@@ -262,7 +282,9 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
 
   void AcceptLoop() {
     while (!stopping_.load()) {
-      int fd = ::accept4(data_listener_.get(), nullptr, nullptr, SOCK_CLOEXEC);
+      sockaddr_storage from{};
+      socklen_t from_length = sizeof from;
+      int fd = ::accept4(data_listener_.get(), reinterpret_cast<sockaddr*>(&from), &from_length, SOCK_CLOEXEC);
       if (fd < 0) {
         if (errno == EINTR || errno == ECONNABORTED) continue;
         if (stopping_.load()) return;
@@ -274,16 +296,22 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
         Log(LogLevel::kError, kComponent, "accept: %s", strerror(errno));
         return;
       }
+      const std::string source = SourceAddress(from);
       absl::MutexLock lock(&conn_mu_);
-      if (conn_threads_ >= kMaxConnections) {
+      int& unadmitted = unadmitted_[source];
+      if (conn_threads_ >= kMaxConnections || unadmitted >= kMaxUnadmittedPerSource) {
+        if (unadmitted == 0) unadmitted_.erase(source);
         ::close(fd);
-        Count(&ReceiverCounters::refused);
+        Refuse(source, conn_threads_ >= kMaxConnections ? "too many connections"
+                                                        : "too many connections from this address without a header yet",
+               &ReceiverCounters::over_limit);
         continue;
       }
+      ++unadmitted;
       ++conn_threads_;
       conn_fds_.insert(fd);
-      std::thread([this, fd] {
-        Serve(fd);
+      std::thread([this, fd, source] {
+        Serve(fd, source);
         absl::MutexLock lock(&conn_mu_);
         conn_fds_.erase(fd);
         ::close(fd);
@@ -297,9 +325,57 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
     ++(counters_.*field);
   }
 
-  void Refuse(const std::string& peer, absl::string_view why) {
-    Count(&ReceiverCounters::refused);
-    Log(LogLevel::kWarning, kComponent, "refused data connection from %s: %s", peer, why);
+  // Counts the refusal; logs it unless a flood of them is under way.
+  void Refuse(const std::string& peer, absl::string_view why,
+              uint64_t ReceiverCounters::*counter = &ReceiverCounters::refused) {
+    Count(counter);
+    uint64_t held = 0;
+    if (refusal_log_.Allow(&held)) {
+      Log(LogLevel::kWarning, kComponent, "refused data connection from %s: %s%s", peer, why,
+          LogThrottle::Held(held));
+    }
+  }
+
+  void EndUnadmitted(const std::string& source) {
+    absl::MutexLock lock(&conn_mu_);
+    if (--unadmitted_[source] <= 0) unadmitted_.erase(source);
+  }
+
+  // The header phase: the whole header within kHeaderDeadlineNs of accept and a
+  // ticket the table accepts, or the connection is refused (nothing exists yet).
+  std::optional<TransferPlan> Admit(int fd, const std::string& peer, int64_t accepted_ns) {
+    uint8_t header_bytes[kHeaderSize];
+    absl::StatusOr<size_t> got =
+        ReadFullBy(fd, header_bytes, sizeof header_bytes, accepted_ns + kHeaderDeadlineNs, "read header");
+    if (!got.ok()) {
+      Refuse(peer, got.status().message(),
+             absl::IsDeadlineExceeded(got.status()) ? &ReceiverCounters::timed_out : &ReceiverCounters::refused);
+      return std::nullopt;
+    }
+    if (*got == 0) {
+      // The sender's path check connects only to learn the MSS; not an attack.
+      Log(LogLevel::kDebug, kComponent, "data connection from %s closed without a header", peer);
+      return std::nullopt;
+    }
+    if (*got < kHeaderSize) {
+      Refuse(peer, absl::StrCat("truncated header (", *got, " of ", kHeaderSize, " bytes)"));
+      return std::nullopt;
+    }
+    absl::StatusOr<DataHeader> header = DecodeHeader(header_bytes, sizeof header_bytes);
+    if (!header.ok()) {
+      Refuse(peer, header.status().message());
+      return std::nullopt;
+    }
+    absl::StatusOr<TransferPlan> claimed = table_.Claim(*header);
+    if (!claimed.ok()) {
+      Refuse(peer, claimed.status().message());
+      DataTrailer refusal;
+      refusal.status = TrailerStatus::kFailed;
+      refusal.error_code = EACCES;
+      SendTrailer(fd, refusal);
+      return std::nullopt;
+    }
+    return std::move(*claimed);
   }
 
   void SendTrailer(int fd, const DataTrailer& trailer) {
@@ -307,33 +383,15 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
     (void)WriteAll(fd, bytes.data(), bytes.size(), "send trailer");  // the sender may be gone
   }
 
-  void Serve(int fd) {
+  void Serve(int fd, const std::string& source) {
     const std::string peer = PeerName(fd);
     const int64_t accepted_ns = MonoNanos();
     const int64_t accepted_wall = WallNanos();
-    SetReceiveTimeout(fd, 10);
-    uint8_t header_bytes[kHeaderSize];
-    absl::StatusOr<size_t> got = ReadFull(fd, header_bytes, sizeof header_bytes, "read header");
-    if (!got.ok()) return Refuse(peer, got.status().message());
-    if (*got == 0) {
-      // The sender's path check connects only to learn the MSS; not an attack.
-      Log(LogLevel::kDebug, kComponent, "data connection from %s closed without a header", peer);
-      return;
-    }
-    if (*got < kHeaderSize) {
-      return Refuse(peer, absl::StrCat("truncated header (", *got, " of ", kHeaderSize, " bytes)"));
-    }
-    absl::StatusOr<DataHeader> header = DecodeHeader(header_bytes, sizeof header_bytes);
-    if (!header.ok()) return Refuse(peer, header.status().message());
-    absl::StatusOr<TransferPlan> claimed = table_.Claim(*header);
-    if (!claimed.ok()) {
-      Refuse(peer, claimed.status().message());
-      DataTrailer refusal;
-      refusal.status = TrailerStatus::kFailed;
-      refusal.error_code = EACCES;
-      return SendTrailer(fd, refusal);
-    }
-    const TransferPlan& plan = *claimed;
+    std::optional<TransferPlan> admitted = Admit(fd, peer, accepted_ns);
+    EndUnadmitted(source);
+    if (!admitted) return;
+    SetReceiveTimeout(fd, 10);  // the payload: a sender silent this long is gone
+    const TransferPlan& plan = *admitted;
     const proto::OpenTransferRequest& request = plan.request;
 
     proto::TransferReport report;
@@ -502,6 +560,9 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
 
   absl::Mutex conn_mu_;
   absl::flat_hash_set<int> conn_fds_ ABSL_GUARDED_BY(conn_mu_);
+  // Per source address: connections accepted that have not presented a header yet.
+  absl::flat_hash_map<std::string, int> unadmitted_ ABSL_GUARDED_BY(conn_mu_);
+  LogThrottle refusal_log_{10, 10.0};
   int conn_threads_ ABSL_GUARDED_BY(conn_mu_) = 0;
   bool stopped_ ABSL_GUARDED_BY(conn_mu_) = false;
 

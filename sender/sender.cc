@@ -47,7 +47,7 @@ class Console {
   void Line(const std::string& text) {
     absl::MutexLock lock(&mu_);
     ClearProgressLocked();
-    std::fprintf(out_, "%s\n", text.c_str());
+    std::fprintf(out_, "%s\n", Printable(text).c_str());  // labels and errors may come from peers
     std::fflush(out_);
   }
   void Progress(const std::string& text) {
