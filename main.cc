@@ -374,6 +374,7 @@ absl::StatusOr<SenderOptions> MakeSenderOptions(const SenderFlags& f) {
   o.verify = f.verify;
   o.direct_fallback = f.direct_fallback;
   o.interval_s = absl::ToDoubleSeconds(DurationFlag(cmd, "--interval", f.interval));
+  if (absl::Status s = CheckInterval(o.interval_s); !s.ok()) UsageError(cmd, "--interval", s.message());
   o.progress = !f.no_progress && isatty(STDOUT_FILENO);
   o.link_mbps = LinkSpeedFlag(cmd, f.link_speed);
   if (!f.window.empty()) {

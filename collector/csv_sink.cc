@@ -103,7 +103,9 @@ std::string TransferRow(const proto::TransferReport& r) {
 std::string SampleRows(const proto::TransferReport& r) {
   std::string out;
   for (const proto::Sample& s : r.samples()) {
+    // CheckReport bounds the rate; a non-finite one still never reaches the file.
     double rate = s.interval_s() > 0 ? static_cast<double>(s.bytes()) / s.interval_s() / 1e6 : 0;
+    if (!std::isfinite(rate)) rate = 0;
     out += CsvLine({CsvText(r.run_id()), CsvText(r.label()), absl::StrCat(r.iteration()),
                     absl::StrCat(r.stream()), CsvText(r.role()), CsvText(r.host()),
                     absl::StrFormat("%.3f", s.t_s()), absl::StrCat(s.bytes()), Rate(rate),

@@ -1,5 +1,6 @@
 #include "common/csv.h"
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
@@ -16,8 +17,26 @@ std::string CsvQuote(absl::string_view value) {
   return out;
 }
 
+namespace {
+
+// = + - @ and their full-width forms (U+FF1D, U+FF0B, U+FF0D, U+FF20), which some
+// spreadsheets read as the ASCII ones.
+bool StartsFormula(absl::string_view text) {
+  if (!text.empty() && absl::string_view("=+-@").find(text.front()) != absl::string_view::npos) return true;
+  for (absl::string_view wide : {"\xef\xbc\x9d", "\xef\xbc\x8b", "\xef\xbc\x8d", "\xef\xbc\xa0"}) {
+    if (absl::StartsWith(text, wide)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 std::string FormulaGuard(absl::string_view value) {
-  if (!value.empty() && absl::string_view("=+-@\t\r").find(value.front()) != absl::string_view::npos) {
+  // Spreadsheets skip leading blanks and line breaks before looking for a formula,
+  // and a cell that starts with a tab, CR or LF is suspect on its own.
+  const size_t first = value.find_first_not_of(" \t\r\n");
+  const bool blank_start = !value.empty() && absl::string_view("\t\r\n").find(value.front()) != absl::string_view::npos;
+  if (blank_start || (first != absl::string_view::npos && StartsFormula(value.substr(first)))) {
     return absl::StrCat("'", value);
   }
   return std::string(value);

@@ -1,5 +1,6 @@
 #include "common/validate.h"
 
+#include <algorithm>
 #include <cmath>
 #include <initializer_list>
 
@@ -64,6 +65,16 @@ absl::Status FirstError(std::initializer_list<absl::Status> checks) {
 
 }  // namespace
 
+absl::Status CheckInterval(double interval_s) {
+  if (interval_s == 0 || (interval_s >= kMinIntervalS && interval_s <= 3600)) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat("interval ", interval_s, " s: use 0 (off) or 10ms to 1h"));
+}
+
+double BoundedWaitSeconds(double requested_s, double max_s) {
+  if (!std::isfinite(requested_s) || requested_s <= 0) return 0;
+  return std::min(requested_s, max_s);
+}
+
 absl::Status CheckTransferKey(const std::string& label, int iteration, int stream) {
   if (absl::Status s = Bounded("label", label, 200); !s.ok()) return s;
   if (iteration < -1000000 || iteration > 1000000 || stream < 0 || stream > 1023) {
@@ -102,6 +113,10 @@ absl::Status CheckReport(const proto::TransferReport& r) {
   for (const proto::Sample& s : r.samples()) {
     if (!std::isfinite(s.t_s()) || s.t_s() < 0 || !std::isfinite(s.interval_s()) || s.interval_s() < 0) {
       return absl::InvalidArgumentError("a sample has a negative or non-finite time");
+    }
+    if (s.bytes() > 0 && !(static_cast<double>(s.bytes()) / 1e6 <= s.interval_s() * kMaxMegabytesPerSecond)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("a sample moves ", s.bytes(), " bytes in ", s.interval_s(), " s: not a real rate"));
     }
   }
   return absl::OkStatus();

@@ -17,8 +17,20 @@ absl::Status CheckRunId(const std::string& run_id);
 // The label, iteration and stream every transfer carries: the same bounds when a
 // transfer is opened and when its report arrives.
 absl::Status CheckTransferKey(const std::string& label, int iteration, int stream);
-// Field by field: known enums, bounded text, finite non-negative figures.
+// Field by field: known enums, bounded text, finite non-negative figures, samples
+// whose rate (bytes over their interval) is finite and below kMaxMegabytesPerSecond.
 absl::Status CheckReport(const proto::TransferReport& report);
+
+// The sampling interval a user, a plan or a sender asks for: 0 (off) or 10 ms..1 h.
+// Shorter intervals turn a sample's few bytes into meaningless (even infinite) rates.
+absl::Status CheckInterval(double interval_s);
+inline constexpr double kMinIntervalS = 0.01;
+// No figure on any row is above this (1 PB/s): anything larger is corrupt input.
+inline constexpr double kMaxMegabytesPerSecond = 1e9;
+
+// A wait a peer asks a server to hold a call for: clamped to [0, max_s]; NaN and
+// infinities (which slip through min/max) count as 0.
+double BoundedWaitSeconds(double requested_s, double max_s);
 
 // Replies from a receiver, checked by the client before any field is used: an
 // impostor on the control port must not be able to steer the sender.

@@ -15,6 +15,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/payload.h"
+#include "common/validate.h"
 #include "proto/nasperf.grpc.pb.h"
 #include "sender/path_check.h"
 #include "sender/receiver_client.h"
@@ -159,7 +160,7 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
     if (grpc::Status s = CheckToken(*context, options_.token, kComponent); !s.ok()) return s;
     std::shared_ptr<Job> job = Find(request->job_id());
     if (job == nullptr) return ToGrpc(absl::NotFoundError(absl::StrCat("no job ", request->job_id())));
-    const double wait = std::min(std::max(request->wait_s(), 0.0), 30.0);
+    const double wait = BoundedWaitSeconds(request->wait_s(), 30);
     const bool until_ready = request->until_ready();
     const int streams = job->spec.streams();
     bool done = false;

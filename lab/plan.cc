@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/units.h"
+#include "common/validate.h"
 #include "toml++/toml.h"
 
 namespace nasperf {
@@ -234,6 +235,7 @@ absl::Status ReadPlan(const std::string& path, const toml::table& root, Plan* pl
   absl::Duration interval = absl::Seconds(1);
   NASPERF_RETURN_IF_ERROR(r.Duration("interval", &interval));
   plan->interval_s = absl::ToDoubleSeconds(interval);
+  if (absl::Status s = CheckInterval(plan->interval_s); !s.ok()) return r.Error(*r.Find("interval"), s.message());
   NASPERF_RETURN_IF_ERROR(r.Duration("start_delay", &plan->start_delay));
   if (plan->start_delay < absl::Milliseconds(10) || plan->start_delay > absl::Seconds(60)) {
     return r.Error(*r.Find("start_delay"), "start_delay must be between 10ms and 60s");

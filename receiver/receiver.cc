@@ -198,7 +198,7 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
   grpc::Status FetchReport(grpc::ServerContext* context, const proto::FetchReportRequest* request,
                            proto::TransferReport* reply) override {
     if (grpc::Status s = CheckToken(context); !s.ok()) return s;
-    double wait = std::min(std::max(request->wait_s(), 0.0), 60.0);
+    const double wait = BoundedWaitSeconds(request->wait_s(), 60);
     auto report = table_.Fetch(request->transfer_id(), absl::Seconds(wait));
     if (!report.ok()) return ToGrpc(report.status());
     *reply = *report;
@@ -244,9 +244,7 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
           "size ", FormatSize(request.size()), " is above this receiver's --max-size ",
           FormatSize(options_.max_size)));
     }
-    if (!(request.interval_s() >= 0 && request.interval_s() <= 3600)) {
-      return absl::InvalidArgumentError("interval must be between 0 and 3600 s");
-    }
+    if (absl::Status s = CheckInterval(request.interval_s()); !s.ok()) return s;
     TransferPlan plan;
     plan.request = request;
     auto mode = ParseWriteMode(request.write_mode().empty() ? "buffered" : request.write_mode());

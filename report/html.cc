@@ -39,8 +39,10 @@ const char* const kPalette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
 std::string Color(size_t i) { return kPalette[i % (sizeof(kPalette) / sizeof(kPalette[0]))]; }
 
 // Round tick steps (1, 2, 5 x 10^k) covering [lo, hi].
+// Always at least two ticks, whatever the values (non-finite ones included).
 std::vector<double> Ticks(double lo, double hi, int target = 6) {
-  if (!(hi > lo)) hi = lo + 1;
+  if (!std::isfinite(lo)) lo = 0;
+  if (!std::isfinite(hi) || !(hi > lo)) hi = lo + 1;
   double raw = (hi - lo) / target;
   double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
   double step = magnitude;
@@ -51,7 +53,10 @@ std::vector<double> Ticks(double lo, double hi, int target = 6) {
     }
   }
   std::vector<double> ticks;
-  for (double t = std::floor(lo / step) * step; t <= hi + step * 1e-9; t += step) ticks.push_back(t);
+  for (double t = std::floor(lo / step) * step; t <= hi + step * 1e-9 && ticks.size() < 100; t += step) {
+    ticks.push_back(t);
+  }
+  if (ticks.size() < 2) ticks = {lo, hi};
   return ticks;
 }
 

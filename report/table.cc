@@ -99,7 +99,10 @@ absl::Status ParseInt(const std::string& where, const std::string& column, const
 absl::Status ParseDouble(const std::string& where, const std::string& column, const std::string& value,
                          double* out) {
   double v = 0;
-  if (!absl::SimpleAtod(value, &v) || !std::isfinite(v)) return BadCell(where, column, value, "a number");
+  // Bounded, so sums and means over any number of rows stay finite.
+  if (!absl::SimpleAtod(value, &v) || !std::isfinite(v) || std::fabs(v) > 1e15) {
+    return BadCell(where, column, value, "a number (at most 1e15 in size)");
+  }
   *out = v;
   return absl::OkStatus();
 }

@@ -26,5 +26,8 @@ clang++ -std=c++17 -O1 -g "${sanitize[@]}" -I"$src" \
 mkdir -p "$out/report-corpus"
 printf 'label,iteration,role,mb_per_s,status,started_at,stream,run_id,host\nx,1,receiver,100,ok,,0,r,h\ny,1,receiver,130,ok,,0,r,h\n' \
   >"$out/report-corpus/seed"
+# Figures at and past the limits, and non-finite ones: all must parse or fail by line.
+printf 'label,iteration,role,mb_per_s,status,started_at,stream,run_id,host\nx,1,receiver,1e15,ok,,0,r,h\nx,2,receiver,9.99e14,ok,,0,r,h\ny,1,receiver,1e308,ok,,0,r,h\ny,2,receiver,inf,ok,,0,r,h\nz,1,receiver,nan,ok,,0,r,h\n' \
+  >"$out/report-corpus/seed-extremes"
 "$out/report_fuzz" "${limits[@]}" -max_total_time="${NASPERF_FUZZ_REPORT_SECONDS:-20}" -print_final_stats=1 \
   -artifact_prefix="$out/report-" "$out/report-corpus" 2>&1 | tail -12

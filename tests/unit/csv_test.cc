@@ -22,6 +22,17 @@ TEST(CsvText, FormulaGuard) {
   EXPECT_EQ(CsvText("\tx"), "'\tx");
   EXPECT_EQ(CsvText("cache-on"), "cache-on");
   EXPECT_EQ(CsvText("no space left on device"), "no space left on device");
+  // Spreadsheets skip leading blanks and line breaks, and read full-width forms.
+  EXPECT_EQ(FormulaGuard(" =1+1"), "' =1+1");
+  EXPECT_EQ(FormulaGuard("\n=cmd|' /C calc'!A0"), "'\n=cmd|' /C calc'!A0");
+  EXPECT_EQ(FormulaGuard("\r\n+1"), "'\r\n+1");
+  EXPECT_EQ(FormulaGuard("\xef\xbc\x9d" "1+1"), "'\xef\xbc\x9d" "1+1");  // U+FF1D
+  EXPECT_EQ(FormulaGuard("\xef\xbc\x8b" "1"), "'\xef\xbc\x8b" "1");      // U+FF0B
+  EXPECT_EQ(FormulaGuard("  \xef\xbc\x8d" "1"), "'  \xef\xbc\x8d" "1");  // U+FF0D after blanks
+  EXPECT_EQ(FormulaGuard("\xef\xbc\xa0" "SUM"), "'\xef\xbc\xa0" "SUM");  // U+FF20
+  EXPECT_EQ(FormulaGuard("  plain label"), "  plain label");
+  EXPECT_EQ(FormulaGuard("   "), "   ");
+  EXPECT_EQ(FormulaGuard(""), "");
 }
 
 TEST(CsvReader, RoundTripsWhatWeWrite) {

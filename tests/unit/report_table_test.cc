@@ -10,6 +10,8 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "report/analysis.h"
+#include "report/html.h"
 
 namespace nasperf {
 namespace {
@@ -95,6 +97,35 @@ TEST(ResultTable, MalformedFilesNameFileAndLine) {
     absl::Status bad_iteration = ParseTransfersCsv("e.csv", "label,iteration,role,mb_per_s,status\nx,one,sender,1,ok\n", &t);
     EXPECT_THAT(bad_iteration.message(), HasSubstr("e.csv:2: column iteration: 'one' is not a whole number"));
   }
+}
+
+TEST(ResultTable, FiguresBeyondAnyRealRateAreRefused) {
+  // Sums and means over many such rows would overflow to inf (and once crashed
+  // the HTML report's axis ticks).
+  for (const char* value : {"1e308", "-1e16", "inf", "nan"}) {
+    ResultTable t;
+    absl::Status s = ParseTransfersCsv("big.csv", std::string(kHeader) + Row("x", 1, "sender", value), &t);
+    EXPECT_FALSE(s.ok()) << value;
+    EXPECT_THAT(s.message(), HasSubstr("big.csv:2: column mb_per_s")) << value;
+  }
+}
+
+TEST(ResultTable, TheLargestAllowedFiguresStillRenderAsHtml) {
+  ResultTable t;
+  std::string csv = kHeader;
+  for (int i = 1; i <= 50; ++i) csv += Row(i % 2 ? "x" : "y", i, "sender", i % 3 ? "1e15" : "9.99e14");
+  ASSERT_TRUE(ParseTransfersCsv("big.csv", csv, &t).ok());
+  auto report = SummarizeResults(t, "");
+  ASSERT_TRUE(report.ok()) << report.status();
+  auto compare = Compare(t, "label", "", "");
+  HtmlReportInput input;
+  input.table = &t;
+  input.report = &*report;
+  input.compare = compare.ok() ? &*compare : nullptr;
+  std::string html = RenderHtmlReport(input);
+  EXPECT_THAT(html, HasSubstr("<svg"));
+  EXPECT_THAT(html, testing::Not(HasSubstr("inf")));
+  EXPECT_THAT(html, testing::Not(HasSubstr("nan")));
 }
 
 TEST(ResultTable, TornLastLineIsAWarningNotAnError) {

@@ -1,0 +1,138 @@
+// The validation boundary (common/validate.h) with hostile values, one message type
+// at a time: too long, empty, NaN, infinities, negative, huge. Every one is refused
+// with a message naming the field; sane values pass.
+#include "common/validate.h"
+
+#include <limits>
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace nasperf {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+proto::TransferReport GoodReport() {
+  proto::TransferReport r;
+  r.set_run_id("run-1");
+  r.set_label("cache");
+  r.set_iteration(1);
+  r.set_role("receiver");
+  r.set_transport("native");
+  r.set_status("ok");
+  r.set_mb_per_s(250);
+  proto::Sample* s = r.add_samples();
+  s->set_t_s(1);
+  s->set_bytes(250'000'000);
+  s->set_interval_s(1);
+  return r;
+}
+
+// Applies `spoil` to a good report and expects a refusal that mentions `field`.
+void ExpectRefused(void (*spoil)(proto::TransferReport&), const std::string& field) {
+  proto::TransferReport r = GoodReport();
+  spoil(r);
+  absl::Status s = CheckReport(r);
+  EXPECT_FALSE(s.ok()) << field;
+  EXPECT_NE(s.message().find(field), std::string::npos) << s;
+}
+
+TEST(CheckReport, AcceptsASaneRow) { EXPECT_TRUE(CheckReport(GoodReport()).ok()); }
+
+TEST(CheckReport, RefusesHostileFigures) {
+  ExpectRefused([](proto::TransferReport& r) { r.set_mb_per_s(kNaN); }, "mb_per_s");
+  ExpectRefused([](proto::TransferReport& r) { r.set_mb_per_s(kInf); }, "mb_per_s");
+  ExpectRefused([](proto::TransferReport& r) { r.set_mb_per_s(-1); }, "mb_per_s");
+  ExpectRefused([](proto::TransferReport& r) { r.set_mb_per_s(1e300); }, "mb_per_s");
+  ExpectRefused([](proto::TransferReport& r) { r.set_duration_s(kNaN); }, "duration_s");
+  ExpectRefused([](proto::TransferReport& r) { r.set_line_rate_pct(-kInf); }, "line_rate_pct");
+  ExpectRefused([](proto::TransferReport& r) { r.set_source_wait_pct(kNaN); }, "source_wait_pct");
+  ExpectRefused([](proto::TransferReport& r) { r.set_started_at_unix_ns(-5); }, "started_at");
+}
+
+TEST(CheckReport, RefusesHostileText) {
+  ExpectRefused([](proto::TransferReport& r) { r.set_run_id(""); }, "run id");
+  ExpectRefused([](proto::TransferReport& r) { r.set_run_id("../etc"); }, "run id");
+  ExpectRefused([](proto::TransferReport& r) { r.set_label(std::string(201, 'x')); }, "label");
+  ExpectRefused([](proto::TransferReport& r) { r.set_host(std::string("a\0b", 3)); }, "host");
+  ExpectRefused([](proto::TransferReport& r) { r.set_error(std::string(2001, 'e')); }, "error");
+  ExpectRefused([](proto::TransferReport& r) { r.set_role("admin"); }, "role");
+  ExpectRefused([](proto::TransferReport& r) { r.set_transport("ftp"); }, "transport");
+  ExpectRefused([](proto::TransferReport& r) { r.set_stream(1 << 20); }, "stream");
+}
+
+TEST(CheckReport, RefusesSamplesThatAreNoRate) {
+  // A tiny interval turns a few bytes into an infinite rate in samples.csv.
+  ExpectRefused([](proto::TransferReport& r) { r.mutable_samples(0)->set_interval_s(1e-300); }, "not a real rate");
+  ExpectRefused([](proto::TransferReport& r) { r.mutable_samples(0)->set_interval_s(0); }, "not a real rate");
+  ExpectRefused([](proto::TransferReport& r) { r.mutable_samples(0)->set_t_s(kNaN); }, "non-finite time");
+  ExpectRefused([](proto::TransferReport& r) { r.mutable_samples(0)->set_interval_s(-kInf); }, "non-finite time");
+  proto::TransferReport empty_interval = GoodReport();
+  empty_interval.mutable_samples(0)->set_bytes(0);
+  empty_interval.mutable_samples(0)->set_interval_s(0);
+  EXPECT_TRUE(CheckReport(empty_interval).ok()) << "no bytes in no time is no rate at all, and harmless";
+}
+
+TEST(CheckInterval, ZeroOrTenMillisecondsToAnHour) {
+  EXPECT_TRUE(CheckInterval(0).ok());
+  EXPECT_TRUE(CheckInterval(0.01).ok());
+  EXPECT_TRUE(CheckInterval(3600).ok());
+  for (double bad : {1e-300, 0.009, -1.0, 3601.0, kNaN, kInf, -kInf}) {
+    EXPECT_FALSE(CheckInterval(bad).ok()) << bad;
+  }
+}
+
+TEST(BoundedWaitSeconds, NonFiniteWaitsAreNoWait) {
+  EXPECT_EQ(BoundedWaitSeconds(5, 60), 5);
+  EXPECT_EQ(BoundedWaitSeconds(600, 60), 60);
+  EXPECT_EQ(BoundedWaitSeconds(-3, 60), 0);
+  EXPECT_EQ(BoundedWaitSeconds(kNaN, 60), 0);
+  EXPECT_EQ(BoundedWaitSeconds(kInf, 60), 0);
+  EXPECT_EQ(BoundedWaitSeconds(-kInf, 60), 0);
+}
+
+TEST(CheckOpenTransferReply, TicketLengthPortAndLifetime) {
+  proto::OpenTransferReply r;
+  r.set_transfer_id(3);
+  r.set_ticket(std::string(16, 't'));
+  r.set_data_port(7601);
+  r.set_ticket_ttl_s(30);
+  EXPECT_TRUE(CheckOpenTransferReply(r).ok());
+  r.set_ticket(std::string(1000, 'A'));
+  EXPECT_FALSE(CheckOpenTransferReply(r).ok());
+  r.set_ticket("");
+  EXPECT_FALSE(CheckOpenTransferReply(r).ok());
+  r.set_ticket(std::string(16, 't'));
+  r.set_ticket_ttl_s(kInf);
+  EXPECT_FALSE(CheckOpenTransferReply(r).ok());
+}
+
+TEST(CheckHelloReply, PortsMtuAndModes) {
+  proto::HelloReply r;
+  r.set_host("nas");
+  r.set_data_port(7601);
+  r.add_write_modes("direct");
+  EXPECT_TRUE(CheckHelloReply(r).ok());
+  r.set_probe_port(70000);
+  EXPECT_FALSE(CheckHelloReply(r).ok());
+  r.set_probe_port(0);
+  r.set_mtu(70000);
+  EXPECT_FALSE(CheckHelloReply(r).ok());
+  r.set_mtu(9000);
+  for (int i = 0; i < 9; ++i) r.add_write_modes("buffered");
+  EXPECT_FALSE(CheckHelloReply(r).ok()) << "more than 8 write modes";
+}
+
+TEST(CheckFetchedReport, OnlyTheReceiversRowForThatTransfer) {
+  proto::TransferReport r = GoodReport();
+  r.set_transfer_id(9);
+  EXPECT_TRUE(CheckFetchedReport(r, 9).ok());
+  EXPECT_FALSE(CheckFetchedReport(r, 10).ok());
+  r.set_role("sender");
+  EXPECT_FALSE(CheckFetchedReport(r, 9).ok());
+}
+
+}  // namespace
+}  // namespace nasperf
