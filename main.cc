@@ -92,16 +92,7 @@ sigset_t BlockStopSignals() {
 }
 
 absl::Status WritePortFile(const std::string& path, const std::string& content) {
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp);
-    out << content;
-    if (!out) return absl::InternalError(absl::StrCat("cannot write ", tmp));
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    return absl::InternalError(absl::StrCat("cannot rename ", tmp, " to ", path));
-  }
-  return absl::OkStatus();
+  return ReplaceFile(path, content, 0644, /*durable=*/false);
 }
 
 // Flags every agent shares for reporting to a collector and for TLS toward it.

@@ -96,20 +96,8 @@ absl::Status SpoolingSink::Submit(const proto::TransferReport& report) {
   std::string data;
   if (!report.SerializeToString(&data)) return absl::InternalError("cannot serialize a report");
   std::string name = absl::StrFormat("%020d-%s%s", WallNanos(), RandomHex(6), kSuffix);
-  std::string tmp = absl::StrCat(dir_, "/.", name, ".tmp");
   std::string path = absl::StrCat(dir_, "/", name);
-  {
-    Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
-    if (!fd.valid()) return ErrnoStatus(errno, absl::StrCat("spool ", tmp));
-    if (absl::Status s = WriteAll(fd.get(), data.data(), data.size(), absl::StrCat("spool ", tmp)); !s.ok()) {
-      ::unlink(tmp.c_str());
-      return s;
-    }
-    if (::fsync(fd.get()) != 0) return ErrnoStatus(errno, absl::StrCat("fsync ", tmp));
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) return ErrnoStatus(errno, absl::StrCat("rename ", tmp));
-  Fd dir(::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (dir.valid()) ::fsync(dir.get());
+  if (absl::Status s = ReplaceFile(path, data, 0600, /*durable=*/true); !s.ok()) return s;
   absl::MutexLock lock(&mu_);
   ++wakeups_;
   idle_ = false;

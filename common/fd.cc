@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -120,6 +121,29 @@ absl::StatusOr<size_t> ReadFullBy(int fd, void* data, size_t size, int64_t deadl
     done += static_cast<size_t>(n);
   }
   return done;
+}
+
+absl::Status ReplaceFile(const std::string& path, absl::string_view content, mode_t mode, bool durable) {
+  std::string tmp = path + ".tmp-XXXXXX";
+  Fd fd(::mkostemp(tmp.data(), O_CLOEXEC));  // O_CREAT | O_EXCL, mode 0600
+  if (!fd.valid()) return ErrnoStatus(errno, absl::StrCat("create a temporary file for ", path));
+  absl::Status status = WriteAll(fd.get(), content.data(), content.size(), absl::StrCat("write ", tmp));
+  if (status.ok() && ::fchmod(fd.get(), mode) != 0) status = ErrnoStatus(errno, absl::StrCat("chmod ", tmp));
+  if (status.ok() && durable && ::fsync(fd.get()) != 0) status = ErrnoStatus(errno, absl::StrCat("fsync ", tmp));
+  if (status.ok() && ::rename(tmp.c_str(), path.c_str()) != 0) {
+    status = ErrnoStatus(errno, absl::StrCat("rename ", tmp, " to ", path));
+  }
+  if (!status.ok()) {
+    ::unlink(tmp.c_str());
+    return status;
+  }
+  if (durable) {
+    size_t slash = path.rfind('/');
+    std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+    Fd dir_fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (dir_fd.valid()) ::fsync(dir_fd.get());
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<HostPort> ParseHostPort(absl::string_view text, uint16_t default_port,

@@ -4,6 +4,8 @@
 #ifndef NASPERF_COMMON_FD_H_
 #define NASPERF_COMMON_FD_H_
 
+#include <sys/types.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -49,6 +51,11 @@ absl::StatusOr<size_t> ReadFull(int fd, void* data, size_t size, absl::string_vi
 // trickle in; DEADLINE_EXCEEDED when it passes first.
 absl::StatusOr<size_t> ReadFullBy(int fd, void* data, size_t size, int64_t deadline_ns,
                                   absl::string_view what);
+
+// Replaces path with content: written to a new temporary file beside it (created
+// with O_EXCL under a random name, so never through a symlink someone planted),
+// given `mode`, then renamed over path. durable: fsync the file and the directory.
+absl::Status ReplaceFile(const std::string& path, absl::string_view content, mode_t mode, bool durable);
 
 struct HostPort {
   std::string host;

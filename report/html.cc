@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/fd.h"
 
 namespace nasperf {
 
@@ -436,19 +437,7 @@ std::string RenderHtmlReport(const HtmlReportInput& in) {
 }
 
 absl::Status WriteHtmlReport(const HtmlReportInput& input, const std::string& path) {
-  std::string html = RenderHtmlReport(input);
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << html;
-    out.close();
-    if (!out) return absl::InternalError(absl::StrCat("cannot write ", tmp));
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return absl::InternalError(absl::StrCat("cannot rename ", tmp, " to ", path));
-  }
-  return absl::OkStatus();
+  return ReplaceFile(path, RenderHtmlReport(input), 0644, /*durable=*/false);
 }
 
 absl::Status WriteHtmlReportFor(const ResultTable& table, const std::string& role, const std::string& path,

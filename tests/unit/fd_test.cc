@@ -1,0 +1,94 @@
+// File and socket helpers that stand between nasperf and hostile input:
+// ReadFullBy's one deadline for a header that trickles in, and ReplaceFile never
+// writing through a symlink planted beside its target.
+#include "common/fd.h"
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "absl/status/status.h"
+#include "common/clock.h"
+#include "gtest/gtest.h"
+
+namespace nasperf {
+namespace {
+
+class SocketPair : public testing::Test {
+ protected:
+  void SetUp() override { ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds_), 0); }
+  void TearDown() override {
+    ::close(fds_[0]);
+    ::close(fds_[1]);
+  }
+  int fds_[2];
+};
+
+TEST_F(SocketPair, ReadFullByGetsEverythingThatComesInTime) {
+  ASSERT_EQ(::write(fds_[1], "abc", 3), 3);
+  ASSERT_EQ(::write(fds_[1], "defg", 4), 4);
+  char buffer[7];
+  auto got = ReadFullBy(fds_[0], buffer, sizeof buffer, MonoNanos() + 10'000'000'000, "read header");
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(*got, 7u);
+  EXPECT_EQ(std::string(buffer, 7), "abcdefg");
+}
+
+TEST_F(SocketPair, ReadFullByEndsAtTheDeadlineNotAtTheNextByte) {
+  ASSERT_EQ(::write(fds_[1], "abc", 3), 3);  // then nothing more, ever
+  char buffer[16];
+  auto got = ReadFullBy(fds_[0], buffer, sizeof buffer, MonoNanos() + 50'000'000, "read header");
+  ASSERT_FALSE(got.ok());
+  EXPECT_TRUE(absl::IsDeadlineExceeded(got.status())) << got.status();
+  EXPECT_NE(got.status().message().find("3 of 16 bytes"), std::string::npos) << got.status();
+}
+
+TEST_F(SocketPair, ReadFullByReportsAnEarlyEnd) {
+  ASSERT_EQ(::write(fds_[1], "ab", 2), 2);
+  ::shutdown(fds_[1], SHUT_WR);
+  char buffer[16];
+  auto got = ReadFullBy(fds_[0], buffer, sizeof buffer, MonoNanos() + 10'000'000'000, "read header");
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(*got, 2u);
+}
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+TEST(ReplaceFile, NeverWritesThroughASymlinkBesideTheTarget) {
+  std::string dir = std::filesystem::temp_directory_path() / "nasperf-replace-XXXXXX";
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  const std::string victim = dir + "/victim", path = dir + "/ports";
+  std::ofstream(victim) << "precious";
+  // The names the old code used for its temporary file, pointing at the victim.
+  std::filesystem::create_symlink(victim, path + ".tmp");
+  std::filesystem::create_symlink(victim, dir + "/.ports.tmp");
+  ASSERT_TRUE(ReplaceFile(path, "control=1\n", 0644, true).ok());
+  EXPECT_EQ(Slurp(victim), "precious");
+  EXPECT_EQ(Slurp(path), "control=1\n");
+  struct stat st;
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0644u);
+  ASSERT_TRUE(ReplaceFile(path, "secret", 0600, false).ok());
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  int leftovers = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    leftovers += entry.path().filename().string().find(".tmp-") != std::string::npos;
+  }
+  EXPECT_EQ(leftovers, 0);
+  EXPECT_FALSE(ReplaceFile(dir + "/no/such/dir/file", "x", 0644, false).ok());
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace nasperf
