@@ -328,7 +328,7 @@ absl::Status SshTransport::PushSftp(SshConnection& c, const std::string& path, u
   // O_EXCL: a file already there is somebody's data, never overwritten.
   sftp_file file = sftp_open(*sftp, path.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
   if (file == nullptr) {
-    sftp_attributes there = sftp_stat(*sftp, path.c_str());
+    sftp_attributes there = sftp_lstat(*sftp, path.c_str());  // a symlink, even dangling, is there too
     if (there != nullptr) {
       sftp_attributes_free(there);
       return absl::AlreadyExistsError(absl::StrCat(c.where(), ": ", path, " already exists; nasperf never overwrites"));
@@ -411,7 +411,7 @@ absl::Status SshTransport::PushScp(SshConnection& c, const std::string& name, ui
     // scp itself would overwrite: look first.
     absl::StatusOr<sftp_session> sftp = c.Sftp();
     if (!sftp.ok()) return sftp.status();
-    sftp_attributes there = sftp_stat(*sftp, path.c_str());
+    sftp_attributes there = sftp_lstat(*sftp, path.c_str());  // a symlink, even dangling, is there too
     if (there != nullptr) {
       sftp_attributes_free(there);
       return absl::AlreadyExistsError(absl::StrCat(c.where(), ": ", path, " already exists; nasperf never overwrites"));
