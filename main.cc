@@ -140,6 +140,7 @@ struct ReceiverFlags {
   uint16_t data_port = 0;
   int max_transfers = 64;
   std::string tls_cert, tls_key;
+  std::vector<std::string> allow_source;  // agent: directories whose files a job may send
   ReportingFlags reporting;
 };
 
@@ -172,6 +173,8 @@ void AddAgent(CLI::App& app, ReceiverFlags& f) {
   f.target = "discard";
   cmd->add_option("--target", f.target, "Directory the receiver writes into, or 'discard' (a host that only sends)")
       ->capture_default_str();
+  cmd->add_option("--allow-source", f.allow_source,
+                  "A directory whose files lab jobs may send (repeatable); without it, generated data only");
   AddReceiverOptions(cmd, f);
 }
 
@@ -211,6 +214,11 @@ int RunReceiver(const ReceiverFlags& f, bool as_agent = false) {
     if (!credentials.ok()) return Fail(cmd, credentials.status());
     agent_options.credentials = *credentials;
     agent_options.console = stdout;
+    for (const std::string& dir : f.allow_source) {
+      auto canonical = CanonicalDirectory(dir);
+      if (!canonical.ok()) UsageError(cmd, "--allow-source", canonical.status().message());
+      agent_options.allowed_sources.push_back(*canonical);
+    }
     agent = AgentService::Create(agent_options);
     options.extra_services.push_back(agent->service());
   }

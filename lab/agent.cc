@@ -1,6 +1,8 @@
 #include "lab/agent.h"
 
+#include <limits.h>
 #include <sched.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 
 #include <atomic>
@@ -8,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "collector/collector_client.h"
@@ -210,12 +213,13 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
                          proto::CheckPathReply* reply) override {
     if (grpc::Status s = CheckToken(*context, options_.token, kComponent); !s.ok()) return s;
     if (!request->file().empty()) {
+      auto file = AllowedSourceFile(request->file(), options_.allowed_sources);
+      if (!file.ok()) return ToGrpc(file.status());
       struct stat st {};
-      if (::stat(request->file().c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
-        return ToGrpc(absl::FailedPreconditionError(
-            absl::StrCat(request->file(), " is not a non-empty regular file on this host")));
+      if (::stat(file->c_str(), &st) != 0 || st.st_size == 0) {
+        return ToGrpc(absl::FailedPreconditionError(absl::StrCat(request->file(), " is empty on this host")));
       }
-      if (auto readable = FileSourceCheck(request->file()); !readable.ok()) return ToGrpc(readable);
+      if (auto readable = FileSourceCheck(*file); !readable.ok()) return ToGrpc(readable);
       reply->set_file_size(static_cast<uint64_t>(st.st_size));
     }
     auto to = ParseHostPort(request->to(), 7600);
@@ -257,7 +261,11 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
     if (!to.ok()) return to.status();
     o.to = *to;
     o.token = options_.token;
-    o.file = job.file();
+    if (!job.file().empty()) {
+      auto file = AllowedSourceFile(job.file(), options_.allowed_sources);
+      if (!file.ok()) return file.status();
+      o.file = *file;
+    }
     o.size = job.size();
     auto pattern = ParsePattern(job.pattern().empty() ? "random" : job.pattern());
     if (!pattern.ok()) return pattern.status();
@@ -273,6 +281,7 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
     o.sync_policy = job.sync_policy().empty() ? "end" : job.sync_policy();
     o.cleanup = job.cleanup();
     o.verify = job.verify();
+    if (absl::Status s = CheckInterval(job.interval_s()); !s.ok()) return s;
     o.interval_s = job.interval_s();
     o.link_mbps = job.link_mbps();
     o.window_bytes = job.window_bytes();
@@ -323,6 +332,35 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
 
 std::unique_ptr<AgentService> AgentService::Create(const AgentOptions& options) {
   return std::make_unique<AgentImpl>(options);
+}
+
+absl::StatusOr<std::string> CanonicalDirectory(const std::string& dir) {
+  char resolved[PATH_MAX];
+  struct stat st {};
+  if (::realpath(dir.c_str(), resolved) == nullptr || ::stat(resolved, &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return absl::InvalidArgumentError(absl::StrCat(dir, " is not a directory"));
+  }
+  return std::string(resolved);
+}
+
+absl::StatusOr<std::string> AllowedSourceFile(const std::string& file, const std::vector<std::string>& allowed) {
+  if (allowed.empty()) {
+    return absl::PermissionDeniedError(
+        "this agent sends generated data only; start it with --allow-source DIR to send files under DIR");
+  }
+  const absl::Status refused = absl::PermissionDeniedError(
+      absl::StrCat(file, " is not a file under this agent's --allow-source directories"));
+  char resolved[PATH_MAX];
+  struct stat st {};
+  if (file.size() >= PATH_MAX || ::realpath(file.c_str(), resolved) == nullptr) return refused;
+  const std::string canonical = resolved;
+  for (const std::string& dir : allowed) {
+    const std::string prefix = dir == "/" ? dir : dir + "/";
+    if (absl::StartsWith(canonical, prefix) && ::stat(resolved, &st) == 0 && S_ISREG(st.st_mode)) {
+      return canonical;
+    }
+  }
+  return refused;
 }
 
 }  // namespace nasperf

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "common/grpc_auth.h"
@@ -21,7 +22,18 @@ struct AgentOptions {
   std::string spool_root;              // where rows wait while a collector is unreachable
   std::shared_ptr<grpc::ChannelCredentials> credentials;  // toward receivers and collectors; null = plain
   std::FILE* console = nullptr;        // one line per job and the sender's table; null = quiet
+  // Canonical directories (CanonicalDirectory) whose regular files a job may send;
+  // empty: jobs send generated data only. A token holder must not make the agent
+  // send, or even confirm, any other file it can read.
+  std::vector<std::string> allowed_sources;
 };
+
+// realpath(dir), which must be a directory: what --allow-source stores.
+absl::StatusOr<std::string> CanonicalDirectory(const std::string& dir);
+// The canonical path of `file` when it resolves (symlinks followed) to a regular
+// file under one of `allowed`; otherwise one error that says nothing about whether
+// a file outside them exists.
+absl::StatusOr<std::string> AllowedSourceFile(const std::string& file, const std::vector<std::string>& allowed);
 
 class AgentService {
  public:

@@ -1,0 +1,68 @@
+# Issue 12, row 2: an agent sends only what its operator allowed. On loopback, a
+# NAS agent and a client agent; `nasperf lab` (a token holder) asks the client to
+# send files. Without --allow-source it sends generated data only; with it, files
+# under that directory go (and only those): a mode-0600 file outside it, a path
+# that climbs out with .., and a symlink inside that points out are all refused
+# with the same one line, which does not tell whether the file exists.
+source "$(dirname "$0")/lib.sh"
+
+# start_agent NAME [flags...]: `nasperf agent` on loopback; sets ${NAME}_PORT.
+start_agent() {
+  local name=$1; shift
+  rm -f "$T/$name.ports"
+  "$NASPERF" agent --listen 127.0.0.1:0 --port-file "$T/$name.ports" --min-free off "$@" >>"$T/$name.log" 2>&1 &
+  local pid=$!
+  PIDS+=("$pid")
+  wait_port_file "agent $name to listen" "$T/$name.ports" "$pid" "$T/$name.log"
+  printf -v "${name}_PID" '%s' "$pid"
+  printf -v "${name}_PORT" '%s' "$(sed -n 's/^control=//p' "$T/$name.ports")"
+}
+
+mkdir -p "$T/allowed" "$T/private"
+head -c 4M /dev/urandom >"$T/allowed/data.bin"
+head -c 1M /dev/urandom >"$T/private/secret" && chmod 600 "$T/private/secret"
+ln -s "$T/private/secret" "$T/allowed/link-out"
+start_agent nas --target discard
+start_agent open_client
+start_agent client --allow-source "$T/allowed"
+
+# lab_with FILE CLIENT_PORT OUT: runs a one-transfer plan sending FILE; sets rc.
+lab_with() {
+  cat >"$T/plan.toml" <<PLAN
+label = "sources"
+runs = 1
+[collector]
+out = "$3"
+[[host]]
+name = "nas"
+agent = "127.0.0.1:$nas_PORT"
+[[host]]
+name = "client"
+agent = "127.0.0.1:$2"
+[[transfer]]
+from = "client"
+to = "nas"
+file = "$1"
+PLAN
+  rc=0
+  timeout -k 5 120 "$NASPERF" lab "$T/plan.toml" >"$T/lab.log" 2>&1 || rc=$?
+}
+
+lab_with "$T/allowed/data.bin" "$open_client_PORT" "$T/out0"
+[ "$rc" -ne 0 ] || fail "an agent without --allow-source sent a file"
+grep -q "generated data only; start it with --allow-source DIR" "$T/lab.log" || fail "no hint about --allow-source: $(cat "$T/lab.log")"
+
+lab_with "$T/allowed/data.bin" "$client_PORT" "$T/out1"
+[ "$rc" -eq 0 ] || fail "a file under --allow-source was refused: $(tail -5 "$T/lab.log")"
+[ "$(csv_role_col "$T/out1/transfers.csv" sender status)" = ok ] || fail "the allowed file's transfer is not ok"
+
+refusal=""
+for file in "$T/private/secret" "$T/allowed/../private/secret" "$T/allowed/link-out" "$T/private/no-such-file"; do
+  lab_with "$file" "$client_PORT" "$T/out-refused"
+  [ "$rc" -ne 0 ] || fail "the agent sent $file"
+  line=$(grep -o "is not a file under this agent's --allow-source directories" "$T/lab.log" | head -1)
+  [ -n "$line" ] || fail "$file: no refusal naming --allow-source: $(cat "$T/lab.log")"
+  grep -q "No such file\|Permission denied\|not a regular" "$T/lab.log" && fail "$file: the refusal tells whether it exists: $(cat "$T/lab.log")"
+  [ -z "$(tail -n +2 "$T/out-refused/transfers.csv" 2>/dev/null)" ] || fail "$file: rows were written"
+done
+echo "ok: generated data only by default; files only under --allow-source; outside paths refused alike"
