@@ -1,5 +1,6 @@
 #include "common/pmtu.h"
 
+#include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -11,6 +12,8 @@
 #include <random>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/clock.h"
 #include "common/log.h"
@@ -200,6 +203,31 @@ absl::StatusOr<std::unique_ptr<PmtuResponder>> PmtuResponder::StartBesides(int t
   return std::unique_ptr<PmtuResponder>(new PmtuResponder(std::move(fd), port));
 }
 
+std::string PlainAddress(const std::string& address) {
+  constexpr absl::string_view kMapped = "::ffff:";
+  if (absl::StartsWith(address, kMapped) && address.find('.') != std::string::npos) {
+    return address.substr(kMapped.size());
+  }
+  return address;
+}
+
+void PmtuResponder::Admit(const std::string& address, double ttl_s) {
+  const int64_t now = MonoNanos();
+  absl::MutexLock lock(&mu_);
+  if (admitted_until_ns_.size() >= 4096) {  // forget the expired before growing further
+    absl::erase_if(admitted_until_ns_, [now](const auto& entry) { return entry.second < now; });
+  }
+  if (admitted_until_ns_.size() < 4096) {
+    admitted_until_ns_[PlainAddress(address)] = now + static_cast<int64_t>(ttl_s * 1e9);
+  }
+}
+
+bool PmtuResponder::Admitted(const std::string& address, int64_t now_ns) {
+  absl::MutexLock lock(&mu_);
+  auto it = admitted_until_ns_.find(address);
+  return it != admitted_until_ns_.end() && it->second >= now_ns;
+}
+
 void PmtuResponder::Loop() {
   std::vector<uint8_t> buffer(kLargestIpPacket);
   while (!stopping_.load()) {
@@ -212,6 +240,18 @@ void PmtuResponder::Loop() {
     if (n < static_cast<ssize_t>(kProbeMin) || std::memcmp(buffer.data(), kProbeMagic, 8) != 0) {
       continue;  // not ours: ignored, never answered
     }
+    char text[INET6_ADDRSTRLEN] = "";
+    const void* ip = from.ss_family == AF_INET6
+                         ? static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(&from)->sin6_addr)
+                         : static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(&from)->sin_addr);
+    inet_ntop(from.ss_family, ip, text, sizeof text);
+    const int64_t now = MonoNanos();
+    if (!Admitted(PlainAddress(text), now)) continue;  // no authenticated Hello from there lately
+    if (now - window_start_ns_ >= 1'000'000'000) {
+      window_start_ns_ = now;
+      replies_in_window_ = 0;
+    }
+    if (++replies_in_window_ > kRepliesPerSecond) continue;
     uint8_t reply[kReplySize];
     std::memcpy(reply, kReplyMagic, sizeof kReplyMagic);
     std::memcpy(reply + 8, buffer.data() + 8, 8);

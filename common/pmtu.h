@@ -12,29 +12,46 @@
 #include <string>
 #include <thread>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "common/fd.h"
 
 namespace nasperf {
 
 // Answers probes on a UDP port. Replies are 20 bytes, never larger than the probe
-// that caused them, so the port cannot be used to amplify traffic.
+// that caused them, so the port cannot be used to amplify traffic; and only
+// addresses admitted by an authenticated call get any, at most kRepliesPerSecond in
+// all, so nobody can bounce datagrams off it toward a third party.
 class PmtuResponder {
  public:
+  static constexpr int kRepliesPerSecond = 500;
   // Binds UDP on the address and port a listening TCP socket has (the data port).
   static absl::StatusOr<std::unique_ptr<PmtuResponder>> StartBesides(int tcp_listener);
   ~PmtuResponder();
   uint16_t port() const { return port_; }
+  // Answer probes from this IP address (as PeerHost gives it) for ttl_s seconds:
+  // called after a Hello whose token checked out. Thread-safe.
+  void Admit(const std::string& address, double ttl_s = 60);
 
  private:
   PmtuResponder(Fd socket, uint16_t port);
   void Loop();
+  bool Admitted(const std::string& address, int64_t now_ns);
 
   Fd socket_;
   uint16_t port_;
+  absl::Mutex mu_;
+  absl::flat_hash_map<std::string, int64_t> admitted_until_ns_ ABSL_GUARDED_BY(mu_);
+  // Replies in the current one-second window (the Loop thread's own).
+  int64_t window_start_ns_ = 0;
+  int replies_in_window_ = 0;
   std::atomic<bool> stopping_{false};
   std::thread thread_;
 };
+
+// An IP address as text, IPv4-mapped IPv6 ("::ffff:10.0.0.2") written as IPv4.
+std::string PlainAddress(const std::string& address);
 
 struct PathMtuProbe {
   // The largest IP packet (headers included) that reached the responder with DF

@@ -172,7 +172,10 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
     reply->set_data_port(data_port_);
     reply->set_max_size(options_.max_size);
     reply->set_min_free(options_.check_free ? options_.min_free : 0);
-    if (pmtu_responder_) reply->set_probe_port(pmtu_responder_->port());
+    if (pmtu_responder_) {
+      pmtu_responder_->Admit(PeerHost(*context));  // this caller's path probes get answers
+      reply->set_probe_port(pmtu_responder_->port());
+    }
     if (auto facts = InterfaceToward(PeerHost(*context)); facts.ok() && facts->mtu) {
       reply->set_mtu(*facts->mtu);
     }

@@ -23,6 +23,7 @@ TEST(PathMtu, LoopbackPathIsAsWideAsTheInterface) {
   ASSERT_TRUE(listener.ok()) << listener.status();
   auto responder = PmtuResponder::StartBesides(listener->get());
   ASSERT_TRUE(responder.ok()) << responder.status();
+  (*responder)->Admit("127.0.0.1");  // as an authenticated Hello from here would
   auto tcp_port = LocalPort(listener->get());
   ASSERT_TRUE(tcp_port.ok());
   EXPECT_EQ((*responder)->port(), *tcp_port);
@@ -46,6 +47,7 @@ TEST(PathMtu, SearchStopsAtAnArbitraryLocalMtu) {
   ASSERT_TRUE(listener.ok());
   auto responder = PmtuResponder::StartBesides(listener->get());
   ASSERT_TRUE(responder.ok());
+  (*responder)->Admit("127.0.0.1");  // as an authenticated Hello from here would
   PathMtuOptions options;
   options.local_mtu = 4321;  // everything up to here passes on loopback
   options.min_timeout_s = options.first_timeout_s;
@@ -94,6 +96,7 @@ TEST(PathMtu, ResponderIgnoresForeignDatagramsAndKeepsServing) {
   ASSERT_TRUE(listener.ok());
   auto responder = PmtuResponder::StartBesides(listener->get());
   ASSERT_TRUE(responder.ok());
+  (*responder)->Admit("127.0.0.1");  // as an authenticated Hello from here would
   Fd client(::socket(AF_INET, SOCK_DGRAM, 0));
   sockaddr_in to{};
   to.sin_family = AF_INET;
@@ -130,6 +133,7 @@ TEST(PathMtu, LateAnswersStillCountAsArrived) {
   ASSERT_TRUE(listener.ok());
   auto responder = PmtuResponder::StartBesides(listener->get());
   ASSERT_TRUE(responder.ok());
+  (*responder)->Admit("127.0.0.1");  // as an authenticated Hello from here would
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -168,6 +172,30 @@ TEST(PathMtu, LateAnswersStillCountAsArrived) {
   relaying.join();
   ASSERT_TRUE(probe.ok() && probe->path_mtu.has_value()) << probe.status();
   EXPECT_EQ(*probe->path_mtu, 9000u);
+}
+
+// Only an address that passed an authenticated Hello gets answers: anyone else's
+// probes (or datagrams with a forged source, aimed at a third party) go unanswered.
+TEST(PathMtu, OnlyAdmittedAddressesGetAnswers) {
+  auto listener = ListenTcp({"127.0.0.1", 0});
+  ASSERT_TRUE(listener.ok());
+  auto responder = PmtuResponder::StartBesides(listener->get());
+  ASSERT_TRUE(responder.ok());
+  PathMtuOptions options;
+  options.local_mtu = 1500;
+  options.first_timeout_s = 0.05;
+  auto unanswered = ProbePathMtu({"127.0.0.1", (*responder)->port()}, options);
+  ASSERT_TRUE(unanswered.ok());
+  EXPECT_FALSE(unanswered->path_mtu.has_value()) << "answered a source nobody admitted";
+  (*responder)->Admit("127.0.0.2");  // someone else
+  unanswered = ProbePathMtu({"127.0.0.1", (*responder)->port()}, options);
+  ASSERT_TRUE(unanswered.ok());
+  EXPECT_FALSE(unanswered->path_mtu.has_value());
+  (*responder)->Admit("::ffff:127.0.0.1");  // as gRPC names an IPv4 peer on a dual-stack port
+  options.first_timeout_s = 2;
+  auto answered = ProbePathMtu({"127.0.0.1", (*responder)->port()}, options);
+  ASSERT_TRUE(answered.ok() && answered->path_mtu.has_value());
+  EXPECT_EQ(*answered->path_mtu, 1500u);
 }
 
 }  // namespace
