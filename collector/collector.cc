@@ -35,6 +35,7 @@ class CollectorImpl final : public Collector, public proto::Collector::Service {
     auto credentials = ServerCredentials(options_.tls);
     if (!credentials.ok()) return credentials.status();
     grpc::ServerBuilder builder;
+    LimitMessages(&builder);
     std::string host = options_.listen.host.empty() ? "0.0.0.0" : options_.listen.host;
     int selected = 0;
     builder.AddListeningPort(FormatHostPort({host, options_.listen.port}), *credentials, &selected);

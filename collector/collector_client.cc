@@ -1,5 +1,7 @@
 #include "collector/collector_client.h"
 
+#include "absl/strings/str_cat.h"
+
 namespace nasperf {
 
 CollectorClient::CollectorClient(const HostPort& address, std::string token,
@@ -10,10 +12,22 @@ CollectorClient::CollectorClient(const HostPort& address, std::string token,
 
 absl::StatusOr<bool> CollectorClient::Report(const proto::TransferReport& report,
                                              absl::Duration deadline) {
+  // A report the collector could never take is refused here, as invalid, so the
+  // spool sets it aside instead of retrying it forever in front of the others.
+  if (report.ByteSizeLong() > static_cast<size_t>(kMaxMessageBytes) - 4096) {
+    return absl::InvalidArgumentError(absl::StrCat("report of ", report.ByteSizeLong(),
+                                                   " bytes is above the ", kMaxMessageBytes,
+                                                   " a collector takes"));
+  }
   grpc::ClientContext context;
   PrepareCall(&context, token_, deadline);
   proto::ReportAck ack;
   grpc::Status status = stub_->Report(&context, report, &ack);
+  if (status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) {
+    // Too large for this collector after all (its limit may be lower): never deliverable.
+    return absl::InvalidArgumentError(absl::StrCat("collector ", FormatHostPort(address_),
+                                                   " cannot take a report this large: ", status.error_message()));
+  }
   if (!status.ok()) return FromGrpc(status, "collector", FormatHostPort(address_));
   return ack.duplicate();
 }

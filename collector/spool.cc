@@ -130,7 +130,7 @@ bool SpoolingSink::DeliverAll() {
     if (!delivered.ok()) {
       if (absl::IsInvalidArgument(delivered.status())) {
         // The collector will never take this one: keep it for a human, move on.
-        Log(LogLevel::kError, kComponent, "collector refused %s: %s; moved aside", path,
+        Log(LogLevel::kError, kComponent, "cannot deliver %s: %s; moved aside as .rejected", path,
             delivered.status().message());
         ::rename(path.c_str(), absl::StrCat(path, ".rejected").c_str());
         continue;

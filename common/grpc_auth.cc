@@ -47,12 +47,19 @@ absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ClientCredentials(cons
   return grpc::SslCredentials(options);
 }
 
+void LimitMessages(grpc::ServerBuilder* builder) {
+  builder->SetMaxReceiveMessageSize(kMaxMessageBytes);
+  builder->SetMaxSendMessageSize(kMaxMessageBytes);
+}
+
 std::shared_ptr<grpc::Channel> NewChannel(const std::string& address,
                                           std::shared_ptr<grpc::ChannelCredentials> credentials) {
   if (credentials == nullptr) credentials = grpc::InsecureChannelCredentials();
   grpc::ChannelArguments args;
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
+  args.SetMaxReceiveMessageSize(kMaxMessageBytes);
+  args.SetMaxSendMessageSize(kMaxMessageBytes);
   return grpc::CreateCustomChannel(address, credentials, args);
 }
 

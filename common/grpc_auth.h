@@ -24,6 +24,13 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentials(const
 // Insecure without a CA file, TLS trusting that CA with one.
 absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ClientCredentials(const TlsFiles& tls);
 
+// The largest gRPC message any nasperf endpoint sends or takes, set explicitly on
+// both ends (gRPC's default is 4 MiB on receive only). A report stays far below it:
+// samples are capped (common/sampler.h) and WaitJob pages its rows.
+inline constexpr int kMaxMessageBytes = 16 << 20;
+// Servers: the limits above on a builder.
+void LimitMessages(grpc::ServerBuilder* builder);
+
 // A channel to host:port that reconnects quickly (200 ms, backing off to 2 s), so an
 // agent notices a restarted peer within seconds. Insecure when credentials is null.
 std::shared_ptr<grpc::Channel> NewChannel(const std::string& address,

@@ -13,8 +13,25 @@ void IntervalSampler::Close(int64_t now_ns) {
                       static_cast<double>(now_ns - last_ns_) / 1e9});
   pending_ = 0;
   last_ns_ = now_ns;
+  if (samples_.size() >= kMaxSamples) HalveResolution();
   // Skip boundaries that a long stall jumped over: one sample covers the stall.
   while (next_ns_ <= now_ns) next_ns_ += interval_ns_;
+}
+
+void IntervalSampler::HalveResolution() {
+  std::vector<IntervalSample> merged;
+  merged.reserve(samples_.size() / 2 + 1);
+  for (size_t i = 0; i < samples_.size(); i += 2) {
+    IntervalSample s = samples_[i];
+    if (i + 1 < samples_.size()) {
+      s.t_s = samples_[i + 1].t_s;
+      s.bytes += samples_[i + 1].bytes;
+      s.interval_s += samples_[i + 1].interval_s;
+    }
+    merged.push_back(s);
+  }
+  samples_ = std::move(merged);
+  interval_ns_ *= 2;
 }
 
 void IntervalSampler::Finish(int64_t now_ns) {

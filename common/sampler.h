@@ -5,6 +5,7 @@
 #ifndef NASPERF_COMMON_SAMPLER_H_
 #define NASPERF_COMMON_SAMPLER_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -18,6 +19,10 @@ struct IntervalSample {
 
 class IntervalSampler {
  public:
+  // A transfer keeps at most this many samples (about 2 MB in a report): past it,
+  // neighbours merge pairwise and the interval doubles, so a long transfer keeps
+  // its whole timeline at a coarser grain and every byte stays counted.
+  static constexpr size_t kMaxSamples = 65536;
   // interval_s <= 0 disables sampling.
   IntervalSampler(double interval_s, int64_t start_ns);
   void Add(uint64_t bytes, int64_t now_ns) {
@@ -30,6 +35,7 @@ class IntervalSampler {
 
  private:
   void Close(int64_t now_ns);
+  void HalveResolution();
 
   int64_t interval_ns_;
   int64_t start_ns_;

@@ -179,10 +179,10 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
       done = job->done;
       if (done) {
         reply->set_error(job->error);
-        for (const auto& report : job->reports) *reply->add_reports() = report;
+        done = PageOfRows(job->reports, request->first_report(), reply);
       }
     }
-    if (done) {  // handed over: forget the job; whoever removes it joins its thread
+    if (done) {  // all handed over: forget the job; whoever removes it joins its thread
       size_t removed = 0;
       {
         absl::MutexLock lock(&mu_);
@@ -238,6 +238,19 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
   }
 
  private:
+  // Rows from `first` on, as many as fit in half a message (at least one); true when
+  // that reaches the last row.
+  static bool PageOfRows(const std::vector<proto::TransferReport>& rows, uint32_t first, proto::JobState* reply) {
+    reply->set_total_reports(static_cast<uint32_t>(rows.size()));
+    size_t bytes = 0, i = std::min<size_t>(first, rows.size());
+    for (; i < rows.size(); ++i) {
+      bytes += rows[i].ByteSizeLong();
+      if (reply->reports_size() > 0 && bytes > static_cast<size_t>(kMaxMessageBytes) / 2) break;
+      *reply->add_reports() = rows[i];
+    }
+    return i == rows.size();
+  }
+
   static absl::Status FileSourceCheck(const std::string& path) {
     std::FILE* f = std::fopen(path.c_str(), "rb");
     if (f == nullptr) return absl::FailedPreconditionError(absl::StrCat("cannot read ", path, " on this host"));

@@ -20,6 +20,7 @@
 #include "common/grpc_auth.h"
 #include "common/stats.h"
 #include "common/units.h"
+#include "common/validate.h"
 #include "proto/nasperf.grpc.pb.h"
 #include "lab/remote_start.h"
 #include "sender/receiver_client.h"
@@ -30,6 +31,7 @@ namespace {
 
 constexpr absl::Duration kReadyTimeout = absl::Seconds(20);
 constexpr int kUnansweredBeforeDead = 3;   // consecutive failed calls to an agent mid-run
+constexpr uint32_t kMaxRowsPerJob = 1024;  // 64 streams make 128; more is a broken or hostile agent
 
 // The Agent service of one host: token and deadline on every call, errors name the host.
 class AgentClient {
@@ -63,6 +65,27 @@ class AgentClient {
       return stub_->WaitJob(c, request, &state);
     });
     if (!s.ok()) return s;
+    if (!state.done()) return state;
+    // A finished job's rows come in pages; each is checked as it arrives.
+    if (state.total_reports() > kMaxRowsPerJob) {
+      return absl::DataLossError(absl::StrCat("agent claims ", state.total_reports(), " rows for one job"));
+    }
+    request.set_wait_s(0);
+    while (static_cast<uint32_t>(state.reports_size()) < state.total_reports()) {
+      request.set_first_report(static_cast<uint32_t>(state.reports_size()));
+      proto::JobState page;
+      s = Call("fetch a transfer's rows", absl::Seconds(10), [&](grpc::ClientContext* c) {
+        return stub_->WaitJob(c, request, &page);
+      });
+      if (!s.ok()) return s;
+      if (page.reports_size() == 0) return absl::DataLossError("agent sent an empty page of rows");
+      for (auto& r : *page.mutable_reports()) *state.add_reports() = std::move(r);
+    }
+    for (const proto::TransferReport& r : state.reports()) {
+      if (absl::Status bad = CheckReport(r); !bad.ok()) {
+        return absl::DataLossError(absl::StrCat("agent sent a bad row: ", bad.message()));
+      }
+    }
     return state;
   }
   absl::Status Abort(const std::string& run_id) {

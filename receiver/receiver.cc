@@ -111,6 +111,7 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
     }
 
     grpc::ServerBuilder builder;
+    LimitMessages(&builder);
     std::string host = options_.listen.host.empty() ? "0.0.0.0" : options_.listen.host;
     int selected = 0;
     auto credentials = ServerCredentials(options_.tls);

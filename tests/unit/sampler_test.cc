@@ -38,5 +38,24 @@ TEST(IntervalSampler, DisabledRecordsNothing) {
   EXPECT_TRUE(s.samples().empty());
 }
 
+TEST(IntervalSampler, ALongTransferKeepsItsTimelineAtACoarserGrain) {
+  IntervalSampler s(0.01, 0);
+  const int64_t step = kSecond / 100;
+  const int64_t intervals = 3 * static_cast<int64_t>(IntervalSampler::kMaxSamples);
+  for (int64_t i = 1; i <= intervals; ++i) s.Add(1000, i * step);
+  s.Finish(intervals * step + 1);
+  EXPECT_LE(s.samples().size(), IntervalSampler::kMaxSamples);
+  EXPECT_GT(s.samples().size(), IntervalSampler::kMaxSamples / 4);
+  uint64_t bytes = 0;
+  double covered = 0;
+  for (const IntervalSample& sample : s.samples()) {
+    bytes += sample.bytes;
+    covered += sample.interval_s;
+  }
+  EXPECT_EQ(bytes, static_cast<uint64_t>(intervals) * 1000);
+  EXPECT_NEAR(covered, static_cast<double>(intervals * step + 1) / kSecond, 1e-6);
+  EXPECT_NEAR(s.samples().back().t_s, static_cast<double>(intervals * step + 1) / kSecond, 1e-9);
+}
+
 }  // namespace
 }  // namespace nasperf
