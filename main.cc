@@ -462,7 +462,8 @@ int RunProbeCommand(const ProbeFlags& f) {
 // ------------------------------------------------------------------ collector
 
 struct CollectorFlags {
-  std::string out = "./nasperf-results", listen = ":7700", token_file, tls_cert, tls_key, port_file;
+  std::string out = "./nasperf-results", listen = ":7700", token_file, tls_cert, tls_key, port_file,
+              max_store = "20GiB";
 };
 
 void AddCollector(CLI::App& app, CollectorFlags& f) {
@@ -473,6 +474,9 @@ void AddCollector(CLI::App& app, CollectorFlags& f) {
   cmd->add_option("--tls-cert", f.tls_cert, "PEM certificate: serve TLS");
   cmd->add_option("--tls-key", f.tls_key, "PEM private key for --tls-cert");
   cmd->add_option("--port-file", f.port_file, "Write the port to this file once listening (for scripts)");
+  cmd->add_option("--max-store", f.max_store,
+                  "Refuse rows once the CSV files would grow past this (0 = no limit); reporters keep them spooled")
+      ->capture_default_str();
 }
 
 int RunCollector(const CollectorFlags& f) {
@@ -482,6 +486,7 @@ int RunCollector(const CollectorFlags& f) {
   options.listen = AddressFlag(cmd, "--listen", f.listen, 7700, /*allow_zero=*/true);
   options.tls = {f.tls_cert, f.tls_key, ""};
   options.console = stdout;
+  options.max_store_bytes = SizeFlag(cmd, "--max-store", f.max_store);
   auto token = LoadToken(f.token_file, /*generate_if_missing=*/true);
   if (!token.ok()) return Fail(cmd, token.status());
   options.token = token->token;

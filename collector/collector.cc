@@ -25,7 +25,7 @@ class CollectorImpl final : public Collector, public proto::Collector::Service {
   ~CollectorImpl() override { Shutdown(); }
 
   absl::Status Init() {
-    auto sink = CsvSink::Open(options_.out_dir);
+    auto sink = CsvSink::Open(options_.out_dir, options_.max_store_bytes);
     if (!sink.ok()) return sink.status();
     sink_ = std::move(*sink);
     if (!sink_->open_info().set_aside.empty()) {
@@ -74,7 +74,8 @@ class CollectorImpl final : public Collector, public proto::Collector::Service {
     }
     bool duplicate = false;
     if (absl::Status s = sink_->Append(*report, &duplicate); !s.ok()) {
-      Log(LogLevel::kError, kComponent, "%s", s.message());
+      uint64_t held = 0;
+      if (store_errors_.Allow(&held)) Log(LogLevel::kError, kComponent, "%s%s", s.message(), LogThrottle::Held(held));
       return grpc::Status(grpc::StatusCode::UNAVAILABLE, std::string(s.message()));
     }
     ack->set_duplicate(duplicate);
@@ -113,6 +114,7 @@ class CollectorImpl final : public Collector, public proto::Collector::Service {
   }
 
   const CollectorOptions options_;
+  LogThrottle store_errors_{5, 60.0};
   std::unique_ptr<CsvSink> sink_;
   std::unique_ptr<grpc::Server> server_;
   uint16_t port_ = 0;

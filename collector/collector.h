@@ -23,6 +23,7 @@ struct CollectorOptions {
   std::string token;
   TlsFiles tls;
   std::FILE* console = nullptr;  // per-row lines; null = quiet
+  uint64_t max_store_bytes = 0;  // refuse rows once the CSV files would pass this; 0 = no limit
 };
 
 struct CollectorCounters {

@@ -114,9 +114,10 @@ std::string SampleRows(const proto::TransferReport& r) {
   return out;
 }
 
-absl::StatusOr<std::unique_ptr<CsvSink>> CsvSink::Open(const std::string& dir) {
+absl::StatusOr<std::unique_ptr<CsvSink>> CsvSink::Open(const std::string& dir, uint64_t max_bytes) {
   std::unique_ptr<CsvSink> sink(new CsvSink());
   sink->dir_ = dir;
+  sink->max_bytes_ = max_bytes;
   for (size_t i = 1; i <= dir.size(); ++i) {
     if (i == dir.size() || dir[i] == '/') {
       std::string partial = dir.substr(0, i);
@@ -126,22 +127,81 @@ absl::StatusOr<std::unique_ptr<CsvSink>> CsvSink::Open(const std::string& dir) {
     }
   }
   absl::MutexLock lock(&sink->mu_);
-  if (absl::Status s = sink->OpenFile(sink->transfers_path(), TransferColumns(), true,
-                                      &sink->transfers_);
+  if (absl::Status s = sink->OpenTransfers(sink->transfers_path(), TransferColumns(), &sink->transfers_);
       !s.ok()) {
     return s;
   }
-  if (absl::Status s = sink->OpenFile(sink->samples_path(), SampleColumns(), false,
-                                      &sink->samples_);
-      !s.ok()) {
+  if (absl::Status s = sink->OpenSamples(sink->samples_path(), SampleColumns(), &sink->samples_); !s.ok()) {
     return s;
+  }
+  for (int fd : {sink->transfers_.get(), sink->samples_.get()}) {
+    struct stat st {};
+    if (fstat(fd, &st) == 0) sink->stored_bytes_ += static_cast<uint64_t>(st.st_size);
   }
   return sink;
 }
 
-absl::Status CsvSink::OpenFile(const std::string& path, const std::vector<std::string>& columns,
-                               bool collect_keys, Fd* out) {
-  Fd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
+absl::Status CsvSink::SetAsideTorn(int fd, const std::string& path, absl::string_view torn, uint64_t keep) {
+  std::string aside = absl::StrCat(path, ".torn-", absl::ToUnixSeconds(absl::Now()));
+  Fd aside_fd(::open(aside.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644));
+  if (!aside_fd.valid()) return ErrnoStatus(errno, absl::StrCat("open ", aside));
+  if (absl::Status s = WriteAll(aside_fd.get(), torn.data(), torn.size(), aside); !s.ok()) return s;
+  if (::ftruncate(fd, static_cast<off_t>(keep)) != 0) return ErrnoStatus(errno, absl::StrCat("truncate ", path));
+  Log(LogLevel::kWarning, "collector", "%s ended in a torn line (%d bytes); moved it to %s", path, torn.size(), aside);
+  open_info_.set_aside.push_back(aside);
+  return absl::OkStatus();
+}
+
+absl::Status CsvSink::OpenSamples(const std::string& path, const std::vector<std::string>& columns, Fd* out) {
+  // Sample rows hold no line breaks (CheckReport refuses control characters in
+  // labels and hosts), so the last "\n" ends the last whole row.
+  constexpr size_t kWindow = 64 * 1024;
+  Fd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644));
+  if (!fd.valid()) return ErrnoStatus(errno, absl::StrCat("open ", path));
+  struct stat st {};
+  if (fstat(fd.get(), &st) != 0) return ErrnoStatus(errno, absl::StrCat("stat ", path));
+  uint64_t size = static_cast<uint64_t>(st.st_size);
+  if (size > 0) {
+    std::string head(std::min<uint64_t>(size, 4096), '\0');
+    if (::pread(fd.get(), head.data(), head.size(), 0) != static_cast<ssize_t>(head.size())) {
+      return ErrnoStatus(errno, absl::StrCat("read ", path));
+    }
+    absl::string_view first_cell = absl::string_view(head).substr(0, head.find_first_of(",\n"));
+    if (first_cell != columns[0]) {
+      return absl::FailedPreconditionError(absl::StrCat(path, " exists but is not a nasperf CSV (first line: ",
+                                                        first_cell.substr(0, 40), "...)"));
+    }
+    const uint64_t tail_at = size > kWindow ? size - kWindow : 0;
+    std::string tail(size - tail_at, '\0');
+    if (::pread(fd.get(), tail.data(), tail.size(), static_cast<off_t>(tail_at)) != static_cast<ssize_t>(tail.size())) {
+      return ErrnoStatus(errno, absl::StrCat("read ", path));
+    }
+    if (tail.back() != '\n') {
+      size_t last_newline = tail.rfind('\n');
+      if (last_newline == std::string::npos && tail_at > 0) {
+        return absl::DataLossError(absl::StrCat(path, ": its last line is longer than 64 KiB: not a sample row"));
+      }
+      const size_t keep_in_tail = last_newline == std::string::npos ? 0 : last_newline + 1;
+      if (absl::Status s = SetAsideTorn(fd.get(), path, absl::string_view(tail).substr(keep_in_tail),
+                                        tail_at + keep_in_tail);
+          !s.ok()) {
+        return s;
+      }
+      size = tail_at + keep_in_tail;
+    }
+  }
+  if (size == 0) {
+    std::vector<std::string> quoted;
+    for (const auto& c : columns) quoted.push_back(CsvQuote(c));
+    std::string header = CsvLine(quoted);
+    if (absl::Status s = WriteAll(fd.get(), header.data(), header.size(), path); !s.ok()) return s;
+  }
+  *out = std::move(fd);
+  return absl::OkStatus();
+}
+
+absl::Status CsvSink::OpenTransfers(const std::string& path, const std::vector<std::string>& columns, Fd* out) {
+  Fd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644));
   if (!fd.valid()) return ErrnoStatus(errno, absl::StrCat("open ", path));
   struct stat st {};
   if (fstat(fd.get(), &st) != 0) return ErrnoStatus(errno, absl::StrCat("stat ", path));
@@ -166,7 +226,7 @@ absl::Status CsvSink::OpenFile(const std::string& path, const std::vector<std::s
             absl::StrCat(path, " exists but is not a nasperf CSV (first line: ",
                          fields.empty() ? "" : fields[0], "...)"));
       }
-      if (collect_keys) {
+      {
         for (const char* name : {"run_id", "role", "host", "iteration", "stream", "transfer_id"}) {
           auto at = std::find(fields.begin(), fields.end(), name);
           if (at == fields.end()) {
@@ -178,24 +238,18 @@ absl::Status CsvSink::OpenFile(const std::string& path, const std::vector<std::s
       }
       continue;
     }
-    if (collect_keys && fields.size() >= TransferColumns().size()) {
+    if (fields.size() >= TransferColumns().size()) {
       auto k = [&](int i) { return absl::string_view(fields[key_columns[i]]); };
       seen_.insert(Key(k(0), k(1), k(2), k(3), k(4), k(5)));
       ++open_info_.rows_found;
     }
   }
   if (reader.torn()) {
-    std::string aside = absl::StrCat(path, ".torn-", absl::ToUnixSeconds(absl::Now()));
-    std::string torn = text.substr(reader.complete_bytes());
-    Fd aside_fd(::open(aside.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
-    if (!aside_fd.valid()) return ErrnoStatus(errno, absl::StrCat("open ", aside));
-    if (absl::Status s = WriteAll(aside_fd.get(), torn.data(), torn.size(), aside); !s.ok()) return s;
-    if (::ftruncate(fd.get(), static_cast<off_t>(reader.complete_bytes())) != 0) {
-      return ErrnoStatus(errno, absl::StrCat("truncate ", path));
+    if (absl::Status s = SetAsideTorn(fd.get(), path, absl::string_view(text).substr(reader.complete_bytes()),
+                                      reader.complete_bytes());
+        !s.ok()) {
+      return s;
     }
-    Log(LogLevel::kWarning, "collector", "%s ended in a torn line (%d bytes); moved it to %s",
-        path, torn.size(), aside);
-    open_info_.set_aside.push_back(aside);
     if (reader.complete_bytes() == 0) header_seen = false;
   }
   if (!header_seen) {
@@ -226,6 +280,13 @@ absl::Status CsvSink::Append(const proto::TransferReport& report, bool* duplicat
     absl::MutexLock lock(&mu_);
     *duplicate = seen_.contains(key);
     if (*duplicate) return absl::OkStatus();
+    const uint64_t growth = row.size() + samples.size();
+    if (max_bytes_ > 0 && stored_bytes_ + growth > max_bytes_) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          dir_, " holds ", stored_bytes_, " bytes of results; a row of ", growth, " more would pass the store's limit of ",
+          max_bytes_, " (--max-store): make room or raise it; the reporters keep the rows until then"));
+    }
+    stored_bytes_ += growth;
     // Samples first: a crash between the two writes leaves samples without their
     // row, and the retried report then writes both (samples are not keyed).
     if (!samples.empty()) {

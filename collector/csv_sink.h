@@ -42,8 +42,9 @@ class CsvSink : public ReportSink {
     std::vector<std::string> set_aside;  // files that received torn lines
   };
 
-  // Creates dir if needed; opens or creates both files.
-  static absl::StatusOr<std::unique_ptr<CsvSink>> Open(const std::string& dir);
+  // Creates dir if needed; opens or creates both files. max_bytes > 0: refuse
+  // rows (FAILED_PRECONDITION) once the two files would grow past it.
+  static absl::StatusOr<std::unique_ptr<CsvSink>> Open(const std::string& dir, uint64_t max_bytes = 0);
 
   absl::Status Submit(const proto::TransferReport& report) override;
   // Like Submit; *duplicate tells whether the report was already there.
@@ -55,8 +56,13 @@ class CsvSink : public ReportSink {
 
  private:
   CsvSink() = default;
-  absl::Status OpenFile(const std::string& path, const std::vector<std::string>& columns,
-                        bool collect_keys, Fd* fd);
+  // transfers.csv: read whole, for the keys of the rows already there.
+  absl::Status OpenTransfers(const std::string& path, const std::vector<std::string>& columns, Fd* fd);
+  // samples.csv, which can grow to gigabytes: only its header and its end are read.
+  absl::Status OpenSamples(const std::string& path, const std::vector<std::string>& columns, Fd* fd);
+  // Moves `torn` (the file's last bytes, a crash's partial row) to path.torn-TIME
+  // and cuts the file to `keep` bytes.
+  absl::Status SetAsideTorn(int fd, const std::string& path, absl::string_view torn, uint64_t keep);
 
   std::string dir_;
   OpenInfo open_info_;
@@ -65,6 +71,8 @@ class CsvSink : public ReportSink {
   Fd samples_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_set<std::string> seen_ ABSL_GUARDED_BY(mu_);
   uint64_t written_ ABSL_GUARDED_BY(mu_) = 0;   // rows written so far
+  uint64_t max_bytes_ = 0;                       // 0 = no limit
+  uint64_t stored_bytes_ ABSL_GUARDED_BY(mu_) = 0;  // both files' sizes
   absl::Mutex sync_mu_;  // taken before mu_, never while holding it
   uint64_t synced_ ABSL_GUARDED_BY(sync_mu_) = 0;  // rows known to be on disk
 };

@@ -65,6 +65,16 @@ absl::Status FirstError(std::initializer_list<absl::Status> checks) {
 
 }  // namespace
 
+absl::Status CheckPlainText(const std::string& field, const std::string& value, size_t max) {
+  if (absl::Status s = Bounded(field, value, max); !s.ok()) return s;
+  for (char c : value) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      return absl::InvalidArgumentError(absl::StrCat(field, " contains a control character"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckInterval(double interval_s) {
   if (interval_s == 0 || (interval_s >= kMinIntervalS && interval_s <= 3600)) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat("interval ", interval_s, " s: use 0 (off) or 10ms to 1h"));
@@ -76,7 +86,7 @@ double BoundedWaitSeconds(double requested_s, double max_s) {
 }
 
 absl::Status CheckTransferKey(const std::string& label, int iteration, int stream) {
-  if (absl::Status s = Bounded("label", label, 200); !s.ok()) return s;
+  if (absl::Status s = CheckPlainText("label", label, 200); !s.ok()) return s;
   if (iteration < -1000000 || iteration > 1000000 || stream < 0 || stream > 1023) {
     return absl::InvalidArgumentError("iteration or stream out of range");
   }
@@ -88,14 +98,14 @@ absl::Status CheckReport(const proto::TransferReport& r) {
       CheckRunId(r.run_id()),
       CheckTransferKey(r.label(), r.iteration(), r.stream()),
       OneOf("role", r.role(), {"sender", "receiver"}),
-      Bounded("host", r.host(), 255),
-      Bounded("peer", r.peer(), 300),
+      CheckPlainText("host", r.host(), 255),
+      CheckPlainText("peer", r.peer(), 300),
       OneOf("transport", r.transport(), {"native", "scp", "sftp"}),
       OneOf("status", r.status(), {"ok", "failed", "aborted"}),
       OneOf("bottleneck", r.bottleneck(), {"", "network", "disk", "sender", "balanced"}),
-      Bounded("write_mode", r.write_mode(), 32),
-      Bounded("sync_policy", r.sync_policy(), 64),
-      Bounded("checksum", r.checksum(), 64),
+      CheckPlainText("write_mode", r.write_mode(), 32),
+      CheckPlainText("sync_policy", r.sync_policy(), 64),
+      CheckPlainText("checksum", r.checksum(), 64),
       Bounded("error", r.error(), 2000),
       Figure("duration_s", r.has_duration_s(), r.duration_s()),
       Figure("mb_per_s", r.has_mb_per_s(), r.mb_per_s()),

@@ -232,7 +232,7 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
     if (absl::Status s = CheckTransferKey(request.label(), request.iteration(), request.stream()); !s.ok()) {
       return s;
     }
-    if (request.sender_host().size() > 255) return absl::InvalidArgumentError("sender host too long");
+    if (absl::Status s = CheckPlainText("sender host", request.sender_host(), 255); !s.ok()) return s;
     if (request.size() == 0) return absl::InvalidArgumentError("size must be positive");
     if (request.path_mtu() != 0 && (request.path_mtu() < 576 || request.path_mtu() > 1 << 20)) {
       return absl::InvalidArgumentError(absl::StrCat("implausible path MTU ", request.path_mtu()));

@@ -196,5 +196,69 @@ TEST(CsvSink, RefusesAForeignFile) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(CsvSink, RefusesRowsPastItsStoreLimitAndKeepsTheFilesWhole) {
+  std::string dir = TempDir();
+  {
+    auto sink = CsvSink::Open(dir, /*max_bytes=*/4096);
+    ASSERT_TRUE(sink.ok()) << sink.status();
+    absl::Status last;
+    int written = 0;
+    for (uint64_t id = 1; id <= 50 && last.ok(); ++id) {
+      last = (*sink)->Submit(Report(id, "sender"));
+      if (last.ok()) ++written;
+    }
+    ASSERT_FALSE(last.ok()) << "50 rows fit in 4 KiB?";
+    EXPECT_TRUE(absl::IsFailedPrecondition(last)) << last;
+    EXPECT_NE(last.message().find("--max-store"), std::string::npos) << last;
+    EXPECT_GT(written, 0);
+    EXPECT_LE(std::filesystem::file_size(dir + "/transfers.csv") + std::filesystem::file_size(dir + "/samples.csv"),
+              4096u);
+    EXPECT_EQ(Rows(dir + "/transfers.csv").size(), static_cast<size_t>(written) + 1);
+  }
+  // A restart counts what is there: still full.
+  auto reopened = CsvSink::Open(dir, 4096);
+  ASSERT_TRUE(reopened.ok());
+  EXPECT_FALSE((*reopened)->Submit(Report(99, "sender")).ok());
+  std::filesystem::remove_all(dir);
+}
+
+// samples.csv can be gigabytes: a restart reads its first line and its end only.
+// Here its middle is 256 MiB of zero bytes (a sparse hole), which no CSV reader
+// would take; only the torn last row is set aside.
+TEST(CsvSink, RestartReadsOnlyTheEndsOfSamples) {
+  std::string dir = TempDir();
+  {
+    auto sink = CsvSink::Open(dir);
+    ASSERT_TRUE(sink.ok());
+  }
+  const std::string samples = dir + "/samples.csv";
+  std::filesystem::resize_file(samples, std::filesystem::file_size(samples) + (256u << 20));
+  {
+    std::ofstream out(samples, std::ios::app | std::ios::binary);
+    out << "\nrun1,cache,1,0,receiver,nas,1.000,100,0.000100,7\nrun1,cache,1,0,recei";
+  }
+  auto reopened = CsvSink::Open(dir);
+  ASSERT_TRUE(reopened.ok()) << reopened.status();
+  ASSERT_EQ((*reopened)->open_info().set_aside.size(), 1u);
+  EXPECT_EQ(ReadAll((*reopened)->open_info().set_aside[0]), "run1,cache,1,0,recei");
+  const std::string whole_row = "run1,cache,1,0,receiver,nas,1.000,100,0.000100,7\n";
+  std::ifstream in(samples, std::ios::binary);
+  in.seekg(-static_cast<std::streamoff>(whole_row.size()), std::ios::end);
+  std::string end(whole_row.size(), '\0');
+  in.read(end.data(), static_cast<std::streamsize>(end.size()));
+  EXPECT_EQ(end, whole_row) << "the file should end with the last whole row";
+  ASSERT_TRUE((*reopened)->Submit(Report(5, "receiver")).ok());
+  std::filesystem::remove_all(dir);
+}
+
+TEST(CsvSink, SamplesThatAreNotOursAreRefused) {
+  std::string dir = TempDir();
+  std::ofstream(dir + "/samples.csv") << "name,value\nx,1\n";
+  auto sink = CsvSink::Open(dir);
+  ASSERT_FALSE(sink.ok());
+  EXPECT_NE(sink.status().message().find("not a nasperf CSV"), std::string::npos) << sink.status();
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace nasperf

@@ -61,6 +61,11 @@ TEST(CheckReport, RefusesHostileText) {
   ExpectRefused([](proto::TransferReport& r) { r.set_role("admin"); }, "role");
   ExpectRefused([](proto::TransferReport& r) { r.set_transport("ftp"); }, "transport");
   ExpectRefused([](proto::TransferReport& r) { r.set_stream(1 << 20); }, "stream");
+  // Control characters: a label or host that would move a terminal's cursor or
+  // break samples.csv into lines.
+  ExpectRefused([](proto::TransferReport& r) { r.set_label("cache\nrun2,evil"); }, "label");
+  ExpectRefused([](proto::TransferReport& r) { r.set_host("nas\x1b[2J"); }, "host");
+  ExpectRefused([](proto::TransferReport& r) { r.set_peer("10.0.0.1\r"); }, "peer");
 }
 
 TEST(CheckReport, RefusesSamplesThatAreNoRate) {
