@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark (not a test): nasperf next to iperf3 on loopback, interleaved rounds,
 # the same byte count for every tool, medians and ratios in one markdown table.
-#   1. iperf3 single stream        vs  nasperf into a discard target
+#   1. iperf3 single stream (-l 1M) vs nasperf into a discard target
 #   2. iperf3 -s -F /dev/shm/file  vs  nasperf into a /dev/shm directory
 # Also: the receiver's CPU seconds per GB, and how short iperf3's -F file came out.
 # Then the collector: reports per second from 8 concurrent reporters, and the memory
@@ -60,7 +60,8 @@ run_iperf() {  # [extra server args] -> MB/s received
   iperf3 -s -1 -p "$iperf_port" "$@" >/dev/null 2>&1 &
   local server=$!
   wait_listen "$iperf_port"
-  iperf3 -c 127.0.0.1 -p "$iperf_port" -n "$size_bytes" -J >"$T/iperf.json"
+  # -l 1M: the same 1 MiB writes nasperf makes (iperf3's default 128 KiB halves it on loopback)
+  iperf3 -c 127.0.0.1 -p "$iperf_port" -n "$size_bytes" -l 1M -J >"$T/iperf.json"
   wait "$server" || true
   awk -F'[:,]' '/"sum_received"/ {found=1} found && /"bits_per_second"/ {printf "%.1f\n", $2/8e6; exit}' "$T/iperf.json"
 }
@@ -123,7 +124,7 @@ bench_lab() {
     for _ in $(seq 50); do scripts/lab.sh client -- bash -c "exec 3<>/dev/tcp/$NAS_IP/$iperf_port" 2>/dev/null && break; sleep 0.1; done
     for round in $(seq "$ROUNDS"); do
       echo "bench: lab MTU $mtu round $round/$ROUNDS" >&2
-      scripts/lab.sh client -- iperf3 -c "$NAS_IP" -p "$iperf_port" -n "$size_bytes" -J >"$T/iperf.json"
+      scripts/lab.sh client -- iperf3 -c "$NAS_IP" -p "$iperf_port" -n "$size_bytes" -l 1M -J >"$T/iperf.json"
       iperf+=("$(awk -F'[:,]' '/"sum_received"/ {found=1} found && /"bits_per_second"/ {printf "%.1f\n", $2/8e6; exit}' "$T/iperf.json")")
       scripts/lab.sh client -- "$NASPERF" sender --to "$NAS_IP:$port" --size "$SIZE" --runs 1 --link-speed "$rate" \
         --no-progress --out "$T/lab-out-$mtu-$round" >"$T/lab-tx.log" 2>&1 || { cat "$T/lab-tx.log" >&2; exit 1; }

@@ -3,12 +3,14 @@
 // gives up quickly on a port nobody answers.
 #include "common/pmtu.h"
 
+#include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <thread>
 
 #include "common/fd.h"
@@ -17,6 +19,21 @@
 
 namespace nasperf {
 namespace {
+
+// A UDP socket bound to an ephemeral loopback port; *port gets the port.
+Fd LoopbackUdp(uint16_t* port) {
+  Fd fd(::socket(AF_INET, SOCK_DGRAM, 0));
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof address;
+  if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
+      getsockname(fd.get(), reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+    ADD_FAILURE() << "bind a loopback UDP socket: " << strerror(errno);
+  }
+  *port = ntohs(address.sin_port);
+  return fd;
+}
 
 TEST(PathMtu, LoopbackPathIsAsWideAsTheInterface) {
   auto listener = ListenTcp({"127.0.0.1", 0});
@@ -58,17 +75,11 @@ TEST(PathMtu, SearchStopsAtAnArbitraryLocalMtu) {
 
 TEST(PathMtu, NobodyAnsweringLeavesThePathMtuUnknownQuickly) {
   // A bound UDP port that never answers: every probe is lost.
-  Fd silent(::socket(AF_INET, SOCK_DGRAM, 0));
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::bind(silent.get(), reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
-  socklen_t length = sizeof address;
-  ASSERT_EQ(getsockname(silent.get(), reinterpret_cast<sockaddr*>(&address), &length), 0);
-
+  uint16_t silent_port = 0;
+  Fd silent = LoopbackUdp(&silent_port);
   PathMtuOptions options;
   options.first_timeout_s = 0.05;
-  auto probe = ProbePathMtu({"127.0.0.1", ntohs(address.sin_port)}, options);
+  auto probe = ProbePathMtu({"127.0.0.1", silent_port}, options);
   ASSERT_TRUE(probe.ok()) << probe.status();
   EXPECT_FALSE(probe->path_mtu.has_value());
   // Quickly: the floor's tries (first_timeout_s each), then it gives up.
@@ -134,15 +145,12 @@ TEST(PathMtu, LateAnswersStillCountAsArrived) {
   auto responder = PmtuResponder::StartBesides(listener->get());
   ASSERT_TRUE(responder.ok());
   (*responder)->Admit("127.0.0.1");  // as an authenticated Hello from here would
+  uint16_t relay_port = 0;
+  Fd relay = LoopbackUdp(&relay_port);
+  Fd upstream(::socket(AF_INET, SOCK_DGRAM, 0));
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  Fd relay(::socket(AF_INET, SOCK_DGRAM, 0));
-  ASSERT_EQ(::bind(relay.get(), reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
-  socklen_t length = sizeof address;
-  ASSERT_EQ(getsockname(relay.get(), reinterpret_cast<sockaddr*>(&address), &length), 0);
-  const uint16_t relay_port = ntohs(address.sin_port);
-  Fd upstream(::socket(AF_INET, SOCK_DGRAM, 0));
   address.sin_port = htons((*responder)->port());
   ASSERT_EQ(::connect(upstream.get(), reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
   SetReceiveTimeout(upstream.get(), 5);
