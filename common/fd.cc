@@ -320,22 +320,23 @@ absl::StatusOr<Fd> ConnectTcp(const HostPort& where, double timeout_s, uint32_t 
   return last;
 }
 
+std::string AddressText(const sockaddr_storage& address) {
+  char text[INET6_ADDRSTRLEN] = "?";
+  if (address.ss_family == AF_INET6) {
+    inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6&>(address).sin6_addr, text, sizeof text);
+  } else if (address.ss_family == AF_INET) {
+    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in&>(address).sin_addr, text, sizeof text);
+  }
+  return text;
+}
+
 std::string PeerName(int fd) {
   sockaddr_storage addr{};
   socklen_t len = sizeof addr;
   if (getpeername(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) return "?";
-  char host[INET6_ADDRSTRLEN] = "?";
-  uint16_t port = 0;
-  if (addr.ss_family == AF_INET6) {
-    auto* a = reinterpret_cast<sockaddr_in6*>(&addr);
-    inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof host);
-    port = ntohs(a->sin6_port);
-  } else {
-    auto* a = reinterpret_cast<sockaddr_in*>(&addr);
-    inet_ntop(AF_INET, &a->sin_addr, host, sizeof host);
-    port = ntohs(a->sin_port);
-  }
-  return FormatHostPort({host, port});
+  const uint16_t port = ntohs(addr.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port
+                                                        : reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
+  return FormatHostPort({AddressText(addr), port});
 }
 
 }  // namespace nasperf

@@ -4,6 +4,7 @@
 #ifndef NASPERF_COMMON_FD_H_
 #define NASPERF_COMMON_FD_H_
 
+#include <sys/socket.h>
 #include <sys/types.h>
 
 #include <cstddef>
@@ -77,6 +78,8 @@ absl::StatusOr<uint16_t> LocalPort(int fd);
 absl::StatusOr<Fd> ConnectTcp(const HostPort& where, double timeout_s, uint32_t max_segment = 0);
 // "addr:port" of the peer, or "?" when unknown.
 std::string PeerName(int fd);
+// The IP address of a socket address as text ("10.0.0.2", "fe80::1"), "?" if neither.
+std::string AddressText(const sockaddr_storage& address);
 // TCP keepalive so a peer that vanished without a FIN is noticed in about 25 s.
 void EnableKeepalive(int fd);
 // This machine's host name, "unknown" when it has none.

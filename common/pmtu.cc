@@ -1,6 +1,5 @@
 #include "common/pmtu.h"
 
-#include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -240,13 +239,8 @@ void PmtuResponder::Loop() {
     if (n < static_cast<ssize_t>(kProbeMin) || std::memcmp(buffer.data(), kProbeMagic, 8) != 0) {
       continue;  // not ours: ignored, never answered
     }
-    char text[INET6_ADDRSTRLEN] = "";
-    const void* ip = from.ss_family == AF_INET6
-                         ? static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(&from)->sin6_addr)
-                         : static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(&from)->sin_addr);
-    inet_ntop(from.ss_family, ip, text, sizeof text);
     const int64_t now = MonoNanos();
-    if (!Admitted(PlainAddress(text), now)) continue;  // no authenticated Hello from there lately
+    if (!Admitted(PlainAddress(AddressText(from)), now)) continue;  // no authenticated Hello from there lately
     if (now - window_start_ns_ >= 1'000'000'000) {
       window_start_ns_ = now;
       replies_in_window_ = 0;

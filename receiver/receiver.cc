@@ -1,8 +1,6 @@
 #include "receiver/receiver.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -43,17 +41,6 @@ constexpr int kMaxConnections = 256;
 // yet: a slow-header flood cannot hold the slots real transfers need.
 constexpr int64_t kHeaderDeadlineNs = 5'000'000'000;
 constexpr int kMaxUnadmittedPerSource = 16;
-
-// The peer's address without the port: connections are counted per source host.
-std::string SourceAddress(const sockaddr_storage& address) {
-  char text[INET6_ADDRSTRLEN] = "?";
-  if (address.ss_family == AF_INET) {
-    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in&>(address).sin_addr, text, sizeof text);
-  } else if (address.ss_family == AF_INET6) {
-    inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6&>(address).sin6_addr, text, sizeof text);
-  }
-  return text;
-}
 constexpr uint64_t kMaxWindow = 512ULL << 20;  // socket buffers beyond this only waste memory
 
 class SocketSource : public ByteSource {
@@ -298,7 +285,7 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
         Log(LogLevel::kError, kComponent, "accept: %s", strerror(errno));
         return;
       }
-      const std::string source = SourceAddress(from);
+      const std::string source = AddressText(from);  // connections are counted per source host
       absl::MutexLock lock(&conn_mu_);
       int& unadmitted = unadmitted_[source];
       if (conn_threads_ >= kMaxConnections || unadmitted >= kMaxUnadmittedPerSource) {

@@ -58,8 +58,11 @@ grep -q "cannot read the private key $T/no-such-key" "$T/nokey.log" || fail "no 
 ssh-agent -D -a "$T/agent.sock" >/dev/null 2>&1 &
 PIDS+=("$!")
 export SSH_AUTH_SOCK=$T/agent.sock
-wait_for "ssh-agent's socket" 10 test -S "$SSH_AUTH_SOCK"
-ssh-add -q "$CLIENT_DIR/id_ed25519" 2>/dev/null || fail "ssh-add failed"
+# The socket file appears at bind(), before the agent listens: wait until it answers
+# (ssh-add -l exits 1 for "no identities", 2 when it cannot talk to the agent).
+agent_answers() { local rc=0; ssh-add -l >/dev/null 2>&1 || rc=$?; [ "$rc" -ne 2 ]; }
+wait_for "ssh-agent to answer on its socket" 10 agent_answers
+ssh-add -q "$CLIENT_DIR/id_ed25519" 2>"$T/ssh-add.err" || fail "ssh-add failed: $(cat "$T/ssh-add.err")"
 "$NASPERF" sender --transport sftp --to "root@127.0.0.1:$T/remote" --ssh-port "$SSHD_PORT" \
   --known-hosts "$KNOWN_HOSTS" --ssh-config "$CLIENT_DIR/ssh_config" --no-progress --size 1MiB \
   --out "$T/agent" </dev/null >"$T/agent.log" 2>&1 || fail "login through ssh-agent failed: $(tail -3 "$T/agent.log")"
