@@ -10,6 +10,7 @@
 #include <fstream>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
@@ -21,6 +22,7 @@
 #include "common/grpc_auth.h"
 #include "common/log.h"
 #include "common/payload.h"
+#include "common/tls.h"
 #include "common/token.h"
 #include "common/units.h"
 #include "common/validate.h"
@@ -95,15 +97,54 @@ absl::Status WritePortFile(const std::string& path, const std::string& content) 
   return ReplaceFile(path, content, 0644, /*durable=*/false);
 }
 
-// Flags every agent shares for reporting to a collector and for TLS toward it.
+// ------------------------------------------------------------------ TLS
+
+// How a client trusts its peers (common/tls.h): pinned keys by default.
+void AddClientTlsFlags(CLI::App* cmd, ClientTls& t) {
+  cmd->add_flag("--accept-new-agent-key", t.accept_new,
+                "Pin the TLS key of a peer not yet in known_agents (a changed key is still refused)");
+  cmd->add_option("--known-agents", t.known_agents, "File of pinned TLS keys (default ~/.config/nasperf/known_agents)");
+  cmd->add_option("--tls-ca", t.ca, "Trust peers whose certificate this PEM CA signed, instead of pinning");
+  cmd->add_flag("--plaintext", t.plaintext,
+                "No TLS: the token and every control message cross the network readable (peers need it too)");
+}
+
+std::shared_ptr<const PeerTrust> TrustFlags(const std::string& cmd, const ClientTls& t) {
+  auto trust = PeerTrust::Create(t);
+  if (!trust.ok()) std::exit(Fail(cmd, trust.status()));
+  static bool warned = false;  // the sender builds one trust for its receiver, one for its collector
+  if (t.plaintext && !std::exchange(warned, true)) std::fprintf(stderr, "nasperf %s: --plaintext: the token crosses the network readable\n", cmd.c_str());
+  return *trust;
+}
+
+// A server's own certificate instead of the generated one.
+void AddServerTlsFlags(CLI::App* cmd, ServerTls& t) {
+  cmd->add_option("--tls-cert", t.cert, "PEM certificate for the control port (default: a generated one, pinned by clients)");
+  cmd->add_option("--tls-key", t.key, "PEM private key for --tls-cert");
+}
+
+void AddFingerprint(CLI::App& app) {
+  app.add_subcommand("fingerprint", "Print this host's TLS key fingerprint (made if missing), to compare with what a client pins")
+      ->callback([] {
+        auto id = LoadOrCreateIdentity();
+        if (!id.ok()) std::exit(Fail("fingerprint", id.status()));
+        std::printf("%s %s\n", id->fingerprint.c_str(), id->path.c_str());
+        std::exit(0);
+      });
+}
+
+// ------------------------------------------------------------------ reporting
+
+// Flags every agent shares for reporting to a collector and for TLS toward peers.
 struct ReportingFlags {
-  std::string collector, spool = DefaultSpoolRoot(), tls_ca;
+  std::string collector, spool = DefaultSpoolRoot();
+  ClientTls tls;
 };
 
 void AddReportingFlags(CLI::App* cmd, ReportingFlags& f) {
   cmd->add_option("--collector", f.collector, "Report every row to this collector HOST[:PORT] (default port 7700)");
   cmd->add_option("--spool", f.spool, "Where reports wait while the collector is unreachable")->capture_default_str();
-  cmd->add_option("--tls-ca", f.tls_ca, "PEM CA (or self-signed cert) to trust for TLS peers (collector, receiver)");
+  AddClientTlsFlags(cmd, f.tls);
 }
 
 // A spooling sink toward --collector, or null without one.
@@ -112,9 +153,7 @@ absl::StatusOr<std::unique_ptr<SpoolingSink>> StartReporting(const std::string& 
                                                              const std::string& token) {
   if (f.collector.empty()) return std::unique_ptr<SpoolingSink>();
   HostPort address = AddressFlag(cmd, "--collector", f.collector, 7700, false);
-  auto credentials = ClientCredentials({"", "", f.tls_ca});
-  if (!credentials.ok()) return credentials.status();
-  return SpoolingSink::Start(std::make_unique<CollectorClient>(address, token, *credentials), f.spool);
+  return SpoolingSink::Start(std::make_unique<CollectorClient>(address, token, TrustFlags(cmd, f.tls)), f.spool);
 }
 
 // Waits a little for the spool to empty and says what is left, one line.
@@ -139,7 +178,7 @@ struct ReceiverFlags {
                       cleanup = "each", ticket_ttl = "30s", idle_timeout = "60s", port_file;
   uint16_t data_port = 0;
   int max_transfers = 64;
-  std::string tls_cert, tls_key;
+  ServerTls tls;
   std::vector<std::string> allow_source;  // agent: directories whose files a job may send
   ReportingFlags reporting;
 };
@@ -157,8 +196,7 @@ void AddReceiverOptions(CLI::App* cmd, ReceiverFlags& f) {
   cmd->add_option("--idle-timeout", f.idle_timeout, "Abort a transfer whose sender sends nothing for this long")->capture_default_str();
   cmd->add_option("--max-transfers", f.max_transfers, "Transfers open at once")->capture_default_str()->check(CLI::Range(1, 1024));
   cmd->add_option("--port-file", f.port_file, "Write the ports to this file once listening (for scripts)");
-  cmd->add_option("--tls-cert", f.tls_cert, "PEM certificate: TLS on the control port");
-  cmd->add_option("--tls-key", f.tls_key, "PEM private key for --tls-cert");
+  AddServerTlsFlags(cmd, f.tls);
   AddReportingFlags(cmd, f.reporting);
 }
 
@@ -199,7 +237,8 @@ int RunReceiver(const ReceiverFlags& f, bool as_agent = false) {
   auto token = LoadToken(f.token_file, /*generate_if_missing=*/true);
   if (!token.ok()) return Fail(cmd, token.status());
   options.token = token->token;
-  options.tls = {f.tls_cert, f.tls_key, ""};
+  options.tls = f.tls;
+  options.tls.plaintext = f.reporting.tls.plaintext;
 
   sigset_t stop = BlockStopSignals();
   auto spool = StartReporting(cmd, f.reporting, options.token);
@@ -210,9 +249,7 @@ int RunReceiver(const ReceiverFlags& f, bool as_agent = false) {
     AgentOptions agent_options;
     agent_options.token = options.token;
     agent_options.spool_root = f.reporting.spool;
-    auto credentials = ClientCredentials({"", "", f.reporting.tls_ca});
-    if (!credentials.ok()) return Fail(cmd, credentials.status());
-    agent_options.credentials = *credentials;
+    agent_options.trust = TrustFlags(cmd, f.reporting.tls);
     agent_options.console = stdout;
     for (const std::string& dir : f.allow_source) {
       auto canonical = CanonicalDirectory(dir);
@@ -226,6 +263,7 @@ int RunReceiver(const ReceiverFlags& f, bool as_agent = false) {
   if (!receiver.ok()) return Fail(cmd, receiver.status());
   std::printf("nasperf %s: control port %u, data port %u, target %s\n", cmd.c_str(),
               (*receiver)->control_port(), (*receiver)->data_port(), options.target.c_str());
+  std::printf("nasperf %s: %s\n", cmd.c_str(), (*receiver)->security().summary.c_str());
   if (*spool) {
     std::printf("nasperf receiver: reporting to collector %s (spool %s)\n", (*spool)->collector().c_str(),
                 (*spool)->dir().c_str());
@@ -387,9 +425,7 @@ absl::StatusOr<SenderOptions> MakeSenderOptions(const SenderFlags& f) {
     if (!token.ok()) return token.status();
     o.token = token->token;
   }
-  auto credentials = ClientCredentials({"", "", f.reporting.tls_ca});
-  if (!credentials.ok()) return credentials.status();
-  o.credentials = *credentials;
+  if (f.transport == "native") o.trust = TrustFlags("sender", f.reporting.tls);
   return o;
 }
 
@@ -422,9 +458,9 @@ int RunSenderCommand(const SenderFlags& f) {
     sink = csv.get();
   }
   absl::StatusOr<SenderOutcome> outcome = RunSender(*options, *sink, stdout);
-  if (absl::IsUnavailable(outcome.status()) && f.reporting.tls_ca.empty() && f.transport == "native") {
+  if (absl::IsUnavailable(outcome.status()) && !f.reporting.tls.plaintext && f.transport == "native") {
     outcome = absl::UnavailableError(absl::StrCat(
-        outcome.status().message(), " (if the receiver serves TLS, pass --tls-ca)"));
+        outcome.status().message(), " (if the receiver runs with --plaintext, pass --plaintext too)"));
   }
   return FinishSender(outcome, csv.get(), spool->get());
 }
@@ -432,7 +468,8 @@ int RunSenderCommand(const SenderFlags& f) {
 // ------------------------------------------------------------------ probe
 
 struct ProbeFlags {
-  std::string to, token_file, link_speed, tls_ca;
+  std::string to, token_file, link_speed;
+  ClientTls tls;
 };
 
 void AddProbe(CLI::App& app, ProbeFlags& f) {
@@ -440,7 +477,7 @@ void AddProbe(CLI::App& app, ProbeFlags& f) {
   cmd->add_option("to", f.to, "Receiver HOST[:PORT] (control port, default 7600)")->required();
   cmd->add_option("--token-file", f.token_file, "File holding the receiver's token (else NASPERF_TOKEN, else ~/.config/nasperf/token)");
   cmd->add_option("--link-speed", f.link_speed, "Link speed for the TCP ceiling when the NIC reports none, e.g. 10gbit");
-  cmd->add_option("--tls-ca", f.tls_ca, "PEM CA to trust when the receiver serves TLS");
+  AddClientTlsFlags(cmd, f.tls);
 }
 
 int RunProbeCommand(const ProbeFlags& f) {
@@ -451,9 +488,7 @@ int RunProbeCommand(const ProbeFlags& f) {
   auto token = LoadToken(f.token_file, /*generate_if_missing=*/false);
   if (!token.ok()) return Fail(cmd, token.status());
   o.token = token->token;
-  auto credentials = ClientCredentials({"", "", f.tls_ca});
-  if (!credentials.ok()) return Fail(cmd, credentials.status());
-  o.credentials = *credentials;
+  o.trust = TrustFlags(cmd, f.tls);
   auto verdict = RunProbe(o, stdout);
   if (!verdict.ok()) return Fail(cmd, verdict.status());
   return *verdict;
@@ -462,8 +497,8 @@ int RunProbeCommand(const ProbeFlags& f) {
 // ------------------------------------------------------------------ collector
 
 struct CollectorFlags {
-  std::string out = "./nasperf-results", listen = ":7700", token_file, tls_cert, tls_key, port_file,
-              max_store = "20GiB";
+  std::string out = "./nasperf-results", listen = ":7700", token_file, port_file, max_store = "20GiB";
+  ServerTls tls;
 };
 
 void AddCollector(CLI::App& app, CollectorFlags& f) {
@@ -471,8 +506,8 @@ void AddCollector(CLI::App& app, CollectorFlags& f) {
   cmd->add_option("--out", f.out, "Directory for the CSV files (appended; a restart continues them)")->capture_default_str();
   cmd->add_option("--listen", f.listen, "gRPC address ADDR:PORT")->capture_default_str();
   cmd->add_option("--token-file", f.token_file, "File holding the shared token (else NASPERF_TOKEN, else ~/.config/nasperf/token)");
-  cmd->add_option("--tls-cert", f.tls_cert, "PEM certificate: serve TLS");
-  cmd->add_option("--tls-key", f.tls_key, "PEM private key for --tls-cert");
+  AddServerTlsFlags(cmd, f.tls);
+  cmd->add_flag("--plaintext", f.tls.plaintext, "No TLS: tokens and rows cross the network readable (reporters need it too)");
   cmd->add_option("--port-file", f.port_file, "Write the port to this file once listening (for scripts)");
   cmd->add_option("--max-store", f.max_store,
                   "Refuse rows once the CSV files would grow past this (0 = no limit); reporters keep them spooled")
@@ -484,7 +519,7 @@ int RunCollector(const CollectorFlags& f) {
   CollectorOptions options;
   options.out_dir = f.out;
   options.listen = AddressFlag(cmd, "--listen", f.listen, 7700, /*allow_zero=*/true);
-  options.tls = {f.tls_cert, f.tls_key, ""};
+  options.tls = f.tls;
   options.console = stdout;
   options.max_store_bytes = SizeFlag(cmd, "--max-store", f.max_store);
   auto token = LoadToken(f.token_file, /*generate_if_missing=*/true);
@@ -493,11 +528,12 @@ int RunCollector(const CollectorFlags& f) {
   sigset_t stop = BlockStopSignals();
   auto collector = Collector::Start(options);
   if (!collector.ok()) return Fail(cmd, collector.status());
+  std::printf("nasperf collector: port %u, %s\n", (*collector)->port(), (*collector)->security().summary.c_str());
   if (token->generated) {
     std::printf("nasperf collector: generated a token in %s; on every agent run:\n  export NASPERF_TOKEN=%s\n",
                 token->origin.c_str(), token->token.c_str());
-    std::fflush(stdout);
   }
+  std::fflush(stdout);
   if (!f.port_file.empty()) {
     if (absl::Status s = WritePortFile(f.port_file, absl::StrCat("port=", (*collector)->port(), "\n")); !s.ok()) {
       return Fail(cmd, s);
@@ -518,6 +554,7 @@ int RunCollector(const CollectorFlags& f) {
 struct LabFlags {
   std::string plan, token_file, run_id;
   bool check = false, ssh = false;
+  ClientTls tls;
 };
 
 void AddLab(CLI::App& app, LabFlags& f) {
@@ -527,6 +564,7 @@ void AddLab(CLI::App& app, LabFlags& f) {
   cmd->add_option("--run-id", f.run_id, "Run id shared by every transfer of this lab (default: time + random)");
   cmd->add_flag("--check", f.check, "Only parse the plan and print what it would run");
   cmd->add_flag("--ssh", f.ssh, "Start the agent of a host with ssh = \"[user@]host[:port]\" over SSH when none answers; stop it at the end");
+  AddClientTlsFlags(cmd, f.tls);
 }
 
 int RunLabCommand(const LabFlags& f) {
@@ -558,6 +596,7 @@ int RunLabCommand(const LabFlags& f) {
   options.stop = &stop;
   options.run_id = f.run_id;
   options.ssh = f.ssh;
+  options.trust = TrustFlags(cmd, f.tls);
   auto outcome = RunLab(*plan, options);
   if (!outcome.ok()) return Fail(cmd, outcome.status());
   if (outcome->interrupted) return 130;
@@ -740,6 +779,7 @@ int main(int argc, char** argv) {
   AddLab(app, lab_flags);
   AddCollector(app, collector_flags);
   AddFlush(app, flush_flags);
+  AddFingerprint(app);
   AddProbe(app, probe_flags);
   AddDemo(app, demo_flags);
   AddReport(app, report_flags);

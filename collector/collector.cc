@@ -32,13 +32,14 @@ class CollectorImpl final : public Collector, public proto::Collector::Service {
       Log(LogLevel::kWarning, kComponent, "a torn last line from an earlier crash was moved to %s",
           sink_->open_info().set_aside.front());
     }
-    auto credentials = ServerCredentials(options_.tls);
-    if (!credentials.ok()) return credentials.status();
+    auto security = ServerCredentials(options_.tls);
+    if (!security.ok()) return security.status();
+    security_ = std::move(*security);
     grpc::ServerBuilder builder;
     LimitMessages(&builder);
     std::string host = options_.listen.host.empty() ? "0.0.0.0" : options_.listen.host;
     int selected = 0;
-    builder.AddListeningPort(FormatHostPort({host, options_.listen.port}), *credentials, &selected);
+    builder.AddListeningPort(FormatHostPort({host, options_.listen.port}), security_.credentials, &selected);
     builder.RegisterService(this);
     server_ = builder.BuildAndStart();
     if (server_ == nullptr || selected == 0) {
@@ -51,6 +52,7 @@ class CollectorImpl final : public Collector, public proto::Collector::Service {
   }
 
   uint16_t port() const override { return port_; }
+  const ServerSecurity& security() const override { return security_; }
   std::string transfers_path() const override { return sink_->transfers_path(); }
   size_t rows_found() const { return sink_->open_info().rows_found; }
   CollectorCounters counters() const override {
@@ -118,6 +120,7 @@ class CollectorImpl final : public Collector, public proto::Collector::Service {
   std::unique_ptr<CsvSink> sink_;
   std::unique_ptr<grpc::Server> server_;
   uint16_t port_ = 0;
+  ServerSecurity security_;
   mutable absl::Mutex mu_;
   CollectorCounters counters_ ABSL_GUARDED_BY(mu_);
   // ok, measured MB/s per (label, role), ascending

@@ -21,7 +21,7 @@ struct CollectorOptions {
   std::string out_dir;
   HostPort listen{"", 7700};
   std::string token;
-  TlsFiles tls;
+  ServerTls tls;  // default: this host's own key (common/tls.h)
   std::FILE* console = nullptr;  // per-row lines; null = quiet
   uint64_t max_store_bytes = 0;  // refuse rows once the CSV files would pass this; 0 = no limit
 };
@@ -39,6 +39,8 @@ class Collector {
   virtual uint16_t port() const = 0;
   virtual CollectorCounters counters() const = 0;
   virtual std::string transfers_path() const = 0;
+  // TLS: what clients pin, and a line for the start banner.
+  virtual const ServerSecurity& security() const = 0;
   virtual void Shutdown() = 0;
 };
 

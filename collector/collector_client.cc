@@ -4,10 +4,10 @@
 
 namespace nasperf {
 
-CollectorClient::CollectorClient(const HostPort& address, std::string token,
-                                 std::shared_ptr<grpc::ChannelCredentials> credentials)
+CollectorClient::CollectorClient(const HostPort& address, std::string token, std::shared_ptr<const PeerTrust> trust,
+                                 const std::string& fingerprint)
     : address_(address), token_(std::move(token)) {
-  stub_ = proto::Collector::NewStub(NewChannel(FormatHostPort(address_), std::move(credentials)));
+  stub_ = proto::Collector::NewStub(NewChannel(FormatHostPort(address_), trust.get(), fingerprint));
 }
 
 absl::StatusOr<bool> CollectorClient::Report(const proto::TransferReport& report,

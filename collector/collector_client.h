@@ -16,8 +16,9 @@ namespace nasperf {
 
 class CollectorClient {
  public:
-  CollectorClient(const HostPort& address, std::string token,
-                  std::shared_ptr<grpc::ChannelCredentials> credentials = nullptr);
+  // trust and fingerprint: as for ReceiverClient (sender/receiver_client.h).
+  CollectorClient(const HostPort& address, std::string token, std::shared_ptr<const PeerTrust> trust = nullptr,
+                  const std::string& fingerprint = "");
   // True when the collector already had this report (and wrote nothing).
   absl::StatusOr<bool> Report(const proto::TransferReport& report,
                               absl::Duration deadline = absl::Seconds(10));

@@ -1,65 +1,28 @@
 #include "common/grpc_auth.h"
 
 #include <chrono>
-#include <fstream>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
 #include "common/token.h"
 
 namespace nasperf {
-namespace {
-
-absl::StatusOr<std::string> ReadPem(const std::string& path, const char* flag) {
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat(flag, ": cannot read ", path));
-  std::stringstream text;
-  text << in.rdbuf();
-  if (text.str().find("-----BEGIN") == std::string::npos) {
-    return absl::InvalidArgumentError(absl::StrCat(flag, ": ", path, " is not a PEM file"));
-  }
-  return text.str();
-}
-
-}  // namespace
-
-absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentials(const TlsFiles& tls) {
-  if (tls.cert.empty() && tls.key.empty()) return grpc::InsecureServerCredentials();
-  if (tls.cert.empty() || tls.key.empty()) {
-    return absl::InvalidArgumentError("TLS needs both --tls-cert and --tls-key");
-  }
-  auto cert = ReadPem(tls.cert, "--tls-cert");
-  if (!cert.ok()) return cert.status();
-  auto key = ReadPem(tls.key, "--tls-key");
-  if (!key.ok()) return key.status();
-  grpc::SslServerCredentialsOptions options;
-  options.pem_key_cert_pairs.push_back({*key, *cert});
-  return grpc::SslServerCredentials(options);
-}
-
-absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ClientCredentials(const TlsFiles& tls) {
-  if (tls.ca.empty()) return grpc::InsecureChannelCredentials();
-  auto ca = ReadPem(tls.ca, "--tls-ca");
-  if (!ca.ok()) return ca.status();
-  grpc::SslCredentialsOptions options;
-  options.pem_root_certs = *ca;
-  return grpc::SslCredentials(options);
-}
 
 void LimitMessages(grpc::ServerBuilder* builder) {
   builder->SetMaxReceiveMessageSize(kMaxMessageBytes);
   builder->SetMaxSendMessageSize(kMaxMessageBytes);
 }
 
-std::shared_ptr<grpc::Channel> NewChannel(const std::string& address,
-                                          std::shared_ptr<grpc::ChannelCredentials> credentials) {
-  if (credentials == nullptr) credentials = grpc::InsecureChannelCredentials();
+std::shared_ptr<grpc::Channel> NewChannel(const std::string& address, const PeerTrust* trust,
+                                          const std::string& fingerprint) {
+  auto credentials =
+      trust == nullptr ? grpc::InsecureChannelCredentials() : trust->CredentialsFor(address, fingerprint);
   grpc::ChannelArguments args;
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
   args.SetMaxReceiveMessageSize(kMaxMessageBytes);
   args.SetMaxSendMessageSize(kMaxMessageBytes);
+  if (trust != nullptr && !trust->server_name().empty()) args.SetSslTargetNameOverride(trust->server_name());
   return grpc::CreateCustomChannel(address, credentials, args);
 }
 
@@ -104,6 +67,9 @@ absl::Status FromGrpc(const grpc::Status& status, const std::string& what,
   if (status.ok()) return absl::OkStatus();
   auto code = static_cast<absl::StatusCode>(status.error_code());
   if (code == absl::StatusCode::kUnavailable || code == absl::StatusCode::kDeadlineExceeded) {
+    if (auto refusal = TakePinRefusal(address)) {
+      return absl::UnauthenticatedError(absl::StrCat(what, " ", address, ": ", *refusal));
+    }
     return absl::Status(code, absl::StrCat(what, " ", address, " unreachable: ", status.error_message()));
   }
   return absl::Status(code, absl::StrCat(what, " ", address, ": ", status.error_message()));

@@ -1,6 +1,6 @@
 // What every nasperf gRPC endpoint shares: the token in call metadata (checked in
-// constant time), optional TLS on servers (--tls-cert/--tls-key) and clients
-// (--tls-ca), and absl::Status <-> grpc::Status. Thread-safe.
+// constant time), channels that trust their peer as common/tls.h decides, message
+// size limits, and absl::Status <-> grpc::Status. Thread-safe.
 #ifndef NASPERF_COMMON_GRPC_AUTH_H_
 #define NASPERF_COMMON_GRPC_AUTH_H_
 
@@ -9,20 +9,10 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/tls.h"
 #include "grpcpp/grpcpp.h"
 
 namespace nasperf {
-
-struct TlsFiles {
-  std::string cert;  // PEM; server side
-  std::string key;   // PEM; server side
-  std::string ca;    // PEM; client side: trust this CA (or self-signed cert)
-};
-
-// Insecure without cert/key; TLS with both; an error with only one or an unreadable file.
-absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentials(const TlsFiles& tls);
-// Insecure without a CA file, TLS trusting that CA with one.
-absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ClientCredentials(const TlsFiles& tls);
 
 // The largest gRPC message any nasperf endpoint sends or takes, set explicitly on
 // both ends (gRPC's default is 4 MiB on receive only). A report stays far below it:
@@ -32,9 +22,11 @@ inline constexpr int kMaxMessageBytes = 16 << 20;
 void LimitMessages(grpc::ServerBuilder* builder);
 
 // A channel to host:port that reconnects quickly (200 ms, backing off to 2 s), so an
-// agent notices a restarted peer within seconds. Insecure when credentials is null.
-std::shared_ptr<grpc::Channel> NewChannel(const std::string& address,
-                                          std::shared_ptr<grpc::ChannelCredentials> credentials);
+// agent notices a restarted peer within seconds. TLS as `trust` says, the peer pinned
+// to `fingerprint` when one is given; plaintext when trust is null (unit tests only:
+// every command builds a PeerTrust from its flags).
+std::shared_ptr<grpc::Channel> NewChannel(const std::string& address, const PeerTrust* trust,
+                                          const std::string& fingerprint = "");
 // The token in metadata and a deadline: every client call of nasperf starts here.
 void PrepareCall(grpc::ClientContext* context, const std::string& token, absl::Duration deadline);
 // OK, or UNAUTHENTICATED naming what to set. Logs the refusal with the peer.
@@ -45,7 +37,8 @@ grpc::Status CheckToken(const grpc::ServerContext& context, const std::string& t
 std::string PeerHost(const grpc::ServerContext& context);
 
 grpc::Status ToGrpc(const absl::Status& status);
-// Prefixes the message with "<what> <address>"; unreachable peers say so.
+// Prefixes the message with "<what> <address>"; unreachable peers say so, and a peer
+// whose TLS key was refused (common/tls.h) says why instead.
 absl::Status FromGrpc(const grpc::Status& status, const std::string& what,
                       const std::string& address);
 

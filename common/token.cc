@@ -36,12 +36,14 @@ std::string RandomHex(size_t bytes) {
   return absl::BytesToHexString(raw);
 }
 
-std::string DefaultTokenPath() {
+std::string ConfigPath(absl::string_view name) {
   const char* xdg = std::getenv("XDG_CONFIG_HOME");
-  if (xdg != nullptr && *xdg != '\0') return absl::StrCat(xdg, "/nasperf/token");
+  if (xdg != nullptr && *xdg != '\0') return absl::StrCat(xdg, "/nasperf/", name);
   const char* home = std::getenv("HOME");
-  return absl::StrCat(home != nullptr ? home : ".", "/.config/nasperf/token");
+  return absl::StrCat(home != nullptr ? home : ".", "/.config/nasperf/", name);
 }
+
+std::string DefaultTokenPath() { return ConfigPath("token"); }
 
 namespace {
 
@@ -55,7 +57,9 @@ absl::StatusOr<std::string> ReadTokenFile(const std::string& path) {
   return token;
 }
 
-absl::Status WriteNewToken(const std::string& path, const std::string& token) {
+}  // namespace
+
+absl::Status CreatePrivateFile(const std::string& path, absl::string_view content) {
   std::string dir = path.substr(0, path.rfind('/'));
   std::string partial;
   for (size_t i = 1; i <= dir.size(); ++i) {
@@ -67,13 +71,12 @@ absl::Status WriteNewToken(const std::string& path, const std::string& token) {
     }
   }
   // Written whole under a private name, then linked into place: two agents starting
-  // at once never see a half-written token, and the loser of the link reads the
+  // at once never see a half-written file, and the loser of the link reads the
   // winner's (AlreadyExists).
   std::string draft = absl::StrCat(path, ".new-", RandomHex(4));
   Fd fd(::open(draft.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
-  if (!fd.valid()) return ErrnoStatus(errno, absl::StrCat("create token file ", draft));
-  std::string line = token + "\n";
-  absl::Status written = WriteAll(fd.get(), line.data(), line.size(), absl::StrCat("write ", draft));
+  if (!fd.valid()) return ErrnoStatus(errno, absl::StrCat("create ", draft));
+  absl::Status written = WriteAll(fd.get(), content.data(), content.size(), absl::StrCat("write ", draft));
   if (written.ok() && ::fsync(fd.get()) != 0) written = ErrnoStatus(errno, absl::StrCat("fsync ", draft));
   if (written.ok() && ::link(draft.c_str(), path.c_str()) != 0) {
     written = errno == EEXIST ? absl::AlreadyExistsError(path)
@@ -82,8 +85,6 @@ absl::Status WriteNewToken(const std::string& path, const std::string& token) {
   ::unlink(draft.c_str());
   return written;
 }
-
-}  // namespace
 
 absl::StatusOr<TokenSource> LoadToken(absl::string_view token_file, bool generate_if_missing) {
   const char* env = std::getenv("NASPERF_TOKEN");
@@ -105,7 +106,7 @@ absl::StatusOr<TokenSource> LoadToken(absl::string_view token_file, bool generat
         "at first start)");
   }
   std::string token = RandomHex(16);
-  if (absl::Status s = WriteNewToken(path, token); !s.ok()) {
+  if (absl::Status s = CreatePrivateFile(path, token + "\n"); !s.ok()) {
     if (!absl::IsAlreadyExists(s)) return s;
     auto theirs = ReadTokenFile(path);  // another agent generated it a moment ago
     if (!theirs.ok()) return theirs.status();

@@ -15,8 +15,13 @@ namespace nasperf {
 void RandomBytes(void* out, size_t size);
 std::string RandomHex(size_t bytes);
 
-// $XDG_CONFIG_HOME/nasperf/token, else ~/.config/nasperf/token.
+// $XDG_CONFIG_HOME/nasperf/NAME, else ~/.config/nasperf/NAME.
+std::string ConfigPath(absl::string_view name);
+// ConfigPath("token").
 std::string DefaultTokenPath();
+// Creates `path` (mode 0600, parents 0700) holding `content`, written whole before it
+// appears; ALREADY_EXISTS when another process created it first.
+absl::Status CreatePrivateFile(const std::string& path, absl::string_view content);
 
 struct TokenSource {
   std::string token;

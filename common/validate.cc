@@ -6,6 +6,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "common/wire.h"
 
 namespace nasperf {
@@ -169,6 +170,17 @@ absl::Status CheckFetchedReport(const proto::TransferReport& r, uint64_t transfe
     return absl::InvalidArgumentError(
         absl::StrCat("receiver's row is for transfer ", r.transfer_id(), ", asked for ", transfer_id));
   }
+  return absl::OkStatus();
+}
+
+absl::Status CheckFingerprint(const std::string& field, const std::string& value) {
+  if (value.empty()) return absl::OkStatus();
+  constexpr size_t kBase64Chars = 43;  // 32 bytes, unpadded
+  absl::string_view digest(value);
+  bool ok = absl::ConsumePrefix(&digest, "SHA256:") && digest.size() == kBase64Chars &&
+            std::all_of(digest.begin(), digest.end(),
+                        [](char c) { return absl::ascii_isalnum(c) || c == '+' || c == '/'; });
+  if (!ok) return absl::InvalidArgumentError(absl::StrCat(field, " is not a SHA256:... TLS key fingerprint"));
   return absl::OkStatus();
 }
 

@@ -27,6 +27,8 @@ absl::Status CheckReport(const proto::TransferReport& report);
 // The sampling interval a user, a plan or a sender asks for: 0 (off) or 10 ms..1 h.
 // Shorter intervals turn a sample's few bytes into meaningless (even infinite) rates.
 absl::Status CheckInterval(double interval_s);
+// Empty, or a TLS key fingerprint as CertificateFingerprint (common/tls.h) writes it.
+absl::Status CheckFingerprint(const std::string& field, const std::string& value);
 inline constexpr double kMinIntervalS = 0.01;
 // No figure on any row is above this (1 PB/s): anything larger is corrupt input.
 inline constexpr double kMaxMegabytesPerSecond = 1e9;

@@ -130,7 +130,7 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
     if (!options.ok()) return ToGrpc(options.status());
     ReportSink* onward = nullptr;
     if (!request->collector().empty()) {
-      auto spool = SpoolFor(request->collector(), PeerHost(*context));
+      auto spool = SpoolFor(request->collector(), request->collector_fingerprint(), PeerHost(*context));
       if (!spool.ok()) return ToGrpc(spool.status());
       onward = *spool;
     }
@@ -224,7 +224,10 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
     }
     auto to = ParseHostPort(request->to(), 7600);
     if (!to.ok()) return ToGrpc(to.status());
-    ReceiverClient client(*to, options_.token, options_.credentials);
+    if (absl::Status s = CheckFingerprint("receiver_fingerprint", request->receiver_fingerprint()); !s.ok()) {
+      return ToGrpc(s);
+    }
+    ReceiverClient client(*to, options_.token, options_.trust, request->receiver_fingerprint());
     auto hello = client.Hello();
     if (!hello.ok()) return ToGrpc(hello.status());
     auto facts = nasperf::CheckPath(*to, *hello, request->link_mbps());
@@ -298,23 +301,30 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
     o.interval_s = job.interval_s();
     o.link_mbps = job.link_mbps();
     o.window_bytes = job.window_bytes();
-    o.credentials = options_.credentials;
+    for (const auto& [field, value] : {std::pair{"receiver_fingerprint", &job.receiver_fingerprint()},
+                                       std::pair{"collector_fingerprint", &job.collector_fingerprint()}}) {
+      if (absl::Status s = CheckFingerprint(field, *value); !s.ok()) return s;
+    }
+    o.trust = options_.trust;
+    o.receiver_fingerprint = job.receiver_fingerprint();
     o.host_name = job.host_name();
     o.receiver_name = job.receiver_name();
     return o;
   }
 
   // One spool per collector; ":PORT" means the collector runs where the controller does.
-  absl::StatusOr<ReportSink*> SpoolFor(const std::string& collector, const std::string& caller) {
+  // MakeOptions checked the fingerprint.
+  absl::StatusOr<ReportSink*> SpoolFor(const std::string& collector, const std::string& fingerprint,
+                                       const std::string& caller) {
     auto address = ParseHostPort(collector, 7700);
     if (!address.ok()) return address.status();
     if (address->host.empty()) address->host = caller;
-    const std::string key = FormatHostPort(*address);
+    const std::string key = absl::StrCat(FormatHostPort(*address), " ", fingerprint);
     absl::MutexLock lock(&mu_);
     auto it = spools_.find(key);
     if (it != spools_.end()) return it->second.get();
     auto spool = SpoolingSink::Start(
-        std::make_unique<CollectorClient>(*address, options_.token, options_.credentials), options_.spool_root);
+        std::make_unique<CollectorClient>(*address, options_.token, options_.trust, fingerprint), options_.spool_root);
     if (!spool.ok()) return spool.status();
     ReportSink* sink = spool->get();
     spools_[key] = std::move(*spool);

@@ -36,9 +36,10 @@ constexpr uint32_t kMaxRowsPerJob = 1024;  // 64 streams make 128; more is a bro
 // The Agent service of one host: token and deadline on every call, errors name the host.
 class AgentClient {
  public:
-  AgentClient(const PlanHost& host, const std::string& token)
+  // fingerprint: the key the agent must show (started over SSH); empty: trust decides.
+  AgentClient(const PlanHost& host, const std::string& token, const PeerTrust* trust, const std::string& fingerprint)
       : name_(host.name), address_(FormatHostPort(host.agent)), token_(token),
-        stub_(proto::Agent::NewStub(NewChannel(address_, nullptr))) {}
+        stub_(proto::Agent::NewStub(NewChannel(address_, trust, fingerprint))) {}
 
   absl::Status StartSender(const proto::SenderJob& job) {
     proto::StartSenderReply reply;
@@ -139,7 +140,7 @@ class Lab {
   Lab(const Plan& plan, const LabOptions& options) : plan_(plan), o_(options) {}
 
   absl::StatusOr<LabOutcome> Run() {
-    for (const PlanHost& host : plan_.hosts) agents_.emplace(host.name, std::make_unique<AgentClient>(host, o_.token));
+    for (const PlanHost& host : plan_.hosts) ConnectAgent(host, "");
     if (absl::Status s = StartCollector(); !s.ok()) return s;
     absl::Status checked = StartRemoteAgents();
     if (checked.ok()) checked = Preflight();
@@ -190,6 +191,24 @@ class Lab {
     return outcome_.interrupted;
   }
 
+  // ------------------------------------------------------------ trust
+
+  // fingerprint: the key this host's agent must show; empty: o_.trust decides, and
+  // the key it accepts is what the other agents are told to expect (PinFor).
+  void ConnectAgent(const PlanHost& host, const std::string& fingerprint) {
+    agents_[host.name] = std::make_unique<AgentClient>(host, o_.token, o_.trust.get(), fingerprint);
+    pins_[host.name] = fingerprint;
+  }
+  ReceiverClient ClientFor(const PlanHost& host) {
+    return ReceiverClient(host.agent, o_.token, o_.trust, pins_[host.name]);
+  }
+  // After a call to the host's agent succeeded: the key it showed.
+  std::string PinFor(const PlanHost& host) {
+    std::string& pin = pins_[host.name];
+    if (pin.empty() && o_.trust != nullptr) pin = o_.trust->PinnedFingerprint(FormatHostPort(host.agent));
+    return pin;
+  }
+
   // ------------------------------------------------------------ collector
 
   absl::Status StartCollector() {
@@ -199,9 +218,11 @@ class Lab {
       c.out_dir = plan_.collector.out;
       c.listen = plan_.collector.listen;
       c.token = o_.token;
+      c.tls.plaintext = o_.trust == nullptr || o_.trust->plaintext();
       auto collector = Collector::Start(c);
       if (!collector.ok()) return collector.status();
       collector_ = std::move(*collector);
+      collector_fingerprint_ = collector_->security().fingerprint;
       collector_for_agents_ = absl::StrCat(":", collector_->port());  // agents use the address they were called from
       report_to = {"127.0.0.1", collector_->port()};
       outcome_.transfers_csv = collector_->transfers_path();
@@ -211,7 +232,8 @@ class Lab {
       report_to = *ParseHostPort(plan_.collector.address, 7700);
       Line(absl::StrCat("collector: ", plan_.collector.address));
     }
-    auto spool = SpoolingSink::Start(std::make_unique<CollectorClient>(report_to, o_.token), DefaultSpoolRoot());
+    auto spool = SpoolingSink::Start(
+        std::make_unique<CollectorClient>(report_to, o_.token, o_.trust, collector_fingerprint_), DefaultSpoolRoot());
     if (!spool.ok()) return spool.status();
     own_rows_ = std::move(*spool);
     return absl::OkStatus();
@@ -247,8 +269,12 @@ class Lab {
     std::vector<std::string> problems;
     for (const PlanHost& host : plan_.hosts) {
       if (host.ssh.empty()) continue;
-      ReceiverClient client(host.agent, o_.token);
-      if (client.Hello().ok()) continue;
+      auto answer = ClientFor(host).Hello();
+      if (answer.ok()) continue;
+      if (absl::IsUnauthenticated(answer.status())) {  // an agent answers, but not as it should: start none
+        problems.push_back(absl::StrCat("host ", host.name, ": ", answer.status().message()));
+        continue;
+      }
       RemoteAgentOptions r;
       r.ssh = host.ssh;
       r.identity = host.ssh_identity;
@@ -265,7 +291,9 @@ class Lab {
       }
       Line(absl::StrFormat("  %s: started `%s agent` over ssh %s (pid %d)", host.name, host.nasperf, host.ssh,
                            (*started)->remote_pid()));
+      ConnectAgent(host, (*started)->fingerprint());
       remote_.push_back(std::move(*started));
+      ReceiverClient client = ClientFor(host);
       const absl::Time deadline = absl::Now() + absl::Seconds(15);
       while (!client.Hello().ok() && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(100));
     }
@@ -289,8 +317,7 @@ class Lab {
     std::map<std::string, proto::HelloReply> hellos;
     Line("checks:");
     for (const PlanHost& host : plan_.hosts) {
-      ReceiverClient client(host.agent, o_.token);
-      auto hello = client.Hello();
+      auto hello = ClientFor(host).Hello();
       if (!hello.ok()) {
         problems.push_back(absl::StrCat("host ", host.name, ": ", hello.status().message()));
         continue;
@@ -305,6 +332,7 @@ class Lab {
                                         host.target, ")"));
       }
       hellos[host.name] = *hello;
+      PinFor(host);
       Line(absl::StrFormat("  %-10s %-21s nasperf %s on %s, target %s%s", host.name, FormatHostPort(host.agent),
                            hello->version(), hello->host(), hello->target(),
                            hello->target() == "discard" ? "" : absl::StrCat(" (", FormatSize(hello->free_bytes()), " free)")));
@@ -324,6 +352,7 @@ class Lab {
       }
       proto::CheckPathRequest request;
       request.set_to(FormatHostPort(to.agent));
+      request.set_receiver_fingerprint(PinFor(to));
       request.set_link_mbps(plan_.link_mbps);
       request.set_file(t.file);
       auto path = agents_[t.from]->CheckPath(request);
@@ -374,6 +403,7 @@ class Lab {
     proto::SenderJob job;
     job.set_job_id(rt.job_id);
     job.set_to(FormatHostPort(plan_.FindHost(t.to)->agent));
+    job.set_receiver_fingerprint(PinFor(*plan_.FindHost(t.to)));
     job.set_size(t.size);
     job.set_file(t.file);
     job.set_pattern(t.pattern);
@@ -390,6 +420,7 @@ class Lab {
     job.set_interval_s(plan_.interval_s);
     job.set_link_mbps(plan_.link_mbps);
     job.set_collector(collector_for_agents_);
+    job.set_collector_fingerprint(collector_fingerprint_);
     job.set_host_name(t.from);
     job.set_receiver_name(t.to);
     return job;
@@ -600,8 +631,7 @@ class Lab {
     for (const PlanTransfer& t : plan_.transfers) {
       if (done[t.to]) continue;
       done[t.to] = true;
-      ReceiverClient client(plan_.FindHost(t.to)->agent, o_.token);
-      if (auto ended = client.EndRun(outcome_.run_id); !ended.ok()) Line(absl::StrCat("warning: cleanup: ", ended.status().message()));
+      if (auto ended = ClientFor(*plan_.FindHost(t.to)).EndRun(outcome_.run_id); !ended.ok()) Line(absl::StrCat("warning: cleanup: ", ended.status().message()));
     }
   }
 
@@ -631,6 +661,10 @@ class Lab {
   std::unique_ptr<SpoolingSink> own_rows_;
   std::vector<std::unique_ptr<RemoteAgent>> remote_;
   std::string collector_for_agents_;
+  // The TLS keys the agents must show each other and the collector's, by host name;
+  // an agent gets them with each job (SenderJob.*_fingerprint).
+  std::map<std::string, std::string> pins_;
+  std::string collector_fingerprint_;
   uint64_t expected_rows_ = 0;
   std::vector<double> skews_;
   std::map<std::string, std::vector<double>> aggregates_;

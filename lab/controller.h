@@ -9,9 +9,11 @@
 
 #include <atomic>
 #include <cstdio>
+#include <memory>
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "common/tls.h"
 #include "lab/plan.h"
 
 namespace nasperf {
@@ -22,6 +24,9 @@ struct LabOptions {
   const std::atomic<bool>* stop = nullptr;  // set: abort every agent's transfers, end the lab
   std::string run_id;                       // empty: generated
   bool ssh = false;                         // start agents that do not answer over SSH (hosts with ssh = ...)
+  // How the controller trusts agents and an external collector (common/tls.h); the
+  // embedded collector serves TLS unless this is plaintext. Null: plaintext (tests).
+  std::shared_ptr<const PeerTrust> trust;
 };
 
 struct LabOutcome {

@@ -6,6 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "common/fd.h"
+#include "common/log.h"
+#include "common/validate.h"
 #include "sender/ssh_session.h"
 
 namespace nasperf {
@@ -68,10 +70,14 @@ absl::StatusOr<std::string> Run(ssh_session session, const std::string& where, c
 
 class RemoteAgentImpl final : public RemoteAgent {
  public:
-  RemoteAgentImpl(std::unique_ptr<SshConnection> connection, int pid)
-      : connection_(std::move(connection)), where_(absl::StrCat("ssh ", connection_->where())), pid_(pid) {}
+  RemoteAgentImpl(std::unique_ptr<SshConnection> connection, int pid, std::string fingerprint)
+      : connection_(std::move(connection)),
+        where_(absl::StrCat("ssh ", connection_->where())),
+        pid_(pid),
+        fingerprint_(std::move(fingerprint)) {}
   ~RemoteAgentImpl() override { (void)Stop(); }
   int remote_pid() const override { return pid_; }
+  const std::string& fingerprint() const override { return fingerprint_; }
   absl::Status Stop() override {
     if (stopped_) return absl::OkStatus();
     stopped_ = true;
@@ -87,6 +93,7 @@ class RemoteAgentImpl final : public RemoteAgent {
   std::unique_ptr<SshConnection> connection_;
   std::string where_;
   int pid_;
+  std::string fingerprint_;
   bool stopped_ = false;
 };
 
@@ -96,12 +103,15 @@ absl::StatusOr<std::unique_ptr<RemoteAgent>> RemoteAgent::Start(const RemoteAgen
   auto session = OpenSession(o);
   if (!session.ok()) return session.status();
   const std::string where = absl::StrCat("ssh ", o.ssh);
-  // The token arrives on stdin; the agent runs detached, its log in /tmp.
+  // The token arrives on stdin; the agent runs detached, its log in /tmp. Its TLS key
+  // is read (made if new) first: this authenticated channel is how the controller
+  // learns which key to pin.
   std::string agent = absl::StrCat(ShellQuote(o.nasperf), " agent --listen ", ShellQuote(o.listen), " --target ",
                                    ShellQuote(o.target.empty() ? "discard" : o.target));
   for (const std::string& flag : o.agent_flags) absl::StrAppend(&agent, " ", ShellQuote(flag));
   std::string command = absl::StrCat(
       "IFS= read -r NASPERF_TOKEN && export NASPERF_TOKEN && log=$(mktemp /tmp/nasperf-agent-XXXXXX.log) && ",
+      "key=$(", ShellQuote(o.nasperf), " fingerprint) && echo \"key=${key%% *}\" && ",
       "{ nohup ", agent, " >\"$log\" 2>&1 </dev/null & } && echo \"pid=$!\"");
   auto out = Run((*session)->session(), where, command, o.token + "\n");
   if (!out.ok()) return out.status();
@@ -111,7 +121,13 @@ absl::StatusOr<std::unique_ptr<RemoteAgent>> RemoteAgent::Start(const RemoteAgen
       !absl::SimpleAtoi(absl::StripAsciiWhitespace(absl::string_view(*out).substr(at + 4)), &pid) || pid <= 0) {
     return absl::UnavailableError(absl::StrCat(where, ": could not start ", o.nasperf, " agent: ", *out));
   }
-  return std::unique_ptr<RemoteAgent>(new RemoteAgentImpl(std::move(*session), pid));
+  at = out->find("key=");
+  std::string key = at == std::string::npos ? "" : out->substr(at + 4, out->find('\n', at) - at - 4);
+  if (key.empty() || !CheckFingerprint("key", key).ok()) {
+    return absl::UnavailableError(absl::StrCat(where, ": ", o.nasperf, " fingerprint printed no TLS key: ",
+                                               Printable(out->substr(0, 200))));
+  }
+  return std::unique_ptr<RemoteAgent>(new RemoteAgentImpl(std::move(*session), pid, key));
 }
 
 }  // namespace nasperf

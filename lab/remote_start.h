@@ -35,6 +35,8 @@ class RemoteAgent {
   static absl::StatusOr<std::unique_ptr<RemoteAgent>> Start(const RemoteAgentOptions& options);
   virtual ~RemoteAgent() = default;
   virtual int remote_pid() const = 0;
+  // The agent's TLS key fingerprint, as `nasperf fingerprint` printed it over SSH.
+  virtual const std::string& fingerprint() const = 0;
   // Stops the agent (SIGTERM: it aborts its transfers and removes partial files).
   virtual absl::Status Stop() = 0;
 };

@@ -101,9 +101,10 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
     LimitMessages(&builder);
     std::string host = options_.listen.host.empty() ? "0.0.0.0" : options_.listen.host;
     int selected = 0;
-    auto credentials = ServerCredentials(options_.tls);
-    if (!credentials.ok()) return credentials.status();
-    builder.AddListeningPort(FormatHostPort({host, options_.listen.port}), *credentials, &selected);
+    auto security = ServerCredentials(options_.tls);
+    if (!security.ok()) return security.status();
+    security_ = std::move(*security);
+    builder.AddListeningPort(FormatHostPort({host, options_.listen.port}), security_.credentials, &selected);
     builder.RegisterService(this);
     for (grpc::Service* service : options_.extra_services) builder.RegisterService(service);
     server_ = builder.BuildAndStart();
@@ -118,6 +119,7 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
   }
 
   uint16_t control_port() const override { return control_port_; }
+  const ServerSecurity& security() const override { return security_; }
   uint16_t data_port() const override { return data_port_; }
   ReceiverCounters counters() const override {
     absl::MutexLock lock(&counters_mu_);
@@ -543,6 +545,7 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
   uint16_t data_port_ = 0;
   std::unique_ptr<PmtuResponder> pmtu_responder_;
   uint16_t control_port_ = 0;
+  ServerSecurity security_;
   std::unique_ptr<grpc::Server> server_;
   std::thread accept_thread_;
   std::atomic<bool> stopping_{false};

@@ -31,7 +31,7 @@ struct ReceiverOptions {
   absl::Duration ticket_ttl = absl::Seconds(30);
   absl::Duration idle_timeout = absl::Seconds(60);
   int max_transfers = 64;
-  TlsFiles tls;                        // cert + key: TLS on the control port
+  ServerTls tls;                       // the control port's TLS; default: this host's own key
   ReportSink* reports = nullptr;       // each finished transfer's row goes here too
   // More gRPC services on the control port, same TLS (`nasperf agent` adds its Agent
   // service). Not owned; must outlive Shutdown(); each checks the token itself.
@@ -55,6 +55,8 @@ class Receiver {
   virtual uint16_t control_port() const = 0;
   virtual uint16_t data_port() const = 0;
   virtual ReceiverCounters counters() const = 0;
+  // The control port's TLS: what clients pin, and a line for the start banner.
+  virtual const ServerSecurity& security() const = 0;
   // Stops accepting, aborts transfers in flight (their files are removed), applies
   // cleanup=end to what is left and returns when every thread has ended. Idempotent.
   virtual void Shutdown() = 0;

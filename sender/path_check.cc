@@ -167,7 +167,7 @@ uint64_t AutoWindowBytes(const PathFacts& f) {
 }
 
 absl::StatusOr<int> RunProbe(const ProbeOptions& options, std::FILE* out) {
-  ReceiverClient client(options.to, options.token, options.credentials);
+  ReceiverClient client(options.to, options.token, options.trust);
   auto hello = client.Hello();
   if (!hello.ok()) return hello.status();
   auto facts = CheckPath(options.to, *hello, options.link_mbps);

@@ -67,7 +67,7 @@ struct ProbeOptions {
   HostPort to{"", 7600};
   std::string token;
   uint32_t link_mbps = 0;             // --link-speed
-  std::shared_ptr<grpc::ChannelCredentials> credentials;
+  std::shared_ptr<const PeerTrust> trust;
 };
 
 // `nasperf probe`: the checks alone, as a short table. Returns 0 when nothing is

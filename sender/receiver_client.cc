@@ -12,10 +12,10 @@ absl::Status ReceiverClient::Refuse(const absl::Status& why) const {
       absl::StrCat("receiver ", FormatHostPort(address_), " sent a bad reply: ", why.message()));
 }
 
-ReceiverClient::ReceiverClient(const HostPort& address, std::string token,
-                               std::shared_ptr<grpc::ChannelCredentials> credentials)
+ReceiverClient::ReceiverClient(const HostPort& address, std::string token, std::shared_ptr<const PeerTrust> trust,
+                               const std::string& fingerprint)
     : address_(address), token_(std::move(token)) {
-  stub_ = proto::Receiver::NewStub(NewChannel(FormatHostPort(address_), std::move(credentials)));
+  stub_ = proto::Receiver::NewStub(NewChannel(FormatHostPort(address_), trust.get(), fingerprint));
 }
 
 absl::StatusOr<proto::HelloReply> ReceiverClient::Hello() {

@@ -18,9 +18,10 @@ namespace nasperf {
 
 class ReceiverClient {
  public:
-  // credentials: from ClientCredentials(--tls-ca); insecure when null.
-  ReceiverClient(const HostPort& address, std::string token,
-                 std::shared_ptr<grpc::ChannelCredentials> credentials = nullptr);
+  // trust: from the command's TLS flags (common/tls.h); plaintext when null. With
+  // `fingerprint`, the receiver must show exactly that key (a lab controller's pin).
+  ReceiverClient(const HostPort& address, std::string token, std::shared_ptr<const PeerTrust> trust = nullptr,
+                 const std::string& fingerprint = "");
 
   absl::StatusOr<proto::HelloReply> Hello();
   absl::StatusOr<proto::OpenTransferReply> OpenTransfer(const proto::OpenTransferRequest& request);

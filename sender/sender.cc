@@ -96,7 +96,7 @@ std::string TrailerError(const DataTrailer& t) {
 class NativeTransport : public Transport {
  public:
   explicit NativeTransport(const SenderOptions& options)
-      : options_(options), client_(options.to, options.token, options.credentials) {}
+      : options_(options), client_(options.to, options.token, options.trust, options.receiver_fingerprint) {}
 
   absl::Status Start(const std::string& run_id, uint64_t length, const ConsoleLine& say) override;
   void Push(const TransferSlot& slot, PayloadSource& source, const PushOptions& push,

@@ -45,7 +45,8 @@ struct SenderOptions {
   uint32_t link_mbps = 0;           // --link-speed: overrides what the NIC reports (veth, shaping)
   uint64_t window_bytes = 0;        // --window: fixed socket buffers; 0 = sized to the path
   bool direct_fallback = false;     // --direct-fallback: buffered when the target refuses O_DIRECT
-  std::shared_ptr<grpc::ChannelCredentials> credentials;  // TLS toward the receiver; null = plain
+  std::shared_ptr<const PeerTrust> trust;  // TLS toward the receiver (common/tls.h); null = plain
+  std::string receiver_fingerprint;        // the receiver must show this key (lab); empty: trust decides
 
   // For a lab run (lab/agent.h) driven by a controller; the defaults leave a plain
   // `nasperf sender` as it was.

@@ -1,5 +1,6 @@
 // Test and bench tool: talks to a real collector process.
-//   collector_client HOST:PORT TOKEN MODE [ARGS] [--tls-ca FILE]
+//   collector_client HOST:PORT TOKEN MODE [ARGS] [--tls-ca FILE | --plaintext]
+// Without either, TLS as a nasperf client: the collector's key pinned (common/tls.h).
 // MODE:
 //   twice                 the same report twice: first stored, second a duplicate
 //   flood THREADS N       THREADS reporters x N distinct reports each; prints reports/s
@@ -58,25 +59,30 @@ proto::TransferReport MakeReport(const std::string& run, int iteration, int stre
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  TlsFiles tls;
-  for (size_t i = 0; i + 1 < args.size(); ++i) {
-    if (args[i] == "--tls-ca") {
+  ClientTls tls;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--tls-ca" && i + 1 < args.size()) {
       tls.ca = args[i + 1];
       args.erase(args.begin() + static_cast<long>(i), args.begin() + static_cast<long>(i) + 2);
       break;
     }
+    if (args[i] == "--plaintext") {
+      tls.plaintext = true;
+      args.erase(args.begin() + static_cast<long>(i));
+      break;
+    }
   }
-  if (args.size() < 3) return Fail("usage: collector_client HOST:PORT TOKEN MODE [ARGS] [--tls-ca FILE]");
+  if (args.size() < 3) return Fail("usage: collector_client HOST:PORT TOKEN MODE [ARGS] [--tls-ca FILE | --plaintext]");
   auto address = ParseHostPort(args[0], 7700);
   if (!address.ok()) return Fail(std::string(address.status().message()));
-  auto credentials = ClientCredentials(tls);
-  if (!credentials.ok()) return Fail(std::string(credentials.status().message()));
+  auto trust = PeerTrust::Create(tls);
+  if (!trust.ok()) return Fail(std::string(trust.status().message()));
   const std::string& token = args[1];
   const std::string& mode = args[2];
   std::string run = absl::StrCat("cc-", WallNanos());
 
   if (mode == "twice") {
-    CollectorClient client(*address, token, *credentials);
+    CollectorClient client(*address, token, *trust);
     auto first = client.Report(MakeReport(run, 1, 0));
     auto second = client.Report(MakeReport(run, 1, 0));
     if (!first.ok() || !second.ok()) return Fail("a report failed");
@@ -93,7 +99,7 @@ int main(int argc, char** argv) {
     int64_t start = MonoNanos();
     for (int t = 0; t < threads; ++t) {
       workers.emplace_back([&, t] {
-        CollectorClient client(*address, token, *credentials);  // one channel per reporter
+        CollectorClient client(*address, token, *trust);  // one channel per reporter
         for (int i = 0; i < per_thread; ++i) {
           auto stored = client.Report(MakeReport(run, i, t));
           if (!stored.ok() || *stored) ++failures[t];
@@ -109,7 +115,7 @@ int main(int argc, char** argv) {
     return failed == 0 ? 0 : Fail(absl::StrCat(failed, " reports failed or were duplicates"));
   }
   if (mode == "malformed") {
-    CollectorClient client(*address, token, *credentials);
+    CollectorClient client(*address, token, *trust);
     std::vector<std::pair<std::string, proto::TransferReport>> cases;
     auto add = [&](const std::string& name, auto mutate) {
       proto::TransferReport r = MakeReport(run, 1, 0);
@@ -137,13 +143,13 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (mode == "wrong-token") {
-    CollectorClient client(*address, token + "x", *credentials);
+    CollectorClient client(*address, token + "x", *trust);
     auto result = client.Report(MakeReport(run, 1, 0));
     if (!result.ok() && absl::IsUnauthenticated(result.status())) return 0;
     return Fail(absl::StrCat("wrong token: ", result.ok() ? "accepted" : result.status().ToString()));
   }
   if (mode == "unreachable") {
-    CollectorClient client(*address, token, *credentials);
+    CollectorClient client(*address, token, *trust);
     auto result = client.Report(MakeReport(run, 1, 0), absl::Seconds(3));
     if (!result.ok() && absl::IsUnavailable(result.status())) return 0;
     if (!result.ok() && absl::IsDeadlineExceeded(result.status())) return 0;

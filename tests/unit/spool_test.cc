@@ -41,6 +41,7 @@ TEST(Spool, AnUndeliverableReportIsSetAsideAndTheNextOneLands) {
   options.out_dir = root + "/collector";
   options.listen = {"127.0.0.1", 0};
   options.token = "token";
+  options.tls.plaintext = true;  // the client below has no PeerTrust
   auto collector = Collector::Start(options);
   ASSERT_TRUE(collector.ok()) << collector.status();
   auto spool = SpoolingSink::Start(
