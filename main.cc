@@ -727,6 +727,8 @@ int RunDemo(const DemoFlags& f) {
   SenderOptions tx;
   tx.to = {"127.0.0.1", (*receiver)->control_port()};
   tx.token = rx.token;
+  tx.trust = TrustFlags(cmd, {});
+  tx.receiver_fingerprint = (*receiver)->security().fingerprint;  // TLS, pinned to the receiver it just started
   tx.size = SizeFlag(cmd, "--size", f.size);
   tx.runs = f.runs;
   tx.warmup = 1;

@@ -157,8 +157,7 @@ void RecordRefusal(const std::string& address, const std::string& reason) {
 // accepted, by address.
 class KnownAgents {
  public:
-  KnownAgents(std::string path, bool accept_new, std::string own)
-      : path_(std::move(path)), accept_new_(accept_new), own_(std::move(own)) {}
+  KnownAgents(std::string path, bool accept_new) : path_(std::move(path)), accept_new_(accept_new) {}
 
   absl::Status Check(const std::string& address, const std::string& seen, const std::string& required) {
     absl::Status verdict = Decide(address, seen, required);
@@ -187,8 +186,8 @@ class KnownAgents {
       return absl::UnauthenticatedError(
           absl::StrCat("shows TLS key ", seen, ", not the ", required, " the lab controller pinned for it"));
     }
-    if (seen == own_) return absl::OkStatus();
     absl::MutexLock lock(&mu_);
+    if (seen == Own()) return absl::OkStatus();
     Entry entry = Find(address);
     if (entry.fingerprint == seen) return absl::OkStatus();
     if (!entry.fingerprint.empty()) {
@@ -209,6 +208,18 @@ class KnownAgents {
     if (!appended.ok()) return appended;
     Log(LogLevel::kInfo, "tls", "pinned %s for %s in %s", seen, address, path_);
     return absl::OkStatus();
+  }
+
+  // Read when first needed: a receiver makes its key after its reporter's trust exists.
+  const std::string& Own() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (own_.empty()) {
+      const std::string identity = ConfigPath(kIdentityFile);
+      if (::access(identity.c_str(), F_OK) == 0) {
+        auto id = LoadIdentity(identity);
+        if (id.ok()) own_ = id->fingerprint;
+      }
+    }
+    return own_;
   }
 
   Entry Find(const std::string& address) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
@@ -238,8 +249,8 @@ class KnownAgents {
 
   const std::string path_;
   const bool accept_new_;
-  const std::string own_;
   absl::Mutex mu_;
+  std::string own_ ABSL_GUARDED_BY(mu_);  // this host's key; empty until it exists
   absl::flat_hash_map<std::string, std::string> accepted_ ABSL_GUARDED_BY(mu_);
 };
 
@@ -397,15 +408,8 @@ absl::StatusOr<std::shared_ptr<const PeerTrust>> PeerTrust::Create(const ClientT
     options.pem_root_certs = *ca;
     return std::make_shared<FixedTrust>(grpc::SslCredentials(options), false);
   }
-  std::string own;  // a peer with this host's own key needs no pin
-  const std::string identity = ConfigPath(kIdentityFile);
-  if (::access(identity.c_str(), F_OK) == 0) {
-    auto id = LoadIdentity(identity);
-    if (!id.ok()) return id.status();
-    own = id->fingerprint;
-  }
   std::string path = tls.known_agents.empty() ? ConfigPath("known_agents") : tls.known_agents;
-  return std::make_shared<PinningTrust>(std::make_shared<KnownAgents>(path, tls.accept_new, own));
+  return std::make_shared<PinningTrust>(std::make_shared<KnownAgents>(path, tls.accept_new));
 }
 
 absl::optional<std::string> TakePinRefusal(const std::string& address) {

@@ -91,12 +91,15 @@ start_collector() {
 }
 
 # start_receiver NAME --target DIR [flags...]: starts a receiver on ephemeral
-# loopback ports; sets ${NAME}_PID, ${NAME}_PORT (control) and ${NAME}_DATA.
+# loopback ports (or its own --listen); sets ${NAME}_PID, ${NAME}_PORT (control)
+# and ${NAME}_DATA.
 start_receiver() {
   local name=$1; shift
   local portfile=$T/$name.ports
   rm -f "$portfile"
-  "$NASPERF" receiver --listen 127.0.0.1:0 --port-file "$portfile" "$@" >"$T/$name.log" 2>&1 &
+  local listen=(--listen 127.0.0.1:0)
+  [[ " $* " == *" --listen "* ]] && listen=()
+  "$NASPERF" receiver "${listen[@]}" --port-file "$portfile" "$@" >"$T/$name.log" 2>&1 &
   local pid=$!
   PIDS+=("$pid")
   wait_port_file "receiver $name to listen" "$portfile" "$pid" "$T/$name.log"

@@ -89,7 +89,9 @@ int main(int argc, char** argv) {
     return 0;  // the receiver's liveness is checked by the caller afterwards
   }
 
-  ReceiverClient client(*control, mode == "wrong-token" ? token + "x" : token);
+  auto trust = PeerTrust::Create({});  // TLS; the receiver runs with this HOME's own key
+  if (!trust.ok()) return Fail(std::string(trust.status().message()));
+  ReceiverClient client(*control, mode == "wrong-token" ? token + "x" : token, *trust);
   auto hello = client.Hello();
   if (mode == "wrong-token") {
     if (!hello.ok() && absl::IsUnauthenticated(hello.status())) return 0;
