@@ -9,7 +9,7 @@ packages=(
   libabsl-dev libssh-dev libgtest-dev libgmock-dev
   libcli11-dev libxxhash-dev libtomlplusplus-dev
   clang libclang-rt-14-dev
-  openssh-server openssh-client iperf3 iproute2 e2fsprogs util-linux procps python3 binutils
+  openssh-server openssh-client iperf3 iproute2 e2fsprogs util-linux procps python3 binutils tcpdump
 )
 [ "${NASPERF_WITH_BROWSER:-0}" = 1 ] && packages+=(chromium)
 
