@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds the fuzz targets with clang + libFuzzer (+ASan/UBSan) and runs each for a
 # bounded time: the wire codec for SECONDS, the report's CSV-to-HTML path for
-# NASPERF_FUZZ_REPORT_SECONDS (default 20). Usage: build_and_run.sh BUILD_DIR [SECONDS]
+# NASPERF_FUZZ_REPORT_SECONDS (default 20), peer messages (a receiver's replies, a
+# collector's requests) for NASPERF_FUZZ_PEER_SECONDS each (default 20).
+# Usage: build_and_run.sh BUILD_DIR [SECONDS]
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:?usage: build_and_run.sh BUILD_DIR [SECONDS]}
@@ -31,3 +33,22 @@ printf 'label,iteration,role,mb_per_s,status,started_at,stream,run_id,host\nx,1,
   >"$out/report-corpus/seed-extremes"
 "$out/report_fuzz" "${limits[@]}" -max_total_time="${NASPERF_FUZZ_REPORT_SECONDS:-20}" -print_final_stats=1 \
   -artifact_prefix="$out/report-" "$out/report-corpus" 2>&1 | tail -12
+
+# Peer messages: a hostile receiver's replies to the sender's real ReceiverClient over
+# loopback gRPC, and a token holder's reports through the collector's check to CSV.
+gen=$out/gen
+mkdir -p "$gen"
+protoc -I"$src" --cpp_out="$gen" --grpc_out="$gen" --plugin=protoc-gen-grpc="$(command -v grpc_cpp_plugin)" \
+  "$src/proto/nasperf.proto"
+grpc_flags=$(pkg-config --cflags --libs grpc++ protobuf absl_status absl_statusor absl_strings absl_str_format \
+  absl_synchronization absl_time absl_flat_hash_map openssl libxxhash)
+peer_sources=("$gen"/proto/nasperf.{pb,grpc.pb}.cc "$src"/common/{validate,wire,csv,units,fd,log,clock,token,tls,grpc_auth}.cc)
+clang++ -std=c++17 -O1 -g "${sanitize[@]}" -I"$src" -I"$gen" "$src/tests/fuzz/reply_fuzz.cc" \
+  "$src/sender/receiver_client.cc" "${peer_sources[@]}" $grpc_flags -o "$out/reply_fuzz"
+clang++ -std=c++17 -O1 -g "${sanitize[@]}" -I"$src" -I"$gen" "$src/tests/fuzz/collector_fuzz.cc" \
+  "$src/collector/csv_sink.cc" "${peer_sources[@]}" $grpc_flags -o "$out/collector_fuzz"
+for target in reply collector; do
+  mkdir -p "$out/$target-corpus"
+  "$out/${target}_fuzz" "${limits[@]}" -max_total_time="${NASPERF_FUZZ_PEER_SECONDS:-20}" -print_final_stats=1 \
+    -artifact_prefix="$out/$target-" "$out/$target-corpus" 2>&1 | tail -12
+done
