@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config ninja-build
   protobuf-compiler libprotobuf-dev protobuf-compiler-grpc libgrpc++-dev
-  libabsl-dev libssh-dev libgtest-dev libgmock-dev
+  libabsl-dev libssh-dev libssl-dev libgtest-dev libgmock-dev
   libcli11-dev libxxhash-dev libtomlplusplus-dev
   clang libclang-rt-14-dev
   openssh-server openssh-client iperf3 iproute2 e2fsprogs util-linux procps python3 binutils tcpdump
