@@ -179,7 +179,7 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
       done = job->done;
       if (done) {
         reply->set_error(job->error);
-        done = PageOfRows(job->reports, request->first_report(), reply);
+        done = PageOfRows(job->reports, request->first_report(), kMaxMessageBytes / 2, reply);
       }
     }
     if (done) {  // all handed over: forget the job; whoever removes it joins its thread
@@ -241,19 +241,6 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
   }
 
  private:
-  // Rows from `first` on, as many as fit in half a message (at least one); true when
-  // that reaches the last row.
-  static bool PageOfRows(const std::vector<proto::TransferReport>& rows, uint32_t first, proto::JobState* reply) {
-    reply->set_total_reports(static_cast<uint32_t>(rows.size()));
-    size_t bytes = 0, i = std::min<size_t>(first, rows.size());
-    for (; i < rows.size(); ++i) {
-      bytes += rows[i].ByteSizeLong();
-      if (reply->reports_size() > 0 && bytes > static_cast<size_t>(kMaxMessageBytes) / 2) break;
-      *reply->add_reports() = rows[i];
-    }
-    return i == rows.size();
-  }
-
   static absl::Status FileSourceCheck(const std::string& path) {
     std::FILE* f = std::fopen(path.c_str(), "rb");
     if (f == nullptr) return absl::FailedPreconditionError(absl::StrCat("cannot read ", path, " on this host"));
@@ -355,6 +342,18 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
 
 std::unique_ptr<AgentService> AgentService::Create(const AgentOptions& options) {
   return std::make_unique<AgentImpl>(options);
+}
+
+bool PageOfRows(const std::vector<proto::TransferReport>& rows, uint32_t first, size_t max_bytes,
+                proto::JobState* reply) {
+  reply->set_total_reports(static_cast<uint32_t>(rows.size()));
+  size_t bytes = 0, i = std::min<size_t>(first, rows.size());
+  for (; i < rows.size(); ++i) {
+    bytes += rows[i].ByteSizeLong();
+    if (reply->reports_size() > 0 && bytes > max_bytes) break;
+    *reply->add_reports() = rows[i];
+  }
+  return i == rows.size();
 }
 
 absl::StatusOr<std::string> CanonicalDirectory(const std::string& dir) {

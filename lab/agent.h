@@ -14,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/grpc_auth.h"
+#include "proto/nasperf.pb.h"
 
 namespace nasperf {
 
@@ -29,6 +30,11 @@ struct AgentOptions {
   // send, or even confirm, any other file it can read.
   std::vector<std::string> allowed_sources;
 };
+
+// WaitJob's page: rows from `first` on, as many as fit in max_bytes (at least one),
+// and the total; true when the page reaches the last row.
+bool PageOfRows(const std::vector<proto::TransferReport>& rows, uint32_t first, size_t max_bytes,
+                proto::JobState* reply);
 
 // realpath(dir), which must be a directory: what --allow-source stores.
 absl::StatusOr<std::string> CanonicalDirectory(const std::string& dir);
