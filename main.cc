@@ -22,6 +22,7 @@
 #include "common/grpc_auth.h"
 #include "common/log.h"
 #include "common/payload.h"
+#include "common/policy.h"
 #include "common/tls.h"
 #include "common/token.h"
 #include "common/units.h"
@@ -48,6 +49,14 @@ constexpr int kUsageError = 2;
   std::fprintf(stderr, "nasperf %s: %s: %s\n", command.c_str(), flag.c_str(),
                std::string(message).c_str());
   std::exit(kUsageError);
+}
+
+// A word flag (--cleanup, --write-mode, ...) as its type; a usage error otherwise.
+template <typename T>
+T EnumFlag(const std::string& command, const std::string& flag, const std::string& text) {
+  auto value = Parse<T>(text);
+  if (!value.ok()) UsageError(command, flag, value.status().message());
+  return *value;
 }
 
 uint64_t SizeFlag(const std::string& command, const std::string& flag, const std::string& text) {
@@ -191,7 +200,7 @@ void AddReceiverOptions(CLI::App* cmd, ReceiverFlags& f) {
   cmd->add_option("--min-free", f.min_free, "Refuse a transfer that would leave less free space than this; 'off' disables the check")->capture_default_str();
   cmd->add_option("--max-size", f.max_size, "Largest transfer accepted (0 = no limit)")->capture_default_str();
   cmd->add_option("--cleanup", f.cleanup, "Default when the sender does not ask: each|end|never")->capture_default_str()
-      ->check(CLI::IsMember({"each", "end", "never"}));
+      ->check(CLI::IsMember(Names<Cleanup>()));
   cmd->add_option("--ticket-ttl", f.ticket_ttl, "How long an unused data ticket stays valid")->capture_default_str();
   cmd->add_option("--idle-timeout", f.idle_timeout, "Abort a transfer whose sender sends nothing for this long")->capture_default_str();
   cmd->add_option("--max-transfers", f.max_transfers, "Transfers open at once")->capture_default_str()->check(CLI::Range(1, 1024));
@@ -230,7 +239,7 @@ int RunReceiver(const ReceiverFlags& f, bool as_agent = false) {
     options.min_free = SizeFlag(cmd, "--min-free", f.min_free);
   }
   options.max_size = SizeFlag(cmd, "--max-size", f.max_size);
-  options.cleanup = f.cleanup;
+  options.cleanup = EnumFlag<Cleanup>(cmd, "--cleanup", f.cleanup);
   options.ticket_ttl = DurationFlag(cmd, "--ticket-ttl", f.ticket_ttl);
   options.idle_timeout = DurationFlag(cmd, "--idle-timeout", f.idle_timeout);
   options.max_transfers = f.max_transfers;
@@ -314,7 +323,7 @@ void AddSender(CLI::App& app, SenderFlags& f) {
   auto* cmd = app.add_subcommand("sender", "Push files or generated data to a receiver (or over scp/sftp to any SSH server) in timed runs");
   cmd->add_option("--to", f.to, "Receiver HOST[:PORT] (control port, default 7600); scp/sftp: [user@]host:/remote/dir")->required();
   cmd->add_option("--transport", f.transport, "native (the receiver agent), or scp/sftp to any SSH server (no agent)")
-      ->capture_default_str()->check(CLI::IsMember({"native", "scp", "sftp"}));
+      ->capture_default_str()->check(CLI::IsMember(Names<TransportKind>()));
   cmd->add_option("--ssh-port", f.ssh_port, "scp/sftp: SSH port (default: ~/.ssh/config's, else 22)")->check(CLI::Range(1, 65535));
   cmd->add_option("--identity", f.identity, "scp/sftp: private key file to log in with (default: ssh-agent, then ~/.ssh/id_*)");
   cmd->add_option("--known-hosts", f.known_hosts, "scp/sftp: known_hosts file to check the host key against (default ~/.ssh/known_hosts)");
@@ -328,15 +337,15 @@ void AddSender(CLI::App& app, SenderFlags& f) {
   cmd->add_option("--runs", f.runs, "Measured iterations")->capture_default_str()->check(CLI::Range(1, 100000));
   cmd->add_option("--warmup", f.warmup, "Warm-up iterations first (recorded, marked, not in statistics)")->capture_default_str()
       ->check(CLI::Range(0, 1000));
-  cmd->add_option("--streams", f.streams, "Parallel streams per iteration")->capture_default_str()->check(CLI::Range(1, 64));
+  cmd->add_option("--streams", f.streams, "Parallel streams per iteration")->capture_default_str()->check(CLI::Range(1, kMaxStreams));
   cmd->add_option("--pause", f.pause, "Pause between iterations, e.g. 30s")->capture_default_str();
   cmd->add_option("--label", f.label, "Configuration label for comparisons (e.g. cache-on)");
   cmd->add_option("--run-id", f.run_id, "Run id (default: time + random)");
   cmd->add_option("--write-mode", f.write_mode, "Receiver write mode: buffered|direct|dsync")->capture_default_str()
-      ->check(CLI::IsMember({"buffered", "direct", "dsync"}));
+      ->check(CLI::IsMember(Names<WriteMode>()));
   cmd->add_option("--sync", f.sync, "Sync policy: none|end|every=SIZE (sftp: fsync@openssh.com when offered; scp: none)")->capture_default_str();
   cmd->add_option("--cleanup", f.cleanup, "Delete received files: each|end|never (default: the receiver's; over scp/sftp each)")
-      ->check(CLI::IsMember({"each", "end", "never"}));
+      ->check(CLI::IsMember(Names<Cleanup>()));
   cmd->add_flag("--verify", f.verify, "Compare XXH3 checksums end to end");
   cmd->add_flag("--direct-fallback", f.direct_fallback, "With --write-mode direct: write buffered (and say so) when the target refuses O_DIRECT");
   cmd->add_option("--out", f.out, "Directory for transfers.csv and samples.csv")->capture_default_str();
@@ -351,8 +360,8 @@ void AddSender(CLI::App& app, SenderFlags& f) {
 absl::StatusOr<SenderOptions> MakeSenderOptions(const SenderFlags& f) {
   const std::string cmd = "sender";
   SenderOptions o;
-  o.transport = f.transport;
-  if (f.transport == "native") {
+  o.transport = EnumFlag<TransportKind>(cmd, "--transport", f.transport);
+  if (o.transport == TransportKind::kNative) {
     o.to = AddressFlag(cmd, "--to", f.to, 7600, false);
     for (auto [given, flag] : {std::pair{f.ssh_port != 0, "--ssh-port"}, {!f.identity.empty(), "--identity"},
                                {!f.known_hosts.empty(), "--known-hosts"}, {!f.ssh_config.empty(), "--ssh-config"},
@@ -362,7 +371,7 @@ absl::StatusOr<SenderOptions> MakeSenderOptions(const SenderFlags& f) {
   } else {
     auto destination = ParseSshDestination(f.to);
     if (!destination.ok()) UsageError(cmd, "--to", destination.status().message());
-    o.ssh.sftp = f.transport == "sftp";
+    o.ssh.sftp = o.transport == TransportKind::kSftp;
     o.ssh.to = *destination;
     o.ssh.port = f.ssh_port;
     o.ssh.identity = f.identity;
@@ -385,7 +394,9 @@ absl::StatusOr<SenderOptions> MakeSenderOptions(const SenderFlags& f) {
       o.ssh.sftp_writes_in_flight = static_cast<size_t>(parsed);
     }
     if (f.verify) UsageError(cmd, "--verify", "needs the receiver agent (--transport native); compare files with cmp or sha256sum");
-    if (f.write_mode != "buffered") UsageError(cmd, "--write-mode", "needs the receiver agent (--transport native)");
+    if (EnumFlag<WriteMode>(cmd, "--write-mode", f.write_mode) != WriteMode::kBuffered) {
+      UsageError(cmd, "--write-mode", "needs the receiver agent (--transport native)");
+    }
   }
   o.file = f.file;
   if (f.file.empty() && f.size.empty()) UsageError(cmd, "--size", "give --size SIZE or --file PATH");
@@ -404,10 +415,11 @@ absl::StatusOr<SenderOptions> MakeSenderOptions(const SenderFlags& f) {
     // It becomes part of file names on the target (over SSH nothing else checks it).
     if (absl::Status valid = CheckRunId(f.run_id); !valid.ok()) UsageError(cmd, "--run-id", valid.message());
   }
-  o.write_mode = f.write_mode;
-  if (auto sync = ParseSyncPolicy(f.sync); !sync.ok()) UsageError(cmd, "--sync", sync.status().message());
-  o.sync_policy = f.sync;
-  o.cleanup = f.cleanup;
+  o.write_mode = EnumFlag<WriteMode>(cmd, "--write-mode", f.write_mode);
+  auto sync = ParseSyncPolicy(f.sync);
+  if (!sync.ok()) UsageError(cmd, "--sync", sync.status().message());
+  o.sync_policy = *sync;
+  if (!f.cleanup.empty()) o.cleanup = EnumFlag<Cleanup>(cmd, "--cleanup", f.cleanup);
   o.verify = f.verify;
   o.direct_fallback = f.direct_fallback;
   o.interval_s = absl::ToDoubleSeconds(DurationFlag(cmd, "--interval", f.interval));
@@ -420,12 +432,12 @@ absl::StatusOr<SenderOptions> MakeSenderOptions(const SenderFlags& f) {
       UsageError(cmd, "--window", "must be between 64KiB and 512MiB");
     }
   }
-  if (f.transport == "native" || !f.reporting.collector.empty()) {
+  if (o.transport == TransportKind::kNative || !f.reporting.collector.empty()) {
     auto token = LoadToken(f.token_file, /*generate_if_missing=*/false);
     if (!token.ok()) return token.status();
     o.token = token->token;
   }
-  if (f.transport == "native") o.trust = TrustFlags("sender", f.reporting.tls);
+  if (o.transport == TransportKind::kNative) o.trust = TrustFlags("sender", f.reporting.tls);
   return o;
 }
 
@@ -458,7 +470,8 @@ int RunSenderCommand(const SenderFlags& f) {
     sink = csv.get();
   }
   absl::StatusOr<SenderOutcome> outcome = RunSender(*options, *sink, stdout);
-  if (absl::IsUnavailable(outcome.status()) && !f.reporting.tls.plaintext && f.transport == "native") {
+  if (absl::IsUnavailable(outcome.status()) && !f.reporting.tls.plaintext &&
+      options->transport == TransportKind::kNative) {
     outcome = absl::UnavailableError(absl::StrCat(
         outcome.status().message(), " (if the receiver runs with --plaintext, pass --plaintext too)"));
   }

@@ -7,6 +7,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "common/policy.h"
 #include "common/wire.h"
 
 namespace nasperf {
@@ -25,11 +26,10 @@ absl::Status CheckRunId(const std::string& run_id) {
 
 namespace {
 
-absl::Status OneOf(const std::string& field, const std::string& value,
-                   std::initializer_list<const char*> allowed) {
-  for (const char* a : allowed) {
-    if (value == a) return absl::OkStatus();
-  }
+// One of T's names (common/policy.h); empty too when `empty_ok`.
+template <typename T>
+absl::Status OneOf(const std::string& field, const std::string& value, bool empty_ok = false) {
+  if ((empty_ok && value.empty()) || Parse<T>(value).ok()) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat(field, " \"", value.substr(0, 40), "\" is not allowed"));
 }
 
@@ -98,12 +98,12 @@ absl::Status CheckReport(const proto::TransferReport& r) {
   std::initializer_list<absl::Status> checks = {
       CheckRunId(r.run_id()),
       CheckTransferKey(r.label(), r.iteration(), r.stream()),
-      OneOf("role", r.role(), {"sender", "receiver"}),
+      OneOf<Role>("role", r.role()),
       CheckPlainText("host", r.host(), 255),
       CheckPlainText("peer", r.peer(), 300),
-      OneOf("transport", r.transport(), {"native", "scp", "sftp"}),
-      OneOf("status", r.status(), {"ok", "failed", "aborted"}),
-      OneOf("bottleneck", r.bottleneck(), {"", "network", "disk", "sender", "balanced"}),
+      OneOf<TransportKind>("transport", r.transport()),
+      OneOf<Status>("status", r.status()),
+      OneOf<Bottleneck>("bottleneck", r.bottleneck(), /*empty_ok=*/true),
       CheckPlainText("write_mode", r.write_mode(), 32),
       CheckPlainText("sync_policy", r.sync_policy(), 64),
       CheckPlainText("checksum", r.checksum(), 64),
@@ -146,7 +146,7 @@ absl::Status CheckHelloReply(const proto::HelloReply& r) {
   }
   if (r.write_modes_size() > 8) return absl::InvalidArgumentError("receiver lists more than 8 write modes");
   for (const std::string& mode : r.write_modes()) {
-    if (absl::Status s = OneOf("receiver write mode", mode, {"buffered", "direct", "dsync"}); !s.ok()) return s;
+    if (absl::Status s = OneOf<WriteMode>("receiver write mode", mode); !s.ok()) return s;
   }
   return absl::OkStatus();
 }

@@ -18,6 +18,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/payload.h"
+#include "common/policy.h"
 #include "common/validate.h"
 #include "proto/nasperf.grpc.pb.h"
 #include "sender/path_check.h"
@@ -256,7 +257,9 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
 
   absl::StatusOr<SenderOptions> MakeOptions(const proto::SenderJob& job) const {
     if (job.job_id().empty() || job.job_id().size() > 200) return absl::InvalidArgumentError("bad job id");
-    if (job.streams() < 1 || job.streams() > 64) return absl::InvalidArgumentError("streams must be 1..64");
+    if (job.streams() < 1 || job.streams() > kMaxStreams) {
+      return absl::InvalidArgumentError(absl::StrCat("streams must be 1..", kMaxStreams));
+    }
     if (job.first_stream() < 0 || job.first_stream() > 100000) return absl::InvalidArgumentError("bad first stream");
     if ((job.size() == 0) == job.file().empty()) return absl::InvalidArgumentError("give a size or a file");
     SenderOptions o;
@@ -280,9 +283,21 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
     o.first_stream = job.first_stream();
     o.label = job.label();
     o.run_id = job.run_id();
-    o.write_mode = job.write_mode().empty() ? "buffered" : job.write_mode();
-    o.sync_policy = job.sync_policy().empty() ? "end" : job.sync_policy();
-    o.cleanup = job.cleanup();
+    if (!job.write_mode().empty()) {
+      auto mode = Parse<WriteMode>(job.write_mode());
+      if (!mode.ok()) return mode.status();
+      o.write_mode = *mode;
+    }
+    if (!job.sync_policy().empty()) {
+      auto sync = ParseSyncPolicy(job.sync_policy());
+      if (!sync.ok()) return sync.status();
+      o.sync_policy = *sync;
+    }
+    if (!job.cleanup().empty()) {
+      auto cleanup = Parse<Cleanup>(job.cleanup());
+      if (!cleanup.ok()) return cleanup.status();
+      o.cleanup = *cleanup;
+    }
     o.verify = job.verify();
     if (absl::Status s = CheckInterval(job.interval_s()); !s.ok()) return s;
     o.interval_s = job.interval_s();

@@ -18,6 +18,7 @@
 #include "common/csv.h"
 #include "common/fd.h"
 #include "common/grpc_auth.h"
+#include "common/policy.h"
 #include "common/stats.h"
 #include "common/units.h"
 #include "common/validate.h"
@@ -441,7 +442,7 @@ class Lab {
       row.set_role("sender");
       row.set_host(t.from);
       row.set_peer(FormatHostPort(plan_.FindHost(t.to)->agent));
-      row.set_transport("native");
+      row.set_transport(Name(TransportKind::kNative));
       row.set_started_at_unix_ns(WallNanos());
       row.set_write_mode(t.write_mode);
       row.set_sync_policy(t.sync_policy);

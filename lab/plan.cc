@@ -1,11 +1,13 @@
 #include "lab/plan.h"
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/policy.h"
 #include "common/units.h"
 #include "common/validate.h"
 #include "toml++/toml.h"
@@ -104,9 +106,9 @@ class TableReader {
     return absl::OkStatus();
   }
 
-  absl::Status OneOf(const std::string& key, std::string* out, const std::set<std::string>& allowed) const {
+  absl::Status OneOf(const std::string& key, std::string* out, const std::vector<std::string>& allowed) const {
     if (absl::Status s = String(key, out); !s.ok()) return s;
-    if (Find(key) != nullptr && allowed.count(*out) == 0) {
+    if (Find(key) != nullptr && std::find(allowed.begin(), allowed.end(), *out) == allowed.end()) {
       return Error(*Find(key), absl::StrCat(key, " = \"", *out, "\" is not one of: ", absl::StrJoin(allowed, ", ")));
     }
     return absl::OkStatus();
@@ -179,15 +181,11 @@ absl::Status ReadTransfer(const std::string& path, const toml::table& table, int
   NASPERF_RETURN_IF_ERROR(r.Size("size", &t.size));
   NASPERF_RETURN_IF_ERROR(r.String("file", &t.file));
   if ((t.size > 0) == !t.file.empty()) return r.Error("give either size = \"4GiB\" or file = \"/path\" (not both)");
-  NASPERF_RETURN_IF_ERROR(r.Int("streams", &t.streams, 1, 64));
-  NASPERF_RETURN_IF_ERROR(r.OneOf("write_mode", &t.write_mode, {"buffered", "direct", "dsync"}));
+  NASPERF_RETURN_IF_ERROR(r.Int("streams", &t.streams, 1, kMaxStreams));
+  NASPERF_RETURN_IF_ERROR(r.OneOf("write_mode", &t.write_mode, Names<WriteMode>()));
   NASPERF_RETURN_IF_ERROR(r.String("sync", &t.sync_policy));
-  if (r.Find("sync") != nullptr && t.sync_policy != "none" && t.sync_policy != "end" &&
-      t.sync_policy.rfind("every=", 0) != 0) {
-    return r.Error(*r.Find("sync"), "sync must be none, end or every=SIZE");
-  }
-  if (t.sync_policy.rfind("every=", 0) == 0 && !ParseSize(t.sync_policy.substr(6)).ok()) {
-    return r.Error(*r.Find("sync"), "sync every=SIZE needs a size, e.g. every=64MiB");
+  if (auto sync = ParseSyncPolicy(t.sync_policy); r.Find("sync") != nullptr && !sync.ok()) {
+    return r.Error(*r.Find("sync"), std::string(sync.status().message()));
   }
   NASPERF_RETURN_IF_ERROR(r.OneOf("pattern", &t.pattern, {"random", "zero"}));
   NASPERF_RETURN_IF_ERROR(r.Bool("verify", &t.verify));
@@ -231,7 +229,7 @@ absl::Status ReadPlan(const std::string& path, const toml::table& root, Plan* pl
   NASPERF_RETURN_IF_ERROR(r.Int("warmup", &plan->warmup, 0, 1000));
   NASPERF_RETURN_IF_ERROR(r.Duration("pause", &plan->pause));
   NASPERF_RETURN_IF_ERROR(r.OneOf("on_failure", &plan->on_failure, {"continue", "stop"}));
-  NASPERF_RETURN_IF_ERROR(r.OneOf("cleanup", &plan->cleanup, {"each", "end", "never"}));
+  NASPERF_RETURN_IF_ERROR(r.OneOf("cleanup", &plan->cleanup, Names<Cleanup>()));
   absl::Duration interval = absl::Seconds(1);
   NASPERF_RETURN_IF_ERROR(r.Duration("interval", &interval));
   plan->interval_s = absl::ToDoubleSeconds(interval);

@@ -158,7 +158,7 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
     reply->set_version(NASPERF_VERSION);
     reply->set_target(target_->path());
     if (auto free = target_->FreeBytes(); free.ok()) reply->set_free_bytes(*free);
-    for (WriteMode mode : target_->write_modes()) reply->add_write_modes(WriteModeName(mode));
+    for (WriteMode mode : target_->write_modes()) reply->add_write_modes(Name(mode));
     reply->set_data_port(data_port_);
     reply->set_max_size(options_.max_size);
     reply->set_min_free(options_.check_free ? options_.min_free : 0);
@@ -240,19 +240,24 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
     if (absl::Status s = CheckInterval(request.interval_s()); !s.ok()) return s;
     TransferPlan plan;
     plan.request = request;
-    auto mode = ParseWriteMode(request.write_mode().empty() ? "buffered" : request.write_mode());
-    if (!mode.ok()) return mode.status();
-    plan.mode = *mode;
+    if (!request.write_mode().empty()) {
+      auto mode = Parse<WriteMode>(request.write_mode());
+      if (!mode.ok()) return mode.status();
+      plan.mode = *mode;
+    }
     if (!target_->Supports(plan.mode)) {
       return absl::FailedPreconditionError(target_->Unsupported(plan.mode));
     }
-    auto sync = ParseSyncPolicy(request.sync_policy().empty() ? "end" : request.sync_policy());
-    if (!sync.ok()) return sync.status();
-    plan.sync = *sync;
-    plan.cleanup = request.cleanup().empty() ? options_.cleanup : request.cleanup();
-    if (plan.cleanup != "each" && plan.cleanup != "end" && plan.cleanup != "never") {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "invalid cleanup \"", plan.cleanup, "\" (expected each, end or never)"));
+    if (!request.sync_policy().empty()) {
+      auto sync = ParseSyncPolicy(request.sync_policy());
+      if (!sync.ok()) return sync.status();
+      plan.sync = *sync;
+    }
+    plan.cleanup = options_.cleanup;
+    if (!request.cleanup().empty()) {
+      auto cleanup = Parse<Cleanup>(request.cleanup());
+      if (!cleanup.ok()) return cleanup.status();
+      plan.cleanup = *cleanup;
     }
     if (!target_->discard() && options_.check_free) {
       auto free = target_->FreeBytes();
@@ -393,9 +398,9 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
     report.set_role("receiver");
     report.set_host(host_);
     report.set_peer(peer);
-    report.set_transport("native");
+    report.set_transport(Name(TransportKind::kNative));
     report.set_started_at_unix_ns(accepted_wall);
-    report.set_write_mode(target_->discard() ? "discard" : WriteModeName(plan.mode));
+    report.set_write_mode(target_->discard() ? "discard" : Name(plan.mode));
     report.set_sync_policy(target_->discard() ? "none" : SyncPolicyName(plan.sync));
     report.set_transfer_id(plan.id);
     report.set_warmup(request.warmup());
@@ -462,9 +467,9 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
     if (result.end == PipelineEnd::kFailed) DrainBriefly(fd);
 
     if (result.end == PipelineEnd::kOk && !file_name.empty()) {
-      if (plan.cleanup == "each") {
+      if (plan.cleanup == Cleanup::kEach) {
         (void)target_->Remove(file_name);
-      } else if (plan.cleanup == "end") {
+      } else if (plan.cleanup == Cleanup::kEnd) {
         table_.KeepUntilRunEnds(request.run_id(), file_name);
       }
     }

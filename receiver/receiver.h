@@ -16,6 +16,7 @@
 #include "collector/csv_sink.h"
 #include "common/fd.h"
 #include "common/grpc_auth.h"
+#include "common/policy.h"
 
 namespace nasperf {
 
@@ -27,7 +28,7 @@ struct ReceiverOptions {
   bool check_free = true;
   uint64_t min_free = 1ULL << 30;      // refuse a transfer that leaves less than this
   uint64_t max_size = 0;               // 0 = no limit
-  std::string cleanup = "each";        // default when the sender does not ask
+  Cleanup cleanup = Cleanup::kEach;   // default when the sender does not ask
   absl::Duration ticket_ttl = absl::Seconds(30);
   absl::Duration idle_timeout = absl::Seconds(60);
   int max_transfers = 64;

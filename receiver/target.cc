@@ -16,53 +16,6 @@
 
 namespace nasperf {
 
-absl::StatusOr<WriteMode> ParseWriteMode(absl::string_view text) {
-  if (text == "buffered") return WriteMode::kBuffered;
-  if (text == "direct") return WriteMode::kDirect;
-  if (text == "dsync") return WriteMode::kDsync;
-  return absl::InvalidArgumentError(
-      absl::StrCat("invalid write mode \"", text, "\" (expected buffered, direct or dsync)"));
-}
-
-const char* WriteModeName(WriteMode mode) {
-  switch (mode) {
-    case WriteMode::kBuffered: return "buffered";
-    case WriteMode::kDirect: return "direct";
-    case WriteMode::kDsync: return "dsync";
-  }
-  return "?";
-}
-
-absl::StatusOr<SyncPolicy> ParseSyncPolicy(absl::string_view text) {
-  SyncPolicy policy;
-  if (text == "none") {
-    policy.kind = SyncPolicy::kNone;
-  } else if (text == "end") {
-    policy.kind = SyncPolicy::kEnd;
-  } else if (absl::StartsWith(text, "every=")) {
-    auto size = ParseSize(text.substr(6));
-    if (!size.ok() || *size == 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "invalid sync policy \"", text, "\" (every= needs a size, e.g. every=256MiB)"));
-    }
-    policy.kind = SyncPolicy::kEvery;
-    policy.every_bytes = *size;
-  } else {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "invalid sync policy \"", text, "\" (expected none, end or every=SIZE)"));
-  }
-  return policy;
-}
-
-std::string SyncPolicyName(const SyncPolicy& policy) {
-  switch (policy.kind) {
-    case SyncPolicy::kNone: return "none";
-    case SyncPolicy::kEnd: return "end";
-    case SyncPolicy::kEvery: return absl::StrCat("every=", policy.every_bytes);
-  }
-  return "?";
-}
-
 namespace {
 
 // Writes blocks to a file; O_DIRECT blocks are aligned by the pipeline, and the
@@ -165,7 +118,7 @@ bool Target::Supports(WriteMode mode) const {
 
 std::string Target::Unsupported(WriteMode mode) const {
   if (mode == WriteMode::kDirect && !direct_refusal_.empty()) return direct_refusal_;
-  return absl::StrCat("write mode ", WriteModeName(mode), " is not allowed on this receiver");
+  return absl::StrCat("write mode ", Name(mode), " is not allowed on this receiver");
 }
 
 absl::StatusOr<uint64_t> Target::FreeBytes() const {

@@ -12,21 +12,10 @@
 
 #include "absl/status/statusor.h"
 #include "common/fd.h"
+#include "common/policy.h"
 #include "receiver/write_pipeline.h"
 
 namespace nasperf {
-
-enum class WriteMode { kBuffered, kDirect, kDsync };
-absl::StatusOr<WriteMode> ParseWriteMode(absl::string_view text);
-const char* WriteModeName(WriteMode mode);
-
-struct SyncPolicy {
-  enum Kind { kNone, kEnd, kEvery } kind = kEnd;
-  uint64_t every_bytes = 0;
-};
-// "none", "end", "every=256MiB".
-absl::StatusOr<SyncPolicy> ParseSyncPolicy(absl::string_view text);
-std::string SyncPolicyName(const SyncPolicy& policy);
 
 class Target {
  public:

@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/policy.h"
 #include "common/wire.h"
 #include "proto/nasperf.pb.h"
 #include "receiver/target.h"
@@ -26,7 +27,7 @@ struct TransferPlan {
   proto::OpenTransferRequest request;
   WriteMode mode = WriteMode::kBuffered;
   SyncPolicy sync;
-  std::string cleanup;          // each | end | never
+  Cleanup cleanup = Cleanup::kEach;
   int64_t expires_ns = 0;       // monotonic
 };
 

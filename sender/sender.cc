@@ -102,7 +102,7 @@ class NativeTransport : public Transport {
   void Push(const TransferSlot& slot, PayloadSource& source, const PushOptions& push,
             TransferResult& out) override;
   void Finish(const std::string& run_id) override {
-    if (options_.cleanup != "end") return;
+    if (options_.cleanup != Cleanup::kEnd) return;
     if (auto ended = client_.EndRun(run_id); !ended.ok()) {
       Log(LogLevel::kWarning, kComponent, "cleanup at the end failed: %s", ended.status().message());
     }
@@ -112,7 +112,7 @@ class NativeTransport : public Transport {
   const SenderOptions& options_;
   ReceiverClient client_;
   std::string local_host_ = LocalHostName();
-  std::string write_mode_;             // as asked, or buffered after --direct-fallback
+  WriteMode write_mode_ = WriteMode::kBuffered;  // as asked, or buffered after --direct-fallback
   PathFacts path_;
   uint64_t window_bytes_ = 0;          // --window, or sized to the path; 0 = autotuning
 };
@@ -127,12 +127,12 @@ absl::Status NativeTransport::Start(const std::string& run_id, uint64_t length, 
       absl::StrJoin(hello->write_modes(), "/")));
   write_mode_ = options_.write_mode;
   const auto& modes = hello->write_modes();
-  if (options_.direct_fallback && write_mode_ == "direct" &&
-      std::find(modes.begin(), modes.end(), "direct") == modes.end()) {
+  if (options_.direct_fallback && write_mode_ == WriteMode::kDirect &&
+      std::find(modes.begin(), modes.end(), Name(WriteMode::kDirect)) == modes.end()) {
     Log(LogLevel::kWarning, kComponent,
         "the target %s refuses O_DIRECT; --direct-fallback: writing buffered instead (rows say so)",
         hello->target());
-    write_mode_ = "buffered";
+    write_mode_ = WriteMode::kBuffered;
   }
   auto path = CheckPath(options_.to, *hello, options_.link_mbps);
   if (!path.ok()) return path.status();
@@ -156,7 +156,7 @@ void NativeTransport::Push(const TransferSlot& slot, PayloadSource& source, cons
   const SenderOptions& o = options_;
   proto::TransferReport& row = out.sender;
   row.set_peer(FormatHostPort(o.to));
-  row.set_write_mode(write_mode_);
+  row.set_write_mode(Name(write_mode_));
   if (path_.mtu) row.set_mtu(*path_.mtu);
   if (path_.path_mtu) row.set_path_mtu(*path_.path_mtu);
   if (path_.link_mbps) row.set_link_mbps(*path_.link_mbps);
@@ -167,9 +167,9 @@ void NativeTransport::Push(const TransferSlot& slot, PayloadSource& source, cons
   request.set_iteration(slot.iteration);
   request.set_stream(slot.stream);
   request.set_size(slot.length);
-  request.set_write_mode(write_mode_);
-  request.set_sync_policy(o.sync_policy);
-  request.set_cleanup(o.cleanup);
+  request.set_write_mode(Name(write_mode_));
+  request.set_sync_policy(SyncPolicyName(o.sync_policy));
+  if (o.cleanup) request.set_cleanup(Name(*o.cleanup));
   if (path_.path_mtu) request.set_path_mtu(*path_.path_mtu);
   request.set_link_mbps(o.link_mbps);
   request.set_window_bytes(window_bytes_);
@@ -277,9 +277,9 @@ TransferResult RunStream(const LoopContext& loop, int iteration, bool warmup, in
   row.set_stream(stream);
   row.set_role("sender");
   row.set_host(o.host_name.empty() ? loop.local_host : o.host_name);
-  row.set_transport(o.transport);
+  row.set_transport(Name(o.transport));
   row.set_started_at_unix_ns(WallNanos());
-  row.set_sync_policy(o.sync_policy);
+  row.set_sync_policy(SyncPolicyName(o.sync_policy));
   row.set_warmup(warmup);
   row.set_status("failed");
 
@@ -319,7 +319,9 @@ std::string TableHeader() {
 const proto::TransferReport* DurableRow(const TransferResult& r) {
   if (r.receiver) return &*r.receiver;
   const proto::TransferReport& s = r.sender;
-  if (s.transport() != "native" && s.sync_policy() != "none") return &s;
+  auto transport = Parse<TransportKind>(s.transport());
+  auto sync = ParseSyncPolicy(s.sync_policy());
+  if (transport.ok() && *transport != TransportKind::kNative && sync.ok() && sync->kind != SyncPolicy::kNone) return &s;
   return nullptr;
 }
 
@@ -370,15 +372,14 @@ absl::StatusOr<SenderOutcome> RunSender(const SenderOptions& options, ReportSink
   if (length == 0) return absl::InvalidArgumentError("nothing to send: give --size or --file");
 
   std::unique_ptr<Transport> transport;
-  if (options.transport == "native") {
+  if (options.transport == TransportKind::kNative) {
     transport = std::make_unique<NativeTransport>(options);
   } else {
     SshRunPlan plan;
     plan.sync_policy = options.sync_policy;
-    plan.cleanup = options.cleanup;
+    plan.cleanup = options.cleanup.value_or(Cleanup::kEach);
     plan.files_at_once = static_cast<uint64_t>(options.streams) *
-                         (options.cleanup == "each" || options.cleanup.empty()
-                              ? 1 : static_cast<uint64_t>(options.runs + options.warmup));
+                         (plan.cleanup == Cleanup::kEach ? 1 : static_cast<uint64_t>(options.runs + options.warmup));
     plan.link_mbps = options.link_mbps;
     auto ssh = NewSshTransport(options.ssh, plan);
     if (!ssh.ok()) return ssh.status();
@@ -396,9 +397,9 @@ absl::StatusOr<SenderOutcome> RunSender(const SenderOptions& options, ReportSink
       options.label.empty() ? "" : absl::StrCat(" \"", options.label, "\""), options.runs,
       FormatSize(loop.length), options.file.empty() ? " generated" : absl::StrCat(" of ", options.file),
       options.streams, options.streams == 1 ? "" : "s",
-      options.transport == "native" ? absl::StrCat("write ", options.write_mode)
-                                    : absl::StrCat("over ", options.transport),
-      options.sync_policy,
+      options.transport == TransportKind::kNative ? absl::StrCat("write ", Name(options.write_mode))
+                                                  : absl::StrCat("over ", Name(options.transport)),
+      SyncPolicyName(options.sync_policy),
       options.warmup > 0 ? absl::StrCat(", ", options.warmup, " warm-up") : ""));
   if (options.file.empty() && options.pattern == Pattern::kZero) {
     Log(LogLevel::kWarning, kComponent,
@@ -485,7 +486,8 @@ absl::StatusOr<SenderOutcome> RunSender(const SenderOptions& options, ReportSink
   console.Line(absl::StrFormat("  %-14s %4s %10s %10s %10s %10s %10s", "MB/s", "n", "median", "mean",
                                "min", "max", "stddev"));
   console.Line(SummaryLine("send (e2e)", send_rates));
-  console.Line(SummaryLine(options.transport == "native" ? "durable (rx)" : "durable (sync)", durable_rates));
+  console.Line(SummaryLine(options.transport == TransportKind::kNative ? "durable (rx)" : "durable (sync)",
+                           durable_rates));
   if (!mix.empty()) console.Line(absl::StrCat("  bottleneck: ", absl::StrJoin(mix, ", ")));
   return outcome;
 }

@@ -18,12 +18,13 @@
 #include "common/fd.h"
 #include "common/grpc_auth.h"
 #include "common/payload.h"
+#include "common/policy.h"
 #include "sender/ssh_pusher.h"
 
 namespace nasperf {
 
 struct SenderOptions {
-  std::string transport = "native";  // native | scp | sftp (the transport column)
+  TransportKind transport = TransportKind::kNative;
   HostPort to{"", 7600};             // native: the receiver's control port
   SshOptions ssh;                    // scp, sftp: destination, keys, host key policy
   std::string token;
@@ -36,9 +37,9 @@ struct SenderOptions {
   absl::Duration pause = absl::ZeroDuration();
   std::string label;
   std::string run_id;               // empty: generated
-  std::string write_mode = "buffered";
-  std::string sync_policy = "end";
-  std::string cleanup;              // empty: the receiver's default
+  WriteMode write_mode = WriteMode::kBuffered;
+  SyncPolicy sync_policy;           // default: end
+  std::optional<Cleanup> cleanup;   // none: the receiver's default (over SSH: each)
   bool verify = false;
   double interval_s = 1.0;
   bool progress = false;            // live progress line (a TTY)

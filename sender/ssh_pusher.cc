@@ -161,9 +161,7 @@ absl::Status WriteFailure(const SshConnection& c, const std::string& path, uint6
 
 class SshTransport : public Transport {
  public:
-  SshTransport(const SshOptions& options, const SshRunPlan& plan) : options_(options), plan_(plan) {
-    if (plan_.cleanup.empty()) plan_.cleanup = "each";
-  }
+  SshTransport(const SshOptions& options, const SshRunPlan& plan) : options_(options), plan_(plan) {}
 
   absl::Status Start(const std::string& run_id, uint64_t length, const ConsoleLine& say) override;
   void Push(const TransferSlot& slot, PayloadSource& source, const PushOptions& push,
@@ -181,7 +179,7 @@ class SshTransport : public Transport {
 
   const SshOptions options_;
   SshRunPlan plan_;
-  std::string effective_sync_;      // what the rows can honestly claim
+  SyncPolicy effective_sync_;       // what the rows can honestly claim
   uint64_t sync_every_ = 0;         // every=SIZE, bytes; 0: only at the end
   bool fsync_ = false;              // sftp_fsync after the last byte (and every sync_every_)
   bool sftp_for_housekeeping_ = true;  // scp: the server also offers SFTP
@@ -250,16 +248,15 @@ absl::Status SshTransport::Start(const std::string& run_id, uint64_t length, con
   }
 
   effective_sync_ = plan_.sync_policy;
-  if (plan_.sync_policy != "none" && !fsync_) {
-    effective_sync_ = "none";
+  if (plan_.sync_policy.kind != SyncPolicy::kNone && !fsync_) {
+    effective_sync_ = SyncPolicy{SyncPolicy::kNone, 0};
     Log(LogLevel::kWarning, kComponent,
         "%s: %s, so --sync %s cannot be honoured: the figures end when the server has the last byte "
         "(sync_policy none in the CSV), not when it is on disk",
         c.where(), options_.sftp ? "the server does not offer fsync@openssh.com" : "scp has no way to sync",
-        plan_.sync_policy);
-  } else if (absl::StartsWith(plan_.sync_policy, "every=")) {
-    auto every = ParseSize(plan_.sync_policy.substr(6));
-    if (every.ok()) sync_every_ = *every;
+        SyncPolicyName(plan_.sync_policy));
+  } else if (plan_.sync_policy.kind == SyncPolicy::kEvery) {
+    sync_every_ = plan_.sync_policy.every_bytes;
   }
 
   auto facts = InterfaceToward(c.host());
@@ -288,7 +285,7 @@ void SshTransport::Push(const TransferSlot& slot, PayloadSource& source, const P
                         TransferResult& out) {
   proto::TransferReport& row = out.sender;
   row.set_peer(peer_);
-  row.set_sync_policy(effective_sync_);
+  row.set_sync_policy(SyncPolicyName(effective_sync_));
   if (mtu_) row.set_mtu(*mtu_);
   if (link_mbps_) row.set_link_mbps(*link_mbps_);
   const std::string name = absl::StrCat("nasperf-", slot.run_id, "-", slot.iteration, "-", slot.stream, ".dat");
@@ -307,15 +304,15 @@ void SshTransport::Push(const TransferSlot& slot, PayloadSource& source, const P
   if (!status.ok()) {
     row.set_error(std::string(status.message()));
     // A partial file helps nobody; an existing file that was not ours stays.
-    if (c.ok() && (*c)->connected() && r.first_byte_ns != 0 && plan_.cleanup != "never") Remove(**c, path);
+    if (c.ok() && (*c)->connected() && r.first_byte_ns != 0 && plan_.cleanup != Cleanup::kNever) Remove(**c, path);
     return;
   }
   RecordTimings(r, ceiling_mb_per_s_, row);
   row.set_source_wait_pct(Pct(r.source_ns, r.ack_ns - r.first_byte_ns));
   row.set_status("ok");
-  if (plan_.cleanup == "each") {
+  if (plan_.cleanup == Cleanup::kEach) {
     Remove(**c, path);
-  } else if (plan_.cleanup == "end") {
+  } else if (plan_.cleanup == Cleanup::kEnd) {
     absl::MutexLock lock(&mu_);
     kept_files_.push_back(path);
   }
@@ -531,9 +528,6 @@ absl::StatusOr<std::unique_ptr<Transport>> NewSshTransport(const SshOptions& opt
   static int init_rc = 0;
   std::call_once(once, [] { init_rc = ssh_init(); });
   if (init_rc != SSH_OK) return absl::InternalError("libssh: ssh_init failed");
-  if (plan.cleanup != "" && plan.cleanup != "each" && plan.cleanup != "end" && plan.cleanup != "never") {
-    return absl::InvalidArgumentError(absl::StrCat("unknown cleanup policy ", plan.cleanup));
-  }
   return std::unique_ptr<Transport>(new SshTransport(options, plan));
 }
 

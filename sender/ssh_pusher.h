@@ -14,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "common/policy.h"
 #include "sender/transport.h"
 
 namespace nasperf {
@@ -50,8 +51,8 @@ struct SshOptions {
 
 // What the SSH transport needs from the run beyond the destination.
 struct SshRunPlan {
-  std::string sync_policy = "end";  // none | end | every=SIZE (sftp with fsync@openssh.com)
-  std::string cleanup;              // each | end | never; empty: each
+  SyncPolicy sync_policy;           // sftp with fsync@openssh.com; scp: none
+  Cleanup cleanup = Cleanup::kEach;
   uint64_t files_at_once = 1;       // most files the run leaves on the target at once
   uint32_t link_mbps = 0;           // --link-speed
 };

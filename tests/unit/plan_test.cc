@@ -137,7 +137,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadPlan{"BadWriteMode", GoodWith("write_mode = \"direct\"", "write_mode = \"fast\""),
                 "plan.toml:23: [[transfer]] 1: write_mode = \"fast\" is not one of"},
         BadPlan{"BadSync", GoodWith("sync = \"every=64MiB\"", "sync = \"sometimes\""),
-                "plan.toml:24: [[transfer]] 1: sync must be none, end or every=SIZE"},
+                "plan.toml:24: [[transfer]] 1: invalid sync policy \"sometimes\" (expected none, end or every=SIZE)"},
         BadPlan{"NoTransfers", std::string(kGood).substr(0, std::string(kGood).find("[[transfer]]")),
                 "plan.toml: no [[transfer]] tables"},
         BadPlan{"HostNotATable", "label = \"x\"\nhost = 3\n", "plan.toml:2: host must be [[host]] tables"}),

@@ -109,17 +109,5 @@ TEST(Target, DiscardNeedsNoDirectory) {
   EXPECT_EQ(*(*target)->FreeBytes(), 0u);
 }
 
-TEST(SyncPolicy, Parses) {
-  EXPECT_EQ(ParseSyncPolicy("none")->kind, SyncPolicy::kNone);
-  EXPECT_EQ(ParseSyncPolicy("end")->kind, SyncPolicy::kEnd);
-  auto every = ParseSyncPolicy("every=256MiB");
-  ASSERT_TRUE(every.ok());
-  EXPECT_EQ(every->every_bytes, 256u << 20);
-  EXPECT_EQ(SyncPolicyName(*every), "every=268435456");
-  EXPECT_FALSE(ParseSyncPolicy("every=").ok());
-  EXPECT_FALSE(ParseSyncPolicy("always").ok());
-  EXPECT_FALSE(ParseWriteMode("fast").ok());
-}
-
 }  // namespace
 }  // namespace nasperf

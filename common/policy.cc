@@ -1,0 +1,133 @@
+#include "common/policy.h"
+
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/units.h"
+
+namespace nasperf {
+namespace {
+
+template <typename T>
+struct Table;
+
+template <>
+struct Table<WriteMode> {
+  static constexpr const char* what = "write mode";
+  static constexpr std::pair<WriteMode, const char*> entries[] = {
+      {WriteMode::kBuffered, "buffered"}, {WriteMode::kDirect, "direct"}, {WriteMode::kDsync, "dsync"}};
+};
+template <>
+struct Table<Cleanup> {
+  static constexpr const char* what = "cleanup";
+  static constexpr std::pair<Cleanup, const char*> entries[] = {
+      {Cleanup::kEach, "each"}, {Cleanup::kEnd, "end"}, {Cleanup::kNever, "never"}};
+};
+template <>
+struct Table<TransportKind> {
+  static constexpr const char* what = "transport";
+  static constexpr std::pair<TransportKind, const char*> entries[] = {
+      {TransportKind::kNative, "native"}, {TransportKind::kScp, "scp"}, {TransportKind::kSftp, "sftp"}};
+};
+template <>
+struct Table<Role> {
+  static constexpr const char* what = "role";
+  static constexpr std::pair<Role, const char*> entries[] = {{Role::kSender, "sender"},
+                                                             {Role::kReceiver, "receiver"}};
+};
+template <>
+struct Table<Status> {
+  static constexpr const char* what = "status";
+  static constexpr std::pair<Status, const char*> entries[] = {
+      {Status::kOk, "ok"}, {Status::kFailed, "failed"}, {Status::kAborted, "aborted"}};
+};
+template <>
+struct Table<Bottleneck> {
+  static constexpr const char* what = "bottleneck";
+  static constexpr std::pair<Bottleneck, const char*> entries[] = {{Bottleneck::kNetwork, "network"},
+                                                                   {Bottleneck::kDisk, "disk"},
+                                                                   {Bottleneck::kSender, "sender"},
+                                                                   {Bottleneck::kBalanced, "balanced"}};
+};
+
+}  // namespace
+
+template <typename T>
+absl::StatusOr<T> Parse(absl::string_view text) {
+  for (const auto& [value, name] : Table<T>::entries) {
+    if (text == name) return value;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("invalid ", Table<T>::what, " \"", text, "\" (expected ", absl::StrJoin(Names<T>(), ", "), ")"));
+}
+
+template <typename T>
+const char* Name(T value) {
+  for (const auto& [v, name] : Table<T>::entries) {
+    if (v == value) return name;
+  }
+  return "?";
+}
+
+template <typename T>
+const std::vector<std::string>& Names() {
+  static const auto* names = [] {
+    auto* list = new std::vector<std::string>;
+    for (const auto& entry : Table<T>::entries) list->push_back(entry.second);
+    return list;
+  }();
+  return *names;
+}
+
+#define NASPERF_POLICY_TYPE(T)                              \
+  template absl::StatusOr<T> Parse<T>(absl::string_view); \
+  template const char* Name<T>(T);                          \
+  template const std::vector<std::string>& Names<T>();
+NASPERF_POLICY_TYPE(WriteMode)
+NASPERF_POLICY_TYPE(Cleanup)
+NASPERF_POLICY_TYPE(TransportKind)
+NASPERF_POLICY_TYPE(Role)
+NASPERF_POLICY_TYPE(Status)
+NASPERF_POLICY_TYPE(Bottleneck)
+#undef NASPERF_POLICY_TYPE
+
+absl::StatusOr<SyncPolicy> ParseSyncPolicy(absl::string_view text) {
+  SyncPolicy policy;
+  if (text == "none") {
+    policy.kind = SyncPolicy::kNone;
+  } else if (text == "end") {
+    policy.kind = SyncPolicy::kEnd;
+  } else if (absl::StartsWith(text, "every=")) {
+    auto size = ParseSize(text.substr(6));
+    if (!size.ok() || *size == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "invalid sync policy \"", text, "\" (every= needs a size, e.g. every=256MiB)"));
+    }
+    policy.kind = SyncPolicy::kEvery;
+    policy.every_bytes = *size;
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "invalid sync policy \"", text, "\" (expected none, end or every=SIZE)"));
+  }
+  return policy;
+}
+
+std::string SyncPolicyName(const SyncPolicy& policy) {
+  switch (policy.kind) {
+    case SyncPolicy::kNone: return "none";
+    case SyncPolicy::kEnd: return "end";
+    case SyncPolicy::kEvery: {
+      // In the largest binary unit that divides it: what a user typed comes back.
+      const std::pair<uint64_t, const char*> units[] = {{1ULL << 30, "GiB"}, {1ULL << 20, "MiB"}, {1ULL << 10, "KiB"}};
+      for (const auto& [unit, name] : units) {
+        if (policy.every_bytes % unit == 0) return absl::StrCat("every=", policy.every_bytes / unit, name);
+      }
+      return absl::StrCat("every=", policy.every_bytes);
+    }
+  }
+  return "?";
+}
+
+}  // namespace nasperf

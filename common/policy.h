@@ -1,0 +1,47 @@
+// The settings nasperf passes around as words (write mode, sync policy, cleanup,
+// transport, role, status, verdict), each as a type with one table of names: its
+// Parse, its Name and its list of names come from that one table, so the CLI, the
+// plan reader, the agent, the receiver and the collector's row check cannot drift
+// apart. Pure functions; thread-safe.
+#ifndef NASPERF_COMMON_POLICY_H_
+#define NASPERF_COMMON_POLICY_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace nasperf {
+
+enum class WriteMode { kBuffered, kDirect, kDsync };     // page cache, O_DIRECT, O_DSYNC
+enum class Cleanup { kEach, kEnd, kNever };              // when received files are deleted
+enum class TransportKind { kNative, kScp, kSftp };           // the transport column
+enum class Role { kSender, kReceiver };                  // the role column
+enum class Status { kOk, kFailed, kAborted };            // the status column
+enum class Bottleneck { kNetwork, kDisk, kSender, kBalanced };  // the bottleneck column
+
+// Parse<T>("direct") -> WriteMode::kDirect; INVALID_ARGUMENT naming the choices.
+template <typename T>
+absl::StatusOr<T> Parse(absl::string_view text);
+template <typename T>
+const char* Name(T value);
+// Every name of T, in declaration order (CLI choices, plan checks, row checks).
+template <typename T>
+const std::vector<std::string>& Names();
+
+// "none", "end", "every=SIZE".
+struct SyncPolicy {
+  enum Kind { kNone, kEnd, kEvery } kind = kEnd;
+  uint64_t every_bytes = 0;
+};
+absl::StatusOr<SyncPolicy> ParseSyncPolicy(absl::string_view text);
+std::string SyncPolicyName(const SyncPolicy& policy);
+
+// The stream count every entry point allows (CLI, plan, agent job).
+inline constexpr int kMaxStreams = 64;
+
+}  // namespace nasperf
+
+#endif  // NASPERF_COMMON_POLICY_H_
