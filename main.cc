@@ -32,10 +32,10 @@
 #include "lab/plan.h"
 #include "receiver/receiver.h"
 #include "receiver/target.h"
-#include "sender/path_check.h"
 #include "report/analysis.h"
 #include "report/html.h"
 #include "report/table.h"
+#include "sender/path_check.h"
 #include "sender/sender.h"
 
 namespace nasperf {
@@ -217,7 +217,7 @@ void AddReceiver(CLI::App& app, ReceiverFlags& f) {
 
 void AddAgent(CLI::App& app, ReceiverFlags& f) {
   auto* cmd = app.add_subcommand("agent", "Long-running agent for `nasperf lab`: a receiver, and sender work on request");
-  f.target = "discard";
+  f.target = kDiscardTarget;
   cmd->add_option("--target", f.target, "Directory the receiver writes into, or 'discard' (a host that only sends)")
       ->capture_default_str();
   cmd->add_option("--allow-source", f.allow_source,

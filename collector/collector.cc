@@ -10,6 +10,7 @@
 #include "absl/synchronization/mutex.h"
 #include "collector/csv_sink.h"
 #include "common/log.h"
+#include "common/policy.h"
 #include "common/stats.h"
 #include "common/validate.h"
 #include "proto/nasperf.grpc.pb.h"
@@ -96,7 +97,7 @@ class CollectorImpl final : public Collector, public proto::Collector::Service {
     if (options_.console == nullptr) return;
     absl::MutexLock lock(&mu_);
     std::string summary;
-    if (r.status() == "ok" && !r.warmup() && r.has_mb_per_s()) {
+    if (r.status() == Name(Status::kOk) && !r.warmup() && r.has_mb_per_s()) {
       // Kept sorted on insert: the running median costs one insertion per row, not a
       // copy and sort of every rate the label has seen.
       auto& rates = rates_[{r.label(), r.role()}];
@@ -106,7 +107,7 @@ class CollectorImpl final : public Collector, public proto::Collector::Service {
     }
     std::string iteration = r.warmup() ? absl::StrCat("w", r.iteration()) : absl::StrCat(r.iteration());
     std::string rate = r.has_mb_per_s() ? absl::StrFormat("%.1f MB/s", r.mb_per_s()) : "-";
-    std::string status = r.status() == "ok" ? "ok" : absl::StrCat(r.status(), ": ", r.error());
+    std::string status = r.status() == Name(Status::kOk) ? "ok" : absl::StrCat(r.status(), ": ", r.error());
     // Host, label and error come from peers: no control characters reach the terminal.
     std::fprintf(options_.console, "%-8s %-16s %-14s %5s/%-2d %12s  %s%s\n", r.role().c_str(),
                  Printable(r.host()).c_str(), r.label().empty() ? "-" : Printable(r.label()).c_str(),

@@ -39,6 +39,9 @@ struct SyncPolicy {
 absl::StatusOr<SyncPolicy> ParseSyncPolicy(absl::string_view text);
 std::string SyncPolicyName(const SyncPolicy& policy);
 
+// The target word for "write nothing" (network only).
+inline constexpr char kDiscardTarget[] = "discard";
+
 // The stream count every entry point allows (CLI, plan, agent job).
 inline constexpr int kMaxStreams = 64;
 

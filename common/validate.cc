@@ -165,7 +165,7 @@ absl::Status CheckOpenTransferReply(const proto::OpenTransferReply& r) {
 
 absl::Status CheckFetchedReport(const proto::TransferReport& r, uint64_t transfer_id) {
   if (absl::Status s = CheckReport(r); !s.ok()) return s;
-  if (r.role() != "receiver") return absl::InvalidArgumentError("receiver's row has role " + r.role());
+  if (r.role() != Name(Role::kReceiver)) return absl::InvalidArgumentError("receiver's row has role " + r.role());
   if (r.transfer_id() != transfer_id) {
     return absl::InvalidArgumentError(
         absl::StrCat("receiver's row is for transfer ", r.transfer_id(), ", asked for ", transfer_id));

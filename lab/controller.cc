@@ -22,8 +22,8 @@
 #include "common/stats.h"
 #include "common/units.h"
 #include "common/validate.h"
-#include "proto/nasperf.grpc.pb.h"
 #include "lab/remote_start.h"
+#include "proto/nasperf.grpc.pb.h"
 #include "sender/receiver_client.h"
 #include "sender/sender.h"
 
@@ -171,7 +171,7 @@ class Lab {
       if (k + 1 < total) PauseInterruptibly();
     }
     if (outcome_.interrupted) Line("interrupted: every agent aborted its transfers; their rows say \"aborted\"");
-    if (plan_.cleanup == "end") EndRunOnReceivers();
+    if (plan_.cleanup == Name(Cleanup::kEnd)) EndRunOnReceivers();
     PrintSummary();
     WaitForRows();
     StopRemoteAgents();
@@ -336,7 +336,7 @@ class Lab {
       PinFor(host);
       Line(absl::StrFormat("  %-10s %-21s nasperf %s on %s, target %s%s", host.name, FormatHostPort(host.agent),
                            hello->version(), hello->host(), hello->target(),
-                           hello->target() == "discard" ? "" : absl::StrCat(" (", FormatSize(hello->free_bytes()), " free)")));
+                           hello->target() == kDiscardTarget ? "" : absl::StrCat(" (", FormatSize(hello->free_bytes()), " free)")));
     }
     std::map<std::string, uint64_t> bytes_per_run;  // per receiving host
     for (size_t i = 0; i < plan_.transfers.size(); ++i) {
@@ -347,7 +347,7 @@ class Lab {
       if (hellos.count(t.from) == 0 || hellos.count(t.to) == 0) continue;  // already a problem
       const proto::HelloReply& rx = hellos[t.to];
       if (std::find(rx.write_modes().begin(), rx.write_modes().end(), t.write_mode) == rx.write_modes().end() &&
-          rx.target() != "discard") {
+          rx.target() != kDiscardTarget) {
         problems.push_back(absl::StrCat(name, ": ", t.to, "'s target ", rx.target(), " does not take write_mode = \"",
                                         t.write_mode, "\" (it takes ", absl::StrJoin(rx.write_modes(), ", "), ")"));
       }
@@ -376,7 +376,7 @@ class Lab {
     }
     for (const auto& [name, bytes] : bytes_per_run) {
       const proto::HelloReply& rx = hellos[name];
-      if (rx.target() != "discard" && bytes + rx.min_free() > rx.free_bytes()) {
+      if (rx.target() != kDiscardTarget && bytes + rx.min_free() > rx.free_bytes()) {
         problems.push_back(absl::StrCat("host ", name, ": one run writes ", FormatSize(bytes), " into ", rx.target(),
                                         ", which has ", FormatSize(rx.free_bytes()), " free",
                                         rx.min_free() > 0 ? absl::StrCat(" and must keep ", FormatSize(rx.min_free()),
@@ -431,7 +431,7 @@ class Lab {
   void MarkLost(RunningTransfer& rt, int iteration, bool warmup, const std::string& status, const std::string& error) {
     const PlanTransfer& t = *rt.plan;
     std::map<int, bool> reported;
-    for (const auto& r : rt.reports) if (r.role() == "sender") reported[r.stream()] = true;
+    for (const auto& r : rt.reports) if (r.role() == Name(Role::kSender)) reported[r.stream()] = true;
     for (int s = 0; s < t.streams; ++s) {
       if (reported.count(rt.first_stream + s)) continue;
       proto::TransferReport row;
@@ -439,7 +439,7 @@ class Lab {
       row.set_label(plan_.label);
       row.set_iteration(iteration);
       row.set_stream(rt.first_stream + s);
-      row.set_role("sender");
+      row.set_role(Name(Role::kSender));
       row.set_host(t.from);
       row.set_peer(FormatHostPort(plan_.FindHost(t.to)->agent));
       row.set_transport(Name(TransportKind::kNative));
@@ -552,14 +552,14 @@ class Lab {
       std::string error;
       int rx_rows = 0;
       for (const auto& r : rt.reports) {
-        if (r.role() == "receiver") {
+        if (r.role() == Name(Role::kReceiver)) {
           if (r.has_mb_per_s()) durable += r.mb_per_s();
           ++rx_rows;
           continue;
         }
         ++outcome_.transfers;
-        if (r.status() == "aborted") ++outcome_.aborted;
-        if (r.status() != "ok") {
+        if (r.status() == Name(Status::kAborted)) ++outcome_.aborted;
+        if (r.status() != Name(Status::kOk)) {
           ++outcome_.failed;
           ok = false;
           if (error.empty()) error = absl::StrCat(r.status(), ": ", r.error());

@@ -7,6 +7,7 @@
 #include "absl/strings/strip.h"
 #include "common/fd.h"
 #include "common/log.h"
+#include "common/policy.h"
 #include "common/validate.h"
 #include "sender/ssh_session.h"
 
@@ -107,7 +108,7 @@ absl::StatusOr<std::unique_ptr<RemoteAgent>> RemoteAgent::Start(const RemoteAgen
   // is read (made if new) first: this authenticated channel is how the controller
   // learns which key to pin.
   std::string agent = absl::StrCat(ShellQuote(o.nasperf), " agent --listen ", ShellQuote(o.listen), " --target ",
-                                   ShellQuote(o.target.empty() ? "discard" : o.target));
+                                   ShellQuote(o.target.empty() ? kDiscardTarget : o.target));
   for (const std::string& flag : o.agent_flags) absl::StrAppend(&agent, " ", ShellQuote(flag));
   std::string command = absl::StrCat(
       "IFS= read -r NASPERF_TOKEN && export NASPERF_TOKEN && log=$(mktemp /tmp/nasperf-agent-XXXXXX.log) && ",

@@ -19,6 +19,7 @@
 #include "common/log.h"
 #include "common/netinfo.h"
 #include "common/pmtu.h"
+#include "common/policy.h"
 #include "common/token.h"
 #include "common/units.h"
 #include "common/validate.h"
@@ -395,12 +396,12 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
     report.set_label(request.label());
     report.set_iteration(request.iteration());
     report.set_stream(request.stream());
-    report.set_role("receiver");
+    report.set_role(Name(Role::kReceiver));
     report.set_host(host_);
     report.set_peer(peer);
     report.set_transport(Name(TransportKind::kNative));
     report.set_started_at_unix_ns(accepted_wall);
-    report.set_write_mode(target_->discard() ? "discard" : Name(plan.mode));
+    report.set_write_mode(target_->discard() ? kDiscardTarget : Name(plan.mode));
     report.set_sync_policy(target_->discard() ? "none" : SyncPolicyName(plan.sync));
     report.set_transfer_id(plan.id);
     report.set_warmup(request.warmup());
@@ -529,7 +530,7 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
       report->set_disk_wait_pct(disk);
       report->set_bottleneck(Verdict(net, disk));
       if (r.has_checksum) report->set_checksum(ChecksumHex(r.checksum));
-      report->set_status("ok");
+      report->set_status(Name(Status::kOk));
     } else {
       report->set_status(r.end == PipelineEnd::kFailed ? "failed" : "aborted");
       report->set_error(std::string(r.status.message()));

@@ -11,6 +11,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/policy.h"
 #include "common/token.h"
 #include "common/units.h"
 
@@ -75,9 +76,9 @@ int OpenFlags(WriteMode mode) {
 absl::StatusOr<std::unique_ptr<Target>> Target::Open(const std::string& spec) {
   std::unique_ptr<Target> target(new Target());
   target->modes_ = {WriteMode::kBuffered, WriteMode::kDirect, WriteMode::kDsync};
-  if (spec == "discard") {
+  if (spec == kDiscardTarget) {
     target->discard_ = true;
-    target->path_ = "discard";
+    target->path_ = kDiscardTarget;
     return target;
   }
   target->path_ = spec;

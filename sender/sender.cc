@@ -23,6 +23,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/netinfo.h"
+#include "common/policy.h"
 #include "common/stats.h"
 #include "common/token.h"
 #include "common/units.h"
@@ -123,7 +124,7 @@ absl::Status NativeTransport::Start(const std::string& run_id, uint64_t length, 
   say(absl::StrFormat(
       "receiver %s (nasperf %s) at %s: target %s%s, write modes %s", hello->host(), hello->version(),
       FormatHostPort(options_.to), hello->target(),
-      hello->target() == "discard" ? "" : absl::StrCat(", ", FormatSize(hello->free_bytes()), " free"),
+      hello->target() == kDiscardTarget ? "" : absl::StrCat(", ", FormatSize(hello->free_bytes()), " free"),
       absl::StrJoin(hello->write_modes(), "/")));
   write_mode_ = options_.write_mode;
   const auto& modes = hello->write_modes();
@@ -221,7 +222,7 @@ void NativeTransport::Push(const TransferSlot& slot, PayloadSource& source, cons
   }
 
   if (!r.trailer) {
-    if (absl::IsCancelled(r.status)) row.set_status("aborted");
+    if (absl::IsCancelled(r.status)) row.set_status(Name(Status::kAborted));
     row.set_error(std::string(r.status.message()));
     return;
   }
@@ -254,7 +255,7 @@ void NativeTransport::Push(const TransferSlot& slot, PayloadSource& source, cons
       return;
     }
   }
-  row.set_status("ok");
+  row.set_status(Name(Status::kOk));
 }
 
 struct LoopContext {
@@ -275,13 +276,13 @@ TransferResult RunStream(const LoopContext& loop, int iteration, bool warmup, in
   row.set_label(o.label);
   row.set_iteration(iteration);
   row.set_stream(stream);
-  row.set_role("sender");
+  row.set_role(Name(Role::kSender));
   row.set_host(o.host_name.empty() ? loop.local_host : o.host_name);
   row.set_transport(Name(o.transport));
   row.set_started_at_unix_ns(WallNanos());
   row.set_sync_policy(SyncPolicyName(o.sync_policy));
   row.set_warmup(warmup);
-  row.set_status("failed");
+  row.set_status(Name(Status::kFailed));
 
   std::unique_ptr<PayloadSource> source;
   if (o.file.empty()) {
@@ -331,7 +332,7 @@ std::string TableLine(const TransferResult& r) {
     return has ? absl::StrFormat(format, v) : std::string("-");
   };
   const proto::TransferReport* rx = DurableRow(r);
-  std::string status = s.status() == "ok" ? "ok" : absl::StrCat(s.status(), ": ", s.error());
+  std::string status = s.status() == Name(Status::kOk) ? "ok" : absl::StrCat(s.status(), ": ", s.error());
   return absl::StrFormat(
       "%6s %6d %11s %11s %13s %10s %8s %9s  %s", IterationName(s.iteration(), s.warmup()),
       s.stream(), s.has_bytes() ? FormatSize(s.bytes()) : "-",
@@ -458,7 +459,7 @@ absl::StatusOr<SenderOutcome> RunSender(const SenderOptions& options, ReportSink
       ++outcome.transfers;
       console.Line(TableLine(r));
       stop = stop || r.stop_loop;
-      if (r.sender.status() != "ok") {
+      if (r.sender.status() != Name(Status::kOk)) {
         ++outcome.failed;
         continue;
       }

@@ -22,6 +22,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/netinfo.h"
+#include "common/policy.h"
 #include "common/sampler.h"
 #include "common/units.h"
 #include "common/validate.h"
@@ -309,7 +310,7 @@ void SshTransport::Push(const TransferSlot& slot, PayloadSource& source, const P
   }
   RecordTimings(r, ceiling_mb_per_s_, row);
   row.set_source_wait_pct(Pct(r.source_ns, r.ack_ns - r.first_byte_ns));
-  row.set_status("ok");
+  row.set_status(Name(Status::kOk));
   if (plan_.cleanup == Cleanup::kEach) {
     Remove(**c, path);
   } else if (plan_.cleanup == Cleanup::kEnd) {
