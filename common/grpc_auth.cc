@@ -39,8 +39,13 @@ grpc::Status CheckToken(const grpc::ServerContext& context, const std::string& t
   std::string expected = absl::StrCat("Bearer ", token);
   if (it == metadata.end() ||
       !ConstantTimeEquals(absl::string_view(it->second.data(), it->second.size()), expected)) {
-    Log(LogLevel::kWarning, component, "refused a call from %s: wrong or missing token",
-        context.peer());
+    // A flood of wrong tokens must not fill the disk with log lines.
+    static LogThrottle* throttle = new LogThrottle(10, 10.0);
+    uint64_t held = 0;
+    if (throttle->Allow(&held)) {
+      Log(LogLevel::kWarning, component, "refused a call from %s: wrong or missing token%s",
+          Printable(context.peer()), LogThrottle::Held(held));
+    }
     return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
                         "wrong or missing token (set NASPERF_TOKEN or --token-file to the same "
                         "token on every nasperf of this lab)");
