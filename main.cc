@@ -72,6 +72,12 @@ absl::Duration DurationFlag(const std::string& command, const std::string& flag,
   return *d;
 }
 
+void AddLinkSpeedFlag(CLI::App* cmd, std::string& speed) {
+  cmd->add_option("--link-speed", speed,
+                  "Link speed, e.g. 10gbit: what line_rate_pct and the TCP ceiling are measured against "
+                  "(when the NIC reports none, or a shaper sets the real rate)");
+}
+
 // --link-speed in Mb/s; 0 when not given.
 uint32_t LinkSpeedFlag(const std::string& command, const std::string& text) {
   if (text.empty()) return 0;
@@ -92,14 +98,49 @@ int Fail(const std::string& command, const absl::Status& status) {
   return 1;
 }
 
-// Blocks SIGINT/SIGTERM in every thread started after this, so one thread can wait.
-sigset_t BlockStopSignals() {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  return set;
+// SIGINT/SIGTERM, blocked in every thread started after Block(), delivered to
+// Wait() alone: every long-running command stops the same way. A shell that starts
+// us in the background leaves SIGINT ignored; a blocked signal still reaches
+// sigwait, but only with the default disposition back in place.
+class StopSignals {
+ public:
+  static StopSignals Block() {
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    StopSignals s;
+    sigemptyset(&s.set_);
+    sigaddset(&s.set_, SIGINT);
+    sigaddset(&s.set_, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &s.set_, nullptr);
+    return s;
+  }
+  // Blocks until one arrives; returns its number.
+  int Wait() const {
+    int signal_number = 0;
+    sigwait(&set_, &signal_number);
+    return signal_number;
+  }
+
+ private:
+  sigset_t set_;
+};
+
+// --token-file, the same on every command.
+void AddTokenFlag(CLI::App* cmd, std::string& file) {
+  cmd->add_option("--token-file", file,
+                  "File holding the shared token (else NASPERF_TOKEN, else ~/.config/nasperf/token, "
+                  "which receivers, agents and collectors make at first start)");
+}
+
+// The token, or a one-line error and exit 1. Servers make one when there is none.
+TokenSource TokenFlag(const std::string& command, const std::string& file, bool generate_if_missing) {
+  auto token = LoadToken(file, generate_if_missing);
+  if (!token.ok()) std::exit(Fail(command, token.status()));
+  return *token;
+}
+
+void AddPortFileFlag(CLI::App* cmd, std::string& file) {
+  cmd->add_option("--port-file", file, "Write the listening port(s) to this file once listening (for scripts)");
 }
 
 absl::Status WritePortFile(const std::string& path, const std::string& content) {
@@ -196,7 +237,7 @@ struct ReceiverFlags {
 void AddReceiverOptions(CLI::App* cmd, ReceiverFlags& f) {
   cmd->add_option("--listen", f.listen, "Control address ADDR:PORT (gRPC); data uses PORT+1")->capture_default_str();
   cmd->add_option("--data-port", f.data_port, "Data port (default: control port + 1)");
-  cmd->add_option("--token-file", f.token_file, "File holding the shared token (else NASPERF_TOKEN, else ~/.config/nasperf/token, generated on first start)");
+  AddTokenFlag(cmd, f.token_file);
   cmd->add_option("--min-free", f.min_free, "Refuse a transfer that would leave less free space than this; 'off' disables the check")->capture_default_str();
   cmd->add_option("--max-size", f.max_size, "Largest transfer accepted (0 = no limit)")->capture_default_str();
   cmd->add_option("--cleanup", f.cleanup, "Default when the sender does not ask: each|end|never")->capture_default_str()
@@ -204,7 +245,7 @@ void AddReceiverOptions(CLI::App* cmd, ReceiverFlags& f) {
   cmd->add_option("--ticket-ttl", f.ticket_ttl, "How long an unused data ticket stays valid")->capture_default_str();
   cmd->add_option("--idle-timeout", f.idle_timeout, "Abort a transfer whose sender sends nothing for this long")->capture_default_str();
   cmd->add_option("--max-transfers", f.max_transfers, "Transfers open at once")->capture_default_str()->check(CLI::Range(1, 1024));
-  cmd->add_option("--port-file", f.port_file, "Write the ports to this file once listening (for scripts)");
+  AddPortFileFlag(cmd, f.port_file);
   AddServerTlsFlags(cmd, f.tls);
   AddReportingFlags(cmd, f.reporting);
 }
@@ -243,13 +284,12 @@ int RunReceiver(const ReceiverFlags& f, bool as_agent = false) {
   options.ticket_ttl = DurationFlag(cmd, "--ticket-ttl", f.ticket_ttl);
   options.idle_timeout = DurationFlag(cmd, "--idle-timeout", f.idle_timeout);
   options.max_transfers = f.max_transfers;
-  auto token = LoadToken(f.token_file, /*generate_if_missing=*/true);
-  if (!token.ok()) return Fail(cmd, token.status());
-  options.token = token->token;
+  const TokenSource token = TokenFlag(cmd, f.token_file, /*generate_if_missing=*/true);
+  options.token = token.token;
   options.tls = f.tls;
   options.tls.plaintext = f.reporting.tls.plaintext;
 
-  sigset_t stop = BlockStopSignals();
+  const StopSignals signals = StopSignals::Block();
   auto spool = StartReporting(cmd, f.reporting, options.token);
   if (!spool.ok()) return Fail(cmd, spool.status());
   options.reports = spool->get();
@@ -274,14 +314,14 @@ int RunReceiver(const ReceiverFlags& f, bool as_agent = false) {
               (*receiver)->control_port(), (*receiver)->data_port(), options.target.c_str());
   std::printf("nasperf %s: %s\n", cmd.c_str(), (*receiver)->security().summary.c_str());
   if (*spool) {
-    std::printf("nasperf receiver: reporting to collector %s (spool %s)\n", (*spool)->collector().c_str(),
+    std::printf("nasperf %s: reporting to collector %s (spool %s)\n", cmd.c_str(), (*spool)->collector().c_str(),
                 (*spool)->dir().c_str());
   }
-  if (token->generated) {
-    std::printf("nasperf receiver: generated a token in %s; on the sender run:\n"
-                "  export NASPERF_TOKEN=%s\n", token->origin.c_str(), token->token.c_str());
+  if (token.generated) {
+    std::printf("nasperf %s: generated a token in %s; on the sender run:\n"
+                "  export NASPERF_TOKEN=%s\n", cmd.c_str(), token.origin.c_str(), token.token.c_str());
   } else {
-    std::printf("nasperf receiver: token from %s\n", token->origin.c_str());
+    std::printf("nasperf %s: token from %s\n", cmd.c_str(), token.origin.c_str());
   }
   std::fflush(stdout);
   if (!f.port_file.empty()) {
@@ -289,8 +329,7 @@ int RunReceiver(const ReceiverFlags& f, bool as_agent = false) {
                                      (*receiver)->data_port(), "\n");
     if (absl::Status s = WritePortFile(f.port_file, ports); !s.ok()) return Fail(cmd, s);
   }
-  int signal_number = 0;
-  sigwait(&stop, &signal_number);
+  const int signal_number = signals.Wait();
   std::printf("nasperf %s: stopping (signal %d)\n", cmd.c_str(), signal_number);
   std::fflush(stdout);
   if (agent) agent->Shutdown();  // aborts sender jobs first: their receivers then see short streams
@@ -350,9 +389,9 @@ void AddSender(CLI::App& app, SenderFlags& f) {
   cmd->add_flag("--direct-fallback", f.direct_fallback, "With --write-mode direct: write buffered (and say so) when the target refuses O_DIRECT");
   cmd->add_option("--out", f.out, "Directory for transfers.csv and samples.csv")->capture_default_str();
   cmd->add_option("--interval", f.interval, "Per-interval samples every DUR (0 = none)")->capture_default_str();
-  cmd->add_option("--token-file", f.token_file, "File holding the receiver's token (else NASPERF_TOKEN, else ~/.config/nasperf/token)");
+  AddTokenFlag(cmd, f.token_file);
   cmd->add_flag("--no-progress", f.no_progress, "No live progress line");
-  cmd->add_option("--link-speed", f.link_speed, "Link speed for line_rate_pct, e.g. 10gbit (when the NIC reports none, or a shaper sets the real rate)");
+  AddLinkSpeedFlag(cmd, f.link_speed);
   cmd->add_option("--window", f.window, "Fixed TCP socket buffers at both ends, e.g. 16MiB (default: 2 x bandwidth-delay product when autotuning falls short)");
   AddReportingFlags(cmd, f.reporting);
 }
@@ -433,9 +472,7 @@ absl::StatusOr<SenderOptions> MakeSenderOptions(const SenderFlags& f) {
     }
   }
   if (o.transport == TransportKind::kNative || !f.reporting.collector.empty()) {
-    auto token = LoadToken(f.token_file, /*generate_if_missing=*/false);
-    if (!token.ok()) return token.status();
-    o.token = token->token;
+    o.token = TokenFlag(cmd, f.token_file, /*generate_if_missing=*/false).token;
   }
   if (o.transport == TransportKind::kNative) o.trust = TrustFlags("sender", f.reporting.tls);
   return o;
@@ -488,8 +525,8 @@ struct ProbeFlags {
 void AddProbe(CLI::App& app, ProbeFlags& f) {
   auto* cmd = app.add_subcommand("probe", "Check the path to a receiver (MTU, path MTU, MSS, link); exit 1 on a problem");
   cmd->add_option("to", f.to, "Receiver HOST[:PORT] (control port, default 7600)")->required();
-  cmd->add_option("--token-file", f.token_file, "File holding the receiver's token (else NASPERF_TOKEN, else ~/.config/nasperf/token)");
-  cmd->add_option("--link-speed", f.link_speed, "Link speed for the TCP ceiling when the NIC reports none, e.g. 10gbit");
+  AddTokenFlag(cmd, f.token_file);
+  AddLinkSpeedFlag(cmd, f.link_speed);
   AddClientTlsFlags(cmd, f.tls);
 }
 
@@ -498,9 +535,8 @@ int RunProbeCommand(const ProbeFlags& f) {
   ProbeOptions o;
   o.to = AddressFlag(cmd, "to", f.to, 7600, false);
   o.link_mbps = LinkSpeedFlag(cmd, f.link_speed);
-  auto token = LoadToken(f.token_file, /*generate_if_missing=*/false);
-  if (!token.ok()) return Fail(cmd, token.status());
-  o.token = token->token;
+  const TokenSource token = TokenFlag(cmd, f.token_file, /*generate_if_missing=*/false);
+  o.token = token.token;
   o.trust = TrustFlags(cmd, f.tls);
   auto verdict = RunProbe(o, stdout);
   if (!verdict.ok()) return Fail(cmd, verdict.status());
@@ -518,10 +554,10 @@ void AddCollector(CLI::App& app, CollectorFlags& f) {
   auto* cmd = app.add_subcommand("collector", "Collect every agent's rows into DIR/transfers.csv and samples.csv");
   cmd->add_option("--out", f.out, "Directory for the CSV files (appended; a restart continues them)")->capture_default_str();
   cmd->add_option("--listen", f.listen, "gRPC address ADDR:PORT")->capture_default_str();
-  cmd->add_option("--token-file", f.token_file, "File holding the shared token (else NASPERF_TOKEN, else ~/.config/nasperf/token)");
+  AddTokenFlag(cmd, f.token_file);
   AddServerTlsFlags(cmd, f.tls);
   cmd->add_flag("--plaintext", f.tls.plaintext, "No TLS: tokens and rows cross the network readable (reporters need it too)");
-  cmd->add_option("--port-file", f.port_file, "Write the port to this file once listening (for scripts)");
+  AddPortFileFlag(cmd, f.port_file);
   cmd->add_option("--max-store", f.max_store,
                   "Refuse rows once the CSV files would grow past this (0 = no limit); reporters keep them spooled")
       ->capture_default_str();
@@ -535,16 +571,15 @@ int RunCollector(const CollectorFlags& f) {
   options.tls = f.tls;
   options.console = stdout;
   options.max_store_bytes = SizeFlag(cmd, "--max-store", f.max_store);
-  auto token = LoadToken(f.token_file, /*generate_if_missing=*/true);
-  if (!token.ok()) return Fail(cmd, token.status());
-  options.token = token->token;
-  sigset_t stop = BlockStopSignals();
+  const TokenSource token = TokenFlag(cmd, f.token_file, /*generate_if_missing=*/true);
+  options.token = token.token;
+  const StopSignals signals = StopSignals::Block();
   auto collector = Collector::Start(options);
   if (!collector.ok()) return Fail(cmd, collector.status());
   std::printf("nasperf collector: port %u, %s\n", (*collector)->port(), (*collector)->security().summary.c_str());
-  if (token->generated) {
+  if (token.generated) {
     std::printf("nasperf collector: generated a token in %s; on every agent run:\n  export NASPERF_TOKEN=%s\n",
-                token->origin.c_str(), token->token.c_str());
+                token.origin.c_str(), token.token.c_str());
   }
   std::fflush(stdout);
   if (!f.port_file.empty()) {
@@ -552,12 +587,11 @@ int RunCollector(const CollectorFlags& f) {
       return Fail(cmd, s);
     }
   }
-  int signal_number = 0;
-  sigwait(&stop, &signal_number);
+  const int signal_number = signals.Wait();
   (*collector)->Shutdown();
   CollectorCounters c = (*collector)->counters();
-  std::printf("nasperf collector: stopping; %llu rows written, %llu duplicates ignored, %llu reports refused\n",
-              static_cast<unsigned long long>(c.rows), static_cast<unsigned long long>(c.duplicates),
+  std::printf("nasperf collector: stopping (signal %d); %llu rows written, %llu duplicates ignored, %llu reports refused\n",
+              signal_number, static_cast<unsigned long long>(c.rows), static_cast<unsigned long long>(c.duplicates),
               static_cast<unsigned long long>(c.refused));
   return 0;
 }
@@ -573,7 +607,7 @@ struct LabFlags {
 void AddLab(CLI::App& app, LabFlags& f) {
   auto* cmd = app.add_subcommand("lab", "Run a multi-host plan: agents on many hosts start together, one CSV");
   cmd->add_option("plan", f.plan, "The plan, a TOML file (see README: Multi-host lab runs)")->required();
-  cmd->add_option("--token-file", f.token_file, "File holding the agents' token (else NASPERF_TOKEN, else ~/.config/nasperf/token)");
+  AddTokenFlag(cmd, f.token_file);
   cmd->add_option("--run-id", f.run_id, "Run id shared by every transfer of this lab (default: time + random)");
   cmd->add_flag("--check", f.check, "Only parse the plan and print what it would run");
   cmd->add_flag("--ssh", f.ssh, "Start the agent of a host with ssh = \"[user@]host[:port]\" over SSH when none answers; stop it at the end");
@@ -589,23 +623,16 @@ int RunLabCommand(const LabFlags& f) {
                 plan->hosts.size(), plan->transfers.size(), plan->runs, plan->warmup, plan->on_failure.c_str());
     return 0;
   }
-  auto token = LoadToken(f.token_file, /*generate_if_missing=*/false);
-  if (!token.ok()) return Fail(cmd, token.status());
-  // A shell starting us in the background leaves SIGINT ignored; a blocked signal
-  // still reaches sigwait, but only with the default disposition back in place.
-  signal(SIGINT, SIG_DFL);
-  signal(SIGTERM, SIG_DFL);
-  sigset_t stop_signals = BlockStopSignals();
+  const TokenSource token = TokenFlag(cmd, f.token_file, /*generate_if_missing=*/false);
+  const StopSignals signals = StopSignals::Block();
   static std::atomic<bool> stop{false};
   // Ctrl-C: the lab aborts every agent's transfers and ends; the watcher then exits.
-  std::thread([stop_signals] {
-    int signal_number = 0;
-    sigwait(&stop_signals, &signal_number);
-    std::fprintf(stderr, "nasperf lab: stopping (signal %d): aborting every transfer\n", signal_number);
+  std::thread([signals] {
+    std::fprintf(stderr, "nasperf lab: stopping (signal %d): aborting every transfer\n", signals.Wait());
     stop.store(true);
   }).detach();
   LabOptions options;
-  options.token = token->token;
+  options.token = token.token;
   options.stop = &stop;
   options.run_id = f.run_id;
   options.ssh = f.ssh;
@@ -628,13 +655,12 @@ void AddFlush(CLI::App& app, FlushFlags& f) {
   AddReportingFlags(cmd, f.reporting);
   cmd->get_option("--collector")->required();
   cmd->add_option("--wait", f.wait, "Give up after this long")->capture_default_str();
-  cmd->add_option("--token-file", f.token_file, "File holding the shared token");
+  AddTokenFlag(cmd, f.token_file);
 }
 
 int RunFlush(const FlushFlags& f) {
-  auto token = LoadToken(f.token_file, /*generate_if_missing=*/false);
-  if (!token.ok()) return Fail("flush", token.status());
-  auto spool = StartReporting("flush", f.reporting, token->token);
+  const TokenSource token = TokenFlag("flush", f.token_file, /*generate_if_missing=*/false);
+  auto spool = StartReporting("flush", f.reporting, token.token);
   if (!spool.ok()) return Fail("flush", spool.status());
   return ReportSpool("flush", **spool, DurationFlag("flush", "--wait", f.wait)) == 0 ? 0 : 1;
 }

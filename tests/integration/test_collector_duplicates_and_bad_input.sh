@@ -29,8 +29,9 @@ alive "$col_PID" || fail "collector died after malformed reports"
 for _ in 1 2 3; do
   head -c 4096 /dev/urandom >/dev/tcp/127.0.0.1/"$col_PORT" 2>/dev/null || true
 done
-# and an HTTP/2 preface followed by garbage
-{ printf 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'; head -c 4096 /dev/urandom; } >/dev/tcp/127.0.0.1/"$col_PORT" 2>/dev/null || true
+# and an HTTP/2 preface followed by garbage. A subshell: the TLS port may close
+# before the last byte, and the SIGPIPE must end the writer, not this script.
+( printf 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'; head -c 4096 /dev/urandom ) >/dev/tcp/127.0.0.1/"$col_PORT" 2>/dev/null || true
 alive "$col_PID" || fail "collector died after random bytes on its port"
 
 "$COLLECTOR_CLIENT" "$addr" "$NASPERF_TOKEN" twice >"$T/cc.log" 2>&1 \
