@@ -16,7 +16,7 @@ namespace nasperf {
 
 class CollectorClient {
  public:
-  // trust and fingerprint: as for ReceiverClient (sender/receiver_client.h).
+  // trust and fingerprint: as for ReceiverClient (common/receiver_client.h).
   CollectorClient(const HostPort& address, std::string token, std::shared_ptr<const PeerTrust> trust = nullptr,
                   const std::string& fingerprint = "");
   // True when the collector already had this report (and wrote nothing).

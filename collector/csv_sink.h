@@ -15,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "common/fd.h"
+#include "common/report_sink.h"
 #include "proto/nasperf.pb.h"
 
 namespace nasperf {
@@ -26,14 +27,6 @@ const std::vector<std::string>& SampleColumns();
 // One transfers.csv line (with "\n") for a report, and its samples.csv lines.
 std::string TransferRow(const proto::TransferReport& report);
 std::string SampleRows(const proto::TransferReport& report);
-
-// Where reports go: the local CSV files, or (issue 3) a collector with a spool.
-class ReportSink {
- public:
-  virtual ~ReportSink() = default;
-  // Stores one report; a duplicate is accepted and not stored twice.
-  virtual absl::Status Submit(const proto::TransferReport& report) = 0;
-};
 
 class CsvSink : public ReportSink {
  public:

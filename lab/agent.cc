@@ -19,10 +19,10 @@
 #include "common/log.h"
 #include "common/payload.h"
 #include "common/policy.h"
+#include "common/receiver_client.h"
 #include "common/validate.h"
 #include "proto/nasperf.grpc.pb.h"
 #include "sender/path_check.h"
-#include "sender/receiver_client.h"
 #include "sender/sender.h"
 
 namespace nasperf {

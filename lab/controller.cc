@@ -19,12 +19,12 @@
 #include "common/fd.h"
 #include "common/grpc_auth.h"
 #include "common/policy.h"
+#include "common/receiver_client.h"
 #include "common/stats.h"
 #include "common/units.h"
 #include "common/validate.h"
 #include "lab/remote_start.h"
 #include "proto/nasperf.grpc.pb.h"
-#include "sender/receiver_client.h"
 #include "sender/sender.h"
 
 namespace nasperf {

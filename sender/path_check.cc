@@ -7,8 +7,8 @@
 #include "absl/strings/str_format.h"
 #include "common/netinfo.h"
 #include "common/pmtu.h"
+#include "common/receiver_client.h"
 #include "common/units.h"
-#include "sender/receiver_client.h"
 
 namespace nasperf {
 namespace {

@@ -14,11 +14,11 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "collector/csv_sink.h"
 #include "common/fd.h"
 #include "common/grpc_auth.h"
 #include "common/payload.h"
 #include "common/policy.h"
+#include "common/report_sink.h"
 #include "sender/ssh_pusher.h"
 
 namespace nasperf {

@@ -17,9 +17,9 @@
 #include "absl/strings/str_cat.h"
 #include "common/fd.h"
 #include "common/payload.h"
+#include "common/receiver_client.h"
 #include "common/token.h"
 #include "common/wire.h"
-#include "sender/receiver_client.h"
 
 using namespace nasperf;
 

@@ -12,11 +12,11 @@
 #include "absl/synchronization/mutex.h"
 #include "common/fd.h"
 #include "common/netinfo.h"
+#include "common/receiver_client.h"
 #include "common/validate.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "proto/nasperf.grpc.pb.h"
-#include "sender/receiver_client.h"
 #include "sender/sender.h"
 
 namespace nasperf {

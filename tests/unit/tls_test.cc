@@ -12,10 +12,10 @@
 #include <sstream>
 #include <string>
 
+#include "common/receiver_client.h"
 #include "common/validate.h"
 #include "gtest/gtest.h"
 #include "receiver/receiver.h"
-#include "sender/receiver_client.h"
 
 namespace nasperf {
 namespace {

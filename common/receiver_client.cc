@@ -1,4 +1,4 @@
-#include "sender/receiver_client.h"
+#include "common/receiver_client.h"
 
 #include "absl/strings/str_cat.h"
 #include "common/validate.h"

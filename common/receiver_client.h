@@ -2,8 +2,8 @@
 // metadata, every call has a deadline, every reply is checked (common/validate.h)
 // before the caller sees it, and failures come back as absl::Status with the
 // receiver's address in the message. Thread-safe (gRPC stubs are).
-#ifndef NASPERF_SENDER_RECEIVER_CLIENT_H_
-#define NASPERF_SENDER_RECEIVER_CLIENT_H_
+#ifndef NASPERF_COMMON_RECEIVER_CLIENT_H_
+#define NASPERF_COMMON_RECEIVER_CLIENT_H_
 
 #include <memory>
 #include <string>
@@ -40,4 +40,4 @@ class ReceiverClient {
 
 }  // namespace nasperf
 
-#endif  // NASPERF_SENDER_RECEIVER_CLIENT_H_
+#endif  // NASPERF_COMMON_RECEIVER_CLIENT_H_
