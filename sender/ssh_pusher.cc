@@ -32,20 +32,6 @@ namespace nasperf {
 namespace {
 
 constexpr char kComponent[] = "sender";
-constexpr size_t kSourceChunk = PatternSource::kChunk;  // what a PayloadSource hands out
-
-// The next piece of the payload after r.bytes_sent: the time spent in the source
-// counts as source wait, and the checksum (when kept) sees every byte once.
-absl::StatusOr<const uint8_t*> NextChunk(PayloadSource& source, uint64_t length,
-                                         StreamChecksum* checksum, PushResult& r, size_t* size) {
-  *size = static_cast<size_t>(std::min<uint64_t>(kSourceChunk, length - r.bytes_sent));
-  const int64_t before = MonoNanos();
-  absl::StatusOr<const uint8_t*> chunk = source.Chunk(r.bytes_sent, *size);
-  r.source_ns += MonoNanos() - before;
-  if (chunk.ok() && checksum != nullptr) checksum->Update(*chunk, *size);
-  return chunk;
-}
-
 std::string RemotePath(const std::string& dir, const std::string& name) {
   if (dir.empty() || dir.back() == '/') return dir + name;
   return absl::StrCat(dir, "/", name);
@@ -159,6 +145,92 @@ absl::Status WriteFailure(const SshConnection& c, const std::string& path, uint6
   return absl::Status(why.code(), absl::StrCat("sftp write ", path, " near byte ", at, " on ", c.where(), ": ",
                                                why.message()));
 }
+
+// One SFTP file as the push loop's writer: pieces of at most `write_size` bytes,
+// pipelined when `in_flight` > 1 (SftpWritePipeline), an fsync every `sync_every`
+// bytes before the last; Finish drains, syncs and closes.
+class SftpWriter : public ChunkWriter {
+ public:
+  SftpWriter(SshConnection& c, sftp_file file, const std::string& path, uint64_t length, size_t write_size,
+             size_t in_flight, uint64_t sync_every)
+      : c_(c), file_(file), path_(path), length_(length), write_size_(write_size), sync_every_(sync_every) {
+    if (in_flight > 1) pipeline_.emplace(file, in_flight);
+  }
+
+  // The source's buffer goes to libssh as it is: no copy of our own.
+  absl::Status Write(const uint8_t* data, size_t size, uint64_t offset) override {
+    for (size_t done = 0; done < size;) {
+      const size_t n = std::min(write_size_, size - done);
+      const uint64_t at = offset + done;
+      if (pipeline_) {
+        if (absl::Status s = pipeline_->Write(data + done, n, at); !s.ok()) return WriteFailure(c_, path_, at, s);
+      } else if (sftp_write(file_, data + done, n) != static_cast<ssize_t>(n)) {
+        return c_.Failure(absl::StrCat("sftp write ", path_, " at byte ", at));
+      }
+      done += n;
+      since_sync_ += n;
+      if (sync_every_ > 0 && since_sync_ >= sync_every_ && at + n < length_) {
+        if (absl::Status s = Sync(at + n); !s.ok()) return s;
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // After the loop (status: how it ended): the last replies, the final fsync when
+  // the server offers it, and close, which reports the server's close(2): a late
+  // write error (NFS, quota) shows there.
+  absl::Status Finish(absl::Status status, bool fsync) {
+    if (pipeline_ && status.ok()) {
+      if (absl::Status s = pipeline_->Drain(); !s.ok()) status = WriteFailure(c_, path_, length_, s);
+    }
+    if (pipeline_ && !status.ok()) c_.MarkUnreusable();
+    if (status.ok() && fsync && sftp_fsync(file_) != 0) status = c_.Failure(absl::StrCat("sftp fsync ", path_));
+    if (sftp_close(file_) != SSH_NO_ERROR && status.ok()) status = c_.Failure(absl::StrCat("sftp close ", path_));
+    return status;
+  }
+
+ private:
+  absl::Status Sync(uint64_t at) {
+    if (pipeline_) {
+      if (absl::Status s = pipeline_->Drain(); !s.ok()) return WriteFailure(c_, path_, at, s);
+    }
+    if (sftp_fsync(file_) != 0) return c_.Failure(absl::StrCat("sftp fsync ", path_));
+    since_sync_ = 0;
+    return absl::OkStatus();
+  }
+
+  SshConnection& c_;
+  const sftp_file file_;
+  const std::string& path_;
+  const uint64_t length_;
+  const size_t write_size_;
+  const uint64_t sync_every_;
+  uint64_t since_sync_ = 0;
+  std::optional<SftpWritePipeline> pipeline_;
+};
+
+// libssh 0.10 marks its SCP API deprecated (0.11 keeps it); it is still the one way
+// to speak the scp protocol through libssh, which is what this baseline measures.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+// One scp upload as the push loop's writer. After the file's last byte a write also
+// waits for scp's answer that it wrote it.
+class ScpWriter : public ChunkWriter {
+ public:
+  ScpWriter(SshConnection& c, ssh_scp scp, const std::string& path) : c_(c), scp_(scp), path_(path) {}
+  absl::Status Write(const uint8_t* data, size_t size, uint64_t offset) override {
+    if (ssh_scp_write(scp_, data, size) != SSH_OK) {
+      return c_.Failure(absl::StrCat("scp write ", path_, " at byte ", offset));
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  SshConnection& c_;
+  const ssh_scp scp_;
+  const std::string& path_;
+};
+#pragma GCC diagnostic pop
 
 class SshTransport : public Transport {
  public:
@@ -333,67 +405,9 @@ absl::Status SshTransport::PushSftp(SshConnection& c, const std::string& path, u
     }
     return c.Failure(absl::StrCat("sftp open ", path));
   }
-  std::optional<SftpWritePipeline> pipeline;
-  if (options_.sftp_writes_in_flight > 1) pipeline.emplace(file, options_.sftp_writes_in_flight);
-  std::unique_ptr<StreamChecksum> checksum;
-  if (push.checksum) checksum = std::make_unique<StreamChecksum>();
-  r.first_byte_ns = MonoNanos();
-  IntervalSampler sampler(push.interval_s, r.first_byte_ns);
-  absl::Status status;
-  uint64_t since_sync = 0;
-  while (status.ok() && r.bytes_sent < length) {
-    size_t size = 0;
-    absl::StatusOr<const uint8_t*> chunk = NextChunk(source, length, checksum.get(), r, &size);
-    if (!chunk.ok()) {
-      status = chunk.status();
-      break;
-    }
-    // The source's buffer goes to libssh as it is: no copy of our own.
-    for (size_t done = 0; done < size;) {
-      size_t n = std::min(options_.sftp_write_size, size - done);
-      if (pipeline) {
-        if (absl::Status s = pipeline->Write(*chunk + done, n, r.bytes_sent); !s.ok()) {
-          status = WriteFailure(c, path, r.bytes_sent, s);
-          break;
-        }
-      } else if (sftp_write(file, *chunk + done, n) != static_cast<ssize_t>(n)) {
-        status = c.Failure(absl::StrCat("sftp write ", path, " at byte ", r.bytes_sent));
-        break;
-      }
-      done += n;
-      r.bytes_sent += n;
-      sampler.Add(n, MonoNanos());
-      if (push.progress != nullptr) push.progress->fetch_add(n, std::memory_order_relaxed);
-      since_sync += n;
-      if (sync_every_ > 0 && since_sync >= sync_every_ && r.bytes_sent < length) {
-        if (pipeline) {
-          if (absl::Status s = pipeline->Drain(); !s.ok()) {
-            status = WriteFailure(c, path, r.bytes_sent, s);
-            break;
-          }
-        }
-        if (sftp_fsync(file) != 0) {
-          status = c.Failure(absl::StrCat("sftp fsync ", path));
-          break;
-        }
-        since_sync = 0;
-      }
-    }
-  }
-  r.last_byte_ns = MonoNanos();
-  sampler.Finish(r.last_byte_ns);
-  r.samples = sampler.samples();
-  if (checksum) {
-    r.has_checksum = true;
-    r.checksum = checksum->Digest();
-  }
-  if (pipeline && status.ok()) {
-    if (absl::Status s = pipeline->Drain(); !s.ok()) status = WriteFailure(c, path, r.bytes_sent, s);
-  }
-  if (pipeline && !status.ok()) c.MarkUnreusable();
-  if (status.ok() && fsync_ && sftp_fsync(file) != 0) status = c.Failure(absl::StrCat("sftp fsync ", path));
-  // close reports the server's close(2): a late write error (NFS, quota) shows here.
-  if (sftp_close(file) != SSH_NO_ERROR && status.ok()) status = c.Failure(absl::StrCat("sftp close ", path));
+  SftpWriter writer(c, file, path, length, options_.sftp_write_size, options_.sftp_writes_in_flight, sync_every_);
+  LoopOutcome loop = PushLoop(source, length, push, writer, r);
+  absl::Status status = writer.Finish(loop.status, fsync_);
   r.ack_ns = MonoNanos();
   return status;
 }
@@ -426,34 +440,8 @@ absl::Status SshTransport::PushScp(SshConnection& c, const std::string& name, ui
   if (ssh_scp_push_file64(scp, name.c_str(), length, 0644) != SSH_OK) {
     return failure(absl::StrCat("scp ", path));
   }
-  std::unique_ptr<StreamChecksum> checksum;
-  if (push.checksum) checksum = std::make_unique<StreamChecksum>();
-  r.first_byte_ns = MonoNanos();
-  IntervalSampler sampler(push.interval_s, r.first_byte_ns);
-  absl::Status status;
-  while (r.bytes_sent < length) {
-    size_t size = 0;
-    absl::StatusOr<const uint8_t*> chunk = NextChunk(source, length, checksum.get(), r, &size);
-    if (!chunk.ok()) {
-      status = chunk.status();
-      break;
-    }
-    // After the file's last byte this also waits for scp's answer that it wrote it.
-    if (ssh_scp_write(scp, *chunk, size) != SSH_OK) {
-      status = c.Failure(absl::StrCat("scp write ", path, " at byte ", r.bytes_sent));
-      break;
-    }
-    r.bytes_sent += size;
-    sampler.Add(size, MonoNanos());
-    if (push.progress != nullptr) push.progress->fetch_add(size, std::memory_order_relaxed);
-  }
-  r.last_byte_ns = MonoNanos();
-  sampler.Finish(r.last_byte_ns);
-  r.samples = sampler.samples();
-  if (checksum) {
-    r.has_checksum = true;
-    r.checksum = checksum->Digest();
-  }
+  ScpWriter writer(c, scp, path);
+  absl::Status status = PushLoop(source, length, push, writer, r).status;
   // close waits for the remote scp to exit, i.e. to have closed the file.
   if (ssh_scp_close(scp) != SSH_OK && status.ok()) status = c.Failure(absl::StrCat("scp close ", path));
   ssh_scp_free(scp);

@@ -13,7 +13,7 @@
 
 #include "absl/status/status.h"
 #include "proto/nasperf.pb.h"
-#include "sender/stream_pusher.h"
+#include "sender/push_loop.h"
 
 namespace nasperf {
 

@@ -1,0 +1,219 @@
+#include "sender/native_transport.h"
+
+#include <string.h>
+
+#include <algorithm>
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "common/checksum.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/netinfo.h"
+#include "common/policy.h"
+#include "common/receiver_client.h"
+#include "common/units.h"
+#include "common/verdict.h"
+#include "sender/path_check.h"
+#include "sender/stream_pusher.h"
+
+namespace nasperf {
+namespace {
+
+constexpr char kComponent[] = "sender";
+
+bool IsConfigurationError(const absl::Status& s) {
+  switch (s.code()) {
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kFailedPrecondition:
+    case absl::StatusCode::kUnauthenticated:
+    case absl::StatusCode::kPermissionDenied:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string TrailerError(const DataTrailer& t) {
+  if (t.error_code == EACCES && t.bytes_written == 0) {
+    return "the receiver refused the data connection (ticket expired or already used)";
+  }
+  std::string what = t.status == TrailerStatus::kAborted ? "aborted the transfer" : "failed";
+  return absl::StrCat("receiver ", what, ": ", t.error_code ? strerror(t.error_code) : "unknown error");
+}
+
+// The agent protocol (DESIGN.md section 3): Hello, then per transfer OpenTransfer,
+// the raw TCP push and the receiver's own row.
+class NativeTransport : public Transport {
+ public:
+  explicit NativeTransport(const SenderOptions& options)
+      : options_(options), client_(options.to, options.token, options.trust, options.receiver_fingerprint) {}
+
+  absl::Status Start(const std::string& run_id, uint64_t length, const ConsoleLine& say) override;
+  void Push(const TransferSlot& slot, PayloadSource& source, const PushOptions& push,
+            TransferResult& out) override;
+  void Finish(const std::string& run_id) override {
+    if (options_.cleanup != Cleanup::kEnd) return;
+    if (auto ended = client_.EndRun(run_id); !ended.ok()) {
+      Log(LogLevel::kWarning, kComponent, "cleanup at the end failed: %s", ended.status().message());
+    }
+  }
+
+ private:
+  const SenderOptions& options_;
+  ReceiverClient client_;
+  std::string local_host_ = LocalHostName();
+  WriteMode write_mode_ = WriteMode::kBuffered;  // as asked, or buffered after --direct-fallback
+  PathFacts path_;
+  uint64_t window_bytes_ = 0;          // --window, or sized to the path; 0 = autotuning
+};
+
+absl::Status NativeTransport::Start(const std::string& run_id, uint64_t length, const ConsoleLine& say) {
+  absl::StatusOr<proto::HelloReply> hello = client_.Hello();
+  if (!hello.ok()) return hello.status();
+  say(absl::StrFormat(
+      "receiver %s (nasperf %s) at %s: target %s%s, write modes %s", hello->host(), hello->version(),
+      FormatHostPort(options_.to), hello->target(),
+      hello->target() == kDiscardTarget ? "" : absl::StrCat(", ", FormatSize(hello->free_bytes()), " free"),
+      absl::StrJoin(hello->write_modes(), "/")));
+  write_mode_ = options_.write_mode;
+  const auto& modes = hello->write_modes();
+  if (options_.direct_fallback && write_mode_ == WriteMode::kDirect &&
+      std::find(modes.begin(), modes.end(), Name(WriteMode::kDirect)) == modes.end()) {
+    Log(LogLevel::kWarning, kComponent,
+        "the target %s refuses O_DIRECT; --direct-fallback: writing buffered instead (rows say so)",
+        hello->target());
+    write_mode_ = WriteMode::kBuffered;
+  }
+  auto path = CheckPath(options_.to, *hello, options_.link_mbps);
+  if (!path.ok()) return path.status();
+  path_ = *path;
+  window_bytes_ = options_.window_bytes > 0 ? options_.window_bytes : AutoWindowBytes(path_);
+  say(PathLine(path_));
+  for (const std::string& warning : PathWarnings(path_)) Log(LogLevel::kWarning, kComponent, "%s", warning);
+  if (uint32_t mss = PathMaxSegment(path_)) {
+    say(absl::StrFormat("mss: data connections capped at %d bytes to fit the path MTU %d", mss,
+                        *path_.path_mtu));
+  }
+  if (window_bytes_ > 0) {
+    say(absl::StrFormat("window: %s socket buffers (%s)", FormatSize(window_bytes_),
+                        options_.window_bytes > 0 ? "--window" : "2 x bandwidth-delay product"));
+  }
+  return absl::OkStatus();
+}
+
+void NativeTransport::Push(const TransferSlot& slot, PayloadSource& source, const PushOptions& push,
+                           TransferResult& out) {
+  const SenderOptions& o = options_;
+  proto::TransferReport& row = out.sender;
+  row.set_peer(FormatHostPort(o.to));
+  row.set_write_mode(Name(write_mode_));
+  if (path_.mtu) row.set_mtu(*path_.mtu);
+  if (path_.path_mtu) row.set_path_mtu(*path_.path_mtu);
+  if (path_.link_mbps) row.set_link_mbps(*path_.link_mbps);
+
+  proto::OpenTransferRequest request;
+  request.set_run_id(slot.run_id);
+  request.set_label(o.label);
+  request.set_iteration(slot.iteration);
+  request.set_stream(slot.stream);
+  request.set_size(slot.length);
+  request.set_write_mode(Name(write_mode_));
+  request.set_sync_policy(SyncPolicyName(o.sync_policy));
+  if (o.cleanup) request.set_cleanup(Name(*o.cleanup));
+  if (path_.path_mtu) request.set_path_mtu(*path_.path_mtu);
+  request.set_link_mbps(o.link_mbps);
+  request.set_window_bytes(window_bytes_);
+  request.set_checksum(o.verify);
+  request.set_warmup(slot.warmup);
+  request.set_interval_s(o.interval_s);
+  request.set_sender_host(local_host_);
+  absl::StatusOr<proto::OpenTransferReply> open = client_.OpenTransfer(request);
+  // A lab's barrier counts every stream, opened or refused, so one refusal never
+  // holds the others back; a refused stream just ends after it.
+  const absl::Status released = o.before_first_byte ? o.before_first_byte() : absl::OkStatus();
+  if (!open.ok()) {
+    row.set_error(std::string(open.status().message()));
+    out.stop_loop = IsConfigurationError(open.status());
+    return;
+  }
+  if (!released.ok()) {
+    row.set_transfer_id(open->transfer_id());
+    row.set_status(absl::IsCancelled(released) ? "aborted" : "failed");
+    row.set_error(std::string(released.message()));
+    return;  // the ticket is never used; the receiver lets it expire
+  }
+
+  PushTarget target;
+  target.data = {o.to.host, static_cast<uint16_t>(open->data_port())};
+  target.transfer_id = open->transfer_id();
+  // ReceiverClient checked the reply: the ticket is exactly kTicketSize bytes.
+  std::copy(open->ticket().begin(), open->ticket().end(), target.ticket.begin());
+  target.length = slot.length;
+  PushOptions native = push;
+  native.window_bytes = window_bytes_;
+  native.max_segment = PathMaxSegment(path_);
+  PushResult r = PushNative(target, source, native);
+
+  row.set_transfer_id(open->transfer_id());
+  row.set_peer(FormatHostPort(target.data));
+  RecordPush(r, row);
+
+  // The receiver's own row: it exists whenever the data connection got that far.
+  if (r.trailer || r.bytes_sent > 0) {
+    auto fetched = client_.FetchReport(open->transfer_id(), absl::Seconds(30));
+    if (fetched.ok()) {
+      out.receiver = *fetched;
+      if (!o.receiver_name.empty()) out.receiver->set_host(o.receiver_name);
+    } else if (!absl::IsNotFound(fetched.status())) {
+      Log(LogLevel::kWarning, kComponent, "no receiver row for transfer %d: %s",
+          open->transfer_id(), fetched.status().message());
+    }
+  }
+
+  if (!r.trailer) {
+    if (absl::IsCancelled(r.status)) row.set_status(Name(Status::kAborted));
+    row.set_error(std::string(r.status.message()));
+    return;
+  }
+  const DataTrailer& t = *r.trailer;
+  if (t.status != TrailerStatus::kOk) {
+    row.set_status(Name(t.status == TrailerStatus::kAborted ? Status::kAborted : Status::kFailed));
+    row.set_error(out.receiver && !out.receiver->error().empty()
+                      ? absl::StrCat("receiver: ", out.receiver->error())
+                      : TrailerError(t));
+    return;
+  }
+  RecordTimings(r, path_.CeilingMBps(), row);
+  int64_t duration = r.ack_ns - r.first_byte_ns;
+  double source_pct = Pct(r.source_ns, duration);
+  if (!r.zero_copy) row.set_source_wait_pct(source_pct);  // sendfile hides the reads
+  int64_t receiver_span = t.durable_ns > 0 ? static_cast<int64_t>(t.durable_ns) : duration;
+  row.set_bottleneck(Verdict(Pct(t.net_wait_ns, receiver_span),
+                             Pct(t.disk_wait_ns + t.sync_ns, receiver_span),
+                             row.has_source_wait_pct() ? source_pct : -1));
+  if (t.bytes_written != slot.length) {
+    row.set_error(absl::StrCat("receiver wrote ", t.bytes_written, " of ", slot.length, " bytes"));
+    return;
+  }
+  if (o.verify) {
+    bool verified = t.has_checksum && r.has_checksum && t.checksum == r.checksum;
+    row.set_verified(verified);
+    if (!verified) {
+      row.set_error(absl::StrCat("checksum mismatch: sent ", ChecksumHex(r.checksum), ", receiver got ",
+                                 t.has_checksum ? ChecksumHex(t.checksum) : "none"));
+      return;
+    }
+  }
+  row.set_status(Name(Status::kOk));
+}
+
+}  // namespace
+
+std::unique_ptr<Transport> NewNativeTransport(const SenderOptions& options) {
+  return std::make_unique<NativeTransport>(options);
+}
+
+}  // namespace nasperf

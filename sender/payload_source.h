@@ -1,0 +1,33 @@
+// The bytes of one transfer, wherever they come from: generated (common/payload.h)
+// or a file. Every transport reads them the same way (sender/push_loop.h). One
+// source per transfer; used from that transfer's thread only.
+#ifndef NASPERF_SENDER_PAYLOAD_SOURCE_H_
+#define NASPERF_SENDER_PAYLOAD_SOURCE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "common/payload.h"
+
+namespace nasperf {
+
+class PayloadSource {
+ public:
+  // The most Chunk() hands out at once; offsets are multiples of it.
+  static constexpr size_t kChunk = PatternSource::kChunk;
+  virtual ~PayloadSource() = default;
+  // The bytes at [offset, offset + size), size <= kChunk; valid until the next call.
+  virtual absl::StatusOr<const uint8_t*> Chunk(uint64_t offset, size_t size) = 0;
+  // A descriptor a zero-copy writer can read from at the same offsets, or -1.
+  virtual int file_fd() const { return -1; }
+};
+
+std::unique_ptr<PayloadSource> GeneratedSource(Pattern pattern, uint64_t seed);
+// Opens the file for one transfer (its own descriptor: streams run in parallel).
+absl::StatusOr<std::unique_ptr<PayloadSource>> FileSource(const std::string& path);
+
+}  // namespace nasperf
+
+#endif  // NASPERF_SENDER_PAYLOAD_SOURCE_H_

@@ -1,0 +1,62 @@
+#include "sender/push_loop.h"
+
+#include <algorithm>
+#include <memory>
+
+#include "common/checksum.h"
+#include "common/clock.h"
+
+namespace nasperf {
+
+LoopOutcome PushLoop(PayloadSource& source, uint64_t length, const PushOptions& options, ChunkWriter& writer,
+                     PushResult& r) {
+  std::unique_ptr<StreamChecksum> checksum;
+  if (options.checksum) checksum = std::make_unique<StreamChecksum>();
+  const int file_fd = source.file_fd();
+  const bool zero_copy = checksum == nullptr && file_fd >= 0 && writer.ZeroCopy();
+  r.zero_copy = zero_copy;
+  r.first_byte_ns = MonoNanos();
+  IntervalSampler sampler(options.interval_s, r.first_byte_ns);
+  LoopOutcome outcome;
+  while (r.bytes_sent < length) {
+    if (options.cancel != nullptr && options.cancel->load(std::memory_order_relaxed)) {
+      outcome = {LoopEnd::kCancelled, absl::CancelledError("aborted by the lab controller")};
+      break;
+    }
+    size_t size = static_cast<size_t>(std::min<uint64_t>(PayloadSource::kChunk, length - r.bytes_sent));
+    if (zero_copy) {
+      absl::StatusOr<size_t> sent = writer.WriteFromFile(file_fd, r.bytes_sent, size);
+      if (!sent.ok()) {
+        outcome = {LoopEnd::kWriteFailed, sent.status()};
+        break;
+      }
+      size = *sent;
+    } else {
+      const int64_t before = MonoNanos();
+      absl::StatusOr<const uint8_t*> chunk = source.Chunk(r.bytes_sent, size);
+      r.source_ns += MonoNanos() - before;
+      if (!chunk.ok()) {
+        outcome = {LoopEnd::kSourceFailed, chunk.status()};
+        break;
+      }
+      if (checksum != nullptr) checksum->Update(*chunk, size);
+      if (absl::Status written = writer.Write(*chunk, size, r.bytes_sent); !written.ok()) {
+        outcome = {LoopEnd::kWriteFailed, written};
+        break;
+      }
+    }
+    r.bytes_sent += size;
+    sampler.Add(size, MonoNanos());
+    if (options.progress != nullptr) options.progress->fetch_add(size, std::memory_order_relaxed);
+  }
+  r.last_byte_ns = MonoNanos();
+  sampler.Finish(r.last_byte_ns);
+  r.samples = sampler.samples();
+  if (checksum != nullptr) {
+    r.has_checksum = true;
+    r.checksum = checksum->Digest();
+  }
+  return outcome;
+}
+
+}  // namespace nasperf

@@ -1,0 +1,77 @@
+// The one loop every transport pushes a transfer's bytes with (native, sftp, scp):
+// the next piece from the source (its time counted as source wait), the checksum,
+// the transport's write, interval samples, progress, and cancel checked before every
+// piece. A transport supplies only how a piece is written (ChunkWriter). Runs on the
+// transfer's own thread.
+#ifndef NASPERF_SENDER_PUSH_LOOP_H_
+#define NASPERF_SENDER_PUSH_LOOP_H_
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "common/sampler.h"
+#include "common/wire.h"
+#include "sender/payload_source.h"
+
+namespace nasperf {
+
+struct PushOptions {
+  bool checksum = false;
+  double interval_s = 0;
+  double ack_timeout_s = 1800;   // a 45 GB flush onto a slow array takes minutes
+  std::atomic<uint64_t>* progress = nullptr;  // bytes sent so far, for the console
+  uint64_t window_bytes = 0;     // fixed send buffer; 0 = kernel autotuning
+  uint32_t max_segment = 0;      // MSS cap for a path narrower than the interfaces; 0 = none
+  const std::atomic<bool>* cancel = nullptr;  // set: stop before the next piece, status CANCELLED
+};
+
+struct PushResult {
+  absl::Status status;           // OK when the target confirmed the whole transfer
+  int64_t start_wall_ns = 0;
+  int64_t start_ns = 0;          // before connect
+  int64_t first_byte_ns = 0;     // before the first payload byte was handed over
+  int64_t last_byte_ns = 0;      // after the last one was
+  int64_t ack_ns = 0;            // the target confirmed (trailer, close, fsync)
+  uint64_t bytes_sent = 0;
+  int64_t source_ns = 0;         // waiting on the source (file reads, generation)
+  std::optional<DataTrailer> trailer;  // native only
+  bool has_checksum = false;
+  uint64_t checksum = 0;
+  std::optional<uint32_t> mss;   // TCP_MAXSEG after connect (native)
+  bool zero_copy = false;        // the writer read the file itself: source_ns is unknown
+  std::vector<IntervalSample> samples;
+};
+
+// How one transport hands a piece of payload to its peer.
+class ChunkWriter {
+ public:
+  virtual ~ChunkWriter() = default;
+  // Takes all of [data, data + size): the payload bytes at `offset`.
+  virtual absl::Status Write(const uint8_t* data, size_t size, uint64_t offset) = 0;
+  // True when WriteFromFile can move file bytes without a copy through us.
+  virtual bool ZeroCopy() const { return false; }
+  // Up to `size` bytes of `fd` at `offset` straight to the peer; how many went.
+  virtual absl::StatusOr<size_t> WriteFromFile(int fd, uint64_t offset, size_t size) {
+    return absl::UnimplementedError("no zero-copy writes");
+  }
+};
+
+enum class LoopEnd { kDone, kSourceFailed, kWriteFailed, kCancelled };
+struct LoopOutcome {
+  LoopEnd end = LoopEnd::kDone;
+  absl::Status status;  // OK only with kDone
+};
+
+// Pushes `length` bytes of `source` through `writer` (zero-copy when the source is a
+// file, nothing needs to see the bytes and the writer can). Fills r.first_byte_ns,
+// last_byte_ns, bytes_sent, source_ns, samples and the checksum.
+LoopOutcome PushLoop(PayloadSource& source, uint64_t length, const PushOptions& options, ChunkWriter& writer,
+                     PushResult& r);
+
+}  // namespace nasperf
+
+#endif  // NASPERF_SENDER_PUSH_LOOP_H_

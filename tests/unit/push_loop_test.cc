@@ -1,0 +1,141 @@
+// The push loop every transport shares, with an in-memory writer: every byte once,
+// in order, with a checksum that matches; cancel stops before the next piece; a
+// failing writer or source ends the loop with the side that failed; zero copy is
+// used only when nothing needs to see the bytes.
+#include "sender/push_loop.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <string>
+
+#include "common/checksum.h"
+#include "gtest/gtest.h"
+
+namespace nasperf {
+namespace {
+
+class MemoryWriter : public ChunkWriter {
+ public:
+  absl::Status Write(const uint8_t* data, size_t size, uint64_t offset) override {
+    if (offset != bytes.size()) return absl::InternalError("out of order");
+    if (fail_after > 0 && bytes.size() >= fail_after) return absl::UnavailableError("peer went away");
+    bytes.append(reinterpret_cast<const char*>(data), size);
+    if (cancel_after > 0 && bytes.size() >= cancel_after) cancel->store(true);
+    return absl::OkStatus();
+  }
+  bool ZeroCopy() const override { return zero_copy; }
+  absl::StatusOr<size_t> WriteFromFile(int fd, uint64_t offset, size_t size) override {
+    ++file_writes;
+    std::string piece(size, '\0');
+    ssize_t n = ::pread(fd, piece.data(), size, static_cast<off_t>(offset));
+    if (n <= 0) return absl::OutOfRangeError("short file");
+    bytes.append(piece.data(), static_cast<size_t>(n));
+    return static_cast<size_t>(n);
+  }
+  std::string bytes;
+  size_t fail_after = 0, cancel_after = 0;
+  std::atomic<bool>* cancel = nullptr;
+  bool zero_copy = false;
+  int file_writes = 0;
+};
+
+constexpr uint64_t kLength = 3 * PayloadSource::kChunk + 12345;
+
+TEST(PushLoop, EveryByteOnceInOrderWithAMatchingChecksum) {
+  auto source = GeneratedSource(Pattern::kRandom, 7);
+  MemoryWriter writer;
+  PushOptions options;
+  options.checksum = true;
+  std::atomic<uint64_t> progress{0};
+  options.progress = &progress;
+  PushResult r;
+  LoopOutcome out = PushLoop(*source, kLength, options, writer, r);
+  ASSERT_EQ(out.end, LoopEnd::kDone) << out.status;
+  EXPECT_EQ(r.bytes_sent, kLength);
+  EXPECT_EQ(writer.bytes.size(), kLength);
+  EXPECT_EQ(progress.load(), kLength);
+  ASSERT_TRUE(r.has_checksum);
+  StreamChecksum check;
+  check.Update(reinterpret_cast<const uint8_t*>(writer.bytes.data()), writer.bytes.size());
+  EXPECT_EQ(r.checksum, check.Digest());
+  EXPECT_FALSE(r.zero_copy);
+  EXPECT_LE(r.first_byte_ns, r.last_byte_ns);
+}
+
+TEST(PushLoop, CancelStopsBeforeTheNextPiece) {
+  auto source = GeneratedSource(Pattern::kZero, 1);
+  std::atomic<bool> cancel{false};
+  MemoryWriter writer;
+  writer.cancel = &cancel;
+  writer.cancel_after = PayloadSource::kChunk;
+  PushOptions options;
+  options.cancel = &cancel;
+  PushResult r;
+  LoopOutcome out = PushLoop(*source, kLength, options, writer, r);
+  EXPECT_EQ(out.end, LoopEnd::kCancelled);
+  EXPECT_TRUE(absl::IsCancelled(out.status));
+  EXPECT_EQ(r.bytes_sent, PayloadSource::kChunk);
+}
+
+TEST(PushLoop, AFailingWriterEndsTheLoopAsAWriteFailure) {
+  auto source = GeneratedSource(Pattern::kZero, 1);
+  MemoryWriter writer;
+  writer.fail_after = 2 * PayloadSource::kChunk;
+  PushResult r;
+  LoopOutcome out = PushLoop(*source, kLength, PushOptions(), writer, r);
+  EXPECT_EQ(out.end, LoopEnd::kWriteFailed);
+  EXPECT_EQ(out.status.message(), "peer went away");
+  EXPECT_EQ(r.bytes_sent, 2 * PayloadSource::kChunk);
+}
+
+class FileSourceTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = std::string(::testing::TempDir()) + "/push-loop-XXXXXX";
+    int fd = mkstemp(path_.data());
+    ASSERT_GE(fd, 0);
+    std::string data(2 * PayloadSource::kChunk, 'x');
+    ASSERT_EQ(::write(fd, data.data(), data.size()), static_cast<ssize_t>(data.size()));
+    ::close(fd);
+  }
+  void TearDown() override { ::unlink(path_.c_str()); }
+  std::string path_;
+};
+
+TEST_F(FileSourceTest, ASourceThatShrankIsTheSourcesFailure) {
+  auto source = FileSource(path_);
+  ASSERT_TRUE(source.ok());
+  MemoryWriter writer;
+  PushResult r;
+  LoopOutcome out = PushLoop(**source, kLength, PushOptions(), writer, r);  // longer than the file
+  EXPECT_EQ(out.end, LoopEnd::kSourceFailed);
+  EXPECT_NE(out.status.message().find("shrank"), std::string::npos) << out.status;
+}
+
+TEST_F(FileSourceTest, ZeroCopyOnlyWhenNothingNeedsToSeeTheBytes) {
+  auto source = FileSource(path_);
+  ASSERT_TRUE(source.ok());
+  MemoryWriter writer;
+  writer.zero_copy = true;
+  PushResult r;
+  ASSERT_EQ(PushLoop(**source, 2 * PayloadSource::kChunk, PushOptions(), writer, r).end, LoopEnd::kDone);
+  EXPECT_TRUE(r.zero_copy);
+  EXPECT_GT(writer.file_writes, 0);
+
+  auto again = FileSource(path_);
+  ASSERT_TRUE(again.ok());
+  MemoryWriter checked;
+  checked.zero_copy = true;
+  PushOptions options;
+  options.checksum = true;
+  PushResult r2;
+  ASSERT_EQ(PushLoop(**again, 2 * PayloadSource::kChunk, options, checked, r2).end, LoopEnd::kDone);
+  EXPECT_FALSE(r2.zero_copy);
+  EXPECT_EQ(checked.file_writes, 0);
+  EXPECT_EQ(checked.bytes, std::string(2 * PayloadSource::kChunk, 'x'));
+}
+
+}  // namespace
+}  // namespace nasperf
