@@ -93,6 +93,10 @@ NASPERF_POLICY_TYPE(Status)
 NASPERF_POLICY_TYPE(Bottleneck)
 #undef NASPERF_POLICY_TYPE
 
+std::string TransferFileName(const std::string& run_id, int iteration, int stream) {
+  return absl::StrCat("nasperf-", run_id, "-", iteration, "-", stream, ".dat");
+}
+
 absl::StatusOr<SyncPolicy> ParseSyncPolicy(absl::string_view text) {
   SyncPolicy policy;
   if (text == "none") {

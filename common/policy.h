@@ -42,6 +42,10 @@ std::string SyncPolicyName(const SyncPolicy& policy);
 // The target word for "write nothing" (network only).
 inline constexpr char kDiscardTarget[] = "discard";
 
+// The name of a transfer's file on any target (receiver, scp, sftp): the contract
+// `--cleanup` and users rely on. run_id has passed CheckRunId.
+std::string TransferFileName(const std::string& run_id, int iteration, int stream);
+
 // The stream count every entry point allows (CLI, plan, agent job).
 inline constexpr int kMaxStreams = 64;
 

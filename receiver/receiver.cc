@@ -420,8 +420,7 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
     std::string file_name;
     PipelineResult result;
     if (!target_->discard()) {
-      std::string name = absl::StrCat("nasperf-", request.run_id(), "-", request.iteration(), "-",
-                                      request.stream(), ".dat");
+      std::string name = TransferFileName(request.run_id(), request.iteration(), request.stream());
       auto created = target_->Create(name, plan.mode, plan.sync, &file_name);
       if (!created.ok()) {
         result.end = PipelineEnd::kFailed;
