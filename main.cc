@@ -396,6 +396,42 @@ void AddSender(CLI::App& app, SenderFlags& f) {
   AddReportingFlags(cmd, f.reporting);
 }
 
+// --transport scp|sftp: the destination, keys and host-key policy; the flags that
+// need the agent are refused.
+SshOptions MakeSshOptions(const SenderFlags& f, TransportKind transport) {
+  const std::string cmd = "sender";
+  SshOptions ssh;
+  auto destination = ParseSshDestination(f.to);
+  if (!destination.ok()) UsageError(cmd, "--to", destination.status().message());
+  ssh.sftp = transport == TransportKind::kSftp;
+  ssh.to = *destination;
+  ssh.port = f.ssh_port;
+  ssh.identity = f.identity;
+  ssh.known_hosts = f.known_hosts;
+  ssh.config_file = f.ssh_config;
+  ssh.accept_new_host_key = f.accept_new_host_key;
+  ssh.prompt = isatty(STDIN_FILENO) != 0;
+  // Benchmark knobs (docs/PERFORMANCE.md): bytes per SFTP write (at most
+  // kMaxSftpWrite) and writes in flight (1 = plain sftp_write).
+  if (const char* size = std::getenv("NASPERF_SFTP_WRITE"); size != nullptr) {
+    auto parsed = ParseSize(size);
+    if (!parsed.ok() || *parsed == 0 || *parsed > kMaxSftpWrite) {
+      UsageError(cmd, "NASPERF_SFTP_WRITE", absl::StrCat("must be a size from 1 to ", kMaxSftpWrite, " bytes"));
+    }
+    ssh.sftp_write_size = *parsed;
+  }
+  if (const char* depth = std::getenv("NASPERF_SFTP_IN_FLIGHT"); depth != nullptr) {
+    int parsed = std::atoi(depth);
+    if (parsed < 1 || parsed > 256) UsageError(cmd, "NASPERF_SFTP_IN_FLIGHT", "must be 1 to 256");
+    ssh.sftp_writes_in_flight = static_cast<size_t>(parsed);
+  }
+  if (f.verify) UsageError(cmd, "--verify", "needs the receiver agent (--transport native); compare files with cmp or sha256sum");
+  if (EnumFlag<WriteMode>(cmd, "--write-mode", f.write_mode) != WriteMode::kBuffered) {
+    UsageError(cmd, "--write-mode", "needs the receiver agent (--transport native)");
+  }
+  return ssh;
+}
+
 absl::StatusOr<SenderOptions> MakeSenderOptions(const SenderFlags& f) {
   const std::string cmd = "sender";
   SenderOptions o;
@@ -408,34 +444,7 @@ absl::StatusOr<SenderOptions> MakeSenderOptions(const SenderFlags& f) {
       if (given) UsageError(cmd, flag, "only with --transport scp|sftp");
     }
   } else {
-    auto destination = ParseSshDestination(f.to);
-    if (!destination.ok()) UsageError(cmd, "--to", destination.status().message());
-    o.ssh.sftp = o.transport == TransportKind::kSftp;
-    o.ssh.to = *destination;
-    o.ssh.port = f.ssh_port;
-    o.ssh.identity = f.identity;
-    o.ssh.known_hosts = f.known_hosts;
-    o.ssh.config_file = f.ssh_config;
-    o.ssh.accept_new_host_key = f.accept_new_host_key;
-    o.ssh.prompt = isatty(STDIN_FILENO) != 0;
-    // Benchmark knobs (docs/PERFORMANCE.md): bytes per SFTP write (at most
-    // kMaxSftpWrite) and writes in flight (1 = plain sftp_write).
-    if (const char* size = std::getenv("NASPERF_SFTP_WRITE"); size != nullptr) {
-      auto parsed = ParseSize(size);
-      if (!parsed.ok() || *parsed == 0 || *parsed > kMaxSftpWrite) {
-        UsageError(cmd, "NASPERF_SFTP_WRITE", absl::StrCat("must be a size from 1 to ", kMaxSftpWrite, " bytes"));
-      }
-      o.ssh.sftp_write_size = *parsed;
-    }
-    if (const char* depth = std::getenv("NASPERF_SFTP_IN_FLIGHT"); depth != nullptr) {
-      int parsed = std::atoi(depth);
-      if (parsed < 1 || parsed > 256) UsageError(cmd, "NASPERF_SFTP_IN_FLIGHT", "must be 1 to 256");
-      o.ssh.sftp_writes_in_flight = static_cast<size_t>(parsed);
-    }
-    if (f.verify) UsageError(cmd, "--verify", "needs the receiver agent (--transport native); compare files with cmp or sha256sum");
-    if (EnumFlag<WriteMode>(cmd, "--write-mode", f.write_mode) != WriteMode::kBuffered) {
-      UsageError(cmd, "--write-mode", "needs the receiver agent (--transport native)");
-    }
+    o.ssh = MakeSshOptions(f, o.transport);
   }
   o.file = f.file;
   if (f.file.empty() && f.size.empty()) UsageError(cmd, "--size", "give --size SIZE or --file PATH");

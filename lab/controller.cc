@@ -23,6 +23,7 @@
 #include "common/stats.h"
 #include "common/units.h"
 #include "common/validate.h"
+#include "lab/preflight.h"
 #include "lab/remote_start.h"
 #include "proto/nasperf.grpc.pb.h"
 #include "sender/sender.h"
@@ -315,6 +316,9 @@ class Lab {
 
   absl::Status Preflight() {
     std::vector<std::string> problems;
+    auto add = [&problems](std::vector<std::string> more) {
+      problems.insert(problems.end(), more.begin(), more.end());
+    };
     std::map<std::string, proto::HelloReply> hellos;
     Line("checks:");
     for (const PlanHost& host : plan_.hosts) {
@@ -323,15 +327,7 @@ class Lab {
         problems.push_back(absl::StrCat("host ", host.name, ": ", hello.status().message()));
         continue;
       }
-      if (hello->version() != NASPERF_VERSION) {
-        problems.push_back(absl::StrCat("host ", host.name, ": agent ", FormatHostPort(host.agent), " runs nasperf ",
-                                        hello->version(), ", this controller is ", NASPERF_VERSION));
-      }
-      if (!host.target.empty() && hello->target() != host.target) {
-        problems.push_back(absl::StrCat("host ", host.name, ": its agent writes into ", hello->target(),
-                                        ", the plan says target = \"", host.target, "\" (start it with nasperf agent --target ",
-                                        host.target, ")"));
-      }
+      add(HostProblems(host, *hello, NASPERF_VERSION));
       hellos[host.name] = *hello;
       PinFor(host);
       Line(absl::StrFormat("  %-10s %-21s nasperf %s on %s, target %s%s", host.name, FormatHostPort(host.agent),
@@ -341,16 +337,9 @@ class Lab {
     std::map<std::string, uint64_t> bytes_per_run;  // per receiving host
     for (size_t i = 0; i < plan_.transfers.size(); ++i) {
       const PlanTransfer& t = plan_.transfers[i];
-      const PlanHost& from = *plan_.FindHost(t.from);
       const PlanHost& to = *plan_.FindHost(t.to);
       const std::string name = absl::StrCat("transfer ", i + 1, " (", t.from, " -> ", t.to, ")");
       if (hellos.count(t.from) == 0 || hellos.count(t.to) == 0) continue;  // already a problem
-      const proto::HelloReply& rx = hellos[t.to];
-      if (std::find(rx.write_modes().begin(), rx.write_modes().end(), t.write_mode) == rx.write_modes().end() &&
-          rx.target() != kDiscardTarget) {
-        problems.push_back(absl::StrCat(name, ": ", t.to, "'s target ", rx.target(), " does not take write_mode = \"",
-                                        t.write_mode, "\" (it takes ", absl::StrJoin(rx.write_modes(), ", "), ")"));
-      }
       proto::CheckPathRequest request;
       request.set_to(FormatHostPort(to.agent));
       request.set_receiver_fingerprint(PinFor(to));
@@ -361,36 +350,13 @@ class Lab {
         problems.push_back(absl::StrCat(name, ": checked on ", t.from, ": ", path.status().message()));
         continue;
       }
+      add(TransferProblems(name, t, *plan_.FindHost(t.from), to, hellos[t.to], *path));
       uint64_t size = t.file.empty() ? t.size : path->file_size();
       bytes_per_run[t.to] += size * static_cast<uint64_t>(t.streams);
       Line(absl::StrCat("  ", t.from, " -> ", t.to, ": ", path->line()));
       for (const std::string& warning : path->warnings()) Line(absl::StrCat("  warning: ", name, ": ", warning));
-      if (from.mtu && path->has_mtu() && path->mtu() != *from.mtu) {
-        problems.push_back(absl::StrCat("host ", t.from, ": interface MTU toward ", t.to, " is ", path->mtu(),
-                                        ", the plan says mtu = ", *from.mtu));
-      }
-      if (to.mtu && path->has_peer_mtu() && path->peer_mtu() != *to.mtu) {
-        problems.push_back(absl::StrCat("host ", t.to, ": interface MTU is ", path->peer_mtu(), ", the plan says mtu = ",
-                                        *to.mtu));
-      }
     }
-    for (const auto& [name, bytes] : bytes_per_run) {
-      const proto::HelloReply& rx = hellos[name];
-      if (rx.target() != kDiscardTarget && bytes + rx.min_free() > rx.free_bytes()) {
-        problems.push_back(absl::StrCat("host ", name, ": one run writes ", FormatSize(bytes), " into ", rx.target(),
-                                        ", which has ", FormatSize(rx.free_bytes()), " free",
-                                        rx.min_free() > 0 ? absl::StrCat(" and must keep ", FormatSize(rx.min_free()),
-                                                                         " (its --min-free)") : ""));
-      }
-      if (rx.max_size() > 0) {
-        for (const PlanTransfer& t : plan_.transfers) {
-          if (t.to == name && t.size > rx.max_size()) {
-            problems.push_back(absl::StrCat("host ", name, ": a transfer of ", FormatSize(t.size),
-                                            " is above its --max-size ", FormatSize(rx.max_size())));
-          }
-        }
-      }
-    }
+    add(CapacityProblems(plan_, hellos, bytes_per_run));
     if (problems.empty()) return absl::OkStatus();
     return absl::FailedPreconditionError(absl::StrCat(
         problems.size(), " problem", problems.size() == 1 ? "" : "s", " before the first run; nothing ran:\n  ",
