@@ -259,7 +259,9 @@ void PmtuResponder::Loop() {
 
 // ------------------------------------------------------------------ prober
 
-absl::StatusOr<PathMtuProbe> ProbePathMtu(const HostPort& responder, const PathMtuOptions& options) {
+// A UDP socket connected to the responder with don't-fragment on every datagram:
+// sends above the known path MTU fail with EMSGSIZE. Sets *family.
+static absl::StatusOr<Fd> OpenProbeSocket(const HostPort& responder, int* family_out) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_DGRAM;
@@ -275,7 +277,6 @@ absl::StatusOr<PathMtuProbe> ProbePathMtu(const HostPort& responder, const PathM
     freeaddrinfo(resolved);
     return ErrnoStatus(errno, "socket (path MTU probe)");
   }
-  // DF on every datagram, and sends above the known path MTU fail with EMSGSIZE.
   int discover = family == AF_INET6 ? IPV6_PMTUDISC_DO : IP_PMTUDISC_DO;
   int rc = family == AF_INET6
                ? setsockopt(fd.get(), IPPROTO_IPV6, IPV6_MTU_DISCOVER, &discover, sizeof discover)
@@ -286,9 +287,17 @@ absl::StatusOr<PathMtuProbe> ProbePathMtu(const HostPort& responder, const PathM
     return ErrnoStatus(err, absl::StrCat("path MTU probe toward ", FormatHostPort(responder)));
   }
   freeaddrinfo(resolved);
+  *family_out = family;
+  return fd;
+}
+
+absl::StatusOr<PathMtuProbe> ProbePathMtu(const HostPort& responder, const PathMtuOptions& options) {
+  int family = AF_INET;
+  absl::StatusOr<Fd> fd = OpenProbeSocket(responder, &family);
+  if (!fd.ok()) return fd.status();
 
   PathMtuProbe result;
-  Prober prober(std::move(fd), family, &result);
+  Prober prober(std::move(*fd), family, &result);
   const uint32_t top = std::min(options.local_mtu, kLargestIpPacket);
   uint32_t good = std::min(kMinimumMtu, top);
   TryResult first = prober.Try(good, options.first_timeout_s, options.tries + 1);

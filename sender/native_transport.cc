@@ -44,7 +44,7 @@ std::string TrailerError(const DataTrailer& t) {
   return absl::StrCat("receiver ", what, ": ", t.error_code ? strerror(t.error_code) : "unknown error");
 }
 
-// The agent protocol (DESIGN.md section 3): Hello, then per transfer OpenTransfer,
+// The agent protocol (docs/DESIGN.md): Hello, then per transfer OpenTransfer,
 // the raw TCP push and the receiver's own row.
 class NativeTransport : public Transport {
  public:
@@ -54,14 +54,13 @@ class NativeTransport : public Transport {
   absl::Status Start(const std::string& run_id, uint64_t length, const ConsoleLine& say) override;
   void Push(const TransferSlot& slot, PayloadSource& source, const PushOptions& push,
             TransferResult& out) override;
-  void Finish(const std::string& run_id) override {
-    if (options_.cleanup != Cleanup::kEnd) return;
-    if (auto ended = client_.EndRun(run_id); !ended.ok()) {
-      Log(LogLevel::kWarning, kComponent, "cleanup at the end failed: %s", ended.status().message());
-    }
-  }
+  void Finish(const std::string& run_id) override;
 
  private:
+  proto::OpenTransferRequest OpenRequest(const TransferSlot& slot) const;
+  void FetchReceiverRow(uint64_t transfer_id, TransferResult& out);
+  void Judge(const TransferSlot& slot, const PushResult& r, TransferResult& out) const;
+
   const SenderOptions& options_;
   ReceiverClient client_;
   std::string local_host_ = LocalHostName();
@@ -69,6 +68,13 @@ class NativeTransport : public Transport {
   PathFacts path_;
   uint64_t window_bytes_ = 0;          // --window, or sized to the path; 0 = autotuning
 };
+
+void NativeTransport::Finish(const std::string& run_id) {
+  if (options_.cleanup != Cleanup::kEnd) return;
+  if (auto ended = client_.EndRun(run_id); !ended.ok()) {
+    Log(LogLevel::kWarning, kComponent, "cleanup at the end failed: %s", ended.status().message());
+  }
+}
 
 absl::Status NativeTransport::Start(const std::string& run_id, uint64_t length, const ConsoleLine& say) {
   absl::StatusOr<proto::HelloReply> hello = client_.Hello();
@@ -114,23 +120,7 @@ void NativeTransport::Push(const TransferSlot& slot, PayloadSource& source, cons
   if (path_.path_mtu) row.set_path_mtu(*path_.path_mtu);
   if (path_.link_mbps) row.set_link_mbps(*path_.link_mbps);
 
-  proto::OpenTransferRequest request;
-  request.set_run_id(slot.run_id);
-  request.set_label(o.label);
-  request.set_iteration(slot.iteration);
-  request.set_stream(slot.stream);
-  request.set_size(slot.length);
-  request.set_write_mode(Name(write_mode_));
-  request.set_sync_policy(SyncPolicyName(o.sync_policy));
-  if (o.cleanup) request.set_cleanup(Name(*o.cleanup));
-  if (path_.path_mtu) request.set_path_mtu(*path_.path_mtu);
-  request.set_link_mbps(o.link_mbps);
-  request.set_window_bytes(window_bytes_);
-  request.set_checksum(o.verify);
-  request.set_warmup(slot.warmup);
-  request.set_interval_s(o.interval_s);
-  request.set_sender_host(local_host_);
-  absl::StatusOr<proto::OpenTransferReply> open = client_.OpenTransfer(request);
+  absl::StatusOr<proto::OpenTransferReply> open = client_.OpenTransfer(OpenRequest(slot));
   // A lab's barrier counts every stream, opened or refused, so one refusal never
   // holds the others back; a refused stream just ends after it.
   const absl::Status released = o.before_first_byte ? o.before_first_byte() : absl::OkStatus();
@@ -141,7 +131,7 @@ void NativeTransport::Push(const TransferSlot& slot, PayloadSource& source, cons
   }
   if (!released.ok()) {
     row.set_transfer_id(open->transfer_id());
-    row.set_status(absl::IsCancelled(released) ? "aborted" : "failed");
+    row.set_status(Name(absl::IsCancelled(released) ? Status::kAborted : Status::kFailed));
     row.set_error(std::string(released.message()));
     return;  // the ticket is never used; the receiver lets it expire
   }
@@ -160,19 +150,48 @@ void NativeTransport::Push(const TransferSlot& slot, PayloadSource& source, cons
   row.set_transfer_id(open->transfer_id());
   row.set_peer(FormatHostPort(target.data));
   RecordPush(r, row);
-
   // The receiver's own row: it exists whenever the data connection got that far.
-  if (r.trailer || r.bytes_sent > 0) {
-    auto fetched = client_.FetchReport(open->transfer_id(), absl::Seconds(30));
-    if (fetched.ok()) {
-      out.receiver = *fetched;
-      if (!o.receiver_name.empty()) out.receiver->set_host(o.receiver_name);
-    } else if (!absl::IsNotFound(fetched.status())) {
-      Log(LogLevel::kWarning, kComponent, "no receiver row for transfer %d: %s",
-          open->transfer_id(), fetched.status().message());
-    }
-  }
+  if (r.trailer || r.bytes_sent > 0) FetchReceiverRow(open->transfer_id(), out);
+  Judge(slot, r, out);
+}
 
+proto::OpenTransferRequest NativeTransport::OpenRequest(const TransferSlot& slot) const {
+  const SenderOptions& o = options_;
+  proto::OpenTransferRequest request;
+  request.set_run_id(slot.run_id);
+  request.set_label(o.label);
+  request.set_iteration(slot.iteration);
+  request.set_stream(slot.stream);
+  request.set_size(slot.length);
+  request.set_write_mode(Name(write_mode_));
+  request.set_sync_policy(SyncPolicyName(o.sync_policy));
+  if (o.cleanup) request.set_cleanup(Name(*o.cleanup));
+  if (path_.path_mtu) request.set_path_mtu(*path_.path_mtu);
+  request.set_link_mbps(o.link_mbps);
+  request.set_window_bytes(window_bytes_);
+  request.set_checksum(o.verify);
+  request.set_warmup(slot.warmup);
+  request.set_interval_s(o.interval_s);
+  request.set_sender_host(local_host_);
+  return request;
+}
+
+void NativeTransport::FetchReceiverRow(uint64_t transfer_id, TransferResult& out) {
+  auto fetched = client_.FetchReport(transfer_id, absl::Seconds(30));
+  if (fetched.ok()) {
+    out.receiver = *fetched;
+    if (!options_.receiver_name.empty()) out.receiver->set_host(options_.receiver_name);
+  } else if (!absl::IsNotFound(fetched.status())) {
+    Log(LogLevel::kWarning, kComponent, "no receiver row for transfer %d: %s", transfer_id,
+        fetched.status().message());
+  }
+}
+
+// The sender row's verdict on a pushed transfer: status, timings, bottleneck, and
+// whether the receiver wrote (and, with --verify, hashed) every byte.
+void NativeTransport::Judge(const TransferSlot& slot, const PushResult& r, TransferResult& out) const {
+  const SenderOptions& o = options_;
+  proto::TransferReport& row = out.sender;
   if (!r.trailer) {
     if (absl::IsCancelled(r.status)) row.set_status(Name(Status::kAborted));
     row.set_error(std::string(r.status.message()));
