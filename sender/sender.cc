@@ -167,12 +167,14 @@ std::string NewRunId() {
                       RandomHex(2));
 }
 
-absl::StatusOr<SenderOutcome> RunSender(const SenderOptions& options, ReportSink& sink,
-                                        std::FILE* out) {
-  Console console(out);
+namespace {
+
+// The bytes of each transfer: --size, or the file's length (checked readable now,
+// so a bad file fails before the loop).
+absl::StatusOr<uint64_t> PayloadLength(const SenderOptions& options) {
   uint64_t length = options.size;
   if (!options.file.empty()) {
-    auto probe = FileSource(options.file);  // fail before the loop on an unreadable file
+    auto probe = FileSource(options.file);
     if (!probe.ok()) return probe.status();
     struct stat st {};
     if (::stat(options.file.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
@@ -181,37 +183,115 @@ absl::StatusOr<SenderOutcome> RunSender(const SenderOptions& options, ReportSink
     length = static_cast<uint64_t>(st.st_size);
   }
   if (length == 0) return absl::InvalidArgumentError("nothing to send: give --size or --file");
+  return length;
+}
 
-  std::unique_ptr<Transport> transport;
-  if (options.transport == TransportKind::kNative) {
-    transport = NewNativeTransport(options);
-  } else {
-    SshRunPlan plan;
-    plan.sync_policy = options.sync_policy;
-    plan.cleanup = options.cleanup.value_or(Cleanup::kEach);
-    plan.files_at_once = static_cast<uint64_t>(options.streams) *
-                         (plan.cleanup == Cleanup::kEach ? 1 : static_cast<uint64_t>(options.runs + options.warmup));
-    plan.link_mbps = options.link_mbps;
-    auto ssh = NewSshTransport(options.ssh, plan);
-    if (!ssh.ok()) return ssh.status();
-    transport = std::move(*ssh);
-  }
-  LoopContext loop{options, *transport, options.run_id.empty() ? NewRunId() : options.run_id,
-                   LocalHostName(), length};
-  if (absl::Status started = transport->Start(loop.run_id, length,
-                                              [&](const std::string& line) { console.Line(line); });
-      !started.ok()) {
-    return started;
-  }
-  console.Line(absl::StrFormat(
+absl::StatusOr<std::unique_ptr<Transport>> MakeTransport(const SenderOptions& options) {
+  if (options.transport == TransportKind::kNative) return NewNativeTransport(options);
+  SshRunPlan plan;
+  plan.sync_policy = options.sync_policy;
+  plan.cleanup = options.cleanup.value_or(Cleanup::kEach);
+  plan.files_at_once = static_cast<uint64_t>(options.streams) *
+                       (plan.cleanup == Cleanup::kEach ? 1 : static_cast<uint64_t>(options.runs + options.warmup));
+  plan.link_mbps = options.link_mbps;
+  return NewSshTransport(options.ssh, plan);
+}
+
+std::string RunHeadline(const SenderOptions& options, const LoopContext& loop) {
+  return absl::StrFormat(
       "run %s%s: %d x %s%s, %d stream%s, %s, sync %s%s", loop.run_id,
       options.label.empty() ? "" : absl::StrCat(" \"", options.label, "\""), options.runs,
       FormatSize(loop.length), options.file.empty() ? " generated" : absl::StrCat(" of ", options.file),
       options.streams, options.streams == 1 ? "" : "s",
       options.transport == TransportKind::kNative ? absl::StrCat("write ", Name(options.write_mode))
                                                   : absl::StrCat("over ", Name(options.transport)),
-      SyncPolicyName(options.sync_policy),
-      options.warmup > 0 ? absl::StrCat(", ", options.warmup, " warm-up") : ""));
+      SyncPolicyName(options.sync_policy), options.warmup > 0 ? absl::StrCat(", ", options.warmup, " warm-up") : "");
+}
+
+// One iteration: every stream on its own thread at once, and (on a terminal) a
+// progress line twice a second until they are done. `k` counts from 0, warm-ups first.
+std::vector<TransferResult> RunIteration(const LoopContext& loop, Console& console, int k) {
+  const SenderOptions& options = loop.options;
+  const bool warmup = k < options.warmup;
+  // warm-ups get -W+1..0, measured runs 1..N (shifted in a lab run)
+  const int iteration = k - options.warmup + 1 + options.iteration_offset;
+  std::vector<std::atomic<uint64_t>> progress(options.streams);
+  std::vector<TransferResult> results(options.streams);
+  absl::Notification done;
+  std::thread ticker;
+  if (options.progress) {
+    ticker = std::thread([&] {
+      const uint64_t goal = loop.length * static_cast<uint64_t>(options.streams);
+      const int64_t start = MonoNanos();
+      while (!done.WaitForNotificationWithTimeout(absl::Milliseconds(500))) {
+        uint64_t sent = 0;
+        for (auto& p : progress) sent += p.load(std::memory_order_relaxed);
+        double elapsed = NanosToSeconds(MonoNanos() - start);
+        double rate = MegabytesPerSecond(sent, elapsed);
+        double eta = rate > 0 ? static_cast<double>(goal - std::min(goal, sent)) / (rate * 1e6) : 0;
+        console.Progress(absl::StrFormat("  %s %d/%d: %s of %s, %.1f MB/s, ETA %.0fs", warmup ? "warm-up" : "run",
+                                         warmup ? k + 1 : k - options.warmup + 1,
+                                         warmup ? options.warmup : options.runs, FormatSize(sent), FormatSize(goal),
+                                         rate, eta));
+      }
+    });
+  }
+  std::vector<std::thread> threads;
+  for (int s = 0; s < options.streams; ++s) {
+    threads.emplace_back([&, s] {
+      results[s] = RunStream(loop, iteration, warmup, options.first_stream + s, &progress[s]);
+    });
+  }
+  for (auto& t : threads) t.join();
+  done.Notify();
+  if (ticker.joinable()) ticker.join();
+  console.ClearProgress();
+  return results;
+}
+
+// What the summary needs from the measured rows.
+struct Tally {
+  std::vector<double> send_rates, durable_rates;
+  std::map<std::string, int> verdicts;
+
+  void Count(const TransferResult& r) {
+    send_rates.push_back(r.sender.mb_per_s());
+    const proto::TransferReport* durable = DurableRow(r);
+    if (durable != nullptr && durable->has_mb_per_s()) durable_rates.push_back(durable->mb_per_s());
+    if (!r.sender.bottleneck().empty()) ++verdicts[r.sender.bottleneck()];
+  }
+};
+
+void PrintSummary(Console& console, const SenderOptions& options, const Tally& tally, int failed) {
+  std::vector<std::string> mix;
+  for (const auto& [verdict, count] : tally.verdicts) mix.push_back(absl::StrCat(verdict, " ", count));
+  console.Line("");
+  console.Line(absl::StrFormat("summary: %d transfers measured%s, %d failed", tally.send_rates.size(),
+                               options.warmup > 0 ? " (warm-ups not counted)" : "", failed));
+  console.Line(absl::StrFormat("  %-14s %4s %10s %10s %10s %10s %10s", "MB/s", "n", "median", "mean", "min", "max",
+                               "stddev"));
+  console.Line(SummaryLine("send (e2e)", tally.send_rates));
+  console.Line(SummaryLine(options.transport == TransportKind::kNative ? "durable (rx)" : "durable (sync)",
+                           tally.durable_rates));
+  if (!mix.empty()) console.Line(absl::StrCat("  bottleneck: ", absl::StrJoin(mix, ", ")));
+}
+
+}  // namespace
+
+absl::StatusOr<SenderOutcome> RunSender(const SenderOptions& options, ReportSink& sink, std::FILE* out) {
+  Console console(out);
+  absl::StatusOr<uint64_t> length = PayloadLength(options);
+  if (!length.ok()) return length.status();
+  absl::StatusOr<std::unique_ptr<Transport>> transport = MakeTransport(options);
+  if (!transport.ok()) return transport.status();
+  LoopContext loop{options, **transport, options.run_id.empty() ? NewRunId() : options.run_id, LocalHostName(),
+                   *length};
+  if (absl::Status started =
+          (*transport)->Start(loop.run_id, *length, [&](const std::string& line) { console.Line(line); });
+      !started.ok()) {
+    return started;
+  }
+  console.Line(RunHeadline(options, loop));
   if (options.file.empty() && options.pattern == Pattern::kZero) {
     Log(LogLevel::kWarning, kComponent,
         "--pattern zero: compressing file systems (ZFS lz4, btrfs zstd) store zeros almost for "
@@ -221,45 +301,10 @@ absl::StatusOr<SenderOutcome> RunSender(const SenderOptions& options, ReportSink
 
   SenderOutcome outcome;
   outcome.run_id = loop.run_id;
-  std::vector<double> send_rates, durable_rates;
-  std::map<std::string, int> verdicts;
+  Tally tally;
   const int total = options.warmup + options.runs;
   for (int k = 0; k < total; ++k) {
-    const bool warmup = k < options.warmup;
-    // warm-ups get -W+1..0, measured runs 1..N (shifted in a lab run)
-    const int iteration = k - options.warmup + 1 + options.iteration_offset;
-    std::vector<std::atomic<uint64_t>> progress(options.streams);
-    std::vector<TransferResult> results(options.streams);
-    absl::Notification done;
-    std::thread ticker;
-    if (options.progress) {
-      ticker = std::thread([&] {
-        const uint64_t goal = loop.length * static_cast<uint64_t>(options.streams);
-        const int64_t start = MonoNanos();
-        while (!done.WaitForNotificationWithTimeout(absl::Milliseconds(500))) {
-          uint64_t sent = 0;
-          for (auto& p : progress) sent += p.load(std::memory_order_relaxed);
-          double elapsed = NanosToSeconds(MonoNanos() - start);
-          double rate = MegabytesPerSecond(sent, elapsed);
-          double eta = rate > 0 ? static_cast<double>(goal - std::min(goal, sent)) / (rate * 1e6) : 0;
-          console.Progress(absl::StrFormat("  %s %d/%d: %s of %s, %.1f MB/s, ETA %.0fs",
-                                           warmup ? "warm-up" : "run", warmup ? k + 1 : k - options.warmup + 1,
-                                           warmup ? options.warmup : options.runs, FormatSize(sent),
-                                           FormatSize(goal), rate, eta));
-        }
-      });
-    }
-    std::vector<std::thread> threads;
-    for (int s = 0; s < options.streams; ++s) {
-      threads.emplace_back([&, s] {
-        results[s] = RunStream(loop, iteration, warmup, options.first_stream + s, &progress[s]);
-      });
-    }
-    for (auto& t : threads) t.join();
-    done.Notify();
-    if (ticker.joinable()) ticker.join();
-    console.ClearProgress();
-
+    std::vector<TransferResult> results = RunIteration(loop, console, k);
     bool stop = false;
     for (TransferResult& r : results) {
       if (absl::Status s = sink.Submit(r.sender); !s.ok()) return s;
@@ -271,13 +316,9 @@ absl::StatusOr<SenderOutcome> RunSender(const SenderOptions& options, ReportSink
       stop = stop || r.stop_loop;
       if (r.sender.status() != Name(Status::kOk)) {
         ++outcome.failed;
-        continue;
+      } else if (k >= options.warmup) {
+        tally.Count(r);
       }
-      if (warmup) continue;
-      send_rates.push_back(r.sender.mb_per_s());
-      const proto::TransferReport* durable = DurableRow(r);
-      if (durable != nullptr && durable->has_mb_per_s()) durable_rates.push_back(durable->mb_per_s());
-      if (!r.sender.bottleneck().empty()) ++verdicts[r.sender.bottleneck()];
     }
     if (stop) {
       Log(LogLevel::kError, kComponent, "stopping: %s", results.front().sender.error());
@@ -286,20 +327,8 @@ absl::StatusOr<SenderOutcome> RunSender(const SenderOptions& options, ReportSink
     if (options.cancel != nullptr && options.cancel->load()) break;
     if (k + 1 < total && options.pause > absl::ZeroDuration()) absl::SleepFor(options.pause);
   }
-
-  transport->Finish(loop.run_id);
-
-  std::vector<std::string> mix;
-  for (const auto& [verdict, count] : verdicts) mix.push_back(absl::StrCat(verdict, " ", count));
-  console.Line("");
-  console.Line(absl::StrFormat("summary: %d transfers measured%s, %d failed", send_rates.size(),
-                               options.warmup > 0 ? " (warm-ups not counted)" : "", outcome.failed));
-  console.Line(absl::StrFormat("  %-14s %4s %10s %10s %10s %10s %10s", "MB/s", "n", "median", "mean",
-                               "min", "max", "stddev"));
-  console.Line(SummaryLine("send (e2e)", send_rates));
-  console.Line(SummaryLine(options.transport == TransportKind::kNative ? "durable (rx)" : "durable (sync)",
-                           durable_rates));
-  if (!mix.empty()) console.Line(absl::StrCat("  bottleneck: ", absl::StrJoin(mix, ", ")));
+  (*transport)->Finish(loop.run_id);
+  PrintSummary(console, options, tally, outcome.failed);
   return outcome;
 }
 
