@@ -93,4 +93,8 @@ double MegabytesPerSecond(uint64_t bytes, double seconds) {
   return seconds > 0 ? static_cast<double>(bytes) / seconds / 1e6 : 0;
 }
 
+double Pct(int64_t part, int64_t whole) {
+  return whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0;
+}
+
 }  // namespace nasperf

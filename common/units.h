@@ -29,6 +29,8 @@ std::string FormatSize(uint64_t bytes);
 
 // Decimal megabytes per second; 0 when the duration is not positive.
 double MegabytesPerSecond(uint64_t bytes, double seconds);
+// part as a percentage of whole; 0 when whole is not positive.
+double Pct(int64_t part, int64_t whole);
 
 }  // namespace nasperf
 

@@ -13,7 +13,6 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
-#include "common/checksum.h"
 #include "common/clock.h"
 #include "common/grpc_auth.h"
 #include "common/log.h"
@@ -23,10 +22,10 @@
 #include "common/token.h"
 #include "common/units.h"
 #include "common/validate.h"
-#include "common/verdict.h"
 #include "common/wire.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/nasperf.grpc.pb.h"
+#include "receiver/data_session.h"
 #include "receiver/target.h"
 #include "receiver/transfer_table.h"
 #include "receiver/write_pipeline.h"
@@ -62,10 +61,6 @@ class SocketSource : public ByteSource {
  private:
   int fd_;
 };
-
-double Pct(int64_t part, int64_t whole) {
-  return whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0;
-}
 
 class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
  public:
@@ -391,29 +386,18 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
     const TransferPlan& plan = *admitted;
     const proto::OpenTransferRequest& request = plan.request;
 
-    proto::TransferReport report;
-    report.set_run_id(request.run_id());
-    report.set_label(request.label());
-    report.set_iteration(request.iteration());
-    report.set_stream(request.stream());
-    report.set_role(Name(Role::kReceiver));
-    report.set_host(host_);
-    report.set_peer(peer);
-    report.set_transport(Name(TransportKind::kNative));
-    report.set_started_at_unix_ns(accepted_wall);
-    report.set_write_mode(target_->discard() ? kDiscardTarget : Name(plan.mode));
-    report.set_sync_policy(target_->discard() ? "none" : SyncPolicyName(plan.sync));
-    report.set_transfer_id(plan.id);
-    report.set_warmup(request.warmup());
-    std::optional<uint32_t> link_mbps;
-    if (auto facts = InterfaceOfSocket(fd); facts.ok()) {
-      if (facts->mtu) report.set_mtu(*facts->mtu);
-      link_mbps = facts->link_mbps;
+    SessionFacts facts;
+    facts.host = host_;
+    facts.peer = peer;
+    facts.accepted_wall_ns = accepted_wall;
+    facts.discard = target_->discard();
+    if (auto interface = InterfaceOfSocket(fd); interface.ok()) {
+      facts.mtu = interface->mtu;
+      facts.link_mbps = interface->link_mbps;
     }
-    if (request.link_mbps() > 0) link_mbps = request.link_mbps();  // the sender's --link-speed
-    if (link_mbps) report.set_link_mbps(*link_mbps);
-    if (request.path_mtu() > 0) report.set_path_mtu(request.path_mtu());
-    if (auto mss = SocketMss(fd)) report.set_mss(*mss);
+    if (request.link_mbps() > 0) facts.link_mbps = request.link_mbps();  // the sender's --link-speed
+    facts.mss = SocketMss(fd);
+    proto::TransferReport report = AdmittedRow(plan, facts);
     if (request.window_bytes() > 0) SetSocketBuffer(fd, SO_RCVBUF, request.window_bytes());
 
     std::unique_ptr<BlockWriter> writer;
@@ -447,23 +431,7 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
       }
     }
 
-    DataTrailer trailer;
-    trailer.status = result.end == PipelineEnd::kOk       ? TrailerStatus::kOk
-                     : result.end == PipelineEnd::kFailed ? TrailerStatus::kFailed
-                                                          : TrailerStatus::kAborted;
-    trailer.error_code = result.error_code;
-    trailer.bytes_written = result.bytes_written;
-    trailer.has_checksum = result.has_checksum;
-    trailer.checksum = result.checksum;
-    if (result.first_byte_ns != 0) {
-      trailer.receive_ns = result.last_byte_ns > 0 ? result.last_byte_ns - result.first_byte_ns : 0;
-      trailer.durable_ns = result.durable_ns > 0 ? result.durable_ns - result.first_byte_ns : 0;
-    }
-    trailer.write_ns = result.write_ns;
-    trailer.sync_ns = result.sync_ns;
-    trailer.net_wait_ns = result.net_wait_ns;
-    trailer.disk_wait_ns = result.disk_wait_ns;
-    SendTrailer(fd, trailer);
+    SendTrailer(fd, TrailerFor(result));
     if (result.end == PipelineEnd::kFailed) DrainBriefly(fd);
 
     if (result.end == PipelineEnd::kOk && !file_name.empty()) {
@@ -474,11 +442,7 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
       }
     }
 
-    FillFigures(result, accepted_ns, &report);
-    if (link_mbps && report.has_mb_per_s() && report.has_mtu()) {
-      const uint32_t mtu = report.has_path_mtu() ? std::min(report.mtu(), report.path_mtu()) : report.mtu();
-      report.set_line_rate_pct(100 * report.mb_per_s() / TcpGoodputCeilingMBps(*link_mbps, mtu));
-    }
+    AddFigures(result, accepted_ns, facts.link_mbps, &report);
     switch (result.end) {
       case PipelineEnd::kOk: Count(&ReceiverCounters::ok); break;
       case PipelineEnd::kFailed: Count(&ReceiverCounters::failed); break;
@@ -511,34 +475,6 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
     while (MonoNanos() < deadline && !stopping_.load()) {
       ssize_t n = ::recv(fd, sink, sizeof sink, 0);
       if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) break;
-    }
-  }
-
-  static void FillFigures(const PipelineResult& r, int64_t accepted_ns, proto::TransferReport* report) {
-    report->set_bytes(r.bytes_written);
-    if (r.first_byte_ns != 0) report->set_first_byte_s(NanosToSeconds(r.first_byte_ns - accepted_ns));
-    if (r.end == PipelineEnd::kOk) {
-      int64_t duration = r.durable_ns - r.first_byte_ns;
-      report->set_duration_s(NanosToSeconds(duration));
-      report->set_mb_per_s(MegabytesPerSecond(r.bytes_written, NanosToSeconds(duration)));
-      report->set_write_s(NanosToSeconds(r.write_ns));
-      report->set_sync_s(NanosToSeconds(r.sync_ns));
-      double net = Pct(r.net_wait_ns, duration);
-      double disk = Pct(r.disk_wait_ns + r.sync_ns, duration);
-      report->set_net_wait_pct(net);
-      report->set_disk_wait_pct(disk);
-      report->set_bottleneck(Verdict(net, disk));
-      if (r.has_checksum) report->set_checksum(ChecksumHex(r.checksum));
-      report->set_status(Name(Status::kOk));
-    } else {
-      report->set_status(r.end == PipelineEnd::kFailed ? "failed" : "aborted");
-      report->set_error(std::string(r.status.message()));
-    }
-    for (const IntervalSample& s : r.samples) {
-      proto::Sample* out = report->add_samples();
-      out->set_t_s(s.t_s);
-      out->set_bytes(s.bytes);
-      out->set_interval_s(s.interval_s);
     }
   }
 

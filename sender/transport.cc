@@ -6,10 +6,6 @@
 
 namespace nasperf {
 
-double Pct(int64_t part, int64_t whole) {
-  return whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0;
-}
-
 void RecordPush(const PushResult& r, proto::TransferReport& row) {
   if (r.start_wall_ns != 0) row.set_started_at_unix_ns(r.start_wall_ns);
   row.set_bytes(r.bytes_sent);

@@ -55,8 +55,6 @@ void RecordPush(const PushResult& r, proto::TransferReport& row);
 // ack, first byte, write and sync times; line_rate_pct when a ceiling is known.
 void RecordTimings(const PushResult& r, std::optional<double> ceiling_mb_per_s,
                    proto::TransferReport& row);
-// percent of whole, 0 when whole is not positive.
-double Pct(int64_t part, int64_t whole);
 
 }  // namespace nasperf
 

@@ -1,0 +1,89 @@
+#include "receiver/data_session.h"
+
+#include <algorithm>
+
+#include "common/checksum.h"
+#include "common/clock.h"
+#include "common/netinfo.h"
+#include "common/policy.h"
+#include "common/units.h"
+#include "common/verdict.h"
+
+namespace nasperf {
+proto::TransferReport AdmittedRow(const TransferPlan& plan, const SessionFacts& facts) {
+  const proto::OpenTransferRequest& request = plan.request;
+  proto::TransferReport report;
+  report.set_run_id(request.run_id());
+  report.set_label(request.label());
+  report.set_iteration(request.iteration());
+  report.set_stream(request.stream());
+  report.set_role(Name(Role::kReceiver));
+  report.set_host(facts.host);
+  report.set_peer(facts.peer);
+  report.set_transport(Name(TransportKind::kNative));
+  report.set_started_at_unix_ns(facts.accepted_wall_ns);
+  report.set_write_mode(facts.discard ? kDiscardTarget : Name(plan.mode));
+  report.set_sync_policy(facts.discard ? SyncPolicyName({SyncPolicy::kNone, 0}) : SyncPolicyName(plan.sync));
+  report.set_transfer_id(plan.id);
+  report.set_warmup(request.warmup());
+  if (facts.mtu) report.set_mtu(*facts.mtu);
+  if (facts.link_mbps) report.set_link_mbps(*facts.link_mbps);
+  if (request.path_mtu() > 0) report.set_path_mtu(request.path_mtu());
+  if (facts.mss) report.set_mss(*facts.mss);
+  return report;
+}
+
+void AddFigures(const PipelineResult& r, int64_t accepted_ns, std::optional<uint32_t> link_mbps,
+                proto::TransferReport* report) {
+  report->set_bytes(r.bytes_written);
+  if (r.first_byte_ns != 0) report->set_first_byte_s(NanosToSeconds(r.first_byte_ns - accepted_ns));
+  if (r.end == PipelineEnd::kOk) {
+    int64_t duration = r.durable_ns - r.first_byte_ns;
+    report->set_duration_s(NanosToSeconds(duration));
+    report->set_mb_per_s(MegabytesPerSecond(r.bytes_written, NanosToSeconds(duration)));
+    report->set_write_s(NanosToSeconds(r.write_ns));
+    report->set_sync_s(NanosToSeconds(r.sync_ns));
+    double net = Pct(r.net_wait_ns, duration);
+    double disk = Pct(r.disk_wait_ns + r.sync_ns, duration);
+    report->set_net_wait_pct(net);
+    report->set_disk_wait_pct(disk);
+    report->set_bottleneck(Verdict(net, disk));
+    if (r.has_checksum) report->set_checksum(ChecksumHex(r.checksum));
+    report->set_status(Name(Status::kOk));
+  } else {
+    report->set_status(Name(r.end == PipelineEnd::kFailed ? Status::kFailed : Status::kAborted));
+    report->set_error(std::string(r.status.message()));
+  }
+  for (const IntervalSample& s : r.samples) {
+    proto::Sample* out = report->add_samples();
+    out->set_t_s(s.t_s);
+    out->set_bytes(s.bytes);
+    out->set_interval_s(s.interval_s);
+  }
+  if (link_mbps && report->has_mb_per_s() && report->has_mtu()) {
+    const uint32_t mtu = report->has_path_mtu() ? std::min(report->mtu(), report->path_mtu()) : report->mtu();
+    report->set_line_rate_pct(100 * report->mb_per_s() / TcpGoodputCeilingMBps(*link_mbps, mtu));
+  }
+}
+
+DataTrailer TrailerFor(const PipelineResult& result) {
+  DataTrailer trailer;
+  trailer.status = result.end == PipelineEnd::kOk       ? TrailerStatus::kOk
+                   : result.end == PipelineEnd::kFailed ? TrailerStatus::kFailed
+                                                        : TrailerStatus::kAborted;
+  trailer.error_code = result.error_code;
+  trailer.bytes_written = result.bytes_written;
+  trailer.has_checksum = result.has_checksum;
+  trailer.checksum = result.checksum;
+  if (result.first_byte_ns != 0) {
+    trailer.receive_ns = result.last_byte_ns > 0 ? result.last_byte_ns - result.first_byte_ns : 0;
+    trailer.durable_ns = result.durable_ns > 0 ? result.durable_ns - result.first_byte_ns : 0;
+  }
+  trailer.write_ns = result.write_ns;
+  trailer.sync_ns = result.sync_ns;
+  trailer.net_wait_ns = result.net_wait_ns;
+  trailer.disk_wait_ns = result.disk_wait_ns;
+  return trailer;
+}
+
+}  // namespace nasperf

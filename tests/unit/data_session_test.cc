@@ -1,0 +1,112 @@
+// The receiver's row and trailer for a transfer, from a plan and a pipeline result
+// alone: the cells known at admission, the figures and verdict of a finished
+// transfer, line_rate_pct against the link's TCP ceiling, and the trailer the
+// sender reads (times relative to the first byte).
+#include "receiver/data_session.h"
+
+#include "common/netinfo.h"
+#include "gtest/gtest.h"
+
+namespace nasperf {
+namespace {
+
+TransferPlan Plan() {
+  TransferPlan plan;
+  plan.id = 42;
+  plan.mode = WriteMode::kDirect;
+  plan.sync = SyncPolicy{SyncPolicy::kEvery, 64 << 20};
+  plan.request.set_run_id("run-1");
+  plan.request.set_label("cache");
+  plan.request.set_iteration(3);
+  plan.request.set_stream(1);
+  plan.request.set_warmup(true);
+  plan.request.set_path_mtu(1500);
+  return plan;
+}
+
+PipelineResult Finished() {
+  PipelineResult r;
+  r.end = PipelineEnd::kOk;
+  r.bytes_written = 100'000'000;
+  r.first_byte_ns = 1'000'000'000;
+  r.last_byte_ns = 1'800'000'000;
+  r.durable_ns = 2'000'000'000;   // 1 s from first byte to durable
+  r.sync_ns = 200'000'000;
+  r.disk_wait_ns = 300'000'000;   // with the sync: 50 % of the span waited on the disk
+  r.net_wait_ns = 100'000'000;
+  return r;
+}
+
+TEST(DataSession, AdmittedRowCarriesThePlanAndTheSocketFacts) {
+  SessionFacts facts;
+  facts.host = "nas";
+  facts.peer = "10.0.0.2:5000";
+  facts.mtu = 9000;
+  facts.mss = 8948;
+  proto::TransferReport row = AdmittedRow(Plan(), facts);
+  EXPECT_EQ(row.role(), "receiver");
+  EXPECT_EQ(row.transport(), "native");
+  EXPECT_EQ(row.write_mode(), "direct");
+  EXPECT_EQ(row.sync_policy(), "every=64MiB");
+  EXPECT_EQ(row.transfer_id(), 42u);
+  EXPECT_TRUE(row.warmup());
+  EXPECT_EQ(row.mtu(), 9000u);
+  EXPECT_EQ(row.path_mtu(), 1500u);
+  EXPECT_EQ(row.mss(), 8948u);
+  EXPECT_FALSE(row.has_link_mbps());
+  facts.discard = true;
+  proto::TransferReport discard = AdmittedRow(Plan(), facts);
+  EXPECT_EQ(discard.write_mode(), "discard");
+  EXPECT_EQ(discard.sync_policy(), "none");
+}
+
+TEST(DataSession, FiguresOfAFinishedTransferAndItsVerdict) {
+  proto::TransferReport row = AdmittedRow(Plan(), SessionFacts{});
+  AddFigures(Finished(), 900'000'000, std::nullopt, &row);
+  EXPECT_EQ(row.status(), "ok");
+  EXPECT_DOUBLE_EQ(row.duration_s(), 1.0);
+  EXPECT_DOUBLE_EQ(row.mb_per_s(), 100.0);
+  EXPECT_DOUBLE_EQ(row.first_byte_s(), 0.1);
+  EXPECT_DOUBLE_EQ(row.disk_wait_pct(), 50.0);
+  EXPECT_DOUBLE_EQ(row.net_wait_pct(), 10.0);
+  EXPECT_EQ(row.bottleneck(), "disk");
+  EXPECT_FALSE(row.has_line_rate_pct()) << "no link speed, no line rate";
+}
+
+TEST(DataSession, LineRateIsAgainstTheTcpCeilingOfTheNarrowerMtu) {
+  SessionFacts facts;
+  facts.mtu = 9000;
+  proto::TransferReport row = AdmittedRow(Plan(), facts);  // path MTU 1500
+  AddFigures(Finished(), 900'000'000, 1000, &row);
+  ASSERT_TRUE(row.has_line_rate_pct());
+  EXPECT_DOUBLE_EQ(row.line_rate_pct(), 100 * 100.0 / TcpGoodputCeilingMBps(1000, 1500));
+}
+
+TEST(DataSession, AFailedTransferKeepsItsReasonAndNoRate) {
+  PipelineResult r;
+  r.end = PipelineEnd::kFailed;
+  r.status = absl::ResourceExhaustedError("No space left on device");
+  r.error_code = 28;
+  proto::TransferReport row = AdmittedRow(Plan(), SessionFacts{});
+  AddFigures(r, 0, 1000, &row);
+  EXPECT_EQ(row.status(), "failed");
+  EXPECT_EQ(row.error(), "No space left on device");
+  EXPECT_FALSE(row.has_mb_per_s());
+  DataTrailer t = TrailerFor(r);
+  EXPECT_EQ(t.status, TrailerStatus::kFailed);
+  EXPECT_EQ(t.error_code, 28);
+  EXPECT_EQ(t.receive_ns, 0u);
+}
+
+TEST(DataSession, TheTrailerTimesFromTheFirstByte) {
+  DataTrailer t = TrailerFor(Finished());
+  EXPECT_EQ(t.status, TrailerStatus::kOk);
+  EXPECT_EQ(t.bytes_written, 100'000'000u);
+  EXPECT_EQ(t.receive_ns, 800'000'000u);
+  EXPECT_EQ(t.durable_ns, 1'000'000'000u);
+  EXPECT_EQ(t.sync_ns, 200'000'000u);
+  EXPECT_EQ(t.disk_wait_ns, 300'000'000u);
+}
+
+}  // namespace
+}  // namespace nasperf
