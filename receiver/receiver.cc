@@ -375,6 +375,43 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
     (void)WriteAll(fd, bytes.data(), bytes.size(), "send trailer");  // the sender may be gone
   }
 
+  // The payload into a new file (or nowhere, for discard) through the write
+  // pipeline; a transfer that did not end ok leaves no file. *file_name: the file
+  // made, empty when none.
+  PipelineResult ReceiveInto(int fd, const TransferPlan& plan, std::string* file_name) {
+    const proto::OpenTransferRequest& request = plan.request;
+    std::unique_ptr<BlockWriter> writer;
+    PipelineResult result;
+    if (!target_->discard()) {
+      std::string name = TransferFileName(request.run_id(), request.iteration(), request.stream());
+      auto created = target_->Create(name, plan.mode, plan.sync, file_name);
+      if (!created.ok()) {
+        result.end = PipelineEnd::kFailed;
+        result.status = created.status();
+        result.error_code = ErrnoOf(created.status());
+      } else {
+        writer = std::move(*created);
+      }
+    }
+    if (result.end == PipelineEnd::kOk) {
+      SetReceiveTimeout(fd, absl::ToDoubleSeconds(options_.idle_timeout));
+      SocketSource source(fd);
+      PipelineOptions pipeline;
+      pipeline.sync_every = plan.sync.kind == SyncPolicy::kEvery ? plan.sync.every_bytes : 0;
+      pipeline.checksum = request.checksum();
+      pipeline.interval_s = request.interval_s();
+      pipeline.cancel = &stopping_;
+      result = RunPipeline(source, writer.get(), request.size(), pipeline);
+      writer.reset();  // closes the file if the pipeline did not finish it
+    }
+    if (result.end != PipelineEnd::kOk && !file_name->empty()) {
+      if (absl::Status s = target_->Remove(*file_name); !s.ok()) {
+        Log(LogLevel::kError, kComponent, "%s", s.message());
+      }
+    }
+    return result;
+  }
+
   void Serve(int fd, const std::string& source) {
     const std::string peer = PeerName(fd);
     const int64_t accepted_ns = MonoNanos();
@@ -400,37 +437,8 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
     proto::TransferReport report = AdmittedRow(plan, facts);
     if (request.window_bytes() > 0) SetSocketBuffer(fd, SO_RCVBUF, request.window_bytes());
 
-    std::unique_ptr<BlockWriter> writer;
     std::string file_name;
-    PipelineResult result;
-    if (!target_->discard()) {
-      std::string name = TransferFileName(request.run_id(), request.iteration(), request.stream());
-      auto created = target_->Create(name, plan.mode, plan.sync, &file_name);
-      if (!created.ok()) {
-        result.end = PipelineEnd::kFailed;
-        result.status = created.status();
-        result.error_code = ErrnoOf(created.status());
-      } else {
-        writer = std::move(*created);
-      }
-    }
-    if (result.end == PipelineEnd::kOk) {
-      SetReceiveTimeout(fd, absl::ToDoubleSeconds(options_.idle_timeout));
-      SocketSource source(fd);
-      PipelineOptions pipeline;
-      pipeline.sync_every = plan.sync.kind == SyncPolicy::kEvery ? plan.sync.every_bytes : 0;
-      pipeline.checksum = request.checksum();
-      pipeline.interval_s = request.interval_s();
-      pipeline.cancel = &stopping_;
-      result = RunPipeline(source, writer.get(), request.size(), pipeline);
-      writer.reset();  // closes the file if the pipeline did not finish it
-    }
-    if (result.end != PipelineEnd::kOk && !file_name.empty()) {
-      if (absl::Status s = target_->Remove(file_name); !s.ok()) {
-        Log(LogLevel::kError, kComponent, "%s", s.message());
-      }
-    }
-
+    PipelineResult result = ReceiveInto(fd, plan, &file_name);
     SendTrailer(fd, TrailerFor(result));
     if (result.end == PipelineEnd::kFailed) DrainBriefly(fd);
 

@@ -119,85 +119,76 @@ PipelineResult RunDiscard(ByteSource& source, uint64_t length, const PipelineOpt
   return result;
 }
 
-}  // namespace
-
-PipelineResult RunPipeline(ByteSource& source, BlockWriter* writer, uint64_t length,
-                           const PipelineOptions& options) {
-  if (writer == nullptr) return RunDiscard(source, length, options);
-
-  PipelineResult result;
-  std::vector<AlignedBuffer> buffers;
-  Exchange exchange;
-  {
-    absl::MutexLock lock(&exchange.mu);
-    for (int i = 0; i < options.buffer_count; ++i) {
-      buffers.push_back(AllocateAligned(options.buffer_size));
-      exchange.free.push_back(buffers.back().get());
-    }
-  }
-  std::atomic<int64_t> first_byte_ns{0};
-  absl::Status writer_status;
-
-  std::thread writer_thread([&] {
-    std::unique_ptr<Progress> progress;
-    uint64_t next_sync = options.sync_every;
-    while (true) {
-      int64_t wait_start = options.clock();
-      Block block;
-      {
-        absl::MutexLock lock(&exchange.mu);
-        auto ready = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(exchange.mu) {
-          return !exchange.full.empty() || exchange.reader_stopped;
-        };
-        exchange.mu.Await(absl::Condition(&ready));
-        if (exchange.full.empty()) return;  // reader aborted
-        block = exchange.full.front();
-        exchange.full.pop_front();
-      }
-      int64_t now = options.clock();
-      int64_t first = first_byte_ns.load(std::memory_order_acquire);
-      if (!progress) {
-        progress = std::make_unique<Progress>(options, first);
-      }
-      if (now > std::max(wait_start, first)) result.net_wait_ns += now - std::max(wait_start, first);
-
-      absl::Status status = writer->Write(block.data, block.size, block.last);
-      int64_t written = options.clock();
-      result.write_ns += written - now;
-      if (status.ok()) {
-        result.bytes_written += block.size;
-        progress->Moved(block.data, block.size, written);
-        if (options.sync_every > 0 && result.bytes_written >= next_sync && !block.last) {
-          status = writer->SyncData();
-          int64_t synced = options.clock();
-          result.write_ns += synced - written;
-          while (next_sync <= result.bytes_written) next_sync += options.sync_every;
-        }
-      }
-      if (status.ok() && block.last) {
-        result.written_ns = options.clock();
-        status = writer->Finish();
-        result.durable_ns = options.clock();
-        result.sync_ns = result.durable_ns - result.written_ns;
-        progress->Finish(&result, result.written_ns);
-      }
+// The writer thread: takes full blocks in order, writes them, syncs every
+// sync_every bytes and finishes the file after the last one. Time it waits for a
+// block after the first byte arrived is net wait.
+absl::Status WriteBlocks(Exchange& exchange, BlockWriter* writer, const PipelineOptions& options,
+                         const std::atomic<int64_t>& first_byte_ns, PipelineResult& result) {
+  std::unique_ptr<Progress> progress;
+  uint64_t next_sync = options.sync_every;
+  while (true) {
+    int64_t wait_start = options.clock();
+    Block block;
+    {
       absl::MutexLock lock(&exchange.mu);
-      exchange.free.push_back(block.data);
-      if (!status.ok()) {
-        writer_status = status;
-        exchange.writer_stopped = true;
-        return;
-      }
-      if (block.last) return;
+      auto ready = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(exchange.mu) {
+        return !exchange.full.empty() || exchange.reader_stopped;
+      };
+      exchange.mu.Await(absl::Condition(&ready));
+      if (exchange.full.empty()) return absl::OkStatus();  // the reader aborted
+      block = exchange.full.front();
+      exchange.full.pop_front();
     }
-  });
+    int64_t now = options.clock();
+    int64_t first = first_byte_ns.load(std::memory_order_acquire);
+    if (!progress) {
+      progress = std::make_unique<Progress>(options, first);
+    }
+    if (now > std::max(wait_start, first)) result.net_wait_ns += now - std::max(wait_start, first);
 
-  absl::Status reader_status;
-  bool reader_aborted = false;
+    absl::Status status = writer->Write(block.data, block.size, block.last);
+    int64_t written = options.clock();
+    result.write_ns += written - now;
+    if (status.ok()) {
+      result.bytes_written += block.size;
+      progress->Moved(block.data, block.size, written);
+      if (options.sync_every > 0 && result.bytes_written >= next_sync && !block.last) {
+        status = writer->SyncData();
+        int64_t synced = options.clock();
+        result.write_ns += synced - written;
+        while (next_sync <= result.bytes_written) next_sync += options.sync_every;
+      }
+    }
+    if (status.ok() && block.last) {
+      result.written_ns = options.clock();
+      status = writer->Finish();
+      result.durable_ns = options.clock();
+      result.sync_ns = result.durable_ns - result.written_ns;
+      progress->Finish(&result, result.written_ns);
+    }
+    absl::MutexLock lock(&exchange.mu);
+    exchange.free.push_back(block.data);
+    if (!status.ok()) {
+      exchange.writer_stopped = true;
+      return status;
+    }
+    if (block.last) return absl::OkStatus();
+  }
+}
+
+struct ReadEnd {
+  absl::Status status;
+  bool aborted = false;  // the stream ended short, failed or was cancelled
+};
+
+// The reader, on the caller's thread: fills free blocks from the source and hands
+// them over in order. Time it waits for a free block is disk wait.
+ReadEnd ReadBlocks(ByteSource& source, uint64_t length, Exchange& exchange, const PipelineOptions& options,
+                   std::atomic<int64_t>& first_byte_ns, PipelineResult& result) {
+  ReadEnd end;
   while (result.bytes_received < length) {
     if (options.cancel != nullptr && options.cancel->load(std::memory_order_relaxed)) {
-      reader_status = absl::AbortedError("receiver shutting down");
-      reader_aborted = true;
+      end = {absl::AbortedError("receiver shutting down"), true};
       break;
     }
     int64_t wait_start = options.clock();
@@ -222,8 +213,7 @@ PipelineResult RunPipeline(ByteSource& source, BlockWriter* writer, uint64_t len
       first_byte_ns.store(result.first_byte_ns, std::memory_order_release);
     }
     if (!status.ok() || got < want) {
-      reader_status = status;
-      reader_aborted = true;
+      end = {status, true};
       absl::MutexLock lock(&exchange.mu);
       exchange.free.push_back(buffer);
       break;
@@ -233,6 +223,30 @@ PipelineResult RunPipeline(ByteSource& source, BlockWriter* writer, uint64_t len
     absl::MutexLock lock(&exchange.mu);
     exchange.full.push_back({buffer, got, last});
   }
+  return end;
+}
+
+}  // namespace
+
+PipelineResult RunPipeline(ByteSource& source, BlockWriter* writer, uint64_t length,
+                           const PipelineOptions& options) {
+  if (writer == nullptr) return RunDiscard(source, length, options);
+
+  PipelineResult result;
+  std::vector<AlignedBuffer> buffers;
+  Exchange exchange;
+  {
+    absl::MutexLock lock(&exchange.mu);
+    for (int i = 0; i < options.buffer_count; ++i) {
+      buffers.push_back(AllocateAligned(options.buffer_size));
+      exchange.free.push_back(buffers.back().get());
+    }
+  }
+  std::atomic<int64_t> first_byte_ns{0};
+  absl::Status writer_status;
+  std::thread writer_thread(
+      [&] { writer_status = WriteBlocks(exchange, writer, options, first_byte_ns, result); });
+  ReadEnd read = ReadBlocks(source, length, exchange, options, first_byte_ns, result);
   {
     absl::MutexLock lock(&exchange.mu);
     exchange.reader_stopped = true;
@@ -243,8 +257,8 @@ PipelineResult RunPipeline(ByteSource& source, BlockWriter* writer, uint64_t len
     result.end = PipelineEnd::kFailed;
     result.status = writer_status;
     result.error_code = ErrnoOf(writer_status);
-  } else if (reader_aborted) {
-    Abort(&result, reader_status, length);
+  } else if (read.aborted) {
+    Abort(&result, read.status, length);
   }
   return result;
 }
