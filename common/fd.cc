@@ -146,6 +146,17 @@ absl::Status ReplaceFile(const std::string& path, absl::string_view content, mod
   return absl::OkStatus();
 }
 
+absl::Status AppendLines(const std::string& path, absl::string_view header, absl::string_view lines) {
+  Fd fd(::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644));
+  if (!fd.valid()) return ErrnoStatus(errno, absl::StrCat("open ", path));
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return ErrnoStatus(errno, absl::StrCat("stat ", path));
+  std::string text = st.st_size == 0 ? absl::StrCat(header, lines) : std::string(lines);
+  absl::Status status = WriteAll(fd.get(), text.data(), text.size(), absl::StrCat("write ", path));
+  if (status.ok() && ::fdatasync(fd.get()) != 0) status = ErrnoStatus(errno, absl::StrCat("fdatasync ", path));
+  return status;
+}
+
 absl::StatusOr<HostPort> ParseHostPort(absl::string_view text, uint16_t default_port,
                                        bool allow_zero) {
   HostPort out;

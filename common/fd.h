@@ -58,6 +58,11 @@ absl::StatusOr<size_t> ReadFullBy(int fd, void* data, size_t size, int64_t deadl
 // given `mode`, then renamed over path. durable: fsync the file and the directory.
 absl::Status ReplaceFile(const std::string& path, absl::string_view content, mode_t mode, bool durable);
 
+// Appends `lines` to path with one write and fdatasync, creating it (mode 0644)
+// with `header` first when it is new or empty; never through a symlink. For small
+// CSV files beside the collector's (lab-runs.csv).
+absl::Status AppendLines(const std::string& path, absl::string_view header, absl::string_view lines);
+
 struct HostPort {
   std::string host;
   uint16_t port = 0;

@@ -569,23 +569,23 @@ class Lab {
     return any_failed;
   }
 
-  // DIR/lab-runs.csv beside transfers.csv: one row per run and receiver.
+  // DIR/lab-runs.csv beside transfers.csv: one row per run and receiver. A row that
+  // cannot be written is said once on the console (the transfer rows are elsewhere).
   void AppendLabRow(int iteration, bool warmup, const std::string& receiver, int transfers, double send,
                     double durable, double skew_ms, bool has_skew, bool complete) {
     if (!collector_) return;
-    const std::string path = plan_.collector.out + "/lab-runs.csv";
-    Fd fd(::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644));
-    if (!fd.valid()) return;
-    std::string text;
-    if (::lseek(fd.get(), 0, SEEK_END) == 0) {
-      text = CsvLine({"run_id", "label", "iteration", "warmup", "receiver", "transfers", "send_mb_per_s",
-                      "durable_mb_per_s", "start_skew_ms", "complete"});
+    const std::string header = CsvLine({"run_id", "label", "iteration", "warmup", "receiver", "transfers",
+                                        "send_mb_per_s", "durable_mb_per_s", "start_skew_ms", "complete"});
+    const std::string row =
+        CsvLine({CsvText(outcome_.run_id), CsvText(plan_.label), absl::StrCat(iteration), warmup ? "true" : "false",
+                 CsvText(receiver), absl::StrCat(transfers), absl::StrFormat("%.3f", send),
+                 absl::StrFormat("%.3f", durable), has_skew ? absl::StrFormat("%.3f", skew_ms) : "",
+                 complete ? "true" : "false"});
+    absl::Status written = AppendLines(plan_.collector.out + "/lab-runs.csv", header, row);
+    if (!written.ok() && !lab_rows_failed_) {
+      lab_rows_failed_ = true;
+      Line(absl::StrCat("warning: lab-runs.csv: ", written.message(), " (transfers.csv has every row)"));
     }
-    text += CsvLine({outcome_.run_id, CsvText(plan_.label), absl::StrCat(iteration), warmup ? "true" : "false",
-                     CsvText(receiver), absl::StrCat(transfers), absl::StrFormat("%.3f", send),
-                     absl::StrFormat("%.3f", durable), has_skew ? absl::StrFormat("%.3f", skew_ms) : "",
-                     complete ? "true" : "false"});
-    (void)WriteAll(fd.get(), text.data(), text.size(), "write lab-runs.csv");
   }
 
   void PauseInterruptibly() {
@@ -631,6 +631,7 @@ class Lab {
   // The TLS keys the agents must show each other and the collector's, by host name;
   // an agent gets them with each job (SenderJob.*_fingerprint).
   std::map<std::string, std::string> pins_;
+  bool lab_rows_failed_ = false;
   std::string collector_fingerprint_;
   uint64_t expected_rows_ = 0;
   std::vector<double> skews_;

@@ -92,3 +92,28 @@ TEST(ReplaceFile, NeverWritesThroughASymlinkBesideTheTarget) {
 
 }  // namespace
 }  // namespace nasperf
+
+namespace nasperf {
+namespace {
+
+TEST(AppendLines, HeaderOnceThenRowsAndNeverThroughASymlink) {
+  std::string dir = std::string(::testing::TempDir()) + "/append-XXXXXX";
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  const std::string path = dir + "/runs.csv";
+  ASSERT_TRUE(AppendLines(path, "h\n", "1\n").ok());
+  ASSERT_TRUE(AppendLines(path, "h\n", "2\n").ok());
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(text.str(), "h\n1\n2\n");
+  const std::string link = dir + "/link.csv";
+  ASSERT_EQ(::symlink(path.c_str(), link.c_str()), 0);
+  EXPECT_FALSE(AppendLines(link, "h\n", "3\n").ok());
+  EXPECT_FALSE(AppendLines(dir + "/missing/runs.csv", "h\n", "1\n").ok());
+  ::unlink(link.c_str());
+  ::unlink(path.c_str());
+  ::rmdir(dir.c_str());
+}
+
+}  // namespace
+}  // namespace nasperf
