@@ -162,8 +162,7 @@ void AddClientTlsFlags(CLI::App* cmd, ClientTls& t) {
 std::shared_ptr<const PeerTrust> TrustFlags(const std::string& cmd, const ClientTls& t) {
   auto trust = PeerTrust::Create(t);
   if (!trust.ok()) std::exit(Fail(cmd, trust.status()));
-  static bool warned = false;  // the sender builds one trust for its receiver, one for its collector
-  if (t.plaintext && !std::exchange(warned, true)) std::fprintf(stderr, "nasperf %s: --plaintext: the token crosses the network readable\n", cmd.c_str());
+  if (t.plaintext) std::fprintf(stderr, "nasperf %s: --plaintext: the token crosses the network readable\n", cmd.c_str());
   return *trust;
 }
 
@@ -174,13 +173,14 @@ void AddServerTlsFlags(CLI::App* cmd, ServerTls& t) {
 }
 
 void AddFingerprint(CLI::App& app) {
-  app.add_subcommand("fingerprint", "Print this host's TLS key fingerprint (made if missing), to compare with what a client pins")
-      ->callback([] {
-        auto id = LoadOrCreateIdentity();
-        if (!id.ok()) std::exit(Fail("fingerprint", id.status()));
-        std::printf("%s %s\n", id->fingerprint.c_str(), id->path.c_str());
-        std::exit(0);
-      });
+  app.add_subcommand("fingerprint", "Print this host's TLS key fingerprint (made if missing), to compare with what a client pins");
+}
+
+int RunFingerprint() {
+  auto id = LoadOrCreateIdentity();
+  if (!id.ok()) return Fail("fingerprint", id.status());
+  std::printf("%s %s\n", id->fingerprint.c_str(), id->path.c_str());
+  return 0;
 }
 
 // ------------------------------------------------------------------ reporting
@@ -197,13 +197,14 @@ void AddReportingFlags(CLI::App* cmd, ReportingFlags& f) {
   AddClientTlsFlags(cmd, f.tls);
 }
 
-// A spooling sink toward --collector, or null without one.
-absl::StatusOr<std::unique_ptr<SpoolingSink>> StartReporting(const std::string& cmd,
-                                                             const ReportingFlags& f,
-                                                             const std::string& token) {
+// A spooling sink toward --collector, or null without one. `trust`: the command's
+// one PeerTrust (TrustFlags), shared with its other clients.
+absl::StatusOr<std::unique_ptr<SpoolingSink>> StartReporting(const std::string& cmd, const ReportingFlags& f,
+                                                             const std::string& token,
+                                                             std::shared_ptr<const PeerTrust> trust) {
   if (f.collector.empty()) return std::unique_ptr<SpoolingSink>();
   HostPort address = AddressFlag(cmd, "--collector", f.collector, 7700, false);
-  return SpoolingSink::Start(std::make_unique<CollectorClient>(address, token, TrustFlags(cmd, f.tls)), f.spool);
+  return SpoolingSink::Start(std::make_unique<CollectorClient>(address, token, std::move(trust)), f.spool);
 }
 
 // Waits a little for the spool to empty and says what is left, one line.
@@ -290,7 +291,8 @@ int RunReceiver(const ReceiverFlags& f, bool as_agent = false) {
   options.tls.plaintext = f.reporting.tls.plaintext;
 
   const StopSignals signals = StopSignals::Block();
-  auto spool = StartReporting(cmd, f.reporting, options.token);
+  const std::shared_ptr<const PeerTrust> trust = TrustFlags(cmd, f.reporting.tls);
+  auto spool = StartReporting(cmd, f.reporting, options.token, trust);
   if (!spool.ok()) return Fail(cmd, spool.status());
   options.reports = spool->get();
   std::unique_ptr<AgentService> agent;
@@ -298,7 +300,7 @@ int RunReceiver(const ReceiverFlags& f, bool as_agent = false) {
     AgentOptions agent_options;
     agent_options.token = options.token;
     agent_options.spool_root = f.reporting.spool;
-    agent_options.trust = TrustFlags(cmd, f.reporting.tls);
+    agent_options.trust = trust;
     agent_options.console = stdout;
     for (const std::string& dir : f.allow_source) {
       auto canonical = CanonicalDirectory(dir);
@@ -480,10 +482,10 @@ absl::StatusOr<SenderOptions> MakeSenderOptions(const SenderFlags& f) {
       UsageError(cmd, "--window", "must be between 64KiB and 512MiB");
     }
   }
-  if (o.transport == TransportKind::kNative || !f.reporting.collector.empty()) {
+  if (o.transport == TransportKind::kNative || !f.reporting.collector.empty()) {  // a nasperf peer
     o.token = TokenFlag(cmd, f.token_file, /*generate_if_missing=*/false).token;
+    o.trust = TrustFlags(cmd, f.reporting.tls);
   }
-  if (o.transport == TransportKind::kNative) o.trust = TrustFlags("sender", f.reporting.tls);
   return o;
 }
 
@@ -505,7 +507,7 @@ int FinishSender(const absl::StatusOr<SenderOutcome>& outcome, const CsvSink* cs
 int RunSenderCommand(const SenderFlags& f) {
   auto options = MakeSenderOptions(f);
   if (!options.ok()) return Fail("sender", options.status());
-  auto spool = StartReporting("sender", f.reporting, options->token);
+  auto spool = StartReporting("sender", f.reporting, options->token, options->trust);
   if (!spool.ok()) return Fail("sender", spool.status());
   std::unique_ptr<CsvSink> csv;
   ReportSink* sink = spool->get();
@@ -669,7 +671,7 @@ void AddFlush(CLI::App& app, FlushFlags& f) {
 
 int RunFlush(const FlushFlags& f) {
   const TokenSource token = TokenFlag("flush", f.token_file, /*generate_if_missing=*/false);
-  auto spool = StartReporting("flush", f.reporting, token.token);
+  auto spool = StartReporting("flush", f.reporting, token.token, TrustFlags("flush", f.reporting.tls));
   if (!spool.ok()) return Fail("flush", spool.status());
   return ReportSpool("flush", **spool, DurationFlag("flush", "--wait", f.wait)) == 0 ? 0 : 1;
 }
@@ -857,6 +859,7 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("collector")) return RunCollector(collector_flags);
   if (app.got_subcommand("flush")) return RunFlush(flush_flags);
   if (app.got_subcommand("probe")) return RunProbeCommand(probe_flags);
+  if (app.got_subcommand("fingerprint")) return RunFingerprint();
   if (app.got_subcommand("report")) return RunReport(report_flags);
   if (app.got_subcommand("compare")) return RunCompare(compare_flags);
   return kUsageError;
