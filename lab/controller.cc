@@ -23,119 +23,17 @@
 #include "common/stats.h"
 #include "common/units.h"
 #include "common/validate.h"
+#include "lab/agent_client.h"
+#include "lab/console.h"
+#include "lab/job_tracker.h"
 #include "lab/preflight.h"
+#include "lab/tally.h"
 #include "lab/remote_start.h"
 #include "proto/nasperf.grpc.pb.h"
 #include "sender/sender.h"
 
 namespace nasperf {
 namespace {
-
-constexpr absl::Duration kReadyTimeout = absl::Seconds(20);
-constexpr int kUnansweredBeforeDead = 3;   // consecutive failed calls to an agent mid-run
-constexpr uint32_t kMaxRowsPerJob = 1024;  // 64 streams make 128; more is a broken or hostile agent
-
-// The Agent service of one host: token and deadline on every call, errors name the host.
-class AgentClient {
- public:
-  // fingerprint: the key the agent must show (started over SSH); empty: trust decides.
-  AgentClient(const PlanHost& host, const std::string& token, const PeerTrust* trust, const std::string& fingerprint)
-      : name_(host.name), address_(FormatHostPort(host.agent)), token_(token),
-        stub_(proto::Agent::NewStub(NewChannel(address_, trust, fingerprint))) {}
-
-  absl::Status StartSender(const proto::SenderJob& job) {
-    proto::StartSenderReply reply;
-    return Call("start a transfer", absl::Seconds(10), [&](grpc::ClientContext* c) {
-      return stub_->StartSender(c, job, &reply);
-    });
-  }
-  absl::Status Go(const std::string& job_id, int64_t start_at) {
-    proto::GoRequest request;
-    request.set_job_id(job_id);
-    request.set_start_at_unix_ns(start_at);
-    proto::GoReply reply;
-    return Call("release the barrier", absl::Seconds(5), [&](grpc::ClientContext* c) {
-      return stub_->Go(c, request, &reply);
-    });
-  }
-  absl::StatusOr<proto::JobState> WaitJob(const std::string& job_id, bool until_ready, double wait_s) {
-    proto::WaitJobRequest request;
-    request.set_job_id(job_id);
-    request.set_until_ready(until_ready);
-    request.set_wait_s(wait_s);
-    proto::JobState state;
-    absl::Status s = Call("wait for a transfer", absl::Seconds(wait_s + 10), [&](grpc::ClientContext* c) {
-      return stub_->WaitJob(c, request, &state);
-    });
-    if (!s.ok()) return s;
-    if (!state.done()) return state;
-    // A finished job's rows come in pages; each is checked as it arrives.
-    if (state.total_reports() > kMaxRowsPerJob) {
-      return absl::DataLossError(absl::StrCat("agent claims ", state.total_reports(), " rows for one job"));
-    }
-    request.set_wait_s(0);
-    while (static_cast<uint32_t>(state.reports_size()) < state.total_reports()) {
-      request.set_first_report(static_cast<uint32_t>(state.reports_size()));
-      proto::JobState page;
-      s = Call("fetch a transfer's rows", absl::Seconds(10), [&](grpc::ClientContext* c) {
-        return stub_->WaitJob(c, request, &page);
-      });
-      if (!s.ok()) return s;
-      if (page.reports_size() == 0) return absl::DataLossError("agent sent an empty page of rows");
-      for (auto& r : *page.mutable_reports()) *state.add_reports() = std::move(r);
-    }
-    for (const proto::TransferReport& r : state.reports()) {
-      if (absl::Status bad = CheckReport(r); !bad.ok()) {
-        return absl::DataLossError(absl::StrCat("agent sent a bad row: ", bad.message()));
-      }
-    }
-    return state;
-  }
-  absl::Status Abort(const std::string& run_id) {
-    proto::AbortRequest request;
-    request.set_run_id(run_id);
-    proto::AbortReply reply;
-    return Call("abort", absl::Seconds(5), [&](grpc::ClientContext* c) { return stub_->Abort(c, request, &reply); });
-  }
-  absl::StatusOr<proto::CheckPathReply> CheckPath(const proto::CheckPathRequest& request) {
-    proto::CheckPathReply reply;
-    absl::Status s = Call("check the path", absl::Seconds(30), [&](grpc::ClientContext* c) {
-      return stub_->CheckPath(c, request, &reply);
-    });
-    if (!s.ok()) return s;
-    return reply;
-  }
-  const std::string& address() const { return address_; }
-
- private:
-  template <typename Rpc>
-  absl::Status Call(const char* what, absl::Duration deadline, Rpc rpc) {
-    grpc::ClientContext context;
-    PrepareCall(&context, token_, deadline);
-    grpc::Status status = rpc(&context);
-    if (status.ok()) return absl::OkStatus();
-    if (status.error_code() == grpc::StatusCode::UNIMPLEMENTED) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "host ", name_, ": ", address_, " runs `nasperf receiver`, not `nasperf agent`"));
-    }
-    absl::Status s = FromGrpc(status, absl::StrCat("host ", name_, ": agent"), address_);
-    return absl::Status(s.code(), absl::StrCat(s.message(), " (", what, ")"));
-  }
-
-  std::string name_, address_, token_;
-  std::unique_ptr<proto::Agent::Stub> stub_;
-};
-
-// One transfer of the plan as it runs in one lab run.
-struct RunningTransfer {
-  size_t index = 0;
-  const PlanTransfer* plan = nullptr;
-  std::string job_id;
-  int first_stream = 0;
-  bool started = false, finished = false;
-  int unanswered = 0;
-  std::vector<proto::TransferReport> reports;  // sender and receiver rows
-};
 
 class Lab {
  public:
@@ -152,11 +50,7 @@ class Lab {
       return checked;
     }
     outcome_.run_id = o_.run_id.empty() ? NewRunId() : o_.run_id;
-    Line(absl::StrFormat("lab %s%s: %d transfer%s per run, %d run%s%s%s", outcome_.run_id,
-                         plan_.label.empty() ? "" : absl::StrCat(" \"", plan_.label, "\""), plan_.transfers.size(),
-                         plan_.transfers.size() == 1 ? "" : "s", plan_.runs, plan_.runs == 1 ? "" : "s",
-                         plan_.warmup > 0 ? absl::StrCat(" after ", plan_.warmup, " warm-up") : "",
-                         plan_.pause > absl::ZeroDuration() ? absl::StrCat(", pause ", absl::FormatDuration(plan_.pause)) : ""));
+    console_.Banner(outcome_.run_id, plan_);
     const int total = plan_.warmup + plan_.runs;
     for (int k = 0; k < total && !Interrupted(); ++k) {
       const bool warmup = k < plan_.warmup;
@@ -173,7 +67,10 @@ class Lab {
     }
     if (outcome_.interrupted) Line("interrupted: every agent aborted its transfers; their rows say \"aborted\"");
     if (plan_.cleanup == Name(Cleanup::kEnd)) EndRunOnReceivers();
-    PrintSummary();
+    outcome_.transfers = totals_.sender_rows;
+    outcome_.failed = totals_.failed;
+    outcome_.aborted = totals_.aborted;
+    console_.Summary(outcome_, totals_, plan_.collector.out);
     WaitForRows();
     StopRemoteAgents();
     StopCollector();
@@ -181,10 +78,7 @@ class Lab {
   }
 
  private:
-  void Line(const std::string& text) {
-    std::fprintf(o_.console, "%s\n", text.c_str());
-    std::fflush(o_.console);
-  }
+  void Line(const std::string& text) { console_.Line(text); }
   bool Interrupted() {
     if (o_.stop != nullptr && o_.stop->load() && !outcome_.interrupted) {
       outcome_.interrupted = true;
@@ -198,7 +92,7 @@ class Lab {
   // fingerprint: the key this host's agent must show; empty: o_.trust decides, and
   // the key it accepts is what the other agents are told to expect (PinFor).
   void ConnectAgent(const PlanHost& host, const std::string& fingerprint) {
-    agents_[host.name] = std::make_unique<AgentClient>(host, o_.token, o_.trust.get(), fingerprint);
+    agents_[host.name] = nasperf::ConnectAgent(host, o_.token, o_.trust.get(), fingerprint);
     pins_[host.name] = fingerprint;
   }
   ReceiverClient ClientFor(const PlanHost& host) {
@@ -330,9 +224,7 @@ class Lab {
       add(HostProblems(host, *hello, NASPERF_VERSION));
       hellos[host.name] = *hello;
       PinFor(host);
-      Line(absl::StrFormat("  %-10s %-21s nasperf %s on %s, target %s%s", host.name, FormatHostPort(host.agent),
-                           hello->version(), hello->host(), hello->target(),
-                           hello->target() == kDiscardTarget ? "" : absl::StrCat(" (", FormatSize(hello->free_bytes()), " free)")));
+      console_.HostChecked(host, *hello);
     }
     std::map<std::string, uint64_t> bytes_per_run;  // per receiving host
     for (size_t i = 0; i < plan_.transfers.size(); ++i) {
@@ -353,8 +245,7 @@ class Lab {
       add(TransferProblems(name, t, *plan_.FindHost(t.from), to, hellos[t.to], *path));
       uint64_t size = t.file.empty() ? t.size : path->file_size();
       bytes_per_run[t.to] += size * static_cast<uint64_t>(t.streams);
-      Line(absl::StrCat("  ", t.from, " -> ", t.to, ": ", path->line()));
-      for (const std::string& warning : path->warnings()) Line(absl::StrCat("  warning: ", name, ": ", warning));
+      console_.PathChecked(name, t, *path);
     }
     add(CapacityProblems(plan_, hellos, bytes_per_run));
     if (problems.empty()) return absl::OkStatus();
@@ -365,17 +256,18 @@ class Lab {
 
   // ------------------------------------------------------------ one run
 
-  proto::SenderJob JobFor(const RunningTransfer& rt, int iteration, bool warmup) {
-    const PlanTransfer& t = *rt.plan;
+  proto::SenderJob JobFor(const PlanTransfer& t, const std::string& job_id, int first_stream, int iteration,
+                          bool warmup) {
+    const PlanHost& to = *plan_.FindHost(t.to);
     proto::SenderJob job;
-    job.set_job_id(rt.job_id);
-    job.set_to(FormatHostPort(plan_.FindHost(t.to)->agent));
-    job.set_receiver_fingerprint(PinFor(*plan_.FindHost(t.to)));
+    job.set_job_id(job_id);
+    job.set_to(FormatHostPort(to.agent));
+    job.set_receiver_fingerprint(PinFor(to));
     job.set_size(t.size);
     job.set_file(t.file);
     job.set_pattern(t.pattern);
     job.set_streams(t.streams);
-    job.set_first_stream(rt.first_stream);
+    job.set_first_stream(first_stream);
     job.set_run_id(outcome_.run_id);
     job.set_label(plan_.label);
     job.set_iteration(iteration);
@@ -393,194 +285,47 @@ class Lab {
     return job;
   }
 
-  // Rows for streams the agent never reported: it was unreachable or died mid-run.
-  void MarkLost(RunningTransfer& rt, int iteration, bool warmup, const std::string& status, const std::string& error) {
-    const PlanTransfer& t = *rt.plan;
-    std::map<int, bool> reported;
-    for (const auto& r : rt.reports) if (r.role() == Name(Role::kSender)) reported[r.stream()] = true;
-    for (int s = 0; s < t.streams; ++s) {
-      if (reported.count(rt.first_stream + s)) continue;
-      proto::TransferReport row;
-      row.set_run_id(outcome_.run_id);
-      row.set_label(plan_.label);
-      row.set_iteration(iteration);
-      row.set_stream(rt.first_stream + s);
-      row.set_role(Name(Role::kSender));
-      row.set_host(t.from);
-      row.set_peer(FormatHostPort(plan_.FindHost(t.to)->agent));
-      row.set_transport(Name(TransportKind::kNative));
-      row.set_started_at_unix_ns(WallNanos());
-      row.set_write_mode(t.write_mode);
-      row.set_sync_policy(t.sync_policy);
-      row.set_warmup(warmup);
-      row.set_status(status);
-      row.set_error(error);
-      if (own_rows_) (void)own_rows_->Submit(row);
-      ++expected_rows_;
-      rt.reports.push_back(row);
-    }
-    rt.finished = true;
-  }
-
-  // A finished job's rows (the agent forgets the job once it handed them over).
-  void Absorb(RunningTransfer& rt, const proto::JobState& state, int iteration, bool warmup) {
-    for (const auto& r : state.reports()) rt.reports.push_back(r);
-    expected_rows_ += static_cast<uint64_t>(state.reports_size());
-    if (!state.error().empty()) {
-      MarkLost(rt, iteration, warmup, outcome_.interrupted ? "aborted" : "failed", state.error());
-    }
-    rt.finished = true;
-  }
-
   // Returns true when a transfer did not end "ok".
   bool RunOnce(int iteration, bool warmup, int k, int total) {
-    std::vector<RunningTransfer> running(plan_.transfers.size());
+    std::vector<LabJob> jobs;
     int next_stream = 0;
-    for (size_t i = 0; i < running.size(); ++i) {
-      RunningTransfer& rt = running[i];
-      rt.index = i;
-      rt.plan = &plan_.transfers[i];
-      rt.first_stream = next_stream;
-      next_stream += rt.plan->streams;
-      rt.job_id = absl::StrCat(outcome_.run_id, "-", iteration, "-t", i + 1);
-      absl::Status s = agents_[rt.plan->from]->StartSender(JobFor(rt, iteration, warmup));
-      if (s.ok()) {
-        rt.started = true;
-      } else {
-        MarkLost(rt, iteration, warmup, "failed", std::string(s.message()));
+    for (size_t i = 0; i < plan_.transfers.size(); ++i) {
+      const PlanTransfer& t = plan_.transfers[i];
+      LabJob job;
+      job.transfer = &t;
+      job.agent = agents_[t.from].get();
+      job.job = JobFor(t, absl::StrCat(outcome_.run_id, "-", iteration, "-t", i + 1), next_stream, iteration, warmup);
+      next_stream += t.streams;
+      jobs.push_back(std::move(job));
+    }
+    JobTrackerOptions tracking;
+    tracking.start_delay = plan_.start_delay;
+    tracking.interrupted = [this] { return Interrupted(); };
+    jobs = RunJobs(std::move(jobs), tracking);
+    for (const LabJob& job : jobs) {
+      expected_rows_ += job.agent_rows.size() + job.lost_rows.size();
+      for (const proto::TransferReport& row : job.lost_rows) {
+        if (own_rows_) (void)own_rows_->Submit(row);
       }
     }
-    // The barrier: every stream of every transfer holds, opened, until all are.
-    const absl::Time ready_by = absl::Now() + kReadyTimeout;
-    for (RunningTransfer& rt : running) {
-      while (rt.started && !rt.finished && !Interrupted() && absl::Now() < ready_by) {
-        auto state = agents_[rt.plan->from]->WaitJob(rt.job_id, /*until_ready=*/true, 0.5);
-        if (!state.ok()) {
-          if (++rt.unanswered >= kUnansweredBeforeDead) {
-            MarkLost(rt, iteration, warmup, "failed", std::string(state.status().message()));
-          }
-          absl::SleepFor(absl::Milliseconds(200));
-          continue;
-        }
-        rt.unanswered = 0;
-        if (state->done()) {  // failed before the barrier (e.g. refused): the agent handed its rows over
-          Absorb(rt, *state, iteration, warmup);
-          break;
-        }
-        if (state->ready() >= state->streams()) break;
-      }
-    }
-    const int64_t start_at = WallNanos() + absl::ToInt64Nanoseconds(plan_.start_delay);
-    for (RunningTransfer& rt : running) {
-      if (rt.started && !rt.finished) (void)agents_[rt.plan->from]->Go(rt.job_id, start_at);
-    }
-    // Until every job is done, an agent stops answering, or Ctrl-C (then every agent aborts).
-    bool pending = true;
-    while (pending) {
-      pending = false;
-      Interrupted();
-      for (RunningTransfer& rt : running) {
-        if (!rt.started || rt.finished) continue;
-        auto state = agents_[rt.plan->from]->WaitJob(rt.job_id, /*until_ready=*/false, 0.5);
-        if (!state.ok()) {
-          if (++rt.unanswered >= kUnansweredBeforeDead || absl::IsNotFound(state.status())) {
-            MarkLost(rt, iteration, warmup, outcome_.interrupted ? "aborted" : "failed",
-                     absl::StrCat("agent stopped answering mid-run: ", state.status().message()));
-          } else {
-            pending = true;
-            absl::SleepFor(absl::Milliseconds(300));
-          }
-          continue;
-        }
-        rt.unanswered = 0;
-        if (!state->done()) {
-          pending = true;
-          continue;
-        }
-        Absorb(rt, *state, iteration, warmup);
-      }
-    }
-    return Print(running, iteration, warmup, k, total);
-  }
-
-  // Per transfer, then per receiver: the aggregate is the sum over its concurrent senders.
-  bool Print(const std::vector<RunningTransfer>& running, int iteration, bool warmup, int k, int total) {
-    bool any_failed = false;
-    int64_t first = 0, last = 0;
-    int starts = 0;
-    struct Sum { double send = 0, durable = 0; int transfers = 0; bool complete = true; };
-    std::map<std::string, Sum> per_receiver;
-    std::vector<std::string> lines;
-    for (const RunningTransfer& rt : running) {
-      const PlanTransfer& t = *rt.plan;
-      double send = 0, durable = 0;
-      bool ok = true;
-      std::string error;
-      int rx_rows = 0;
-      for (const auto& r : rt.reports) {
-        if (r.role() == Name(Role::kReceiver)) {
-          if (r.has_mb_per_s()) durable += r.mb_per_s();
-          ++rx_rows;
-          continue;
-        }
-        ++outcome_.transfers;
-        if (r.status() == Name(Status::kAborted)) ++outcome_.aborted;
-        if (r.status() != Name(Status::kOk)) {
-          ++outcome_.failed;
-          ok = false;
-          if (error.empty()) error = absl::StrCat(r.status(), ": ", r.error());
-          continue;
-        }
-        send += r.mb_per_s();
-        if (r.has_first_byte_s()) {
-          int64_t at = r.started_at_unix_ns() + static_cast<int64_t>(r.first_byte_s() * 1e9);
-          first = starts == 0 ? at : std::min(first, at);
-          last = starts == 0 ? at : std::max(last, at);
-          ++starts;
-        }
-      }
-      any_failed = any_failed || !ok;
-      Sum& sum = per_receiver[t.to];
-      sum.send += send;
-      sum.durable += durable;
-      sum.complete = sum.complete && ok && rx_rows == t.streams;
-      ++sum.transfers;
-      lines.push_back(absl::StrFormat("  %-22s %2d stream%s %10s  send %9s  durable %9s  %s",
-                                      absl::StrCat(t.from, " -> ", t.to), t.streams, t.streams == 1 ? " " : "s",
-                                      t.file.empty() ? FormatSize(t.size) : "file",
-                                      // a partly failed transfer shows what its ok streams moved (the aggregate counts it)
-                                      ok || send > 0 ? absl::StrFormat("%.1f MB/s", send) : "-",
-                                      (ok || durable > 0) && rx_rows > 0 ? absl::StrFormat("%.1f MB/s", durable) : "-",
-                                      ok ? "ok" : error));
-    }
-    const double skew_ms = starts >= 2 ? static_cast<double>(last - first) / 1e6 : 0;
-    Line(absl::StrFormat("%s %d/%d (iteration %d): start skew %s", warmup ? "warm-up" : "run", warmup ? k : k - plan_.warmup,
-                         warmup ? plan_.warmup : plan_.runs, iteration,
-                         starts >= 2 ? absl::StrFormat("%.2f ms", skew_ms) : "-"));
-    for (const std::string& line : lines) Line(line);
-    for (const auto& [name, sum] : per_receiver) {
-      Line(absl::StrFormat("  %-22s %2d transfer%s          send %9.1f MB/s  durable %9.1f MB/s  aggregate%s",
-                           absl::StrCat("= ", name), sum.transfers, sum.transfers == 1 ? " " : "s", sum.send,
-                           sum.durable, sum.complete ? "" : " (not every transfer finished)"));
-      if (!warmup && sum.complete) aggregates_[name].push_back(sum.send);
-      AppendLabRow(iteration, warmup, name, sum.transfers, sum.send, sum.durable, skew_ms, starts >= 2, sum.complete);
-    }
-    if (!warmup && starts >= 2) skews_.push_back(skew_ms);
-    return any_failed;
+    const RunTally run = TallyRun(jobs);
+    totals_.Add(run, warmup);
+    console_.Run(run, warmup, warmup ? k : k - plan_.warmup, warmup ? plan_.warmup : plan_.runs, iteration);
+    for (const ReceiverTally& receiver : run.receivers) AppendLabRow(iteration, warmup, receiver, run.start_skew_ms);
+    return run.failed > 0;
   }
 
   // DIR/lab-runs.csv beside transfers.csv: one row per run and receiver. A row that
   // cannot be written is said once on the console (the transfer rows are elsewhere).
-  void AppendLabRow(int iteration, bool warmup, const std::string& receiver, int transfers, double send,
-                    double durable, double skew_ms, bool has_skew, bool complete) {
+  void AppendLabRow(int iteration, bool warmup, const ReceiverTally& receiver, std::optional<double> skew_ms) {
     if (!collector_) return;
     const std::string header = CsvLine({"run_id", "label", "iteration", "warmup", "receiver", "transfers",
                                         "send_mb_per_s", "durable_mb_per_s", "start_skew_ms", "complete"});
     const std::string row =
         CsvLine({CsvText(outcome_.run_id), CsvText(plan_.label), absl::StrCat(iteration), warmup ? "true" : "false",
-                 CsvText(receiver), absl::StrCat(transfers), absl::StrFormat("%.3f", send),
-                 absl::StrFormat("%.3f", durable), has_skew ? absl::StrFormat("%.3f", skew_ms) : "",
-                 complete ? "true" : "false"});
+                 CsvText(receiver.name), absl::StrCat(receiver.transfers),
+                 absl::StrFormat("%.3f", receiver.send_mb_per_s), absl::StrFormat("%.3f", receiver.durable_mb_per_s),
+                 skew_ms ? absl::StrFormat("%.3f", *skew_ms) : "", receiver.complete ? "true" : "false"});
     absl::Status written = AppendLines(plan_.collector.out + "/lab-runs.csv", header, row);
     if (!written.ok() && !lab_rows_failed_) {
       lab_rows_failed_ = true;
@@ -602,28 +347,12 @@ class Lab {
     }
   }
 
-  void PrintSummary() {
-    Line("");
-    Line(absl::StrFormat("summary: %d run%s, %d transfer rows, %d failed (%d aborted)", outcome_.runs_done,
-                         outcome_.runs_done == 1 ? "" : "s", outcome_.transfers, outcome_.failed, outcome_.aborted));
-    if (!skews_.empty()) {
-      Summary s = Summarize(skews_);
-      Line(absl::StrFormat("  start skew: median %.2f ms, max %.2f ms", s.median, s.max));
-    }
-    for (const auto& [name, values] : aggregates_) {
-      Summary s = Summarize(values);
-      Line(absl::StrFormat("  %s aggregate send MB/s: median %.1f, min %.1f, max %.1f (n %d)", name, s.median, s.min,
-                           s.max, s.n));
-    }
-    if (!outcome_.transfers_csv.empty()) {
-      Line(absl::StrFormat("results: %s (nasperf report %s)", outcome_.transfers_csv, plan_.collector.out));
-    }
-  }
-
   const Plan& plan_;
   const LabOptions& o_;
   LabOutcome outcome_;
-  std::map<std::string, std::unique_ptr<AgentClient>> agents_;
+  LabConsole console_{o_.console};
+  LabTotals totals_;
+  std::map<std::string, std::unique_ptr<AgentConnection>> agents_;
   std::unique_ptr<Collector> collector_;
   std::unique_ptr<SpoolingSink> own_rows_;
   std::vector<std::unique_ptr<RemoteAgent>> remote_;
@@ -634,8 +363,6 @@ class Lab {
   bool lab_rows_failed_ = false;
   std::string collector_fingerprint_;
   uint64_t expected_rows_ = 0;
-  std::vector<double> skews_;
-  std::map<std::string, std::vector<double>> aggregates_;
 };
 
 }  // namespace

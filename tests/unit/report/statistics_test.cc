@@ -11,7 +11,7 @@
 namespace nasperf {
 namespace {
 
-#include "tests/unit/testdata/statistics_reference.inc"
+#include "tests/unit/report/testdata/statistics_reference.inc"
 
 TEST(MannWhitney, HandComputedSeparatedSamples) {
   // 3 vs 3 fully separated: U = 0; only 2 of the C(6,3) = 20 orderings are as extreme.

@@ -1,0 +1,40 @@
+// How the lab controller talks to one host's Agent service. `AgentConnection` is the
+// interface the job tracker drives (unit tests fake it); `ConnectAgent` gives the gRPC
+// one, which puts the token and a deadline on every call, names the host in every
+// error and checks every reply where it enters. One connection per host; a
+// connection is used by one thread at a time.
+#ifndef NASPERF_LAB_AGENT_CLIENT_H_
+#define NASPERF_LAB_AGENT_CLIENT_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "common/tls.h"
+#include "lab/plan.h"
+#include "proto/nasperf.pb.h"
+
+namespace nasperf {
+
+class AgentConnection {
+ public:
+  virtual ~AgentConnection() = default;
+  virtual absl::Status StartSender(const proto::SenderJob& job) = 0;
+  // Releases the job's barrier: its streams start sending at start_at_unix_ns.
+  virtual absl::Status Go(const std::string& job_id, int64_t start_at_unix_ns) = 0;
+  // The job's state after waiting up to wait_s for it to be ready (until_ready) or
+  // done. A done job's rows come all at once, each one checked (CheckReport).
+  virtual absl::StatusOr<proto::JobState> WaitJob(const std::string& job_id, bool until_ready, double wait_s) = 0;
+  virtual absl::Status Abort(const std::string& run_id) = 0;
+  virtual absl::StatusOr<proto::CheckPathReply> CheckPath(const proto::CheckPathRequest& request) = 0;
+};
+
+// fingerprint: the key the agent must show (one started over SSH); empty: trust
+// decides (common/tls.h). trust may be null (plaintext, tests).
+std::unique_ptr<AgentConnection> ConnectAgent(const PlanHost& host, const std::string& token,
+                                              const PeerTrust* trust, const std::string& fingerprint);
+
+}  // namespace nasperf
+
+#endif  // NASPERF_LAB_AGENT_CLIENT_H_

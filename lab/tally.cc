@@ -1,0 +1,81 @@
+#include "lab/tally.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "common/policy.h"
+
+namespace nasperf {
+namespace {
+
+// First-byte instants of the ok sender rows.
+struct StartSpread {
+  int64_t first = 0, last = 0;
+  int starts = 0;
+
+  void Add(const proto::TransferReport& r) {
+    if (!r.has_first_byte_s()) return;
+    const int64_t at = r.started_at_unix_ns() + static_cast<int64_t>(r.first_byte_s() * 1e9);
+    first = starts == 0 ? at : std::min(first, at);
+    last = starts == 0 ? at : std::max(last, at);
+    ++starts;
+  }
+  std::optional<double> SkewMs() const {
+    if (starts < 2) return std::nullopt;
+    return static_cast<double>(last - first) / 1e6;
+  }
+};
+
+}  // namespace
+
+RunTally TallyRun(const std::vector<LabJob>& jobs) {
+  RunTally run;
+  StartSpread spread;
+  std::map<std::string, ReceiverTally> receivers;
+  for (const LabJob& job : jobs) {
+    TransferTally t;
+    t.transfer = job.transfer;
+    for (const auto* rows : {&job.agent_rows, &job.lost_rows}) {
+      for (const proto::TransferReport& r : *rows) {
+        if (r.role() == Name(Role::kReceiver)) {
+          if (r.has_mb_per_s()) t.durable_mb_per_s += r.mb_per_s();
+          ++t.receiver_rows;
+          continue;
+        }
+        ++run.sender_rows;
+        if (r.status() == Name(Status::kAborted)) ++run.aborted;
+        if (r.status() != Name(Status::kOk)) {
+          ++run.failed;
+          if (t.ok) t.error = absl::StrCat(r.status(), ": ", r.error());
+          t.ok = false;
+          continue;
+        }
+        t.send_mb_per_s += r.mb_per_s();
+        spread.Add(r);
+      }
+    }
+    ReceiverTally& sum = receivers[job.transfer->to];
+    sum.name = job.transfer->to;
+    ++sum.transfers;
+    sum.send_mb_per_s += t.send_mb_per_s;
+    sum.durable_mb_per_s += t.durable_mb_per_s;
+    sum.complete = sum.complete && t.ok && t.receiver_rows == job.transfer->streams;
+    run.transfers.push_back(std::move(t));
+  }
+  for (auto& [name, sum] : receivers) run.receivers.push_back(std::move(sum));
+  run.start_skew_ms = spread.SkewMs();
+  return run;
+}
+
+void LabTotals::Add(const RunTally& run, bool warmup) {
+  sender_rows += run.sender_rows;
+  failed += run.failed;
+  aborted += run.aborted;
+  if (warmup) return;
+  if (run.start_skew_ms) start_skews_ms.push_back(*run.start_skew_ms);
+  for (const ReceiverTally& r : run.receivers) {
+    if (r.complete) aggregates[r.name].push_back(r.send_mb_per_s);
+  }
+}
+
+}  // namespace nasperf

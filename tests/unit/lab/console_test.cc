@@ -1,0 +1,75 @@
+// What the lab console prints for a tally: one line per transfer and per receiver,
+// "-" where a failed transfer moved nothing, and the summary's medians.
+#include "lab/console.h"
+
+#include <cstdio>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace nasperf {
+namespace {
+
+using ::testing::HasSubstr;
+
+class ConsoleTest : public ::testing::Test {
+ protected:
+  void SetUp() override { out_ = open_memstream(&buffer_, &size_); }
+  void TearDown() override { std::free(buffer_); }
+  std::string Printed() {
+    std::fflush(out_);
+    std::string text(buffer_, size_);
+    std::fclose(out_);
+    out_ = nullptr;
+    return text;
+  }
+  std::FILE* out_ = nullptr;
+  char* buffer_ = nullptr;
+  size_t size_ = 0;
+};
+
+TEST_F(ConsoleTest, ARunShowsEachTransferAndEachReceiversAggregate) {
+  PlanTransfer ok_transfer, failed_transfer;
+  ok_transfer.from = "c1";
+  ok_transfer.to = "nas";
+  ok_transfer.streams = 2;
+  ok_transfer.size = 1ULL << 30;
+  failed_transfer.from = "c2";
+  failed_transfer.to = "nas";
+  failed_transfer.streams = 1;
+  failed_transfer.file = "/data/big.mov";
+  RunTally run;
+  run.transfers.push_back({&ok_transfer, 230.5, 220.25, 2, true, ""});
+  run.transfers.push_back({&failed_transfer, 0, 0, 0, false, "failed: agent stopped answering mid-run"});
+  run.receivers.push_back({"nas", 2, 230.5, 220.25, false});
+  run.start_skew_ms = 1.25;
+  LabConsole(out_).Run(run, /*warmup=*/false, 2, 3, 2);
+  std::string text = Printed();
+  EXPECT_THAT(text, HasSubstr("run 2/3 (iteration 2): start skew 1.25 ms\n"));
+  EXPECT_THAT(text, HasSubstr("c1 -> nas"));
+  EXPECT_THAT(text, HasSubstr("1.00 GiB  send 230.5 MB/s  durable 220.2 MB/s  ok\n"));
+  EXPECT_THAT(text, HasSubstr("file  send         -  durable         -  failed: agent stopped answering mid-run\n"));
+  EXPECT_THAT(text, HasSubstr("= nas"));
+  EXPECT_THAT(text, HasSubstr("aggregate (not every transfer finished)\n"));
+}
+
+TEST_F(ConsoleTest, TheSummaryGivesMediansAndWhereTheResultsAre) {
+  LabOutcome outcome;
+  outcome.runs_done = 3;
+  outcome.transfers_csv = "results/transfers.csv";
+  LabTotals totals;
+  totals.sender_rows = 6;
+  totals.failed = 1;
+  totals.aborted = 1;
+  totals.start_skews_ms = {1, 3, 2};
+  totals.aggregates["nas"] = {100, 300, 200};
+  LabConsole(out_).Summary(outcome, totals, "results");
+  std::string text = Printed();
+  EXPECT_THAT(text, HasSubstr("summary: 3 runs, 6 transfer rows, 1 failed (1 aborted)\n"));
+  EXPECT_THAT(text, HasSubstr("start skew: median 2.00 ms, max 3.00 ms\n"));
+  EXPECT_THAT(text, HasSubstr("nas aggregate send MB/s: median 200.0, min 100.0, max 300.0 (n 3)\n"));
+  EXPECT_THAT(text, HasSubstr("results: results/transfers.csv (nasperf report results)\n"));
+}
+
+}  // namespace
+}  // namespace nasperf

@@ -1,0 +1,97 @@
+// The lab tally from rows alone: per-transfer sums, the per-receiver aggregate over
+// concurrent transfers, completeness, start skew from first bytes, and totals that
+// leave warm-ups out of the aggregates.
+#include "lab/tally.h"
+
+#include "gtest/gtest.h"
+
+namespace nasperf {
+namespace {
+
+proto::TransferReport Row(const std::string& role, const std::string& status, double mb_per_s,
+                          int64_t first_byte_ns = -1) {
+  proto::TransferReport r;
+  r.set_role(role);
+  r.set_status(status);
+  r.set_mb_per_s(mb_per_s);
+  r.set_started_at_unix_ns(1'000'000'000);
+  if (first_byte_ns >= 0) r.set_first_byte_s(static_cast<double>(first_byte_ns) / 1e9);
+  if (status != "ok") r.set_error("disk full");
+  return r;
+}
+
+class TallyTest : public ::testing::Test {
+ protected:
+  LabJob Job(const std::string& from, const std::string& to, int streams) {
+    transfers_.push_back(std::make_unique<PlanTransfer>());
+    transfers_.back()->from = from;
+    transfers_.back()->to = to;
+    transfers_.back()->streams = streams;
+    LabJob job;
+    job.transfer = transfers_.back().get();
+    return job;
+  }
+  std::vector<std::unique_ptr<PlanTransfer>> transfers_;
+};
+
+TEST_F(TallyTest, TheAggregateIsTheSumOfAReceiversConcurrentTransfers) {
+  std::vector<LabJob> jobs = {Job("c1", "nas", 1), Job("c2", "nas", 2), Job("c3", "other", 1)};
+  jobs[0].agent_rows = {Row("sender", "ok", 100, 1'000'000), Row("receiver", "ok", 95)};
+  jobs[1].agent_rows = {Row("sender", "ok", 60, 3'500'000), Row("sender", "ok", 40, 2'000'000),
+                        Row("receiver", "ok", 50), Row("receiver", "ok", 35)};
+  jobs[2].agent_rows = {Row("sender", "ok", 10), Row("receiver", "ok", 9)};
+  RunTally run = TallyRun(jobs);
+  ASSERT_EQ(run.transfers.size(), 3u);
+  EXPECT_DOUBLE_EQ(run.transfers[1].send_mb_per_s, 100);
+  EXPECT_DOUBLE_EQ(run.transfers[1].durable_mb_per_s, 85);
+  ASSERT_EQ(run.receivers.size(), 2u);
+  EXPECT_EQ(run.receivers[0].name, "nas");
+  EXPECT_EQ(run.receivers[0].transfers, 2);
+  EXPECT_DOUBLE_EQ(run.receivers[0].send_mb_per_s, 200);
+  EXPECT_DOUBLE_EQ(run.receivers[0].durable_mb_per_s, 180);
+  EXPECT_TRUE(run.receivers[0].complete);
+  EXPECT_EQ(run.sender_rows, 4);
+  EXPECT_EQ(run.failed, 0);
+  ASSERT_TRUE(run.start_skew_ms.has_value());
+  EXPECT_DOUBLE_EQ(*run.start_skew_ms, 2.5) << "first bytes at 1, 2 and 3.5 ms; c3 reported none";
+}
+
+TEST_F(TallyTest, AFailedStreamMakesItsTransferAndReceiverIncompleteButItsOkStreamsCount) {
+  std::vector<LabJob> jobs = {Job("c1", "nas", 2)};
+  jobs[0].agent_rows = {Row("sender", "ok", 70), Row("receiver", "ok", 65)};
+  jobs[0].lost_rows = {Row("sender", "aborted", 0)};
+  RunTally run = TallyRun(jobs);
+  EXPECT_FALSE(run.transfers[0].ok);
+  EXPECT_EQ(run.transfers[0].error, "aborted: disk full");
+  EXPECT_DOUBLE_EQ(run.transfers[0].send_mb_per_s, 70);
+  EXPECT_FALSE(run.receivers[0].complete);
+  EXPECT_EQ(run.failed, 1);
+  EXPECT_EQ(run.aborted, 1);
+  EXPECT_FALSE(run.start_skew_ms.has_value());
+}
+
+TEST_F(TallyTest, AMissingReceiverRowMakesTheAggregateIncomplete) {
+  std::vector<LabJob> jobs = {Job("c1", "nas", 2)};
+  jobs[0].agent_rows = {Row("sender", "ok", 70), Row("sender", "ok", 70), Row("receiver", "ok", 65)};
+  RunTally run = TallyRun(jobs);
+  EXPECT_TRUE(run.transfers[0].ok);
+  EXPECT_FALSE(run.receivers[0].complete);
+}
+
+TEST_F(TallyTest, TotalsCountEveryRunButAggregateOnlyCompleteTimedRuns) {
+  std::vector<LabJob> good = {Job("c1", "nas", 1)};
+  good[0].agent_rows = {Row("sender", "ok", 100, 1), Row("receiver", "ok", 90)};
+  std::vector<LabJob> broken = {Job("c1", "nas", 1)};
+  broken[0].lost_rows = {Row("sender", "failed", 0)};
+  LabTotals totals;
+  totals.Add(TallyRun(good), /*warmup=*/true);
+  totals.Add(TallyRun(good), /*warmup=*/false);
+  totals.Add(TallyRun(broken), /*warmup=*/false);
+  EXPECT_EQ(totals.sender_rows, 3);
+  EXPECT_EQ(totals.failed, 1);
+  ASSERT_EQ(totals.aggregates["nas"].size(), 1u);
+  EXPECT_DOUBLE_EQ(totals.aggregates["nas"][0], 100);
+}
+
+}  // namespace
+}  // namespace nasperf
