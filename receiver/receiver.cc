@@ -8,8 +8,6 @@
 #include <optional>
 #include <thread>
 
-#include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
@@ -25,6 +23,7 @@
 #include "common/wire.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/nasperf.grpc.pb.h"
+#include "receiver/connections.h"
 #include "receiver/data_session.h"
 #include "receiver/target.h"
 #include "receiver/transfer_table.h"
@@ -124,24 +123,19 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
 
   void Shutdown() override {
     if (stopping_.exchange(true)) {
-      absl::MutexLock lock(&conn_mu_);
-      conn_mu_.Await(absl::Condition(this, &ReceiverImpl::Stopped));
+      absl::MutexLock lock(&stop_mu_);
+      stop_mu_.Await(absl::Condition(this, &ReceiverImpl::Stopped));
       return;
     }
     ::shutdown(data_listener_.get(), SHUT_RDWR);
     if (accept_thread_.joinable()) accept_thread_.join();
     pmtu_responder_.reset();
-    {
-      absl::MutexLock lock(&conn_mu_);
-      for (int fd : conn_fds_) ::shutdown(fd, SHUT_RDWR);
-      conn_mu_.Await(absl::Condition(
-          +[](int* n) { return *n == 0; }, &conn_threads_));
-    }
+    connections_.CloseAll();
     if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
     if (target_ && !target_->discard()) {
       for (const std::string& name : table_.TakeAllRunFiles()) (void)target_->Remove(name);
     }
-    absl::MutexLock lock(&conn_mu_);
+    absl::MutexLock lock(&stop_mu_);
     stopped_ = true;
   }
 
@@ -206,7 +200,7 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
   }
 
  private:
-  bool Stopped() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(conn_mu_) { return stopped_; }
+  bool Stopped() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(stop_mu_) { return stopped_; }
 
   grpc::Status CheckToken(grpc::ServerContext* context) {
     return nasperf::CheckToken(*context, options_.token, kComponent);
@@ -289,26 +283,16 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
         return;
       }
       const std::string source = AddressText(from);  // connections are counted per source host
-      absl::MutexLock lock(&conn_mu_);
-      int& unadmitted = unadmitted_[source];
-      if (conn_threads_ >= kMaxConnections || unadmitted >= kMaxUnadmittedPerSource) {
-        if (unadmitted == 0) unadmitted_.erase(source);
-        ::close(fd);
-        Refuse(source, conn_threads_ >= kMaxConnections ? "too many connections"
-                                                        : "too many connections from this address without a header yet",
-               &ReceiverCounters::over_limit);
-        continue;
+      switch (connections_.Start(fd, source, [this, source](int fd) { Serve(fd, source); })) {
+        case ConnectionThreads::Refusal::kNone:
+          break;
+        case ConnectionThreads::Refusal::kTooMany:
+          Refuse(source, "too many connections", &ReceiverCounters::over_limit);
+          break;
+        case ConnectionThreads::Refusal::kTooManyUnadmitted:
+          Refuse(source, "too many connections from this address without a header yet", &ReceiverCounters::over_limit);
+          break;
       }
-      ++unadmitted;
-      ++conn_threads_;
-      conn_fds_.insert(fd);
-      std::thread([this, fd, source] {
-        Serve(fd, source);
-        absl::MutexLock lock(&conn_mu_);
-        conn_fds_.erase(fd);
-        ::close(fd);
-        --conn_threads_;
-      }).detach();
     }
   }
 
@@ -326,11 +310,6 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
       Log(LogLevel::kWarning, kComponent, "refused data connection from %s: %s%s", peer, why,
           LogThrottle::Held(held));
     }
-  }
-
-  void EndUnadmitted(const std::string& source) {
-    absl::MutexLock lock(&conn_mu_);
-    if (--unadmitted_[source] <= 0) unadmitted_.erase(source);
   }
 
   // The header phase: the whole header within kHeaderDeadlineNs of accept and a
@@ -417,7 +396,7 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
     const int64_t accepted_ns = MonoNanos();
     const int64_t accepted_wall = WallNanos();
     std::optional<TransferPlan> admitted = Admit(fd, peer, accepted_ns);
-    EndUnadmitted(source);
+    connections_.Admitted(source);
     if (!admitted) return;
     SetReceiveTimeout(fd, 10);  // the payload: a sender silent this long is gone
     const TransferPlan& plan = *admitted;
@@ -499,13 +478,10 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
   std::thread accept_thread_;
   std::atomic<bool> stopping_{false};
 
-  absl::Mutex conn_mu_;
-  absl::flat_hash_set<int> conn_fds_ ABSL_GUARDED_BY(conn_mu_);
-  // Per source address: connections accepted that have not presented a header yet.
-  absl::flat_hash_map<std::string, int> unadmitted_ ABSL_GUARDED_BY(conn_mu_);
+  ConnectionThreads connections_{kMaxConnections, kMaxUnadmittedPerSource};
   LogThrottle refusal_log_{10, 10.0};
-  int conn_threads_ ABSL_GUARDED_BY(conn_mu_) = 0;
-  bool stopped_ ABSL_GUARDED_BY(conn_mu_) = false;
+  absl::Mutex stop_mu_;
+  bool stopped_ ABSL_GUARDED_BY(stop_mu_) = false;
 
   mutable absl::Mutex counters_mu_;
   ReceiverCounters counters_ ABSL_GUARDED_BY(counters_mu_);

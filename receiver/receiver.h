@@ -1,8 +1,10 @@
 // The receiver agent (`nasperf receiver`): a gRPC control service (Hello,
 // OpenTransfer, FetchReport, EndRun) guarded by a token, and a TCP data listener that
 // admits a connection only with a one-time ticket and writes its payload into the
-// target through the write pipeline. Start() returns once both ports listen;
-// Shutdown() may be called from any thread (e.g. a signal watcher).
+// target through the write pipeline. Start() returns once both ports listen.
+// Threads: gRPC's pool for control calls, one accept thread, and one thread per data
+// connection (receiver/connections.h owns and joins them). Shutdown() may be called
+// from any thread (e.g. a signal watcher).
 #ifndef NASPERF_RECEIVER_RECEIVER_H_
 #define NASPERF_RECEIVER_RECEIVER_H_
 
