@@ -631,7 +631,8 @@ int RunLabCommand(const LabFlags& f) {
   if (!plan.ok()) return Fail(cmd, plan.status());
   if (f.check) {
     std::printf("plan %s: %zu hosts, %zu transfers, %d runs (+%d warm-up), on_failure %s\n", f.plan.c_str(),
-                plan->hosts.size(), plan->transfers.size(), plan->runs, plan->warmup, plan->on_failure.c_str());
+                plan->hosts.size(), plan->transfers.size(), plan->runs, plan->warmup,
+                plan->stop_on_failure ? "stop" : "continue");
     return 0;
   }
   const TokenSource token = TokenFlag(cmd, f.token_file, /*generate_if_missing=*/false);
@@ -694,7 +695,7 @@ struct ReportFlags {
 void AddReportInputs(CLI::App* cmd, ReportFlags& f, const std::string& role_help) {
   cmd->add_option("inputs", f.inputs, "Result directories (holding transfers.csv, samples.csv) or CSV files; merged")
       ->required();
-  cmd->add_option("--role", f.role, role_help)->check(CLI::IsMember({"sender", "receiver"}));
+  cmd->add_option("--role", f.role, role_help)->check(CLI::IsMember(Names<Role>()));
   cmd->add_flag("--json", f.json, "Print JSON instead of a table");
 }
 
@@ -712,15 +713,22 @@ void AddCompare(CLI::App& app, ReportFlags& f) {
   cmd->add_option("--baseline", f.baseline, "Group the others are compared against (default: the first in file order)");
 }
 
+// --role: one role, or both when not given.
+std::optional<Role> RoleFlag(const std::string& command, const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  return EnumFlag<Role>(command, "--role", text);
+}
+
 int RunReport(const ReportFlags& f) {
   const std::string cmd = "report";
   auto table = LoadResults(f.inputs);
   if (!table.ok()) return Fail(cmd, table.status());
-  auto report = SummarizeResults(*table, f.role);
+  const std::optional<Role> role = RoleFlag(cmd, f.role);
+  auto report = SummarizeResults(*table, role);
   if (!report.ok()) return Fail(cmd, report.status());
   std::fputs((f.json ? ReportJson(*report) : ReportText(*report)).c_str(), stdout);
   if (!f.html.empty()) {
-    if (absl::Status s = WriteHtmlReportFor(*table, f.role, f.html, "nasperf " NASPERF_VERSION); !s.ok()) {
+    if (absl::Status s = WriteHtmlReportFor(*table, role, f.html, "nasperf " NASPERF_VERSION); !s.ok()) {
       return Fail(cmd, s);
     }
     if (!f.json) std::printf("html report: %s\n", f.html.c_str());
@@ -732,7 +740,7 @@ int RunCompare(const ReportFlags& f) {
   const std::string cmd = "compare";
   auto table = LoadResults(f.inputs);
   if (!table.ok()) return Fail(cmd, table.status());
-  auto compare = Compare(*table, f.by, f.baseline, f.role);
+  auto compare = Compare(*table, f.by, f.baseline, RoleFlag(cmd, f.role));
   if (!compare.ok()) return Fail(cmd, compare.status());
   std::fputs((f.json ? CompareJson(*compare) : CompareText(*compare)).c_str(), stdout);
   return 0;
@@ -796,7 +804,7 @@ int RunDemo(const DemoFlags& f) {
   const std::string results = dir + "/results";
   const std::string html = results + "/report.html";
   auto table = LoadResults({results});
-  absl::Status written = table.ok() ? WriteHtmlReportFor(*table, "", html, "nasperf " NASPERF_VERSION) : table.status();
+  absl::Status written = table.ok() ? WriteHtmlReportFor(*table, std::nullopt, html, "nasperf " NASPERF_VERSION) : table.status();
   if (!written.ok()) {
     Fail(cmd, absl::InternalError(absl::StrCat("no HTML report: ", written.message())));
     return rc != 0 ? rc : 1;

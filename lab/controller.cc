@@ -58,7 +58,7 @@ class Lab {
       bool failed = RunOnce(iteration, warmup, k + 1, total);
       ++outcome_.runs_done;
       if (Interrupted()) break;
-      if (failed && plan_.on_failure == "stop") {
+      if (failed && plan_.stop_on_failure) {
         Line("stopping: a transfer failed and the plan says on_failure = \"stop\"");
         outcome_.stopped = true;
         break;
@@ -66,7 +66,7 @@ class Lab {
       if (k + 1 < total) PauseInterruptibly();
     }
     if (outcome_.interrupted) Line("interrupted: every agent aborted its transfers; their rows say \"aborted\"");
-    if (plan_.cleanup == Name(Cleanup::kEnd)) EndRunOnReceivers();
+    if (plan_.cleanup == Cleanup::kEnd) EndRunOnReceivers();
     outcome_.transfers = totals_.sender_rows;
     outcome_.failed = totals_.failed;
     outcome_.aborted = totals_.aborted;
@@ -274,7 +274,7 @@ class Lab {
     job.set_warmup(warmup);
     job.set_write_mode(t.write_mode);
     job.set_sync_policy(t.sync_policy);
-    job.set_cleanup(plan_.cleanup);
+    if (plan_.cleanup) job.set_cleanup(Name(*plan_.cleanup));
     job.set_verify(t.verify);
     job.set_interval_s(plan_.interval_s);
     job.set_link_mbps(plan_.link_mbps);

@@ -184,8 +184,10 @@ absl::Status ReadTransfer(const std::string& path, const toml::table& table, int
   NASPERF_RETURN_IF_ERROR(r.Int("streams", &t.streams, 1, kMaxStreams));
   NASPERF_RETURN_IF_ERROR(r.OneOf("write_mode", &t.write_mode, Names<WriteMode>()));
   NASPERF_RETURN_IF_ERROR(r.String("sync", &t.sync_policy));
-  if (auto sync = ParseSyncPolicy(t.sync_policy); r.Find("sync") != nullptr && !sync.ok()) {
+  if (auto sync = ParseSyncPolicy(t.sync_policy); !sync.ok()) {
     return r.Error(*r.Find("sync"), std::string(sync.status().message()));
+  } else {
+    t.sync_policy = SyncPolicyName(*sync);  // rows carry one spelling ("every=64MiB", not "every=64M")
   }
   NASPERF_RETURN_IF_ERROR(r.OneOf("pattern", &t.pattern, {"random", "zero"}));
   NASPERF_RETURN_IF_ERROR(r.Bool("verify", &t.verify));
@@ -228,8 +230,12 @@ absl::Status ReadPlan(const std::string& path, const toml::table& root, Plan* pl
   NASPERF_RETURN_IF_ERROR(r.Int("runs", &plan->runs, 1, 100000));
   NASPERF_RETURN_IF_ERROR(r.Int("warmup", &plan->warmup, 0, 1000));
   NASPERF_RETURN_IF_ERROR(r.Duration("pause", &plan->pause));
-  NASPERF_RETURN_IF_ERROR(r.OneOf("on_failure", &plan->on_failure, {"continue", "stop"}));
-  NASPERF_RETURN_IF_ERROR(r.OneOf("cleanup", &plan->cleanup, Names<Cleanup>()));
+  std::string on_failure = "stop";
+  NASPERF_RETURN_IF_ERROR(r.OneOf("on_failure", &on_failure, {"continue", "stop"}));
+  plan->stop_on_failure = on_failure == "stop";
+  std::string cleanup;
+  NASPERF_RETURN_IF_ERROR(r.OneOf("cleanup", &cleanup, Names<Cleanup>()));
+  if (!cleanup.empty()) plan->cleanup = *Parse<Cleanup>(cleanup);
   absl::Duration interval = absl::Seconds(1);
   NASPERF_RETURN_IF_ERROR(r.Duration("interval", &interval));
   plan->interval_s = absl::ToDoubleSeconds(interval);

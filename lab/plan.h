@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/policy.h"
 #include "common/fd.h"
 
 namespace nasperf {
@@ -53,8 +54,8 @@ struct Plan {
   int runs = 1;
   int warmup = 0;
   absl::Duration pause = absl::ZeroDuration();
-  std::string on_failure = "stop";    // continue | stop
-  std::string cleanup;                // each | end | never; empty = the receivers' default
+  bool stop_on_failure = true;        // on_failure = "stop" (default) or "continue"
+  std::optional<Cleanup> cleanup;     // unset: the receivers' default
   double interval_s = 1.0;
   uint32_t link_mbps = 0;             // link_speed: for line_rate_pct on shaped links
   absl::Duration start_delay = absl::Milliseconds(250);  // barrier: go -> first byte

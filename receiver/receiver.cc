@@ -25,6 +25,7 @@
 #include "proto/nasperf.grpc.pb.h"
 #include "receiver/connections.h"
 #include "receiver/data_session.h"
+#include "receiver/socket_source.h"
 #include "receiver/target.h"
 #include "receiver/transfer_table.h"
 #include "receiver/write_pipeline.h"
@@ -41,25 +42,6 @@ constexpr int kMaxConnections = 256;
 constexpr int64_t kHeaderDeadlineNs = 5'000'000'000;
 constexpr int kMaxUnadmittedPerSource = 16;
 constexpr uint64_t kMaxWindow = 512ULL << 20;  // socket buffers beyond this only waste memory
-
-class SocketSource : public ByteSource {
- public:
-  explicit SocketSource(int fd) : fd_(fd) {}
-  absl::StatusOr<size_t> Read(uint8_t* data, size_t size) override {
-    while (true) {
-      ssize_t n = ::recv(fd_, data, size, 0);
-      if (n >= 0) return static_cast<size_t>(n);
-      if (errno == EINTR) continue;
-      if (errno == EAGAIN || errno == EWOULDBLOCK) {
-        return absl::DeadlineExceededError("no data from the sender within --idle-timeout");
-      }
-      return ErrnoStatus(errno, "receive from sender");
-    }
-  }
-
- private:
-  int fd_;
-};
 
 class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
  public:

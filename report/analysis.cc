@@ -11,9 +11,13 @@
 
 namespace nasperf {
 
-std::string RateMeaning(const std::string& role) {
-  if (role == "receiver") return "durable MB/s (receiver: first byte to data on disk)";
-  if (role == "sender") return "end-to-end MB/s (sender: first byte to the receiver's answer)";
+std::string RateMeaning(Role role) {
+  switch (role) {
+    case Role::kReceiver:
+      return "durable MB/s (receiver: first byte to data on disk)";
+    case Role::kSender:
+      return "end-to-end MB/s (sender: first byte to the receiver's answer)";
+  }
   return "MB/s";
 }
 
@@ -73,13 +77,13 @@ std::vector<double> IterationRates(GroupRows& g, const std::set<std::string>& fa
   return rates;
 }
 
-std::vector<GroupRows> Group(const ResultTable& table, const std::string& role, const std::string& by) {
+std::vector<GroupRows> Group(const ResultTable& table, Role role, const std::string& by) {
   std::vector<GroupRows> groups;
   std::map<std::string, size_t> index;
   // Iterations (per group) where some stream did not finish ok.
   std::set<std::string> failed_iterations;
   for (const TransferRecord& r : table.transfers) {
-    if (r.role == role && !r.warmup && r.status != "ok") {
+    if (r.role == role && !r.warmup && r.status != Status::kOk) {
       failed_iterations.insert(absl::StrCat(GroupOf(r, by), "\x1e", IterationKey(r)));
     }
   }
@@ -106,24 +110,23 @@ std::vector<GroupRows> Group(const ResultTable& table, const std::string& role, 
   return groups;
 }
 
-std::vector<std::string> RolesPresent(const ResultTable& table) {
-  bool receiver = false, sender = false;
-  for (const TransferRecord& r : table.transfers) {
-    if (!r.Measured()) continue;
-    receiver |= r.role == "receiver";
-    sender |= r.role == "sender";
+// Receiver first: its durable MB/s is what a NAS test is about.
+std::vector<Role> RolesPresent(const ResultTable& table) {
+  std::vector<Role> roles;
+  for (Role role : {Role::kReceiver, Role::kSender}) {
+    if (std::any_of(table.transfers.begin(), table.transfers.end(),
+                    [role](const TransferRecord& r) { return r.role == role && r.Measured(); })) {
+      roles.push_back(role);
+    }
   }
-  std::vector<std::string> roles;
-  if (receiver) roles.push_back("receiver");
-  if (sender) roles.push_back("sender");
   return roles;
 }
 
-std::string DriftWarning(const std::string& group, const std::string& role, const TrendResult& t) {
+std::string DriftWarning(const std::string& group, Role role, const TrendResult& t) {
   return absl::StrFormat(
       "%s (%s): MB/s %s with iteration order (Mann-Kendall p=%.3f, Sen's slope %+.1f MB/s per run) - a cache "
       "filling up or a disk heating up? The median hides this; look at the per-iteration chart",
-      group, role, t.sen_slope < 0 ? "falls" : "rises", t.p, t.sen_slope);
+      group, Name(role), t.sen_slope < 0 ? "falls" : "rises", t.p, t.sen_slope);
 }
 
 bool Drifts(const TrendResult& t, size_t n) { return n >= 4 && t.p < kAlpha && t.sen_slope != 0; }
@@ -131,7 +134,7 @@ bool Drifts(const TrendResult& t, size_t n) { return n >= 4 && t.p < kAlpha && t
 void WarnAboutStreams(const GroupRows& g, std::vector<std::string>* warnings) {
   if (g.iterations_with_failed_streams > 0) {
     warnings->push_back(absl::StrFormat("%s (%s): %d iteration%s left out because one of its streams failed",
-                                        g.group, g.role, g.iterations_with_failed_streams,
+                                        g.group, Name(g.role), g.iterations_with_failed_streams,
                                         g.iterations_with_failed_streams == 1 ? "" : "s"));
   }
 }
@@ -181,13 +184,13 @@ std::string BottleneckMix(const std::map<std::string, int>& mix) {
 
 }  // namespace
 
-absl::StatusOr<ReportResult> SummarizeResults(const ResultTable& table, const std::string& role,
+absl::StatusOr<ReportResult> SummarizeResults(const ResultTable& table, std::optional<Role> role,
                                               const std::string& by) {
   if (absl::Status s = CheckColumn(table, by); !s.ok()) return s;
   ReportResult report;
   report.warnings = table.warnings;
-  std::vector<std::string> roles = role.empty() ? RolesPresent(table) : std::vector<std::string>{role};
-  for (const std::string& r : roles) {
+  const std::vector<Role> roles = role ? std::vector<Role>{*role} : RolesPresent(table);
+  for (Role r : roles) {
     for (const GroupRows& g : Group(table, r, by)) {
       GroupSummary s;
       s.group = g.group;
@@ -203,15 +206,15 @@ absl::StatusOr<ReportResult> SummarizeResults(const ResultTable& table, const st
     }
   }
   for (const TransferRecord& r : table.transfers) {
-    if (!role.empty() && r.role != role) continue;
-    if (r.status != "ok") {
+    if (role && r.role != *role) continue;
+    if (r.status != Status::kOk) {
       report.failures.push_back(&r);
     } else if (r.warmup) {
       ++report.warmups_skipped;
     }
   }
   if (report.groups.empty()) {
-    report.warnings.push_back(absl::StrCat("no measured rows", role.empty() ? "" : absl::StrCat(" for role ", role),
+    report.warnings.push_back(absl::StrCat("no measured rows", role ? absl::StrCat(" for role ", Name(*role)) : "",
                                            " (status ok, not a warm-up, with a throughput)"));
   }
   return report;
@@ -241,20 +244,21 @@ std::string VerdictText(const Comparison& c, size_t baseline_n, bool* significan
 }
 
 absl::StatusOr<CompareResult> Compare(const ResultTable& table, const std::string& by,
-                                      const std::string& baseline, const std::string& role) {
+                                      const std::string& baseline, std::optional<Role> role) {
   if (absl::Status s = CheckColumn(table, by); !s.ok()) return s;
   CompareResult result;
   result.by = by;
   result.warnings = table.warnings;
-  result.role = role;
-  if (result.role.empty()) {
-    std::vector<std::string> roles = RolesPresent(table);
+  if (role) {
+    result.role = *role;
+  } else {
+    std::vector<Role> roles = RolesPresent(table);
     if (roles.empty()) return absl::InvalidArgumentError("no measured rows (status ok, not a warm-up) to compare");
     result.role = roles.front();
   }
   std::vector<GroupRows> groups = Group(table, result.role, by);
   if (groups.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat("no measured ", result.role, " rows to compare"));
+    return absl::InvalidArgumentError(absl::StrCat("no measured ", Name(result.role), " rows to compare"));
   }
   size_t base = 0;
   if (!baseline.empty()) {
@@ -262,7 +266,7 @@ absl::StatusOr<CompareResult> Compare(const ResultTable& table, const std::strin
     if (it == groups.end()) {
       std::vector<std::string> names;
       for (const GroupRows& g : groups) names.push_back(g.group);
-      return absl::InvalidArgumentError(absl::StrCat("baseline '", baseline, "' has no measured ", result.role,
+      return absl::InvalidArgumentError(absl::StrCat("baseline '", baseline, "' has no measured ", Name(result.role),
                                                      " rows; ", by, " values: ", absl::StrJoin(names, ", ")));
     }
     base = static_cast<size_t>(it - groups.begin());
@@ -306,17 +310,17 @@ absl::StatusOr<CompareResult> Compare(const ResultTable& table, const std::strin
 
 std::string ReportText(const ReportResult& report) {
   std::string out;
-  std::string role;
+  const GroupSummary* previous = nullptr;
   for (const GroupSummary& g : report.groups) {
-    if (g.role != role) {
-      role = g.role;
-      absl::StrAppend(&out, out.empty() ? "" : "\n", role, ": ", RateMeaning(role), "\n");
+    if (previous == nullptr || g.role != previous->role) {
+      absl::StrAppend(&out, out.empty() ? "" : "\n", Name(g.role), ": ", RateMeaning(g.role), "\n");
       absl::StrAppendFormat(&out, "  %-16s %4s %9s %9s %8s %9s %9s %9s %9s  %s\n", "label", "n", "median", "mean",
                             "stddev", "min", "max", "p5", "p95", "bottleneck");
     }
     const Summary& s = g.stats;
     absl::StrAppendFormat(&out, "  %-16s %4d %9.1f %9.1f %8.1f %9.1f %9.1f %9.1f %9.1f  %s\n", g.group, s.n, s.median,
                           s.mean, s.stddev, s.min, s.max, s.p5, s.p95, BottleneckMix(g.bottlenecks));
+    previous = &g;
   }
   if (report.warmups_skipped > 0) {
     absl::StrAppend(&out, "warm-ups skipped: ", report.warmups_skipped, report.warmups_skipped == 1 ? " row\n" : " rows\n");
@@ -324,8 +328,8 @@ std::string ReportText(const ReportResult& report) {
   if (!report.failures.empty()) {
     absl::StrAppend(&out, "\nfailures (never averaged in): ", report.failures.size(), "\n");
     for (const TransferRecord* r : report.failures) {
-      absl::StrAppendFormat(&out, "  %-16s %-8s iter %3d stream %d  %-7s %s  [%s]\n", r->label, r->role, r->iteration,
-                            r->stream, r->status, r->error.empty() ? "-" : r->error, r->source);
+      absl::StrAppendFormat(&out, "  %-16s %-8s iter %3d stream %d  %-7s %s  [%s]\n", r->label, Name(r->role), r->iteration,
+                            r->stream, Name(r->status), r->error.empty() ? "-" : r->error, r->source);
     }
   }
   for (const std::string& w : report.warnings) absl::StrAppend(&out, "warning: ", w, "\n");
@@ -337,7 +341,7 @@ std::string ReportJson(const ReportResult& report) {
   for (const GroupSummary& g : report.groups) {
     std::vector<std::string> mix;
     for (const auto& [verdict, count] : g.bottlenecks) mix.push_back(absl::StrCat(JsonString(verdict), ":", count));
-    groups.push_back(absl::StrCat("{\"label\":", JsonString(g.group), ",\"role\":", JsonString(g.role), ",",
+    groups.push_back(absl::StrCat("{\"label\":", JsonString(g.group), ",\"role\":", JsonString(Name(g.role)), ",",
                                   SummaryJson(g.stats), ",\"bottleneck\":{", absl::StrJoin(mix, ","),
                                   "},\"trend_p\":", JsonNumber(g.trend.p),
                                   ",\"sen_slope\":", JsonNumber(g.trend.sen_slope),
@@ -345,9 +349,9 @@ std::string ReportJson(const ReportResult& report) {
   }
   std::vector<std::string> failures;
   for (const TransferRecord* r : report.failures) {
-    failures.push_back(absl::StrCat("{\"label\":", JsonString(r->label), ",\"role\":", JsonString(r->role),
+    failures.push_back(absl::StrCat("{\"label\":", JsonString(r->label), ",\"role\":", JsonString(Name(r->role)),
                                     ",\"iteration\":", r->iteration, ",\"stream\":", r->stream,
-                                    ",\"status\":", JsonString(r->status), ",\"error\":", JsonString(r->error),
+                                    ",\"status\":", JsonString(Name(r->status)), ",\"error\":", JsonString(r->error),
                                     ",\"source\":", JsonString(r->source), "}"));
   }
   return absl::StrCat("{\"groups\":[", absl::StrJoin(groups, ","), "],\"failures\":[", absl::StrJoin(failures, ","),
@@ -356,7 +360,7 @@ std::string ReportJson(const ReportResult& report) {
 }
 
 std::string CompareText(const CompareResult& c) {
-  std::string out = absl::StrCat("compare by ", c.by, ", ", c.role, " ", RateMeaning(c.role), ", baseline ",
+  std::string out = absl::StrCat("compare by ", c.by, ", ", Name(c.role), " ", RateMeaning(c.role), ", baseline ",
                                  c.baseline, "\n");
   absl::StrAppendFormat(&out, "  %-16s %4s %9s %9s %9s  %s\n", c.by, "n", "median", "diff", "p", "verdict");
   for (const Comparison& r : c.rows) {
@@ -387,7 +391,7 @@ std::string CompareJson(const CompareResult& c) {
     absl::StrAppend(&row, ",\"verdict\":", JsonString(r.verdict), "}");
     rows.push_back(std::move(row));
   }
-  return absl::StrCat("{\"by\":", JsonString(c.by), ",\"role\":", JsonString(c.role),
+  return absl::StrCat("{\"by\":", JsonString(c.by), ",\"role\":", JsonString(Name(c.role)),
                       ",\"baseline\":", JsonString(c.baseline), ",\"rows\":[", absl::StrJoin(rows, ","),
                       "],\"warnings\":", JsonStrings(c.warnings), "}\n");
 }

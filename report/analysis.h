@@ -6,6 +6,7 @@
 #define NASPERF_REPORT_ANALYSIS_H_
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,7 +26,8 @@ inline constexpr double kAlpha = 0.05;
 // observation, its bytes over the longest stream's time (what the NAS took); an
 // iteration where a stream failed is left out, since the others ran without it.
 struct GroupRows {
-  std::string group, role;
+  std::string group;
+  Role role = Role::kReceiver;
   std::vector<const TransferRecord*> rows;
   std::vector<double> rates;
   size_t iterations_with_failed_streams = 0;
@@ -34,7 +36,8 @@ struct GroupRows {
 };
 
 struct GroupSummary {
-  std::string group, role;
+  std::string group;
+  Role role = Role::kReceiver;
   Summary stats;
   std::map<std::string, int> bottlenecks;  // verdict -> rows
   TrendResult trend;
@@ -49,8 +52,8 @@ struct ReportResult {
   std::vector<std::string> warnings;
 };
 
-// role: "sender", "receiver", or "" for both. by: the column to group by (label).
-absl::StatusOr<ReportResult> SummarizeResults(const ResultTable& table, const std::string& role,
+// role: one role's rows, or nullopt for both. by: the column to group by (label).
+absl::StatusOr<ReportResult> SummarizeResults(const ResultTable& table, std::optional<Role> role,
                                               const std::string& by = "label");
 
 struct Comparison {
@@ -64,15 +67,16 @@ struct Comparison {
 };
 
 struct CompareResult {
-  std::string by, role, baseline;
+  std::string by, baseline;
+  Role role = Role::kReceiver;
   std::vector<Comparison> rows;  // the baseline first
   std::vector<std::string> warnings;
 };
 
-// role "" picks the receiver's durable MB/s when there are receiver rows, else the
+// role nullopt picks the receiver's durable MB/s when there are receiver rows, else the
 // sender's end-to-end MB/s. baseline "" = the first group in file order.
 absl::StatusOr<CompareResult> Compare(const ResultTable& table, const std::string& by,
-                                      const std::string& baseline, const std::string& role);
+                                      const std::string& baseline, std::optional<Role> role);
 
 // The verdict sentence for one comparison (exposed for tests).
 std::string VerdictText(const Comparison& c, size_t baseline_n, bool* significant);
@@ -83,7 +87,7 @@ std::string CompareText(const CompareResult& compare);
 std::string CompareJson(const CompareResult& compare);
 
 // What a role's MB/s means, for headings.
-std::string RateMeaning(const std::string& role);
+std::string RateMeaning(Role role);
 
 }  // namespace nasperf
 

@@ -129,7 +129,7 @@ std::string SvgOpen(const std::string& name, const std::string& description) {
 }
 
 // MB/s of every measured row, one line per group, x = position in the order taken.
-std::string IterationChart(const std::vector<const GroupSummary*>& groups, const std::string& role) {
+std::string IterationChart(const std::vector<const GroupSummary*>& groups, Role role) {
   double y_hi = 0;
   size_t x_hi = 1;
   std::vector<std::string> names;
@@ -139,7 +139,7 @@ std::string IterationChart(const std::vector<const GroupSummary*>& groups, const
     names.push_back(g->group);
   }
   Plot plot(1, static_cast<double>(x_hi), 0, y_hi * 1.05);
-  std::string out = SvgOpen(absl::StrCat("iterations-", role), "MB/s per iteration per label");
+  std::string out = SvgOpen(absl::StrCat("iterations-", Name(role)), "MB/s per iteration per label");
   out += plot.Axes("iteration (measured runs in the order taken)", "MB/s");
   out += "<g class=\"marks\">";
   for (size_t i = 0; i < groups.size(); ++i) {
@@ -162,7 +162,7 @@ std::string IterationChart(const std::vector<const GroupSummary*>& groups, const
 
 // Box plots: box from the 25th to the 75th percentile, a line at the median, whiskers
 // to min and max, every run as a dot.
-std::string BoxChart(const std::vector<const GroupSummary*>& groups, const std::string& role) {
+std::string BoxChart(const std::vector<const GroupSummary*>& groups, Role role) {
   double y_hi = 0;
   std::vector<std::string> names;
   for (const GroupSummary* g : groups) {
@@ -171,7 +171,7 @@ std::string BoxChart(const std::vector<const GroupSummary*>& groups, const std::
   }
   const double slots = static_cast<double>(groups.size());
   Plot plot(0, slots, 0, y_hi * 1.05);
-  std::string out = SvgOpen(absl::StrCat("boxes-", role), "Box plots of MB/s per label");
+  std::string out = SvgOpen(absl::StrCat("boxes-", Name(role)), "Box plots of MB/s per label");
   out += plot.Axes("label", "MB/s", /*x_labels=*/false);
   out += "<g class=\"marks\">";
   const double slot_width = (kWidth - kLeft - kRight) / std::max(1.0, slots);
@@ -210,15 +210,15 @@ std::string BoxChart(const std::vector<const GroupSummary*>& groups, const std::
   return out;
 }
 
-std::string TransferKey(const std::string& run_id, const std::string& role, const std::string& host,
+std::string TransferKey(const std::string& run_id, Role role, const std::string& host,
                         long long iteration, long long stream) {
-  return absl::StrCat(run_id, "\x1f", role, "\x1f", host, "\x1f", iteration, "\x1f", stream);
+  return absl::StrCat(run_id, "\x1f", Name(role), "\x1f", host, "\x1f", iteration, "\x1f", stream);
 }
 
 // Per-interval MB/s of every measured transfer against seconds since its first byte.
 // Samples of warm-ups and failed transfers are left out like their rows; samples
 // with no transfer row at all (a samples.csv given alone) are shown.
-std::string TimelineChart(const ResultTable& table, const std::string& role,
+std::string TimelineChart(const ResultTable& table, Role role,
                           const std::vector<std::string>& group_order) {
   const std::vector<SampleRecord>& samples = table.samples;
   std::set<std::string> measured, unmeasured;
@@ -247,7 +247,7 @@ std::string TimelineChart(const ResultTable& table, const std::string& role,
   }
   if (keys.empty()) return "";
   Plot plot(0, t_hi, 0, y_hi * 1.05);
-  std::string out = SvgOpen(absl::StrCat("timeline-", role), "Per-interval MB/s of each transfer over time");
+  std::string out = SvgOpen(absl::StrCat("timeline-", Name(role)), "Per-interval MB/s of each transfer over time");
   out += plot.Axes("seconds since the transfer's first byte", "MB/s in the interval");
   out += "<g class=\"marks\">";
   for (const std::string& key : keys) {
@@ -276,11 +276,11 @@ std::string TimelineChart(const ResultTable& table, const std::string& role,
   return out;
 }
 
-std::string Distinct(const ResultTable& table, const std::string& column, const std::string& role = "") {
+std::string Distinct(const ResultTable& table, const std::string& column, std::optional<Role> role = std::nullopt) {
   std::vector<std::string> values;
   std::set<std::string> seen;
   for (const TransferRecord& r : table.transfers) {
-    if (!role.empty() && r.role != role) continue;
+    if (role && r.role != *role) continue;
     const std::string& v = r.Cell(column);
     if (!v.empty() && seen.insert(v).second) values.push_back(v);
   }
@@ -303,14 +303,14 @@ std::string MetadataTable(const ResultTable& table, const std::string& generator
   std::vector<std::pair<std::string, std::string>> facts = {
       {"runs", Distinct(table, "run_id")},
       {"labels", Distinct(table, "label")},
-      {"sender hosts", Distinct(table, "host", "sender")},
-      {"receiver hosts", Distinct(table, "host", "receiver")},
+      {"sender hosts", Distinct(table, "host", Role::kSender)},
+      {"receiver hosts", Distinct(table, "host", Role::kReceiver)},
       {"time span", first.empty() ? "-" : absl::StrCat(first, " to ", last)},
       {"transports", Distinct(table, "transport")},
       {"write modes", Distinct(table, "write_mode")},
       {"sync policies", Distinct(table, "sync_policy")},
-      {"MTU (sender)", Distinct(table, "mtu", "sender")},
-      {"MTU (receiver)", Distinct(table, "mtu", "receiver")},
+      {"MTU (sender)", Distinct(table, "mtu", Role::kSender)},
+      {"MTU (receiver)", Distinct(table, "mtu", Role::kReceiver)},
       {"path MTU", Distinct(table, "path_mtu")},
       {"MSS", Distinct(table, "mss")},
       {"link Mb/s", Distinct(table, "link_mbps")},
@@ -338,14 +338,14 @@ std::string SummaryTable(const ReportResult& report) {
     std::string trend = g.stats.n < 4 ? "n<4"
                                       : absl::StrFormat("%s p=%.3f, %+.1f MB/s per run", g.drifts ? "drifts" : "flat",
                                                         g.trend.p, g.trend.sen_slope);
-    out += Row({g.group, g.role, absl::StrCat(s.n), Num(s.median), Num(s.mean), Num(s.stddev), Num(s.min), Num(s.max),
+    out += Row({g.group, Name(g.role), absl::StrCat(s.n), Num(s.median), Num(s.mean), Num(s.stddev), Num(s.min), Num(s.max),
                 Num(s.p5), Num(s.p95), absl::StrJoin(mix, ", "), trend});
   }
   return out + "</table>\n";
 }
 
 std::string CompareTable(const CompareResult& c) {
-  std::string out = absl::StrCat("<p>By <b>", HtmlEscape(c.by), "</b>, ", HtmlEscape(c.role), " ",
+  std::string out = absl::StrCat("<p>By <b>", HtmlEscape(c.by), "</b>, ", Name(c.role), " ",
                                  HtmlEscape(RateMeaning(c.role)), ", against <b>", HtmlEscape(c.baseline),
                                  "</b>.</p>\n<table class=\"compare\">\n");
   out += Row({c.by, "n", "median MB/s", "difference", "95% CI", "Mann-Whitney p", "verdict"}, "th");
@@ -401,11 +401,11 @@ std::string RenderHtmlReport(const HtmlReportInput& in) {
   }
   if (!warnings.empty()) absl::StrAppend(&out, "<div class=\"warn\"><b>Warnings</b>", List(warnings), "</div>\n");
 
-  std::vector<std::string> roles;
+  std::vector<Role> roles;
   for (const GroupSummary& g : report.groups) {
     if (std::find(roles.begin(), roles.end(), g.role) == roles.end()) roles.push_back(g.role);
   }
-  for (const std::string& role : roles) {
+  for (Role role : roles) {
     std::vector<const GroupSummary*> groups;
     std::vector<std::string> names;
     for (const GroupSummary& g : report.groups) {
@@ -414,12 +414,12 @@ std::string RenderHtmlReport(const HtmlReportInput& in) {
         names.push_back(g.group);
       }
     }
-    absl::StrAppend(&out, "<h2>", HtmlEscape(role), ": ", HtmlEscape(RateMeaning(role)), " per iteration</h2>\n",
+    absl::StrAppend(&out, "<h2>", Name(role), ": ", HtmlEscape(RateMeaning(role)), " per iteration</h2>\n",
                     IterationChart(groups, role));
-    absl::StrAppend(&out, "<h2>", HtmlEscape(role), ": distribution per label</h2>\n", BoxChart(groups, role));
+    absl::StrAppend(&out, "<h2>", Name(role), ": distribution per label</h2>\n", BoxChart(groups, role));
     std::string timeline = TimelineChart(table, role, names);
     if (!timeline.empty()) {
-      absl::StrAppend(&out, "<h2>", HtmlEscape(role),
+      absl::StrAppend(&out, "<h2>", Name(role),
                       ": per-interval timeline (a cliff is a cache filling or a disk slowing)</h2>\n", timeline);
     }
   }
@@ -428,7 +428,8 @@ std::string RenderHtmlReport(const HtmlReportInput& in) {
     out += "<h2>Failures (never averaged in)</h2>\n<table>\n";
     out += Row({"label", "role", "iteration", "stream", "status", "error", "where"}, "th");
     for (const TransferRecord* r : report.failures) {
-      out += Row({r->label, r->role, absl::StrCat(r->iteration), absl::StrCat(r->stream), r->status, r->error, r->source});
+      out += Row({r->label, Name(r->role), absl::StrCat(r->iteration), absl::StrCat(r->stream), Name(r->status), r->error,
+                  r->source});
     }
     out += "</table>\n";
   }
@@ -440,7 +441,7 @@ absl::Status WriteHtmlReport(const HtmlReportInput& input, const std::string& pa
   return ReplaceFile(path, RenderHtmlReport(input), 0644, /*durable=*/false);
 }
 
-absl::Status WriteHtmlReportFor(const ResultTable& table, const std::string& role, const std::string& path,
+absl::Status WriteHtmlReportFor(const ResultTable& table, std::optional<Role> role, const std::string& path,
                                 const std::string& generator) {
   auto report = SummarizeResults(table, role);
   if (!report.ok()) return report.status();

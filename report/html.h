@@ -29,9 +29,9 @@ std::string RenderHtmlReport(const HtmlReportInput& input);
 // Renders and writes to path (through a temporary file and a rename).
 absl::Status WriteHtmlReport(const HtmlReportInput& input, const std::string& path);
 
-// The whole report for a table: summaries for `role` ("" = both), the comparison by
-// label against the first label, rendered and written to path.
-absl::Status WriteHtmlReportFor(const ResultTable& table, const std::string& role, const std::string& path,
+// The whole report for a table: summaries for `role` (nullopt = both), the comparison
+// by label against the first label, rendered and written to path.
+absl::Status WriteHtmlReportFor(const ResultTable& table, std::optional<Role> role, const std::string& path,
                                 const std::string& generator);
 
 }  // namespace nasperf

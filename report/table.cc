@@ -54,6 +54,17 @@ absl::Status BadCell(const std::string& where, const std::string& column, const 
       absl::StrCat(where, ": column ", column, ": '", value, "' is not ", expected));
 }
 
+// A word column (role, status) through its Parse: other words are refused here.
+template <typename T>
+absl::Status ParseWord(const std::string& where, const std::string& column, const std::string& value, T* out) {
+  auto word = Parse<T>(value);
+  if (!word.ok()) {
+    return BadCell(where, column, value, absl::StrCat("one of ", absl::StrJoin(Names<T>(), ", ")).c_str());
+  }
+  *out = *word;
+  return absl::OkStatus();
+}
+
 // Walks the records of one file, checking the field count against the header.
 // `visit(fields, "path:line")` is called for every data record.
 template <typename Visit>
@@ -148,9 +159,9 @@ absl::Status ParseTransfersCsv(const std::string& path, const std::string& text,
         for (const auto& [name, i] : index) r.cells[name] = fields[i];
         r.run_id = r.Cell("run_id");
         r.label = r.Cell("label");
-        r.role = r.Cell("role");
         r.host = r.Cell("host");
-        r.status = r.Cell("status");
+        if (absl::Status s = ParseWord(where, "role", r.Cell("role"), &r.role); !s.ok()) return s;
+        if (absl::Status s = ParseWord(where, "status", r.Cell("status"), &r.status); !s.ok()) return s;
         r.error = r.Cell("error");
         r.bottleneck = r.Cell("bottleneck");
         r.started_at = r.Cell("started_at");
@@ -198,7 +209,7 @@ absl::Status ParseSamplesCsv(const std::string& path, const std::string& text, R
         SampleRecord s;
         s.run_id = cell("run_id");
         s.label = cell("label");
-        s.role = cell("role");
+        if (absl::Status st = ParseWord(where, "role", cell("role"), &s.role); !st.ok()) return st;
         s.host = cell("host");
         if (absl::Status st = ParseInt(where, "iteration", cell("iteration"), &s.iteration); !st.ok()) return st;
         if (!cell("stream").empty()) {
@@ -244,7 +255,7 @@ absl::StatusOr<ResultTable> LoadResults(const std::vector<std::string>& inputs) 
   std::vector<TransferRecord> unique;
   size_t duplicates = 0;
   for (TransferRecord& r : table.transfers) {
-    std::string key = absl::StrJoin({r.run_id, r.role, r.host, absl::StrCat(r.iteration),
+    std::string key = absl::StrJoin({r.run_id, std::string(Name(r.role)), r.host, absl::StrCat(r.iteration),
                                      absl::StrCat(r.stream), r.Cell("transfer_id")},
                                     "\x1f");
     if (!r.run_id.empty() && !keys.insert(key).second) {

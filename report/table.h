@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/policy.h"
 
 namespace nasperf {
 
@@ -19,7 +20,9 @@ namespace nasperf {
 struct TransferRecord {
   std::string source;  // "path:line" for messages
   std::map<std::string, std::string> cells;
-  std::string run_id, label, role, host, status, error, bottleneck, started_at;
+  std::string run_id, label, host, error, bottleneck, started_at;
+  Role role = Role::kSender;
+  Status status = Status::kOk;
   long long iteration = 0;
   long long stream = 0;
   bool warmup = false;
@@ -31,11 +34,13 @@ struct TransferRecord {
   // The cell of a column, or "" when the file had no such column.
   const std::string& Cell(const std::string& column) const;
   // A row that goes into statistics: not a warm-up, status ok, a throughput present.
-  bool Measured() const { return !warmup && status == "ok" && has_rate; }
+  bool Measured() const { return !warmup && status == Status::kOk && has_rate; }
 };
 
 struct SampleRecord {
-  std::string run_id, label, role, host;
+  std::string run_id, label;
+  Role role = Role::kSender;
+  std::string host;
   long long iteration = 0;
   long long stream = 0;
   double t_s = 0;

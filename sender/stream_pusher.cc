@@ -1,49 +1,15 @@
 #include "sender/stream_pusher.h"
 
 #include <errno.h>
-#include <sys/sendfile.h>
 #include <sys/socket.h>
 
 #include "absl/strings/str_cat.h"
 #include "common/clock.h"
 #include "common/netinfo.h"
+#include "sender/socket_writer.h"
 
 namespace nasperf {
 namespace {
-
-absl::Status SendAll(int fd, const uint8_t* data, size_t size, int flags) {
-  while (size > 0) {
-    ssize_t n = ::send(fd, data, size, flags | MSG_NOSIGNAL);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return ErrnoStatus(errno, "send to receiver");
-    }
-    data += n;
-    size -= static_cast<size_t>(n);
-  }
-  return absl::OkStatus();
-}
-
-// The payload onto the data connection: send(), or sendfile() straight from a file.
-class SocketWriter : public ChunkWriter {
- public:
-  explicit SocketWriter(int fd) : fd_(fd) {}
-  absl::Status Write(const uint8_t* data, size_t size, uint64_t) override { return SendAll(fd_, data, size, 0); }
-  bool ZeroCopy() const override { return true; }
-  absl::StatusOr<size_t> WriteFromFile(int file, uint64_t offset, size_t size) override {
-    off_t at = static_cast<off_t>(offset);
-    ssize_t n;
-    do {
-      n = ::sendfile(fd_, file, &at, size);
-    } while (n < 0 && errno == EINTR);
-    if (n < 0) return ErrnoStatus(errno, "sendfile to receiver");
-    if (n == 0) return absl::OutOfRangeError("the file shrank while being sent");
-    return static_cast<size_t>(n);
-  }
-
- private:
-  const int fd_;
-};
 
 // Reads the receiver's trailer; after a send error only briefly, since a receiver
 // that failed answers right away and one that died never will.

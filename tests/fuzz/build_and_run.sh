@@ -24,7 +24,7 @@ printf 'NSPFDATA' >"$out/corpus/seed-magic"
 report_absl=$(pkg-config --cflags --libs absl_status absl_statusor absl_strings absl_str_format)
 clang++ -std=c++17 -O1 -g "${sanitize[@]}" -I"$src" \
   "$src/tests/fuzz/report_fuzz.cc" "$src"/report/{table,statistics,analysis,html}.cc \
-  "$src"/common/{csv,stats,fd,clock}.cc $report_absl -o "$out/report_fuzz"
+  "$src"/common/{csv,stats,fd,clock,policy,units}.cc $report_absl -o "$out/report_fuzz"
 mkdir -p "$out/report-corpus"
 printf 'label,iteration,role,mb_per_s,status,started_at,stream,run_id,host\nx,1,receiver,100,ok,,0,r,h\ny,1,receiver,130,ok,,0,r,h\n' \
   >"$out/report-corpus/seed"

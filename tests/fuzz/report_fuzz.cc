@@ -21,11 +21,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   (void)ParseSamplesCsv("samples.csv", text, &table);
-  auto report = SummarizeResults(table, "");
+  auto report = SummarizeResults(table, std::nullopt);
   if (!report.ok()) return 0;
   (void)ReportText(*report);
   (void)ReportJson(*report);
-  auto compare = Compare(table, "label", "", "");
+  auto compare = Compare(table, "label", "", std::nullopt);
   if (compare.ok()) {
     (void)CompareText(*compare);
     (void)CompareJson(*compare);

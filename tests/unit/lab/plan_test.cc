@@ -45,7 +45,7 @@ TEST(PlanTest, GoodPlanReadsBack) {
   EXPECT_EQ(plan->runs, 5);
   EXPECT_EQ(plan->warmup, 1);
   EXPECT_EQ(plan->pause, absl::Seconds(30));
-  EXPECT_EQ(plan->on_failure, "continue");
+  EXPECT_FALSE(plan->stop_on_failure);
   EXPECT_EQ(plan->link_mbps, 10000u);
   EXPECT_EQ(plan->collector.out, "results");
   EXPECT_EQ(plan->collector.listen.port, 7700);
@@ -78,7 +78,7 @@ file = "/data/big.mov"
 )", "p.toml");
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(plan->runs, 1);
-  EXPECT_EQ(plan->on_failure, "stop");
+  EXPECT_TRUE(plan->stop_on_failure);
   EXPECT_EQ(plan->collector.listen.port, 0);
   EXPECT_TRUE(plan->collector.address.empty());
   EXPECT_EQ(plan->transfers[0].file, "/data/big.mov");

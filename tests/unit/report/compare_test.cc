@@ -50,9 +50,9 @@ ResultTable Table(const std::string& csv) {
 
 TEST(Compare, TellsARealThirtyPercentFromNoiseOnFiveRuns) {
   ResultTable t = Table(Csv({{"hdd", kBase}, {"nvme", kFaster}, {"hdd-again", kSame}}));
-  auto c = Compare(t, "label", "", "");
+  auto c = Compare(t, "label", "", std::nullopt);
   ASSERT_TRUE(c.ok()) << c.status();
-  EXPECT_EQ(c->role, "receiver");
+  EXPECT_EQ(c->role, Role::kReceiver);
   EXPECT_EQ(c->baseline, "hdd");
   ASSERT_EQ(c->rows.size(), 3u);
   const Comparison& nvme = c->rows[1];
@@ -77,19 +77,19 @@ TEST(Compare, TellsARealThirtyPercentFromNoiseOnFiveRuns) {
 
 TEST(Compare, SlowerAndBaselineChoice) {
   ResultTable t = Table(Csv({{"hdd", kBase}, {"nvme", kFaster}}));
-  auto c = Compare(t, "label", "nvme", "receiver");
+  auto c = Compare(t, "label", "nvme", Role::kReceiver);
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(c->rows[0].group, "nvme");
   EXPECT_THAT(c->rows[1].verdict, testing::StartsWith("slower by 23.1% (95% CI "));
-  auto missing = Compare(t, "label", "ssd", "receiver");
+  auto missing = Compare(t, "label", "ssd", Role::kReceiver);
   EXPECT_THAT(missing.status().message(), HasSubstr("baseline 'ssd'"));
-  auto no_column = Compare(t, "nic", "", "receiver");
+  auto no_column = Compare(t, "nic", "", Role::kReceiver);
   EXPECT_THAT(no_column.status().message(), HasSubstr("no column 'nic'"));
 }
 
 TEST(Compare, WarnsWhenTheSamplesAreTooSmall) {
   ResultTable t = Table(Csv({{"a", {100, 101}}, {"b", {200, 204, 201, 203, 202}}, {"c", {300, 301, 302}}}));
-  auto c = Compare(t, "label", "", "receiver");
+  auto c = Compare(t, "label", "", Role::kReceiver);
   ASSERT_TRUE(c.ok());
   EXPECT_THAT(c->rows[1].verdict, HasSubstr("too few runs to tell (n=2 vs 5"));
   EXPECT_FALSE(c->rows[1].significant);
@@ -97,7 +97,7 @@ TEST(Compare, WarnsWhenTheSamplesAreTooSmall) {
   EXPECT_THAT(text, HasSubstr("n=5 vs 2 is too few"));
   // 3 vs 3 fully separated: still the smallest possible p = 2/C(6,3) = 0.1, so no verdict.
   ResultTable small = Table(Csv({{"c", {300, 302, 301}}, {"d", {400, 401, 402}}}));
-  auto three = Compare(small, "label", "", "receiver");
+  auto three = Compare(small, "label", "", Role::kReceiver);
   ASSERT_TRUE(three.ok());
   EXPECT_THAT(three->rows[1].verdict, HasSubstr("too few runs to tell: n=3 vs 3 can never reach p<0.05"));
   EXPECT_THAT(CompareText(*three), HasSubstr("smallest possible p is 0.100"));
@@ -106,7 +106,7 @@ TEST(Compare, WarnsWhenTheSamplesAreTooSmall) {
 TEST(Compare, WarnsWhenRunsDriftWithIterationOrder) {
   std::vector<double> falling = {980, 975, 960, 940, 900, 860, 830, 790, 770, 742};
   ResultTable t = Table(Csv({{"flat", {500, 505, 498, 502, 499, 503, 501, 497, 504, 500}}, {"cache", falling}}));
-  auto c = Compare(t, "label", "", "receiver");
+  auto c = Compare(t, "label", "", Role::kReceiver);
   ASSERT_TRUE(c.ok());
   std::string text = CompareText(*c);
   EXPECT_THAT(text, HasSubstr("cache (receiver): MB/s falls with iteration order"));
@@ -116,7 +116,7 @@ TEST(Compare, WarnsWhenRunsDriftWithIterationOrder) {
 TEST(Compare, ByAnotherColumn) {
   std::string csv = Csv({{"x", kBase}});
   ResultTable t = Table(csv);
-  auto c = Compare(t, "mtu", "", "receiver");
+  auto c = Compare(t, "mtu", "", Role::kReceiver);
   ASSERT_TRUE(c.ok());
   ASSERT_EQ(c->rows.size(), 1u);
   EXPECT_EQ(c->rows[0].group, "1500");
@@ -124,7 +124,7 @@ TEST(Compare, ByAnotherColumn) {
 
 TEST(Report, SummariesSkipWarmupsAndListFailuresApart) {
   ResultTable t = Table(Csv({{"hdd", kBase}}) + "");
-  auto r = SummarizeResults(t, "");
+  auto r = SummarizeResults(t, std::nullopt);
   ASSERT_TRUE(r.ok());
   ASSERT_EQ(r->groups.size(), 1u);
   EXPECT_EQ(r->groups[0].stats.n, 5u);
@@ -154,7 +154,7 @@ TEST(Report, TheStreamsOfOneIterationAreOneObservation) {
       // iteration 3: no bytes/duration columns filled: the rates add up
       "r,x,3,0,receiver,nas,,,300,ok,false\n"
       "r,x,3,1,receiver,nas,,,350,ok,false\n");
-  auto r = SummarizeResults(t, "receiver");
+  auto r = SummarizeResults(t, Role::kReceiver);
   ASSERT_TRUE(r.ok());
   ASSERT_EQ(r->groups.size(), 1u);
   EXPECT_EQ(r->groups[0].rates_in_order, (std::vector<double>{800, 650}));
@@ -167,14 +167,14 @@ TEST(Html, EscapesEverythingFromTheCsvAndFetchesNothing) {
   csv += "r," + evil + ",1,0,receiver,<b>host</b>,2026-12-02T11:00:00.000Z,300,disk,ok,,false,1500\n";
   csv += "r," + evil + ",2,0,receiver,<b>host</b>,2026-12-02T11:00:01.000Z,,disk,failed,\"<img src=x onerror=y>\",false,1500\n";
   ResultTable t = Table(csv);
-  t.samples.push_back({"r", "<i>s</i>", "receiver", "h", 1, 0, 0.5, 100});
+  t.samples.push_back({"r", "<i>s</i>", Role::kReceiver, "h", 1, 0, 0.5, 100});
   // The warm-up (iteration 0) and the failed transfer (99) of "plain": left out of the timeline.
-  t.samples.push_back({"r", "warmup-sample", "receiver", "nas", 0, 0, 0.5, 100});
-  t.samples.push_back({"r", "failed-sample", "receiver", "nas", 99, 0, 0.5, 100});
-  t.samples.push_back({"r", "measured-sample", "receiver", "nas", 1, 0, 0.5, 100});
-  auto r = SummarizeResults(t, "");
+  t.samples.push_back({"r", "warmup-sample", Role::kReceiver, "nas", 0, 0, 0.5, 100});
+  t.samples.push_back({"r", "failed-sample", Role::kReceiver, "nas", 99, 0, 0.5, 100});
+  t.samples.push_back({"r", "measured-sample", Role::kReceiver, "nas", 1, 0, 0.5, 100});
+  auto r = SummarizeResults(t, std::nullopt);
   ASSERT_TRUE(r.ok());
-  auto c = Compare(t, "label", "", "");
+  auto c = Compare(t, "label", "", std::nullopt);
   ASSERT_TRUE(c.ok());
   HtmlReportInput in{&t, &*r, &*c, "nasperf test"};
   std::string html = RenderHtmlReport(in);

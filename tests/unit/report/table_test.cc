@@ -97,6 +97,15 @@ TEST(ResultTable, MalformedFilesNameFileAndLine) {
     absl::Status bad_iteration = ParseTransfersCsv("e.csv", "label,iteration,role,mb_per_s,status\nx,one,sender,1,ok\n", &t);
     EXPECT_THAT(bad_iteration.message(), HasSubstr("e.csv:2: column iteration: 'one' is not a whole number"));
   }
+  {
+    // Words are read through their Parse, once, here: the statistics compare enums.
+    ResultTable t;
+    absl::Status bad_role = ParseTransfersCsv("f.csv", "label,iteration,role,mb_per_s,status\nx,1,nas,1,ok\n", &t);
+    EXPECT_THAT(bad_role.message(), HasSubstr("f.csv:2: column role: 'nas' is not one of sender, receiver"));
+    absl::Status bad_status = ParseTransfersCsv("f.csv", "label,iteration,role,mb_per_s,status\nx,1,sender,1,OK\n", &t);
+    EXPECT_THAT(bad_status.message(), HasSubstr("column status: 'OK' is not one of ok, failed, aborted"));
+    EXPECT_TRUE(t.transfers.empty());
+  }
 }
 
 TEST(ResultTable, FiguresBeyondAnyRealRateAreRefused) {
@@ -115,9 +124,9 @@ TEST(ResultTable, TheLargestAllowedFiguresStillRenderAsHtml) {
   std::string csv = kHeader;
   for (int i = 1; i <= 50; ++i) csv += Row(i % 2 ? "x" : "y", i, "sender", i % 3 ? "1e15" : "9.99e14");
   ASSERT_TRUE(ParseTransfersCsv("big.csv", csv, &t).ok());
-  auto report = SummarizeResults(t, "");
+  auto report = SummarizeResults(t, std::nullopt);
   ASSERT_TRUE(report.ok()) << report.status();
-  auto compare = Compare(t, "label", "", "");
+  auto compare = Compare(t, "label", "", std::nullopt);
   HtmlReportInput input;
   input.table = &t;
   input.report = &*report;

@@ -1,0 +1,23 @@
+// Payload bytes from a connected TCP socket, as the write pipeline's ByteSource. A
+// receive timeout set on the socket (SetReceiveTimeout) ends a silent peer with
+// DEADLINE_EXCEEDED. Whichever end takes bytes uses it: the receiver today, the
+// client for reads. One source per socket and thread.
+#ifndef NASPERF_RECEIVER_SOCKET_SOURCE_H_
+#define NASPERF_RECEIVER_SOCKET_SOURCE_H_
+
+#include "receiver/write_pipeline.h"
+
+namespace nasperf {
+
+class SocketSource : public ByteSource {
+ public:
+  explicit SocketSource(int fd) : fd_(fd) {}
+  absl::StatusOr<size_t> Read(uint8_t* data, size_t size) override;
+
+ private:
+  const int fd_;
+};
+
+}  // namespace nasperf
+
+#endif  // NASPERF_RECEIVER_SOCKET_SOURCE_H_

@@ -1,0 +1,32 @@
+// The payload onto a connected TCP socket: `SendAll` for bytes in memory and
+// `SocketWriter`, the push loop's ChunkWriter for a data connection (send(), or
+// sendfile() straight from a file's page cache). Whichever end sends bytes uses it:
+// the sender today, the NAS agent for reads. One writer per socket and thread.
+#ifndef NASPERF_SENDER_SOCKET_WRITER_H_
+#define NASPERF_SENDER_SOCKET_WRITER_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+#include "sender/push_loop.h"
+
+namespace nasperf {
+
+// Every byte, or the errno text; flags are added to MSG_NOSIGNAL (e.g. MSG_MORE).
+absl::Status SendAll(int fd, const uint8_t* data, size_t size, int flags);
+
+class SocketWriter : public ChunkWriter {
+ public:
+  explicit SocketWriter(int fd) : fd_(fd) {}
+  absl::Status Write(const uint8_t* data, size_t size, uint64_t offset) override;
+  bool ZeroCopy() const override { return true; }
+  absl::StatusOr<size_t> WriteFromFile(int file, uint64_t offset, size_t size) override;
+
+ private:
+  const int fd_;
+};
+
+}  // namespace nasperf
+
+#endif  // NASPERF_SENDER_SOCKET_WRITER_H_
