@@ -200,6 +200,44 @@ absl::Status CsvSink::OpenSamples(const std::string& path, const std::vector<std
   return absl::OkStatus();
 }
 
+namespace {
+
+// The header of an existing transfers.csv: this version's columns, or an older
+// nasperf's (a prefix of them: columns are only ever appended). Returns where the key
+// columns are.
+absl::StatusOr<std::vector<size_t>> CheckTransfersHeader(const std::string& path,
+                                                         const std::vector<std::string>& header,
+                                                         const std::vector<std::string>& columns) {
+  if (header.empty() || header[0] != columns[0]) {
+    return absl::FailedPreconditionError(absl::StrCat(path, " exists but is not a nasperf CSV (first line: ",
+                                                      header.empty() ? "" : header[0], "...)"));
+  }
+  const bool older = header.size() <= columns.size() && std::equal(header.begin(), header.end(), columns.begin());
+  if (!older) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        path, " was written by another nasperf version (its ", header.size(), " columns are not the first of this one's ",
+        columns.size(), "); give --out a new directory"));
+  }
+  std::vector<size_t> key_columns;
+  for (const char* name : {"run_id", "role", "host", "iteration", "stream", "transfer_id"}) {
+    auto at = std::find(header.begin(), header.end(), name);
+    if (at == header.end()) {
+      return absl::FailedPreconditionError(absl::StrCat(path, " has no ", name, " column: not written by this nasperf"));
+    }
+    key_columns.push_back(static_cast<size_t>(at - header.begin()));
+  }
+  return key_columns;
+}
+
+std::string QuotedLine(const std::vector<std::string>& cells, size_t width) {
+  std::vector<std::string> quoted;
+  for (const std::string& c : cells) quoted.push_back(CsvQuote(c));
+  quoted.resize(width);  // an older row's new cells: empty, "unknown" (DESIGN.md section 5)
+  return CsvLine(quoted);
+}
+
+}  // namespace
+
 absl::Status CsvSink::OpenTransfers(const std::string& path, const std::vector<std::string>& columns, Fd* out) {
   Fd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644));
   if (!fd.valid()) return ErrnoStatus(errno, absl::StrCat("open ", path));
@@ -210,39 +248,25 @@ absl::Status CsvSink::OpenTransfers(const std::string& path, const std::vector<s
     return n.status();
   }
   CsvReader reader(text);
-  std::vector<std::string> fields;
-  bool header_seen = false;
+  std::vector<std::string> header, fields;
   std::vector<size_t> key_columns;
+  std::vector<std::vector<std::string>> older_rows;  // kept only to rewrite an older file
   while (true) {
     auto more = reader.Next(&fields);
-    if (!more.ok()) {
-      return absl::DataLossError(absl::StrCat(path, ": ", more.status().message()));
-    }
+    if (!more.ok()) return absl::DataLossError(absl::StrCat(path, ": ", more.status().message()));
     if (!*more) break;
-    if (!header_seen) {
-      header_seen = true;
-      if (fields.empty() || fields[0] != columns[0]) {
-        return absl::FailedPreconditionError(
-            absl::StrCat(path, " exists but is not a nasperf CSV (first line: ",
-                         fields.empty() ? "" : fields[0], "...)"));
-      }
-      {
-        for (const char* name : {"run_id", "role", "host", "iteration", "stream", "transfer_id"}) {
-          auto at = std::find(fields.begin(), fields.end(), name);
-          if (at == fields.end()) {
-            return absl::FailedPreconditionError(
-                absl::StrCat(path, " has no ", name, " column: not written by this nasperf"));
-          }
-          key_columns.push_back(static_cast<size_t>(at - fields.begin()));
-        }
-      }
+    if (header.empty()) {
+      header = fields;
+      auto keys = CheckTransfersHeader(path, header, columns);
+      if (!keys.ok()) return keys.status();
+      key_columns = *keys;
       continue;
     }
-    if (fields.size() >= TransferColumns().size()) {
-      auto k = [&](int i) { return absl::string_view(fields[key_columns[i]]); };
-      seen_.insert(Key(k(0), k(1), k(2), k(3), k(4), k(5)));
-      ++open_info_.rows_found;
-    }
+    if (fields.size() != header.size()) continue;  // a report of this file will say so
+    auto k = [&](int i) { return absl::string_view(fields[key_columns[i]]); };
+    seen_.insert(Key(k(0), k(1), k(2), k(3), k(4), k(5)));
+    ++open_info_.rows_found;
+    if (header.size() < columns.size()) older_rows.push_back(fields);
   }
   if (reader.torn()) {
     if (absl::Status s = SetAsideTorn(fd.get(), path, absl::string_view(text).substr(reader.complete_bytes()),
@@ -250,15 +274,32 @@ absl::Status CsvSink::OpenTransfers(const std::string& path, const std::vector<s
         !s.ok()) {
       return s;
     }
-    if (reader.complete_bytes() == 0) header_seen = false;
+    if (reader.complete_bytes() == 0) header.clear();
   }
-  if (!header_seen) {
-    std::vector<std::string> quoted;
-    for (const auto& c : columns) quoted.push_back(CsvQuote(c));
-    std::string header = CsvLine(quoted);
-    if (absl::Status s = WriteAll(fd.get(), header.data(), header.size(), path); !s.ok()) return s;
+  if (header.empty()) {
+    std::string line = QuotedLine(columns, columns.size());
+    if (absl::Status s = WriteAll(fd.get(), line.data(), line.size(), path); !s.ok()) return s;
+  } else if (header.size() < columns.size()) {
+    if (absl::Status s = RewriteWithColumns(path, header.size(), columns, older_rows, &fd); !s.ok()) return s;
   }
   *out = std::move(fd);
+  return absl::OkStatus();
+}
+
+// An older nasperf's file gets this version's header, and its rows empty new cells,
+// in one atomic replace; rows appended after it line up with the header again.
+absl::Status CsvSink::RewriteWithColumns(const std::string& path, size_t old_width,
+                                         const std::vector<std::string>& columns,
+                                         const std::vector<std::vector<std::string>>& rows, Fd* fd) {
+  std::string text = QuotedLine(columns, columns.size());
+  for (const auto& row : rows) text += QuotedLine(row, columns.size());
+  if (absl::Status s = ReplaceFile(path, text, 0644, /*durable=*/true); !s.ok()) return s;
+  Fd reopened(::open(path.c_str(), O_RDWR | O_APPEND | O_CLOEXEC | O_NOFOLLOW));
+  if (!reopened.valid()) return ErrnoStatus(errno, absl::StrCat("open ", path));
+  *fd = std::move(reopened);
+  open_info_.columns_added = columns.size() - old_width;
+  Log(LogLevel::kWarning, "collector", "%s came from an older nasperf (%d columns); rewrote it with %d (%d rows kept, "
+      "new cells empty)", path, old_width, columns.size(), rows.size());
   return absl::OkStatus();
 }
 

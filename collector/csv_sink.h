@@ -33,6 +33,7 @@ class CsvSink : public ReportSink {
   struct OpenInfo {
     size_t rows_found = 0;          // transfer rows already in the file
     std::vector<std::string> set_aside;  // files that received torn lines
+    size_t columns_added = 0;       // an older nasperf's transfers.csv was given this version's columns
   };
 
   // Creates dir if needed; opens or creates both files. max_bytes > 0: refuse
@@ -51,6 +52,8 @@ class CsvSink : public ReportSink {
   CsvSink() = default;
   // transfers.csv: read whole, for the keys of the rows already there.
   absl::Status OpenTransfers(const std::string& path, const std::vector<std::string>& columns, Fd* fd);
+  absl::Status RewriteWithColumns(const std::string& path, size_t old_width, const std::vector<std::string>& columns,
+                                  const std::vector<std::vector<std::string>>& rows, Fd* fd);
   // samples.csv, which can grow to gigabytes: only its header and its end are read.
   absl::Status OpenSamples(const std::string& path, const std::vector<std::string>& columns, Fd* fd);
   // Moves `torn` (the file's last bytes, a crash's partial row) to path.torn-TIME

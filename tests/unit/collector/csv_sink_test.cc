@@ -196,6 +196,59 @@ TEST(CsvSink, RefusesAForeignFile) {
   std::filesystem::remove_all(dir);
 }
 
+// A results directory from an older nasperf (fewer columns, the same first ones)
+// takes new rows: its header gains the new columns, its rows empty cells for them, and
+// every line has the header's width again, so report can read the file.
+TEST(CsvSink, AnOlderFilesHeaderGainsTheNewColumns) {
+  std::string dir = TempDir();
+  const std::vector<std::string>& columns = TransferColumns();
+  const size_t old_width = columns.size() - 2;
+  {
+    auto sink = CsvSink::Open(dir);
+    ASSERT_TRUE(sink.ok()) << sink.status();
+    ASSERT_TRUE((*sink)->Submit(Report(1, "sender")).ok());
+  }
+  // Cut the file to the older width, as an older nasperf wrote it.
+  std::vector<std::vector<std::string>> full = Rows(dir + "/transfers.csv");
+  {
+    std::ofstream out(dir + "/transfers.csv", std::ios::trunc);
+    for (auto row : full) {
+      row.resize(old_width);
+      std::vector<std::string> quoted;
+      for (const auto& cell : row) quoted.push_back(CsvQuote(cell));
+      out << CsvLine(quoted);
+    }
+  }
+  auto sink = CsvSink::Open(dir);
+  ASSERT_TRUE(sink.ok()) << sink.status();
+  EXPECT_EQ((*sink)->open_info().columns_added, 2u);
+  EXPECT_EQ((*sink)->open_info().rows_found, 1u);
+  bool duplicate = false;
+  ASSERT_TRUE((*sink)->Append(Report(1, "sender"), &duplicate).ok());
+  EXPECT_TRUE(duplicate) << "the old row's key survived the rewrite";
+  ASSERT_TRUE((*sink)->Submit(Report(2, "receiver")).ok());
+  std::vector<std::vector<std::string>> rows = Rows(dir + "/transfers.csv");
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0], columns);
+  for (const auto& row : rows) EXPECT_EQ(row.size(), columns.size());
+  EXPECT_EQ(rows[1][columns.size() - 1], "") << "an old row's new cell is empty (unknown)";
+  EXPECT_EQ(std::vector<std::string>(rows[1].begin(), rows[1].begin() + old_width),
+            std::vector<std::string>(full[1].begin(), full[1].begin() + old_width));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(CsvSink, RefusesAFileFromANewerOrOtherVersion) {
+  std::string dir = TempDir();
+  std::vector<std::string> header = TransferColumns();
+  header.push_back("a_column_from_the_future");
+  { std::ofstream(dir + "/transfers.csv") << CsvLine(header); }
+  auto sink = CsvSink::Open(dir);
+  ASSERT_FALSE(sink.ok());
+  EXPECT_NE(sink.status().message().find("written by another nasperf version"), std::string::npos);
+  EXPECT_NE(sink.status().message().find("give --out a new directory"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(CsvSink, RefusesRowsPastItsStoreLimitAndKeepsTheFilesWhole) {
   std::string dir = TempDir();
   {
