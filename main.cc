@@ -139,6 +139,16 @@ TokenSource TokenFlag(const std::string& command, const std::string& file, bool 
   return *token;
 }
 
+// A server's start banner line on its token; a new one is shown once, for `clients`.
+void SayToken(const std::string& command, const TokenSource& token, const char* clients) {
+  if (token.generated) {
+    std::printf("nasperf %s: generated a token in %s; on %s run:\n  export NASPERF_TOKEN=%s\n", command.c_str(),
+                token.origin.c_str(), clients, token.token.c_str());
+  } else {
+    std::printf("nasperf %s: token from %s\n", command.c_str(), token.origin.c_str());
+  }
+}
+
 void AddPortFileFlag(CLI::App* cmd, std::string& file) {
   cmd->add_option("--port-file", file, "Write the listening port(s) to this file once listening (for scripts)");
 }
@@ -203,7 +213,7 @@ absl::StatusOr<std::unique_ptr<SpoolingSink>> StartReporting(const std::string& 
                                                              const std::string& token,
                                                              std::shared_ptr<const PeerTrust> trust) {
   if (f.collector.empty()) return std::unique_ptr<SpoolingSink>();
-  HostPort address = AddressFlag(cmd, "--collector", f.collector, 7700, false);
+  HostPort address = AddressFlag(cmd, "--collector", f.collector, kCollectorPort, false);
   return SpoolingSink::Start(std::make_unique<CollectorClient>(address, token, std::move(trust)), f.spool);
 }
 
@@ -273,7 +283,7 @@ int RunReceiver(const ReceiverFlags& f, bool as_agent = false) {
   const std::string cmd = as_agent ? "agent" : "receiver";
   ReceiverOptions options;
   options.target = f.target;
-  options.listen = AddressFlag(cmd, "--listen", f.listen, 7600, /*allow_zero=*/true);
+  options.listen = AddressFlag(cmd, "--listen", f.listen, kAgentPort, /*allow_zero=*/true);
   options.data_port = f.data_port;
   if (f.min_free == "off") {
     options.check_free = false;
@@ -319,12 +329,7 @@ int RunReceiver(const ReceiverFlags& f, bool as_agent = false) {
     std::printf("nasperf %s: reporting to collector %s (spool %s)\n", cmd.c_str(), (*spool)->collector().c_str(),
                 (*spool)->dir().c_str());
   }
-  if (token.generated) {
-    std::printf("nasperf %s: generated a token in %s; on the sender run:\n"
-                "  export NASPERF_TOKEN=%s\n", cmd.c_str(), token.origin.c_str(), token.token.c_str());
-  } else {
-    std::printf("nasperf %s: token from %s\n", cmd.c_str(), token.origin.c_str());
-  }
+  SayToken(cmd, token, "the sender");
   std::fflush(stdout);
   if (!f.port_file.empty()) {
     std::string ports = absl::StrCat("control=", (*receiver)->control_port(), "\ndata=",
@@ -439,7 +444,7 @@ absl::StatusOr<SenderOptions> MakeSenderOptions(const SenderFlags& f) {
   SenderOptions o;
   o.transport = EnumFlag<TransportKind>(cmd, "--transport", f.transport);
   if (o.transport == TransportKind::kNative) {
-    o.to = AddressFlag(cmd, "--to", f.to, 7600, false);
+    o.to = AddressFlag(cmd, "--to", f.to, kAgentPort, false);
     for (auto [given, flag] : {std::pair{f.ssh_port != 0, "--ssh-port"}, {!f.identity.empty(), "--identity"},
                                {!f.known_hosts.empty(), "--known-hosts"}, {!f.ssh_config.empty(), "--ssh-config"},
                                {f.accept_new_host_key, "--accept-new-host-key"}}) {
@@ -544,7 +549,7 @@ void AddProbe(CLI::App& app, ProbeFlags& f) {
 int RunProbeCommand(const ProbeFlags& f) {
   const std::string cmd = "probe";
   ProbeOptions o;
-  o.to = AddressFlag(cmd, "to", f.to, 7600, false);
+  o.to = AddressFlag(cmd, "to", f.to, kAgentPort, false);
   o.link_mbps = LinkSpeedFlag(cmd, f.link_speed);
   const TokenSource token = TokenFlag(cmd, f.token_file, /*generate_if_missing=*/false);
   o.token = token.token;
@@ -578,7 +583,7 @@ int RunCollector(const CollectorFlags& f) {
   const std::string cmd = "collector";
   CollectorOptions options;
   options.out_dir = f.out;
-  options.listen = AddressFlag(cmd, "--listen", f.listen, 7700, /*allow_zero=*/true);
+  options.listen = AddressFlag(cmd, "--listen", f.listen, kCollectorPort, /*allow_zero=*/true);
   options.tls = f.tls;
   options.console = stdout;
   options.max_store_bytes = SizeFlag(cmd, "--max-store", f.max_store);
@@ -588,10 +593,7 @@ int RunCollector(const CollectorFlags& f) {
   auto collector = Collector::Start(options);
   if (!collector.ok()) return Fail(cmd, collector.status());
   std::printf("nasperf collector: port %u, %s\n", (*collector)->port(), (*collector)->security().summary.c_str());
-  if (token.generated) {
-    std::printf("nasperf collector: generated a token in %s; on every agent run:\n  export NASPERF_TOKEN=%s\n",
-                token.origin.c_str(), token.token.c_str());
-  }
+  SayToken(cmd, token, "every agent");
   std::fflush(stdout);
   if (!f.port_file.empty()) {
     if (absl::Status s = WritePortFile(f.port_file, absl::StrCat("port=", (*collector)->port(), "\n")); !s.ok()) {

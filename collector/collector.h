@@ -14,12 +14,13 @@
 #include "absl/status/statusor.h"
 #include "common/fd.h"
 #include "common/grpc_auth.h"
+#include "common/policy.h"
 
 namespace nasperf {
 
 struct CollectorOptions {
   std::string out_dir;
-  HostPort listen{"", 7700};
+  HostPort listen{"", kCollectorPort};
   std::string token;
   ServerTls tls;  // default: this host's own key (common/tls.h)
   std::FILE* console = nullptr;  // per-row lines; null = quiet

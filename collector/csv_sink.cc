@@ -118,14 +118,7 @@ absl::StatusOr<std::unique_ptr<CsvSink>> CsvSink::Open(const std::string& dir, u
   std::unique_ptr<CsvSink> sink(new CsvSink());
   sink->dir_ = dir;
   sink->max_bytes_ = max_bytes;
-  for (size_t i = 1; i <= dir.size(); ++i) {
-    if (i == dir.size() || dir[i] == '/') {
-      std::string partial = dir.substr(0, i);
-      if (::mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST) {
-        return ErrnoStatus(errno, absl::StrCat("mkdir ", partial));
-      }
-    }
-  }
+  if (absl::Status s = MakeDirectories(dir, 0755); !s.ok()) return s;
   absl::MutexLock lock(&sink->mu_);
   if (absl::Status s = sink->OpenTransfers(sink->transfers_path(), TransferColumns(), &sink->transfers_);
       !s.ok()) {

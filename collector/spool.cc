@@ -25,17 +25,6 @@ namespace {
 constexpr char kComponent[] = "spool";
 constexpr char kSuffix[] = ".report";
 
-absl::Status MakeDirs(const std::string& dir) {
-  for (size_t i = 1; i <= dir.size(); ++i) {
-    if (i == dir.size() || dir[i] == '/') {
-      std::string partial = dir.substr(0, i);
-      if (::mkdir(partial.c_str(), 0700) != 0 && errno != EEXIST) {
-        return ErrnoStatus(errno, absl::StrCat("mkdir ", partial));
-      }
-    }
-  }
-  return absl::OkStatus();
-}
 
 std::vector<std::string> SpooledFiles(const std::string& dir) {
   std::vector<std::string> names;
@@ -78,7 +67,7 @@ absl::StatusOr<std::unique_ptr<SpoolingSink>> SpoolingSink::Start(
     std::unique_ptr<CollectorClient> client, const std::string& spool_root) {
   std::string leaf = absl::StrReplaceAll(FormatHostPort(client->address()), {{"/", "_"}, {":", "_"}});
   std::string dir = absl::StrCat(spool_root, "/", leaf);
-  if (absl::Status s = MakeDirs(dir); !s.ok()) return s;
+  if (absl::Status s = MakeDirectories(dir, 0700); !s.ok()) return s;
   std::unique_ptr<SpoolingSink> sink(new SpoolingSink(std::move(client), dir));
   sink->thread_ = std::thread([raw = sink.get()] { raw->DeliveryLoop(); });
   return sink;

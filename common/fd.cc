@@ -123,6 +123,18 @@ absl::StatusOr<size_t> ReadFullBy(int fd, void* data, size_t size, int64_t deadl
   return done;
 }
 
+absl::Status MakeDirectories(const std::string& path, mode_t mode) {
+  for (size_t i = 1; i <= path.size(); ++i) {
+    if (i == path.size() || path[i] == '/') {
+      std::string partial = path.substr(0, i);
+      if (::mkdir(partial.c_str(), mode) != 0 && errno != EEXIST) {
+        return ErrnoStatus(errno, absl::StrCat("mkdir ", partial));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ReplaceFile(const std::string& path, absl::string_view content, mode_t mode, bool durable) {
   std::string tmp = path + ".tmp-XXXXXX";
   Fd fd(::mkostemp(tmp.data(), O_CLOEXEC));  // O_CREAT | O_EXCL, mode 0600

@@ -53,6 +53,10 @@ absl::StatusOr<size_t> ReadFull(int fd, void* data, size_t size, absl::string_vi
 absl::StatusOr<size_t> ReadFullBy(int fd, void* data, size_t size, int64_t deadline_ns,
                                   absl::string_view what);
 
+// mkdir -p: every missing directory of path, each with `mode`; errno text names the
+// directory that failed.
+absl::Status MakeDirectories(const std::string& path, mode_t mode);
+
 // Replaces path with content: written to a new temporary file beside it (created
 // with O_EXCL under a random name, so never through a symlink someone planted),
 // given `mode`, then renamed over path. durable: fsync the file and the directory.

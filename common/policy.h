@@ -48,6 +48,10 @@ std::string TransferFileName(const std::string& run_id, int iteration, int strea
 
 // The stream count every entry point allows (CLI, plan, agent job).
 inline constexpr int kMaxStreams = 64;
+// Default ports: a receiver's or agent's control port (its data port is the next one)
+// and a collector's.
+inline constexpr uint16_t kAgentPort = 7600;
+inline constexpr uint16_t kCollectorPort = 7700;
 
 }  // namespace nasperf
 

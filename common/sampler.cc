@@ -38,4 +38,13 @@ void IntervalSampler::Finish(int64_t now_ns) {
   if (interval_ns_ > 0 && (pending_ > 0 || now_ns > last_ns_)) Close(now_ns);
 }
 
+void AddSamples(const std::vector<IntervalSample>& samples, proto::TransferReport* row) {
+  for (const IntervalSample& s : samples) {
+    proto::Sample* out = row->add_samples();
+    out->set_t_s(s.t_s);
+    out->set_bytes(s.bytes);
+    out->set_interval_s(s.interval_s);
+  }
+}
+
 }  // namespace nasperf

@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "proto/nasperf.pb.h"
+
 namespace nasperf {
 
 struct IntervalSample {
@@ -16,6 +18,9 @@ struct IntervalSample {
   uint64_t bytes = 0;
   double interval_s = 0;  // real length of the interval
 };
+
+// A transfer's samples into its row (the samples.csv lines), as either end saw them.
+void AddSamples(const std::vector<IntervalSample>& samples, proto::TransferReport* row);
 
 class IntervalSampler {
  public:

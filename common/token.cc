@@ -60,16 +60,7 @@ absl::StatusOr<std::string> ReadTokenFile(const std::string& path) {
 }  // namespace
 
 absl::Status CreatePrivateFile(const std::string& path, absl::string_view content) {
-  std::string dir = path.substr(0, path.rfind('/'));
-  std::string partial;
-  for (size_t i = 1; i <= dir.size(); ++i) {
-    if (i == dir.size() || dir[i] == '/') {
-      partial = dir.substr(0, i);
-      if (::mkdir(partial.c_str(), 0700) != 0 && errno != EEXIST) {
-        return ErrnoStatus(errno, absl::StrCat("mkdir ", partial));
-      }
-    }
-  }
+  if (absl::Status s = MakeDirectories(path.substr(0, path.rfind('/')), 0700); !s.ok()) return s;
   // Written whole under a private name, then linked into place: two agents starting
   // at once never see a half-written file, and the loser of the link reads the
   // winner's (AlreadyExists).

@@ -223,7 +223,7 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
       if (auto readable = FileSourceCheck(*file); !readable.ok()) return ToGrpc(readable);
       reply->set_file_size(static_cast<uint64_t>(st.st_size));
     }
-    auto to = ParseHostPort(request->to(), 7600);
+    auto to = ParseHostPort(request->to(), kAgentPort);
     if (!to.ok()) return ToGrpc(to.status());
     if (absl::Status s = CheckFingerprint("receiver_fingerprint", request->receiver_fingerprint()); !s.ok()) {
       return ToGrpc(s);
@@ -263,7 +263,7 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
     if (job.first_stream() < 0 || job.first_stream() > 100000) return absl::InvalidArgumentError("bad first stream");
     if ((job.size() == 0) == job.file().empty()) return absl::InvalidArgumentError("give a size or a file");
     SenderOptions o;
-    auto to = ParseHostPort(job.to(), 7600);
+    auto to = ParseHostPort(job.to(), kAgentPort);
     if (!to.ok()) return to.status();
     o.to = *to;
     o.token = options_.token;
@@ -318,7 +318,7 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
   // MakeOptions checked the fingerprint.
   absl::StatusOr<ReportSink*> SpoolFor(const std::string& collector, const std::string& fingerprint,
                                        const std::string& caller) {
-    auto address = ParseHostPort(collector, 7700);
+    auto address = ParseHostPort(collector, kCollectorPort);
     if (!address.ok()) return address.status();
     if (address->host.empty()) address->host = caller;
     const std::string key = absl::StrCat(FormatHostPort(*address), " ", fingerprint);

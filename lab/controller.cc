@@ -125,7 +125,7 @@ class Lab {
       Line(absl::StrFormat("collector: embedded on port %d, writing %s", collector_->port(), outcome_.transfers_csv));
     } else {
       collector_for_agents_ = plan_.collector.address;
-      report_to = *ParseHostPort(plan_.collector.address, 7700);
+      report_to = *ParseHostPort(plan_.collector.address, kCollectorPort);
       Line(absl::StrCat("collector: ", plan_.collector.address));
     }
     auto spool = SpoolingSink::Start(

@@ -145,7 +145,7 @@ absl::Status ReadHost(const std::string& path, const toml::table& table, int ind
   NASPERF_RETURN_IF_ERROR(r.String("ssh_known_hosts", &host.ssh_known_hosts));
   NASPERF_RETURN_IF_ERROR(r.String("nasperf", &host.nasperf));
   NASPERF_RETURN_IF_ERROR(r.String("name", &host.name, true));
-  NASPERF_RETURN_IF_ERROR(r.Address("agent", 7600, false, &host.agent, true));
+  NASPERF_RETURN_IF_ERROR(r.Address("agent", kAgentPort, false, &host.agent, true));
   NASPERF_RETURN_IF_ERROR(r.String("target", &host.target));
   int mtu = 0;
   NASPERF_RETURN_IF_ERROR(r.Int("mtu", &mtu, 576, 65535));
@@ -257,9 +257,9 @@ absl::Status ReadPlan(const std::string& path, const toml::table& root, Plan* pl
     TableReader c(path, *table, "[collector]: ");
     NASPERF_RETURN_IF_ERROR(c.OnlyKeys({"out", "listen", "address"}));
     NASPERF_RETURN_IF_ERROR(c.String("out", &plan->collector.out));
-    NASPERF_RETURN_IF_ERROR(c.Address("listen", 7700, true, &plan->collector.listen, false));
+    NASPERF_RETURN_IF_ERROR(c.Address("listen", kCollectorPort, true, &plan->collector.listen, false));
     HostPort external;
-    NASPERF_RETURN_IF_ERROR(c.Address("address", 7700, false, &external, false));
+    NASPERF_RETURN_IF_ERROR(c.Address("address", kCollectorPort, false, &external, false));
     if (!external.host.empty()) plan->collector.address = FormatHostPort(external);
     if (!plan->collector.address.empty() && c.Find("listen") != nullptr) {
       return c.Error(*c.Find("listen"), "give listen (embedded collector) or address (external), not both");

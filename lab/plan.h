@@ -19,7 +19,7 @@ namespace nasperf {
 
 struct PlanHost {
   std::string name;
-  HostPort agent{"", 7600};
+  HostPort agent{"", kAgentPort};
   std::string target;                 // what its agent must write into; empty = any
   std::optional<uint32_t> mtu;        // expected interface MTU; checked before the runs
   // `nasperf lab --ssh`: how to start the agent when none answers (lab/remote_start.h).

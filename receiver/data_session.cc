@@ -54,12 +54,7 @@ void AddFigures(const PipelineResult& r, int64_t accepted_ns, std::optional<uint
     report->set_status(Name(r.end == PipelineEnd::kFailed ? Status::kFailed : Status::kAborted));
     report->set_error(std::string(r.status.message()));
   }
-  for (const IntervalSample& s : r.samples) {
-    proto::Sample* out = report->add_samples();
-    out->set_t_s(s.t_s);
-    out->set_bytes(s.bytes);
-    out->set_interval_s(s.interval_s);
-  }
+  AddSamples(r.samples, report);
   if (link_mbps && report->has_mb_per_s() && report->has_mtu()) {
     const uint32_t mtu = report->has_path_mtu() ? std::min(report->mtu(), report->path_mtu()) : report->mtu();
     report->set_line_rate_pct(100 * report->mb_per_s() / TcpGoodputCeilingMBps(*link_mbps, mtu));

@@ -24,7 +24,7 @@ namespace nasperf {
 
 struct ReceiverOptions {
   std::string target;                  // a directory, or "discard"
-  HostPort listen{"", 7600};           // control (gRPC); port 0 = ephemeral
+  HostPort listen{"", kAgentPort};           // control (gRPC); port 0 = ephemeral
   uint16_t data_port = 0;              // 0: control port + 1, or ephemeral when that is 0
   std::string token;                   // required
   bool check_free = true;

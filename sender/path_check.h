@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "common/fd.h"
 #include "common/grpc_auth.h"
+#include "common/policy.h"
 #include "proto/nasperf.pb.h"
 
 namespace nasperf {
@@ -64,7 +65,7 @@ uint32_t PathMaxSegment(const PathFacts& facts);
 uint64_t AutoWindowBytes(const PathFacts& facts);
 
 struct ProbeOptions {
-  HostPort to{"", 7600};
+  HostPort to{"", kAgentPort};
   std::string token;
   uint32_t link_mbps = 0;             // --link-speed
   std::shared_ptr<const PeerTrust> trust;

@@ -25,7 +25,7 @@ namespace nasperf {
 
 struct SenderOptions {
   TransportKind transport = TransportKind::kNative;
-  HostPort to{"", 7600};             // native: the receiver's control port
+  HostPort to{"", kAgentPort};             // native: the receiver's control port
   SshOptions ssh;                    // scp, sftp: destination, keys, host key policy
   std::string token;
   std::string file;                 // send this file, or

@@ -11,12 +11,7 @@ void RecordPush(const PushResult& r, proto::TransferReport& row) {
   row.set_bytes(r.bytes_sent);
   if (r.mss) row.set_mss(*r.mss);
   if (r.has_checksum) row.set_checksum(ChecksumHex(r.checksum));
-  for (const IntervalSample& s : r.samples) {
-    proto::Sample* sample = row.add_samples();
-    sample->set_t_s(s.t_s);
-    sample->set_bytes(s.bytes);
-    sample->set_interval_s(s.interval_s);
-  }
+  AddSamples(r.samples, &row);
 }
 
 void RecordTimings(const PushResult& r, std::optional<double> ceiling_mb_per_s,
