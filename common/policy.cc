@@ -48,8 +48,9 @@ struct Table<Bottleneck> {
   static constexpr const char* what = "bottleneck";
   static constexpr std::pair<Bottleneck, const char*> entries[] = {{Bottleneck::kNetwork, "network"},
                                                                    {Bottleneck::kDisk, "disk"},
-                                                                   {Bottleneck::kSender, "sender"},
-                                                                   {Bottleneck::kBalanced, "balanced"}};
+                                                                   {Bottleneck::kSource, "source"},
+                                                                   {Bottleneck::kBalanced, "balanced"},
+                                                                   {Bottleneck::kOldSender, "sender"}};
 };
 
 }  // namespace

@@ -20,7 +20,9 @@ enum class Cleanup { kEach, kEnd, kNever };              // when received files 
 enum class TransportKind { kNative, kScp, kSftp };           // the transport column
 enum class Role { kSender, kReceiver };                  // the role column
 enum class Status { kOk, kFailed, kAborted };            // the status column
-enum class Bottleneck { kNetwork, kDisk, kSender, kBalanced };  // the bottleneck column
+// The bottleneck column. kOldSender ("sender") is what nasperf before the `source`
+// word wrote for kSource: still read (old CSVs, old peers), never written.
+enum class Bottleneck { kNetwork, kDisk, kSource, kBalanced, kOldSender };
 
 // Parse<T>("direct") -> WriteMode::kDirect; INVALID_ARGUMENT naming the choices.
 template <typename T>

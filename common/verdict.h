@@ -13,8 +13,13 @@ inline constexpr double kVerdictThresholdPct = 20.0;
 // net_wait_pct: the disk writer sat idle waiting for data (network slower);
 // disk_wait_pct: the network reader waited for a free buffer or the final sync ran
 // (disk slower); source_wait_pct: the sender waited on its own source (its disk or
-// generator). Negative = unknown. Returns "disk", "network", "sender" or "balanced".
+// generator), a part of net_wait_pct, since the receiver waits meanwhile. Negative =
+// unknown. Returns "disk", "network", "source" or "balanced".
 std::string Verdict(double net_wait_pct, double disk_wait_pct, double source_wait_pct = -1);
+
+// The verdict word in a sentence, for consoles and reports ("" for an unknown word).
+// An older nasperf's "sender" reads as "source".
+std::string VerdictMeaning(const std::string& word);
 
 }  // namespace nasperf
 

@@ -10,6 +10,7 @@ namespace {
 
 constexpr char kHeaderMagic[8] = {'N', 'S', 'P', 'F', 'D', 'A', 'T', 'A'};
 constexpr char kTrailerMagic[8] = {'N', 'S', 'P', 'F', 'T', 'R', 'L', 'R'};
+constexpr char kFooterMagic[8] = {'N', 'S', 'P', 'F', 'S', 'E', 'N', 'D'};
 
 void Put16(uint8_t* p, uint16_t v) {
   for (int i = 0; i < 2; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
@@ -90,6 +91,32 @@ absl::StatusOr<DataHeader> DecodeHeader(const uint8_t* data, size_t size) {
   if (header.transfer_id == 0) return absl::InvalidArgumentError("header: transfer id 0");
   if (header.payload_length == 0) return absl::InvalidArgumentError("header: payload length 0");
   return header;
+}
+
+// Footer layout: magic[8] version u16 | flags u16 (0) | reserved u32 | source_wait u64 |
+// send u64 | reserved u32 | check u32.
+std::array<uint8_t, kFooterSize> EncodeFooter(const DataFooter& footer) {
+  std::array<uint8_t, kFooterSize> out{};
+  std::memcpy(out.data(), kFooterMagic, 8);
+  Put16(out.data() + 8, kWireVersion);
+  Put64(out.data() + 16, footer.source_wait_ns);
+  Put64(out.data() + 24, footer.send_ns);
+  Put32(out.data() + 36, XXH32(out.data(), 36, 0));
+  return out;
+}
+
+absl::StatusOr<DataFooter> DecodeFooter(const uint8_t* data, size_t size) {
+  if (absl::Status s = CheckFrame(data, size, kFooterSize, kFooterMagic, "footer"); !s.ok()) return s;
+  if (!AllZero(data + 10, 6) || !AllZero(data + 32, 4)) {
+    return absl::InvalidArgumentError("footer: flags or reserved bytes set");
+  }
+  DataFooter footer;
+  footer.source_wait_ns = Get64(data + 16);
+  footer.send_ns = Get64(data + 24);
+  if (footer.source_wait_ns > footer.send_ns) {
+    return absl::InvalidArgumentError("footer: the source wait is longer than the send");
+  }
+  return footer;
 }
 
 // Trailer layout: magic[8] version u16 | status u8 | flags u8 | error i32 |

@@ -1,5 +1,6 @@
 // The data-port codec (DESIGN.md section 3): the fixed header a sender writes before
-// the payload, and the fixed trailer the receiver answers with on the same socket.
+// the payload, the footer it may write after it (its own waits, when the receiver
+// asked for it at OpenTransfer), and the fixed trailer the receiver answers with.
 // Both are little-endian, fixed-size and self-checking (XXH32 over the other bytes),
 // so a receiver can refuse garbage before it touches the disk. Pure functions.
 #ifndef NASPERF_COMMON_WIRE_H_
@@ -15,6 +16,7 @@ namespace nasperf {
 
 inline constexpr size_t kHeaderSize = 64;
 inline constexpr size_t kTrailerSize = 96;
+inline constexpr size_t kFooterSize = 40;
 inline constexpr uint16_t kWireVersion = 1;
 inline constexpr size_t kTicketSize = 16;
 
@@ -47,6 +49,17 @@ std::array<uint8_t, kHeaderSize> EncodeHeader(const DataHeader& header);
 // Refuses: wrong size, bad magic, other version, non-zero reserved bytes, a check
 // mismatch, a zero transfer id or payload length. The message says which.
 absl::StatusOr<DataHeader> DecodeHeader(const uint8_t* data, size_t size);
+
+// What the sender saw of its own side, so the receiver's verdict can name a slow
+// source instead of the network (the receiver alone sees only bytes arriving late).
+struct DataFooter {
+  uint64_t source_wait_ns = 0;  // waiting on its source (file reads, generation)
+  uint64_t send_ns = 0;         // first payload byte -> last one handed to the socket
+};
+
+std::array<uint8_t, kFooterSize> EncodeFooter(const DataFooter& footer);
+// Refuses what DecodeHeader refuses, and a source wait longer than the send.
+absl::StatusOr<DataFooter> DecodeFooter(const uint8_t* data, size_t size);
 
 std::array<uint8_t, kTrailerSize> EncodeTrailer(const DataTrailer& trailer);
 absl::StatusOr<DataTrailer> DecodeTrailer(const uint8_t* data, size_t size);

@@ -34,7 +34,7 @@ proto::TransferReport AdmittedRow(const TransferPlan& plan, const SessionFacts& 
 }
 
 void AddFigures(const PipelineResult& r, int64_t accepted_ns, std::optional<uint32_t> link_mbps,
-                proto::TransferReport* report) {
+                const std::optional<DataFooter>& sender, proto::TransferReport* report) {
   report->set_bytes(r.bytes_written);
   if (r.first_byte_ns != 0) report->set_first_byte_s(NanosToSeconds(r.first_byte_ns - accepted_ns));
   if (r.end == PipelineEnd::kOk) {
@@ -47,7 +47,8 @@ void AddFigures(const PipelineResult& r, int64_t accepted_ns, std::optional<uint
     double disk = Pct(r.disk_wait_ns + r.sync_ns, duration);
     report->set_net_wait_pct(net);
     report->set_disk_wait_pct(disk);
-    report->set_bottleneck(Verdict(net, disk));
+    const double source = sender && sender->send_ns > 0 ? Pct(sender->source_wait_ns, sender->send_ns) : -1;
+    report->set_bottleneck(Verdict(net, disk, source));
     if (r.has_checksum) report->set_checksum(ChecksumHex(r.checksum));
     report->set_status(Name(Status::kOk));
   } else {

@@ -30,9 +30,11 @@ struct SessionFacts {
 proto::TransferReport AdmittedRow(const TransferPlan& plan, const SessionFacts& facts);
 
 // The pipeline's outcome into the row: status, bytes, timings, waits, verdict,
-// checksum, samples, and line_rate_pct when the link speed and MTU are known.
+// checksum, samples, and line_rate_pct when the link speed and MTU are known. The
+// sender's footer, when it sent one, lets the verdict name its source: this end
+// alone sees a slow source only as bytes arriving late.
 void AddFigures(const PipelineResult& r, int64_t accepted_ns, std::optional<uint32_t> link_mbps,
-                proto::TransferReport* row);
+                const std::optional<DataFooter>& sender, proto::TransferReport* row);
 
 // What the sender is told: the outcome, bytes, checksum and the receiver's times
 // (relative to its first byte).

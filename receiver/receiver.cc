@@ -157,6 +157,7 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
     reply->set_ticket(std::string(plan->ticket.begin(), plan->ticket.end()));
     reply->set_data_port(data_port_);
     reply->set_ticket_ttl_s(absl::ToDoubleSeconds(options_.ticket_ttl));
+    reply->set_expects_footer(request->sends_footer());
     return grpc::Status::OK;
   }
 
@@ -331,6 +332,20 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
     return std::move(*claimed);
   }
 
+  // The sender's footer right after the payload. Without a usable one the transfer
+  // still counts (its bytes are all there); only the verdict cannot name the source.
+  std::optional<DataFooter> ReadFooter(int fd, uint64_t id, const std::string& peer) {
+    uint8_t bytes[kFooterSize];
+    absl::StatusOr<size_t> got = ReadFull(fd, bytes, sizeof bytes, "read footer");
+    absl::StatusOr<DataFooter> footer = !got.ok() ? absl::StatusOr<DataFooter>(got.status())
+                                        : *got < kFooterSize ? absl::DataLossError("the connection ended before the footer")
+                                                             : DecodeFooter(bytes, sizeof bytes);
+    if (footer.ok()) return *footer;
+    Log(LogLevel::kWarning, kComponent, "transfer %d from %s: no usable footer (%s); its verdict cannot name the "
+        "sender's source", id, peer, footer.status().message());
+    return std::nullopt;
+  }
+
   void SendTrailer(int fd, const DataTrailer& trailer) {
     auto bytes = EncodeTrailer(trailer);
     (void)WriteAll(fd, bytes.data(), bytes.size(), "send trailer");  // the sender may be gone
@@ -400,6 +415,8 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
 
     std::string file_name;
     PipelineResult result = ReceiveInto(fd, plan, &file_name);
+    std::optional<DataFooter> footer;
+    if (result.end == PipelineEnd::kOk && request.sends_footer()) footer = ReadFooter(fd, plan.id, peer);
     SendTrailer(fd, TrailerFor(result));
     if (result.end == PipelineEnd::kFailed) DrainBriefly(fd);
 
@@ -411,7 +428,7 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
       }
     }
 
-    AddFigures(result, accepted_ns, facts.link_mbps, &report);
+    AddFigures(result, accepted_ns, facts.link_mbps, footer, &report);
     switch (result.end) {
       case PipelineEnd::kOk: Count(&ReceiverCounters::ok); break;
       case PipelineEnd::kFailed: Count(&ReceiverCounters::failed); break;

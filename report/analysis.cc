@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/verdict.h"
 
 namespace nasperf {
 
@@ -308,6 +309,19 @@ absl::StatusOr<CompareResult> Compare(const ResultTable& table, const std::strin
   return result;
 }
 
+std::vector<std::string> VerdictLegend(const ReportResult& report) {
+  std::set<std::string> words;
+  for (const GroupSummary& g : report.groups) {
+    for (const auto& [word, count] : g.bottlenecks) words.insert(word);
+  }
+  std::vector<std::string> legend;
+  for (const std::string& word : words) {
+    std::string meaning = VerdictMeaning(word);
+    if (!meaning.empty()) legend.push_back(absl::StrCat(word, ": ", meaning));
+  }
+  return legend;
+}
+
 std::string ReportText(const ReportResult& report) {
   std::string out;
   const GroupSummary* previous = nullptr;
@@ -322,6 +336,7 @@ std::string ReportText(const ReportResult& report) {
                           s.mean, s.stddev, s.min, s.max, s.p5, s.p95, BottleneckMix(g.bottlenecks));
     previous = &g;
   }
+  for (const std::string& line : VerdictLegend(report)) absl::StrAppend(&out, "  ", line, "\n");
   if (report.warmups_skipped > 0) {
     absl::StrAppend(&out, "warm-ups skipped: ", report.warmups_skipped, report.warmups_skipped == 1 ? " row\n" : " rows\n");
   }

@@ -89,6 +89,9 @@ std::string CompareJson(const CompareResult& compare);
 // What a role's MB/s means, for headings.
 std::string RateMeaning(Role role);
 
+// One "word: meaning" line for each verdict word the groups carry.
+std::vector<std::string> VerdictLegend(const ReportResult& report);
+
 }  // namespace nasperf
 
 #endif  // NASPERF_REPORT_ANALYSIS_H_

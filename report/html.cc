@@ -327,6 +327,8 @@ std::string MetadataTable(const ResultTable& table, const std::string& generator
   return out + "</table>\n";
 }
 
+std::string List(const std::vector<std::string>& items);
+
 std::string SummaryTable(const ReportResult& report) {
   std::string out = "<table>\n" + Row({"label", "role", "n", "median", "mean", "stddev", "min", "max", "p5", "p95",
                                        "bottleneck", "trend (Mann-Kendall)"},
@@ -341,7 +343,10 @@ std::string SummaryTable(const ReportResult& report) {
     out += Row({g.group, Name(g.role), absl::StrCat(s.n), Num(s.median), Num(s.mean), Num(s.stddev), Num(s.min), Num(s.max),
                 Num(s.p5), Num(s.p95), absl::StrJoin(mix, ", "), trend});
   }
-  return out + "</table>\n";
+  out += "</table>\n";
+  std::vector<std::string> legend = VerdictLegend(report);
+  if (!legend.empty()) absl::StrAppend(&out, "<p>Verdicts:</p>", List(legend));
+  return out;
 }
 
 std::string CompareTable(const CompareResult& c) {

@@ -164,6 +164,8 @@ absl::Status ParseTransfersCsv(const std::string& path, const std::string& text,
         if (absl::Status s = ParseWord(where, "status", r.Cell("status"), &r.status); !s.ok()) return s;
         r.error = r.Cell("error");
         r.bottleneck = r.Cell("bottleneck");
+        // An older nasperf's word for a slow source.
+        if (r.bottleneck == Name(Bottleneck::kOldSender)) r.bottleneck = Name(Bottleneck::kSource);
         r.started_at = r.Cell("started_at");
         if (absl::Status s = ParseInt(where, "iteration", r.Cell("iteration"), &r.iteration); !s.ok()) return s;
         if (!r.Cell("stream").empty()) {

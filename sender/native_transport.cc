@@ -55,6 +55,7 @@ class NativeTransport : public Transport {
   void Push(const TransferSlot& slot, PayloadSource& source, const PushOptions& push,
             TransferResult& out) override;
   void Finish(const std::string& run_id) override;
+  std::optional<double> CeilingMBps() const override { return path_.CeilingMBps(); }
 
  private:
   proto::OpenTransferRequest OpenRequest(const TransferSlot& slot) const;
@@ -142,6 +143,7 @@ void NativeTransport::Push(const TransferSlot& slot, PayloadSource& source, cons
   // ReceiverClient checked the reply: the ticket is exactly kTicketSize bytes.
   std::copy(open->ticket().begin(), open->ticket().end(), target.ticket.begin());
   target.length = slot.length;
+  target.send_footer = open->expects_footer();
   PushOptions native = push;
   native.window_bytes = window_bytes_;
   native.max_segment = PathMaxSegment(path_);
@@ -173,6 +175,7 @@ proto::OpenTransferRequest NativeTransport::OpenRequest(const TransferSlot& slot
   request.set_warmup(slot.warmup);
   request.set_interval_s(o.interval_s);
   request.set_sender_host(local_host_);
+  request.set_sends_footer(true);
   return request;
 }
 
@@ -208,11 +211,10 @@ void NativeTransport::Judge(const TransferSlot& slot, const PushResult& r, Trans
   RecordTimings(r, path_.CeilingMBps(), row);
   int64_t duration = r.ack_ns - r.first_byte_ns;
   double source_pct = Pct(r.source_ns, duration);
-  if (!r.zero_copy) row.set_source_wait_pct(source_pct);  // sendfile hides the reads
+  row.set_source_wait_pct(source_pct);  // file reads are timed apart from sends on the splice path too
   int64_t receiver_span = t.durable_ns > 0 ? static_cast<int64_t>(t.durable_ns) : duration;
-  row.set_bottleneck(Verdict(Pct(t.net_wait_ns, receiver_span),
-                             Pct(t.disk_wait_ns + t.sync_ns, receiver_span),
-                             row.has_source_wait_pct() ? source_pct : -1));
+  row.set_bottleneck(Verdict(Pct(t.net_wait_ns, receiver_span), Pct(t.disk_wait_ns + t.sync_ns, receiver_span),
+                             source_pct));
   if (t.bytes_written != slot.length) {
     row.set_error(absl::StrCat("receiver wrote ", t.bytes_written, " of ", slot.length, " bytes"));
     return;

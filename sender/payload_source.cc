@@ -2,12 +2,19 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "common/clock.h"
 #include "common/fd.h"
+#include "common/units.h"
 
 namespace nasperf {
 namespace {
@@ -60,6 +67,77 @@ absl::StatusOr<std::unique_ptr<PayloadSource>> FileSource(const std::string& pat
   Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd.valid()) return ErrnoStatus(errno, absl::StrCat("open ", path));
   return std::unique_ptr<PayloadSource>(new File(std::move(fd), path));
+}
+
+namespace {
+
+constexpr int64_t kProbeTimeNs = 2'000'000'000;  // a very slow disk is slow enough after this long
+
+// The share of [0, length) of fd's pages that are in the page cache.
+absl::StatusOr<double> ResidentPct(int fd, uint64_t length, const std::string& path) {
+  void* map = ::mmap(nullptr, length, PROT_READ, MAP_SHARED, fd, 0);
+  if (map == MAP_FAILED) return ErrnoStatus(errno, absl::StrCat("map ", path));
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  std::vector<unsigned char> pages((length + page - 1) / page);
+  const int rc = ::mincore(map, length, pages.data());
+  const int err = errno;
+  ::munmap(map, length);
+  if (rc != 0) return ErrnoStatus(err, absl::StrCat("mincore ", path));
+  const size_t resident = static_cast<size_t>(std::count_if(pages.begin(), pages.end(), [](unsigned char p) {
+    return (p & 1) != 0;
+  }));
+  return 100.0 * static_cast<double>(resident) / static_cast<double>(pages.size());
+}
+
+// MB/s reading [0, length) from the disk, bypassing the cache where the file system
+// allows (a buffered read otherwise: then those bytes are cached afterwards).
+absl::StatusOr<double> DiskReadMBps(const std::string& path, uint64_t length) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_DIRECT));
+  if (!fd.valid()) fd = Fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return ErrnoStatus(errno, absl::StrCat("open ", path));
+  std::unique_ptr<uint8_t, decltype(&std::free)> buffer(
+      static_cast<uint8_t*>(std::aligned_alloc(4096, PayloadSource::kChunk)), &std::free);
+  const int64_t start = MonoNanos();
+  uint64_t done = 0;
+  while (done < length && MonoNanos() - start < kProbeTimeNs) {
+    ssize_t n = ::pread(fd.get(), buffer.get(), PayloadSource::kChunk, static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ErrnoStatus(errno, absl::StrCat("read ", path));
+    if (n == 0) break;
+    done += static_cast<uint64_t>(n);
+  }
+  const double seconds = NanosToSeconds(MonoNanos() - start);
+  if (done == 0 || seconds <= 0) return absl::UnavailableError("nothing read");
+  return MegabytesPerSecond(done, seconds);
+}
+
+}  // namespace
+
+absl::StatusOr<SourceProbe> ProbeSource(const std::string& path) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return ErrnoStatus(errno, absl::StrCat("open ", path));
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return ErrnoStatus(errno, absl::StrCat("stat ", path));
+  const uint64_t length = std::min<uint64_t>(static_cast<uint64_t>(st.st_size), kProbeBytes);
+  SourceProbe probe;
+  if (length == 0) return probe;
+  auto resident = ResidentPct(fd.get(), length, path);
+  if (!resident.ok()) return resident.status();
+  probe.resident_pct = *resident;
+  if (probe.resident_pct >= 50) return probe;
+  auto rate = DiskReadMBps(path, length);
+  if (!rate.ok()) return rate.status();
+  probe.disk_mb_per_s = *rate;
+  return probe;
+}
+
+std::string SlowSourceWarning(const std::string& path, const SourceProbe& probe, double ceiling_mb_per_s) {
+  if (!probe.disk_mb_per_s || *probe.disk_mb_per_s >= ceiling_mb_per_s) return "";
+  return absl::StrFormat(
+      "the source %s is not in the page cache (%.0f%% of its start) and its disk gave %.1f MB/s in a quick read, "
+      "below this path's %.1f MB/s: the source may set the pace (pre-read it with `cat %s >/dev/null`, use the "
+      "generated payload with --size, or move it to a faster disk)",
+      path, probe.resident_pct, *probe.disk_mb_per_s, ceiling_mb_per_s, path);
 }
 
 }  // namespace nasperf

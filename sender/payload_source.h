@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -27,6 +28,21 @@ class PayloadSource {
 std::unique_ptr<PayloadSource> GeneratedSource(Pattern pattern, uint64_t seed);
 // Opens the file for one transfer (its own descriptor: streams run in parallel).
 absl::StatusOr<std::unique_ptr<PayloadSource>> FileSource(const std::string& path);
+
+// What a quick look at a --file source found, before any timed run: how much of its
+// first part is in the page cache and, when little is, how fast its disk gave that
+// part (read with O_DIRECT where the file system allows, so the look does not warm
+// the cache; at most kProbeBytes and about kProbeTime).
+struct SourceProbe {
+  double resident_pct = 0;              // of the first part's pages
+  std::optional<double> disk_mb_per_s;  // measured only when under half was cached
+};
+inline constexpr uint64_t kProbeBytes = 32ULL << 20;
+absl::StatusOr<SourceProbe> ProbeSource(const std::string& path);
+
+// One line when the probe says the source may set the pace: not cached, and its
+// disk slower than the path's TCP ceiling. Empty otherwise.
+std::string SlowSourceWarning(const std::string& path, const SourceProbe& probe, double ceiling_mb_per_s);
 
 }  // namespace nasperf
 

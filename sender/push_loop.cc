@@ -13,8 +13,7 @@ LoopOutcome PushLoop(PayloadSource& source, uint64_t length, const PushOptions& 
   std::unique_ptr<StreamChecksum> checksum;
   if (options.checksum) checksum = std::make_unique<StreamChecksum>();
   const int file_fd = source.file_fd();
-  const bool zero_copy = checksum == nullptr && file_fd >= 0 && writer.ZeroCopy();
-  r.zero_copy = zero_copy;
+  bool zero_copy = checksum == nullptr && file_fd >= 0 && writer.ZeroCopy();
   r.first_byte_ns = MonoNanos();
   IntervalSampler sampler(options.interval_s, r.first_byte_ns);
   LoopOutcome outcome;
@@ -25,12 +24,18 @@ LoopOutcome PushLoop(PayloadSource& source, uint64_t length, const PushOptions& 
     }
     size_t size = static_cast<size_t>(std::min<uint64_t>(PayloadSource::kChunk, length - r.bytes_sent));
     if (zero_copy) {
-      absl::StatusOr<size_t> sent = writer.WriteFromFile(file_fd, r.bytes_sent, size);
+      absl::StatusOr<size_t> sent = writer.WriteFromFile(file_fd, r.bytes_sent, size, &r.source_ns);
+      if (absl::IsUnimplemented(sent.status()) && r.bytes_sent == 0) {
+        zero_copy = false;  // this file cannot go without a copy (no splice on its file system): copy it
+        continue;
+      }
       if (!sent.ok()) {
-        outcome = {LoopEnd::kWriteFailed, sent.status()};
+        // OUT_OF_RANGE: the file ended early, which is the source's failure, as on the copy path.
+        outcome = {absl::IsOutOfRange(sent.status()) ? LoopEnd::kSourceFailed : LoopEnd::kWriteFailed, sent.status()};
         break;
       }
       size = *sent;
+      r.zero_copy = true;
     } else {
       const int64_t before = MonoNanos();
       absl::StatusOr<const uint8_t*> chunk = source.Chunk(r.bytes_sent, size);

@@ -42,7 +42,7 @@ struct PushResult {
   bool has_checksum = false;
   uint64_t checksum = 0;
   std::optional<uint32_t> mss;   // TCP_MAXSEG after connect (native)
-  bool zero_copy = false;        // the writer read the file itself: source_ns is unknown
+  bool zero_copy = false;        // the writer moved the file's bytes itself (source_ns is its file reads)
   std::vector<IntervalSample> samples;
 };
 
@@ -54,8 +54,10 @@ class ChunkWriter {
   virtual absl::Status Write(const uint8_t* data, size_t size, uint64_t offset) = 0;
   // True when WriteFromFile can move file bytes without a copy through us.
   virtual bool ZeroCopy() const { return false; }
-  // Up to `size` bytes of `fd` at `offset` straight to the peer; how many went.
-  virtual absl::StatusOr<size_t> WriteFromFile(int fd, uint64_t offset, size_t size) {
+  // Up to `size` bytes of `fd` at `offset` straight to the peer; how many went. Adds
+  // the time spent waiting on the file (not on the peer) to *source_ns. UNIMPLEMENTED:
+  // this file cannot go this way (the loop copies instead).
+  virtual absl::StatusOr<size_t> WriteFromFile(int fd, uint64_t offset, size_t size, int64_t* source_ns) {
     return absl::UnimplementedError("no zero-copy writes");
   }
 };

@@ -26,6 +26,7 @@
 #include "common/stats.h"
 #include "common/token.h"
 #include "common/units.h"
+#include "common/verdict.h"
 #include "sender/native_transport.h"
 #include "sender/ssh_pusher.h"
 #include "sender/transport.h"
@@ -273,7 +274,29 @@ void PrintSummary(Console& console, const SenderOptions& options, const Tally& t
   console.Line(SummaryLine("send (e2e)", tally.send_rates));
   console.Line(SummaryLine(options.transport == TransportKind::kNative ? "durable (rx)" : "durable (sync)",
                            tally.durable_rates));
-  if (!mix.empty()) console.Line(absl::StrCat("  bottleneck: ", absl::StrJoin(mix, ", ")));
+  if (mix.empty()) return;
+  console.Line(absl::StrCat("  bottleneck: ", absl::StrJoin(mix, ", ")));
+  for (const auto& [verdict, count] : tally.verdicts) {
+    if (verdict != Name(Bottleneck::kBalanced)) console.Line(absl::StrCat("    ", verdict, ": ", VerdictMeaning(verdict)));
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// A --file source that is not cached and whose disk reads slower than the path can
+// carry sets the pace of every run: say so before the first one.
+void WarnIfSourceIsSlow(const std::string& file, std::optional<double> ceiling_mb_per_s) {
+  if (!ceiling_mb_per_s) return;
+  auto probe = ProbeSource(file);
+  if (!probe.ok()) {
+    Log(LogLevel::kWarning, kComponent, "could not look at the source before the runs: %s", probe.status().message());
+    return;
+  }
+  if (std::string warning = SlowSourceWarning(file, *probe, *ceiling_mb_per_s); !warning.empty()) {
+    Log(LogLevel::kWarning, kComponent, "%s", warning);
+  }
 }
 
 }  // namespace
@@ -292,6 +315,7 @@ absl::StatusOr<SenderOutcome> RunSender(const SenderOptions& options, ReportSink
     return started;
   }
   console.Line(RunHeadline(options, loop));
+  if (!options.file.empty()) WarnIfSourceIsSlow(options.file, (*transport)->CeilingMBps());
   if (options.file.empty() && options.pattern == Pattern::kZero) {
     Log(LogLevel::kWarning, kComponent,
         "--pattern zero: compressing file systems (ZFS lz4, btrfs zstd) store zeros almost for "

@@ -1,7 +1,9 @@
 // The payload onto a connected TCP socket: `SendAll` for bytes in memory and
-// `SocketWriter`, the push loop's ChunkWriter for a data connection (send(), or
-// sendfile() straight from a file's page cache). Whichever end sends bytes uses it:
-// the sender today, the NAS agent for reads. One writer per socket and thread.
+// `SocketWriter`, the push loop's ChunkWriter for a data connection: send(), or for
+// a file splice() file → pipe → socket, no copy through us, and the two halves timed
+// apart (a cold file's disk reads block the first, the network the second), which
+// sendfile() could not tell. Whichever end sends bytes uses it: the sender today,
+// the NAS agent for reads. One writer per socket and thread.
 #ifndef NASPERF_SENDER_SOCKET_WRITER_H_
 #define NASPERF_SENDER_SOCKET_WRITER_H_
 
@@ -9,6 +11,7 @@
 #include <cstdint>
 
 #include "absl/status/statusor.h"
+#include "common/fd.h"
 #include "sender/push_loop.h"
 
 namespace nasperf {
@@ -21,10 +24,15 @@ class SocketWriter : public ChunkWriter {
   explicit SocketWriter(int fd) : fd_(fd) {}
   absl::Status Write(const uint8_t* data, size_t size, uint64_t offset) override;
   bool ZeroCopy() const override { return true; }
-  absl::StatusOr<size_t> WriteFromFile(int file, uint64_t offset, size_t size) override;
+  absl::StatusOr<size_t> WriteFromFile(int file, uint64_t offset, size_t size, int64_t* source_ns) override;
 
  private:
+  absl::Status OpenPipe();
+
   const int fd_;
+  Fd pipe_read_, pipe_write_;  // made at the first file write
+  size_t pipe_bytes_ = 0;      // its capacity: one splice moves at most this much
+  bool pipe_broken_ = false;   // a send failed with bytes left in it
 };
 
 }  // namespace nasperf

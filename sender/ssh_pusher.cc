@@ -26,6 +26,7 @@
 #include "common/sampler.h"
 #include "common/units.h"
 #include "common/validate.h"
+#include "common/verdict.h"
 #include "sender/ssh_session.h"
 
 namespace nasperf {
@@ -240,6 +241,7 @@ class SshTransport : public Transport {
   void Push(const TransferSlot& slot, PayloadSource& source, const PushOptions& push,
             TransferResult& out) override;
   void Finish(const std::string& run_id) override;
+  std::optional<double> CeilingMBps() const override { return ceiling_mb_per_s_; }
 
  private:
   // The stream's session, (re)connected when it is missing or was lost.
@@ -381,7 +383,11 @@ void SshTransport::Push(const TransferSlot& slot, PayloadSource& source, const P
     return;
   }
   RecordTimings(r, ceiling_mb_per_s_, row);
-  row.set_source_wait_pct(Pct(r.source_ns, r.ack_ns - r.first_byte_ns));
+  const double source_pct = Pct(r.source_ns, r.ack_ns - r.first_byte_ns);
+  row.set_source_wait_pct(source_pct);
+  // Over SSH only the sender's source can be told apart: the network, the SSH
+  // ciphers and the far disk all look alike from here, so only `source` is said.
+  if (Verdict(-1, -1, source_pct) == Name(Bottleneck::kSource)) row.set_bottleneck(Name(Bottleneck::kSource));
   row.set_status(Name(Status::kOk));
   if (plan_.cleanup == Cleanup::kEach) {
     Remove(**c, path);

@@ -1,6 +1,8 @@
 #include "sender/stream_pusher.h"
 
 #include <errno.h>
+
+#include <algorithm>
 #include <sys/socket.h>
 
 #include "absl/strings/str_cat.h"
@@ -67,6 +69,14 @@ PushResult PushNative(const PushTarget& target, PayloadSource& source, const Pus
         result.ack_ns = MonoNanos();
         return result;
     }
+  }
+  if (sent.ok() && target.send_footer) {
+    DataFooter footer;
+    footer.source_wait_ns = static_cast<uint64_t>(result.source_ns);
+    footer.send_ns = static_cast<uint64_t>(result.last_byte_ns - result.first_byte_ns);
+    footer.source_wait_ns = std::min(footer.source_wait_ns, footer.send_ns);  // both on one clock; guard rounding
+    auto footer_bytes = EncodeFooter(footer);
+    sent = SendAll(sock.get(), footer_bytes.data(), footer_bytes.size(), 0);
   }
   if (sent.ok()) ::shutdown(sock.get(), SHUT_WR);
 

@@ -20,6 +20,7 @@ struct PushTarget {
   uint64_t transfer_id = 0;
   Ticket ticket{};
   uint64_t length = 0;
+  bool send_footer = false;      // the receiver expects DataFooter after the payload
 };
 
 PushResult PushNative(const PushTarget& target, PayloadSource& source, const PushOptions& options);

@@ -18,13 +18,14 @@ clang++ -std=c++17 -O1 -g "${sanitize[@]}" -I"$src" \
 # Seed with the header's magic so the fuzzer starts inside the format.
 "$out/wire_fuzz" -runs=0 "$out/corpus" >/dev/null 2>&1 || true
 printf 'NSPFDATA' >"$out/corpus/seed-magic"
+printf 'NSPFSEND' >"$out/corpus/seed-footer"
 "$out/wire_fuzz" "${limits[@]}" -max_total_time="$seconds" -print_final_stats=1 -artifact_prefix="$out/" "$out/corpus" 2>&1 | tail -12
 
 # report: arbitrary CSV text through parse, summary, compare and HTML rendering.
 report_absl=$(pkg-config --cflags --libs absl_status absl_statusor absl_strings absl_str_format)
 clang++ -std=c++17 -O1 -g "${sanitize[@]}" -I"$src" \
   "$src/tests/fuzz/report_fuzz.cc" "$src"/report/{table,statistics,analysis,html}.cc \
-  "$src"/common/{csv,stats,fd,clock,policy,units}.cc $report_absl -o "$out/report_fuzz"
+  "$src"/common/{csv,stats,fd,clock,policy,units,verdict}.cc $report_absl -o "$out/report_fuzz"
 mkdir -p "$out/report-corpus"
 printf 'label,iteration,role,mb_per_s,status,started_at,stream,run_id,host\nx,1,receiver,100,ok,,0,r,h\ny,1,receiver,130,ok,,0,r,h\n' \
   >"$out/report-corpus/seed"

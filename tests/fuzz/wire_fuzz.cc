@@ -19,7 +19,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     auto again = EncodeTrailer(*trailer);
     if (size != again.size() || std::memcmp(again.data(), data, size) != 0) __builtin_trap();
   }
-  if (size == kHeaderSize || size == kTrailerSize) {
+  if (auto footer = DecodeFooter(data, size); footer.ok()) {
+    auto again = EncodeFooter(*footer);
+    if (size != again.size() || std::memcmp(again.data(), data, size) != 0) __builtin_trap();
+  }
+  if (size == kHeaderSize || size == kTrailerSize || size == kFooterSize) {
     uint8_t signed_frame[kTrailerSize];
     std::memcpy(signed_frame, data, size);
     uint32_t check = XXH32(signed_frame, size - 4, 0);
@@ -30,6 +34,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     if (auto trailer = DecodeTrailer(signed_frame, size); trailer.ok()) {
       auto again = EncodeTrailer(*trailer);
+      if (std::memcmp(again.data(), signed_frame, size) != 0) __builtin_trap();
+    }
+    if (auto footer = DecodeFooter(signed_frame, size); footer.ok()) {
+      auto again = EncodeFooter(*footer);
       if (std::memcmp(again.data(), signed_frame, size) != 0) __builtin_trap();
     }
   }

@@ -135,6 +135,32 @@ loop_fs() {
   CLEANUPS+=("umount -l '$T/$name'")
 }
 
+# slow_source SIZE_MIB READ_BYTES_PER_S (root): a sender's source disk that reads
+# slower than the network. A file of SIZE_MIB random MiB ($SOURCE_FILE) on a loop file
+# system whose reads a cgroup v1 blkio throttle holds to READ_BYTES_PER_S for the
+# processes in_slow_source runs. The file is not in the page cache afterwards.
+slow_source() {
+  local mib=$1 bps=$2 dev
+  [ -d /sys/fs/cgroup/blkio ] || skip "no cgroup v1 blkio hierarchy (the slow source needs it)"
+  loop_fs source $((mib + 64))M ext4
+  SOURCE_FILE=$T/source/payload.bin
+  head -c $((mib << 20)) /dev/urandom >"$SOURCE_FILE"
+  sync
+  dev=$(losetup -j "$T/source.img" | cut -d: -f1 | head -1)
+  [ -n "$dev" ] || fail "no loop device behind $T/source"
+  SOURCE_CGROUP=/sys/fs/cgroup/blkio/nasperf-it-source-$$
+  mkdir -p "$SOURCE_CGROUP"
+  CLEANUPS+=("rmdir '$SOURCE_CGROUP'")
+  echo "$(lsblk -dno MAJ:MIN "$dev" | tr -d ' ') $bps" >"$SOURCE_CGROUP/blkio.throttle.read_bps_device"
+  drop_source_cache
+}
+
+# drop_source_cache: $SOURCE_FILE out of the page cache (that file only).
+drop_source_cache() { dd if="$SOURCE_FILE" iflag=nocache count=0 status=none; }
+
+# in_slow_source CMD...: runs CMD with its reads of the slow source throttled.
+in_slow_source() { sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$SOURCE_CGROUP" "$@"; }
+
 # csv_role_col FILE ROLE COLUMN: that column of the rows of one role.
 csv_role_col() {
   awk -F, -v role="$2" -v col="$3" 'NR==1 { for (i=1;i<=NF;i++) { if ($i==col) c=i; if ($i=="role") r=i }; next }

@@ -36,8 +36,17 @@ TEST(Verdict, PicksTheSideTheOtherWaitedOn) {
   EXPECT_EQ(Verdict(5, 80), "disk");
   EXPECT_EQ(Verdict(5, 5), "balanced");
   EXPECT_EQ(Verdict(30, 60), "disk");
-  EXPECT_EQ(Verdict(10, 10, 70), "sender");
+  EXPECT_EQ(Verdict(10, 10, 70), "source");
   EXPECT_EQ(Verdict(10, 10, -1), "balanced");
+}
+
+// While the sender waits on its source, the NAS necessarily waits on the network: its
+// net wait holds the source's. Only what is left of it is the network's own.
+TEST(Verdict, TheNetworksShareIsWhatIsLeftAfterTheSourcesWait) {
+  EXPECT_EQ(Verdict(100, 0, 99), "source") << "a slow source: the NAS waited all along, for it";
+  EXPECT_EQ(Verdict(100, 0, 5), "network") << "a slow link behind a quick source";
+  EXPECT_EQ(Verdict(100, 0, 40), "network") << "60 % of the wait was the network's own";
+  EXPECT_EQ(Verdict(10, 70, 30), "disk");
 }
 
 }  // namespace

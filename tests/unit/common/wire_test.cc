@@ -131,5 +131,31 @@ TEST(Wire, TrailerRefusesCorruption) {
   EXPECT_FALSE(DecodeTrailer(header.data(), header.size()).ok());
 }
 
+// The sender's footer: its own waits, so the receiver's verdict can name a slow source.
+TEST(Wire, FooterRoundTripAndRefusals) {
+  DataFooter f;
+  f.source_wait_ns = 700;
+  f.send_ns = 1000;
+  auto bytes = EncodeFooter(f);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(bytes.data()), 8), "NSPFSEND");
+  auto d = DecodeFooter(bytes.data(), bytes.size());
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->source_wait_ns, 700u);
+  EXPECT_EQ(d->send_ns, 1000u);
+  for (size_t i = 0; i < kFooterSize; ++i) {
+    auto bad = bytes;
+    bad[i] ^= 0x01;
+    EXPECT_FALSE(DecodeFooter(bad.data(), bad.size()).ok()) << "byte " << i;
+  }
+  EXPECT_FALSE(DecodeFooter(bytes.data(), kFooterSize - 1).ok());
+  f.source_wait_ns = 1001;  // waited longer than it sent: a lie or a broken clock
+  auto impossible = EncodeFooter(f);
+  auto refused = DecodeFooter(impossible.data(), impossible.size());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("longer than the send"), std::string::npos);
+  auto trailer = EncodeTrailer(DataTrailer{});
+  EXPECT_FALSE(DecodeFooter(trailer.data(), kFooterSize).ok()) << "a trailer's bytes are not a footer";
+}
+
 }  // namespace
 }  // namespace nasperf

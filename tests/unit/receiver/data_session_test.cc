@@ -62,7 +62,7 @@ TEST(DataSession, AdmittedRowCarriesThePlanAndTheSocketFacts) {
 
 TEST(DataSession, FiguresOfAFinishedTransferAndItsVerdict) {
   proto::TransferReport row = AdmittedRow(Plan(), SessionFacts{});
-  AddFigures(Finished(), 900'000'000, std::nullopt, &row);
+  AddFigures(Finished(), 900'000'000, std::nullopt, std::nullopt, &row);
   EXPECT_EQ(row.status(), "ok");
   EXPECT_DOUBLE_EQ(row.duration_s(), 1.0);
   EXPECT_DOUBLE_EQ(row.mb_per_s(), 100.0);
@@ -73,11 +73,35 @@ TEST(DataSession, FiguresOfAFinishedTransferAndItsVerdict) {
   EXPECT_FALSE(row.has_line_rate_pct()) << "no link speed, no line rate";
 }
 
+// Bytes arriving late look the same to the receiver whether the network or the
+// sender's source held them up; the sender's footer tells the two apart.
+TEST(DataSession, TheSendersFooterLetsTheVerdictNameASlowSource) {
+  PipelineResult waited = Finished();
+  waited.disk_wait_ns = 0;
+  waited.sync_ns = 0;
+  waited.net_wait_ns = 800'000'000;  // the disk sat idle 80 % of the time
+  proto::TransferReport alone = AdmittedRow(Plan(), SessionFacts{});
+  AddFigures(waited, 0, std::nullopt, std::nullopt, &alone);
+  EXPECT_EQ(alone.bottleneck(), "network");
+  DataFooter slow_source;
+  slow_source.source_wait_ns = 850'000'000;
+  slow_source.send_ns = 1'000'000'000;
+  proto::TransferReport told = AdmittedRow(Plan(), SessionFacts{});
+  AddFigures(waited, 0, std::nullopt, slow_source, &told);
+  EXPECT_EQ(told.bottleneck(), "source");
+  DataFooter fast_source;
+  fast_source.source_wait_ns = 10'000'000;
+  fast_source.send_ns = 1'000'000'000;
+  proto::TransferReport network = AdmittedRow(Plan(), SessionFacts{});
+  AddFigures(waited, 0, std::nullopt, fast_source, &network);
+  EXPECT_EQ(network.bottleneck(), "network");
+}
+
 TEST(DataSession, LineRateIsAgainstTheTcpCeilingOfTheNarrowerMtu) {
   SessionFacts facts;
   facts.mtu = 9000;
   proto::TransferReport row = AdmittedRow(Plan(), facts);  // path MTU 1500
-  AddFigures(Finished(), 900'000'000, 1000, &row);
+  AddFigures(Finished(), 900'000'000, 1000, std::nullopt, &row);
   ASSERT_TRUE(row.has_line_rate_pct());
   EXPECT_DOUBLE_EQ(row.line_rate_pct(), 100 * 100.0 / TcpGoodputCeilingMBps(1000, 1500));
 }
@@ -88,7 +112,7 @@ TEST(DataSession, AFailedTransferKeepsItsReasonAndNoRate) {
   r.status = absl::ResourceExhaustedError("No space left on device");
   r.error_code = 28;
   proto::TransferReport row = AdmittedRow(Plan(), SessionFacts{});
-  AddFigures(r, 0, 1000, &row);
+  AddFigures(r, 0, 1000, std::nullopt, &row);
   EXPECT_EQ(row.status(), "failed");
   EXPECT_EQ(row.error(), "No space left on device");
   EXPECT_FALSE(row.has_mb_per_s());

@@ -108,6 +108,24 @@ TEST(ResultTable, MalformedFilesNameFileAndLine) {
   }
 }
 
+// nasperf before the `source` word wrote `sender` for a slow source: read as source,
+// and the summary says what the word means.
+TEST(ResultTable, AnOlderSenderVerdictReadsAsSource) {
+  ResultTable t;
+  ASSERT_TRUE(ParseTransfersCsv("old.csv",
+                                "label,iteration,role,mb_per_s,status,bottleneck\n"
+                                "usb,1,sender,40,ok,sender\nusb,2,sender,41,ok,source\n",
+                                &t)
+                  .ok());
+  ASSERT_EQ(t.transfers.size(), 2u);
+  EXPECT_EQ(t.transfers[0].bottleneck, "source");
+  auto report = SummarizeResults(t, std::nullopt);
+  ASSERT_TRUE(report.ok()) << report.status();
+  std::string text = ReportText(*report);
+  EXPECT_THAT(text, HasSubstr("source 2"));
+  EXPECT_THAT(text, HasSubstr("source: the sender's own disk or file system fed the data slower"));
+}
+
 TEST(ResultTable, FiguresBeyondAnyRealRateAreRefused) {
   // Sums and means over many such rows would overflow to inf (and once crashed
   // the HTML report's axis ticks).

@@ -5,12 +5,15 @@
 #include "sender/push_loop.h"
 
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <thread>
 #include <string>
 
 #include "common/checksum.h"
+#include "sender/socket_writer.h"
 #include "gtest/gtest.h"
 
 namespace nasperf {
@@ -26,8 +29,10 @@ class MemoryWriter : public ChunkWriter {
     return absl::OkStatus();
   }
   bool ZeroCopy() const override { return zero_copy; }
-  absl::StatusOr<size_t> WriteFromFile(int fd, uint64_t offset, size_t size) override {
+  absl::StatusOr<size_t> WriteFromFile(int fd, uint64_t offset, size_t size, int64_t* source_ns) override {
+    if (cannot_splice) return absl::UnimplementedError("no splice here");
     ++file_writes;
+    *source_ns += file_wait_ns;
     std::string piece(size, '\0');
     ssize_t n = ::pread(fd, piece.data(), size, static_cast<off_t>(offset));
     if (n <= 0) return absl::OutOfRangeError("short file");
@@ -38,6 +43,8 @@ class MemoryWriter : public ChunkWriter {
   size_t fail_after = 0, cancel_after = 0;
   std::atomic<bool>* cancel = nullptr;
   bool zero_copy = false;
+  bool cannot_splice = false;
+  int64_t file_wait_ns = 0;  // what each file write says it waited on the file
   int file_writes = 0;
 };
 
@@ -114,6 +121,29 @@ TEST_F(FileSourceTest, ASourceThatShrankIsTheSourcesFailure) {
   EXPECT_NE(out.status.message().find("shrank"), std::string::npos) << out.status;
 }
 
+TEST_F(FileSourceTest, AFileThatShrankIsTheSourcesFailureOnTheZeroCopyPathToo) {
+  auto source = FileSource(path_);
+  ASSERT_TRUE(source.ok());
+  int fds[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
+  std::thread reader([&] {
+    char buffer[65536];
+    while (::read(fds[1], buffer, sizeof buffer) > 0) {
+    }
+  });
+  PushResult r;
+  LoopOutcome out;
+  {
+    SocketWriter writer(fds[0]);
+    out = PushLoop(**source, kLength, PushOptions(), writer, r);  // longer than the file
+  }
+  ::close(fds[0]);
+  reader.join();
+  ::close(fds[1]);
+  EXPECT_EQ(out.end, LoopEnd::kSourceFailed);
+  EXPECT_NE(out.status.message().find("shrank"), std::string::npos) << out.status;
+}
+
 TEST_F(FileSourceTest, ZeroCopyOnlyWhenNothingNeedsToSeeTheBytes) {
   auto source = FileSource(path_);
   ASSERT_TRUE(source.ok());
@@ -135,6 +165,57 @@ TEST_F(FileSourceTest, ZeroCopyOnlyWhenNothingNeedsToSeeTheBytes) {
   EXPECT_FALSE(r2.zero_copy);
   EXPECT_EQ(checked.file_writes, 0);
   EXPECT_EQ(checked.bytes, std::string(2 * PayloadSource::kChunk, 'x'));
+}
+
+TEST_F(FileSourceTest, TheZeroCopyPathStillCountsTheWaitOnTheFile) {
+  auto source = FileSource(path_);
+  ASSERT_TRUE(source.ok());
+  MemoryWriter writer;
+  writer.zero_copy = true;
+  writer.file_wait_ns = 5'000'000;
+  PushResult r;
+  ASSERT_EQ(PushLoop(**source, 2 * PayloadSource::kChunk, PushOptions(), writer, r).end, LoopEnd::kDone);
+  EXPECT_TRUE(r.zero_copy);
+  EXPECT_EQ(r.source_ns, writer.file_writes * 5'000'000LL);
+}
+
+TEST_F(FileSourceTest, AFileThatCannotBeSplicedIsCopiedInstead) {
+  auto source = FileSource(path_);
+  ASSERT_TRUE(source.ok());
+  MemoryWriter writer;
+  writer.zero_copy = true;
+  writer.cannot_splice = true;
+  PushResult r;
+  ASSERT_EQ(PushLoop(**source, 2 * PayloadSource::kChunk, PushOptions(), writer, r).end, LoopEnd::kDone);
+  EXPECT_FALSE(r.zero_copy);
+  EXPECT_EQ(writer.bytes, std::string(2 * PayloadSource::kChunk, 'x'));
+}
+
+// The real writer on a real socket: file -> pipe -> socket moves every byte in order,
+// and its file half is timed.
+TEST_F(FileSourceTest, SocketWriterSplicesAFileOntoASocket) {
+  int fds[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
+  std::string received;
+  std::thread reader([&] {
+    char buffer[65536];
+    ssize_t n;
+    while ((n = ::read(fds[1], buffer, sizeof buffer)) > 0) received.append(buffer, static_cast<size_t>(n));
+  });
+  auto source = FileSource(path_);
+  ASSERT_TRUE(source.ok());
+  PushResult r;
+  {
+    SocketWriter writer(fds[0]);
+    EXPECT_EQ(PushLoop(**source, 2 * PayloadSource::kChunk, PushOptions(), writer, r).end, LoopEnd::kDone);
+  }
+  ::close(fds[0]);
+  reader.join();
+  ::close(fds[1]);
+  EXPECT_TRUE(r.zero_copy);
+  EXPECT_GT(r.source_ns, 0);
+  EXPECT_EQ(r.bytes_sent, 2 * PayloadSource::kChunk);
+  EXPECT_EQ(received, std::string(2 * PayloadSource::kChunk, 'x'));
 }
 
 }  // namespace
