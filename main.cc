@@ -824,7 +824,7 @@ int main(int argc, char** argv) {
   signal(SIGPIPE, SIG_IGN);
   CLI::App app{"nasperf: how fast does your NAS really take data over the network?"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string("nasperf ") + NASPERF_VERSION);
+  app.set_version_flag("--version", std::string("nasperf ") + NASPERF_VERSION + " (" NASPERF_BUILD_INFO ")");
   bool verbose = false;
   app.add_flag("-v,--verbose", verbose, "Log each transfer on the receiver");
   ReceiverFlags receiver_flags, agent_flags;

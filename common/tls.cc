@@ -21,6 +21,7 @@
 #include "common/fd.h"
 #include "common/log.h"
 #include "common/token.h"
+#include "grpcpp/security/tls_certificate_provider.h"
 #include "grpcpp/security/tls_certificate_verifier.h"
 #include "grpcpp/security/tls_credentials_options.h"
 
@@ -283,10 +284,16 @@ class PinVerifier : public grpc::experimental::ExternalCertificateVerifier {
 
 class PinningTrust : public PeerTrust {
  public:
-  explicit PinningTrust(std::shared_ptr<KnownAgents> known) : known_(std::move(known)) {}
+  // roots: any certificate. Nothing is verified against it, but without one gRPC reads
+  // the system's CA bundle, which a NAS or the static binary's chroot may not have.
+  PinningTrust(std::shared_ptr<KnownAgents> known, const std::string& roots)
+      : known_(std::move(known)),
+        roots_(std::make_shared<grpc::experimental::StaticDataCertificateProvider>(roots)) {}
   std::shared_ptr<grpc::ChannelCredentials> CredentialsFor(const std::string& address,
                                                            const std::string& fingerprint) const override {
     grpc::experimental::TlsChannelCredentialsOptions options;
+    options.set_certificate_provider(roots_);
+    options.watch_root_certs();
     // The certificate is self-signed and names no host: the pin is the whole check.
     options.set_verify_server_certs(false);
     options.set_check_call_host(false);
@@ -300,6 +307,7 @@ class PinningTrust : public PeerTrust {
 
  private:
   const std::shared_ptr<KnownAgents> known_;
+  const std::shared_ptr<grpc::experimental::CertificateProviderInterface> roots_;
 };
 
 // --tls-ca, or --plaintext: one credential for every peer.
@@ -409,7 +417,10 @@ absl::StatusOr<std::shared_ptr<const PeerTrust>> PeerTrust::Create(const ClientT
     return std::make_shared<FixedTrust>(grpc::SslCredentials(options), false);
   }
   std::string path = tls.known_agents.empty() ? ConfigPath("known_agents") : tls.known_agents;
-  return std::make_shared<PinningTrust>(std::make_shared<KnownAgents>(path, tls.accept_new));
+  auto throwaway = NewIdentityPem();
+  if (!throwaway.ok()) return throwaway.status();
+  return std::make_shared<PinningTrust>(std::make_shared<KnownAgents>(path, tls.accept_new),
+                                        PemBlock(*throwaway, "CERTIFICATE"));
 }
 
 absl::optional<std::string> TakePinRefusal(const std::string& address) {

@@ -17,14 +17,25 @@
 
 namespace nasperf {
 
+namespace {
+
+// Kernels before 3.17 (some NAS systems) have no getrandom: read /dev/urandom there.
+bool ReadUrandom(uint8_t* p, size_t size) {
+  Fd fd(::open("/dev/urandom", O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return false;
+  auto got = ReadFull(fd.get(), p, size, "read /dev/urandom");
+  return got.ok() && *got == size;
+}
+
+}  // namespace
+
 void RandomBytes(void* out, size_t size) {
   auto* p = static_cast<uint8_t*>(out);
   while (size > 0) {
     ssize_t n = getrandom(p, size, 0);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      std::abort();  // no entropy source at all: nothing safe to do
-    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == ENOSYS && ReadUrandom(p, size)) return;
+    if (n <= 0) std::abort();  // no entropy source at all: nothing safe to do
     p += n;
     size -= static_cast<size_t>(n);
   }

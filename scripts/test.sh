@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: installs what is missing, builds, runs ctest
-# (unit + integration with real processes; the root-only tests need root), then
+# (unit + integration with real processes; the root-only tests need root; before it,
+# scripts/package.sh builds the static binary one of them runs in a chroot), then
 # builds again with AddressSanitizer + UBSan and runs the tests there, then fuzzes
 # the wire codec and the report path for a bounded time.
 # A failing stage does not stop the later ones (a flaky test must not hide a
@@ -59,6 +60,8 @@ run_ctest() {  # DIR CTEST_ARGS...
 }
 
 if stage "build (RelWithDebInfo)" build_tree "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo; then
+  # The self-contained binary for NAS systems; integration.static_binary runs it in a chroot.
+  stage "static binary (scripts/package.sh)" scripts/package.sh
   stage "ctest" run_ctest "$build"
 else
   skipped "ctest" "the build failed"
