@@ -121,27 +121,37 @@ TEST_F(FileSourceTest, ASourceThatShrankIsTheSourcesFailure) {
   EXPECT_NE(out.status.message().find("shrank"), std::string::npos) << out.status;
 }
 
-TEST_F(FileSourceTest, AFileThatShrankIsTheSourcesFailureOnTheZeroCopyPathToo) {
-  auto source = FileSource(path_);
-  ASSERT_TRUE(source.ok());
+// The real writer on a socket pair, a thread reading what arrives.
+struct SocketPush {
+  LoopOutcome out;
+  PushResult r;
+  std::string received;
+};
+SocketPush PushThroughSocket(PayloadSource& source, uint64_t length) {
+  SocketPush push;
   int fds[2];
-  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
+  EXPECT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
   std::thread reader([&] {
     char buffer[65536];
-    while (::read(fds[1], buffer, sizeof buffer) > 0) {
-    }
+    ssize_t n;
+    while ((n = ::read(fds[1], buffer, sizeof buffer)) > 0) push.received.append(buffer, static_cast<size_t>(n));
   });
-  PushResult r;
-  LoopOutcome out;
   {
     SocketWriter writer(fds[0]);
-    out = PushLoop(**source, kLength, PushOptions(), writer, r);  // longer than the file
+    push.out = PushLoop(source, length, PushOptions(), writer, push.r);
   }
   ::close(fds[0]);
   reader.join();
   ::close(fds[1]);
-  EXPECT_EQ(out.end, LoopEnd::kSourceFailed);
-  EXPECT_NE(out.status.message().find("shrank"), std::string::npos) << out.status;
+  return push;
+}
+
+TEST_F(FileSourceTest, AFileThatShrankIsTheSourcesFailureOnTheZeroCopyPathToo) {
+  auto source = FileSource(path_);
+  ASSERT_TRUE(source.ok());
+  SocketPush push = PushThroughSocket(**source, kLength);  // longer than the file
+  EXPECT_EQ(push.out.end, LoopEnd::kSourceFailed);
+  EXPECT_NE(push.out.status.message().find("shrank"), std::string::npos) << push.out.status;
 }
 
 TEST_F(FileSourceTest, ZeroCopyOnlyWhenNothingNeedsToSeeTheBytes) {
@@ -194,28 +204,14 @@ TEST_F(FileSourceTest, AFileThatCannotBeSplicedIsCopiedInstead) {
 // The real writer on a real socket: file -> pipe -> socket moves every byte in order,
 // and its file half is timed.
 TEST_F(FileSourceTest, SocketWriterSplicesAFileOntoASocket) {
-  int fds[2];
-  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
-  std::string received;
-  std::thread reader([&] {
-    char buffer[65536];
-    ssize_t n;
-    while ((n = ::read(fds[1], buffer, sizeof buffer)) > 0) received.append(buffer, static_cast<size_t>(n));
-  });
   auto source = FileSource(path_);
   ASSERT_TRUE(source.ok());
-  PushResult r;
-  {
-    SocketWriter writer(fds[0]);
-    EXPECT_EQ(PushLoop(**source, 2 * PayloadSource::kChunk, PushOptions(), writer, r).end, LoopEnd::kDone);
-  }
-  ::close(fds[0]);
-  reader.join();
-  ::close(fds[1]);
-  EXPECT_TRUE(r.zero_copy);
-  EXPECT_GT(r.source_ns, 0);
-  EXPECT_EQ(r.bytes_sent, 2 * PayloadSource::kChunk);
-  EXPECT_EQ(received, std::string(2 * PayloadSource::kChunk, 'x'));
+  SocketPush push = PushThroughSocket(**source, 2 * PayloadSource::kChunk);
+  EXPECT_EQ(push.out.end, LoopEnd::kDone);
+  EXPECT_TRUE(push.r.zero_copy);
+  EXPECT_GT(push.r.source_ns, 0);
+  EXPECT_EQ(push.r.bytes_sent, 2 * PayloadSource::kChunk);
+  EXPECT_EQ(push.received, std::string(2 * PayloadSource::kChunk, 'x'));
 }
 
 }  // namespace
