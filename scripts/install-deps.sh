@@ -8,7 +8,7 @@ packages=(
   protobuf-compiler libprotobuf-dev protobuf-compiler-grpc libgrpc++-dev
   libabsl-dev libssh-dev libssl-dev libgtest-dev libgmock-dev
   libcli11-dev libxxhash-dev libtomlplusplus-dev
-  libre2-dev libc-ares-dev zlib1g-dev file
+  libre2-dev libc-ares-dev zlib1g-dev file podman runc
   clang libclang-rt-14-dev
   openssh-server openssh-client iperf3 iproute2 e2fsprogs util-linux procps python3 binutils tcpdump
 )

@@ -2,7 +2,8 @@
 # The self-contained binary for NAS systems that cannot load Debian's libraries
 # (Unraid, Synology DSM, QNAP, TrueNAS): dist/nasperf-VERSION-linux-ARCH, linked
 # statically from Debian's static archives (CMake option NASPERF_STATIC), stripped.
-# Copy that one file to the NAS; nothing else is needed there.
+# Copy that one file to the NAS; nothing else is needed there. Also the container
+# image of it for NAS systems that run Docker: dist/nasperf-VERSION.oci.tar.
 #   scripts/package.sh              builds it (installs missing packages first)
 #   NASPERF_STATIC_BUILD_DIR=DIR    build tree (default build-static)
 set -euo pipefail
@@ -26,3 +27,5 @@ strip -o "$out" "$build/nasperf"
 file "$out" | grep -q "statically linked" || { echo "package: $out is not statically linked" >&2; exit 1; }
 echo "package: $out ($(( $(stat -c %s "$out") / 1024 / 1024 )) MiB, statically linked, stripped)"
 "$out" --version
+[ "$(uname -m)" = x86_64 ] && scripts/oci-image.py "$out" "$version" "dist/nasperf-$version.oci.tar"
+exit 0
