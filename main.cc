@@ -824,6 +824,10 @@ int main(int argc, char** argv) {
   signal(SIGPIPE, SIG_IGN);
   CLI::App app{"nasperf: how fast does your NAS really take data over the network?"};
   app.require_subcommand(1);
+  // A service (the .deb's systemd unit) keeps its settings in a file: `nasperf --config
+  // F agent`, with F's [agent] (or [receiver]) table holding `flag = value` lines.
+  app.set_config("--config", "", "Read flags from this TOML file: a [agent] or [receiver] table of `flag = value` (no --)");
+  app.allow_config_extras(CLI::config_extras_mode::error);  // a misspelt key is an error, not ignored
   app.set_version_flag("--version", std::string("nasperf ") + NASPERF_VERSION + " (" NASPERF_BUILD_INFO ")");
   bool verbose = false;
   app.add_flag("-v,--verbose", verbose, "Log each transfer on the receiver");

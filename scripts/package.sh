@@ -2,8 +2,10 @@
 # The self-contained binary for NAS systems that cannot load Debian's libraries
 # (Unraid, Synology DSM, QNAP, TrueNAS): dist/nasperf-VERSION-linux-ARCH, linked
 # statically from Debian's static archives (CMake option NASPERF_STATIC), stripped.
-# Copy that one file to the NAS; nothing else is needed there. Also the container
-# image of it for NAS systems that run Docker: dist/nasperf-VERSION.oci.tar.
+# Copy that one file to the NAS; nothing else is needed there. Also, around it: the
+# container image for NAS systems that run Docker (dist/nasperf-VERSION.oci.tar) and
+# a Debian package with the agent as a systemd service for Debian, Ubuntu and
+# Proxmox hosts (dist/nasperf_VERSION_amd64.deb, from scripts/deb/).
 #   scripts/package.sh              builds it (installs missing packages first)
 #   NASPERF_STATIC_BUILD_DIR=DIR    build tree (default build-static)
 set -euo pipefail
@@ -27,5 +29,34 @@ strip -o "$out" "$build/nasperf"
 file "$out" | grep -q "statically linked" || { echo "package: $out is not statically linked" >&2; exit 1; }
 echo "package: $out ($(( $(stat -c %s "$out") / 1024 / 1024 )) MiB, statically linked, stripped)"
 "$out" --version
-[ "$(uname -m)" = x86_64 ] && scripts/oci-image.py "$out" "$version" "dist/nasperf-$version.oci.tar"
-exit 0
+[ "$(uname -m)" = x86_64 ] || exit 0
+scripts/oci-image.py "$out" "$version" "dist/nasperf-$version.oci.tar"
+
+# The .deb: the static binary (so it installs on any release), the service, its settings.
+root=$(mktemp -d)
+chmod 0755 "$root"  # the package's ./ entry: never make / private
+trap 'rm -rf "$root"' EXIT
+install -D -m0755 "$out" "$root/usr/bin/nasperf"
+install -D -m0644 scripts/deb/nasperf-agent.service "$root/lib/systemd/system/nasperf-agent.service"
+install -D -m0644 scripts/deb/agent.toml "$root/etc/nasperf/agent.toml"
+install -D -m0644 README.md "$root/usr/share/doc/nasperf/README.md"
+install -D -m0644 SECURITY.md "$root/usr/share/doc/nasperf/SECURITY.md"
+install -d -m0755 "$root/srv/nasperf" "$root/DEBIAN"
+install -m0755 scripts/deb/postinst scripts/deb/prerm "$root/DEBIAN/"
+echo /etc/nasperf/agent.toml >"$root/DEBIAN/conffiles"
+cat >"$root/DEBIAN/control" <<CONTROL
+Package: nasperf
+Version: $version
+Architecture: amd64
+Maintainer: nasperf developers <nasperf@invalid>
+Section: net
+Priority: optional
+Installed-Size: $(du -sk "$root" | cut -f1)
+Description: how fast a NAS really takes data over the network
+ A receiver agent writes incoming test streams straight into a NAS's array or
+ pool; a sender pushes files in repeated timed runs; both ends' timings land in
+ one CSV with a verdict on the bottleneck (network, disk, source). Statically
+ linked. The nasperf-agent service is installed but not enabled.
+CONTROL
+dpkg-deb --root-owner-group -Zxz --build "$root" "dist/nasperf_${version}_amd64.deb" >/dev/null
+echo "package: dist/nasperf_${version}_amd64.deb ($(( $(stat -c %s "dist/nasperf_${version}_amd64.deb") / 1024 / 1024 )) MiB)"
