@@ -286,13 +286,15 @@ class PinningTrust : public PeerTrust {
  public:
   // roots: any certificate. Nothing is verified against it, but without one gRPC reads
   // the system's CA bundle, which a NAS or the static binary's chroot may not have.
-  PinningTrust(std::shared_ptr<KnownAgents> known, const std::string& roots)
-      : known_(std::move(known)),
-        roots_(std::make_shared<grpc::experimental::StaticDataCertificateProvider>(roots)) {}
+  PinningTrust(std::shared_ptr<KnownAgents> known, std::string roots)
+      : known_(std::move(known)), roots_(std::move(roots)) {}
   std::shared_ptr<grpc::ChannelCredentials> CredentialsFor(const std::string& address,
                                                            const std::string& fingerprint) const override {
     grpc::experimental::TlsChannelCredentialsOptions options;
-    options.set_certificate_provider(roots_);
+    // A provider per channel: channels created at once on one shared provider race in
+    // gRPC 1.51's certificate distributor, and the loser fails every handshake with
+    // "Failed to create security handshaker".
+    options.set_certificate_provider(std::make_shared<grpc::experimental::StaticDataCertificateProvider>(roots_));
     options.watch_root_certs();
     // The certificate is self-signed and names no host: the pin is the whole check.
     options.set_verify_server_certs(false);
@@ -307,7 +309,7 @@ class PinningTrust : public PeerTrust {
 
  private:
   const std::shared_ptr<KnownAgents> known_;
-  const std::shared_ptr<grpc::experimental::CertificateProviderInterface> roots_;
+  const std::string roots_;
 };
 
 // --tls-ca, or --plaintext: one credential for every peer.

@@ -96,23 +96,32 @@ int main(int argc, char** argv) {
     }
     std::vector<std::thread> workers;
     std::vector<int> failures(threads, 0);
+    std::vector<std::string> first_error(threads);
     int64_t start = MonoNanos();
     for (int t = 0; t < threads; ++t) {
       workers.emplace_back([&, t] {
         CollectorClient client(*address, token, *trust);  // one channel per reporter
         for (int i = 0; i < per_thread; ++i) {
           auto stored = client.Report(MakeReport(run, i, t));
-          if (!stored.ok() || *stored) ++failures[t];
+          if (!stored.ok() || *stored) {
+            if (failures[t]++ == 0) {
+              first_error[t] = stored.ok() ? "taken for a duplicate" : std::string(stored.status().message());
+            }
+          }
         }
       });
     }
     for (auto& w : workers) w.join();
     double seconds = NanosToSeconds(MonoNanos() - start);
     int failed = 0;
-    for (int f : failures) failed += f;
+    std::string why;
+    for (int t = 0; t < threads; ++t) {
+      failed += failures[t];
+      if (failures[t] > 0 && why.empty()) why = absl::StrCat(" (reporter ", t, ", first: ", first_error[t], ")");
+    }
     std::printf("run_id=%s reports=%d seconds=%.3f reports_per_s=%.0f failed=%d\n", run.c_str(),
                 threads * per_thread, seconds, threads * per_thread / seconds, failed);
-    return failed == 0 ? 0 : Fail(absl::StrCat(failed, " reports failed or were duplicates"));
+    return failed == 0 ? 0 : Fail(absl::StrCat(failed, " reports failed or were duplicates", why));
   }
   if (mode == "malformed") {
     CollectorClient client(*address, token, *trust);
