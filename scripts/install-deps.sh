@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages nasperf needs to build, test and bench.
 # Idempotent: asks apt only for what is missing; uses sudo when not root.
+#   NASPERF_WITH_AARCH64=1  also the cross compiler, the :arm64 static archives and
+#                           qemu-user-static (adds the arm64 architecture to dpkg)
 set -euo pipefail
 
 packages=(
@@ -13,6 +15,13 @@ packages=(
   openssh-server openssh-client iperf3 iproute2 e2fsprogs util-linux procps python3 binutils tcpdump
 )
 [ "${NASPERF_WITH_BROWSER:-0}" = 1 ] && packages+=(chromium)
+if [ "${NASPERF_WITH_AARCH64:-0}" = 1 ]; then
+  packages+=(g++-aarch64-linux-gnu qemu-user-static)
+  for p in libgrpc++-dev libgrpc-dev libprotobuf-dev libabsl-dev libssh-dev libssl-dev libxxhash-dev \
+           libc-ares-dev libre2-dev zlib1g-dev libtomlplusplus-dev; do
+    packages+=("$p:arm64")
+  done
+fi
 
 missing=()
 for p in "${packages[@]}"; do
@@ -26,5 +35,8 @@ sudo=""
 export DEBIAN_FRONTEND=noninteractive
 # Wait for another apt (a second checkout's test run) instead of failing on its lock.
 lock=(-o DPkg::Lock::Timeout=600)
+if [[ " ${missing[*]}" == *":arm64"* ]] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+  $sudo dpkg --add-architecture arm64
+fi
 $sudo apt-get "${lock[@]}" update -qq
 $sudo apt-get "${lock[@]}" install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

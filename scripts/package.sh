@@ -7,28 +7,46 @@
 # a Debian package with the agent as a systemd service for Debian, Ubuntu and
 # Proxmox hosts (dist/nasperf_VERSION_amd64.deb, from scripts/deb/).
 #   scripts/package.sh              builds it (installs missing packages first)
+#   NASPERF_AARCH64=1 scripts/package.sh
+#                                   also dist/nasperf-VERSION-linux-aarch64 (cross-built;
+#                                   adds the arm64 architecture and its -dev packages;
+#                                   scripts/test.sh sets it: a test runs it under qemu)
 #   NASPERF_STATIC_BUILD_DIR=DIR    build tree (default build-static)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${NASPERF_JOBS:-2}
 build=${NASPERF_STATIC_BUILD_DIR:-build-static}
 
-scripts/install-deps.sh
-echo "package: building the static binary in $build (first time: about 2 minutes on 2 cores)"
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DNASPERF_STATIC=ON >/dev/null
-# glibc warns that a static getaddrinfo/getpwnam would need its shared NSS modules at
-# run time; glibc 2.36 has files and dns built in, which the chroot test proves.
-cmake --build "$build" -j"$jobs" --target nasperf 2>&1 \
-  | grep -vE "in statically linked applications requires at runtime|: in function \`" || true
-[ -x "$build/nasperf" ] || { echo "package: the static link failed (see above)" >&2; exit 1; }
-
+NASPERF_WITH_AARCH64=${NASPERF_AARCH64:-0} scripts/install-deps.sh
 version=$(sed -n 's/^project(nasperf VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)
-out=dist/nasperf-$version-linux-$(uname -m)
 mkdir -p dist
-strip -o "$out" "$build/nasperf"
-file "$out" | grep -q "statically linked" || { echo "package: $out is not statically linked" >&2; exit 1; }
-echo "package: $out ($(( $(stat -c %s "$out") / 1024 / 1024 )) MiB, statically linked, stripped)"
+
+# build_static TREE OUT STRIP FILE_PATTERN [CMAKE_ARGS...]: one static binary, stripped.
+build_static() {
+  local tree=$1 out=$2 strip=$3 pattern=$4
+  shift 4
+  echo "package: building $out in $tree (first time: about 2 minutes on 2 cores)"
+  cmake -S . -B "$tree" -G Ninja -DCMAKE_BUILD_TYPE=Release -DNASPERF_STATIC=ON "$@" >/dev/null
+  # glibc warns that a static getaddrinfo/getpwnam would need its shared NSS modules at
+  # run time; glibc 2.36 has files and dns built in, which the chroot test proves.
+  cmake --build "$tree" -j"$jobs" --target nasperf 2>&1 \
+    | grep -vE "in statically linked applications requires at runtime|: in function \`" || true
+  [ -x "$tree/nasperf" ] || { echo "package: the static link of $out failed (see above)" >&2; exit 1; }
+  "$strip" -o "$out" "$tree/nasperf"
+  file "$out" | grep -qE "$pattern" || { echo "package: $out is not $pattern: $(file -b "$out")" >&2; exit 1; }
+  echo "package: $out ($(( $(stat -c %s "$out") / 1024 / 1024 )) MiB, statically linked, stripped)"
+}
+
+out=dist/nasperf-$version-linux-$(uname -m)
+build_static "$build" "$out" strip "statically linked"
 "$out" --version
+if [ "${NASPERF_AARCH64:-0}" = 1 ]; then
+  arm=dist/nasperf-$version-linux-aarch64
+  build_static "${build}-aarch64" "$arm" aarch64-linux-gnu-strip "ARM aarch64.*statically linked" \
+    -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake
+  qemu-aarch64-static "$arm" --version
+fi
+
 [ "$(uname -m)" = x86_64 ] || exit 0
 scripts/oci-image.py "$out" "$version" "dist/nasperf-$version.oci.tar"
 

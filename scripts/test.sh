@@ -60,8 +60,9 @@ run_ctest() {  # DIR CTEST_ARGS...
 }
 
 if stage "build (RelWithDebInfo)" build_tree "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo; then
-  # The self-contained binary for NAS systems; integration.static_binary runs it in a chroot.
-  stage "static binary (scripts/package.sh)" scripts/package.sh
+  # The self-contained binaries for NAS systems: integration.static_binary runs the
+  # native one in a chroot, integration.static_binary_aarch64 the ARM one under qemu.
+  NASPERF_AARCH64=${NASPERF_AARCH64:-1} stage "static binaries (scripts/package.sh)" scripts/package.sh
   stage "ctest" run_ctest "$build"
 else
   skipped "ctest" "the build failed"
