@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "CLI/CLI.hpp"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "collector/collector.h"
@@ -30,6 +31,7 @@
 #include "lab/agent.h"
 #include "lab/controller.h"
 #include "lab/plan.h"
+#include "lab/remote_start.h"
 #include "receiver/receiver.h"
 #include "receiver/target.h"
 #include "report/analysis.h"
@@ -124,6 +126,19 @@ class StopSignals {
  private:
   sigset_t set_;
 };
+
+// Ctrl-C or SIGTERM for a command that runs transfers: blocks both first (call it
+// before any thread starts), then a watcher sets the flag returned and says so; the
+// command aborts its transfers, records them as aborted and exits 130.
+const std::atomic<bool>* StopOnSignal(const std::string& command, const char* what) {
+  const StopSignals signals = StopSignals::Block();
+  static std::atomic<bool> stop{false};
+  std::thread([signals, command, what] {
+    std::fprintf(stderr, "nasperf %s: stopping (signal %d): %s\n", command.c_str(), signals.Wait(), what);
+    stop.store(true);
+  }).detach();
+  return &stop;
+}
 
 // --token-file, the same on every command.
 void AddTokenFlag(CLI::App* cmd, std::string& file) {
@@ -239,6 +254,7 @@ struct ReceiverFlags {
                       cleanup = "each", ticket_ttl = "30s", idle_timeout = "60s", port_file;
   uint16_t data_port = 0;
   int max_transfers = 64;
+  bool stop_with_stdin = false;
   ServerTls tls;
   std::vector<std::string> allow_source;  // agent: directories whose files a job may send
   ReportingFlags reporting;
@@ -257,6 +273,8 @@ void AddReceiverOptions(CLI::App* cmd, ReceiverFlags& f) {
   cmd->add_option("--idle-timeout", f.idle_timeout, "Abort a transfer whose sender sends nothing for this long")->capture_default_str();
   cmd->add_option("--max-transfers", f.max_transfers, "Transfers open at once")->capture_default_str()->check(CLI::Range(1, 1024));
   AddPortFileFlag(cmd, f.port_file);
+  cmd->add_flag("--stop-with-stdin", f.stop_with_stdin,
+                "Stop when stdin closes (how `sender --to user@host:/dir` and `lab --ssh` tie it to their SSH channel)");
   AddServerTlsFlags(cmd, f.tls);
   AddReportingFlags(cmd, f.reporting);
 }
@@ -301,6 +319,16 @@ int RunReceiver(const ReceiverFlags& f, bool as_agent = false) {
   options.tls.plaintext = f.reporting.tls.plaintext;
 
   const StopSignals signals = StopSignals::Block();
+  if (f.stop_with_stdin) {
+    std::thread([] {
+      char ignored[256];
+      while (true) {
+        ssize_t n = ::read(STDIN_FILENO, ignored, sizeof ignored);
+        if (n == 0 || (n < 0 && errno != EINTR)) break;
+      }
+      ::kill(::getpid(), SIGTERM);  // the same orderly stop as a signal
+    }).detach();
+  }
   const std::shared_ptr<const PeerTrust> trust = TrustFlags(cmd, f.reporting.tls);
   auto spool = StartReporting(cmd, f.reporting, options.token, trust);
   if (!spool.ok()) return Fail(cmd, spool.status());
@@ -357,7 +385,7 @@ struct SenderFlags {
   std::string to, file, size, pattern = "random", pause = "0s", label, run_id,
                      write_mode = "buffered", sync = "end", cleanup, out = "./nasperf-results",
                      interval = "1s", token_file, link_speed, window;
-  std::string transport = "native", identity, known_hosts, ssh_config;
+  std::string transport = "native", identity, known_hosts, ssh_config, deploy_binary;
   uint16_t ssh_port = 0;
   bool accept_new_host_key = false;
   int runs = 1, warmup = 0, streams = 1;
@@ -367,14 +395,18 @@ struct SenderFlags {
 
 void AddSender(CLI::App& app, SenderFlags& f) {
   auto* cmd = app.add_subcommand("sender", "Push files or generated data to a receiver (or over scp/sftp to any SSH server) in timed runs");
-  cmd->add_option("--to", f.to, "Receiver HOST[:PORT] (control port, default 7600); scp/sftp: [user@]host:/remote/dir")->required();
+  cmd->add_option("--to", f.to,
+                  "Receiver HOST[:PORT] (control port, default 7600); [user@]host:/dir: start a receiver there over "
+                  "SSH for this run (nothing installed on the NAS); scp/sftp: [user@]host:/remote/dir")->required();
   cmd->add_option("--transport", f.transport, "native (the receiver agent), or scp/sftp to any SSH server (no agent)")
       ->capture_default_str()->check(CLI::IsMember(Names<TransportKind>()));
-  cmd->add_option("--ssh-port", f.ssh_port, "scp/sftp: SSH port (default: ~/.ssh/config's, else 22)")->check(CLI::Range(1, 65535));
-  cmd->add_option("--identity", f.identity, "scp/sftp: private key file to log in with (default: ssh-agent, then ~/.ssh/id_*)");
-  cmd->add_option("--known-hosts", f.known_hosts, "scp/sftp: known_hosts file to check the host key against (default ~/.ssh/known_hosts)");
-  cmd->add_option("--ssh-config", f.ssh_config, "scp/sftp: ssh_config file to read (default ~/.ssh/config and /etc/ssh/ssh_config)");
-  cmd->add_flag("--accept-new-host-key", f.accept_new_host_key, "scp/sftp: record an unknown host key (a changed one is still refused)");
+  cmd->add_option("--ssh-port", f.ssh_port, "SSH port (default: ~/.ssh/config's, else 22)")->check(CLI::Range(1, 65535));
+  cmd->add_option("--identity", f.identity, "SSH private key file to log in with (default: ssh-agent, then ~/.ssh/id_*)");
+  cmd->add_option("--known-hosts", f.known_hosts, "known_hosts file to check the SSH host key against (default ~/.ssh/known_hosts)");
+  cmd->add_option("--ssh-config", f.ssh_config, "ssh_config file to read (default ~/.ssh/config and /etc/ssh/ssh_config)");
+  cmd->add_flag("--accept-new-host-key", f.accept_new_host_key, "Record an unknown SSH host key (a changed one is still refused)");
+  cmd->add_option("--deploy-binary", f.deploy_binary,
+                  "With --to user@host:/dir: the static nasperf to upload (default: this one, if it is the static build)");
   auto* file = cmd->add_option("--file", f.file, "Send this file (zero-copy unless --verify)");
   auto* size = cmd->add_option("--size", f.size, "Send this much generated data, e.g. 45GiB");
   file->excludes(size);
@@ -403,14 +435,11 @@ void AddSender(CLI::App& app, SenderFlags& f) {
   AddReportingFlags(cmd, f.reporting);
 }
 
-// --transport scp|sftp: the destination, keys and host-key policy; the flags that
-// need the agent are refused.
-SshOptions MakeSshOptions(const SenderFlags& f, TransportKind transport) {
-  const std::string cmd = "sender";
+// The SSH login for --to [user@]host:/dir: destination, keys, host-key policy.
+SshOptions MakeSshLogin(const SenderFlags& f) {
   SshOptions ssh;
   auto destination = ParseSshDestination(f.to);
-  if (!destination.ok()) UsageError(cmd, "--to", destination.status().message());
-  ssh.sftp = transport == TransportKind::kSftp;
+  if (!destination.ok()) UsageError("sender", "--to", destination.status().message());
   ssh.to = *destination;
   ssh.port = f.ssh_port;
   ssh.identity = f.identity;
@@ -418,6 +447,15 @@ SshOptions MakeSshOptions(const SenderFlags& f, TransportKind transport) {
   ssh.config_file = f.ssh_config;
   ssh.accept_new_host_key = f.accept_new_host_key;
   ssh.prompt = isatty(STDIN_FILENO) != 0;
+  return ssh;
+}
+
+// --transport scp|sftp: the SSH login and the transport's knobs; the flags that need
+// the agent are refused.
+SshOptions MakeSshOptions(const SenderFlags& f, TransportKind transport) {
+  const std::string cmd = "sender";
+  SshOptions ssh = MakeSshLogin(f);
+  ssh.sftp = transport == TransportKind::kSftp;
   // Benchmark knobs (docs/PERFORMANCE.md): bytes per SFTP write (at most
   // kMaxSftpWrite) and writes in flight (1 = plain sftp_write).
   if (const char* size = std::getenv("NASPERF_SFTP_WRITE"); size != nullptr) {
@@ -439,19 +477,34 @@ SshOptions MakeSshOptions(const SenderFlags& f, TransportKind transport) {
   return ssh;
 }
 
+// --to [user@]host:/dir with the native transport: a receiver started over SSH.
+bool DeploysReceiver(const SenderFlags& f) {
+  if (f.transport != "native") return false;
+  auto destination = ParseSshDestination(f.to);
+  return destination.ok() && absl::StartsWith(destination->dir, "/");
+}
+
 absl::StatusOr<SenderOptions> MakeSenderOptions(const SenderFlags& f) {
   const std::string cmd = "sender";
   SenderOptions o;
   o.transport = EnumFlag<TransportKind>(cmd, "--transport", f.transport);
-  if (o.transport == TransportKind::kNative) {
+  const bool deploys = DeploysReceiver(f);
+  if (deploys) {
+    o.ssh = MakeSshLogin(f);  // the receiver's login; the data goes native
+  } else if (o.transport == TransportKind::kNative) {
     o.to = AddressFlag(cmd, "--to", f.to, kAgentPort, false);
     for (auto [given, flag] : {std::pair{f.ssh_port != 0, "--ssh-port"}, {!f.identity.empty(), "--identity"},
                                {!f.known_hosts.empty(), "--known-hosts"}, {!f.ssh_config.empty(), "--ssh-config"},
                                {f.accept_new_host_key, "--accept-new-host-key"}}) {
-      if (given) UsageError(cmd, flag, "only with --transport scp|sftp");
+      if (given) UsageError(cmd, flag, "only with --to [user@]host:/dir or --transport scp|sftp");
     }
   } else {
     o.ssh = MakeSshOptions(f, o.transport);
+  }
+  if (!f.deploy_binary.empty() && !deploys) UsageError(cmd, "--deploy-binary", "only with --to [user@]host:/dir");
+  if (deploys && (f.reporting.tls.plaintext || !f.reporting.tls.ca.empty())) {
+    UsageError(cmd, f.reporting.tls.plaintext ? "--plaintext" : "--tls-ca",
+               "not with --to [user@]host:/dir: the receiver started there serves TLS with the key it shows over SSH");
   }
   o.file = f.file;
   if (f.file.empty() && f.size.empty()) UsageError(cmd, "--size", "give --size SIZE or --file PATH");
@@ -487,10 +540,12 @@ absl::StatusOr<SenderOptions> MakeSenderOptions(const SenderFlags& f) {
       UsageError(cmd, "--window", "must be between 64KiB and 512MiB");
     }
   }
-  if (o.transport == TransportKind::kNative || !f.reporting.collector.empty()) {  // a nasperf peer
+  // A receiver started over SSH gets a token of its own (RunSenderCommand); the
+  // shared one is needed only toward a collector then.
+  if ((o.transport == TransportKind::kNative && !deploys) || !f.reporting.collector.empty()) {
     o.token = TokenFlag(cmd, f.token_file, /*generate_if_missing=*/false).token;
-    o.trust = TrustFlags(cmd, f.reporting.tls);
   }
+  if (o.transport == TransportKind::kNative || !f.reporting.collector.empty()) o.trust = TrustFlags(cmd, f.reporting.tls);
   return o;
 }
 
@@ -509,9 +564,34 @@ int FinishSender(const absl::StatusOr<SenderOutcome>& outcome, const CsvSink* cs
   return 0;
 }
 
+// For --to [user@]host:/dir: starts a receiver there over SSH (uploading the static
+// binary when needed) and points the native loop at it, with a token of its own.
+absl::StatusOr<std::unique_ptr<RemoteAgent>> StartDeployedReceiver(const SenderFlags& f, SenderOptions& options) {
+  RemoteAgentOptions r;
+  r.ssh = options.ssh;
+  r.role = "receiver";
+  r.deploy_binary = f.deploy_binary;
+  r.target = options.ssh.to.dir;
+  r.token = RandomHex(32);
+  auto remote = RemoteAgent::Start(r, [](const std::string& line) {
+    std::printf("%s\n", line.c_str());
+    std::fflush(stdout);
+  });
+  if (!remote.ok()) return remote.status();
+  std::printf("ssh %s: receiver started (pid %d) on %s, target %s\n", options.ssh.to.host.c_str(),
+              (*remote)->remote_pid(), FormatHostPort((*remote)->address()).c_str(), r.target.c_str());
+  std::fflush(stdout);
+  options.to = (*remote)->address();
+  options.receiver_fingerprint = (*remote)->fingerprint();
+  options.token = r.token;
+  return remote;
+}
+
 int RunSenderCommand(const SenderFlags& f) {
+  const std::atomic<bool>* stop = StopOnSignal("sender", "aborting the transfers");
   auto options = MakeSenderOptions(f);
   if (!options.ok()) return Fail("sender", options.status());
+  options->cancel = stop;
   auto spool = StartReporting("sender", f.reporting, options->token, options->trust);
   if (!spool.ok()) return Fail("sender", spool.status());
   std::unique_ptr<CsvSink> csv;
@@ -522,13 +602,30 @@ int RunSenderCommand(const SenderFlags& f) {
     csv = std::move(*opened);
     sink = csv.get();
   }
+  std::unique_ptr<RemoteAgent> deployed;
+  if (DeploysReceiver(f)) {
+    auto started = StartDeployedReceiver(f, *options);
+    if (!started.ok()) return Fail("sender", started.status());
+    deployed = std::move(*started);
+  }
   absl::StatusOr<SenderOutcome> outcome = RunSender(*options, *sink, stdout);
   if (absl::IsUnavailable(outcome.status()) && !f.reporting.tls.plaintext &&
-      options->transport == TransportKind::kNative) {
+      options->transport == TransportKind::kNative && deployed == nullptr) {
     outcome = absl::UnavailableError(absl::StrCat(
         outcome.status().message(), " (if the receiver runs with --plaintext, pass --plaintext too)"));
   }
-  return FinishSender(outcome, csv.get(), spool->get());
+  if (deployed != nullptr) {
+    absl::Status stopped = deployed->Stop();
+    if (stopped.ok()) {
+      std::printf("ssh %s: receiver stopped\n", options->ssh.to.host.c_str());
+      std::fflush(stdout);
+    } else {
+      std::fprintf(stderr, "nasperf sender: %s\n", std::string(stopped.message()).c_str());
+      if (outcome.ok()) outcome = stopped;
+    }
+  }
+  const int rc = FinishSender(outcome, csv.get(), spool->get());
+  return stop->load() ? 130 : rc;
 }
 
 // ------------------------------------------------------------------ probe
@@ -613,6 +710,7 @@ int RunCollector(const CollectorFlags& f) {
 
 struct LabFlags {
   std::string plan, token_file, run_id;
+  std::string deploy_binary;
   bool check = false, ssh = false;
   ClientTls tls;
 };
@@ -624,6 +722,8 @@ void AddLab(CLI::App& app, LabFlags& f) {
   cmd->add_option("--run-id", f.run_id, "Run id shared by every transfer of this lab (default: time + random)");
   cmd->add_flag("--check", f.check, "Only parse the plan and print what it would run");
   cmd->add_flag("--ssh", f.ssh, "Start the agent of a host with ssh = \"[user@]host[:port]\" over SSH when none answers; stop it at the end");
+  cmd->add_option("--deploy-binary", f.deploy_binary,
+                  "With --ssh: the static nasperf to upload to hosts without nasperf = ... (default: this one, if static)");
   AddClientTlsFlags(cmd, f.tls);
 }
 
@@ -638,18 +738,13 @@ int RunLabCommand(const LabFlags& f) {
     return 0;
   }
   const TokenSource token = TokenFlag(cmd, f.token_file, /*generate_if_missing=*/false);
-  const StopSignals signals = StopSignals::Block();
-  static std::atomic<bool> stop{false};
-  // Ctrl-C: the lab aborts every agent's transfers and ends; the watcher then exits.
-  std::thread([signals] {
-    std::fprintf(stderr, "nasperf lab: stopping (signal %d): aborting every transfer\n", signals.Wait());
-    stop.store(true);
-  }).detach();
   LabOptions options;
+  options.stop = StopOnSignal(cmd, "aborting every transfer");
   options.token = token.token;
-  options.stop = &stop;
   options.run_id = f.run_id;
   options.ssh = f.ssh;
+  options.deploy_binary = f.deploy_binary;
+  if (!f.deploy_binary.empty() && !f.ssh) UsageError("lab", "--deploy-binary", "only with --ssh");
   options.trust = TrustFlags(cmd, f.tls);
   auto outcome = RunLab(*plan, options);
   if (!outcome.ok()) return Fail(cmd, outcome.status());

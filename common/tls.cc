@@ -185,7 +185,8 @@ class KnownAgents {
     if (!required.empty()) {
       if (seen == required) return absl::OkStatus();
       return absl::UnauthenticatedError(
-          absl::StrCat("shows TLS key ", seen, ", not the ", required, " the lab controller pinned for it"));
+          absl::StrCat("shows TLS key ", seen, ", not the ", required,
+                       " expected for it (pinned by the lab controller, or read over SSH)"));
     }
     absl::MutexLock lock(&mu_);
     if (seen == Own()) return absl::OkStatus();

@@ -171,27 +171,28 @@ class Lab {
         problems.push_back(absl::StrCat("host ", host.name, ": ", answer.status().message()));
         continue;
       }
+      auto login = LabSshOptions(host.ssh, host.ssh_identity, host.ssh_known_hosts);
+      if (!login.ok()) {
+        problems.push_back(absl::StrCat("host ", host.name, ": ", login.status().message()));
+        continue;
+      }
       RemoteAgentOptions r;
-      r.ssh = host.ssh;
-      r.identity = host.ssh_identity;
-      r.known_hosts = host.ssh_known_hosts;
+      r.ssh = *login;
       r.nasperf = host.nasperf;
+      r.deploy_binary = o_.deploy_binary;
       r.listen = FormatHostPort(host.agent);
       r.target = host.target;
-      r.agent_flags = host.agent_flags;
+      r.flags = host.agent_flags;
       r.token = o_.token;
-      auto started = RemoteAgent::Start(r);
+      auto started = RemoteAgent::Start(r, [&](const std::string& line) { Line(absl::StrCat("  ", host.name, ": ", line)); });
       if (!started.ok()) {
         problems.push_back(absl::StrCat("host ", host.name, ": ", started.status().message()));
         continue;
       }
-      Line(absl::StrFormat("  %s: started `%s agent` over ssh %s (pid %d)", host.name, host.nasperf, host.ssh,
+      Line(absl::StrFormat("  %s: started `%s agent` over ssh %s (pid %d)", host.name, (*started)->binary(), host.ssh,
                            (*started)->remote_pid()));
       ConnectAgent(host, (*started)->fingerprint());
-      remote_.push_back(std::move(*started));
-      ReceiverClient client = ClientFor(host);
-      const absl::Time deadline = absl::Now() + absl::Seconds(15);
-      while (!client.Hello().ok() && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(100));
+      remote_.push_back(std::move(*started));  // listening: Start waited for its port
     }
     if (problems.empty()) return absl::OkStatus();
     return absl::FailedPreconditionError(absl::StrCat("cannot start agents over ssh; nothing ran:\n  ",

@@ -24,6 +24,7 @@ struct LabOptions {
   const std::atomic<bool>* stop = nullptr;  // set: abort every agent's transfers, end the lab
   std::string run_id;                       // empty: generated
   bool ssh = false;                         // start agents that do not answer over SSH (hosts with ssh = ...)
+  std::string deploy_binary;                // uploaded to ssh hosts without nasperf = ...; empty: this one
   // How the controller trusts agents and an external collector (common/tls.h); the
   // embedded collector serves TLS unless this is plaintext. Null: plaintext (tests).
   std::shared_ptr<const PeerTrust> trust;

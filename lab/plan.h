@@ -25,7 +25,7 @@ struct PlanHost {
   // `nasperf lab --ssh`: how to start the agent when none answers (lab/remote_start.h).
   std::string ssh;                    // [user@]host[:port]
   std::string ssh_identity, ssh_known_hosts;
-  std::string nasperf = "nasperf";    // the binary on that host
+  std::string nasperf;                // the binary on that host; empty: upload this one (lab/deploy.h)
   std::vector<std::string> agent_flags;  // more flags for an agent started over SSH
   int line = 0;
 };

@@ -2,133 +2,260 @@
 
 #include <libssh/libssh.h>
 
+#include <atomic>
+#include <thread>
+
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "common/fd.h"
+#include "absl/time/clock.h"
 #include "common/log.h"
 #include "common/policy.h"
 #include "common/validate.h"
-#include "sender/ssh_session.h"
+#include "lab/deploy.h"
 
 namespace nasperf {
 namespace {
 
-// Single quotes for a POSIX shell.
-std::string ShellQuote(const std::string& text) {
-  std::string out = "'";
-  for (char c : text) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
-  }
-  return out + "'";
+constexpr absl::Duration kStartTimeout = absl::Seconds(45);  // a first key on a slow NAS CPU, then the listen
+constexpr absl::Duration kStopTimeout = absl::Seconds(30);   // open transfers abort, partial files go
+constexpr size_t kKeptOutput = 4096;                          // of what the process printed after the start
+
+// The start script: token from stdin, the TLS key printed, then the process in the
+// background with the channel as its stdin (fd 3 carries it past the shell's
+// /dev/null for background jobs), its ports once listening, and at the end its exit
+// status and the last lines of its log.
+std::string StartScript(const RemoteAgentOptions& o, const std::string& binary) {
+  const std::string bin = ShellQuote(binary);
+  std::string listen = o.listen.empty() ? "\"$listen\"" : ShellQuote(o.listen);
+  std::string run = absl::StrCat(bin, " ", o.role, " --listen ", listen, " --target ",
+                                 ShellQuote(o.target.empty() ? kDiscardTarget : o.target),
+                                 " --port-file \"$dir/ports\" --stop-with-stdin");
+  for (const std::string& flag : o.flags) absl::StrAppend(&run, " ", ShellQuote(flag));
+  return absl::StrCat(
+      "IFS= read -r NASPERF_TOKEN || exit 90; export NASPERF_TOKEN\n"
+      "dir=$(mktemp -d \"${TMPDIR:-/tmp}/nasperf-XXXXXX\") || exit 91\n"
+      "key=$(", bin, " fingerprint 2>&1) || { echo \"error=$key\"; exit 92; }\n"
+      "echo \"key=${key%% *}\"\n"
+      "set -- $SSH_CONNECTION; echo \"addr=$3\"\n"
+      "case $3 in *:*) listen=\"[$3]:0\" ;; *) listen=\"$3:0\" ;; esac\n"
+      "exec 3<&0\n",
+      run, " >\"$dir/log\" 2>&1 <&3 3<&- &\n"
+      "pid=$!; exec 3<&-; echo \"pid=$pid\"\n"
+      "n=0; while [ ! -s \"$dir/ports\" ] && kill -0 $pid 2>/dev/null && [ $n -lt 400 ]; do sleep 0.1; n=$((n+1)); done\n"
+      "cat \"$dir/ports\" 2>/dev/null; echo ready\n"
+      "wait $pid; echo \"exit=$?\"; tail -n 5 \"$dir/log\"; rm -rf \"$dir\"\n");
 }
 
-// The same session set-up as the scp/sftp transport (host keys strictly against
-// known_hosts, ssh-agent or one identity, ~/.ssh/config); never a prompt: a lab
-// runs unattended.
-absl::StatusOr<std::unique_ptr<SshConnection>> OpenSession(const RemoteAgentOptions& o) {
+// The value of the first "name=value" line of out, or "".
+std::string Field(absl::string_view out, absl::string_view name) {
+  for (absl::string_view line : absl::StrSplit(out, '\n')) {
+    if (absl::ConsumePrefix(&line, name) && absl::ConsumePrefix(&line, "=")) {
+      return std::string(absl::StripAsciiWhitespace(line));
+    }
+  }
+  return "";
+}
+
+// ": " and the lines after the first line starting with `marker`, or "".
+std::string LinesAfter(absl::string_view out, absl::string_view marker) {
+  size_t at = absl::StartsWith(out, marker) ? 0 : out.find(absl::StrCat("\n", marker));
+  if (at == absl::string_view::npos) return "";
+  size_t end = out.find('\n', at + 1);
+  absl::string_view rest = absl::StripAsciiWhitespace(end == absl::string_view::npos ? "" : out.substr(end + 1));
+  return rest.empty() ? "" : absl::StrCat(": ", Printable(rest.substr(0, 600)));
+}
+
+class RemoteAgentImpl final : public RemoteAgent {
+ public:
+  RemoteAgentImpl(std::unique_ptr<SshConnection> connection, ssh_channel channel, int pid, HostPort address,
+                  std::string fingerprint, std::string binary)
+      : connection_(std::move(connection)),
+        channel_(channel),
+        pid_(pid),
+        address_(std::move(address)),
+        fingerprint_(std::move(fingerprint)),
+        binary_(std::move(binary)),
+        watcher_([this] { Watch(); }) {}
+  ~RemoteAgentImpl() override { (void)Stop(); }
+
+  int remote_pid() const override { return pid_; }
+  const HostPort& address() const override { return address_; }
+  const std::string& fingerprint() const override { return fingerprint_; }
+  const std::string& binary() const override { return binary_; }
+
+  absl::Status Stop() override {
+    if (!watcher_.joinable()) return outcome_;
+    stop_ = true;
+    watcher_.join();
+    ssh_channel_close(channel_);
+    ssh_channel_free(channel_);
+    return outcome_;
+  }
+
+ private:
+  // Keeps the session answered (keepalives) while the run goes on, notices an early
+  // end, and on Stop closes the process's stdin and waits for its exit.
+  void Watch() {
+    std::string output;
+    char buffer[1024];
+    bool ended_early = false;
+    auto read_some = [&](int timeout_ms) {
+      int n = ssh_channel_read_timeout(channel_, buffer, sizeof buffer, 0, timeout_ms);
+      if (n > 0) {
+        output.append(buffer, static_cast<size_t>(n));
+        if (output.size() > kKeptOutput) output.erase(0, output.size() - kKeptOutput);
+      }
+      return n >= 0 && !ssh_channel_is_eof(channel_);
+    };
+    while (!stop_) {
+      if (!read_some(500)) {
+        ended_early = true;
+        break;
+      }
+    }
+    const std::string where = absl::StrCat("ssh ", connection_->where());
+    if (!ended_early) {
+      ssh_channel_send_eof(channel_);
+      const absl::Time deadline = absl::Now() + kStopTimeout;
+      while (absl::Now() < deadline && read_some(500)) {
+      }
+      if (!ssh_channel_is_eof(channel_)) {
+        (void)connection_->Run(absl::StrCat("kill ", pid_), "", absl::Seconds(10));
+        outcome_ = absl::DeadlineExceededError(absl::StrCat(where, ": nasperf (pid ", pid_, ") did not stop within ",
+                                                            absl::FormatDuration(kStopTimeout), "; killed it"));
+        return;
+      }
+    }
+    const std::string exit_code = Field(output, "exit");
+    if (ended_early || exit_code != "0") {
+      outcome_ = absl::UnavailableError(absl::StrCat(
+          where, ": nasperf (pid ", pid_, ") ", ended_early ? "ended during the run" : "did not stop cleanly",
+          exit_code.empty() ? " (connection lost)" : absl::StrCat(" (exit ", exit_code, ")"),
+          LinesAfter(output, "exit=")));
+    }
+  }
+
+  const std::unique_ptr<SshConnection> connection_;  // used by watcher_ alone once it runs
+  const ssh_channel channel_;
+  const int pid_;
+  const HostPort address_;
+  const std::string fingerprint_;
+  const std::string binary_;
+  std::atomic<bool> stop_{false};
+  absl::Status outcome_;  // written by watcher_, read after joining it
+  std::thread watcher_;   // last: starts once everything above exists
+};
+
+// Reads the start script's output until "ready" (or its end), within the deadline.
+absl::StatusOr<std::string> ReadUntilReady(SshConnection& c, ssh_channel channel) {
+  const absl::Time deadline = absl::Now() + kStartTimeout;
+  std::string out;
+  char buffer[4096];
+  while (out.find("\nready\n") == std::string::npos && out.rfind("ready\n", 0) != 0) {
+    const absl::Duration left = deadline - absl::Now();
+    if (left <= absl::ZeroDuration()) {
+      return absl::DeadlineExceededError(absl::StrCat("ssh ", c.where(), ": nasperf did not start within ",
+                                                      absl::FormatDuration(kStartTimeout), ": ", Printable(out)));
+    }
+    int n = ssh_channel_read_timeout(channel, buffer, sizeof buffer, 0,
+                                     static_cast<int>(std::max<int64_t>(1, absl::ToInt64Milliseconds(left))));
+    if (n == SSH_ERROR) return c.Failure("read the start's output");
+    if (n == 0 && ssh_channel_is_eof(channel)) break;
+    out.append(buffer, static_cast<size_t>(n));
+    if (out.size() > kMaxCommandOutput) return absl::ResourceExhaustedError(absl::StrCat("ssh ", c.where(), ": the start printed too much"));
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<SshOptions> LabSshOptions(const std::string& ssh, std::string identity, std::string known_hosts) {
   SshOptions options;
-  std::string host = o.ssh;
+  std::string host = ssh;
   if (size_t at = host.find('@'); at != std::string::npos) {
     options.to.user = host.substr(0, at);
     host = host.substr(at + 1);
   }
   auto hp = ParseHostPort(host, 22);
-  if (!hp.ok()) return absl::InvalidArgumentError(absl::StrCat("ssh = \"", o.ssh, "\": ", hp.status().message()));
+  if (!hp.ok()) return absl::InvalidArgumentError(absl::StrCat("ssh = \"", ssh, "\": ", hp.status().message()));
   options.to.host = hp->host;
   options.port = hp->port;
-  options.identity = o.identity;
-  options.known_hosts = o.known_hosts;
-  return SshConnection::Open(options, [](const std::string&) {});
+  options.identity = std::move(identity);
+  options.known_hosts = std::move(known_hosts);
+  return options;
 }
 
-// Runs a shell command, writes `input` to its stdin, returns its stdout.
-absl::StatusOr<std::string> Run(ssh_session session, const std::string& where, const std::string& command,
-                                const std::string& input) {
-  ssh_channel channel = ssh_channel_new(session);
-  if (channel == nullptr) return absl::InternalError(absl::StrCat(where, ": no channel"));
-  auto done = [&](absl::StatusOr<std::string> result) {
+absl::StatusOr<std::unique_ptr<RemoteAgent>> RemoteAgent::Start(const RemoteAgentOptions& o, const ConsoleLine& say) {
+  auto connection = SshConnection::Open(o.ssh, say);
+  if (!connection.ok()) return connection.status();
+  SshConnection& c = **connection;
+  const std::string where = absl::StrCat("ssh ", c.where());
+  std::string binary = o.nasperf;
+  if (binary.empty()) {
+    auto deployed = DeployBinary(c, o.deploy_binary);
+    if (!deployed.ok()) return deployed.status();
+    say(absl::StrFormat("%s: %s nasperf for %s (%.1f MiB) %s %s in %.1f s", where,
+                        deployed->uploaded ? "uploaded" : "reusing the cached", MachineName(deployed->machine),
+                        static_cast<double>(deployed->bytes) / (1 << 20), deployed->uploaded ? "to" : "at",
+                        deployed->path, deployed->seconds));
+    binary = deployed->path;
+  }
+
+  ssh_channel channel = ssh_channel_new(c.session());
+  if (channel == nullptr) return c.Failure("open a channel");
+  auto fail = [&](absl::Status status) {
     ssh_channel_close(channel);
     ssh_channel_free(channel);
-    return result;
+    return status;
   };
-  if (ssh_channel_open_session(channel) != SSH_OK || ssh_channel_request_exec(channel, command.c_str()) != SSH_OK) {
-    return done(absl::UnavailableError(absl::StrCat(where, ": cannot run a command: ", ssh_get_error(session))));
+  const std::string script = StartScript(o, binary);
+  if (ssh_channel_open_session(channel) != SSH_OK || ssh_channel_request_exec(channel, script.c_str()) != SSH_OK) {
+    return fail(c.Failure("start nasperf"));
   }
-  if (!input.empty()) ssh_channel_write(channel, input.data(), static_cast<uint32_t>(input.size()));
-  ssh_channel_send_eof(channel);
-  std::string out;
-  char buffer[4096];
-  int n;
-  while ((n = ssh_channel_read_timeout(channel, buffer, sizeof buffer, 0, 15000)) > 0) out.append(buffer, n);
-  ssh_channel_get_exit_status(channel);
-  return done(out);
-}
+  const std::string token_line = o.token + "\n";
+  if (ssh_channel_write(channel, token_line.data(), static_cast<uint32_t>(token_line.size())) < 0) {
+    return fail(c.Failure("hand nasperf its token"));
+  }
+  auto out = ReadUntilReady(c, channel);
+  if (!out.ok()) return fail(out.status());
 
-class RemoteAgentImpl final : public RemoteAgent {
- public:
-  RemoteAgentImpl(std::unique_ptr<SshConnection> connection, int pid, std::string fingerprint)
-      : connection_(std::move(connection)),
-        where_(absl::StrCat("ssh ", connection_->where())),
-        pid_(pid),
-        fingerprint_(std::move(fingerprint)) {}
-  ~RemoteAgentImpl() override { (void)Stop(); }
-  int remote_pid() const override { return pid_; }
-  const std::string& fingerprint() const override { return fingerprint_; }
-  absl::Status Stop() override {
-    if (stopped_) return absl::OkStatus();
-    stopped_ = true;
-    auto out = Run(connection_->session(), where_, absl::StrCat("kill ", pid_, " && echo stopped"), "");
-    if (!out.ok()) return out.status();
-    if (out->find("stopped") == std::string::npos) {
-      return absl::UnavailableError(absl::StrCat(where_, ": agent pid ", pid_, " was already gone"));
+  int pid = 0, port = 0;
+  const std::string key = Field(*out, "key");
+  if (!absl::SimpleAtoi(Field(*out, "pid"), &pid) || pid <= 0 || !absl::SimpleAtoi(Field(*out, "control"), &port) ||
+      port <= 0 || port > 65535) {
+    // The script goes on to print the exit status and the log's last lines.
+    std::string rest = *out;
+    char buffer[4096];
+    int n;
+    while (rest.size() < kMaxCommandOutput && (n = ssh_channel_read_timeout(channel, buffer, sizeof buffer, 0, 5000)) > 0) {
+      rest.append(buffer, static_cast<size_t>(n));
     }
-    return absl::OkStatus();
+    const std::string error = Field(rest, "error");
+    return fail(absl::UnavailableError(absl::StrCat(where, ": ", binary, " ", o.role, " did not start",
+                                                    error.empty() ? LinesAfter(rest, "exit=") : absl::StrCat(": ", Printable(error)))));
   }
-
- private:
-  std::unique_ptr<SshConnection> connection_;
-  std::string where_;
-  int pid_;
-  std::string fingerprint_;
-  bool stopped_ = false;
-};
-
-}  // namespace
-
-absl::StatusOr<std::unique_ptr<RemoteAgent>> RemoteAgent::Start(const RemoteAgentOptions& o) {
-  auto session = OpenSession(o);
-  if (!session.ok()) return session.status();
-  const std::string where = absl::StrCat("ssh ", o.ssh);
-  // The token arrives on stdin; the agent runs detached, its log in /tmp. Its TLS key
-  // is read (made if new) first: this authenticated channel is how the controller
-  // learns which key to pin.
-  std::string agent = absl::StrCat(ShellQuote(o.nasperf), " agent --listen ", ShellQuote(o.listen), " --target ",
-                                   ShellQuote(o.target.empty() ? kDiscardTarget : o.target));
-  for (const std::string& flag : o.agent_flags) absl::StrAppend(&agent, " ", ShellQuote(flag));
-  std::string command = absl::StrCat(
-      "IFS= read -r NASPERF_TOKEN && export NASPERF_TOKEN && log=$(mktemp /tmp/nasperf-agent-XXXXXX.log) && ",
-      "key=$(", ShellQuote(o.nasperf), " fingerprint) && echo \"key=${key%% *}\" && ",
-      "{ nohup ", agent, " >\"$log\" 2>&1 </dev/null & } && echo \"pid=$!\"");
-  auto out = Run((*session)->session(), where, command, o.token + "\n");
-  if (!out.ok()) return out.status();
-  int pid = 0;
-  size_t at = out->find("pid=");
-  if (at == std::string::npos ||
-      !absl::SimpleAtoi(absl::StripAsciiWhitespace(absl::string_view(*out).substr(at + 4)), &pid) || pid <= 0) {
-    return absl::UnavailableError(absl::StrCat(where, ": could not start ", o.nasperf, " agent: ", *out));
-  }
-  at = out->find("key=");
-  std::string key = at == std::string::npos ? "" : out->substr(at + 4, out->find('\n', at) - at - 4);
   if (key.empty() || !CheckFingerprint("key", key).ok()) {
-    return absl::UnavailableError(absl::StrCat(where, ": ", o.nasperf, " fingerprint printed no TLS key: ",
-                                               Printable(out->substr(0, 200))));
+    return fail(absl::UnavailableError(absl::StrCat(where, ": ", binary, " fingerprint printed no TLS key: ",
+                                                    Printable(out->substr(0, 200)))));
   }
-  return std::unique_ptr<RemoteAgent>(new RemoteAgentImpl(std::move(*session), pid, key));
+  HostPort address;
+  if (!o.listen.empty()) {
+    auto listen = ParseHostPort(o.listen, kAgentPort, /*allow_zero=*/true);
+    if (!listen.ok()) return fail(listen.status());
+    address = *listen;
+  }
+  if (address.host.empty() || address.host == "0.0.0.0" || address.host == "::") address.host = Field(*out, "addr");
+  auto checked = ParseHostPort(FormatHostPort({address.host, static_cast<uint16_t>(port)}), kAgentPort);
+  if (address.host.empty() || !checked.ok()) {
+    return fail(absl::UnavailableError(absl::StrCat(where, ": cannot tell the host's address (SSH_CONNECTION): ",
+                                                    Printable(out->substr(0, 200)))));
+  }
+  return std::unique_ptr<RemoteAgent>(
+      new RemoteAgentImpl(std::move(*connection), channel, pid, *checked, key, binary));
 }
 
 }  // namespace nasperf

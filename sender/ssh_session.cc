@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "absl/strings/str_join.h"
@@ -215,6 +216,56 @@ absl::Status SshConnection::Authenticate(const SshOptions& o) {
   return absl::UnauthenticatedError(absl::StrCat(
       "ssh ", where_, ": login refused (tried ", tried.empty() ? "nothing usable" : tried,
       "; the server accepts ", offered.empty() ? "none" : absl::StrJoin(offered, ", "), hint, ")"));
+}
+
+std::string ShellQuote(absl::string_view text) {
+  std::string out = "'";
+  for (char c : text) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
+absl::StatusOr<std::string> SshConnection::Run(const std::string& command, const std::string& input,
+                                               absl::Duration timeout) {
+  ssh_channel channel = ssh_channel_new(session_);
+  if (channel == nullptr) return Failure("open a channel");
+  auto done = [&](absl::StatusOr<std::string> result) {
+    ssh_channel_close(channel);
+    ssh_channel_free(channel);
+    return result;
+  };
+  if (ssh_channel_open_session(channel) != SSH_OK || ssh_channel_request_exec(channel, command.c_str()) != SSH_OK) {
+    return done(Failure("run a command"));
+  }
+  if (!input.empty() && ssh_channel_write(channel, input.data(), static_cast<uint32_t>(input.size())) < 0) {
+    return done(Failure("write to a command"));
+  }
+  ssh_channel_send_eof(channel);
+  const absl::Time deadline = absl::Now() + timeout;
+  std::string out;
+  char buffer[4096];
+  while (true) {
+    const absl::Duration left = deadline - absl::Now();
+    if (left <= absl::ZeroDuration()) {
+      return done(absl::DeadlineExceededError(absl::StrCat("ssh ", where_, ": a command did not finish within ",
+                                                           absl::FormatDuration(timeout))));
+    }
+    int n = ssh_channel_read_timeout(channel, buffer, sizeof buffer, 0,
+                                     static_cast<int>(std::max<int64_t>(1, absl::ToInt64Milliseconds(left))));
+    if (n == SSH_ERROR) return done(Failure("read a command's output"));
+    if (n == 0 && ssh_channel_is_eof(channel)) break;
+    out.append(buffer, static_cast<size_t>(n));
+    if (out.size() > kMaxCommandOutput) {
+      return done(absl::ResourceExhaustedError(absl::StrCat("ssh ", where_, ": a command printed more than ",
+                                                            kMaxCommandOutput, " bytes")));
+    }
+  }
+  return done(out);
 }
 
 absl::StatusOr<SshDestination> ParseSshDestination(absl::string_view text) {

@@ -15,6 +15,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "sender/transport.h"  // ConsoleLine
 
 namespace nasperf {
@@ -53,6 +54,12 @@ struct SshOptions {
 // A readable name for an SFTP status code, with the likely cause where there is one.
 std::string SftpCodeText(int code);
 
+// `text` in single quotes for a POSIX shell.
+std::string ShellQuote(absl::string_view text);
+
+// Most stdout a command run over SSH (SshConnection::Run) may print.
+constexpr size_t kMaxCommandOutput = 64 << 10;
+
 // One authenticated SSH session (and its SFTP channel, opened on first use). Used by
 // one thread at a time.
 class SshConnection {
@@ -79,6 +86,11 @@ class SshConnection {
   const std::string& host() const { return host_; }       // after ~/.ssh/config
   uint16_t port() const { return port_; }
   const std::string& host_key() const { return host_key_; }  // "ssh-ed25519 SHA256:..."
+
+  // Runs a shell command on the host, writes `input` to its stdin, returns its stdout
+  // once it exits. More than kMaxCommandOutput bytes, or no exit within `timeout`, is
+  // an error.
+  absl::StatusOr<std::string> Run(const std::string& command, const std::string& input, absl::Duration timeout);
 
   absl::StatusOr<sftp_session> Sftp() {
     if (sftp_ != nullptr) return sftp_;

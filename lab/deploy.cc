@@ -1,0 +1,250 @@
+#include "lab/deploy.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <cstring>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "common/checksum.h"
+#include "common/clock.h"
+#include "common/fd.h"
+#include "common/token.h"
+#include "common/log.h"
+
+namespace nasperf {
+namespace {
+
+constexpr uint16_t kElfMachineX86_64 = 62;
+constexpr uint16_t kElfMachineAarch64 = 183;
+constexpr uint32_t kProgramInterpreter = 3;  // PT_INTERP
+constexpr size_t kSftpReadChunk = 64 << 10;
+
+uint16_t Le16(absl::string_view image, size_t at) {
+  return static_cast<uint16_t>(static_cast<uint8_t>(image[at]) | static_cast<uint8_t>(image[at + 1]) << 8);
+}
+uint32_t Le32(absl::string_view image, size_t at) {
+  return static_cast<uint32_t>(Le16(image, at)) | static_cast<uint32_t>(Le16(image, at + 2)) << 16;
+}
+uint64_t Le64(absl::string_view image, size_t at) {
+  return static_cast<uint64_t>(Le32(image, at)) | static_cast<uint64_t>(Le32(image, at + 4)) << 32;
+}
+
+absl::StatusOr<std::string> ReadBinary(const std::string& path) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return ErrnoStatus(errno, absl::StrCat("open ", path));
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return ErrnoStatus(errno, absl::StrCat("stat ", path));
+  if (!S_ISREG(st.st_mode) || static_cast<uint64_t>(st.st_size) > kMaxDeployBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(path, " is not a regular file of at most ", kMaxDeployBytes >> 20, " MiB"));
+  }
+  std::string image(static_cast<size_t>(st.st_size), '\0');
+  auto read = ReadFull(fd.get(), image.data(), image.size(), absl::StrCat("read ", path));
+  if (!read.ok()) return read.status();
+  image.resize(*read);
+  return image;
+}
+
+uint64_t Digest(absl::string_view bytes) {
+  StreamChecksum sum;
+  sum.Update(bytes.data(), bytes.size());
+  return sum.Digest();
+}
+
+// What the file at `path` on the host hashes to, read back over SFTP; at most
+// `expected_size` + 1 bytes are read (a longer file cannot match anyway).
+absl::StatusOr<uint64_t> RemoteDigest(SshConnection& c, sftp_session sftp, const std::string& path,
+                                      uint64_t expected_size) {
+  sftp_file file = sftp_open(sftp, path.c_str(), O_RDONLY, 0);
+  if (file == nullptr) return c.Failure(absl::StrCat("open ", path, " to read it back"));
+  StreamChecksum sum;
+  std::vector<char> buffer(kSftpReadChunk);
+  uint64_t total = 0;
+  while (total <= expected_size) {
+    ssize_t n = sftp_read(file, buffer.data(), buffer.size());
+    if (n < 0) {
+      absl::Status failed = c.Failure(absl::StrCat("read back ", path));
+      sftp_close(file);
+      return failed;
+    }
+    if (n == 0) break;
+    sum.Update(buffer.data(), static_cast<size_t>(n));
+    total += static_cast<uint64_t>(n);
+  }
+  sftp_close(file);
+  return total == expected_size ? sum.Digest() : ~sum.Digest();
+}
+
+// mkdir that accepts an existing directory; the caller checks what is there.
+absl::Status MakeRemoteDirectory(SshConnection& c, sftp_session sftp, const std::string& path) {
+  if (sftp_mkdir(sftp, path.c_str(), 0700) == SSH_OK) return absl::OkStatus();
+  int code = sftp_get_error(sftp);
+  if (code == SSH_FX_FILE_ALREADY_EXISTS || code == SSH_FX_FAILURE) return absl::OkStatus();  // OpenSSH says FAILURE
+  return c.Failure(absl::StrCat("create ", path));
+}
+
+// The cache must be a real directory only its owner can write: anyone else could
+// otherwise swap the binary that runs as this user.
+absl::Status CheckCacheDirectory(SshConnection& c, sftp_session sftp, const std::string& dir) {
+  sftp_attributes attributes = sftp_lstat(sftp, dir.c_str());
+  if (attributes == nullptr) return c.Failure(absl::StrCat("look at ", dir));
+  const uint32_t permissions = attributes->permissions;
+  const uint8_t type = attributes->type;
+  sftp_attributes_free(attributes);
+  if (type != SSH_FILEXFER_TYPE_DIRECTORY) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("ssh ", c.where(), ": ", dir, " is not a directory (a symlink?); remove it and run again"));
+  }
+  if ((permissions & 022) != 0) {
+    return absl::FailedPreconditionError(absl::StrFormat("ssh %s: %s is writable by others (mode %03o); chmod 700 "
+                                                         "it and run again", c.where(), dir, permissions & 0777));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Upload(SshConnection& c, sftp_session sftp, const std::string& path, absl::string_view image) {
+  sftp_file file = sftp_open(sftp, path.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0700);
+  if (file == nullptr) return c.Failure(absl::StrCat("create ", path));
+  for (size_t at = 0; at < image.size();) {
+    const size_t chunk = std::min(kMaxSftpWrite, image.size() - at);
+    ssize_t n = sftp_write(file, image.data() + at, chunk);
+    if (n <= 0) {
+      absl::Status failed = c.Failure(absl::StrCat("write ", path));
+      sftp_close(file);
+      return failed;
+    }
+    at += static_cast<size_t>(n);
+  }
+  if (sftp_close(file) != SSH_OK) return c.Failure(absl::StrCat("close ", path));
+  if (sftp_chmod(sftp, path.c_str(), 0700) != SSH_OK) return c.Failure(absl::StrCat("chmod ", path));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+const char* MachineName(Machine machine) {
+  switch (machine) {
+    case Machine::kX86_64: return "x86_64";
+    case Machine::kAarch64: return "aarch64";
+    case Machine::kOther: break;
+  }
+  return "another processor";
+}
+
+Machine MachineFromUname(absl::string_view uname_m) {
+  uname_m = absl::StripAsciiWhitespace(uname_m);
+  if (uname_m == "x86_64" || uname_m == "amd64") return Machine::kX86_64;
+  if (uname_m == "aarch64" || uname_m == "arm64") return Machine::kAarch64;
+  return Machine::kOther;
+}
+
+absl::StatusOr<ElfFacts> ReadElfFacts(absl::string_view image) {
+  constexpr size_t kHeaderSize = 64;
+  if (image.size() < kHeaderSize || image.substr(0, 4) != "\x7f" "ELF") {
+    return absl::InvalidArgumentError("not an ELF executable");
+  }
+  if (image[4] != 2 || image[5] != 1) return absl::InvalidArgumentError("not a 64-bit little-endian ELF file");
+  ElfFacts facts;
+  const uint16_t machine = Le16(image, 18);
+  facts.machine = machine == kElfMachineX86_64   ? Machine::kX86_64
+                  : machine == kElfMachineAarch64 ? Machine::kAarch64
+                                                  : Machine::kOther;
+  const uint64_t table = Le64(image, 32);      // e_phoff
+  const uint16_t entry_size = Le16(image, 54);  // e_phentsize
+  const uint16_t entries = Le16(image, 56);     // e_phnum
+  if (entry_size < 4 || table > image.size() || uint64_t{entry_size} * entries > image.size() - table) {
+    return absl::InvalidArgumentError("ELF program headers lie outside the file");
+  }
+  facts.is_static = true;
+  for (uint16_t i = 0; i < entries; ++i) {
+    if (Le32(image, static_cast<size_t>(table) + size_t{i} * entry_size) == kProgramInterpreter) facts.is_static = false;
+  }
+  return facts;
+}
+
+absl::StatusOr<DeployedBinary> DeployBinary(SshConnection& c, const std::string& local) {
+  const bool own = local.empty();
+  const std::string path = own ? "/proc/self/exe" : local;
+  const std::string named = own ? "this nasperf" : local;
+  auto image = ReadBinary(path);
+  if (!image.ok()) return image.status();
+  auto facts = ReadElfFacts(*image);
+  if (!facts.ok()) return absl::InvalidArgumentError(absl::StrCat(named, ": ", facts.status().message()));
+  const std::string build_hint =
+      "scripts/package.sh builds it, NASPERF_AARCH64=1 scripts/package.sh the aarch64 one too";
+  if (!facts->is_static) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        named, " is linked against shared libraries the NAS does not have: pass --deploy-binary with the static "
+               "build (", build_hint, ")"));
+  }
+
+  auto probe = c.Run("uname -m; printf '%s\\n' \"${XDG_CACHE_HOME:-$HOME/.cache}\"", "", absl::Seconds(20));
+  if (!probe.ok()) return probe.status();
+  std::vector<std::string> lines = absl::StrSplit(*probe, '\n', absl::SkipEmpty());
+  if (lines.size() != 2 || lines[1].size() > 1024 || lines[1].front() != '/' || Printable(lines[1]) != lines[1]) {
+    return absl::FailedPreconditionError(absl::StrCat("ssh ", c.where(), ": cannot tell the processor and cache "
+                                                      "directory (uname -m and $HOME said: ", Printable(*probe), ")"));
+  }
+  DeployedBinary deployed;
+  deployed.machine = MachineFromUname(lines[0]);
+  if (deployed.machine == Machine::kOther) {
+    return absl::FailedPreconditionError(absl::StrCat("ssh ", c.where(), ": the host's processor is ",
+                                                      Printable(lines[0]), "; nasperf is built for x86_64 and aarch64"));
+  }
+  if (deployed.machine != facts->machine) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "ssh ", c.where(), ": the host is ", MachineName(deployed.machine), " but ", named, " is built for ",
+        MachineName(facts->machine), ": pass --deploy-binary dist/nasperf-VERSION-linux-",
+        MachineName(deployed.machine), " (", build_hint, ")"));
+  }
+
+  auto sftp = c.Sftp();
+  if (!sftp.ok()) return sftp.status();
+  const std::string dir = absl::StrCat(lines[1], "/nasperf");
+  for (const std::string& d : {lines[1], dir}) {
+    if (absl::Status s = MakeRemoteDirectory(c, *sftp, d); !s.ok()) return s;
+  }
+  if (absl::Status s = CheckCacheDirectory(c, *sftp, dir); !s.ok()) return s;
+  const uint64_t digest = Digest(*image);
+  deployed.path = absl::StrCat(dir, "/nasperf-", MachineName(deployed.machine), "-", ChecksumHex(digest));
+  deployed.bytes = image->size();
+  const int64_t start = MonoNanos();
+  if (sftp_attributes cached = sftp_lstat(*sftp, deployed.path.c_str()); cached != nullptr) {
+    const bool same_size = cached->type == SSH_FILEXFER_TYPE_REGULAR && cached->size == image->size();
+    sftp_attributes_free(cached);
+    if (same_size) {
+      auto seen = RemoteDigest(c, *sftp, deployed.path, image->size());
+      if (!seen.ok()) return seen.status();
+      if (*seen == digest) {
+        deployed.seconds = NanosToSeconds(MonoNanos() - start);
+        return deployed;
+      }
+    }
+    sftp_unlink(*sftp, deployed.path.c_str());  // damaged: replaced below
+  }
+  const std::string part = absl::StrCat(deployed.path, ".part-", RandomHex(4));
+  absl::Status uploaded = Upload(c, *sftp, part, *image);
+  if (uploaded.ok()) {
+    auto seen = RemoteDigest(c, *sftp, part, image->size());
+    if (!seen.ok()) {
+      uploaded = seen.status();
+    } else if (*seen != digest) {
+      uploaded = absl::DataLossError(absl::StrCat("ssh ", c.where(), ": ", part, " reads back different from ", named));
+    } else if (sftp_rename(*sftp, part.c_str(), deployed.path.c_str()) != SSH_OK) {
+      uploaded = c.Failure(absl::StrCat("rename ", part));
+    }
+  }
+  if (!uploaded.ok()) {
+    sftp_unlink(*sftp, part.c_str());
+    return uploaded;
+  }
+  deployed.uploaded = true;
+  deployed.seconds = NanosToSeconds(MonoNanos() - start);
+  return deployed;
+}
+
+}  // namespace nasperf
