@@ -26,7 +26,7 @@ const std::vector<std::string>& TransferColumns() {
       "path_mtu", "mss", "link_mbps", "line_rate_pct", "checksum", "verified", "status",
       "error",
       // appended after the contract columns
-      "transfer_id", "warmup", "source_wait_pct"};
+      "transfer_id", "warmup", "source_wait_pct", "notes"};
   return *columns;
 }
 
@@ -96,6 +96,7 @@ std::string TransferRow(const proto::TransferReport& r) {
       absl::StrCat(r.transfer_id()),
       r.warmup() ? "true" : "false",
       opt(r.has_source_wait_pct(), Pct(r.source_wait_pct())),
+      CsvText(r.notes()),
   };
   return CsvLine(cells);
 }

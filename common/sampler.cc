@@ -35,7 +35,19 @@ void IntervalSampler::HalveResolution() {
 }
 
 void IntervalSampler::Finish(int64_t now_ns) {
-  if (interval_ns_ > 0 && (pending_ > 0 || now_ns > last_ns_)) Close(now_ns);
+  if (interval_ns_ <= 0 || (pending_ == 0 && now_ns <= last_ns_)) return;
+  // A last sliver of an interval would plot as a rate over a few milliseconds (bytes
+  // drained from buffers look like a spike): it joins the sample before it.
+  if (!samples_.empty() && now_ns - last_ns_ < interval_ns_ / 2) {
+    IntervalSample& last = samples_.back();
+    last.t_s = static_cast<double>(now_ns - start_ns_) / 1e9;
+    last.bytes += pending_;
+    last.interval_s += static_cast<double>(now_ns - last_ns_) / 1e9;
+    pending_ = 0;
+    last_ns_ = now_ns;
+    return;
+  }
+  Close(now_ns);
 }
 
 void AddSamples(const std::vector<IntervalSample>& samples, proto::TransferReport* row) {

@@ -34,7 +34,8 @@ class IntervalSampler {
     pending_ += bytes;
     if (interval_ns_ > 0 && now_ns >= next_ns_) Close(now_ns);
   }
-  // Closes the last, partial interval.
+  // Closes the last, partial interval; one shorter than half an interval is merged
+  // into the sample before it.
   void Finish(int64_t now_ns);
   const std::vector<IntervalSample>& samples() const { return samples_; }
 

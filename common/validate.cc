@@ -108,6 +108,7 @@ absl::Status CheckReport(const proto::TransferReport& r) {
       CheckPlainText("sync_policy", r.sync_policy(), 64),
       CheckPlainText("checksum", r.checksum(), 64),
       Bounded("error", r.error(), 2000),
+      Bounded("notes", r.notes(), 2000),
       Figure("duration_s", r.has_duration_s(), r.duration_s()),
       Figure("mb_per_s", r.has_mb_per_s(), r.mb_per_s()),
       Figure("first_byte_s", r.has_first_byte_s(), r.first_byte_s()),

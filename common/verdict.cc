@@ -2,11 +2,13 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_format.h"
 #include "common/policy.h"
 
 namespace nasperf {
 
-std::string Verdict(double net_wait_pct, double disk_wait_pct, double source_wait_pct) {
+std::string Verdict(double net_wait_pct, double disk_wait_pct, double source_wait_pct, double line_rate_pct) {
+  if (line_rate_pct >= kLinkFullPct) return Name(Bottleneck::kNetwork);
   // The receiver waits for data whenever the sender waits on its source, so its net
   // wait holds the source's: the network's own share is what is left.
   const double network = source_wait_pct > 0 ? std::max(0.0, net_wait_pct - source_wait_pct) : net_wait_pct;
@@ -16,6 +18,17 @@ std::string Verdict(double net_wait_pct, double disk_wait_pct, double source_wai
   if (disk_wait_pct >= kVerdictThresholdPct && disk_wait_pct >= network) return Name(Bottleneck::kDisk);
   if (network >= kVerdictThresholdPct) return Name(Bottleneck::kNetwork);
   return Name(Bottleneck::kBalanced);
+}
+
+std::optional<double> LineRatePct(double mb_per_s, double ceiling_mb_per_s, std::string* note) {
+  if (!(ceiling_mb_per_s > 0)) return std::nullopt;
+  const double pct = 100 * mb_per_s / ceiling_mb_per_s;
+  if (pct <= kMaxPlausibleLineRatePct) return pct;
+  *note = absl::StrFormat(
+      "%.1f MB/s is %.0f%% of the %.1f MB/s a link of the stated speed carries: the link is faster than "
+      "--link-speed (or the NIC) says, so line_rate_pct is left out",
+      mb_per_s, pct, ceiling_mb_per_s);
+  return std::nullopt;
 }
 
 std::string VerdictMeaning(const std::string& word) {

@@ -3,19 +3,32 @@
 #ifndef NASPERF_COMMON_VERDICT_H_
 #define NASPERF_COMMON_VERDICT_H_
 
+#include <optional>
 #include <string>
 
 namespace nasperf {
 
 // A side is the bottleneck when the other waited on it for at least this share.
 inline constexpr double kVerdictThresholdPct = 20.0;
+// At or above this share of the path's TCP ceiling the link was full: no other part
+// could have made the transfer faster, whatever the waits say.
+inline constexpr double kLinkFullPct = 95.0;
+// Above this share the stated link speed cannot be the real one (a higher rate than
+// the link carries is impossible; 5% covers header-size and timing slack).
+inline constexpr double kMaxPlausibleLineRatePct = 105.0;
 
 // net_wait_pct: the disk writer sat idle waiting for data (network slower);
 // disk_wait_pct: the network reader waited for a free buffer or the final sync ran
 // (disk slower); source_wait_pct: the sender waited on its own source (its disk or
-// generator), a part of net_wait_pct, since the receiver waits meanwhile. Negative =
-// unknown. Returns "disk", "network", "source" or "balanced".
-std::string Verdict(double net_wait_pct, double disk_wait_pct, double source_wait_pct = -1);
+// generator), a part of net_wait_pct, since the receiver waits meanwhile;
+// line_rate_pct: the rate as a share of the TCP ceiling (kLinkFullPct or more: the
+// network). Negative = unknown. Returns "disk", "network", "source" or "balanced".
+std::string Verdict(double net_wait_pct, double disk_wait_pct, double source_wait_pct = -1,
+                    double line_rate_pct = -1);
+
+// mb_per_s as a share of the path's TCP ceiling, or nullopt when that share is over
+// kMaxPlausibleLineRatePct: then *note says the link is faster than stated.
+std::optional<double> LineRatePct(double mb_per_s, double ceiling_mb_per_s, std::string* note);
 
 // The verdict word in a sentence, for consoles and reports ("" for an unknown word).
 // An older nasperf's "sender" reads as "source".

@@ -47,8 +47,16 @@ void AddFigures(const PipelineResult& r, int64_t accepted_ns, std::optional<uint
     double disk = Pct(r.disk_wait_ns + r.sync_ns, duration);
     report->set_net_wait_pct(net);
     report->set_disk_wait_pct(disk);
+    if (link_mbps && report->has_mtu()) {
+      const uint32_t mtu = report->has_path_mtu() ? std::min(report->mtu(), report->path_mtu()) : report->mtu();
+      std::string note;
+      if (auto pct = LineRatePct(report->mb_per_s(), TcpGoodputCeilingMBps(*link_mbps, mtu), &note)) {
+        report->set_line_rate_pct(*pct);
+      }
+      if (!note.empty()) report->set_notes(note);
+    }
     const double source = sender && sender->send_ns > 0 ? Pct(sender->source_wait_ns, sender->send_ns) : -1;
-    report->set_bottleneck(Verdict(net, disk, source));
+    report->set_bottleneck(Verdict(net, disk, source, report->has_line_rate_pct() ? report->line_rate_pct() : -1));
     if (r.has_checksum) report->set_checksum(ChecksumHex(r.checksum));
     report->set_status(Name(Status::kOk));
   } else {
@@ -56,10 +64,6 @@ void AddFigures(const PipelineResult& r, int64_t accepted_ns, std::optional<uint
     report->set_error(std::string(r.status.message()));
   }
   AddSamples(r.samples, report);
-  if (link_mbps && report->has_mb_per_s() && report->has_mtu()) {
-    const uint32_t mtu = report->has_path_mtu() ? std::min(report->mtu(), report->path_mtu()) : report->mtu();
-    report->set_line_rate_pct(100 * report->mb_per_s() / TcpGoodputCeilingMBps(*link_mbps, mtu));
-  }
 }
 
 DataTrailer TrailerFor(const PipelineResult& result) {

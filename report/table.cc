@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/csv.h"
+#include "common/verdict.h"
 
 namespace nasperf {
 
@@ -147,6 +148,30 @@ bool LooksLikeSamples(const std::string& text) {
   return names.count("t_s") > 0 && names.count("status") == 0;
 }
 
+// Rows that flagged a figure as impossible (the notes column), and rows from an older
+// nasperf whose line_rate_pct says more than the link can carry: one warning each.
+void WarnAboutImpossibleFigures(ResultTable* table) {
+  size_t noted = 0, over_line_rate = 0;
+  std::string first_note;
+  for (const TransferRecord& r : table->transfers) {
+    if (!r.Cell("notes").empty()) {
+      if (noted++ == 0) first_note = absl::StrCat(r.source, ": ", r.Cell("notes"));
+      continue;
+    }
+    double pct = 0;
+    if (absl::SimpleAtod(r.Cell("line_rate_pct"), &pct) && pct > kMaxPlausibleLineRatePct) ++over_line_rate;
+  }
+  if (noted > 0) {
+    table->warnings.push_back(absl::StrCat(noted, " row", noted == 1 ? " has" : "s have",
+                                           " a figure left out as impossible, e.g. ", first_note));
+  }
+  if (over_line_rate > 0) {
+    table->warnings.push_back(absl::StrCat(
+        over_line_rate, " row", over_line_rate == 1 ? " shows" : "s show", " line_rate_pct over ",
+        kMaxPlausibleLineRatePct, "%: the link was faster than the --link-speed given, so that figure is wrong"));
+  }
+}
+
 }  // namespace
 
 absl::Status ParseTransfersCsv(const std::string& path, const std::string& text, ResultTable* table) {
@@ -274,6 +299,7 @@ absl::StatusOr<ResultTable> LoadResults(const std::vector<std::string>& inputs) 
   if (table.transfers.empty()) {
     return absl::InvalidArgumentError(absl::StrCat("no transfer rows in ", absl::StrJoin(table.files, ", ")));
   }
+  WarnAboutImpossibleFigures(&table);
   return table;
 }
 

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <map>
+#include <set>
 
 #include <algorithm>
 #include <atomic>
@@ -326,6 +327,7 @@ absl::StatusOr<SenderOutcome> RunSender(const SenderOptions& options, ReportSink
   SenderOutcome outcome;
   outcome.run_id = loop.run_id;
   Tally tally;
+  std::set<std::string> notes_said;  // roles whose left-out figure was explained: once per run
   const int total = options.warmup + options.runs;
   for (int k = 0; k < total; ++k) {
     std::vector<TransferResult> results = RunIteration(loop, console, k);
@@ -337,6 +339,11 @@ absl::StatusOr<SenderOutcome> RunSender(const SenderOptions& options, ReportSink
       }
       ++outcome.transfers;
       console.Line(TableLine(r));
+      for (const proto::TransferReport* row : {&r.sender, r.receiver ? &*r.receiver : nullptr}) {
+        if (row != nullptr && !row->notes().empty() && notes_said.insert(row->role()).second) {
+          console.Line(absl::StrCat("  warning (", row->role(), " row, said once): ", row->notes()));
+        }
+      }
       stop = stop || r.stop_loop;
       if (r.sender.status() != Name(Status::kOk)) {
         ++outcome.failed;

@@ -3,6 +3,7 @@
 #include "common/checksum.h"
 #include "common/clock.h"
 #include "common/units.h"
+#include "common/verdict.h"
 
 namespace nasperf {
 
@@ -22,8 +23,10 @@ void RecordTimings(const PushResult& r, std::optional<double> ceiling_mb_per_s,
   row.set_first_byte_s(NanosToSeconds(r.first_byte_ns - r.start_ns));
   row.set_write_s(NanosToSeconds(r.last_byte_ns - r.first_byte_ns));
   row.set_sync_s(NanosToSeconds(r.ack_ns - r.last_byte_ns));
-  if (ceiling_mb_per_s && *ceiling_mb_per_s > 0) {
-    row.set_line_rate_pct(100 * row.mb_per_s() / *ceiling_mb_per_s);
+  if (ceiling_mb_per_s) {
+    std::string note;
+    if (auto pct = LineRatePct(row.mb_per_s(), *ceiling_mb_per_s, &note)) row.set_line_rate_pct(*pct);
+    if (!note.empty()) row.set_notes(note);
   }
 }
 

@@ -3,7 +3,10 @@
 # sender's MB/s agrees with iperf3's on the same link within 3 %, and with
 # --link-speed 1gbit (veth itself
 # reports a nominal 10000 Mb/s) both roles compute line_rate_pct against the
-# shaped rate: 100 * MB/s / TcpGoodputCeiling(1000 Mb/s, MTU 1500).
+# shaped rate: 100 * MB/s / TcpGoodputCeiling(1000 Mb/s, MTU 1500). With a
+# --link-speed ten times too low the line rate would read ~1000 %: that figure is
+# left out on both rows, each says why (notes), the sender warns once and `report`
+# warns too.
 source "$(dirname "$0")/lib.sh"
 command -v iperf3 >/dev/null || skip "iperf3 is not installed"
 
@@ -38,4 +41,18 @@ for role in sender receiver; do
       || fail "$role line_rate_pct $pct for $rate MB/s, expected $(awk -v r="$rate" -v c="$ceiling" 'BEGIN { print 100 * r / c }')"
   done
 done
-echo "ok: shaped 1 Gb/s: nasperf $median MB/s vs iperf3 $iperf_mbs MB/s, line_rate_pct against --link-speed"
+
+on_client "$NASPERF" sender --to "$NAS_IP:$rx_PORT" --size 64MiB --runs 2 --link-speed 100mbit \
+  --out "$T/low" --no-progress >"$T/low.log" 2>&1 || fail "sender with a low --link-speed failed: $(tail -5 "$T/low.log")"
+for role in sender receiver; do
+  [ -z "$(csv_role_col "$T/low/transfers.csv" $role line_rate_pct | tr -d '\n')" ] \
+    || fail "$role rows print a line rate above the link: $(csv_role_col "$T/low/transfers.csv" $role line_rate_pct)"
+  csv_role_col "$T/low/transfers.csv" $role notes | grep -q "the link is faster than --link-speed" \
+    || fail "$role rows do not say why line_rate_pct is missing"
+done
+[ "$(grep -c "warning (sender row, said once): .*the link is faster than --link-speed" "$T/low.log")" = 1 ] \
+  || fail "the sender did not warn exactly once: $(cat "$T/low.log")"
+"$NASPERF" report "$T/low" >"$T/low-report.txt" 2>&1 || fail "report failed: $(cat "$T/low-report.txt")"
+grep -q "warning: 4 rows have a figure left out as impossible" "$T/low-report.txt" \
+  || fail "report does not warn about the left-out figures: $(cat "$T/low-report.txt")"
+echo "ok: shaped 1 Gb/s: nasperf $median MB/s vs iperf3 $iperf_mbs MB/s, line_rate_pct against --link-speed; a too-low --link-speed flagged, no figure over the link"

@@ -25,10 +25,36 @@ TEST(IntervalSampler, AStallBecomesOneLongSample) {
   IntervalSampler s(1.0, 0);
   s.Add(10, 5 * kSecond + 1);
   s.Add(10, 5 * kSecond + 2);  // next boundary is 6 s, not 2 s
-  s.Finish(5 * kSecond + 3);
+  s.Finish(5 * kSecond + 6 * kSecond / 10);
   ASSERT_EQ(s.samples().size(), 2u);
   EXPECT_EQ(s.samples()[0].bytes, 10u);
+  EXPECT_NEAR(s.samples()[0].interval_s, 5.0, 1e-6);
   EXPECT_EQ(s.samples()[1].bytes, 10u);
+}
+
+// The issue-18 spike: a throttled array's last 10 ms held 13.6 MB drained from
+// buffers and plotted as 1328 MB/s. A last interval under half the length joins the
+// one before it: every byte stays, and no rate comes from a sliver of time.
+TEST(IntervalSampler, ALastSliverJoinsTheSampleBeforeIt) {
+  IntervalSampler s(1.0, 0);
+  s.Add(150'000'000, kSecond);          // closes [0, 1 s]
+  s.Add(150'000'000, 2 * kSecond);      // closes [1, 2 s]
+  s.Add(13'600'000, 2 * kSecond + kSecond / 100);
+  s.Finish(2 * kSecond + kSecond / 100);
+  ASSERT_EQ(s.samples().size(), 2u);
+  const IntervalSample& last = s.samples()[1];
+  EXPECT_EQ(last.bytes, 163'600'000u);
+  EXPECT_NEAR(last.interval_s, 1.01, 1e-9);
+  EXPECT_NEAR(last.t_s, 2.01, 1e-9);
+  EXPECT_LT(static_cast<double>(last.bytes) / last.interval_s / 1e6, 170.0);
+}
+
+TEST(IntervalSampler, AShortTransferKeepsItsOnlySample) {
+  IntervalSampler s(1.0, 0);
+  s.Add(1000, kSecond / 100);
+  s.Finish(kSecond / 100);
+  ASSERT_EQ(s.samples().size(), 1u) << "nothing before it to join";
+  EXPECT_EQ(s.samples()[0].bytes, 1000u);
 }
 
 TEST(IntervalSampler, DisabledRecordsNothing) {

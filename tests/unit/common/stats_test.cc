@@ -40,6 +40,23 @@ TEST(Verdict, PicksTheSideTheOtherWaitedOn) {
   EXPECT_EQ(Verdict(10, 10, -1), "balanced");
 }
 
+TEST(Verdict, AFullLinkIsTheNetworkWhateverTheWaits) {
+  EXPECT_EQ(Verdict(5, 60, -1, 98.9), "network");
+  EXPECT_EQ(Verdict(5, 60, 70, 96), "network") << "a source that kept the link full did not limit it";
+  EXPECT_EQ(Verdict(5, 60, -1, 90), "disk");
+  EXPECT_EQ(Verdict(5, 60, -1, -1), "disk") << "line rate unknown";
+}
+
+TEST(LineRatePct, APlausibleShareOrANoteSayingTheLinkIsFaster) {
+  std::string note;
+  EXPECT_DOUBLE_EQ(*LineRatePct(50, 100, &note), 50);
+  EXPECT_DOUBLE_EQ(*LineRatePct(104, 100, &note), 104) << "within the slack";
+  EXPECT_TRUE(note.empty());
+  EXPECT_FALSE(LineRatePct(277, 100, &note).has_value());
+  EXPECT_NE(note.find("277%"), std::string::npos) << note;
+  EXPECT_FALSE(LineRatePct(50, 0, &note).has_value()) << "no ceiling, no figure";
+}
+
 // While the sender waits on its source, the NAS necessarily waits on the network: its
 // net wait holds the source's. Only what is left of it is the network's own.
 TEST(Verdict, TheNetworksShareIsWhatIsLeftAfterTheSourcesWait) {

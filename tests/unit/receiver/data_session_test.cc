@@ -5,6 +5,8 @@
 #include "receiver/data_session.h"
 
 #include "common/netinfo.h"
+#include "common/validate.h"
+#include "common/verdict.h"
 #include "gtest/gtest.h"
 
 namespace nasperf {
@@ -104,6 +106,35 @@ TEST(DataSession, LineRateIsAgainstTheTcpCeilingOfTheNarrowerMtu) {
   AddFigures(Finished(), 900'000'000, 1000, std::nullopt, &row);
   ASSERT_TRUE(row.has_line_rate_pct());
   EXPECT_DOUBLE_EQ(row.line_rate_pct(), 100 * 100.0 / TcpGoodputCeilingMBps(1000, 1500));
+}
+
+// Issue 18: a run at 98.9 % of line rate with a near-zero sync was called `disk`.
+// When the link was full nothing else could have gone faster: the rule says network,
+// whatever the waits say; below kLinkFullPct the waits decide as before.
+TEST(DataSession, ARunThatFilledTheLinkIsNetworkBoundWhateverTheWaits) {
+  SessionFacts facts;
+  facts.mtu = 1500;
+  proto::TransferReport full = AdmittedRow(Plan(), facts);
+  AddFigures(Finished(), 900'000'000, 860, std::nullopt, &full);  // 100 MB/s on a 101 MB/s path
+  ASSERT_TRUE(full.has_line_rate_pct());
+  EXPECT_GE(full.line_rate_pct(), kLinkFullPct);
+  EXPECT_EQ(full.bottleneck(), "network") << "disk wait was " << full.disk_wait_pct() << " %";
+  proto::TransferReport below = AdmittedRow(Plan(), facts);
+  AddFigures(Finished(), 900'000'000, 1000, std::nullopt, &below);  // 84 % of line rate
+  EXPECT_EQ(below.bottleneck(), "disk");
+}
+
+// Issue 18: line_rate_pct read 277-390 % when --link-speed was lower than the real
+// link. Such a figure cannot be true: it is left out and the row says why.
+TEST(DataSession, ALineRateOverTheLinkIsLeftOutWithANote) {
+  SessionFacts facts;
+  facts.mtu = 1500;
+  proto::TransferReport row = AdmittedRow(Plan(), facts);
+  AddFigures(Finished(), 900'000'000, 100, std::nullopt, &row);  // 100 MB/s "over" 100 Mb/s
+  EXPECT_FALSE(row.has_line_rate_pct());
+  EXPECT_NE(row.notes().find("the link is faster than --link-speed"), std::string::npos) << row.notes();
+  EXPECT_EQ(row.bottleneck(), "disk") << "an impossible line rate does not decide the verdict";
+  EXPECT_TRUE(CheckReport(row).ok()) << "the collector takes the row with its note";
 }
 
 TEST(DataSession, AFailedTransferKeepsItsReasonAndNoRate) {
