@@ -34,6 +34,9 @@ class IntervalSampler {
     pending_ += bytes;
     if (interval_ns_ > 0 && now_ns >= next_ns_) Close(now_ns);
   }
+  // True when an Add() at now_ns would close a sample: the moment to take a reading
+  // that is too costly for every block.
+  bool Due(int64_t now_ns) const { return interval_ns_ > 0 && now_ns >= next_ns_; }
   // Closes the last, partial interval; one shorter than half an interval is merged
   // into the sample before it.
   void Finish(int64_t now_ns);

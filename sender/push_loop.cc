@@ -15,7 +15,19 @@ LoopOutcome PushLoop(PayloadSource& source, uint64_t length, const PushOptions& 
   const int file_fd = source.file_fd();
   bool zero_copy = checksum == nullptr && file_fd >= 0 && writer.ZeroCopy();
   r.first_byte_ns = MonoNanos();
-  IntervalSampler sampler(options.interval_s, r.first_byte_ns);
+  r.sampler = IntervalSampler(options.interval_s, r.first_byte_ns);
+  // Acknowledged bytes count from here: what came before (the header) is not payload.
+  const std::optional<uint64_t> acked_before = writer.Acknowledged();
+  auto sample = [&](int64_t now_ns) {
+    uint64_t crossed = r.bytes_sent;
+    if (acked_before) {
+      const std::optional<uint64_t> acked = writer.Acknowledged();
+      crossed = acked ? std::min(r.bytes_sent, *acked - std::min(*acked, *acked_before)) : r.sampled_bytes;
+    }
+    crossed = std::max(crossed, r.sampled_bytes);
+    r.sampler.Add(crossed - r.sampled_bytes, now_ns);
+    r.sampled_bytes = crossed;
+  };
   LoopOutcome outcome;
   while (r.bytes_sent < length) {
     if (options.cancel != nullptr && options.cancel->load(std::memory_order_relaxed)) {
@@ -51,17 +63,28 @@ LoopOutcome PushLoop(PayloadSource& source, uint64_t length, const PushOptions& 
       }
     }
     r.bytes_sent += size;
-    sampler.Add(size, MonoNanos());
+    if (const int64_t now = MonoNanos(); r.sampler.Due(now)) sample(now);
     if (options.progress != nullptr) options.progress->fetch_add(size, std::memory_order_relaxed);
   }
   r.last_byte_ns = MonoNanos();
-  sampler.Finish(r.last_byte_ns);
-  r.samples = sampler.samples();
+  sample(r.last_byte_ns);
   if (checksum != nullptr) {
     r.has_checksum = true;
     r.checksum = checksum->Digest();
   }
   return outcome;
+}
+
+std::vector<IntervalSample> FinishedSamples(const PushResult& r) {
+  IntervalSampler sampler = r.sampler;
+  if (r.sampled_bytes < r.bytes_sent) {
+    const int64_t end = std::max(r.last_byte_ns, r.ack_ns);
+    sampler.Add(r.bytes_sent - r.sampled_bytes, end);
+    sampler.Finish(end);
+  } else {
+    sampler.Finish(r.last_byte_ns);
+  }
+  return sampler.samples();
 }
 
 }  // namespace nasperf

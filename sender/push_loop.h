@@ -43,8 +43,16 @@ struct PushResult {
   uint64_t checksum = 0;
   std::optional<uint32_t> mss;   // TCP_MAXSEG after connect (native)
   bool zero_copy = false;        // the writer moved the file's bytes itself (source_ns is its file reads)
-  std::vector<IntervalSample> samples;
+  // Bytes per interval: what the peer acknowledged where the writer can tell (TCP),
+  // else what was handed over. With acknowledgements the last bytes are still in
+  // flight when the loop ends: FinishedSamples adds them at ack_ns.
+  IntervalSampler sampler{0, 0};
+  uint64_t sampled_bytes = 0;    // counted in `sampler` so far
 };
+
+// The transfer's samples, every byte counted: the ones not yet acknowledged when the
+// loop ended are counted as arriving by ack_ns.
+std::vector<IntervalSample> FinishedSamples(const PushResult& r);
 
 // How one transport hands a piece of payload to its peer.
 class ChunkWriter {
@@ -52,6 +60,10 @@ class ChunkWriter {
   virtual ~ChunkWriter() = default;
   // Takes all of [data, data + size): the payload bytes at `offset`.
   virtual absl::Status Write(const uint8_t* data, size_t size, uint64_t offset) = 0;
+  // Bytes of this connection the peer has acknowledged so far (TCP_INFO), so samples
+  // show what crossed the wire rather than what a socket buffer took; nullopt when
+  // the transport cannot tell (SSH).
+  virtual std::optional<uint64_t> Acknowledged() const { return std::nullopt; }
   // True when WriteFromFile can move file bytes without a copy through us.
   virtual bool ZeroCopy() const { return false; }
   // Up to `size` bytes of `fd` at `offset` straight to the peer; how many went. Adds
@@ -70,7 +82,7 @@ struct LoopOutcome {
 
 // Pushes `length` bytes of `source` through `writer` (zero-copy when the source is a
 // file, nothing needs to see the bytes and the writer can). Fills r.first_byte_ns,
-// last_byte_ns, bytes_sent, source_ns, samples and the checksum.
+// last_byte_ns, bytes_sent, source_ns, the sampler and the checksum.
 LoopOutcome PushLoop(PayloadSource& source, uint64_t length, const PushOptions& options, ChunkWriter& writer,
                      PushResult& r);
 

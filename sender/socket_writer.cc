@@ -2,7 +2,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/tcp.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
+
+#include <cstddef>
 
 #include <algorithm>
 
@@ -26,6 +30,17 @@ absl::Status SendAll(int fd, const uint8_t* data, size_t size, int flags) {
 }
 
 absl::Status SocketWriter::Write(const uint8_t* data, size_t size, uint64_t) { return SendAll(fd_, data, size, 0); }
+
+std::optional<uint64_t> SocketWriter::Acknowledged() const {
+  tcp_info info{};
+  socklen_t size = sizeof info;
+  // tcpi_bytes_acked came with Linux 4.1: an older kernel's shorter answer lacks it.
+  if (::getsockopt(fd_, IPPROTO_TCP, TCP_INFO, &info, &size) != 0 ||
+      size < offsetof(tcp_info, tcpi_bytes_acked) + sizeof info.tcpi_bytes_acked) {
+    return std::nullopt;
+  }
+  return info.tcpi_bytes_acked;
+}
 
 absl::Status SocketWriter::OpenPipe() {
   int fds[2];

@@ -24,6 +24,7 @@ class SocketWriter : public ChunkWriter {
   explicit SocketWriter(int fd) : fd_(fd) {}
   absl::Status Write(const uint8_t* data, size_t size, uint64_t offset) override;
   bool ZeroCopy() const override { return true; }
+  std::optional<uint64_t> Acknowledged() const override;
   absl::StatusOr<size_t> WriteFromFile(int file, uint64_t offset, size_t size, int64_t* source_ns) override;
 
  private:

@@ -12,7 +12,7 @@ void RecordPush(const PushResult& r, proto::TransferReport& row) {
   row.set_bytes(r.bytes_sent);
   if (r.mss) row.set_mss(*r.mss);
   if (r.has_checksum) row.set_checksum(ChecksumHex(r.checksum));
-  AddSamples(r.samples, &row);
+  AddSamples(FinishedSamples(r), &row);
 }
 
 void RecordTimings(const PushResult& r, std::optional<double> ceiling_mb_per_s,
