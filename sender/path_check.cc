@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_format.h"
 #include "common/netinfo.h"
 #include "common/pmtu.h"
@@ -84,12 +85,32 @@ absl::StatusOr<PathFacts> CheckPath(const HostPort& receiver, const proto::Hello
     options.local_mtu = facts.mtu.value_or(1500);
     auto probe = ProbePathMtu({receiver.host, static_cast<uint16_t>(hello.probe_port())}, options);
     if (probe.ok()) {
-      facts.path_mtu = probe->path_mtu;
+      facts.path_mtu_probed = probe->path_mtu;
+      if (probe->path_mtu) facts.path_mtu = MtuMeant(*probe->path_mtu);
       facts.rtt_ms = probe->rtt_ms;
       facts.icmp_seen = probe->icmp_seen;
     }
   }
   return facts;
+}
+
+uint32_t MtuMeant(uint32_t probed) {
+  constexpr uint32_t kTagAllowance = 8;  // up to two VLAN tags (QinQ)
+  for (uint32_t standard : {1500u, 9000u}) {
+    if (probed > standard && probed <= standard + kTagAllowance) return standard;
+  }
+  return probed;
+}
+
+std::string PathMtuText(const PathFacts& f, bool say_how) {
+  if (!f.path_mtu) return "unknown";
+  std::vector<std::string> notes;
+  if (say_how) notes.push_back(f.icmp_seen ? "ICMP" : "UDP probe");
+  if (f.path_mtu_probed && *f.path_mtu_probed != *f.path_mtu) {
+    notes.push_back(absl::StrCat("packets up to ", *f.path_mtu_probed,
+                                 " pass: the few bytes a port allows beyond its MTU for VLAN tags"));
+  }
+  return notes.empty() ? absl::StrCat(*f.path_mtu) : absl::StrCat(*f.path_mtu, " (", absl::StrJoin(notes, "; "), ")");
 }
 
 std::vector<std::string> PathWarnings(const PathFacts& f) {
@@ -146,7 +167,7 @@ std::string PathLine(const PathFacts& f) {
       "path: %s via %s (%s), MTU %s, link %s%s; receiver MTU %s; path MTU %s, MSS %s",
       FormatHostPort(f.receiver), f.interface.empty() ? "?" : f.interface,
       f.local_address.empty() ? "?" : f.local_address, Show(f.mtu), Show(f.link_mbps, " Mb/s"),
-      f.link_from_flag ? " (--link-speed)" : "", Show(f.peer_mtu), Show(f.path_mtu), Show(f.mss));
+      f.link_from_flag ? " (--link-speed)" : "", Show(f.peer_mtu), PathMtuText(f, false), Show(f.mss));
   if (f.rtt_ms > 0) absl::StrAppendFormat(&line, ", RTT %.2f ms", f.rtt_ms);
   if (auto ceiling = f.CeilingMBps()) absl::StrAppendFormat(&line, ", TCP ceiling %.0f MB/s", *ceiling);
   return line;
@@ -182,8 +203,7 @@ absl::StatusOr<int> RunProbe(const ProbeOptions& options, std::FILE* out) {
                                        : absl::StrCat(f.interface, " (", f.local_address, ")"));
   row("local MTU", Show(f.mtu));
   row("receiver MTU", Show(f.peer_mtu));
-  row("path MTU", f.path_mtu ? absl::StrCat(*f.path_mtu, f.icmp_seen ? " (ICMP)" : " (UDP probe)")
-                             : "unknown");
+  row("path MTU", PathMtuText(f, true));
   row("MSS", Show(f.mss));
   row("link", absl::StrCat(Show(f.link_mbps, " Mb/s"), f.link_from_flag ? " (--link-speed)" : "",
                            f.nic_max_mbps ? absl::StrCat(", NIC max ", *f.nic_max_mbps, " Mb/s") : ""));

@@ -28,7 +28,8 @@ struct PathFacts {
   bool link_from_flag = false;
   std::optional<uint32_t> nic_max_mbps;  // fastest mode the local NIC supports
   std::optional<uint32_t> peer_mtu;   // the receiver's interface MTU (Hello)
-  std::optional<uint32_t> path_mtu;   // largest DF datagram that arrived whole
+  std::optional<uint32_t> path_mtu;   // the MTU the probe's finding means (MtuMeant)
+  std::optional<uint32_t> path_mtu_probed;  // largest DF datagram that arrived whole
   std::optional<uint32_t> mss;        // TCP_MAXSEG of a data connection
   bool ipv6 = false;
   bool icmp_seen = false;
@@ -42,6 +43,13 @@ struct PathFacts {
   // TCP goodput the link allows, in MB/s; absent without a link speed or an MTU.
   std::optional<double> CeilingMBps() const;
 };
+
+// What a probed path MTU means: a port at a standard MTU (1500, 9000) usually passes
+// frames a few bytes bigger (room for VLAN tags), so 1501..1508 means 1500. Else as probed.
+uint32_t MtuMeant(uint32_t probed);
+// "1500 (UDP probe; packets up to 1504 pass: ...)": the meaning, with say_how how it
+// was found, and the raw finding when the two differ.
+std::string PathMtuText(const PathFacts& facts, bool say_how);
 
 // Collects the facts; link_override_mbps > 0 stands for --link-speed. Fails only
 // when the receiver's data port cannot be reached at all.

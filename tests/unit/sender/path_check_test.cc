@@ -89,6 +89,31 @@ TEST(PathLine, NamesEveryFact) {
             "path MTU 9000, MSS 8948, RTT 0.10 ms, TCP ceiling 1238 MB/s");
 }
 
+// Issue 18: a switch that drops frames over 1500 was reported as path MTU 1504. A
+// port passes a few bytes beyond its MTU for VLAN tags; the finding means 1500.
+TEST(MtuMeant, AFewBytesOverAStandardMtuMeanThatMtu) {
+  EXPECT_EQ(MtuMeant(1504), 1500u);
+  EXPECT_EQ(MtuMeant(1508), 1500u);
+  EXPECT_EQ(MtuMeant(9004), 9000u);
+  EXPECT_EQ(MtuMeant(1500), 1500u);
+  EXPECT_EQ(MtuMeant(1509), 1509u) << "past two tags: as probed";
+  EXPECT_EQ(MtuMeant(1400), 1400u) << "a tunnel's MTU stays what it is";
+}
+
+TEST(PathMtuText, SaysWhatWasMeasuredAndWhatItMeans) {
+  PathFacts f = CleanJumboPath();
+  f.path_mtu = 1500;
+  f.path_mtu_probed = 1504;
+  EXPECT_EQ(PathMtuText(f, true),
+            "1500 (UDP probe; packets up to 1504 pass: the few bytes a port allows beyond its MTU for VLAN tags)");
+  f.path_mtu_probed = 1500;
+  f.icmp_seen = true;
+  EXPECT_EQ(PathMtuText(f, true), "1500 (ICMP)");
+  EXPECT_EQ(PathMtuText(f, false), "1500");
+  f.path_mtu.reset();
+  EXPECT_EQ(PathMtuText(f, false), "unknown");
+}
+
 TEST(AutoWindow, AutotuningUnlessTheBdpOutgrowsIt) {
   PathFacts f = CleanJumboPath();
   EXPECT_EQ(AutoWindowBytes(f), 0u);  // 10 Gb/s x 0.1 ms = 125 kB
