@@ -784,7 +784,7 @@ const std::vector<std::string>& GroupingColumns() {
 }
 
 struct ReportFlags {
-  std::vector<std::string> inputs;
+  std::vector<std::string> inputs, where;
   std::string role, html, by = "label", baseline;
   bool json = false;
 };
@@ -794,6 +794,14 @@ void AddReportInputs(CLI::App* cmd, ReportFlags& f, const std::string& role_help
       ->required();
   cmd->add_option("--role", f.role, role_help)->check(CLI::IsMember(Names<Role>()));
   cmd->add_flag("--json", f.json, "Print JSON instead of a table");
+  cmd->add_option("--where", f.where, "Only rows with COLUMN=VALUE, e.g. label=cache (repeatable: all must hold)");
+}
+
+// The results the inputs hold, narrowed by --where.
+absl::StatusOr<ResultTable> LoadReportInputs(const ReportFlags& f) {
+  auto table = LoadResults(f.inputs);
+  if (!table.ok() || f.where.empty()) return table;
+  return FilterRows(*table, f.where);
 }
 
 void AddReport(CLI::App& app, ReportFlags& f) {
@@ -818,7 +826,7 @@ std::optional<Role> RoleFlag(const std::string& command, const std::string& text
 
 int RunReport(const ReportFlags& f) {
   const std::string cmd = "report";
-  auto table = LoadResults(f.inputs);
+  auto table = LoadReportInputs(f);
   if (!table.ok()) return Fail(cmd, table.status());
   const std::optional<Role> role = RoleFlag(cmd, f.role);
   auto report = SummarizeResults(*table, role);
@@ -835,7 +843,7 @@ int RunReport(const ReportFlags& f) {
 
 int RunCompare(const ReportFlags& f) {
   const std::string cmd = "compare";
-  auto table = LoadResults(f.inputs);
+  auto table = LoadReportInputs(f);
   if (!table.ok()) return Fail(cmd, table.status());
   auto compare = Compare(*table, f.by, f.baseline, RoleFlag(cmd, f.role));
   if (!compare.ok()) return Fail(cmd, compare.status());

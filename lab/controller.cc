@@ -41,9 +41,11 @@ class Lab {
 
   absl::StatusOr<LabOutcome> Run() {
     for (const PlanHost& host : plan_.hosts) ConnectAgent(host, "");
-    if (absl::Status s = StartCollector(); !s.ok()) return s;
     absl::Status checked = StartRemoteAgents();
     if (checked.ok()) checked = Preflight();
+    // The collector starts only for a lab that will run: one stopped by its checks
+    // leaves no results directory of empty CSVs behind.
+    if (checked.ok()) checked = StartCollector();
     if (!checked.ok()) {
       StopRemoteAgents();
       StopCollector();

@@ -5,6 +5,7 @@
 #include <set>
 #include <tuple>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -177,6 +178,47 @@ std::string JsonStrings(const std::vector<std::string>& items) {
   return absl::StrCat("[", absl::StrJoin(quoted, ","), "]");
 }
 
+// The distinct non-empty values of a column over rows, joined with "/" ("" if none).
+std::string DistinctValues(const std::vector<const TransferRecord*>& rows, const std::string& column) {
+  std::vector<std::string> values;
+  for (const TransferRecord* r : rows) {
+    const std::string& v = r->Cell(column);
+    if (!v.empty() && std::find(values.begin(), values.end(), v) == values.end()) values.push_back(v);
+  }
+  return absl::StrJoin(values, "/");
+}
+
+std::string PathText(const std::vector<const TransferRecord*>& rows) {
+  std::vector<std::string> parts;
+  for (const auto& [column, name, unit] : {std::tuple{"mtu", "MTU", ""}, {"path_mtu", "path MTU", ""},
+                                           {"mss", "MSS", ""}, {"link_mbps", "link", " Mb/s"}}) {
+    std::string values = DistinctValues(rows, column);
+    if (!values.empty()) parts.push_back(absl::StrCat(name, " ", values, unit));
+  }
+  std::vector<double> line_rates;
+  for (const TransferRecord* r : rows) {
+    double pct = 0;
+    if (absl::SimpleAtod(r->Cell("line_rate_pct"), &pct) && pct <= kMaxPlausibleLineRatePct) line_rates.push_back(pct);
+  }
+  if (!line_rates.empty()) parts.push_back(absl::StrFormat("line rate %.1f %% (median)", Summarize(line_rates).median));
+  return absl::StrJoin(parts, ", ");
+}
+
+std::string ObservationText(const GroupRows& g) {
+  std::set<std::string> hosts;
+  size_t most_streams = 1;
+  std::map<std::string, size_t> streams;
+  for (const TransferRecord* r : g.rows) {
+    hosts.insert(r->host);
+    most_streams = std::max(most_streams, ++streams[IterationKey(*r)]);
+  }
+  std::string text = hosts.size() > 1 ? absl::StrFormat("one per host and iteration (%d hosts, each its own MB/s)",
+                                                        hosts.size())
+                                      : "one per iteration";
+  if (most_streams > 1) absl::StrAppendFormat(&text, "; up to %d streams of one added together", most_streams);
+  return text;
+}
+
 std::string BottleneckMix(const std::map<std::string, int>& mix) {
   std::vector<std::string> parts;
   for (const auto& [verdict, count] : mix) parts.push_back(absl::StrCat(verdict, " ", count));
@@ -199,6 +241,8 @@ absl::StatusOr<ReportResult> SummarizeResults(const ResultTable& table, std::opt
       s.rates_in_order = g.Rates();
       WarnAboutStreams(g, &report.warnings);
       s.stats = Summarize(s.rates_in_order);
+      s.observation = ObservationText(g);
+      s.path = PathText(g.rows);
       for (const TransferRecord* row : g.rows) ++s.bottlenecks[row->bottleneck.empty() ? "unknown" : row->bottleneck];
       s.trend = MannKendall(s.rates_in_order);
       s.drifts = Drifts(s.trend, s.rates_in_order.size());
@@ -219,6 +263,45 @@ absl::StatusOr<ReportResult> SummarizeResults(const ResultTable& table, std::opt
                                            " (status ok, not a warm-up, with a throughput)"));
   }
   return report;
+}
+
+std::string TrendText(const GroupSummary& g) {
+  if (g.stats.n < 4) return "too few runs for a trend (n<4)";
+  if (!g.drifts) return absl::StrFormat("no trend (Mann-Kendall p=%.3f)", g.trend.p);
+  return absl::StrFormat("%s by %.1f MB/s per run (Mann-Kendall p=%.3f)", g.trend.sen_slope < 0 ? "falls" : "rises",
+                         std::fabs(g.trend.sen_slope), g.trend.p);
+}
+
+absl::StatusOr<ResultTable> FilterRows(const ResultTable& table, const std::vector<std::string>& where) {
+  ResultTable kept = table;
+  for (const std::string& condition : where) {
+    const size_t eq = condition.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return absl::InvalidArgumentError(absl::StrCat("--where ", condition, ": expected COLUMN=VALUE"));
+    }
+    const std::string column = condition.substr(0, eq), value = condition.substr(eq + 1);
+    if (absl::Status s = CheckColumn(kept, column); !s.ok()) return s;
+    std::vector<TransferRecord> rows;
+    for (TransferRecord& r : kept.transfers) {
+      if (r.Cell(column) == value) rows.push_back(std::move(r));
+    }
+    if (rows.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("--where ", condition, ": no row has ", column, " = ", value));
+    }
+    kept.transfers = std::move(rows);
+  }
+  // Samples follow their transfers (a chart must not show what was filtered out).
+  std::set<std::string> transfers;
+  auto key = [](const std::string& run, Role role, const std::string& host, long long iteration, long long stream) {
+    return absl::StrCat(run, "\x1f", Name(role), "\x1f", host, "\x1f", iteration, "\x1f", stream);
+  };
+  for (const TransferRecord& r : kept.transfers) transfers.insert(key(r.run_id, r.role, r.host, r.iteration, r.stream));
+  std::vector<SampleRecord> samples;
+  for (const SampleRecord& s : kept.samples) {
+    if (transfers.count(key(s.run_id, s.role, s.host, s.iteration, s.stream)) > 0) samples.push_back(s);
+  }
+  kept.samples = std::move(samples);
+  return kept;
 }
 
 std::string VerdictText(const Comparison& c, size_t baseline_n, bool* significant) {
@@ -281,6 +364,15 @@ absl::StatusOr<CompareResult> Compare(const ResultTable& table, const std::strin
     c.baseline = i == 0;
     std::vector<double> rates = groups[i].Rates();
     WarnAboutStreams(groups[i], &result.warnings);
+    if (by != "label") {
+      const std::string labels = DistinctValues(groups[i].rows, "label");
+      if (labels.find('/') != std::string::npos) {
+        result.warnings.push_back(absl::StrFormat(
+            "%s %s pools rows of labels %s (different set-ups, e.g. cache and array): compare within one with "
+            "--where label=%s",
+            by, c.group, labels, labels.substr(0, labels.find('/'))));
+      }
+    }
     c.stats = Summarize(rates);
     TrendResult trend = MannKendall(rates);
     if (Drifts(trend, rates.size())) result.warnings.push_back(DriftWarning(c.group, result.role, trend));
@@ -324,18 +416,29 @@ std::vector<std::string> VerdictLegend(const ReportResult& report) {
 
 std::string ReportText(const ReportResult& report) {
   std::string out;
+  int width = 16;  // the label column fits the longest label
+  for (const GroupSummary& g : report.groups) width = std::max(width, static_cast<int>(g.group.size()));
   const GroupSummary* previous = nullptr;
+  std::vector<std::string> notes;  // per group: what n counts, the path
+  auto flush_notes = [&] {
+    for (const std::string& note : notes) absl::StrAppend(&out, note);
+    notes.clear();
+  };
   for (const GroupSummary& g : report.groups) {
     if (previous == nullptr || g.role != previous->role) {
+      flush_notes();
       absl::StrAppend(&out, out.empty() ? "" : "\n", Name(g.role), ": ", RateMeaning(g.role), "\n");
-      absl::StrAppendFormat(&out, "  %-16s %4s %9s %9s %8s %9s %9s %9s %9s  %s\n", "label", "n", "median", "mean",
+      absl::StrAppendFormat(&out, "  %-*s %4s %9s %9s %8s %9s %9s %9s %9s  %s\n", width, "label", "n", "median", "mean",
                             "stddev", "min", "max", "p5", "p95", "bottleneck");
     }
     const Summary& s = g.stats;
-    absl::StrAppendFormat(&out, "  %-16s %4d %9.1f %9.1f %8.1f %9.1f %9.1f %9.1f %9.1f  %s\n", g.group, s.n, s.median,
-                          s.mean, s.stddev, s.min, s.max, s.p5, s.p95, BottleneckMix(g.bottlenecks));
+    absl::StrAppendFormat(&out, "  %-*s %4d %9.1f %9.1f %8.1f %9.1f %9.1f %9.1f %9.1f  %s\n", width, g.group, s.n,
+                          s.median, s.mean, s.stddev, s.min, s.max, s.p5, s.p95, BottleneckMix(g.bottlenecks));
+    notes.push_back(absl::StrCat("    ", g.group, ": n counts ", g.observation, g.path.empty() ? "" : "; ", g.path,
+                                 "; ", TrendText(g), "\n"));
     previous = &g;
   }
+  flush_notes();
   for (const std::string& line : VerdictLegend(report)) absl::StrAppend(&out, "  ", line, "\n");
   if (report.warmups_skipped > 0) {
     absl::StrAppend(&out, "warm-ups skipped: ", report.warmups_skipped, report.warmups_skipped == 1 ? " row\n" : " rows\n");
@@ -360,7 +463,8 @@ std::string ReportJson(const ReportResult& report) {
                                   SummaryJson(g.stats), ",\"bottleneck\":{", absl::StrJoin(mix, ","),
                                   "},\"trend_p\":", JsonNumber(g.trend.p),
                                   ",\"sen_slope\":", JsonNumber(g.trend.sen_slope),
-                                  ",\"drifts\":", g.drifts ? "true" : "false", "}"));
+                                  ",\"drifts\":", g.drifts ? "true" : "false",
+                                  ",\"observation\":", JsonString(g.observation), ",\"path\":", JsonString(g.path), "}"));
   }
   std::vector<std::string> failures;
   for (const TransferRecord* r : report.failures) {
@@ -377,13 +481,15 @@ std::string ReportJson(const ReportResult& report) {
 std::string CompareText(const CompareResult& c) {
   std::string out = absl::StrCat("compare by ", c.by, ", ", Name(c.role), " ", RateMeaning(c.role), ", baseline ",
                                  c.baseline, "\n");
-  absl::StrAppendFormat(&out, "  %-16s %4s %9s %9s %9s  %s\n", c.by, "n", "median", "diff", "p", "verdict");
+  int width = std::max<int>(16, static_cast<int>(c.by.size()));
+  for (const Comparison& r : c.rows) width = std::max(width, static_cast<int>(r.group.size()));
+  absl::StrAppendFormat(&out, "  %-*s %4s %9s %9s %9s  %s\n", width, c.by, "n", "median", "diff", "p", "verdict");
   for (const Comparison& r : c.rows) {
     if (r.baseline) {
-      absl::StrAppendFormat(&out, "  %-16s %4d %9.1f %9s %9s  %s\n", r.group, r.stats.n, r.stats.median, "", "",
+      absl::StrAppendFormat(&out, "  %-*s %4d %9.1f %9s %9s  %s\n", width, r.group, r.stats.n, r.stats.median, "", "",
                             r.verdict);
     } else {
-      absl::StrAppendFormat(&out, "  %-16s %4d %9.1f %+8.1f%% %9.4f  %s\n", r.group, r.stats.n, r.stats.median,
+      absl::StrAppendFormat(&out, "  %-*s %4d %9.1f %+8.1f%% %9.4f  %s\n", width, r.group, r.stats.n, r.stats.median,
                             r.difference.percent, r.test.p, r.verdict);
     }
   }

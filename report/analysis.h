@@ -43,7 +43,16 @@ struct GroupSummary {
   TrendResult trend;
   bool drifts = false;                     // trend p < kAlpha with n >= 4
   std::vector<double> rates_in_order;
+  // What one of the n observations is: "one per iteration", "one per iteration: its 3
+  // streams together", "one per host and iteration (3 hosts, each its own MB/s)".
+  std::string observation;
+  // The path the group ran over, from its rows: MTU, path MTU, MSS, link and the
+  // median line rate, each only when known; distinct values joined with "/".
+  std::string path;
 };
+
+// The trend in words a reader cannot misread: a slope only when it is significant.
+std::string TrendText(const GroupSummary& g);
 
 struct ReportResult {
   std::vector<GroupSummary> groups;                // by role (receiver first), then group order
@@ -55,6 +64,10 @@ struct ReportResult {
 // role: one role's rows, or nullopt for both. by: the column to group by (label).
 absl::StatusOr<ReportResult> SummarizeResults(const ResultTable& table, std::optional<Role> role,
                                               const std::string& by = "label");
+
+// Keeps the rows whose COLUMN equals VALUE for every "COLUMN=VALUE" in `where`
+// (`--where`); an unknown column or a filter that keeps nothing is an error.
+absl::StatusOr<ResultTable> FilterRows(const ResultTable& table, const std::vector<std::string>& where);
 
 struct Comparison {
   std::string group;

@@ -331,17 +331,14 @@ std::string List(const std::vector<std::string>& items);
 
 std::string SummaryTable(const ReportResult& report) {
   std::string out = "<table>\n" + Row({"label", "role", "n", "median", "mean", "stddev", "min", "max", "p5", "p95",
-                                       "bottleneck", "trend (Mann-Kendall)"},
+                                       "bottleneck", "trend", "n counts", "path"},
                                       "th");
   for (const GroupSummary& g : report.groups) {
     std::vector<std::string> mix;
     for (const auto& [verdict, count] : g.bottlenecks) mix.push_back(absl::StrCat(verdict, " ", count));
     const Summary& s = g.stats;
-    std::string trend = g.stats.n < 4 ? "n<4"
-                                      : absl::StrFormat("%s p=%.3f, %+.1f MB/s per run", g.drifts ? "drifts" : "flat",
-                                                        g.trend.p, g.trend.sen_slope);
     out += Row({g.group, Name(g.role), absl::StrCat(s.n), Num(s.median), Num(s.mean), Num(s.stddev), Num(s.min), Num(s.max),
-                Num(s.p5), Num(s.p95), absl::StrJoin(mix, ", "), trend});
+                Num(s.p5), Num(s.p95), absl::StrJoin(mix, ", "), TrendText(g), g.observation, g.path.empty() ? "-" : g.path});
   }
   out += "</table>\n";
   std::vector<std::string> legend = VerdictLegend(report);

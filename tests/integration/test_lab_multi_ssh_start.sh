@@ -2,7 +2,7 @@
 # namespace; the controller starts `nasperf agent` there over SSH (libssh, host key
 # checked against a known_hosts file, a throwaway key), runs the plan with two
 # clients, and stops that agent at the end. A host key that is not the one in
-# known_hosts stops the lab before anything runs.
+# known_hosts stops the lab before anything runs, and leaves no empty results behind.
 source "$(dirname "$0")/lib.sh"
 [ -x /usr/sbin/sshd ] || skip "openssh-server is not installed"
 
@@ -64,6 +64,7 @@ cat "$T/wrong.log"
 [ $rc = 1 ] || fail "a wrong host key: exit $rc, want 1"
 grep -q "host nas: ssh root@$NAS_IP:2222: the host key CHANGED" "$T/wrong.log" || fail "no clear host-key error"
 [ "$(nas_agents)" = 0 ] || fail "an agent started despite the wrong host key"
+[ ! -e "$T/out0" ] || fail "a lab stopped by its checks left a results directory: $(ls -R "$T/out0")"
 
 plan "$T/ssh/known_hosts" "$T/out" >"$T/plan.toml"
 on_hop "$NASPERF" lab --ssh "$T/plan.toml" >"$T/lab.log" 2>&1 || fail "nasperf lab --ssh failed: $(tail -20 "$T/lab.log")"

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "report/analysis.h"
@@ -159,6 +160,78 @@ TEST(Report, TheStreamsOfOneIterationAreOneObservation) {
   ASSERT_EQ(r->groups.size(), 1u);
   EXPECT_EQ(r->groups[0].rates_in_order, (std::vector<double>{800, 650}));
   EXPECT_THAT(ReportText(*r), HasSubstr("x (receiver): 1 iteration left out because one of its streams failed"));
+}
+
+// Issue 18: three clients into one NAS showed the receiver at n=3 (the aggregate per
+// run) beside the senders at n=9 (per client) with no word on why. Each group says
+// what one observation is, and the path it ran over.
+TEST(Report, SaysWhatNCountsAndThePath) {
+  ResultTable t = Table(
+      "run_id,label,iteration,stream,role,host,bytes,duration_s,mb_per_s,status,warmup,mtu,path_mtu,mss,link_mbps,"
+      "line_rate_pct\n"
+      "r,lab,1,0,receiver,nas,100000000,1.0,100,ok,false,9000,1500,1448,1000,85.0\n"
+      "r,lab,1,1,receiver,nas,100000000,1.0,100,ok,false,9000,1500,1448,1000,85.0\n"
+      "r,lab,1,2,receiver,nas,100000000,1.0,100,ok,false,9000,1500,1448,1000,85.0\n"
+      "r,lab,1,0,sender,client1,100000000,1.0,100,ok,false,9000,1500,1448,1000,277.0\n"
+      "r,lab,1,1,sender,client2,100000000,1.0,100,ok,false,9000,1500,1448,1000,85.0\n"
+      "r,lab,1,2,sender,client3,100000000,1.0,100,ok,false,9000,1500,1448,1000,85.0\n");
+  auto r = SummarizeResults(t, std::nullopt);
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->groups.size(), 2u);
+  EXPECT_EQ(r->groups[0].observation, "one per iteration; up to 3 streams of one added together");
+  EXPECT_EQ(r->groups[1].observation, "one per host and iteration (3 hosts, each its own MB/s)");
+  EXPECT_EQ(r->groups[0].path, "MTU 9000, path MTU 1500, MSS 1448, link 1000 Mb/s, line rate 85.0 % (median)");
+  EXPECT_THAT(r->groups[1].path, HasSubstr("line rate 85.0 %")) << "an impossible 277 % is not a figure";
+  const std::string text = ReportText(*r);
+  EXPECT_THAT(text, HasSubstr("lab: n counts one per host and iteration (3 hosts"));
+  EXPECT_THAT(ReportJson(*r), HasSubstr("\"observation\":\"one per iteration; up to 3 streams"));
+}
+
+// "flat p=0.086, +82.1 MB/s per run" read as a slope that was not there.
+TEST(Report, ATrendIsNamedOnlyWhenItIsSignificant) {
+  GroupSummary g;
+  g.stats.n = 10;
+  g.trend.p = 0.086;
+  g.trend.sen_slope = 82.1;
+  EXPECT_EQ(TrendText(g), "no trend (Mann-Kendall p=0.086)");
+  g.drifts = true;
+  g.trend.p = 0.01;
+  g.trend.sen_slope = -20.5;
+  EXPECT_EQ(TrendText(g), "falls by 20.5 MB/s per run (Mann-Kendall p=0.010)");
+  g.stats.n = 3;
+  EXPECT_EQ(TrendText(g), "too few runs for a trend (n<4)");
+}
+
+TEST(Report, ALongLabelKeepsTheColumnsAligned) {
+  const std::string label = "array-with-parity-and-a-very-long-name";
+  ResultTable t = Table(Csv({{label, kBase}, {"x", kSame}}));
+  auto r = SummarizeResults(t, Role::kReceiver);
+  ASSERT_TRUE(r.ok());
+  // The bottleneck column starts at the same place on the header and on every row.
+  std::vector<std::string> lines = absl::StrSplit(ReportText(*r), '\n');
+  ASSERT_GE(lines.size(), 4u);
+  const size_t column = lines[1].find("  bottleneck");
+  ASSERT_NE(column, std::string::npos);
+  EXPECT_EQ(lines[2].find("  disk 5"), column) << lines[2];
+  EXPECT_EQ(lines[3].find("  disk 5"), column) << lines[3];
+}
+
+// compare --by path_mtu pooled cache and array rows without a word.
+TEST(Compare, SaysWhenAGroupPoolsLabelsAndWhereNarrowsIt) {
+  ResultTable t = Table(Csv({{"cache", kBase}, {"array", kFaster}}));
+  auto pooled = Compare(t, "mtu", "", Role::kReceiver);
+  ASSERT_TRUE(pooled.ok());
+  EXPECT_THAT(CompareText(*pooled), HasSubstr("mtu 1500 pools rows of labels cache/array"));
+  EXPECT_THAT(CompareText(*pooled), HasSubstr("--where label=cache"));
+  auto cache = FilterRows(t, {"label=cache"});
+  ASSERT_TRUE(cache.ok()) << cache.status();
+  auto narrowed = Compare(*cache, "mtu", "", Role::kReceiver);
+  ASSERT_TRUE(narrowed.ok());
+  EXPECT_THAT(CompareText(*narrowed), Not(HasSubstr("pools rows")));
+  EXPECT_EQ(narrowed->rows[0].stats.n, 5u);
+  EXPECT_FALSE(FilterRows(t, {"label=nothing"}).ok());
+  EXPECT_FALSE(FilterRows(t, {"nocolumn=1"}).ok());
+  EXPECT_FALSE(FilterRows(t, {"label"}).ok());
 }
 
 TEST(Html, EscapesEverythingFromTheCsvAndFetchesNothing) {
