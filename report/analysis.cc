@@ -54,12 +54,18 @@ std::vector<double> IterationRates(GroupRows& g, const std::set<std::string>& fa
     it->second.push_back(r);
   }
   std::vector<double> rates;
+  std::map<std::string, size_t> ordinal_of_run;  // (run, iteration) -> 1, 2, ... in order taken
   for (const std::string& key : order) {
     const std::vector<const TransferRecord*>& rows = streams[key];
     if (failed_iterations.count(absl::StrCat(g.group, "\x1e", key)) > 0) {
       ++g.iterations_with_failed_streams;
       continue;
     }
+    const TransferRecord& first = *rows.front();
+    auto [ordinal, added] =
+        ordinal_of_run.emplace(absl::StrCat(first.run_id, "\x1f", first.iteration), ordinal_of_run.size() + 1);
+    g.run_ordinals.push_back(ordinal->second);
+    g.hosts.push_back(first.host);
     if (rows.size() == 1) {
       rates.push_back(rows[0]->mb_per_s);
       continue;
@@ -239,6 +245,8 @@ absl::StatusOr<ReportResult> SummarizeResults(const ResultTable& table, std::opt
       s.group = g.group;
       s.role = r;
       s.rates_in_order = g.Rates();
+      s.run_ordinals = g.run_ordinals;
+      s.hosts = g.hosts;
       WarnAboutStreams(g, &report.warnings);
       s.stats = Summarize(s.rates_in_order);
       s.observation = ObservationText(g);

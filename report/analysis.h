@@ -30,6 +30,10 @@ struct GroupRows {
   Role role = Role::kReceiver;
   std::vector<const TransferRecord*> rows;
   std::vector<double> rates;
+  // Per observation: the ordinal (from 1) of its (run, iteration) in the order taken,
+  // and its host: observations of several hosts in one run share an ordinal.
+  std::vector<size_t> run_ordinals;
+  std::vector<std::string> hosts;
   size_t iterations_with_failed_streams = 0;
   size_t multi_stream_iterations = 0;
   const std::vector<double>& Rates() const { return rates; }
@@ -43,6 +47,8 @@ struct GroupSummary {
   TrendResult trend;
   bool drifts = false;                     // trend p < kAlpha with n >= 4
   std::vector<double> rates_in_order;
+  std::vector<size_t> run_ordinals;   // as in GroupRows
+  std::vector<std::string> hosts;     // as in GroupRows
   // What one of the n observations is: "one per iteration", "one per iteration: its 3
   // streams together", "one per host and iteration (3 hosts, each its own MB/s)".
   std::string observation;

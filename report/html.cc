@@ -39,9 +39,10 @@ const char* const kPalette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
 
 std::string Color(size_t i) { return kPalette[i % (sizeof(kPalette) / sizeof(kPalette[0]))]; }
 
-// Round tick steps (1, 2, 5 x 10^k) covering [lo, hi].
-// Always at least two ticks, whatever the values (non-finite ones included).
-std::vector<double> Ticks(double lo, double hi, int target = 6) {
+// Round tick steps (1, 2, 5 x 10^k) covering [lo, hi]; whole numbers only when the
+// axis counts something (runs). Always at least two ticks, whatever the values
+// (non-finite ones included).
+std::vector<double> Ticks(double lo, double hi, bool whole = false, int target = 6) {
   if (!std::isfinite(lo)) lo = 0;
   if (!std::isfinite(hi) || !(hi > lo)) hi = lo + 1;
   double raw = (hi - lo) / target;
@@ -53,6 +54,7 @@ std::vector<double> Ticks(double lo, double hi, int target = 6) {
       break;
     }
   }
+  if (whole) step = std::max(1.0, std::round(step));
   std::vector<double> ticks;
   for (double t = std::floor(lo / step) * step; t <= hi + step * 1e-9 && ticks.size() < 100; t += step) {
     ticks.push_back(t);
@@ -66,8 +68,8 @@ std::string Num(double v) { return absl::StrFormat("%.1f", v); }
 // Maps data coordinates into the plot area and draws the frame, grid and axis labels.
 class Plot {
  public:
-  Plot(double x_lo, double x_hi, double y_lo, double y_hi) {
-    x_ticks_ = Ticks(x_lo, x_hi);
+  Plot(double x_lo, double x_hi, double y_lo, double y_hi, bool whole_x = false) {
+    x_ticks_ = Ticks(x_lo, x_hi, whole_x);
     y_ticks_ = Ticks(y_lo, y_hi);
     x_lo_ = std::min(x_lo, x_ticks_.front());
     x_hi_ = std::max(x_hi, x_ticks_.back());
@@ -128,32 +130,56 @@ std::string SvgOpen(const std::string& name, const std::string& description) {
       HtmlEscape(name), kWidth, kHeight, kWidth, kHeight, HtmlEscape(description));
 }
 
-// MB/s of every measured row, one line per group, x = position in the order taken.
+// MB/s of every observation against its run (the n-th iteration taken, whole
+// numbers): one line per group and host, so three clients of one lab run are three
+// points above one run, not three runs; with several hosts, their sum per run dashed.
 std::string IterationChart(const std::vector<const GroupSummary*>& groups, Role role) {
   double y_hi = 0;
   size_t x_hi = 1;
   std::vector<std::string> names;
   for (const GroupSummary* g : groups) {
-    for (double v : g->rates_in_order) y_hi = std::max(y_hi, v);
-    x_hi = std::max(x_hi, g->rates_in_order.size());
+    std::map<size_t, double> sums;  // the dashed per-run sum line of a multi-host group
+    for (size_t k = 0; k < g->rates_in_order.size(); ++k) {
+      y_hi = std::max(y_hi, sums[g->run_ordinals[k]] += g->rates_in_order[k]);
+      x_hi = std::max(x_hi, g->run_ordinals[k]);
+    }
     names.push_back(g->group);
   }
-  Plot plot(1, static_cast<double>(x_hi), 0, y_hi * 1.05);
+  Plot plot(1, static_cast<double>(x_hi), 0, y_hi * 1.05, /*whole_x=*/true);
   std::string out = SvgOpen(absl::StrCat("iterations-", Name(role)), "MB/s per iteration per label");
-  out += plot.Axes("iteration (measured runs in the order taken)", "MB/s");
+  out += plot.Axes("run (measured iterations in the order taken)", "MB/s");
   out += "<g class=\"marks\">";
   for (size_t i = 0; i < groups.size(); ++i) {
-    const std::vector<double>& v = groups[i]->rates_in_order;
-    std::string points;
-    for (size_t k = 0; k < v.size(); ++k) {
-      absl::StrAppendFormat(&points, "%.1f,%.1f ", plot.X(static_cast<double>(k + 1)), plot.Y(v[k]));
+    const GroupSummary& g = *groups[i];
+    std::map<std::string, std::string> lines;  // host -> points
+    for (size_t k = 0; k < g.rates_in_order.size(); ++k) {
+      const double x = plot.X(static_cast<double>(g.run_ordinals[k])), y = plot.Y(g.rates_in_order[k]);
+      absl::StrAppendFormat(&lines[g.hosts[k]], "%.1f,%.1f ", x, y);
     }
-    absl::StrAppendFormat(&out, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"%s\"/>",
-                          Color(i), points);
-    for (size_t k = 0; k < v.size(); ++k) {
-      absl::StrAppendFormat(&out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"><title>%s #%d: %s MB/s</title></circle>",
-                            plot.X(static_cast<double>(k + 1)), plot.Y(v[k]), Color(i), HtmlEscape(groups[i]->group),
-                            k + 1, Num(v[k]));
+    for (const auto& [host, points] : lines) {
+      absl::StrAppendFormat(&out, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"%s\"/>", Color(i),
+                            points);
+    }
+    if (lines.size() > 1) {
+      // Several hosts per run: what they moved together, dashed, above their own lines.
+      std::map<size_t, double> sums;
+      for (size_t k = 0; k < g.rates_in_order.size(); ++k) sums[g.run_ordinals[k]] += g.rates_in_order[k];
+      std::string points;
+      for (const auto& [run, sum] : sums) {
+        absl::StrAppendFormat(&points, "%.1f,%.1f ", plot.X(static_cast<double>(run)), plot.Y(sum));
+      }
+      absl::StrAppendFormat(&out,
+                            "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" stroke-dasharray=\"6 4\" "
+                            "points=\"%s\"><title>%s: all %d hosts together per run</title></polyline>",
+                            Color(i), points, HtmlEscape(g.group), lines.size());
+    }
+    for (size_t k = 0; k < g.rates_in_order.size(); ++k) {
+      absl::StrAppendFormat(&out,
+                            "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"><title>%s run %d%s: %s MB/s</title></circle>",
+                            plot.X(static_cast<double>(g.run_ordinals[k])), plot.Y(g.rates_in_order[k]), Color(i),
+                            HtmlEscape(g.group), g.run_ordinals[k],
+                            lines.size() > 1 ? HtmlEscape(absl::StrCat(" (", g.hosts[k], ")")) : "",
+                            Num(g.rates_in_order[k]));
     }
   }
   out += "</g>" + Legend(names) + "</svg>";

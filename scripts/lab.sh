@@ -15,6 +15,10 @@
 #   scripts/lab.sh clientK -- CMD...  run CMD on client K (with --clients N, K = 1..N)
 #   scripts/lab.sh hop -- CMD...      run CMD on the hop, which reaches every client and the NAS
 #                                     (where a `nasperf lab` controller goes)
+#   scripts/lab.sh wait ADDR:PORT...  wait (at most 20 s) until each answers TCP from the hop
+#                                     (receivers and agents started in the background)
+# Inside the lab, `nasperf` is this checkout's build/nasperf when there is one (it
+# comes first on PATH), so commands read the same as on a real NAS.
 #
 # client 198.18.0.11 (eth0) -- (toclient) 198.18.0.1 hop 198.18.1.1 (tonas) -- (eth0) 198.18.1.10 nas
 # The hop forwards like a router: with --hop-mtu below --mtu it answers too-big
@@ -34,6 +38,7 @@ CLIENT_IP=198.18.0.11 NAS_IP=198.18.1.10
 CGROUP=/sys/fs/cgroup/blkio/nasperf-lab-$LAB
 
 die() { echo "lab.sh: $*" >&2; exit 1; }
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 need_root() { [ "$(id -u)" -eq 0 ] || die "needs root (network namespaces, tc, loop devices, cgroups)"; }
 is_up() { [ -f "$STATE/env" ]; }
 
@@ -207,9 +212,10 @@ EOF
   echo "lab $LAB up: $who -- hop -- nas $NAS_IP, MTU $mtu (switch $switch_mtu, hop $hop_mtu), link $rate${delay:+, delay $delay}${loss:+, loss $loss}"
   echo "  cache: $STATE/cache (ext4 on $(cat "$STATE/cache.dev"), image in $images)"
   echo "  array: $STATE/array (ext4 on $(cat "$STATE/array.dev"), writes throttled to $array_rate/s; use --write-mode direct)"
-  echo "next:"
-  echo "  scripts/lab.sh nas -- nasperf receiver --target $STATE/cache &"
-  echo "  scripts/lab.sh client -- nasperf sender --to $NAS_IP --size 4GiB --runs 5 --link-speed $rate"
+  echo "next (nasperf in the lab is $([ -x "$REPO/build/nasperf" ] && echo "$REPO/build/nasperf" || echo "the one on PATH")):"
+  echo "  scripts/lab.sh nas -- nasperf receiver --target $STATE/cache --listen $NAS_IP:7600 >receiver.log 2>&1 &"
+  echo "  scripts/lab.sh wait $NAS_IP:7600"
+  echo "  scripts/lab.sh client -- nasperf sender --to $NAS_IP:7600 --size 1GiB --runs 5 --link-speed $rate --accept-new-agent-key"
 }
 
 down() {
@@ -269,6 +275,7 @@ run_in() {
   [ "${1:-}" = "--" ] && shift
   [ $# -gt 0 ] || die "$where: give a command after --"
   is_up || die "lab $LAB is down (scripts/lab.sh up first)"
+  [ -x "$REPO/build/nasperf" ] && export PATH="$REPO/build:$PATH"
   if [ "$where" = nas ]; then
     # Into the throttle's cgroup first, so the array's limit applies to CMD.
     echo $$ >"$CGROUP/cgroup.procs"
@@ -284,6 +291,20 @@ run_in() {
   exec ip netns exec "$ns" "$@"
 }
 
+# wait ADDR:PORT...: each answers a TCP connect from the hop, or an error after 20 s.
+wait_ports() {
+  [ $# -gt 0 ] || die "wait: give ADDR:PORT..."
+  is_up || die "lab $LAB is down (scripts/lab.sh up first)"
+  local where tries
+  for where in "$@"; do
+    for tries in $(seq 200); do
+      ip netns exec "$HOP_NS" bash -c "exec 3<>/dev/tcp/${where%:*}/${where##*:}" 2>/dev/null && continue 2
+      sleep 0.1
+    done
+    die "nothing answers on $where after 20 s (see its log)"
+  done
+}
+
 command=${1:-}
 [ $# -gt 0 ] && shift
 case $command in
@@ -292,5 +313,6 @@ case $command in
   status) need_root; status ;;
   shape) need_root; shape "$@" ;;
   nas|client|client[0-9]*|hop) need_root; run_in "$command" "$@" ;;
-  *) echo "usage: scripts/lab.sh up [options] | down | status | shape RATE | nas|client|clientK|hop -- CMD" >&2; exit 2 ;;
+  wait) need_root; wait_ports "$@" ;;
+  *) echo "usage: scripts/lab.sh up [options] | down | status | shape RATE | wait ADDR:PORT... | nas|client|clientK|hop -- CMD" >&2; exit 2 ;;
 esac

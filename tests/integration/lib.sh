@@ -276,3 +276,35 @@ lab_plan_two_clients_to_nas() {
   for c in 1 2; do printf '[[host]]\nname = "client%s"\nagent = "198.18.0.%s:7600"\n' "$c" $((10 + c)); done
   for c in 1 2; do printf '[[transfer]]\nfrom = "client%s"\nto = "nas"\nsize = "%s"\n' "$c" "$1"; done
 }
+
+# lab_sshd [SETENV]: a real sshd on the lab's NAS ($NAS_IP:2222) with throwaway keys in
+# $T/ssh: log in with $T/ssh/user_ed25519, its host key in $T/ssh/known_hosts. SETENV:
+# the session environment ("NAME=VALUE ...", default SHLVL=1). SFTP is on.
+lab_sshd() {
+  [ -x /usr/sbin/sshd ] || skip "openssh-server is not installed"
+  install -d -m0755 /run/sshd
+  mkdir -p "$T/ssh"
+  ssh-keygen -q -t ed25519 -N '' -f "$T/ssh/host_ed25519"
+  ssh-keygen -q -t ed25519 -N '' -f "$T/ssh/user_ed25519"
+  cp "$T/ssh/user_ed25519.pub" "$T/ssh/authorized_keys"
+  echo "[$NAS_IP]:2222 $(cut -d' ' -f1,2 "$T/ssh/host_ed25519.pub")" >"$T/ssh/known_hosts"
+  cat >"$T/ssh/sshd_config" <<CONF
+Port 2222
+ListenAddress $NAS_IP
+HostKey $T/ssh/host_ed25519
+AuthorizedKeysFile $T/ssh/authorized_keys
+PidFile $T/ssh/sshd.pid
+StrictModes no
+UsePAM no
+PasswordAuthentication no
+PermitRootLogin prohibit-password
+Subsystem sftp internal-sftp
+SetEnv ${1:-SHLVL=1}
+UseDNS no
+CONF
+  /usr/sbin/sshd -t -f "$T/ssh/sshd_config" || fail "sshd_config rejected"
+  "$LAB_SH" nas -- /usr/sbin/sshd -D -e -f "$T/ssh/sshd_config" 2>"$T/sshd.log" &
+  PIDS+=($!)
+  sshd_up() { on_client bash -c "exec 3<>/dev/tcp/$NAS_IP/2222" 2>/dev/null; }
+  wait_for "sshd in the NAS namespace" 20 sshd_up
+}

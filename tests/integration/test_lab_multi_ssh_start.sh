@@ -4,38 +4,14 @@
 # clients, and stops that agent at the end. A host key that is not the one in
 # known_hosts stops the lab before anything runs, and leaves no empty results behind.
 source "$(dirname "$0")/lib.sh"
-[ -x /usr/sbin/sshd ] || skip "openssh-server is not installed"
 
 lab_up --clients 2 --mtu 1500 --rate 400mbit --disk-size 1G
 lab_agent c1 client1
 lab_agent c2 client2
 
-install -d -m0755 /run/sshd
-mkdir -p "$T/ssh"
-ssh-keygen -q -t ed25519 -N '' -f "$T/ssh/host_ed25519"
-ssh-keygen -q -t ed25519 -N '' -f "$T/ssh/user_ed25519"
-cp "$T/ssh/user_ed25519.pub" "$T/ssh/authorized_keys"
-echo "[$NAS_IP]:2222 $(cut -d' ' -f1,2 "$T/ssh/host_ed25519.pub")" >"$T/ssh/known_hosts"
+lab_sshd
 ssh-keygen -q -t ed25519 -N '' -f "$T/ssh/other_host"
 echo "[$NAS_IP]:2222 $(cut -d' ' -f1,2 "$T/ssh/other_host.pub")" >"$T/ssh/wrong_known_hosts"
-cat >"$T/ssh/sshd_config" <<CONF
-Port 2222
-ListenAddress $NAS_IP
-HostKey $T/ssh/host_ed25519
-AuthorizedKeysFile $T/ssh/authorized_keys
-PidFile $T/ssh/sshd.pid
-StrictModes no
-UsePAM no
-PasswordAuthentication no
-PermitRootLogin prohibit-password
-SetEnv SHLVL=1
-UseDNS no
-CONF
-/usr/sbin/sshd -t -f "$T/ssh/sshd_config" || fail "sshd_config rejected"
-"$LAB_SH" nas -- /usr/sbin/sshd -D -e -f "$T/ssh/sshd_config" 2>"$T/sshd.log" &
-PIDS+=($!)
-sshd_up() { on_client bash -c "exec 3<>/dev/tcp/$NAS_IP/2222" 2>/dev/null; }
-wait_for "sshd in the NAS namespace" 20 sshd_up
 
 plan() {  # plan KNOWN_HOSTS OUT
   cat <<PLAN

@@ -7,7 +7,6 @@
 # static, is refused with a clear error; Ctrl-C mid-run, or a sender killed outright,
 # leaves nothing running and no partial file. `nasperf lab --ssh` uses the same cache for an agent.
 source "$(dirname "$0")/lib.sh"
-[ -x /usr/sbin/sshd ] || skip "openssh-server is not installed"
 src=$(cd "$(dirname "$0")/../.." && pwd)
 static=$(ls -t "$src"/dist/nasperf-*-linux-x86_64 2>/dev/null | head -1 || true)
 [ -n "$static" ] || skip "no dist/nasperf-*-linux-x86_64: run scripts/package.sh first (test.sh does)"
@@ -16,34 +15,10 @@ static=$(ls -t "$src"/dist/nasperf-*-linux-x86_64 2>/dev/null | head -1 || true)
 lab_up --mtu 1500 --rate 400mbit --disk-size 2G  # the receiver keeps its default --min-free 1GiB
 
 # --- a NAS with sshd only; its user's cache and config live in this test's directory
-install -d -m0755 /run/sshd
-mkdir -p "$T/ssh"
-ssh-keygen -q -t ed25519 -N '' -f "$T/ssh/host_ed25519"
-ssh-keygen -q -t ed25519 -N '' -f "$T/ssh/user_ed25519"
-cp "$T/ssh/user_ed25519.pub" "$T/ssh/authorized_keys"
-echo "[$NAS_IP]:2222 $(cut -d' ' -f1,2 "$T/ssh/host_ed25519.pub")" >"$T/ssh/known_hosts"
-: >"$T/ssh/config"
 NAS_HOME=$T/nas-home
 mkdir -p "$NAS_HOME"
-cat >"$T/ssh/sshd_config" <<CONF
-Port 2222
-ListenAddress $NAS_IP
-HostKey $T/ssh/host_ed25519
-AuthorizedKeysFile $T/ssh/authorized_keys
-PidFile $T/ssh/sshd.pid
-StrictModes no
-UsePAM no
-PasswordAuthentication no
-PermitRootLogin prohibit-password
-Subsystem sftp internal-sftp
-SetEnv SHLVL=1 XDG_CACHE_HOME=$NAS_HOME/cache XDG_CONFIG_HOME=$NAS_HOME/config
-UseDNS no
-CONF
-/usr/sbin/sshd -t -f "$T/ssh/sshd_config" || fail "sshd_config rejected"
-"$LAB_SH" nas -- /usr/sbin/sshd -D -e -f "$T/ssh/sshd_config" 2>"$T/sshd.log" &
-PIDS+=($!)
-sshd_up() { on_client bash -c "exec 3<>/dev/tcp/$NAS_IP/2222" 2>/dev/null; }
-wait_for "sshd in the NAS namespace" 20 sshd_up
+lab_sshd "SHLVL=1 XDG_CACHE_HOME=$NAS_HOME/cache XDG_CONFIG_HOME=$NAS_HOME/config"
+: >"$T/ssh/config"
 
 nas_ssh() {
   on_client ssh -n -p 2222 -i "$T/ssh/user_ed25519" -F "$T/ssh/config" -o BatchMode=yes \

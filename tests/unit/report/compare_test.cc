@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -232,6 +233,33 @@ TEST(Compare, SaysWhenAGroupPoolsLabelsAndWhereNarrowsIt) {
   EXPECT_FALSE(FilterRows(t, {"label=nothing"}).ok());
   EXPECT_FALSE(FilterRows(t, {"nocolumn=1"}).ok());
   EXPECT_FALSE(FilterRows(t, {"label"}).ok());
+}
+
+// Issue 18: a three-client lab's per-iteration chart had ticks at 1.5 and 2.5 and
+// plotted 9 "iterations" for 3 runs. Runs are whole numbers, and the three clients of
+// one run are three points above that run.
+TEST(Html, TheIterationChartPlotsRunsOnWholeTicks) {
+  std::string csv = "run_id,label,iteration,stream,role,host,mb_per_s,status,warmup\n";
+  for (int run = 1; run <= 3; ++run) {
+    for (int client = 1; client <= 3; ++client) {
+      csv += absl::StrCat("r,lab,", run, ",", client - 1, ",sender,client", client, ",", 100 + run * 10 + client,
+                          ",ok,false\n");
+    }
+  }
+  ResultTable t = Table(csv);
+  auto r = SummarizeResults(t, Role::kSender);
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->groups.size(), 1u);
+  EXPECT_EQ(r->groups[0].run_ordinals, (std::vector<size_t>{1, 1, 1, 2, 2, 2, 3, 3, 3}));
+  HtmlReportInput in{&t, &*r, nullptr, "nasperf test"};
+  const std::string html = RenderHtmlReport(in);
+  const std::string chart = html.substr(html.find("data-chart=\"iterations-sender\""));
+  const std::string axes = chart.substr(0, chart.find("class=\"marks\""));
+  EXPECT_THAT(axes, Not(HasSubstr(">1.5<")));
+  EXPECT_THAT(axes, Not(HasSubstr(">2.5<")));
+  EXPECT_THAT(chart, HasSubstr("lab run 3 (client2): 132.0 MB/s"));
+  EXPECT_THAT(chart, HasSubstr("lab: all 3 hosts together per run"));
+  EXPECT_THAT(chart, Not(HasSubstr("run 4")));
 }
 
 TEST(Html, EscapesEverythingFromTheCsvAndFetchesNothing) {

@@ -1,0 +1,75 @@
+# Issue 18: the README's lab walkthroughs run as written. Every block marked
+# `<!-- walkthrough: NAME -->` is taken from README.md and run, in order, in one shell,
+# as root without sudo, from a scratch checkout (scripts/ and examples/ from the
+# source tree, build/ the binary under test) in a lab of this test's own
+# (NASPERF_LAB). Then what the text says of the results is checked: the array is the
+# limit at its throttle's rate with verdict disk, the cache is faster than the array,
+# MTU 1500 is recorded as such, the jumbo-dropping switch is named, three clients
+# each get their transfers through, and report/compare print their tables.
+source "$(dirname "$0")/lib.sh"
+need_root "the namespace lab"
+[ -d /sys/fs/cgroup/blkio ] || skip "no cgroup v1 blkio controller (the lab's array throttle needs it)"
+command -v tc >/dev/null || skip "tc (iproute2) is not installed"
+src=$(cd "$(dirname "$0")/../.." && pwd)
+
+sweep_dead_labs
+export NASPERF_LAB=t$$
+CLEANUPS+=("NASPERF_LAB=$NASPERF_LAB '$src/scripts/lab.sh' down >/dev/null 2>&1")
+
+work=$T/checkout
+mkdir -p "$work"
+ln -s "$src/scripts" "$work/scripts"
+ln -s "$src/examples" "$work/examples"
+ln -s "$(cd "$(dirname "$NASPERF")" && pwd)" "$work/build"
+[ -x "$work/build/nasperf" ] || fail "the binary under test is not named nasperf: $NASPERF"
+
+# The marked blocks, each announced, in README order.
+script=$T/walkthroughs.sh
+awk '/^<!-- walkthrough: / { name = $3; want = 1; next }
+     want && /^```sh$/ { print "echo \"=== walkthrough " name "\""; inside = 1; want = 0; next }
+     inside && /^```$/ { inside = 0; next }
+     inside { print }' "$src/README.md" >"$script"
+names=$(sed -n 's/^echo "=== walkthrough \(.*\)"$/\1/p' "$script" | tr '\n' ' ')
+[ "$names" = "cache-vs-array mtu-1500 jumbo-switch three-clients " ] || fail "README walkthroughs: '$names'"
+if grep -n "sudo" "$script"; then fail "a walkthrough uses sudo: root without sudo must work as written"; fi
+
+(cd "$work" && env -u NASPERF_TOKEN PATH="/usr/sbin:/usr/bin:/sbin:/bin" HOME="$HOME" timeout 280 bash -e "$script") \
+  >"$T/walkthroughs.log" 2>&1 || fail "a walkthrough failed as written: $(tail -20 "$T/walkthroughs.log")"
+# One file per walkthrough's output (grep -q on a pipe would race its writer under pipefail).
+awk -v dir="$T" '/^=== walkthrough / { out = dir "/section-" $3 ".txt" } out { print > out }' "$T/walkthroughs.log"
+section() { cat "$T/section-$1.txt"; }
+in_section() { grep -Eq -- "$2" "$T/section-$1.txt"; }
+
+# cache vs array: "the array runs read 150 MB/s, verdict disk ... the cache runs about 240"
+csv=$work/lab-results/transfers.csv
+label_rates() {  # label role: measured MB/s
+  awk -F, -v l="$1" -v role="$2" 'NR==1 { for (i=1;i<=NF;i++) { if ($i=="label") a=i; if ($i=="role") r=i;
+    if ($i=="mb_per_s") m=i; if ($i=="warmup") w=i; if ($i=="status") s=i }; next }
+    $a == l && $r == role && $w == "false" && $s == "ok" { print $m }' "$csv"
+}
+median() { sort -n | awk '{ v[NR] = $1 } END { print (NR ? v[int((NR + 1) / 2)] : 0) }'; }
+array=$(label_rates array receiver | median)
+cache=$(label_rates cache receiver | median)
+[ "$(label_rates array receiver | wc -l)" = 3 ] || fail "expected 3 ok array runs: $(cat "$csv")"
+awk -v a="$array" 'BEGIN { exit !(a >= 135 && a <= 165) }' || fail "the array ran at $array MB/s, the text says 150"
+awk -v a="$array" -v c="$cache" 'BEGIN { exit !(c > 1.2 * a) }' || fail "the cache ($cache MB/s) is not faster than the array ($array)"
+verdicts=$(awk -F, 'NR==1 { for (i=1;i<=NF;i++) { if ($i=="label") a=i; if ($i=="bottleneck") b=i }; next }
+  $a == "array" { print $b }' "$csv" | sort -u | tr '\n' ' ')
+[ "$verdicts" = "disk " ] || fail "the array's verdicts: $verdicts (the text says disk)"
+in_section cache-vs-array "array: n counts one per iteration" || fail "report printed no table: $(section cache-vs-array | tail)"
+
+# MTU 1500: recorded as such; compare names the labels
+[ "$(csv_col "$csv" mtu | sort -u | tr '\n' ' ')" = "1500 9000 " ] || fail "mtu column: $(csv_col "$csv" mtu | sort -u)"
+in_section mtu-1500 "compare by label" || fail "compare printed no table"
+in_section mtu-1500 "cache-mtu1500 " || fail "compare has no cache-mtu1500 row"
+
+# The switch: named by the probe, the meaning and the finding both shown
+in_section jumbo-switch "jumbo frames do not pass end to end" || fail "no jumbo warning: $(section jumbo-switch)"
+in_section jumbo-switch "path MTU +1500 \(UDP probe" || fail "no path MTU 1500: $(section jumbo-switch)"
+
+# Three clients: 9 transfers, each ok on both ends, and the report says what n counts
+three=$work/lab-three-clients/transfers.csv
+[ "$(csv_role_col "$three" sender status | grep -c '^ok$')" = 9 ] || fail "three clients: not 9 ok sender rows"
+[ "$(csv_role_col "$three" receiver status | grep -c '^ok$')" = 9 ] || fail "three clients: not 9 ok receiver rows"
+in_section three-clients "n counts one per host and iteration \(3 hosts" || fail "report does not say what n counts"
+echo "ok: README walkthroughs ran as written: array $array MB/s (disk), cache $cache MB/s, MTU 1500, the switch, three clients"
