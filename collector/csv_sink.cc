@@ -26,7 +26,7 @@ const std::vector<std::string>& TransferColumns() {
       "path_mtu", "mss", "link_mbps", "line_rate_pct", "checksum", "verified", "status",
       "error",
       // appended after the contract columns
-      "transfer_id", "warmup", "source_wait_pct", "notes"};
+      "transfer_id", "warmup", "source_wait_pct", "notes", "cpu_user_s", "cpu_sys_s"};
   return *columns;
 }
 
@@ -97,6 +97,8 @@ std::string TransferRow(const proto::TransferReport& r) {
       r.warmup() ? "true" : "false",
       opt(r.has_source_wait_pct(), Pct(r.source_wait_pct())),
       CsvText(r.notes()),
+      opt(r.has_cpu_user_s(), Seconds(r.cpu_user_s())),
+      opt(r.has_cpu_sys_s(), Seconds(r.cpu_sys_s())),
   };
   return CsvLine(cells);
 }

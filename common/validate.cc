@@ -118,6 +118,8 @@ absl::Status CheckReport(const proto::TransferReport& r) {
       Figure("disk_wait_pct", r.has_disk_wait_pct(), r.disk_wait_pct()),
       Figure("line_rate_pct", r.has_line_rate_pct(), r.line_rate_pct()),
       Figure("source_wait_pct", r.has_source_wait_pct(), r.source_wait_pct()),
+      Figure("cpu_user_s", r.has_cpu_user_s(), r.cpu_user_s()),
+      Figure("cpu_sys_s", r.has_cpu_sys_s(), r.cpu_sys_s()),
   };
   if (absl::Status s = FirstError(checks); !s.ok()) return s;
   if (r.started_at_unix_ns() < 0) return absl::InvalidArgumentError("started_at before 1970");

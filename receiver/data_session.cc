@@ -64,6 +64,8 @@ void AddFigures(const PipelineResult& r, int64_t accepted_ns, std::optional<uint
     report->set_error(std::string(r.status.message()));
   }
   AddSamples(r.samples, report);
+  report->set_cpu_user_s(r.cpu.user_s);
+  report->set_cpu_sys_s(r.cpu.sys_s);
 }
 
 DataTrailer TrailerFor(const PipelineResult& result) {

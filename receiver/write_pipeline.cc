@@ -226,12 +226,12 @@ ReadEnd ReadBlocks(ByteSource& source, uint64_t length, Exchange& exchange, cons
   return end;
 }
 
-}  // namespace
 
-PipelineResult RunPipeline(ByteSource& source, BlockWriter* writer, uint64_t length,
-                           const PipelineOptions& options) {
-  if (writer == nullptr) return RunDiscard(source, length, options);
 
+// The reader on the calling thread, the writer on its own; the writer's CPU time is
+// added to result.cpu.
+PipelineResult RunWithWriter(ByteSource& source, BlockWriter* writer, uint64_t length,
+                             const PipelineOptions& options) {
   PipelineResult result;
   std::vector<AlignedBuffer> buffers;
   Exchange exchange;
@@ -244,14 +244,19 @@ PipelineResult RunPipeline(ByteSource& source, BlockWriter* writer, uint64_t len
   }
   std::atomic<int64_t> first_byte_ns{0};
   absl::Status writer_status;
-  std::thread writer_thread(
-      [&] { writer_status = WriteBlocks(exchange, writer, options, first_byte_ns, result); });
+  CpuTime writer_cpu;
+  std::thread writer_thread([&] {
+    const CpuTime start = ThreadCpuTime();
+    writer_status = WriteBlocks(exchange, writer, options, first_byte_ns, result);
+    writer_cpu = ThreadCpuTime() - start;
+  });
   ReadEnd read = ReadBlocks(source, length, exchange, options, first_byte_ns, result);
   {
     absl::MutexLock lock(&exchange.mu);
     exchange.reader_stopped = true;
   }
   writer_thread.join();
+  result.cpu += writer_cpu;
 
   if (!writer_status.ok()) {
     result.end = PipelineEnd::kFailed;
@@ -260,6 +265,17 @@ PipelineResult RunPipeline(ByteSource& source, BlockWriter* writer, uint64_t len
   } else if (read.aborted) {
     Abort(&result, read.status, length);
   }
+  return result;
+}
+
+}  // namespace
+
+PipelineResult RunPipeline(ByteSource& source, BlockWriter* writer, uint64_t length,
+                           const PipelineOptions& options) {
+  const CpuTime start = ThreadCpuTime();
+  PipelineResult result =
+      writer == nullptr ? RunDiscard(source, length, options) : RunWithWriter(source, writer, length, options);
+  result.cpu += ThreadCpuTime() - start;
   return result;
 }
 

@@ -72,6 +72,7 @@ struct PipelineResult {
   bool has_checksum = false;
   uint64_t checksum = 0;
   std::vector<IntervalSample> samples;
+  CpuTime cpu;                    // the reading and the writing thread, from start to end
 };
 
 // Moves exactly `length` bytes from source to writer. writer == nullptr is the

@@ -74,7 +74,7 @@ if [ "${NASPERF_QUICK:-0}" != 1 ]; then
     # ones and the rate checks against a ground truth stay in the plain build.
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
       stage "ctest under ASan/UBSan" run_ctest build-asan -L 'unit|integration' -LE rate \
-      -E 'integration\.(large_file_verify|sender_killed|demo|report_browser|readme_walkthroughs)'
+      -E 'integration\.(large_file_verify|sender_killed|demo|report_browser|readme_walkthroughs|cpu_accounting)'
   else
     skipped "ctest under ASan/UBSan" "the sanitizer build failed"
   fi

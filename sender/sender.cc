@@ -95,6 +95,7 @@ TransferResult RunStream(const LoopContext& loop, int iteration, bool warmup, in
   row.set_sync_policy(SyncPolicyName(o.sync_policy));
   row.set_warmup(warmup);
   row.set_status(Name(Status::kFailed));
+  const CpuTime cpu_start = ThreadCpuTime();  // this thread does all of the stream's work
 
   std::unique_ptr<PayloadSource> source;
   if (o.file.empty()) {
@@ -115,6 +116,9 @@ TransferResult RunStream(const LoopContext& loop, int iteration, bool warmup, in
   push.progress = progress;
   push.cancel = o.cancel;
   loop.transport.Push({loop.run_id, iteration, warmup, stream, loop.length}, *source, push, out);
+  const CpuTime cpu = ThreadCpuTime() - cpu_start;
+  row.set_cpu_user_s(cpu.user_s);
+  row.set_cpu_sys_s(cpu.sys_s);
   return out;
 }
 
@@ -255,8 +259,18 @@ std::vector<TransferResult> RunIteration(const LoopContext& loop, Console& conso
 struct Tally {
   std::vector<double> send_rates, durable_rates;
   std::map<std::string, int> verdicts;
+  // CPU seconds and bytes per end, for CPU s/GB.
+  double sender_cpu_s = 0, receiver_cpu_s = 0, sender_bytes = 0, receiver_bytes = 0;
 
   void Count(const TransferResult& r) {
+    if (r.sender.has_cpu_user_s()) {
+      sender_cpu_s += r.sender.cpu_user_s() + r.sender.cpu_sys_s();
+      sender_bytes += static_cast<double>(r.sender.bytes());
+    }
+    if (r.receiver && r.receiver->has_cpu_user_s()) {
+      receiver_cpu_s += r.receiver->cpu_user_s() + r.receiver->cpu_sys_s();
+      receiver_bytes += static_cast<double>(r.receiver->bytes());
+    }
     send_rates.push_back(r.sender.mb_per_s());
     const proto::TransferReport* durable = DurableRow(r);
     if (durable != nullptr && durable->has_mb_per_s()) durable_rates.push_back(durable->mb_per_s());
@@ -275,6 +289,13 @@ void PrintSummary(Console& console, const SenderOptions& options, const Tally& t
   console.Line(SummaryLine("send (e2e)", tally.send_rates));
   console.Line(SummaryLine(options.transport == TransportKind::kNative ? "durable (rx)" : "durable (sync)",
                            tally.durable_rates));
+  if (tally.sender_bytes > 0) {
+    std::string cpu = absl::StrFormat("  CPU s/GB: sender %.2f", tally.sender_cpu_s / (tally.sender_bytes / 1e9));
+    if (tally.receiver_bytes > 0) {
+      absl::StrAppendFormat(&cpu, ", receiver %.2f", tally.receiver_cpu_s / (tally.receiver_bytes / 1e9));
+    }
+    console.Line(cpu + " (user + system, the threads that moved the bytes)");
+  }
   if (mix.empty()) return;
   console.Line(absl::StrCat("  bottleneck: ", absl::StrJoin(mix, ", ")));
   for (const auto& [verdict, count] : tally.verdicts) {

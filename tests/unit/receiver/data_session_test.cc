@@ -137,6 +137,15 @@ TEST(DataSession, ALineRateOverTheLinkIsLeftOutWithANote) {
   EXPECT_TRUE(CheckReport(row).ok()) << "the collector takes the row with its note";
 }
 
+TEST(DataSession, TheRowCarriesThePipelinesCpuTime) {
+  PipelineResult r = Finished();
+  r.cpu = {1.25, 0.5};
+  proto::TransferReport row = AdmittedRow(Plan(), SessionFacts{});
+  AddFigures(r, 900'000'000, std::nullopt, std::nullopt, &row);
+  EXPECT_DOUBLE_EQ(row.cpu_user_s(), 1.25);
+  EXPECT_DOUBLE_EQ(row.cpu_sys_s(), 0.5);
+}
+
 TEST(DataSession, AFailedTransferKeepsItsReasonAndNoRate) {
   PipelineResult r;
   r.end = PipelineEnd::kFailed;

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "common/checksum.h"
+#include "common/clock.h"
 #include "common/fd.h"
 #include "common/payload.h"
 #include "common/verdict.h"
@@ -202,6 +203,26 @@ TEST(Pipeline, OddLengthKeepsBlocksAlignedUntilTheLast) {
   EXPECT_FALSE(writer.misaligned);
   EXPECT_EQ(writer.bytes, length);
   EXPECT_EQ(writer.blocks, 6);
+}
+
+// cpu_user_s/cpu_sys_s: the pipeline's CPU time holds the writer thread's, not only
+// the caller's. The writer burns 2 ms of its own CPU time per block (measured on its
+// thread, so a busy machine only makes it take longer).
+TEST(Pipeline, CpuTimeCountsTheWriterThreadToo) {
+  MemorySource source(8 * kMiB, kMiB);
+  double burned_s = 0;
+  RecordingWriter writer(-1, [&burned_s] {
+    const CpuTime start = ThreadCpuTime();
+    CpuTime now = start;
+    for (int spins = 0; spins < 100'000'000 && (now - start).user_s + (now - start).sys_s < 0.002; ++spins) {
+      now = ThreadCpuTime();
+    }
+    burned_s += (now - start).user_s + (now - start).sys_s;
+  });
+  PipelineResult r = RunPipeline(source, &writer, 8 * kMiB, PipelineOptions{});
+  ASSERT_EQ(r.end, PipelineEnd::kOk);
+  EXPECT_GE(burned_s, 8 * 0.002);
+  EXPECT_GE(r.cpu.user_s + r.cpu.sys_s, burned_s) << "the writer thread's CPU is missing";
 }
 
 TEST(Pipeline, SyncEveryCallsSyncData) {
