@@ -103,13 +103,20 @@ class RemoteAgentImpl final : public RemoteAgent {
     std::string output;
     char buffer[1024];
     bool ended_early = false;
+    auto keep = [&](int n) {
+      output.append(buffer, static_cast<size_t>(n));
+      if (output.size() > kKeptOutput) output.erase(0, output.size() - kKeptOutput);
+    };
+    // False once the channel ended; what it still held is read first (the exit status).
     auto read_some = [&](int timeout_ms) {
       int n = ssh_channel_read_timeout(channel_, buffer, sizeof buffer, 0, timeout_ms);
-      if (n > 0) {
-        output.append(buffer, static_cast<size_t>(n));
-        if (output.size() > kKeptOutput) output.erase(0, output.size() - kKeptOutput);
+      if (n > 0) keep(n);
+      if (n >= 0 && !ssh_channel_is_eof(channel_)) return true;
+      for (int rounds = 0; rounds < 64 && (n = ssh_channel_read_nonblocking(channel_, buffer, sizeof buffer, 0)) > 0;
+           ++rounds) {
+        keep(n);
       }
-      return n >= 0 && !ssh_channel_is_eof(channel_);
+      return false;
     };
     while (!stop_) {
       if (!read_some(500)) {
