@@ -295,6 +295,19 @@ void AddAgent(CLI::App& app, ReceiverFlags& f) {
   AddReceiverOptions(cmd, f);
 }
 
+// --stop-with-stdin: once stdin reaches its end (the SSH channel that started us
+// closed), the same orderly stop as SIGTERM.
+void StopWhenStdinCloses() {
+  std::thread([] {
+    char ignored[256];
+    while (true) {
+      ssize_t n = ::read(STDIN_FILENO, ignored, sizeof ignored);
+      if (n == 0 || (n < 0 && errno != EINTR)) break;
+    }
+    ::kill(::getpid(), SIGTERM);
+  }).detach();
+}
+
 // `nasperf receiver`, and with as_agent `nasperf agent` (the same receiver plus the
 // Agent service on its control port).
 int RunReceiver(const ReceiverFlags& f, bool as_agent = false) {
@@ -319,16 +332,7 @@ int RunReceiver(const ReceiverFlags& f, bool as_agent = false) {
   options.tls.plaintext = f.reporting.tls.plaintext;
 
   const StopSignals signals = StopSignals::Block();
-  if (f.stop_with_stdin) {
-    std::thread([] {
-      char ignored[256];
-      while (true) {
-        ssize_t n = ::read(STDIN_FILENO, ignored, sizeof ignored);
-        if (n == 0 || (n < 0 && errno != EINTR)) break;
-      }
-      ::kill(::getpid(), SIGTERM);  // the same orderly stop as a signal
-    }).detach();
-  }
+  if (f.stop_with_stdin) StopWhenStdinCloses();
   const std::shared_ptr<const PeerTrust> trust = TrustFlags(cmd, f.reporting.tls);
   auto spool = StartReporting(cmd, f.reporting, options.token, trust);
   if (!spool.ok()) return Fail(cmd, spool.status());

@@ -124,6 +124,63 @@ absl::Status Upload(SshConnection& c, sftp_session sftp, const std::string& path
   return absl::OkStatus();
 }
 
+// What the host says about itself: its processor and its cache directory.
+struct HostFacts {
+  Machine machine = Machine::kOther;
+  std::string cache;  // ${XDG_CACHE_HOME:-$HOME/.cache}, absolute
+};
+
+absl::StatusOr<HostFacts> AskHost(SshConnection& c) {
+  auto probe = c.Run("uname -m; printf '%s\\n' \"${XDG_CACHE_HOME:-$HOME/.cache}\"", "", absl::Seconds(20));
+  if (!probe.ok()) return probe.status();
+  std::vector<std::string> lines = absl::StrSplit(*probe, '\n', absl::SkipEmpty());
+  if (lines.size() != 2 || lines[1].size() > 1024 || lines[1].front() != '/' || Printable(lines[1]) != lines[1]) {
+    return absl::FailedPreconditionError(absl::StrCat("ssh ", c.where(), ": cannot tell the processor and cache "
+                                                      "directory (uname -m and $HOME said: ", Printable(*probe), ")"));
+  }
+  HostFacts facts{MachineFromUname(lines[0]), lines[1]};
+  if (facts.machine == Machine::kOther) {
+    return absl::FailedPreconditionError(absl::StrCat("ssh ", c.where(), ": the host's processor is ",
+                                                      Printable(lines[0]), "; nasperf is built for x86_64 and aarch64"));
+  }
+  return facts;
+}
+
+// Puts `image` at `path` unless the same bytes are there already (read back either way).
+absl::Status PlaceImage(SshConnection& c, sftp_session sftp, const std::string& path, absl::string_view image,
+                        const std::string& named, bool* uploaded) {
+  const uint64_t digest = Digest(image);
+  *uploaded = false;
+  if (sftp_attributes cached = sftp_lstat(sftp, path.c_str()); cached != nullptr) {
+    const bool same_size = cached->type == SSH_FILEXFER_TYPE_REGULAR && cached->size == image.size();
+    sftp_attributes_free(cached);
+    if (same_size) {
+      auto seen = RemoteDigest(c, sftp, path, image.size());
+      if (!seen.ok()) return seen.status();
+      if (*seen == digest) return absl::OkStatus();
+    }
+    sftp_unlink(sftp, path.c_str());  // damaged: replaced below
+  }
+  const std::string part = absl::StrCat(path, ".part-", RandomHex(4));
+  absl::Status placed = Upload(c, sftp, part, image);
+  if (placed.ok()) {
+    auto seen = RemoteDigest(c, sftp, part, image.size());
+    if (!seen.ok()) {
+      placed = seen.status();
+    } else if (*seen != digest) {
+      placed = absl::DataLossError(absl::StrCat("ssh ", c.where(), ": ", part, " reads back different from ", named));
+    } else if (sftp_rename(sftp, part.c_str(), path.c_str()) != SSH_OK) {
+      placed = c.Failure(absl::StrCat("rename ", part));
+    }
+  }
+  if (!placed.ok()) {
+    sftp_unlink(sftp, part.c_str());
+    return placed;
+  }
+  *uploaded = true;
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 const char* MachineName(Machine machine) {
@@ -168,9 +225,8 @@ absl::StatusOr<ElfFacts> ReadElfFacts(absl::string_view image) {
 
 absl::StatusOr<DeployedBinary> DeployBinary(SshConnection& c, const std::string& local) {
   const bool own = local.empty();
-  const std::string path = own ? "/proc/self/exe" : local;
   const std::string named = own ? "this nasperf" : local;
-  auto image = ReadBinary(path);
+  auto image = ReadBinary(own ? "/proc/self/exe" : local);
   if (!image.ok()) return image.status();
   auto facts = ReadElfFacts(*image);
   if (!facts.ok()) return absl::InvalidArgumentError(absl::StrCat(named, ": ", facts.status().message()));
@@ -181,68 +237,28 @@ absl::StatusOr<DeployedBinary> DeployBinary(SshConnection& c, const std::string&
         named, " is linked against shared libraries the NAS does not have: pass --deploy-binary with the static "
                "build (", build_hint, ")"));
   }
-
-  auto probe = c.Run("uname -m; printf '%s\\n' \"${XDG_CACHE_HOME:-$HOME/.cache}\"", "", absl::Seconds(20));
-  if (!probe.ok()) return probe.status();
-  std::vector<std::string> lines = absl::StrSplit(*probe, '\n', absl::SkipEmpty());
-  if (lines.size() != 2 || lines[1].size() > 1024 || lines[1].front() != '/' || Printable(lines[1]) != lines[1]) {
-    return absl::FailedPreconditionError(absl::StrCat("ssh ", c.where(), ": cannot tell the processor and cache "
-                                                      "directory (uname -m and $HOME said: ", Printable(*probe), ")"));
-  }
-  DeployedBinary deployed;
-  deployed.machine = MachineFromUname(lines[0]);
-  if (deployed.machine == Machine::kOther) {
-    return absl::FailedPreconditionError(absl::StrCat("ssh ", c.where(), ": the host's processor is ",
-                                                      Printable(lines[0]), "; nasperf is built for x86_64 and aarch64"));
-  }
-  if (deployed.machine != facts->machine) {
+  auto host = AskHost(c);
+  if (!host.ok()) return host.status();
+  if (host->machine != facts->machine) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "ssh ", c.where(), ": the host is ", MachineName(deployed.machine), " but ", named, " is built for ",
+        "ssh ", c.where(), ": the host is ", MachineName(host->machine), " but ", named, " is built for ",
         MachineName(facts->machine), ": pass --deploy-binary dist/nasperf-VERSION-linux-",
-        MachineName(deployed.machine), " (", build_hint, ")"));
+        MachineName(host->machine), " (", build_hint, ")"));
   }
 
   auto sftp = c.Sftp();
   if (!sftp.ok()) return sftp.status();
-  const std::string dir = absl::StrCat(lines[1], "/nasperf");
-  for (const std::string& d : {lines[1], dir}) {
+  const std::string dir = absl::StrCat(host->cache, "/nasperf");
+  for (const std::string& d : {host->cache, dir}) {
     if (absl::Status s = MakeRemoteDirectory(c, *sftp, d); !s.ok()) return s;
   }
   if (absl::Status s = CheckCacheDirectory(c, *sftp, dir); !s.ok()) return s;
-  const uint64_t digest = Digest(*image);
-  deployed.path = absl::StrCat(dir, "/nasperf-", MachineName(deployed.machine), "-", ChecksumHex(digest));
+  DeployedBinary deployed;
+  deployed.machine = host->machine;
+  deployed.path = absl::StrCat(dir, "/nasperf-", MachineName(host->machine), "-", ChecksumHex(Digest(*image)));
   deployed.bytes = image->size();
   const int64_t start = MonoNanos();
-  if (sftp_attributes cached = sftp_lstat(*sftp, deployed.path.c_str()); cached != nullptr) {
-    const bool same_size = cached->type == SSH_FILEXFER_TYPE_REGULAR && cached->size == image->size();
-    sftp_attributes_free(cached);
-    if (same_size) {
-      auto seen = RemoteDigest(c, *sftp, deployed.path, image->size());
-      if (!seen.ok()) return seen.status();
-      if (*seen == digest) {
-        deployed.seconds = NanosToSeconds(MonoNanos() - start);
-        return deployed;
-      }
-    }
-    sftp_unlink(*sftp, deployed.path.c_str());  // damaged: replaced below
-  }
-  const std::string part = absl::StrCat(deployed.path, ".part-", RandomHex(4));
-  absl::Status uploaded = Upload(c, *sftp, part, *image);
-  if (uploaded.ok()) {
-    auto seen = RemoteDigest(c, *sftp, part, image->size());
-    if (!seen.ok()) {
-      uploaded = seen.status();
-    } else if (*seen != digest) {
-      uploaded = absl::DataLossError(absl::StrCat("ssh ", c.where(), ": ", part, " reads back different from ", named));
-    } else if (sftp_rename(*sftp, part.c_str(), deployed.path.c_str()) != SSH_OK) {
-      uploaded = c.Failure(absl::StrCat("rename ", part));
-    }
-  }
-  if (!uploaded.ok()) {
-    sftp_unlink(*sftp, part.c_str());
-    return uploaded;
-  }
-  deployed.uploaded = true;
+  if (absl::Status s = PlaceImage(c, *sftp, deployed.path, *image, named, &deployed.uploaded); !s.ok()) return s;
   deployed.seconds = NanosToSeconds(MonoNanos() - start);
   return deployed;
 }
