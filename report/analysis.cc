@@ -300,13 +300,12 @@ absl::StatusOr<ResultTable> FilterRows(const ResultTable& table, const std::vect
   }
   // Samples follow their transfers (a chart must not show what was filtered out).
   std::set<std::string> transfers;
-  auto key = [](const std::string& run, Role role, const std::string& host, long long iteration, long long stream) {
-    return absl::StrCat(run, "\x1f", Name(role), "\x1f", host, "\x1f", iteration, "\x1f", stream);
-  };
-  for (const TransferRecord& r : kept.transfers) transfers.insert(key(r.run_id, r.role, r.host, r.iteration, r.stream));
+  for (const TransferRecord& r : kept.transfers) {
+    transfers.insert(TransferKey(r.run_id, r.role, r.host, r.iteration, r.stream));
+  }
   std::vector<SampleRecord> samples;
   for (const SampleRecord& s : kept.samples) {
-    if (transfers.count(key(s.run_id, s.role, s.host, s.iteration, s.stream)) > 0) samples.push_back(s);
+    if (transfers.count(TransferKey(s.run_id, s.role, s.host, s.iteration, s.stream)) > 0) samples.push_back(s);
   }
   kept.samples = std::move(samples);
   return kept;

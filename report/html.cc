@@ -236,11 +236,6 @@ std::string BoxChart(const std::vector<const GroupSummary*>& groups, Role role) 
   return out;
 }
 
-std::string TransferKey(const std::string& run_id, Role role, const std::string& host,
-                        long long iteration, long long stream) {
-  return absl::StrCat(run_id, "\x1f", Name(role), "\x1f", host, "\x1f", iteration, "\x1f", stream);
-}
-
 // Per-interval MB/s of every measured transfer against seconds since its first byte.
 // Samples of warm-ups and failed transfers are left out like their rows; samples
 // with no transfer row at all (a samples.csv given alone) are shown.

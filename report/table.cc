@@ -174,6 +174,11 @@ void WarnAboutImpossibleFigures(ResultTable* table) {
 
 }  // namespace
 
+std::string TransferKey(const std::string& run_id, Role role, const std::string& host, long long iteration,
+                        long long stream) {
+  return absl::StrCat(run_id, "\x1f", Name(role), "\x1f", host, "\x1f", iteration, "\x1f", stream);
+}
+
 absl::Status ParseTransfersCsv(const std::string& path, const std::string& text, ResultTable* table) {
   return ForEachRecord(
       path, text, {"label", "iteration", "role", "mb_per_s", "status"}, table,

@@ -54,6 +54,10 @@ struct ResultTable {
   std::vector<std::string> warnings;  // torn last lines, duplicate rows
 };
 
+// The key that ties a sample to its transfer row (run, role, host, iteration, stream).
+std::string TransferKey(const std::string& run_id, Role role, const std::string& host, long long iteration,
+                        long long stream);
+
 // Each input is a directory holding transfers.csv (and maybe samples.csv) or a CSV
 // file; a file is a samples file when its header has t_s and no status column.
 // The same transfer (run, role, host, iteration, stream, transfer id) read twice is

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -219,7 +220,10 @@ TEST(Report, ALongLabelKeepsTheColumnsAligned) {
 
 // compare --by path_mtu pooled cache and array rows without a word.
 TEST(Compare, SaysWhenAGroupPoolsLabelsAndWhereNarrowsIt) {
-  ResultTable t = Table(Csv({{"cache", kBase}, {"array", kFaster}}));
+  // Two sender runs: the array's rows (and its sample) under their own run id.
+  ResultTable t = Table(absl::StrReplaceAll(Csv({{"cache", kBase}, {"array", kFaster}}), {{"\nr,array,", "\nr2,array,"}}));
+  t.samples.push_back({"r", "cache", Role::kReceiver, "nas", 1, 0, 0.5, 100});
+  t.samples.push_back({"r2", "array", Role::kReceiver, "nas", 1, 0, 0.5, 100});
   auto pooled = Compare(t, "mtu", "", Role::kReceiver);
   ASSERT_TRUE(pooled.ok());
   EXPECT_THAT(CompareText(*pooled), HasSubstr("mtu 1500 pools rows of labels cache/array"));
@@ -230,6 +234,8 @@ TEST(Compare, SaysWhenAGroupPoolsLabelsAndWhereNarrowsIt) {
   ASSERT_TRUE(narrowed.ok());
   EXPECT_THAT(CompareText(*narrowed), Not(HasSubstr("pools rows")));
   EXPECT_EQ(narrowed->rows[0].stats.n, 5u);
+  ASSERT_EQ(cache->samples.size(), 1u) << "the samples follow the rows kept";
+  EXPECT_EQ(cache->samples[0].label, "cache");
   EXPECT_FALSE(FilterRows(t, {"label=nothing"}).ok());
   EXPECT_FALSE(FilterRows(t, {"nocolumn=1"}).ok());
   EXPECT_FALSE(FilterRows(t, {"label"}).ok());
