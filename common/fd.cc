@@ -370,4 +370,16 @@ std::string LocalHostName() {
   if (gethostname(name, sizeof name - 1) != 0) return "unknown";
   return name;
 }
+absl::StatusOr<SplicePipe> OpenSplicePipe(size_t capacity) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return ErrnoStatus(errno, "pipe for splice");
+  SplicePipe pipe;
+  pipe.read_end = Fd(fds[0]);
+  pipe.write_end = Fd(fds[1]);
+  (void)::fcntl(pipe.write_end.get(), F_SETPIPE_SZ, static_cast<int>(capacity));
+  const int granted = ::fcntl(pipe.write_end.get(), F_GETPIPE_SZ);
+  pipe.capacity = granted > 0 ? static_cast<size_t>(granted) : 65536;
+  return pipe;
+}
+
 }  // namespace nasperf

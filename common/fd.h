@@ -99,6 +99,15 @@ void SetSocketBuffer(int fd, int option, uint64_t bytes);
 // Receive timeout for blocking reads; 0 = none.
 void SetReceiveTimeout(int fd, double seconds);
 
+// A pipe for splice(): bytes move between a file and a socket through it by page
+// reference, never through our memory. Asks for `capacity` bytes (the default
+// 64 KiB stays when refused); `capacity` is what one splice can move.
+struct SplicePipe {
+  Fd read_end, write_end;
+  size_t capacity = 0;
+};
+absl::StatusOr<SplicePipe> OpenSplicePipe(size_t capacity);
+
 }  // namespace nasperf
 
 #endif  // NASPERF_COMMON_FD_H_

@@ -13,6 +13,7 @@ class SocketSource : public ByteSource {
  public:
   explicit SocketSource(int fd) : fd_(fd) {}
   absl::StatusOr<size_t> Read(uint8_t* data, size_t size) override;
+  int SpliceFd() const override { return fd_; }
 
  private:
   const int fd_;

@@ -43,6 +43,19 @@ class FileWriter : public BlockWriter {
     return WriteAll(fd_.get(), data + direct_part, size - direct_part, absl::StrCat("write ", path_));
   }
 
+  bool TakesPipe() const override { return mode_ == WriteMode::kBuffered; }
+
+  absl::Status WriteFromPipe(int pipe_fd, size_t size) override {
+    for (size_t left = size; left > 0;) {
+      ssize_t n = ::splice(pipe_fd, nullptr, fd_.get(), nullptr, left, SPLICE_F_MOVE);
+      if (n < 0 && errno == EINTR) continue;
+      // 0 would mean the pipe ran dry: the caller put `size` bytes in, so it cannot.
+      if (n <= 0) return ErrnoStatus(n < 0 ? errno : EIO, absl::StrCat("write ", path_));
+      left -= static_cast<size_t>(n);
+    }
+    return absl::OkStatus();
+  }
+
   absl::Status SyncData() override {
     if (::fdatasync(fd_.get()) != 0) return ErrnoStatus(errno, absl::StrCat("fdatasync ", path_));
     return absl::OkStatus();

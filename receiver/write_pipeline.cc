@@ -1,8 +1,13 @@
 #include "receiver/write_pipeline.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -268,13 +273,141 @@ PipelineResult RunWithWriter(ByteSource& source, BlockWriter* writer, uint64_t l
   return result;
 }
 
+// The spliced path, all on the caller's thread: socket → pipe by page reference,
+// pipe → file (the kernel's one copy, into the page cache) or → /dev/null. The
+// socket's receive buffer is the queue between the halves: time blocked in the
+// socket half after the first byte is net wait, time in the file half (and periodic
+// syncs) is disk wait, since meanwhile nothing empties that buffer.
+class SplicedRun {
+ public:
+  SplicedRun(int socket_fd, BlockWriter* writer, SplicePipe pipe, Fd null_device, uint64_t length,
+             const PipelineOptions& options)
+      : socket_fd_(socket_fd), writer_(writer), pipe_(std::move(pipe)), null_(std::move(null_device)),
+        length_(length), options_(options) {}
+
+  PipelineResult Run() {
+    result_.spliced = true;
+    uint64_t next_sync = options_.sync_every;
+    while (result_.bytes_received < length_) {
+      if (options_.cancel != nullptr && options_.cancel->load(std::memory_order_relaxed)) {
+        Abort(&result_, absl::AbortedError("receiver shutting down"), length_);
+        return std::move(result_);
+      }
+      absl::StatusOr<size_t> in = FromSocket();
+      if (!in.ok() || *in == 0) {
+        Abort(&result_, in.ok() ? absl::OkStatus() : in.status(), length_);
+        return std::move(result_);
+      }
+      const int64_t before = options_.clock();
+      absl::Status status = Drain(*in);
+      if (status.ok() && options_.sync_every > 0 && result_.bytes_written >= next_sync &&
+          result_.bytes_written < length_) {
+        status = writer_->SyncData();
+        while (next_sync <= result_.bytes_written) next_sync += options_.sync_every;
+      }
+      const int64_t after = options_.clock();
+      result_.write_ns += after - before;
+      result_.disk_wait_ns += after - before;
+      if (!status.ok()) {
+        result_.end = PipelineEnd::kFailed;
+        result_.status = status;
+        result_.error_code = ErrnoOf(status);
+        return std::move(result_);
+      }
+      progress_->Moved(nullptr, *in, after);
+    }
+    result_.written_ns = options_.clock();
+    absl::Status finished = writer_ != nullptr ? writer_->Finish() : absl::OkStatus();
+    result_.durable_ns = options_.clock();
+    result_.sync_ns = result_.durable_ns - result_.written_ns;
+    progress_->Finish(&result_, result_.written_ns);
+    if (!finished.ok()) {
+      result_.end = PipelineEnd::kFailed;
+      result_.status = finished;
+      result_.error_code = ErrnoOf(finished);
+    }
+    return std::move(result_);
+  }
+
+ private:
+  // Up to a pipe's worth from the socket; 0 at EOF.
+  absl::StatusOr<size_t> FromSocket() {
+    const size_t want = static_cast<size_t>(std::min<uint64_t>(pipe_.capacity, length_ - result_.bytes_received));
+    const int64_t before = options_.clock();
+    ssize_t n;
+    do {
+      n = ::splice(socket_fd_, nullptr, pipe_.write_end.get(), nullptr, want, SPLICE_F_MOVE);
+    } while (n < 0 && errno == EINTR);
+    const int64_t now = options_.clock();
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      return absl::DeadlineExceededError("no data from the sender within --idle-timeout");
+    }
+    if (n < 0) return ErrnoStatus(errno, "receive from sender");
+    if (n == 0) return 0;
+    if (result_.first_byte_ns == 0) {
+      result_.first_byte_ns = now;
+      progress_ = std::make_unique<Progress>(options_, now);
+    } else {
+      result_.net_wait_ns += now - before;
+    }
+    result_.bytes_received += static_cast<uint64_t>(n);
+    if (result_.bytes_received == length_) result_.last_byte_ns = now;
+    return static_cast<size_t>(n);
+  }
+
+  // Empties the pipe into the file (or /dev/null).
+  absl::Status Drain(size_t size) {
+    if (writer_ != nullptr) {
+      absl::Status written = writer_->WriteFromPipe(pipe_.read_end.get(), size);
+      if (written.ok()) result_.bytes_written += size;
+      return written;
+    }
+    for (size_t left = size; left > 0;) {
+      ssize_t n = ::splice(pipe_.read_end.get(), nullptr, null_.get(), nullptr, left, SPLICE_F_MOVE);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return ErrnoStatus(n < 0 ? errno : EIO, "splice into /dev/null");
+      left -= static_cast<size_t>(n);
+    }
+    result_.bytes_written += size;
+    return absl::OkStatus();
+  }
+
+  const int socket_fd_;
+  BlockWriter* const writer_;
+  SplicePipe pipe_;
+  Fd null_;
+  const uint64_t length_;
+  const PipelineOptions& options_;
+  PipelineResult result_;
+  std::unique_ptr<Progress> progress_;
+};
+
+// The spliced run when nothing needs to see the bytes and both ends allow it; else
+// nullopt (the caller copies).
+std::optional<PipelineResult> TrySpliced(ByteSource& source, BlockWriter* writer, uint64_t length,
+                                         const PipelineOptions& options) {
+  if (options.checksum || source.SpliceFd() < 0 || (writer != nullptr && !writer->TakesPipe())) {
+    return std::nullopt;
+  }
+  Fd null_device;
+  if (writer == nullptr) {
+    null_device = Fd(::open("/dev/null", O_WRONLY | O_CLOEXEC));
+    if (!null_device.valid()) return std::nullopt;
+  }
+  absl::StatusOr<SplicePipe> pipe = OpenSplicePipe(options.buffer_size);
+  if (!pipe.ok()) return std::nullopt;
+  return SplicedRun(source.SpliceFd(), writer, std::move(*pipe), std::move(null_device), length, options).Run();
+}
+
 }  // namespace
 
 PipelineResult RunPipeline(ByteSource& source, BlockWriter* writer, uint64_t length,
                            const PipelineOptions& options) {
   const CpuTime start = ThreadCpuTime();
-  PipelineResult result =
-      writer == nullptr ? RunDiscard(source, length, options) : RunWithWriter(source, writer, length, options);
+  std::optional<PipelineResult> spliced = TrySpliced(source, writer, length, options);
+  PipelineResult result = spliced           ? std::move(*spliced)
+                          : writer == nullptr ? RunDiscard(source, length, options)
+                                              : RunWithWriter(source, writer, length, options);
   result.cpu += ThreadCpuTime() - start;
   return result;
 }

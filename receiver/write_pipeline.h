@@ -3,7 +3,9 @@
 // the target, so both run at once and each side's waiting is measured: the writer
 // idle on an empty queue is time the network could not feed the disk (net wait); the
 // reader blocked on a full queue is time the disk could not keep up (disk wait).
-// RunPipeline runs on the caller's thread plus one writer thread it owns.
+// RunPipeline runs on the caller's thread plus one writer thread it owns. When no
+// byte needs to be seen (no checksum) and both ends allow it, it splices instead:
+// socket → pipe → file on the caller's thread alone, with no copy through user space.
 #ifndef NASPERF_RECEIVER_WRITE_PIPELINE_H_
 #define NASPERF_RECEIVER_WRITE_PIPELINE_H_
 
@@ -25,6 +27,8 @@ class ByteSource {
  public:
   virtual ~ByteSource() = default;
   virtual absl::StatusOr<size_t> Read(uint8_t* data, size_t size) = 0;
+  // A descriptor splice() can take the same bytes from (a socket), or -1.
+  virtual int SpliceFd() const { return -1; }
 };
 
 // Where payload bytes go (a file in the target). Blocks handed to Write are
@@ -37,6 +41,13 @@ class BlockWriter {
   virtual absl::Status SyncData() = 0;
   // The final step before the ack: fdatasync per policy, then close.
   virtual absl::Status Finish() = 0;
+  // True when WriteFromPipe works: buffered writes, where the kernel may copy from
+  // the socket's pages into the page cache without the bytes passing through us.
+  virtual bool TakesPipe() const { return false; }
+  // Moves exactly `size` bytes that wait in the pipe into the file.
+  virtual absl::Status WriteFromPipe(int pipe_fd, size_t size) {
+    return absl::UnimplementedError("this writer takes no pipe");
+  }
 };
 
 inline constexpr size_t kPipelineAlignment = 4096;
@@ -73,10 +84,12 @@ struct PipelineResult {
   uint64_t checksum = 0;
   std::vector<IntervalSample> samples;
   CpuTime cpu;                    // the reading and the writing thread, from start to end
+  bool spliced = false;           // moved by splice, not copied through our buffers
 };
 
 // Moves exactly `length` bytes from source to writer. writer == nullptr is the
-// discard target: the bytes are read and dropped on the caller's thread.
+// discard target: the bytes are read and dropped on the caller's thread (spliced
+// into /dev/null when nothing needs to see them).
 PipelineResult RunPipeline(ByteSource& source, BlockWriter* writer, uint64_t length,
                            const PipelineOptions& options);
 

@@ -42,35 +42,26 @@ std::optional<uint64_t> SocketWriter::Acknowledged() const {
   return info.tcpi_bytes_acked;
 }
 
-absl::Status SocketWriter::OpenPipe() {
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) return ErrnoStatus(errno, "pipe for splice");
-  pipe_read_ = Fd(fds[0]);
-  pipe_write_ = Fd(fds[1]);
-  // A bigger pipe moves a whole chunk per pair of calls; the default 64 KiB works too.
-  (void)::fcntl(pipe_write_.get(), F_SETPIPE_SZ, static_cast<int>(PayloadSource::kChunk));
-  const int capacity = ::fcntl(pipe_write_.get(), F_GETPIPE_SZ);
-  pipe_bytes_ = capacity > 0 ? static_cast<size_t>(capacity) : 65536;
-  return absl::OkStatus();
-}
-
 absl::StatusOr<size_t> SocketWriter::WriteFromFile(int file, uint64_t offset, size_t size, int64_t* source_ns) {
   if (pipe_broken_) return absl::FailedPreconditionError("an earlier send to the receiver failed");
-  if (!pipe_write_.valid()) {
-    if (absl::Status s = OpenPipe(); !s.ok()) return s;
+  if (!pipe_) {
+    // A pipe as big as a chunk moves it with one pair of calls; the default 64 KiB works too.
+    absl::StatusOr<SplicePipe> opened = OpenSplicePipe(PayloadSource::kChunk);
+    if (!opened.ok()) return opened.status();
+    pipe_ = std::move(*opened);
   }
   loff_t at = static_cast<loff_t>(offset);
   const int64_t before = MonoNanos();
   ssize_t in;
   do {
-    in = ::splice(file, &at, pipe_write_.get(), nullptr, std::min(size, pipe_bytes_), SPLICE_F_MOVE);
+    in = ::splice(file, &at, pipe_->write_end.get(), nullptr, std::min(size, pipe_->capacity), SPLICE_F_MOVE);
   } while (in < 0 && errno == EINTR);
   *source_ns += MonoNanos() - before;
   if (in < 0 && errno == EINVAL) return absl::UnimplementedError("this file cannot be spliced");
   if (in < 0) return ErrnoStatus(errno, "read the source file");
   if (in == 0) return absl::OutOfRangeError("the file shrank while being sent");
   for (size_t left = static_cast<size_t>(in); left > 0;) {
-    ssize_t out = ::splice(pipe_read_.get(), nullptr, fd_, nullptr, left, SPLICE_F_MOVE | SPLICE_F_MORE);
+    ssize_t out = ::splice(pipe_->read_end.get(), nullptr, fd_, nullptr, left, SPLICE_F_MOVE | SPLICE_F_MORE);
     if (out < 0 && errno == EINTR) continue;
     if (out <= 0) {
       pipe_broken_ = true;

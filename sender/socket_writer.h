@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 
 #include "absl/status/statusor.h"
 #include "common/fd.h"
@@ -28,12 +29,9 @@ class SocketWriter : public ChunkWriter {
   absl::StatusOr<size_t> WriteFromFile(int file, uint64_t offset, size_t size, int64_t* source_ns) override;
 
  private:
-  absl::Status OpenPipe();
-
   const int fd_;
-  Fd pipe_read_, pipe_write_;  // made at the first file write
-  size_t pipe_bytes_ = 0;      // its capacity: one splice moves at most this much
-  bool pipe_broken_ = false;   // a send failed with bytes left in it
+  std::optional<SplicePipe> pipe_;  // made at the first file write
+  bool pipe_broken_ = false;        // a send failed with bytes left in it
 };
 
 }  // namespace nasperf

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -10,8 +11,12 @@
 #include <fstream>
 #include <memory>
 #include <sstream>
+#include <thread>
 
+#include "common/fd.h"
 #include "gtest/gtest.h"
+#include "receiver/socket_source.h"
+#include "receiver/write_pipeline.h"
 
 namespace nasperf {
 namespace {
@@ -107,6 +112,120 @@ TEST(Target, DiscardNeedsNoDirectory) {
   ASSERT_TRUE(target.ok());
   EXPECT_TRUE((*target)->discard());
   EXPECT_EQ(*(*target)->FreeBytes(), 0u);
+}
+
+// Bytes that differ from page to page, so a misplaced page shows.
+std::string StreamBytes(size_t size) {
+  std::string bytes(size, '\0');
+  for (size_t i = 0; i < size; ++i) bytes[i] = static_cast<char>(i * 7 + i / 4096);
+  return bytes;
+}
+
+// A stream of `length` bytes plus `extra` bytes after them (the sender's footer),
+// written from another thread into one end of a socket pair.
+class PeerStream {
+ public:
+  PeerStream(size_t length, size_t extra) : bytes_(StreamBytes(length + extra)) {
+    int fds[2];
+    EXPECT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
+    ours_ = Fd(fds[0]);
+    Fd theirs(fds[1]);
+    writer_ = std::thread([this, peer = std::move(theirs)]() mutable {
+      EXPECT_TRUE(WriteAll(peer.get(), bytes_.data(), bytes_.size(), "peer").ok());
+    });
+  }
+  ~PeerStream() { writer_.join(); }
+  int fd() const { return ours_.get(); }
+
+ private:
+  std::string bytes_;
+  Fd ours_;
+  std::thread writer_;
+};
+
+struct Received {
+  PipelineResult result;
+  std::string file;   // what the target holds
+  std::string after;  // what the socket still had after the payload
+};
+
+Received ReceiveOver(const std::string& dir, WriteMode mode, bool checksum, size_t length, size_t extra) {
+  Received out;
+  PeerStream peer(length, extra);
+  SocketSource source(peer.fd());
+  auto target = Target::Open(dir);
+  EXPECT_TRUE(target.ok()) << target.status();
+  std::string name;
+  auto writer = (*target)->Create("in.dat", mode, SyncPolicy{}, &name);
+  EXPECT_TRUE(writer.ok()) << writer.status();
+  PipelineOptions options;
+  options.checksum = checksum;
+  options.interval_s = 0.001;  // samples, however fast this machine is
+  out.result = RunPipeline(source, writer->get(), length, options);
+  out.file = ReadAll(dir + "/" + name);
+  out.after.resize(extra);
+  auto got = ReadFull(peer.fd(), out.after.data(), extra, "rest");
+  EXPECT_TRUE(got.ok() && *got == extra);
+  EXPECT_TRUE((*target)->Remove(name).ok());
+  return out;
+}
+
+TEST(Target, BufferedWritesFromASocketAreSplicedExactlyToTheLength) {
+  std::string dir = TempDir();
+  const size_t length = 5 * (1 << 20) + 123;  // several pipes' worth and an odd tail
+  const std::string expected = StreamBytes(length + 40);
+  Received got = ReceiveOver(dir, WriteMode::kBuffered, false, length, 40);
+  ASSERT_EQ(got.result.end, PipelineEnd::kOk) << got.result.status;
+  EXPECT_TRUE(got.result.spliced);
+  EXPECT_EQ(got.result.bytes_received, length);
+  EXPECT_EQ(got.result.bytes_written, length);
+  EXPECT_EQ(got.file, expected.substr(0, length));
+  EXPECT_EQ(got.after, expected.substr(length)) << "the bytes after the payload must stay in the socket";
+  uint64_t sampled = 0;
+  for (const auto& s : got.result.samples) sampled += s.bytes;
+  EXPECT_EQ(sampled, length);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Target, AChecksumOrODirectKeepsTheCopyPath) {
+  std::string dir = TempDir();
+  const size_t length = 3 * (1 << 20) + 5;
+  Received hashed = ReceiveOver(dir, WriteMode::kBuffered, true, length, 8);
+  ASSERT_EQ(hashed.result.end, PipelineEnd::kOk) << hashed.result.status;
+  EXPECT_FALSE(hashed.result.spliced);
+  EXPECT_TRUE(hashed.result.has_checksum);
+  EXPECT_EQ(hashed.file.size(), length);
+  auto target = Target::Open(dir);
+  ASSERT_TRUE(target.ok());
+  if ((*target)->Supports(WriteMode::kDirect)) {
+    Received direct = ReceiveOver(dir, WriteMode::kDirect, false, length, 8);
+    ASSERT_EQ(direct.result.end, PipelineEnd::kOk) << direct.result.status;
+    EXPECT_FALSE(direct.result.spliced);
+    EXPECT_EQ(direct.file, hashed.file);
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Target, DiscardSplicesIntoNothingAndAShortStreamAborts) {
+  const size_t length = 2 * (1 << 20) + 7;
+  {
+    PeerStream peer(length, 16);
+    SocketSource source(peer.fd());
+    PipelineResult r = RunPipeline(source, nullptr, length, PipelineOptions{});
+    ASSERT_EQ(r.end, PipelineEnd::kOk) << r.status;
+    EXPECT_TRUE(r.spliced);
+    EXPECT_EQ(r.bytes_written, length);
+    std::string rest(16, '\0');
+    auto got = ReadFull(peer.fd(), rest.data(), rest.size(), "rest");
+    ASSERT_TRUE(got.ok());
+    EXPECT_EQ(*got, 16u);
+    EXPECT_EQ(rest, StreamBytes(length + 16).substr(length));
+  }
+  PeerStream peer(length, 0);
+  SocketSource source(peer.fd());
+  PipelineResult r = RunPipeline(source, nullptr, length + 100, PipelineOptions{});  // the peer stops short
+  EXPECT_EQ(r.end, PipelineEnd::kAborted);
+  EXPECT_NE(r.status.message().find("sender closed the connection after"), std::string::npos) << r.status;
 }
 
 }  // namespace
