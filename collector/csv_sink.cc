@@ -26,7 +26,8 @@ const std::vector<std::string>& TransferColumns() {
       "path_mtu", "mss", "link_mbps", "line_rate_pct", "checksum", "verified", "status",
       "error",
       // appended after the contract columns
-      "transfer_id", "warmup", "source_wait_pct", "notes", "cpu_user_s", "cpu_sys_s"};
+      "transfer_id", "warmup", "source_wait_pct", "notes", "cpu_user_s", "cpu_sys_s",
+      "cpu_busy_pct"};
   return *columns;
 }
 
@@ -99,6 +100,7 @@ std::string TransferRow(const proto::TransferReport& r) {
       CsvText(r.notes()),
       opt(r.has_cpu_user_s(), Seconds(r.cpu_user_s())),
       opt(r.has_cpu_sys_s(), Seconds(r.cpu_sys_s())),
+      opt(r.has_cpu_busy_pct(), Pct(r.cpu_busy_pct())),
   };
   return CsvLine(cells);
 }

@@ -50,7 +50,9 @@ struct Table<Bottleneck> {
                                                                    {Bottleneck::kDisk, "disk"},
                                                                    {Bottleneck::kSource, "source"},
                                                                    {Bottleneck::kBalanced, "balanced"},
-                                                                   {Bottleneck::kOldSender, "sender"}};
+                                                                   {Bottleneck::kOldSender, "sender"},
+                                                                   {Bottleneck::kSenderCpu, "sender-cpu"},
+                                                                   {Bottleneck::kReceiverCpu, "receiver-cpu"}};
 };
 
 }  // namespace

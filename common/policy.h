@@ -22,7 +22,7 @@ enum class Role { kSender, kReceiver };                  // the role column
 enum class Status { kOk, kFailed, kAborted };            // the status column
 // The bottleneck column. kOldSender ("sender") is what nasperf before the `source`
 // word wrote for kSource: still read (old CSVs, old peers), never written.
-enum class Bottleneck { kNetwork, kDisk, kSource, kBalanced, kOldSender };
+enum class Bottleneck { kNetwork, kDisk, kSource, kBalanced, kOldSender, kSenderCpu, kReceiverCpu };
 
 // Parse<T>("direct") -> WriteMode::kDirect; INVALID_ARGUMENT naming the choices.
 template <typename T>

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/validate.h"
+#include "common/wire.h"
 #include "grpcpp/grpcpp.h"
 
 namespace nasperf {
@@ -25,6 +26,14 @@ absl::StatusOr<proto::HelloReply> ReceiverClient::Hello() {
   grpc::Status status = stub_->Hello(&context, proto::HelloRequest(), &reply);
   if (!status.ok()) return FromGrpc(status, "receiver", FormatHostPort(address_));
   if (absl::Status bad = CheckHelloReply(reply); !bad.ok()) return Refuse(bad);
+  // Another data-port codec would refuse every header with a bare reset: say why now.
+  const uint32_t wire = reply.wire_version() == 0 ? 1 : reply.wire_version();
+  if (wire != kWireVersion) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "receiver ", FormatHostPort(address_), " runs nasperf ", reply.version(), ", whose data port speaks version ",
+        wire, "; this nasperf (", NASPERF_VERSION, ") speaks ", kWireVersion,
+        ": run the same nasperf on both ends (sender --to user@host:/dir uploads this one)"));
+  }
   return reply;
 }
 

@@ -120,7 +120,11 @@ absl::Status CheckReport(const proto::TransferReport& r) {
       Figure("source_wait_pct", r.has_source_wait_pct(), r.source_wait_pct()),
       Figure("cpu_user_s", r.has_cpu_user_s(), r.cpu_user_s()),
       Figure("cpu_sys_s", r.has_cpu_sys_s(), r.cpu_sys_s()),
+      Figure("cpu_busy_pct", r.has_cpu_busy_pct(), r.cpu_busy_pct()),
   };
+  if (r.has_cpu_busy_pct() && r.cpu_busy_pct() > 100) {
+    return absl::InvalidArgumentError(absl::StrCat("cpu_busy_pct ", r.cpu_busy_pct(), ": over 100 %"));
+  }
   if (absl::Status s = FirstError(checks); !s.ok()) return s;
   if (r.started_at_unix_ns() < 0) return absl::InvalidArgumentError("started_at before 1970");
   if (r.samples_size() > 1000000) return absl::InvalidArgumentError("too many samples");

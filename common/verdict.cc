@@ -7,15 +7,22 @@
 
 namespace nasperf {
 
-std::string Verdict(double net_wait_pct, double disk_wait_pct, double source_wait_pct, double line_rate_pct) {
-  if (line_rate_pct >= kLinkFullPct) return Name(Bottleneck::kNetwork);
+std::string Verdict(const VerdictFigures& f) {
+  if (f.line_rate_pct >= kLinkFullPct) return Name(Bottleneck::kNetwork);
+  // A thread that was on the CPU (or wanted it) nearly all the time never waited on
+  // anything else long enough to matter: the waits it caused only follow from it.
+  if (std::max(f.sender_cpu_pct, f.receiver_cpu_pct) >= kCpuBoundPct) {
+    return Name(f.receiver_cpu_pct >= f.sender_cpu_pct ? Bottleneck::kReceiverCpu : Bottleneck::kSenderCpu);
+  }
   // The receiver waits for data whenever the sender waits on its source, so its net
   // wait holds the source's: the network's own share is what is left.
-  const double network = source_wait_pct > 0 ? std::max(0.0, net_wait_pct - source_wait_pct) : net_wait_pct;
-  if (source_wait_pct >= kVerdictThresholdPct && source_wait_pct >= network && source_wait_pct >= disk_wait_pct) {
+  const double network =
+      f.source_wait_pct > 0 ? std::max(0.0, f.net_wait_pct - f.source_wait_pct) : f.net_wait_pct;
+  if (f.source_wait_pct >= kVerdictThresholdPct && f.source_wait_pct >= network &&
+      f.source_wait_pct >= f.disk_wait_pct) {
     return Name(Bottleneck::kSource);
   }
-  if (disk_wait_pct >= kVerdictThresholdPct && disk_wait_pct >= network) return Name(Bottleneck::kDisk);
+  if (f.disk_wait_pct >= kVerdictThresholdPct && f.disk_wait_pct >= network) return Name(Bottleneck::kDisk);
   if (network >= kVerdictThresholdPct) return Name(Bottleneck::kNetwork);
   return Name(Bottleneck::kBalanced);
 }
@@ -42,6 +49,10 @@ std::string VerdictMeaning(const std::string& word) {
     case Bottleneck::kSource:
     case Bottleneck::kOldSender:
       return "the sender's own disk or file system fed the data slower than the network and the NAS took it";
+    case Bottleneck::kSenderCpu:
+      return "the sender's CPU: its sending thread was busy (or queued for a core) nearly the whole time";
+    case Bottleneck::kReceiverCpu:
+      return "the NAS's CPU: the receiver's thread was busy (or queued for a core) nearly the whole time";
     case Bottleneck::kBalanced:
       return "no side waited on another for a fifth of the time";
   }

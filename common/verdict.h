@@ -6,6 +6,8 @@
 #include <optional>
 #include <string>
 
+#include "common/clock.h"
+
 namespace nasperf {
 
 // A side is the bottleneck when the other waited on it for at least this share.
@@ -17,14 +19,26 @@ inline constexpr double kLinkFullPct = 95.0;
 // the link carries is impossible; 5% covers header-size and timing slack).
 inline constexpr double kMaxPlausibleLineRatePct = 105.0;
 
-// net_wait_pct: the disk writer sat idle waiting for data (network slower);
-// disk_wait_pct: the network reader waited for a free buffer or the final sync ran
-// (disk slower); source_wait_pct: the sender waited on its own source (its disk or
-// generator), a part of net_wait_pct, since the receiver waits meanwhile;
-// line_rate_pct: the rate as a share of the TCP ceiling (kLinkFullPct or more: the
-// network). Negative = unknown. Returns "disk", "network", "source" or "balanced".
-std::string Verdict(double net_wait_pct, double disk_wait_pct, double source_wait_pct = -1,
-                    double line_rate_pct = -1);
+// What a verdict is judged from, each a percentage of the transfer; negative = unknown.
+struct VerdictFigures {
+  // The disk writer sat idle waiting for data (the network was slower).
+  double net_wait_pct = -1;
+  // The network reader waited for a free buffer, or the final sync ran (the disk).
+  double disk_wait_pct = -1;
+  // The sender waited on its own source (its disk or generator); a part of
+  // net_wait_pct, since the receiver waits meanwhile.
+  double source_wait_pct = -1;
+  // The rate as a share of the path's TCP ceiling: kLinkFullPct or more is the network.
+  double line_rate_pct = -1;
+  // Each end's busiest data thread on the CPU or queued for it (CpuBusy): at
+  // kCpuBoundPct or more that end's CPU was the limit, whatever the other waits say.
+  double sender_cpu_pct = -1;
+  double receiver_cpu_pct = -1;
+};
+
+// "network", "disk", "source", "sender-cpu", "receiver-cpu" or "balanced". A full
+// link decides first, then a CPU-bound end (the busier one), then the waits.
+std::string Verdict(const VerdictFigures& figures);
 
 // mb_per_s as a share of the path's TCP ceiling, or nullopt when that share is over
 // kMaxPlausibleLineRatePct: then *note says the link is faster than stated.

@@ -32,6 +32,21 @@ uint64_t Get64(const uint8_t* p) {
   for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
   return v;
 }
+// A CPU share travels as a u16 in tenths of a percent; this means unknown.
+constexpr uint16_t kUnknownPermille = 0xFFFF;
+uint16_t PermilleOf(double pct) {
+  return pct >= 0 && pct <= 100 ? static_cast<uint16_t>(pct * 10 + 0.5) : kUnknownPermille;
+}
+// The share back; false for a value that is neither unknown nor 0..1000.
+bool PctOfPermille(uint16_t permille, double* pct) {
+  if (permille == kUnknownPermille) {
+    *pct = -1;
+    return true;
+  }
+  *pct = permille / 10.0;
+  return permille <= 1000;
+}
+
 bool AllZero(const uint8_t* p, size_t n) {
   for (size_t i = 0; i < n; ++i) {
     if (p[i] != 0) return false;
@@ -94,25 +109,29 @@ absl::StatusOr<DataHeader> DecodeHeader(const uint8_t* data, size_t size) {
 }
 
 // Footer layout: magic[8] version u16 | flags u16 (0) | reserved u32 | source_wait u64 |
-// send u64 | reserved u32 | check u32.
+// send u64 | cpu_busy u16 (permille, 0xFFFF unknown) | reserved u16 | check u32.
 std::array<uint8_t, kFooterSize> EncodeFooter(const DataFooter& footer) {
   std::array<uint8_t, kFooterSize> out{};
   std::memcpy(out.data(), kFooterMagic, 8);
   Put16(out.data() + 8, kWireVersion);
   Put64(out.data() + 16, footer.source_wait_ns);
   Put64(out.data() + 24, footer.send_ns);
+  Put16(out.data() + 32, PermilleOf(footer.cpu_busy_pct));
   Put32(out.data() + 36, XXH32(out.data(), 36, 0));
   return out;
 }
 
 absl::StatusOr<DataFooter> DecodeFooter(const uint8_t* data, size_t size) {
   if (absl::Status s = CheckFrame(data, size, kFooterSize, kFooterMagic, "footer"); !s.ok()) return s;
-  if (!AllZero(data + 10, 6) || !AllZero(data + 32, 4)) {
+  if (!AllZero(data + 10, 6) || !AllZero(data + 34, 2)) {
     return absl::InvalidArgumentError("footer: flags or reserved bytes set");
   }
   DataFooter footer;
   footer.source_wait_ns = Get64(data + 16);
   footer.send_ns = Get64(data + 24);
+  if (!PctOfPermille(Get16(data + 32), &footer.cpu_busy_pct)) {
+    return absl::InvalidArgumentError("footer: a CPU share over 100 %");
+  }
   if (footer.source_wait_ns > footer.send_ns) {
     return absl::InvalidArgumentError("footer: the source wait is longer than the send");
   }
@@ -121,7 +140,7 @@ absl::StatusOr<DataFooter> DecodeFooter(const uint8_t* data, size_t size) {
 
 // Trailer layout: magic[8] version u16 | status u8 | flags u8 | error i32 |
 // bytes u64 | checksum u64 | receive, write, sync, durable, net_wait, disk_wait u64 |
-// reserved[12] | check u32.
+// cpu_busy u16 (permille, 0xFFFF unknown) | reserved[10] | check u32.
 std::array<uint8_t, kTrailerSize> EncodeTrailer(const DataTrailer& t) {
   std::array<uint8_t, kTrailerSize> out{};
   std::memcpy(out.data(), kTrailerMagic, 8);
@@ -134,6 +153,7 @@ std::array<uint8_t, kTrailerSize> EncodeTrailer(const DataTrailer& t) {
   const uint64_t timings[] = {t.receive_ns, t.write_ns,    t.sync_ns,
                               t.durable_ns, t.net_wait_ns, t.disk_wait_ns};
   for (int i = 0; i < 6; ++i) Put64(out.data() + 32 + 8 * i, timings[i]);
+  Put16(out.data() + 80, PermilleOf(t.cpu_busy_pct));
   Put32(out.data() + 92, XXH32(out.data(), 92, 0));
   return out;
 }
@@ -143,7 +163,7 @@ absl::StatusOr<DataTrailer> DecodeTrailer(const uint8_t* data, size_t size) {
     return s;
   }
   if (data[10] > static_cast<uint8_t>(TrailerStatus::kAborted) || data[11] > 1 ||
-      !AllZero(data + 80, 12) || (data[11] == 0 && !AllZero(data + 24, 8))) {
+      !AllZero(data + 82, 10) || (data[11] == 0 && !AllZero(data + 24, 8))) {
     return absl::InvalidArgumentError("trailer: unknown status, flags or reserved bytes set");
   }
   DataTrailer t;
@@ -155,6 +175,9 @@ absl::StatusOr<DataTrailer> DecodeTrailer(const uint8_t* data, size_t size) {
   uint64_t* timings[] = {&t.receive_ns, &t.write_ns,    &t.sync_ns,
                          &t.durable_ns, &t.net_wait_ns, &t.disk_wait_ns};
   for (int i = 0; i < 6; ++i) *timings[i] = Get64(data + 32 + 8 * i);
+  if (!PctOfPermille(Get16(data + 80), &t.cpu_busy_pct)) {
+    return absl::InvalidArgumentError("trailer: a CPU share over 100 %");
+  }
   return t;
 }
 

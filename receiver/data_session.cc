@@ -55,8 +55,14 @@ void AddFigures(const PipelineResult& r, int64_t accepted_ns, std::optional<uint
       }
       if (!note.empty()) report->set_notes(note);
     }
-    const double source = sender && sender->send_ns > 0 ? Pct(sender->source_wait_ns, sender->send_ns) : -1;
-    report->set_bottleneck(Verdict(net, disk, source, report->has_line_rate_pct() ? report->line_rate_pct() : -1));
+    VerdictFigures figures;
+    figures.net_wait_pct = net;
+    figures.disk_wait_pct = disk;
+    figures.source_wait_pct = sender && sender->send_ns > 0 ? Pct(sender->source_wait_ns, sender->send_ns) : -1;
+    figures.line_rate_pct = report->has_line_rate_pct() ? report->line_rate_pct() : -1;
+    figures.sender_cpu_pct = sender ? sender->cpu_busy_pct : -1;
+    figures.receiver_cpu_pct = r.cpu_busy_pct;
+    report->set_bottleneck(Verdict(figures));
     if (r.has_checksum) report->set_checksum(ChecksumHex(r.checksum));
     report->set_status(Name(Status::kOk));
   } else {
@@ -66,6 +72,7 @@ void AddFigures(const PipelineResult& r, int64_t accepted_ns, std::optional<uint
   AddSamples(r.samples, report);
   report->set_cpu_user_s(r.cpu.user_s);
   report->set_cpu_sys_s(r.cpu.sys_s);
+  if (r.cpu_busy_pct >= 0) report->set_cpu_busy_pct(r.cpu_busy_pct);
 }
 
 DataTrailer TrailerFor(const PipelineResult& result) {
@@ -85,6 +92,7 @@ DataTrailer TrailerFor(const PipelineResult& result) {
   trailer.sync_ns = result.sync_ns;
   trailer.net_wait_ns = result.net_wait_ns;
   trailer.disk_wait_ns = result.disk_wait_ns;
+  trailer.cpu_busy_pct = result.cpu_busy_pct;
   return trailer;
 }
 

@@ -128,6 +128,7 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
     if (grpc::Status s = CheckToken(context); !s.ok()) return s;
     reply->set_host(host_);
     reply->set_version(NASPERF_VERSION);
+    reply->set_wire_version(kWireVersion);
     reply->set_target(target_->path());
     if (auto free = target_->FreeBytes(); free.ok()) reply->set_free_bytes(*free);
     for (WriteMode mode : target_->write_modes()) reply->add_write_modes(Name(mode));

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <deque>
 #include <memory>
@@ -94,6 +95,8 @@ PipelineResult RunDiscard(ByteSource& source, uint64_t length, const PipelineOpt
   AlignedBuffer buffer = AllocateAligned(options.buffer_size);
   std::unique_ptr<Progress> progress;
   int64_t read_ns = 0;
+  CpuBusy busy;
+  busy.Start();
   while (result.bytes_received < length) {
     if (options.cancel != nullptr && options.cancel->load(std::memory_order_relaxed)) {
       Abort(&result, absl::AbortedError("receiver shutting down"), length);
@@ -117,6 +120,8 @@ PipelineResult RunDiscard(ByteSource& source, uint64_t length, const PipelineOpt
     result.bytes_received += *n;
     progress->Moved(buffer.get(), *n, now);
   }
+  busy.Stop();
+  result.cpu_busy_pct = busy.Pct();
   result.last_byte_ns = result.written_ns = result.durable_ns = options.clock();
   result.bytes_written = result.bytes_received;
   result.net_wait_ns = read_ns;
@@ -128,7 +133,7 @@ PipelineResult RunDiscard(ByteSource& source, uint64_t length, const PipelineOpt
 // sync_every bytes and finishes the file after the last one. Time it waits for a
 // block after the first byte arrived is net wait.
 absl::Status WriteBlocks(Exchange& exchange, BlockWriter* writer, const PipelineOptions& options,
-                         const std::atomic<int64_t>& first_byte_ns, PipelineResult& result) {
+                         const std::atomic<int64_t>& first_byte_ns, PipelineResult& result, CpuBusy& busy) {
   std::unique_ptr<Progress> progress;
   uint64_t next_sync = options.sync_every;
   while (true) {
@@ -165,6 +170,7 @@ absl::Status WriteBlocks(Exchange& exchange, BlockWriter* writer, const Pipeline
       }
     }
     if (status.ok() && block.last) {
+      busy.Stop();
       result.written_ns = options.clock();
       status = writer->Finish();
       result.durable_ns = options.clock();
@@ -250,18 +256,23 @@ PipelineResult RunWithWriter(ByteSource& source, BlockWriter* writer, uint64_t l
   std::atomic<int64_t> first_byte_ns{0};
   absl::Status writer_status;
   CpuTime writer_cpu;
+  CpuBusy writer_busy, reader_busy;
   std::thread writer_thread([&] {
     const CpuTime start = ThreadCpuTime();
-    writer_status = WriteBlocks(exchange, writer, options, first_byte_ns, result);
+    writer_busy.Start();
+    writer_status = WriteBlocks(exchange, writer, options, first_byte_ns, result, writer_busy);
     writer_cpu = ThreadCpuTime() - start;
   });
+  reader_busy.Start();
   ReadEnd read = ReadBlocks(source, length, exchange, options, first_byte_ns, result);
+  reader_busy.Stop();
   {
     absl::MutexLock lock(&exchange.mu);
     exchange.reader_stopped = true;
   }
   writer_thread.join();
   result.cpu += writer_cpu;
+  result.cpu_busy_pct = std::max(reader_busy.Pct(), writer_busy.Pct());
 
   if (!writer_status.ok()) {
     result.end = PipelineEnd::kFailed;
@@ -287,6 +298,8 @@ class SplicedRun {
 
   PipelineResult Run() {
     result_.spliced = true;
+    CpuBusy busy;
+    busy.Start();
     uint64_t next_sync = options_.sync_every;
     while (result_.bytes_received < length_) {
       if (options_.cancel != nullptr && options_.cancel->load(std::memory_order_relaxed)) {
@@ -316,6 +329,8 @@ class SplicedRun {
       }
       progress_->Moved(nullptr, *in, after);
     }
+    busy.Stop();
+    result_.cpu_busy_pct = busy.Pct();
     result_.written_ns = options_.clock();
     absl::Status finished = writer_ != nullptr ? writer_->Finish() : absl::OkStatus();
     result_.durable_ns = options_.clock();

@@ -85,6 +85,10 @@ struct PipelineResult {
   std::vector<IntervalSample> samples;
   CpuTime cpu;                    // the reading and the writing thread, from start to end
   bool spliced = false;           // moved by splice, not copied through our buffers
+  // The busier thread's CPU demand (CpuBusy) while bytes streamed: the reader to the
+  // last byte, the writer to the last write (the final sync waits on the disk, and
+  // counts as disk wait). -1 unknown, or the run ended early.
+  double cpu_busy_pct = -1;
 };
 
 // Moves exactly `length` bytes from source to writer. writer == nullptr is the

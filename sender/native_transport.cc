@@ -213,8 +213,14 @@ void NativeTransport::Judge(const TransferSlot& slot, const PushResult& r, Trans
   double source_pct = Pct(r.source_ns, duration);
   row.set_source_wait_pct(source_pct);  // file reads are timed apart from sends on the splice path too
   int64_t receiver_span = t.durable_ns > 0 ? static_cast<int64_t>(t.durable_ns) : duration;
-  row.set_bottleneck(Verdict(Pct(t.net_wait_ns, receiver_span), Pct(t.disk_wait_ns + t.sync_ns, receiver_span),
-                             source_pct, row.has_line_rate_pct() ? row.line_rate_pct() : -1));
+  VerdictFigures figures;
+  figures.net_wait_pct = Pct(t.net_wait_ns, receiver_span);
+  figures.disk_wait_pct = Pct(t.disk_wait_ns + t.sync_ns, receiver_span);
+  figures.source_wait_pct = source_pct;
+  figures.line_rate_pct = row.has_line_rate_pct() ? row.line_rate_pct() : -1;
+  figures.sender_cpu_pct = r.cpu_busy_pct;
+  figures.receiver_cpu_pct = t.cpu_busy_pct;
+  row.set_bottleneck(Verdict(figures));
   if (t.bytes_written != slot.length) {
     row.set_error(absl::StrCat("receiver wrote ", t.bytes_written, " of ", slot.length, " bytes"));
     return;

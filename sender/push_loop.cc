@@ -14,6 +14,8 @@ LoopOutcome PushLoop(PayloadSource& source, uint64_t length, const PushOptions& 
   if (options.checksum) checksum = std::make_unique<StreamChecksum>();
   const int file_fd = source.file_fd();
   bool zero_copy = checksum == nullptr && file_fd >= 0 && writer.ZeroCopy();
+  CpuBusy busy;
+  busy.Start();
   r.first_byte_ns = MonoNanos();
   r.sampler = IntervalSampler(options.interval_s, r.first_byte_ns);
   // Acknowledged bytes count from here: what came before (the header) is not payload.
@@ -67,6 +69,8 @@ LoopOutcome PushLoop(PayloadSource& source, uint64_t length, const PushOptions& 
     if (options.progress != nullptr) options.progress->fetch_add(size, std::memory_order_relaxed);
   }
   r.last_byte_ns = MonoNanos();
+  busy.Stop();
+  r.cpu_busy_pct = busy.Pct();
   sample(r.last_byte_ns);
   if (checksum != nullptr) {
     r.has_checksum = true;

@@ -43,6 +43,7 @@ struct PushResult {
   uint64_t checksum = 0;
   std::optional<uint32_t> mss;   // TCP_MAXSEG after connect (native)
   bool zero_copy = false;        // the writer moved the file's bytes itself (source_ns is its file reads)
+  double cpu_busy_pct = -1;      // the loop's thread on or queued for the CPU, first to last byte (CpuBusy)
   // Bytes per interval: what the peer acknowledged where the writer can tell (TCP),
   // else what was handed over. With acknowledgements the last bytes are still in
   // flight when the loop ends: FinishedSamples adds them at ack_ns.
@@ -82,7 +83,7 @@ struct LoopOutcome {
 
 // Pushes `length` bytes of `source` through `writer` (zero-copy when the source is a
 // file, nothing needs to see the bytes and the writer can). Fills r.first_byte_ns,
-// last_byte_ns, bytes_sent, source_ns, the sampler and the checksum.
+// last_byte_ns, bytes_sent, source_ns, cpu_busy_pct, the sampler and the checksum.
 LoopOutcome PushLoop(PayloadSource& source, uint64_t length, const PushOptions& options, ChunkWriter& writer,
                      PushResult& r);
 

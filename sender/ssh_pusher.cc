@@ -385,9 +385,16 @@ void SshTransport::Push(const TransferSlot& slot, PayloadSource& source, const P
   RecordTimings(r, ceiling_mb_per_s_, row);
   const double source_pct = Pct(r.source_ns, r.ack_ns - r.first_byte_ns);
   row.set_source_wait_pct(source_pct);
-  // Over SSH only the sender's source can be told apart: the network, the SSH
-  // ciphers and the far disk all look alike from here, so only `source` is said.
-  if (Verdict(-1, -1, source_pct) == Name(Bottleneck::kSource)) row.set_bottleneck(Name(Bottleneck::kSource));
+  // Over SSH only this end can be told apart: its source, and its own CPU (the
+  // cipher runs on the pushing thread). The network, the server's cipher and the far
+  // disk all look alike from here, so nothing else is said.
+  VerdictFigures figures;
+  figures.source_wait_pct = source_pct;
+  figures.sender_cpu_pct = r.cpu_busy_pct;
+  if (const std::string verdict = Verdict(figures);
+      verdict == Name(Bottleneck::kSource) || verdict == Name(Bottleneck::kSenderCpu)) {
+    row.set_bottleneck(verdict);
+  }
   row.set_status(Name(Status::kOk));
   if (plan_.cleanup == Cleanup::kEach) {
     Remove(**c, path);

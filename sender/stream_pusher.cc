@@ -75,6 +75,7 @@ PushResult PushNative(const PushTarget& target, PayloadSource& source, const Pus
     footer.source_wait_ns = static_cast<uint64_t>(result.source_ns);
     footer.send_ns = static_cast<uint64_t>(result.last_byte_ns - result.first_byte_ns);
     footer.source_wait_ns = std::min(footer.source_wait_ns, footer.send_ns);  // both on one clock; guard rounding
+    footer.cpu_busy_pct = result.cpu_busy_pct;
     auto footer_bytes = EncodeFooter(footer);
     sent = SendAll(sock.get(), footer_bytes.data(), footer_bytes.size(), 0);
   }

@@ -23,6 +23,7 @@ void RecordTimings(const PushResult& r, std::optional<double> ceiling_mb_per_s,
   row.set_first_byte_s(NanosToSeconds(r.first_byte_ns - r.start_ns));
   row.set_write_s(NanosToSeconds(r.last_byte_ns - r.first_byte_ns));
   row.set_sync_s(NanosToSeconds(r.ack_ns - r.last_byte_ns));
+  if (r.cpu_busy_pct >= 0) row.set_cpu_busy_pct(r.cpu_busy_pct);
   if (ceiling_mb_per_s) {
     std::string note;
     if (auto pct = LineRatePct(row.mb_per_s(), *ceiling_mb_per_s, &note)) row.set_line_rate_pct(*pct);

@@ -159,7 +159,24 @@ slow_source() {
 drop_source_cache() { dd if="$SOURCE_FILE" iflag=nocache count=0 status=none; }
 
 # in_slow_source CMD...: runs CMD with its reads of the slow source throttled.
-in_slow_source() { sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$SOURCE_CGROUP" "$@"; }
+in_slow_source() { in_cgroup "$SOURCE_CGROUP" "$@"; }
+
+# cpu_quota NAME PERCENT (root): a cgroup v1 cpu group whose processes get PERCENT of
+# one core (CFS bandwidth, 100 ms periods): a small NAS CPU, or a busy one. Sets
+# ${NAME}_CGROUP; removed on exit.
+cpu_quota() {
+  local name=$1 percent=$2 dir
+  [ -f /sys/fs/cgroup/cpu/cpu.cfs_quota_us ] || skip "no cgroup v1 cpu controller with CFS bandwidth (the CPU limit needs it)"
+  dir=/sys/fs/cgroup/cpu/nasperf-it-$name-$$
+  mkdir -p "$dir"
+  CLEANUPS+=("rmdir '$dir' 2>/dev/null || { sleep 1; rmdir '$dir'; }")  # its processes are being stopped
+  echo 100000 >"$dir/cpu.cfs_period_us"
+  echo $((percent * 1000)) >"$dir/cpu.cfs_quota_us"
+  printf -v "${name}_CGROUP" '%s' "$dir"
+}
+
+# in_cgroup DIR CMD...: runs CMD inside the cgroup DIR.
+in_cgroup() { sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$@"; }
 
 # csv_role_col FILE ROLE COLUMN: that column of the rows of one role.
 csv_role_col() {

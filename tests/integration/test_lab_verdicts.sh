@@ -5,8 +5,13 @@
 #                      behind a 10 Gb/s link                      -> disk
 #   the sender's     - a --file on a loop disk whose reads are throttled (40 MB/s)
 #   source disk        behind a 10 Gb/s link into a discard target -> source
+#   the NAS's CPU    - a receiver held to 10 % of a core (cgroup cpu quota) writing
+#                      into the page cache behind a 10 Gb/s link   -> receiver-cpu
+#   the sender's CPU - a sender held to 10 % of a core into a discard
+#                      target behind a 10 Gb/s link               -> sender-cpu
 #   the link         - tc tbf at 400 Mb/s into a discard target     -> network
-# (each end's CPU joins the matrix with the cpu verdict.)
+# A CPU limit is no MB/s: its ground truth is the kernel's count of the time the quota
+# held that end back (cpu.stat throttled_time), at least half of the time it ran.
 source "$(dirname "$0")/lib.sh"
 
 # within PCT VALUE LIMIT: VALUE is within PCT percent of LIMIT.
@@ -53,6 +58,56 @@ csv_role_all "$T/cached/transfers.csv" sender status ok
 [ "$(csv_role_col "$T/cached/transfers.csv" sender bottleneck)" != source ] || fail "a cached source was called the limit"
 ! grep -q "may set the pace" "$T/cached-tx.log" || fail "a warning for a cached source"
 
+# --- each end's CPU
+# throttled_s CGROUP: seconds its CPU quota has held its processes back so far (the
+# kernel's own account: the ground truth that this end was short of CPU), summed over
+# the CPUs the group was throttled on, so it can exceed the wall time.
+throttled_s() { awk '$1 == "throttled_time" { printf "%.3f", $2 / 1e9 }' "$1/cpu.stat"; }
+# held_back CGROUP BEFORE CSV ROLE: the quota held the group back for at least half of
+# the time that role's rows ran.
+held_back() {
+  local held ran
+  held=$(awk -v a="$2" -v b="$(throttled_s "$1")" 'BEGIN { printf "%.3f", b - a }')
+  ran=$(csv_role_col "$3" "$4" duration_s | awk '{ s += $1 } END { printf "%.3f", s }')
+  awk -v h="$held" -v r="$ran" 'BEGIN { exit !(h >= 0.5 * r) }' \
+    || fail "the quota held the $4 back only $held s of the $ran s it ran: not CPU-bound"
+  echo "throttled $held CPU-s while it ran $ran s"
+}
+cpu_quota nascpu 10
+lab_receiver pagecache --target "$CACHE" --min-free 0
+echo "$pagecache_PID" >"$nascpu_CGROUP/cgroup.procs"
+grep -q "nasperf-it-nascpu" "/proc/$pagecache_PID/cgroup" || fail "the receiver did not move into the CPU quota"
+before=$(throttled_s "$nascpu_CGROUP")
+on_client "$NASPERF" sender --to "$NAS_IP:$pagecache_PORT" --size 160MiB --runs 2 --link-speed 10gbit \
+  --out "$T/nascpu" --no-progress >"$T/nascpu-tx.log" 2>&1 || fail "sender to the CPU-bound NAS failed: $(tail -5 "$T/nascpu-tx.log")"
+csv=$T/nascpu/transfers.csv
+for role in sender receiver; do
+  csv_role_all "$csv" $role status ok
+  csv_role_all "$csv" $role bottleneck receiver-cpu
+done
+nascpu_held=$(held_back "$nascpu_CGROUP" "$before" "$csv" receiver)
+for busy in $(csv_role_col "$csv" receiver cpu_busy_pct); do
+  awk -v b="$busy" 'BEGIN { exit !(b >= 90) }' || fail "the throttled receiver was busy $busy % of the time"
+done
+grep -q "receiver-cpu: the NAS's CPU" "$T/nascpu-tx.log" || fail "the summary does not say what receiver-cpu means"
+nascpu_rates=$(csv_role_col "$csv" receiver mb_per_s | tr '\n' ' ')
+
+cpu_quota clientcpu 10
+before=$(throttled_s "$clientcpu_CGROUP")
+in_cgroup "$clientcpu_CGROUP" "$LAB_SH" client -- "$NASPERF" sender --to "$NAS_IP:$discard_PORT" --size 160MiB --runs 2 \
+  --link-speed 10gbit --out "$T/clientcpu" --no-progress >"$T/clientcpu-tx.log" 2>&1 \
+  || fail "the CPU-bound sender failed: $(tail -5 "$T/clientcpu-tx.log")"
+csv=$T/clientcpu/transfers.csv
+for role in sender receiver; do
+  csv_role_all "$csv" $role status ok
+  csv_role_all "$csv" $role bottleneck sender-cpu
+done
+clientcpu_held=$(held_back "$clientcpu_CGROUP" "$before" "$csv" sender)
+for busy in $(csv_role_col "$csv" sender cpu_busy_pct); do
+  awk -v b="$busy" 'BEGIN { exit !(b >= 90) }' || fail "the throttled sender was busy $busy % of the time"
+done
+clientcpu_rates=$(csv_role_col "$csv" sender mb_per_s | tr '\n' ' ')
+
 # --- the link
 "$LAB_SH" shape 400mbit >>"$T/lab.log"
 on_client "$NASPERF" sender --to "$NAS_IP:$discard_PORT" --size 48MiB --runs 2 --link-speed 400mbit \
@@ -66,4 +121,6 @@ for pct in $(csv_role_col "$csv" receiver line_rate_pct); do
   within 10 "$pct" 100 || fail "the link carried $pct % of its TCP ceiling at 400 Mb/s"
 done
 echo "ok: array -> disk at ${disk_rates}MB/s; slow source -> source at $source_rate MB/s (waited $wait_pct %);" \
+  "NAS CPU at 10 % -> receiver-cpu at ${nascpu_rates}MB/s ($nascpu_held);" \
+  "sender CPU at 10 % -> sender-cpu at ${clientcpu_rates}MB/s ($clientcpu_held);" \
   "slow link -> network at $(csv_role_col "$csv" receiver line_rate_pct | tr '\n' ' ')% of its ceiling"

@@ -32,19 +32,43 @@ TEST(Summarize, SmallSamples) {
 }
 
 TEST(Verdict, PicksTheSideTheOtherWaitedOn) {
-  EXPECT_EQ(Verdict(80, 5), "network");
-  EXPECT_EQ(Verdict(5, 80), "disk");
-  EXPECT_EQ(Verdict(5, 5), "balanced");
-  EXPECT_EQ(Verdict(30, 60), "disk");
-  EXPECT_EQ(Verdict(10, 10, 70), "source");
-  EXPECT_EQ(Verdict(10, 10, -1), "balanced");
+  EXPECT_EQ(Verdict({80, 5}), "network");
+  EXPECT_EQ(Verdict({5, 80}), "disk");
+  EXPECT_EQ(Verdict({5, 5}), "balanced");
+  EXPECT_EQ(Verdict({30, 60}), "disk");
+  EXPECT_EQ(Verdict({10, 10, 70}), "source");
+  EXPECT_EQ(Verdict({10, 10, -1}), "balanced");
 }
 
 TEST(Verdict, AFullLinkIsTheNetworkWhateverTheWaits) {
-  EXPECT_EQ(Verdict(5, 60, -1, 98.9), "network");
-  EXPECT_EQ(Verdict(5, 60, 70, 96), "network") << "a source that kept the link full did not limit it";
-  EXPECT_EQ(Verdict(5, 60, -1, 90), "disk");
-  EXPECT_EQ(Verdict(5, 60, -1, -1), "disk") << "line rate unknown";
+  EXPECT_EQ(Verdict({5, 60, -1, 98.9}), "network");
+  EXPECT_EQ(Verdict({5, 60, 70, 96}), "network") << "a source that kept the link full did not limit it";
+  EXPECT_EQ(Verdict({5, 60, -1, 90}), "disk");
+  EXPECT_EQ(Verdict({5, 60, -1, -1}), "disk") << "line rate unknown";
+}
+
+// The CPU words: a data thread on (or queued for) the CPU 90 % of the time or more.
+TEST(Verdict, ACpuBoundEndIsNamedBeforeTheWaitsItCaused) {
+  VerdictFigures receiver_bound{5, 80};  // its reader waited on a writer that only computed
+  receiver_bound.receiver_cpu_pct = 97;
+  receiver_bound.sender_cpu_pct = 20;
+  EXPECT_EQ(Verdict(receiver_bound), "receiver-cpu");
+  VerdictFigures sender_bound{85, 0};  // the NAS waited for data the sender could not produce faster
+  sender_bound.sender_cpu_pct = 99;
+  sender_bound.receiver_cpu_pct = 10;
+  EXPECT_EQ(Verdict(sender_bound), "sender-cpu");
+  VerdictFigures both{5, 5};
+  both.sender_cpu_pct = 95;
+  both.receiver_cpu_pct = 98;
+  EXPECT_EQ(Verdict(both), "receiver-cpu") << "the busier end";
+  VerdictFigures almost{5, 80};
+  almost.receiver_cpu_pct = 89.9;
+  EXPECT_EQ(Verdict(almost), "disk") << "below the CPU-bound share the waits decide";
+  VerdictFigures full_link{5, 5, -1, 97};
+  full_link.sender_cpu_pct = 99;
+  EXPECT_EQ(Verdict(full_link), "network") << "a full link: a faster CPU would not have helped";
+  VerdictFigures unknown{80, 5};
+  EXPECT_EQ(Verdict(unknown), "network") << "no CPU figures: the waits as before";
 }
 
 TEST(LineRatePct, APlausibleShareOrANoteSayingTheLinkIsFaster) {
@@ -60,10 +84,10 @@ TEST(LineRatePct, APlausibleShareOrANoteSayingTheLinkIsFaster) {
 // While the sender waits on its source, the NAS necessarily waits on the network: its
 // net wait holds the source's. Only what is left of it is the network's own.
 TEST(Verdict, TheNetworksShareIsWhatIsLeftAfterTheSourcesWait) {
-  EXPECT_EQ(Verdict(100, 0, 99), "source") << "a slow source: the NAS waited all along, for it";
-  EXPECT_EQ(Verdict(100, 0, 5), "network") << "a slow link behind a quick source";
-  EXPECT_EQ(Verdict(100, 0, 40), "network") << "60 % of the wait was the network's own";
-  EXPECT_EQ(Verdict(10, 70, 30), "disk");
+  EXPECT_EQ(Verdict({100, 0, 99}), "source") << "a slow source: the NAS waited all along, for it";
+  EXPECT_EQ(Verdict({100, 0, 5}), "network") << "a slow link behind a quick source";
+  EXPECT_EQ(Verdict({100, 0, 40}), "network") << "60 % of the wait was the network's own";
+  EXPECT_EQ(Verdict({10, 70, 30}), "disk");
 }
 
 }  // namespace

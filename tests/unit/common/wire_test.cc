@@ -28,7 +28,7 @@ TEST(Wire, HeaderRoundTrip) {
 TEST(Wire, HeaderIsLittleEndianAtFixedOffsets) {
   auto bytes = EncodeHeader(SampleHeader());
   EXPECT_EQ(std::memcmp(bytes.data(), "NSPFDATA", 8), 0);
-  EXPECT_EQ(bytes[8], 1);   // version
+  EXPECT_EQ(bytes[8], kWireVersion);
   EXPECT_EQ(bytes[16], 42); // transfer id, low byte first
   EXPECT_EQ(bytes[12], kHeaderSize);
 }
@@ -51,7 +51,7 @@ TEST(Wire, EveryMalformedHeaderIsRefusedWithAReason) {
   bad[0] = 'X';
   expect_refused(bad, "bad magic");
   bad = good;
-  bad[8] = 2;
+  bad[8] = kWireVersion - 1;  // an older nasperf's header
   expect_refused(bad, "version");
   // Any single flipped bit after the magic and version is caught by the check word.
   for (size_t i = 10; i < kHeaderSize; ++i) {
@@ -96,6 +96,7 @@ TEST(Wire, TrailerRoundTrip) {
   t.durable_ns = 4;
   t.net_wait_ns = 5;
   t.disk_wait_ns = 6;
+  t.cpu_busy_pct = 93.4;
   auto bytes = EncodeTrailer(t);
   auto d = DecodeTrailer(bytes.data(), bytes.size());
   ASSERT_TRUE(d.ok()) << d.status();
@@ -110,6 +111,34 @@ TEST(Wire, TrailerRoundTrip) {
   EXPECT_EQ(d->durable_ns, 4u);
   EXPECT_EQ(d->net_wait_ns, 5u);
   EXPECT_EQ(d->disk_wait_ns, 6u);
+  EXPECT_DOUBLE_EQ(d->cpu_busy_pct, 93.4);
+  auto unknown = EncodeTrailer(DataTrailer{});
+  EXPECT_DOUBLE_EQ(DecodeTrailer(unknown.data(), unknown.size())->cpu_busy_pct, -1) << "unknown stays unknown";
+}
+
+// Sets a little-endian u16 and re-signs the frame, as a hostile peer would.
+template <size_t N>
+std::array<uint8_t, N> Resigned(std::array<uint8_t, N> frame, size_t offset, uint16_t value) {
+  frame[offset] = static_cast<uint8_t>(value);
+  frame[offset + 1] = static_cast<uint8_t>(value >> 8);
+  uint32_t check = XXH32(frame.data(), N - 4, 0);
+  for (int i = 0; i < 4; ++i) frame[N - 4 + i] = static_cast<uint8_t>(check >> (8 * i));
+  return frame;
+}
+
+TEST(Wire, ACpuShareOver100PercentIsRefusedFromEitherEnd) {
+  auto trailer = Resigned(EncodeTrailer(DataTrailer{}), 80, 1001);
+  auto t = DecodeTrailer(trailer.data(), trailer.size());
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("CPU share"), std::string::npos) << t.status();
+  EXPECT_TRUE(DecodeTrailer(Resigned(trailer, 80, 1000).data(), kTrailerSize).ok()) << "100.0 % is possible";
+  DataFooter f;
+  f.send_ns = 10;
+  auto footer = Resigned(EncodeFooter(f), 32, 5000);
+  EXPECT_FALSE(DecodeFooter(footer.data(), footer.size()).ok());
+  f.cpu_busy_pct = 99.96;
+  auto rounded = EncodeFooter(f);
+  EXPECT_DOUBLE_EQ(DecodeFooter(rounded.data(), rounded.size())->cpu_busy_pct, 100.0);
 }
 
 TEST(Wire, TrailerRefusesCorruption) {

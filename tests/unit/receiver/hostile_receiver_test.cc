@@ -9,10 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "common/fd.h"
 #include "common/netinfo.h"
 #include "common/receiver_client.h"
+#include "common/wire.h"
 #include "common/validate.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
@@ -74,6 +76,7 @@ class HostileReceiver : public testing::Test {
     service_.hello.set_target("discard");
     service_.hello.add_write_modes("buffered");
     service_.hello.set_data_port(*data_port);
+    service_.hello.set_wire_version(kWireVersion);
     service_.open.set_transfer_id(1);
     service_.open.set_ticket(std::string(16, 'T'));
     service_.open.set_data_port(*data_port);
@@ -142,6 +145,21 @@ TEST_F(HostileReceiver, HelloRepliesAreChecked) {
   service_.hello.set_host("nas");
   service_.hello.set_data_port(0);
   EXPECT_FALSE(Client().Hello().ok()) << "data port 0";
+}
+
+// An older (or newer) nasperf's data port would refuse every header with a reset;
+// the sender must say why before it sends a byte.
+TEST_F(HostileReceiver, AnotherDataPortVersionIsRefusedInWords) {
+  for (uint32_t other : {uint32_t{0}, uint32_t{kWireVersion + 1u}}) {
+    service_.hello.set_wire_version(other);
+    auto hello = Client().Hello();
+    ASSERT_FALSE(hello.ok());
+    EXPECT_NE(hello.status().message().find("run the same nasperf on both ends"), std::string::npos)
+        << hello.status();
+    EXPECT_NE(hello.status().message().find(absl::StrCat("speaks version ", other == 0 ? 1 : other)),
+              std::string::npos)
+        << hello.status();
+  }
 }
 
 TEST_F(HostileReceiver, FetchedRowsMustBeTheReceiversOwnAndSane) {

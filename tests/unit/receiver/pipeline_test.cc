@@ -167,7 +167,7 @@ TEST(Pipeline, SlowDiskShowsAsDiskWait) {
   EXPECT_EQ(r.disk_wait_ns, (kBlocks - options.buffer_count) * 3 * kMs)
       << "the reader should have waited on a full queue through every write but the drain";
   EXPECT_EQ(r.net_wait_ns, 0);
-  EXPECT_EQ(Verdict(PctOf(r.net_wait_ns, span), PctOf(r.disk_wait_ns + r.sync_ns, span)), "disk");
+  EXPECT_EQ(Verdict({PctOf(r.net_wait_ns, span), PctOf(r.disk_wait_ns + r.sync_ns, span)}), "disk");
 }
 
 // A network that takes 1 ms per 128 KiB read in front of a disk that writes at once:
@@ -191,7 +191,7 @@ TEST(Pipeline, SlowNetworkShowsAsNetWait) {
   EXPECT_EQ(span, 15 * 8 * kMs) << "blocks 2..16, eight reads each";
   EXPECT_EQ(r.net_wait_ns, span) << "the writer should have waited on an empty queue";
   EXPECT_EQ(r.disk_wait_ns, 0);
-  EXPECT_EQ(Verdict(PctOf(r.net_wait_ns, span), PctOf(r.disk_wait_ns + r.sync_ns, span)), "network");
+  EXPECT_EQ(Verdict({PctOf(r.net_wait_ns, span), PctOf(r.disk_wait_ns + r.sync_ns, span)}), "network");
 }
 
 TEST(Pipeline, OddLengthKeepsBlocksAlignedUntilTheLast) {
