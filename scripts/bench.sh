@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Benchmark (not a test): nasperf next to iperf3 on loopback, interleaved rounds,
 # the same byte count for every tool, medians and ratios in one markdown table.
-#   1. iperf3 single stream (-l 1M) vs nasperf into a discard target
-#   2. iperf3 -s -F /dev/shm/file  vs  nasperf into a /dev/shm directory
-# Also: the receiver's CPU seconds per GB, and how short iperf3's -F file came out.
+#   1. iperf3 single stream (-l 1M) vs nasperf into a discard target, and nasperf
+#      with 4 streams of a quarter each
+#   2. iperf3 -s -F /dev/shm/file  vs  nasperf into a /dev/shm directory, and dd
+#      writing the same bytes there with no network (the kernel's page-cache cost)
+# Also: CPU seconds per GB on each end (processes seen from outside: /proc ticks,
+# the shell's `times`, iperf3's own -J figures), and how short iperf3's -F file came out.
 # Then the collector: reports per second from 8 concurrent reporters, and the memory
 # it holds after 100k rows.
 # ssh (root: starts its own sshd on loopback with throwaway keys): one file, from and
@@ -35,7 +38,7 @@ export HOME=$T
 PIDS=()
 BENCH_LAB=""  # set while a lab of the bench's own is up
 trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null
-      [ -z "$BENCH_LAB" ] || NASPERF_LAB=$BENCH_LAB scripts/lab.sh down >/dev/null 2>&1; rm -rf "$T" "$SHM"' EXIT
+      [ -z "$BENCH_LAB" ] || NASPERF_LAB=$BENCH_LAB scripts/lab.sh down >/dev/null 2>&1; rm -rf "$SHM"; [ -n "${BENCH_KEEP:-}" ] || rm -rf "$T"' EXIT
 
 size_bytes=$(numfmt --from=iec "${SIZE%iB}" 2>/dev/null || numfmt --from=iec "$SIZE")
 ssh_bytes=$(numfmt --from=iec "${SSH_SIZE%iB}" 2>/dev/null || numfmt --from=iec "$SSH_SIZE")
@@ -56,26 +59,63 @@ start_receiver discard discard
 start_receiver shm "$SHM"
 
 iperf_port=$(( 20000 + RANDOM % 20000 ))
-run_iperf() {  # [extra server args] -> MB/s received
+run_iperf() {  # [extra server args] -> "MB/s sender_cpu_s_per_GB receiver_cpu_s_per_GB"
   iperf3 -s -1 -p "$iperf_port" "$@" >/dev/null 2>&1 &
   local server=$!
   wait_listen "$iperf_port"
   # -l 1M: the same 1 MiB writes nasperf makes (iperf3's default 128 KiB halves it on loopback)
   iperf3 -c 127.0.0.1 -p "$iperf_port" -n "$size_bytes" -l 1M -J >"$T/iperf.json"
   wait "$server" || true
-  awk -F'[:,]' '/"sum_received"/ {found=1} found && /"bits_per_second"/ {printf "%.1f\n", $2/8e6; exit}' "$T/iperf.json"
+  # cpu_utilization_percent: each process's user + system time over the test's wall
+  # time (host = the client, which sends; remote = the server, which receives).
+  awk -F'[:,]' -v b="$size_bytes" '
+    /"sum_received"/ {rx=1} rx && /"seconds"/ && !secs {secs=$2}
+    rx && /"bits_per_second"/ && !rate {rate=$2/8e6}
+    /"host_total"/ {host=$2} /"remote_total"/ {remote=$2}
+    END {gb=b/1e9; printf "%.1f %.3f %.3f\n", rate, host/100*secs/gb, remote/100*secs/gb}' "$T/iperf.json"
 }
 
-run_nasperf() {  # name -> "MB/s cpu_seconds_per_GB"
-  local name=$1 port_var="$1_port" pid_var="$1_pid"
-  local before after
+# seconds SPEC: "1m2.5s" (bash `times`) -> seconds
+seconds() { awk -v t="$1" 'BEGIN {split(t, p, "m"); sub("s", "", p[2]); printf "%.3f", p[1] * 60 + p[2]}'; }
+
+run_nasperf() {  # name [streams] -> "MB/s sender_cpu_s_per_GB receiver_cpu_s_per_GB"
+  local name=$1 streams=${2:-1} port_var="$1_port" pid_var="$1_pid"
+  local before after each=$((size_bytes / ${2:-1})) cpu
+  rm -rf "$T/out-$name"  # this run's rows only
   before=$(cpu_ticks "${!pid_var}")
-  "$NASPERF" sender --to 127.0.0.1:"${!port_var}" --size "$SIZE" --runs 1 --no-progress \
-    --out "$T/out-$name" --label "$name" >"$T/sender-$name.log" 2>&1 || { cat "$T/sender-$name.log" >&2; exit 1; }
+  # The sender's own CPU: the subshell's `times` after it, children's line (`times`
+  # itself must not run in a pipeline's subshell, which has no children).
+  cpu=$( ( "$NASPERF" sender --to 127.0.0.1:"${!port_var}" --size "$each" --streams "$streams" --runs 1 --no-progress \
+      --out "$T/out-$name" --label "$name" >"$T/sender-$name.log" 2>&1 || { cat "$T/sender-$name.log" >&2; exit 1; }
+    times ) | tail -1 )
   after=$(cpu_ticks "${!pid_var}")
-  local rate
-  rate=$(awk -F, 'NR==1 {for (i=1;i<=NF;i++) {if ($i=="role") r=i; if ($i=="mb_per_s") m=i}; next} $r=="sender" {v=$m} END {print v}' "$T/out-$name/transfers.csv")
-  awk -v r="$rate" -v t=$((after - before)) -v hz="$tick" -v b="$size_bytes" 'BEGIN {printf "%s %.3f\n", r, t / hz / (b / 1e9)}'
+  local user sys rate
+  read -r user sys <<<"$cpu"
+  # In total: every stream's bytes over the span from the first one's first byte to
+  # the last one's answer (one stream: its own MB/s).
+  rate=$(awk -F, 'NR==1 {for (i=1;i<=NF;i++) h[$i]=i; next} $h["role"]=="sender" {
+      split($h["started_at"], d, "T"); split(d[2], c, ":"); sub("Z", "", c[3]);
+      t0 = c[1] * 3600 + c[2] * 60 + c[3] + $h["first_byte_s"]; t1 = t0 + $h["duration_s"];
+      if (n == 0 || t0 < lo) lo = t0; if (n == 0 || t1 > hi) hi = t1; bytes += $h["bytes"]; n++ }
+    END {printf "%.1f", bytes / (hi - lo) / 1e6}' "$T/out-$name/transfers.csv")
+  awk -v r="$rate" -v s="$(seconds "$user") $(seconds "$sys")" -v t=$((after - before)) -v hz="$tick" -v b="$size_bytes" \
+    'BEGIN {split(s, c, " "); gb = b / 1e9; printf "%s %.3f %.3f\n", r, (c[1] + c[2]) / gb, t / hz / gb}'
+}
+
+# dd of the same byte count into /dev/shm: no network, one copy from user space into
+# the page cache (and the rm that frees it), so its CPU is the floor for any receiver
+# that keeps the bytes there.
+run_dd() {  # -> "MB/s cpu_s_per_GB"
+  local cpu start end user sys
+  start=$(date +%s%N)
+  cpu=$( ( dd if=/dev/zero of="$SHM/dd.out" bs=1M count=$((size_bytes >> 20)) status=none; times ) | tail -1 )
+  end=$(date +%s%N)
+  # Freeing the pages is CPU too, and the receiver's figure holds its own removal.
+  cpu=$( ( rm "$SHM/dd.out"; times ) | tail -1 | awk -v w="$cpu" '{split(w, a, " "); print a[1], a[2], $1, $2}')
+  local rm_user rm_sys
+  read -r user sys rm_user rm_sys <<<"$cpu"
+  awk -v c="$(seconds "$user") $(seconds "$sys") $(seconds "$rm_user") $(seconds "$rm_sys")" -v ns=$((end - start)) -v b="$size_bytes" \
+    'BEGIN {split(c, t, " "); printf "%.1f %.3f\n", b / (ns / 1e9) / 1e6, (t[1] + t[2] + t[3] + t[4]) / (b / 1e9)}'
 }
 
 bench_collector() {
@@ -231,30 +271,39 @@ if [ "$WHAT" = ssh ] || [ "$WHAT" = all ]; then bench_ssh; fi
 
 declare -A results
 short_pct=()
+# record NAME "MB/s sender_cpu receiver_cpu": appends to results[NAME], [NAME_tx], [NAME_rx]
+record() { local rate tx rx; read -r rate tx rx <<<"$2"; results[$1]+="$rate "; results[$1_tx]+="$tx "; results[$1_rx]+="$rx "; }
 for round in $(seq "$ROUNDS"); do
   echo "bench: round $round/$ROUNDS" >&2
-  results[iperf3]+="$(run_iperf) "
-  read -r rate cpu < <(run_nasperf discard); results[nasperf_discard]+="$rate "; results[cpu_discard]+="$cpu "
-  results[iperf3_F]+="$(run_iperf -F "$SHM/iperf3.out") "
+  record iperf3 "$(run_iperf)"
+  record discard "$(run_nasperf discard)"
+  record discard4 "$(run_nasperf discard 4)"
+  record iperf3_F "$(run_iperf -F "$SHM/iperf3.out")"
   got=$(stat -c %s "$SHM/iperf3.out"); rm -f "$SHM/iperf3.out"
   short_pct+=("$(awk -v g="$got" -v w="$size_bytes" 'BEGIN {printf "%.2f", 100 * (w - g) / w}')")
-  read -r rate cpu < <(run_nasperf shm); results[nasperf_shm]+="$rate "; results[cpu_shm]+="$cpu "
+  record shm "$(run_nasperf shm)"
+  read -r rate cpu < <(run_dd); results[dd]+="$rate "; results[dd_rx]+="$cpu "
 done
 
 gen=$(build/tests/pattern_rate 2>/dev/null || echo "pattern_mb_s=? xxh3_mb_s=?")
-
+# goal TEXT VALUE OP LIMIT: "TEXT: met" or "not met" (OP: ge or le)
+goal() { awk -v v="$2" -v l="$4" -v op="$3" -v t="$1" 'BEGIN {ok = op == "ge" ? v >= l : v <= l; printf "%s %s %s: %s", t, (op == "ge" ? ">=" : "<="), l, ok ? "met" : "**not met**"}'; }
 
 cat <<TABLE
-| loopback, $SIZE per transfer, median of $ROUNDS interleaved rounds | MB/s | ratio | receiver CPU s/GB |
-|---|---:|---:|---:|
-| iperf3 single stream | $(m iperf3) | | |
-| nasperf → discard target | $(m nasperf_discard) | **$(ratio "$(m nasperf_discard)" "$(m iperf3)")** vs iperf3 | $(m cpu_discard) |
-| iperf3 -s -F /dev/shm file | $(m iperf3_F) | | |
-| nasperf → /dev/shm dir (sync end) | $(m nasperf_shm) | **$(ratio "$(m nasperf_shm)" "$(m iperf3_F)")** vs iperf3 -F | $(m cpu_shm) |
-| nasperf /dev/shm vs discard | | $(ratio "$(m nasperf_shm)" "$(m nasperf_discard)") | |
+| loopback, $SIZE per transfer, median of $ROUNDS interleaved rounds | MB/s | ratio | sender CPU s/GB | receiver CPU s/GB |
+|---|---:|---:|---:|---:|
+| iperf3 -l 1M single stream | $(m iperf3) | | $(m iperf3_tx) | $(m iperf3_rx) |
+| nasperf → discard target | $(m discard) | **$(ratio "$(m discard)" "$(m iperf3)")** vs iperf3 | $(m discard_tx) | $(m discard_rx) |
+| nasperf → discard, 4 streams of $SIZE/4 (in total) | $(m discard4) | **$(ratio "$(m discard4)" "$(m discard)")** vs 1 stream | $(m discard4_tx) | $(m discard4_rx) |
+| iperf3 -s -F /dev/shm file | $(m iperf3_F) | | $(m iperf3_F_tx) | $(m iperf3_F_rx) |
+| nasperf → /dev/shm dir (sync end) | $(m shm) | **$(ratio "$(m shm)" "$(m iperf3_F)")** vs iperf3 -F, **$(ratio "$(m shm)" "$(m discard)")** vs discard | $(m shm_tx) | $(m shm_rx) |
+| dd if=/dev/zero of=/dev/shm bs=1M, then rm (no network) | $(m dd) | | | $(m dd_rx) |
 
+Goals (issue 16): $(goal "discard vs iperf3" "$(ratio "$(m discard)" "$(m iperf3)")" ge 1.1); $(goal "4 streams vs 1" "$(ratio "$(m discard4)" "$(m discard)")" ge 1.0);
+$(goal "/dev/shm vs discard" "$(ratio "$(m shm)" "$(m discard)")" ge 0.8); $(goal "receiver CPU s/GB into /dev/shm" "$(m shm_rx)" le 0.5) (dd alone: $(m dd_rx)).
 payload generator and XXH3 on one core: $gen (MB/s)
 iperf3 -F files came out short by: ${short_pct[*]} % (nasperf checks every byte count and fails a short file).
-rounds (MB/s): iperf3 [${results[iperf3]}] nasperf-discard [${results[nasperf_discard]}] iperf3-F [${results[iperf3_F]}] nasperf-shm [${results[nasperf_shm]}]
+rounds (MB/s): iperf3 [${results[iperf3]}] discard [${results[discard]}] discard-4 [${results[discard4]}] iperf3-F [${results[iperf3_F]}] shm [${results[shm]}] dd [${results[dd]}]
+CPU columns: nasperf's sender from the shell's \`times\`, its receiver from /proc/PID/stat over the run (both whole processes, file removal included); iperf3's from its -J cpu_utilization_percent; dd's from \`times\`.
 machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -r), $(date -u +%Y-%m-%d)
 TABLE

@@ -127,7 +127,7 @@ std::string IterationName(int iteration, bool warmup) {
 }
 
 std::string TableHeader() {
-  return absl::StrFormat("%6s %6s %11s %11s %13s %10s %8s %9s  %s", "iter", "stream", "bytes",
+  return absl::StrFormat("%6s %6s %11s %11s %13s %10s %8s %12s  %s", "iter", "stream", "bytes",
                          "send MB/s", "durable MB/s", "1st byte", "sync s", "verdict", "status");
 }
 
@@ -150,7 +150,7 @@ std::string TableLine(const TransferResult& r) {
   const proto::TransferReport* rx = DurableRow(r);
   std::string status = s.status() == Name(Status::kOk) ? "ok" : absl::StrCat(s.status(), ": ", s.error());
   return absl::StrFormat(
-      "%6s %6d %11s %11s %13s %10s %8s %9s  %s", IterationName(s.iteration(), s.warmup()),
+      "%6s %6d %11s %11s %13s %10s %8s %12s  %s", IterationName(s.iteration(), s.warmup()),
       s.stream(), s.has_bytes() ? FormatSize(s.bytes()) : "-",
       num(s.has_mb_per_s(), s.mb_per_s(), "%.1f"),
       num(rx && rx->has_mb_per_s(), rx ? rx->mb_per_s() : 0, "%.1f"),
