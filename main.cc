@@ -390,6 +390,7 @@ struct SenderFlags {
                      write_mode = "buffered", sync = "end", cleanup, out = "./nasperf-results",
                      interval = "1s", token_file, link_speed, window;
   std::string transport = "native", identity, known_hosts, ssh_config, deploy_binary;
+  std::string direction = "write", cache, remote_file, local_target;
   uint16_t ssh_port = 0;
   bool accept_new_host_key = false;
   int runs = 1, warmup = 0, streams = 1;
@@ -411,6 +412,17 @@ void AddSender(CLI::App& app, SenderFlags& f) {
   cmd->add_flag("--accept-new-host-key", f.accept_new_host_key, "Record an unknown SSH host key (a changed one is still refused)");
   cmd->add_option("--deploy-binary", f.deploy_binary,
                   "With --to user@host:/dir: the static nasperf to upload (default: this one, if it is the static build)");
+  cmd->add_option("--direction", f.direction,
+                  "write: push to the NAS; read: the NAS streams a file of its target to us (native transport)")
+      ->capture_default_str()->check(CLI::IsMember(Names<Direction>()));
+  cmd->add_option("--cache", f.cache,
+                  "Reads: the NAS's page cache before each run: cold (the file's pages dropped) or warm (read once first); "
+                  "default cold");
+  cmd->add_option("--remote-file", f.remote_file,
+                  "Reads: read this existing file in the receiver's target (a name, no '/'); default: the NAS lays out "
+                  "a file of --size, untimed, and removes it after the run");
+  cmd->add_option("--local-target", f.local_target,
+                  "Reads: write what arrives into this directory (--write-mode, --sync, --cleanup apply); default: discard");
   auto* file = cmd->add_option("--file", f.file, "Send this file (zero-copy unless --verify)");
   auto* size = cmd->add_option("--size", f.size, "Send this much generated data, e.g. 45GiB");
   file->excludes(size);
@@ -511,7 +523,28 @@ absl::StatusOr<SenderOptions> MakeSenderOptions(const SenderFlags& f) {
                "not with --to [user@]host:/dir: the receiver started there serves TLS with the key it shows over SSH");
   }
   o.file = f.file;
-  if (f.file.empty() && f.size.empty()) UsageError(cmd, "--size", "give --size SIZE or --file PATH");
+  o.direction = EnumFlag<Direction>(cmd, "--direction", f.direction);
+  if (o.direction == Direction::kRead) {
+    if (o.transport != TransportKind::kNative) {
+      UsageError(cmd, "--direction", "read needs the receiver agent (--transport native); scp/sftp pulls are not here yet");
+    }
+    if (!f.file.empty()) {
+      UsageError(cmd, "--file", "is what a write sends; a read reads --remote-file, or a file of --size the NAS lays out");
+    }
+    if (f.size.empty() == f.remote_file.empty()) UsageError(cmd, "--size", "a read needs --size SIZE or --remote-file NAME");
+    if (!f.remote_file.empty()) {
+      if (absl::Status s = CheckFileName("--remote-file", f.remote_file); !s.ok()) UsageError(cmd, "--remote-file", s.message());
+    }
+    o.cache = f.cache.empty() ? CacheState::kCold : EnumFlag<CacheState>(cmd, "--cache", f.cache);
+    o.remote_file = f.remote_file;
+    o.local_target = f.local_target;
+  } else {
+    for (auto [given, flag] : {std::pair{!f.cache.empty(), "--cache"}, {!f.remote_file.empty(), "--remote-file"},
+                               {!f.local_target.empty(), "--local-target"}}) {
+      if (given) UsageError(cmd, flag, "only with --direction read");
+    }
+  }
+  if (f.file.empty() && f.size.empty() && f.remote_file.empty()) UsageError(cmd, "--size", "give --size SIZE or --file PATH");
   if (!f.size.empty()) {
     o.size = SizeFlag(cmd, "--size", f.size);
     if (o.size == 0) UsageError(cmd, "--size", "must be more than 0");
@@ -783,7 +816,7 @@ int RunFlush(const FlushFlags& f) {
 const std::vector<std::string>& GroupingColumns() {
   static const auto* columns = new std::vector<std::string>{
       "label", "write_mode", "sync_policy", "transport", "mtu", "path_mtu", "mss", "link_mbps",
-      "host", "peer", "run_id"};
+      "host", "peer", "run_id", "direction", "cache"};
   return *columns;
 }
 

@@ -27,7 +27,7 @@ const std::vector<std::string>& TransferColumns() {
       "error",
       // appended after the contract columns
       "transfer_id", "warmup", "source_wait_pct", "notes", "cpu_user_s", "cpu_sys_s",
-      "cpu_busy_pct"};
+      "cpu_busy_pct", "direction", "cache", "cache_resident_pct"};
   return *columns;
 }
 
@@ -101,6 +101,9 @@ std::string TransferRow(const proto::TransferReport& r) {
       opt(r.has_cpu_user_s(), Seconds(r.cpu_user_s())),
       opt(r.has_cpu_sys_s(), Seconds(r.cpu_sys_s())),
       opt(r.has_cpu_busy_pct(), Pct(r.cpu_busy_pct())),
+      CsvText(r.direction()),
+      CsvText(r.cache()),
+      opt(r.has_cache_resident_pct(), Pct(r.cache_resident_pct())),
   };
   return CsvLine(cells);
 }

@@ -38,6 +38,18 @@ struct Table<Role> {
                                                              {Role::kReceiver, "receiver"}};
 };
 template <>
+struct Table<Direction> {
+  static constexpr const char* what = "direction";
+  static constexpr std::pair<Direction, const char*> entries[] = {{Direction::kWrite, "write"},
+                                                                  {Direction::kRead, "read"}};
+};
+template <>
+struct Table<CacheState> {
+  static constexpr const char* what = "cache state";
+  static constexpr std::pair<CacheState, const char*> entries[] = {{CacheState::kCold, "cold"},
+                                                                   {CacheState::kWarm, "warm"}};
+};
+template <>
 struct Table<Status> {
   static constexpr const char* what = "status";
   static constexpr std::pair<Status, const char*> entries[] = {
@@ -52,7 +64,8 @@ struct Table<Bottleneck> {
                                                                    {Bottleneck::kBalanced, "balanced"},
                                                                    {Bottleneck::kOldSender, "sender"},
                                                                    {Bottleneck::kSenderCpu, "sender-cpu"},
-                                                                   {Bottleneck::kReceiverCpu, "receiver-cpu"}};
+                                                                   {Bottleneck::kReceiverCpu, "receiver-cpu"},
+                                                                   {Bottleneck::kClientDisk, "client-disk"}};
 };
 
 }  // namespace
@@ -94,6 +107,8 @@ NASPERF_POLICY_TYPE(TransportKind)
 NASPERF_POLICY_TYPE(Role)
 NASPERF_POLICY_TYPE(Status)
 NASPERF_POLICY_TYPE(Bottleneck)
+NASPERF_POLICY_TYPE(Direction)
+NASPERF_POLICY_TYPE(CacheState)
 #undef NASPERF_POLICY_TYPE
 
 std::string TransferFileName(const std::string& run_id, int iteration, int stream) {

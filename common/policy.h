@@ -20,9 +20,16 @@ enum class Cleanup { kEach, kEnd, kNever };              // when received files 
 enum class TransportKind { kNative, kScp, kSftp };           // the transport column
 enum class Role { kSender, kReceiver };                  // the role column
 enum class Status { kOk, kFailed, kAborted };            // the status column
+// Which way the bytes go: to the NAS (the sender pushes) or from it (the NAS agent
+// reads a file on its target and streams it to the client). Roles keep their names.
+enum class Direction { kWrite, kRead };
+// The NAS's page cache for a read: dropped for that file before each run, or read
+// through once before it.
+enum class CacheState { kCold, kWarm };
 // The bottleneck column. kOldSender ("sender") is what nasperf before the `source`
 // word wrote for kSource: still read (old CSVs, old peers), never written.
-enum class Bottleneck { kNetwork, kDisk, kSource, kBalanced, kOldSender, kSenderCpu, kReceiverCpu };
+// kClientDisk: for reads, the client's --local-target took the bytes slower than they came.
+enum class Bottleneck { kNetwork, kDisk, kSource, kBalanced, kOldSender, kSenderCpu, kReceiverCpu, kClientDisk };
 
 // Parse<T>("direct") -> WriteMode::kDirect; INVALID_ARGUMENT naming the choices.
 template <typename T>

@@ -62,6 +62,17 @@ absl::StatusOr<proto::TransferReport> ReceiverClient::FetchReport(uint64_t trans
   return reply;
 }
 
+absl::StatusOr<proto::PrepareReadReply> ReceiverClient::PrepareRead(const proto::PrepareReadRequest& request) {
+  grpc::ClientContext context;
+  // Laying out (or warming) even a 45 GB file on a slow array at 10 MB/s fits.
+  PrepareCall(&context, token_, absl::Seconds(120 + static_cast<double>(request.size()) / 10e6));
+  proto::PrepareReadReply reply;
+  grpc::Status status = stub_->PrepareRead(&context, request, &reply);
+  if (!status.ok()) return FromGrpc(status, "receiver", FormatHostPort(address_));
+  if (absl::Status bad = CheckPrepareReadReply(reply, request); !bad.ok()) return Refuse(bad);
+  return reply;
+}
+
 absl::StatusOr<proto::EndRunReply> ReceiverClient::EndRun(const std::string& run_id) {
   grpc::ClientContext context;
   PrepareCall(&context, token_, absl::Seconds(60));

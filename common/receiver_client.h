@@ -27,6 +27,8 @@ class ReceiverClient {
   absl::StatusOr<proto::OpenTransferReply> OpenTransfer(const proto::OpenTransferRequest& request);
   absl::StatusOr<proto::TransferReport> FetchReport(uint64_t transfer_id, absl::Duration wait);
   absl::StatusOr<proto::EndRunReply> EndRun(const std::string& run_id);
+  // May lay out request.size bytes on the NAS's disk: the deadline grows with it.
+  absl::StatusOr<proto::PrepareReadReply> PrepareRead(const proto::PrepareReadRequest& request);
 
   const HostPort& address() const { return address_; }
 

@@ -121,9 +121,13 @@ absl::Status CheckReport(const proto::TransferReport& r) {
       Figure("cpu_user_s", r.has_cpu_user_s(), r.cpu_user_s()),
       Figure("cpu_sys_s", r.has_cpu_sys_s(), r.cpu_sys_s()),
       Figure("cpu_busy_pct", r.has_cpu_busy_pct(), r.cpu_busy_pct()),
+      OneOf<Direction>("direction", r.direction(), /*empty_ok=*/true),
+      OneOf<CacheState>("cache", r.cache(), /*empty_ok=*/true),
+      Figure("cache_resident_pct", r.has_cache_resident_pct(), r.cache_resident_pct()),
   };
-  if (r.has_cpu_busy_pct() && r.cpu_busy_pct() > 100) {
-    return absl::InvalidArgumentError(absl::StrCat("cpu_busy_pct ", r.cpu_busy_pct(), ": over 100 %"));
+  if (absl::Status s = FirstError(checks); !s.ok()) return s;
+  if (r.cpu_busy_pct() > 100 || r.cache_resident_pct() > 100) {
+    return absl::InvalidArgumentError("a share over 100 % (cpu_busy_pct or cache_resident_pct)");
   }
   if (absl::Status s = FirstError(checks); !s.ok()) return s;
   if (r.started_at_unix_ns() < 0) return absl::InvalidArgumentError("started_at before 1970");
@@ -168,6 +172,25 @@ absl::Status CheckOpenTransferReply(const proto::OpenTransferReply& r) {
     return absl::InvalidArgumentError(absl::StrCat("receiver sent a ticket lifetime of ", r.ticket_ttl_s(), " s"));
   }
   return Port("receiver data port", r.data_port(), false);
+}
+
+absl::Status CheckFileName(const std::string& field, const std::string& name) {
+  if (absl::Status s = CheckPlainText(field, name, 255); !s.ok()) return s;
+  if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos) {
+    return absl::InvalidArgumentError(absl::StrCat(field, " \"", name, "\" is not a file name in the target (no '/')"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckPrepareReadReply(const proto::PrepareReadReply& r, const proto::PrepareReadRequest& request) {
+  if (absl::Status s = CheckFileName("receiver's read file", r.file()); !s.ok()) return s;
+  if (r.length() == 0 || (request.remote_file().empty() && r.length() != request.size())) {
+    return absl::InvalidArgumentError(absl::StrCat("receiver's read file has ", r.length(), " bytes"));
+  }
+  if (!std::isfinite(r.setup_s()) || r.setup_s() < 0 || r.setup_s() > 86400) {
+    return absl::InvalidArgumentError(absl::StrCat("receiver's read setup took ", r.setup_s(), " s"));
+  }
+  return Bounded("receiver's read caveat", r.caveat(), 1000);
 }
 
 absl::Status CheckFetchedReport(const proto::TransferReport& r, uint64_t transfer_id) {

@@ -41,6 +41,11 @@ double BoundedWaitSeconds(double requested_s, double max_s);
 // impostor on the control port must not be able to steer the sender.
 absl::Status CheckHelloReply(const proto::HelloReply& reply);
 absl::Status CheckOpenTransferReply(const proto::OpenTransferReply& reply);
+// The file a read will use: a plain name, a length (the asked size when laid out),
+// a finite setup time, a short caveat.
+absl::Status CheckPrepareReadReply(const proto::PrepareReadReply& reply, const proto::PrepareReadRequest& request);
+// A plain file name in a target: no '/', not "." or "..", no control characters.
+absl::Status CheckFileName(const std::string& field, const std::string& name);
 // A receiver's own row as FetchReport returns it: a valid report, role receiver,
 // for the transfer that was asked about.
 absl::Status CheckFetchedReport(const proto::TransferReport& report, uint64_t transfer_id);

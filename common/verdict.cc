@@ -7,12 +7,14 @@
 
 namespace nasperf {
 
-std::string Verdict(const VerdictFigures& f) {
-  if (f.line_rate_pct >= kLinkFullPct) return Name(Bottleneck::kNetwork);
+namespace {
+
+Bottleneck Judge(const VerdictFigures& f) {
+  if (f.line_rate_pct >= kLinkFullPct) return Bottleneck::kNetwork;
   // A thread that was on the CPU (or wanted it) nearly all the time never waited on
   // anything else long enough to matter: the waits it caused only follow from it.
   if (std::max(f.sender_cpu_pct, f.receiver_cpu_pct) >= kCpuBoundPct) {
-    return Name(f.receiver_cpu_pct >= f.sender_cpu_pct ? Bottleneck::kReceiverCpu : Bottleneck::kSenderCpu);
+    return f.receiver_cpu_pct >= f.sender_cpu_pct ? Bottleneck::kReceiverCpu : Bottleneck::kSenderCpu;
   }
   // The receiver waits for data whenever the sender waits on its source, so its net
   // wait holds the source's: the network's own share is what is left.
@@ -20,11 +22,28 @@ std::string Verdict(const VerdictFigures& f) {
       f.source_wait_pct > 0 ? std::max(0.0, f.net_wait_pct - f.source_wait_pct) : f.net_wait_pct;
   if (f.source_wait_pct >= kVerdictThresholdPct && f.source_wait_pct >= network &&
       f.source_wait_pct >= f.disk_wait_pct) {
-    return Name(Bottleneck::kSource);
+    return Bottleneck::kSource;
   }
-  if (f.disk_wait_pct >= kVerdictThresholdPct && f.disk_wait_pct >= network) return Name(Bottleneck::kDisk);
-  if (network >= kVerdictThresholdPct) return Name(Bottleneck::kNetwork);
-  return Name(Bottleneck::kBalanced);
+  if (f.disk_wait_pct >= kVerdictThresholdPct && f.disk_wait_pct >= network) return Bottleneck::kDisk;
+  if (network >= kVerdictThresholdPct) return Bottleneck::kNetwork;
+  return Bottleneck::kBalanced;
+}
+
+}  // namespace
+
+std::string Verdict(const VerdictFigures& f) { return Name(Judge(f)); }
+
+std::string ReadVerdict(const VerdictFigures& f) {
+  // The wire's sending end is the NAS: its source is the NAS's disk, the receiving
+  // end's disk is the client's, and each CPU word names the role, not the wire side.
+  switch (Judge(f)) {
+    case Bottleneck::kSource: return Name(Bottleneck::kDisk);
+    case Bottleneck::kDisk: return Name(Bottleneck::kClientDisk);
+    case Bottleneck::kSenderCpu: return Name(Bottleneck::kReceiverCpu);
+    case Bottleneck::kReceiverCpu: return Name(Bottleneck::kSenderCpu);
+    case Bottleneck::kNetwork: return Name(Bottleneck::kNetwork);
+    default: return Name(Bottleneck::kBalanced);
+  }
 }
 
 std::optional<double> LineRatePct(double mb_per_s, double ceiling_mb_per_s, std::string* note) {
@@ -45,7 +64,7 @@ std::string VerdictMeaning(const std::string& word) {
     case Bottleneck::kNetwork:
       return "the network (or the sender's socket) delivered slower than the NAS's disk took it";
     case Bottleneck::kDisk:
-      return "the NAS's disk (or its final sync) took the data slower than the network brought it";
+      return "the NAS's disk (or its final sync) was slower than the network: it took (for reads, gave) the data slower than the network carried it";
     case Bottleneck::kSource:
     case Bottleneck::kOldSender:
       return "the sender's own disk or file system fed the data slower than the network and the NAS took it";
@@ -53,6 +72,8 @@ std::string VerdictMeaning(const std::string& word) {
       return "the sender's CPU: its sending thread was busy (or queued for a core) nearly the whole time";
     case Bottleneck::kReceiverCpu:
       return "the NAS's CPU: the receiver's thread was busy (or queued for a core) nearly the whole time";
+    case Bottleneck::kClientDisk:
+      return "the client's own disk (--local-target) took the data slower than the NAS and the network gave it";
     case Bottleneck::kBalanced:
       return "no side waited on another for a fifth of the time";
   }

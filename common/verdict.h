@@ -40,6 +40,15 @@ struct VerdictFigures {
 // link decides first, then a CPU-bound end (the busier one), then the waits.
 std::string Verdict(const VerdictFigures& figures);
 
+// A read's verdict (the NAS agent streams a file to the client), from the same
+// figures as they fall on the wire: the NAS agent is the end that sends. So
+// source_wait_pct is the NAS's disk (the agent's file reads), disk_wait_pct the
+// client's --local-target, net_wait_pct the client waiting for data, sender_cpu_pct
+// the NAS agent's thread and receiver_cpu_pct the client's. The words name places as
+// for writes: "disk" (the NAS's), "client-disk", "network", "receiver-cpu" (the NAS
+// agent, role receiver), "sender-cpu" (the client, role sender), "balanced".
+std::string ReadVerdict(const VerdictFigures& wire_figures);
+
 // mb_per_s as a share of the path's TCP ceiling, or nullopt when that share is over
 // kMaxPlausibleLineRatePct: then *note says the link is faster than stated.
 std::optional<double> LineRatePct(double mb_per_s, double ceiling_mb_per_s, std::string* note);

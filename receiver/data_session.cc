@@ -1,7 +1,10 @@
 #include "receiver/data_session.h"
 
+#include <string.h>
+
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
 #include "common/checksum.h"
 #include "common/clock.h"
 #include "common/netinfo.h"
@@ -10,6 +13,17 @@
 #include "common/verdict.h"
 
 namespace nasperf {
+namespace {
+
+// line_rate_pct, or a note when the rate cannot be true for the stated link.
+void SetLineRate(double ceiling_mb_per_s, proto::TransferReport* row) {
+  std::string note;
+  if (auto pct = LineRatePct(row->mb_per_s(), ceiling_mb_per_s, &note)) row->set_line_rate_pct(*pct);
+  if (!note.empty()) row->set_notes(note);
+}
+
+}  // namespace
+
 proto::TransferReport AdmittedRow(const TransferPlan& plan, const SessionFacts& facts) {
   const proto::OpenTransferRequest& request = plan.request;
   proto::TransferReport report;
@@ -26,6 +40,7 @@ proto::TransferReport AdmittedRow(const TransferPlan& plan, const SessionFacts& 
   report.set_sync_policy(facts.discard ? SyncPolicyName({SyncPolicy::kNone, 0}) : SyncPolicyName(plan.sync));
   report.set_transfer_id(plan.id);
   report.set_warmup(request.warmup());
+  report.set_direction(Name(plan.direction));
   if (facts.mtu) report.set_mtu(*facts.mtu);
   if (facts.link_mbps) report.set_link_mbps(*facts.link_mbps);
   if (request.path_mtu() > 0) report.set_path_mtu(request.path_mtu());
@@ -49,11 +64,7 @@ void AddFigures(const PipelineResult& r, int64_t accepted_ns, std::optional<uint
     report->set_disk_wait_pct(disk);
     if (link_mbps && report->has_mtu()) {
       const uint32_t mtu = report->has_path_mtu() ? std::min(report->mtu(), report->path_mtu()) : report->mtu();
-      std::string note;
-      if (auto pct = LineRatePct(report->mb_per_s(), TcpGoodputCeilingMBps(*link_mbps, mtu), &note)) {
-        report->set_line_rate_pct(*pct);
-      }
-      if (!note.empty()) report->set_notes(note);
+      SetLineRate(TcpGoodputCeilingMBps(*link_mbps, mtu), report);
     }
     VerdictFigures figures;
     figures.net_wait_pct = net;
@@ -94,6 +105,93 @@ DataTrailer TrailerFor(const PipelineResult& result) {
   trailer.disk_wait_ns = result.disk_wait_ns;
   trailer.cpu_busy_pct = result.cpu_busy_pct;
   return trailer;
+}
+
+void AddReadAgentFigures(const PushResult& r, int64_t accepted_ns, uint64_t expected, bool verify,
+                         std::optional<uint32_t> link_mbps, proto::TransferReport* row) {
+  row->set_bytes(r.bytes_sent);
+  if (r.first_byte_ns != 0) row->set_first_byte_s(NanosToSeconds(r.first_byte_ns - accepted_ns));
+  if (r.cpu_busy_pct >= 0) row->set_cpu_busy_pct(r.cpu_busy_pct);
+  AddSamples(FinishedSamples(r), row);
+  if (!r.trailer) {
+    row->set_status(Name(absl::IsCancelled(r.status) ? Status::kAborted : Status::kFailed));
+    row->set_error(std::string(r.status.message()));
+    return;
+  }
+  const DataTrailer& t = *r.trailer;
+  if (t.status != TrailerStatus::kOk || t.bytes_written != expected) {
+    row->set_status(Name(t.status == TrailerStatus::kAborted ? Status::kAborted : Status::kFailed));
+    row->set_error(absl::StrCat("the client ", t.status == TrailerStatus::kOk ? "took" : "failed after", " ",
+                                t.bytes_written, " of ", expected, " bytes",
+                                t.error_code ? absl::StrCat(": ", strerror(t.error_code)) : ""));
+    return;
+  }
+  const int64_t duration = r.ack_ns - r.first_byte_ns;
+  row->set_duration_s(NanosToSeconds(duration));
+  row->set_mb_per_s(MegabytesPerSecond(r.bytes_sent, NanosToSeconds(duration)));
+  row->set_write_s(NanosToSeconds(r.last_byte_ns - r.first_byte_ns));
+  row->set_sync_s(NanosToSeconds(r.ack_ns - r.last_byte_ns));
+  const int64_t client_span = t.durable_ns > 0 ? static_cast<int64_t>(t.durable_ns) : duration;
+  VerdictFigures wire;
+  wire.source_wait_pct = Pct(r.source_ns, duration);
+  wire.net_wait_pct = Pct(t.net_wait_ns, client_span);
+  wire.disk_wait_pct = Pct(t.disk_wait_ns + t.sync_ns, client_span);
+  wire.sender_cpu_pct = r.cpu_busy_pct;
+  wire.receiver_cpu_pct = t.cpu_busy_pct;
+  row->set_disk_wait_pct(wire.source_wait_pct);
+  row->set_net_wait_pct(wire.net_wait_pct);
+  row->set_source_wait_pct(wire.disk_wait_pct);
+  if (link_mbps && row->has_mtu()) {
+    const uint32_t mtu = row->has_path_mtu() ? std::min(row->mtu(), row->path_mtu()) : row->mtu();
+    SetLineRate(TcpGoodputCeilingMBps(*link_mbps, mtu), row);
+  }
+  wire.line_rate_pct = row->has_line_rate_pct() ? row->line_rate_pct() : -1;
+  row->set_bottleneck(ReadVerdict(wire));
+  if (r.has_checksum) row->set_checksum(ChecksumHex(r.checksum));
+  if (verify) {
+    const bool verified = r.has_checksum && t.has_checksum && t.checksum == r.checksum;
+    row->set_verified(verified);
+    if (!verified) {
+      row->set_status(Name(Status::kFailed));
+      row->set_error(absl::StrCat("checksum mismatch: read ", ChecksumHex(r.checksum), " from the disk, the client got ",
+                                  t.has_checksum ? ChecksumHex(t.checksum) : "none"));
+      return;
+    }
+  }
+  row->set_status(Name(Status::kOk));
+}
+
+void AddReadClientFigures(const PipelineResult& r, int64_t start_ns, bool local_disk,
+                          const std::optional<DataFooter>& nas, std::optional<double> ceiling_mb_per_s,
+                          proto::TransferReport* row) {
+  row->set_bytes(r.bytes_written);
+  if (r.first_byte_ns != 0) row->set_first_byte_s(NanosToSeconds(r.first_byte_ns - start_ns));
+  if (r.cpu_busy_pct >= 0) row->set_cpu_busy_pct(r.cpu_busy_pct);
+  AddSamples(r.samples, row);
+  if (r.end != PipelineEnd::kOk) {
+    row->set_status(Name(r.end == PipelineEnd::kFailed ? Status::kFailed : Status::kAborted));
+    row->set_error(std::string(r.status.message()));
+    return;
+  }
+  const int64_t duration = r.durable_ns - r.first_byte_ns;
+  row->set_duration_s(NanosToSeconds(duration));
+  row->set_mb_per_s(MegabytesPerSecond(r.bytes_written, NanosToSeconds(duration)));
+  row->set_write_s(NanosToSeconds(r.write_ns));
+  row->set_sync_s(NanosToSeconds(r.sync_ns));
+  VerdictFigures wire;
+  wire.net_wait_pct = Pct(r.net_wait_ns, duration);
+  wire.disk_wait_pct = local_disk ? Pct(r.disk_wait_ns + r.sync_ns, duration) : -1;
+  wire.source_wait_pct = nas && nas->send_ns > 0 ? Pct(nas->source_wait_ns, nas->send_ns) : -1;
+  wire.sender_cpu_pct = nas ? nas->cpu_busy_pct : -1;
+  wire.receiver_cpu_pct = r.cpu_busy_pct;
+  row->set_net_wait_pct(wire.net_wait_pct);
+  if (wire.source_wait_pct >= 0) row->set_disk_wait_pct(wire.source_wait_pct);
+  if (wire.disk_wait_pct >= 0) row->set_source_wait_pct(wire.disk_wait_pct);
+  if (ceiling_mb_per_s) SetLineRate(*ceiling_mb_per_s, row);
+  wire.line_rate_pct = row->has_line_rate_pct() ? row->line_rate_pct() : -1;
+  row->set_bottleneck(ReadVerdict(wire));
+  if (r.has_checksum) row->set_checksum(ChecksumHex(r.checksum));
+  row->set_status(Name(Status::kOk));
 }
 
 }  // namespace nasperf

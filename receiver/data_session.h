@@ -13,6 +13,7 @@
 #include "proto/nasperf.pb.h"
 #include "receiver/transfer_table.h"
 #include "receiver/write_pipeline.h"
+#include "sender/push_loop.h"
 
 namespace nasperf {
 
@@ -39,6 +40,23 @@ void AddFigures(const PipelineResult& r, int64_t accepted_ns, std::optional<uint
 // What the sender is told: the outcome, bytes, checksum and the receiver's times
 // (relative to its first byte).
 DataTrailer TrailerFor(const PipelineResult& r);
+
+// Reads (DESIGN.md section 6). The columns keep naming places: disk_wait_pct is the
+// NAS's disk (the agent's file reads), source_wait_pct the client's own disk (its
+// --local-target), net_wait_pct the client waiting for data; the verdict is
+// ReadVerdict's.
+//
+// The NAS agent's row: first byte read from its disk until the client's trailer
+// confirmed the last one. `expected` is the file's length; `verify` whether the
+// client asked for checksums (then `verified` compares both ends').
+void AddReadAgentFigures(const PushResult& r, int64_t accepted_ns, uint64_t expected, bool verify,
+                         std::optional<uint32_t> link_mbps, proto::TransferReport* row);
+// The client's row: its pipeline (into its --local-target, or nowhere) from the first
+// byte received until the bytes were where its --sync says, with the agent's footer
+// for the NAS's disk share. `ceiling_mb_per_s`: the path's, when known.
+void AddReadClientFigures(const PipelineResult& r, int64_t start_ns, bool local_disk,
+                          const std::optional<DataFooter>& nas, std::optional<double> ceiling_mb_per_s,
+                          proto::TransferReport* row);
 
 }  // namespace nasperf
 

@@ -25,6 +25,7 @@
 #include "proto/nasperf.grpc.pb.h"
 #include "receiver/connections.h"
 #include "receiver/data_session.h"
+#include "receiver/read_session.h"
 #include "receiver/socket_source.h"
 #include "receiver/target.h"
 #include "receiver/transfer_table.h"
@@ -162,6 +163,26 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
     return grpc::Status::OK;
   }
 
+  grpc::Status PrepareRead(grpc::ServerContext* context, const proto::PrepareReadRequest* request,
+                           proto::PrepareReadReply* reply) override {
+    if (grpc::Status s = CheckToken(context); !s.ok()) return s;
+    Cleanup cleanup = options_.cleanup;
+    if (!request->cleanup().empty()) {
+      auto asked = Parse<Cleanup>(request->cleanup());
+      if (!asked.ok()) return ToGrpc(asked.status());
+      cleanup = *asked;
+    }
+    bool laid_out = false;
+    absl::StatusOr<proto::PrepareReadReply> prepared = nasperf::PrepareRead(*target_, *request, &laid_out);
+    if (!prepared.ok()) {
+      Log(LogLevel::kInfo, kComponent, "refused read setup from %s: %s", context->peer(), prepared.status().message());
+      return ToGrpc(prepared.status());
+    }
+    if (laid_out && cleanup != Cleanup::kNever) table_.KeepUntilRunEnds(request->run_id(), prepared->file());
+    *reply = std::move(*prepared);
+    return grpc::Status::OK;
+  }
+
   grpc::Status FetchReport(grpc::ServerContext* context, const proto::FetchReportRequest* request,
                            proto::TransferReport* reply) override {
     if (grpc::Status s = CheckToken(context); !s.ok()) return s;
@@ -214,6 +235,13 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
     if (absl::Status s = CheckInterval(request.interval_s()); !s.ok()) return s;
     TransferPlan plan;
     plan.request = request;
+    if (!request.direction().empty()) {
+      auto direction = Parse<Direction>(request.direction());
+      if (!direction.ok()) return direction.status();
+      plan.direction = *direction;
+    }
+    if (plan.direction == Direction::kRead) return PlanRead(std::move(plan));
+    plan.reserve_bytes = request.size();
     if (!request.write_mode().empty()) {
       auto mode = Parse<WriteMode>(request.write_mode());
       if (!mode.ok()) return mode.status();
@@ -244,6 +272,20 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
             " requested, ", FormatSize(available), " free (after transfers in flight), --min-free ",
             FormatSize(options_.min_free)));
       }
+    }
+    return table_.Add(std::move(plan));
+  }
+
+  // A read streams a file PrepareRead answered with: it must still be there, as long.
+  absl::StatusOr<TransferPlan> PlanRead(TransferPlan plan) {
+    const proto::OpenTransferRequest& request = plan.request;
+    if (absl::Status s = CheckFileName("read file", request.read_file()); !s.ok()) return s;
+    if (auto cache = Parse<CacheState>(request.cache()); !cache.ok()) return cache.status();
+    uint64_t length = 0;
+    absl::StatusOr<Fd> file = target_->OpenForRead(request.read_file(), &length);
+    if (!file.ok()) return file.status();
+    if (length != request.size()) {
+      return absl::InvalidArgumentError(absl::StrCat(request.read_file(), " has ", length, " bytes, not ", request.size()));
     }
     return table_.Add(std::move(plan));
   }
@@ -412,8 +454,37 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
     if (request.link_mbps() > 0) facts.link_mbps = request.link_mbps();  // the sender's --link-speed
     facts.mss = SocketMss(fd);
     proto::TransferReport report = AdmittedRow(plan, facts);
-    if (request.window_bytes() > 0) SetSocketBuffer(fd, SO_RCVBUF, request.window_bytes());
+    if (plan.direction == Direction::kRead) {
+      ServeReadOn(fd, plan, accepted_ns, facts, report);
+    } else {
+      ServeWrite(fd, plan, peer, accepted_ns, facts, report);
+    }
+    const Status status = Parse<Status>(report.status()).value_or(Status::kFailed);
+    Count(status == Status::kOk       ? &ReceiverCounters::ok
+          : status == Status::kFailed ? &ReceiverCounters::failed
+                                      : &ReceiverCounters::aborted);
+    if (status == Status::kOk) {
+      Log(LogLevel::kDebug, kComponent, "transfer %d %s %s: %s in %.3f s, %.1f MB/s", plan.id,
+          plan.direction == Direction::kRead ? "to" : "from", peer, FormatSize(report.bytes()), report.duration_s(),
+          report.mb_per_s());
+    } else {
+      Log(LogLevel::kWarning, kComponent, "transfer %d %s %s %s: %s", plan.id,
+          plan.direction == Direction::kRead ? "to" : "from", peer, report.status(), report.error());
+    }
+    if (options_.reports != nullptr) {
+      if (absl::Status s = options_.reports->Submit(report); !s.ok()) {
+        Log(LogLevel::kError, kComponent, "cannot keep the report of transfer %d: %s", plan.id,
+            s.message());
+      }
+    }
+    table_.Complete(plan.id, std::move(report));
+  }
 
+  // A write: the payload into the target, the footer, the trailer, cleanup, figures.
+  void ServeWrite(int fd, const TransferPlan& plan, const std::string& peer, int64_t accepted_ns,
+                  const SessionFacts& facts, proto::TransferReport& report) {
+    const proto::OpenTransferRequest& request = plan.request;
+    if (request.window_bytes() > 0) SetSocketBuffer(fd, SO_RCVBUF, request.window_bytes());
     std::string file_name;
     PipelineResult result = ReceiveInto(fd, plan, &file_name);
     std::optional<DataFooter> footer;
@@ -428,27 +499,24 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
         table_.KeepUntilRunEnds(request.run_id(), file_name);
       }
     }
-
     AddFigures(result, accepted_ns, facts.link_mbps, footer, &report);
-    switch (result.end) {
-      case PipelineEnd::kOk: Count(&ReceiverCounters::ok); break;
-      case PipelineEnd::kFailed: Count(&ReceiverCounters::failed); break;
-      case PipelineEnd::kAborted: Count(&ReceiverCounters::aborted); break;
-    }
-    if (result.end == PipelineEnd::kOk) {
-      Log(LogLevel::kDebug, kComponent, "transfer %d from %s: %s in %.3f s, %.1f MB/s durable",
-          plan.id, peer, FormatSize(result.bytes_written), report.duration_s(), report.mb_per_s());
-    } else {
-      Log(LogLevel::kWarning, kComponent, "transfer %d from %s %s: %s", plan.id, peer,
-          report.status(), report.error());
-    }
-    if (options_.reports != nullptr) {
-      if (absl::Status s = options_.reports->Submit(report); !s.ok()) {
-        Log(LogLevel::kError, kComponent, "cannot keep the report of transfer %d: %s", plan.id,
-            s.message());
-      }
-    }
-    table_.Complete(plan.id, std::move(report));
+  }
+
+  // A read: the file to the client (read_session.h); this thread's CPU is the row's.
+  void ServeReadOn(int fd, const TransferPlan& plan, int64_t accepted_ns, const SessionFacts& facts,
+                   proto::TransferReport& report) {
+    const proto::OpenTransferRequest& request = plan.request;
+    if (request.window_bytes() > 0) SetSocketBuffer(fd, SO_SNDBUF, request.window_bytes());
+    const CpuTime cpu_start = ThreadCpuTime();
+    ServedRead served = ServeRead(fd, plan, *target_, &stopping_);
+    const CpuTime cpu = ThreadCpuTime() - cpu_start;
+    report.clear_write_mode();
+    report.clear_sync_policy();
+    report.set_cache(request.cache());
+    if (served.resident_pct >= 0) report.set_cache_resident_pct(served.resident_pct);
+    AddReadAgentFigures(served.push, accepted_ns, request.size(), request.checksum(), facts.link_mbps, &report);
+    report.set_cpu_user_s(cpu.user_s);
+    report.set_cpu_sys_s(cpu.sys_s);
   }
 
   // After a failure mid-stream the sender is still sending; reading (and dropping)

@@ -6,11 +6,13 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/payload.h"
 #include "common/policy.h"
 #include "common/token.h"
 #include "common/units.h"
@@ -164,6 +166,54 @@ absl::StatusOr<std::unique_ptr<BlockWriter>> Target::Create(const std::string& n
     return std::unique_ptr<BlockWriter>(new FileWriter(std::move(fd), full, mode, sync));
   }
   return absl::AlreadyExistsError(absl::StrCat("too many files named ", name, " in ", path_));
+}
+
+absl::StatusOr<Fd> Target::OpenForRead(const std::string& name, uint64_t* size) const {
+  if (discard_) return absl::FailedPreconditionError("a discard receiver has no files to read: start it with --target DIR");
+  if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos) {
+    return absl::InvalidArgumentError(absl::StrCat("refusing to read \"", name, "\": give a file name in the target, no '/'"));
+  }
+  const std::string full = absl::StrCat(path_, "/", name);
+  Fd fd(::openat(dir_.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
+  if (!fd.valid()) {
+    return ErrnoStatus(errno, errno == ELOOP ? absl::StrCat("read ", full, " (a symlink: refused)") : absl::StrCat("read ", full));
+  }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return ErrnoStatus(errno, absl::StrCat("stat ", full));
+  if (!S_ISREG(st.st_mode)) return absl::InvalidArgumentError(absl::StrCat(full, " is not a regular file"));
+  if (st.st_size == 0) return absl::InvalidArgumentError(absl::StrCat(full, " is empty"));
+  // O_NONBLOCK kept a FIFO from blocking the open; a regular file reads the same without it.
+  if (::fcntl(fd.get(), F_SETFL, 0) != 0) return ErrnoStatus(errno, absl::StrCat("fcntl ", full));
+  *size = static_cast<uint64_t>(st.st_size);
+  return fd;
+}
+
+absl::Status Target::LayOut(const std::string& name, uint64_t size, uint64_t seed, bool* written) {
+  *written = false;
+  uint64_t existing = 0;
+  if (auto fd = OpenForRead(name, &existing); fd.ok() && existing == size) return absl::OkStatus();
+  std::string created;
+  auto writer = Create(name, WriteMode::kBuffered, SyncPolicy{SyncPolicy::kEnd, 0}, &created);
+  if (!writer.ok()) return writer.status();
+  if (created != name) {
+    (void)Remove(created);
+    return absl::AlreadyExistsError(absl::StrCat(path_, "/", name, " exists with another size"));
+  }
+  PatternSource pattern(Pattern::kRandom, seed);
+  for (uint64_t done = 0; done < size;) {
+    const size_t piece = static_cast<size_t>(std::min<uint64_t>(PatternSource::kChunk, size - done));
+    if (absl::Status s = (*writer)->Write(pattern.Next(done, piece), piece, done + piece == size); !s.ok()) {
+      (void)Remove(name);
+      return s;
+    }
+    done += piece;
+  }
+  if (absl::Status s = (*writer)->Finish(); !s.ok()) {
+    (void)Remove(name);
+    return s;
+  }
+  *written = true;
+  return absl::OkStatus();
 }
 
 absl::Status Target::Remove(const std::string& name) {

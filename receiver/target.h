@@ -39,6 +39,15 @@ class Target {
                                                       std::string* created_name);
   absl::Status Remove(const std::string& name);
 
+  // Reads (DESIGN.md section 6): a file in the target. `name` is a plain name (no
+  // '/', not "." or ".."), opened without following a symlink; only a regular file.
+  // *size: its length.
+  absl::StatusOr<Fd> OpenForRead(const std::string& name, uint64_t* size) const;
+  // Writes a new file `name` of `size` bytes of the generated payload (`seed`) and
+  // syncs it; a regular file of that name and size is kept as it is (a read run's
+  // later iterations reuse it). *written: whether this call wrote it.
+  absl::Status LayOut(const std::string& name, uint64_t size, uint64_t seed, bool* written);
+
  private:
   Target() = default;
   bool discard_ = false;

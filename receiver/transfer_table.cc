@@ -17,7 +17,7 @@ void TransferTable::DropExpiredLocked() {
   for (auto it = pending_.begin(); it != pending_.end();) {
     auto current = it++;
     if (current->second.expires_ns <= now) {
-      reserved_ -= current->second.request.size();
+      reserved_ -= current->second.reserve_bytes;
       used_tickets_.insert(current->first);
       pending_.erase(current);
     }
@@ -34,7 +34,7 @@ absl::StatusOr<TransferPlan> TransferTable::Add(TransferPlan plan) {
   plan.id = next_id_++;
   RandomBytes(plan.ticket.data(), plan.ticket.size());
   plan.expires_ns = MonoNanos() + absl::ToInt64Nanoseconds(ticket_ttl_);
-  reserved_ += plan.request.size();
+  reserved_ += plan.reserve_bytes;
   pending_[TicketKey(plan.ticket)] = plan;
   return plan;
 }
@@ -55,17 +55,17 @@ absl::StatusOr<TransferPlan> TransferTable::Claim(const DataHeader& header) {
   if (used_tickets_.size() > 100000) used_tickets_.clear();  // bounded memory; still refused
   used_tickets_.insert(key);
   if (plan.expires_ns <= MonoNanos()) {
-    reserved_ -= plan.request.size();
+    reserved_ -= plan.reserve_bytes;
     return absl::PermissionDeniedError("ticket already used or expired");
   }
   if (header.transfer_id != plan.id || header.payload_length != plan.request.size()) {
-    reserved_ -= plan.request.size();
+    reserved_ -= plan.reserve_bytes;
     return absl::PermissionDeniedError(absl::StrCat(
         "header does not match its ticket (transfer ", header.transfer_id, ", ",
         header.payload_length, " bytes; expected transfer ", plan.id, ", ", plan.request.size(),
         " bytes)"));
   }
-  running_[plan.id] = plan.request.size();
+  running_[plan.id] = plan.reserve_bytes;
   return plan;
 }
 

@@ -29,6 +29,8 @@ struct TransferPlan {
   SyncPolicy sync;
   Cleanup cleanup = Cleanup::kEach;
   int64_t expires_ns = 0;       // monotonic
+  Direction direction = Direction::kWrite;
+  uint64_t reserve_bytes = 0;   // held against the free-space guard: a write's size, 0 for a read
 };
 
 class TransferTable {

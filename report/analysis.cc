@@ -26,15 +26,22 @@ std::string RateMeaning(Role role) {
 namespace {
 
 absl::Status CheckColumn(const ResultTable& table, const std::string& by) {
+  if (by == "direction") return absl::OkStatus();  // older files without the column are writes
   for (const TransferRecord& r : table.transfers) {
     if (r.cells.count(by) > 0) return absl::OkStatus();
   }
   return absl::InvalidArgumentError(absl::StrCat("no column '", by, "' in ", absl::StrJoin(table.files, ", ")));
 }
 
+// A read and a write never share a statistic: reads are grouped apart, whatever the
+// column (rows before the direction column are writes).
 std::string GroupOf(const TransferRecord& r, const std::string& by) {
+  const std::string& direction = r.Cell("direction");
+  const bool read = direction == Name(Direction::kRead);
+  if (by == "direction") return read ? direction : Name(Direction::kWrite);
   const std::string& value = r.Cell(by);
-  return value.empty() ? "(empty)" : value;
+  const std::string group = value.empty() ? "(empty)" : value;
+  return read ? absl::StrCat(group, " (read)") : group;
 }
 
 // Measured rows of one role grouped by a column; groups in order of first appearance,

@@ -2,8 +2,8 @@
 # A NAS lab on one machine (root): network namespaces for a client, a router hop
 # and a NAS, veth links with chosen MTUs, tc shaping to a chosen rate (with optional
 # netem delay/loss), and two targets on the NAS side: a fast "cache" (loop-mounted
-# ext4) and a slow "array" (loop-mounted ext4 under a cgroup v1 blkio write
-# throttle; use it with --write-mode direct). Addresses come from 198.18.0.0/15,
+# ext4) and a slow "array" (loop-mounted ext4 under cgroup v1 blkio
+# throttle on reads and writes; write with --write-mode direct). Addresses come from 198.18.0.0/15,
 # the range reserved for benchmarking.
 #
 #   scripts/lab.sh up [--mtu 9000] [--hop-mtu N | --switch-mtu N] [--rate 10gbit] [--delay 2ms]
@@ -61,14 +61,15 @@ bits_per_s() {
     printf "%d\n", n * m[u] }' || die "cannot read the link rate \"$1\" (e.g. 10gbit, 2500mbit)"
 }
 
-# shaper add|change RATE: the client's NIC rate. A burst of 1 ms at the rate (at
+# shaper add|change RATE: the NICs' rate, each client's and the NAS's, so data runs at
+# RATE both ways (writes to the NAS, reads from it). A burst of 1 ms at the rate (at
 # least 256 KiB) keeps 64 KiB GSO packets whole; the queue absorbs 20 ms.
 shaper() {
   local rate_bits burst ns
   rate_bits=$(bits_per_s "$2")
   burst=$(( rate_bits / 8 / 1000 ))
   [ "$burst" -ge 262144 ] || burst=262144
-  for ns in $(client_namespaces); do
+  for ns in $(client_namespaces) "$NAS_NS"; do
     ip netns exec "$ns" tc qdisc "$1" dev eth0 root tbf rate "$2" burst "$burst" latency 20ms
   done
 }
@@ -188,6 +189,8 @@ up() {
   local majmin
   majmin=$(lsblk -dno MAJ:MIN "$(cat "$STATE/array.dev")" | tr -d ' ')
   echo "$majmin $array_bps" >"$CGROUP/blkio.throttle.write_bps_device"
+  # A slow array reads slowly too (reads from the NAS, cold: sender --direction read).
+  echo "$majmin $array_bps" >"$CGROUP/blkio.throttle.read_bps_device"
 
   cat >"$STATE/env" <<EOF
 LAB=$LAB
@@ -211,7 +214,7 @@ EOF
   [ "$clients" -gt 1 ] && who="clients ${client_ips// /, } (switch)"
   echo "lab $LAB up: $who -- hop -- nas $NAS_IP, MTU $mtu (switch $switch_mtu, hop $hop_mtu), link $rate${delay:+, delay $delay}${loss:+, loss $loss}"
   echo "  cache: $STATE/cache (ext4 on $(cat "$STATE/cache.dev"), image in $images)"
-  echo "  array: $STATE/array (ext4 on $(cat "$STATE/array.dev"), writes throttled to $array_rate/s; use --write-mode direct)"
+  echo "  array: $STATE/array (ext4 on $(cat "$STATE/array.dev"), reads and writes throttled to $array_rate/s; use --write-mode direct)"
   echo "next (nasperf in the lab is $([ -x "$REPO/build/nasperf" ] && echo "$REPO/build/nasperf" || echo "the one on PATH")):"
   echo "  scripts/lab.sh nas -- nasperf receiver --target $STATE/cache --listen $NAS_IP:7600 >receiver.log 2>&1 &"
   echo "  scripts/lab.sh wait $NAS_IP:7600"

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
 #include "common/checksum.h"
 #include "common/clock.h"
 #include "common/log.h"
@@ -17,6 +18,9 @@
 #include "common/units.h"
 #include "common/verdict.h"
 #include "sender/path_check.h"
+#include "receiver/data_session.h"
+#include "receiver/target.h"
+#include "sender/stream_puller.h"
 #include "sender/stream_pusher.h"
 
 namespace nasperf {
@@ -56,9 +60,16 @@ class NativeTransport : public Transport {
             TransferResult& out) override;
   void Finish(const std::string& run_id) override;
   std::optional<double> CeilingMBps() const override { return path_.CeilingMBps(); }
+  uint64_t Length(uint64_t asked) const override { return read_length_ > 0 ? read_length_ : asked; }
 
  private:
   proto::OpenTransferRequest OpenRequest(const TransferSlot& slot) const;
+  // Reads: the files on the NAS (laid out once, untimed) and the local target.
+  absl::Status StartReads(const std::string& run_id, uint64_t length, const ConsoleLine& say);
+  proto::PrepareReadRequest ReadSetup(const std::string& run_id, int stream, CacheState cache) const;
+  void Pull(const TransferSlot& slot, const PushOptions& push, TransferResult& out);
+  // The opened transfer, or false with the row's error set (and the lab's barrier passed).
+  std::optional<proto::OpenTransferReply> Open(const proto::OpenTransferRequest& request, TransferResult& out);
   void FetchReceiverRow(uint64_t transfer_id, TransferResult& out);
   void Judge(const TransferSlot& slot, const PushResult& r, TransferResult& out) const;
 
@@ -68,10 +79,22 @@ class NativeTransport : public Transport {
   WriteMode write_mode_ = WriteMode::kBuffered;  // as asked, or buffered after --direct-fallback
   PathFacts path_;
   uint64_t window_bytes_ = 0;          // --window, or sized to the path; 0 = autotuning
+  std::unique_ptr<Target> local_;      // reads: where the bytes go (discard without --local-target)
+  uint64_t read_length_ = 0;           // reads: the NAS file's length
+  absl::Mutex local_files_mu_;
+  std::vector<std::string> local_files_ ABSL_GUARDED_BY(local_files_mu_);  // kept until Finish (--cleanup end)
 };
 
 void NativeTransport::Finish(const std::string& run_id) {
-  if (options_.cleanup != Cleanup::kEnd) return;
+  if (options_.direction == Direction::kRead) {
+    absl::MutexLock lock(&local_files_mu_);
+    for (const std::string& name : local_files_) (void)local_->Remove(name);
+    local_files_.clear();
+  }
+  // A read's laid-out files go at the end of the run too, unless --cleanup never.
+  const bool ends_run = options_.cleanup == Cleanup::kEnd ||
+                        (options_.direction == Direction::kRead && options_.cleanup != Cleanup::kNever);
+  if (!ends_run) return;
   if (auto ended = client_.EndRun(run_id); !ended.ok()) {
     Log(LogLevel::kWarning, kComponent, "cleanup at the end failed: %s", ended.status().message());
   }
@@ -108,7 +131,150 @@ absl::Status NativeTransport::Start(const std::string& run_id, uint64_t length, 
     say(absl::StrFormat("window: %s socket buffers (%s)", FormatSize(window_bytes_),
                         options_.window_bytes > 0 ? "--window" : "2 x bandwidth-delay product"));
   }
+  if (options_.direction == Direction::kRead) return StartReads(run_id, length, say);
   return absl::OkStatus();
+}
+
+proto::PrepareReadRequest NativeTransport::ReadSetup(const std::string& run_id, int stream, CacheState cache) const {
+  proto::PrepareReadRequest request;
+  request.set_run_id(run_id);
+  request.set_stream(options_.remote_file.empty() ? stream : 0);
+  request.set_size(options_.size);
+  request.set_remote_file(options_.remote_file);
+  request.set_cache(Name(cache));
+  if (options_.cleanup) request.set_cleanup(Name(*options_.cleanup));
+  return request;
+}
+
+absl::Status NativeTransport::StartReads(const std::string& run_id, uint64_t length, const ConsoleLine& say) {
+  const SenderOptions& o = options_;
+  auto local = Target::Open(o.local_target.empty() ? std::string(kDiscardTarget) : o.local_target);
+  if (!local.ok()) return local.status();
+  local_ = std::move(*local);
+  if (!local_->discard() && !local_->Supports(write_mode_)) {
+    return absl::FailedPreconditionError(local_->Unsupported(write_mode_));
+  }
+  // Every stream's file exists before the first timed run: laying one out is not timed.
+  const int streams = o.remote_file.empty() ? o.streams : 1;
+  for (int s = o.first_stream; s < o.first_stream + streams; ++s) {
+    absl::StatusOr<proto::PrepareReadReply> prepared = client_.PrepareRead(ReadSetup(run_id, s, CacheState::kCold));
+    if (!prepared.ok()) return prepared.status();
+    read_length_ = prepared->length();
+    say(absl::StrFormat("read file on the NAS: %s, %s, %s in %.1f s (not timed)", prepared->file(),
+                        FormatSize(prepared->length()), prepared->laid_out() ? "laid out" : "found",
+                        prepared->setup_s()));
+    if (!prepared->caveat().empty() && o.cache == CacheState::kCold && s == o.first_stream) {
+      Log(LogLevel::kWarning, kComponent, "%s", prepared->caveat());
+    }
+  }
+  if (o.remote_file.empty() && read_length_ != length) {
+    return absl::InternalError("the NAS laid out a file of another size");
+  }
+  return absl::OkStatus();
+}
+
+std::optional<proto::OpenTransferReply> NativeTransport::Open(const proto::OpenTransferRequest& request,
+                                                              TransferResult& out) {
+  proto::TransferReport& row = out.sender;
+  absl::StatusOr<proto::OpenTransferReply> open = client_.OpenTransfer(request);
+  // A lab's barrier counts every stream, opened or refused, so one refusal never
+  // holds the others back; a refused stream just ends after it.
+  const absl::Status released = options_.before_first_byte ? options_.before_first_byte() : absl::OkStatus();
+  if (!open.ok()) {
+    row.set_error(std::string(open.status().message()));
+    out.stop_loop = IsConfigurationError(open.status());
+    return std::nullopt;
+  }
+  if (!released.ok()) {
+    row.set_transfer_id(open->transfer_id());
+    row.set_status(Name(absl::IsCancelled(released) ? Status::kAborted : Status::kFailed));
+    row.set_error(std::string(released.message()));
+    return std::nullopt;  // the ticket is never used; the receiver lets it expire
+  }
+  return *open;
+}
+
+PushTarget TargetOf(const HostPort& to, const proto::OpenTransferReply& open, uint64_t length) {
+  PushTarget target;
+  target.data = {to.host, static_cast<uint16_t>(open.data_port())};
+  target.transfer_id = open.transfer_id();
+  // ReceiverClient checked the reply: the ticket is exactly kTicketSize bytes.
+  std::copy(open.ticket().begin(), open.ticket().end(), target.ticket.begin());
+  target.length = length;
+  target.send_footer = open.expects_footer();
+  return target;
+}
+
+void NativeTransport::Pull(const TransferSlot& slot, const PushOptions& push, TransferResult& out) {
+  const SenderOptions& o = options_;
+  proto::TransferReport& row = out.sender;
+  row.set_cache(Name(o.cache));
+  row.set_write_mode(local_->discard() ? kDiscardTarget : Name(write_mode_));
+  if (local_->discard()) row.set_sync_policy(SyncPolicyName({SyncPolicy::kNone, 0}));
+  // The cache state, set again before every run (untimed), then the transfer.
+  absl::StatusOr<proto::PrepareReadReply> prepared = client_.PrepareRead(ReadSetup(slot.run_id, slot.stream, o.cache));
+  if (!prepared.ok()) {
+    row.set_error(std::string(prepared.status().message()));
+    out.stop_loop = IsConfigurationError(prepared.status());
+    if (o.before_first_byte) (void)o.before_first_byte();
+    return;
+  }
+  proto::OpenTransferRequest request = OpenRequest(slot);
+  request.set_direction(Name(Direction::kRead));
+  request.set_read_file(prepared->file());
+  request.set_size(prepared->length());
+  request.set_cache(Name(o.cache));
+  std::optional<proto::OpenTransferReply> open = Open(request, out);
+  if (!open) return;
+
+  std::unique_ptr<BlockWriter> writer;
+  std::string local_name;
+  if (!local_->discard()) {
+    auto created = local_->Create(TransferFileName(slot.run_id, slot.iteration, slot.stream), write_mode_,
+                                  o.sync_policy, &local_name);
+    if (!created.ok()) {
+      row.set_transfer_id(open->transfer_id());
+      row.set_error(std::string(created.status().message()));
+      return;  // the ticket expires unused
+    }
+    writer = std::move(*created);
+  }
+  PipelineOptions pipeline;
+  pipeline.sync_every = o.sync_policy.kind == SyncPolicy::kEvery ? o.sync_policy.every_bytes : 0;
+  pipeline.checksum = o.verify;
+  pipeline.interval_s = o.interval_s;
+  pipeline.cancel = nullptr;
+  PullResult pulled = PullNative(TargetOf(o.to, *open, prepared->length()), writer.get(), pipeline, window_bytes_,
+                                 PathMaxSegment(path_));
+  writer.reset();
+  row.set_transfer_id(open->transfer_id());
+  row.set_peer(FormatHostPort({o.to.host, static_cast<uint16_t>(open->data_port())}));
+  if (pulled.mss) row.set_mss(*pulled.mss);
+  if (!pulled.status.ok()) {
+    row.set_error(std::string(pulled.status.message()));
+  } else {
+    AddReadClientFigures(pulled.pipeline, pulled.start_ns, !local_->discard(), pulled.footer,
+                         path_.CeilingMBps(), &row);
+    if (pulled.pipeline.first_byte_ns != 0) FetchReceiverRow(open->transfer_id(), out);
+  }
+  if (row.status() == Name(Status::kOk) && o.verify) {
+    const bool verified = out.receiver && !out.receiver->checksum().empty() && out.receiver->checksum() == row.checksum();
+    row.set_verified(verified);
+    if (!verified) {
+      row.set_status(Name(Status::kFailed));
+      row.set_error(absl::StrCat("checksum mismatch: got ", row.checksum(), ", the NAS read ",
+                                 out.receiver ? out.receiver->checksum() : "(no row)"));
+    }
+  }
+  if (!local_name.empty()) {
+    const bool keep = row.status() == Name(Status::kOk) && o.cleanup && *o.cleanup != Cleanup::kEach;
+    if (!keep) {
+      (void)local_->Remove(local_name);
+    } else if (*o.cleanup == Cleanup::kEnd) {
+      absl::MutexLock lock(&local_files_mu_);
+      local_files_.push_back(local_name);
+    }
+  }
 }
 
 void NativeTransport::Push(const TransferSlot& slot, PayloadSource& source, const PushOptions& push,
@@ -120,30 +286,11 @@ void NativeTransport::Push(const TransferSlot& slot, PayloadSource& source, cons
   if (path_.mtu) row.set_mtu(*path_.mtu);
   if (path_.path_mtu) row.set_path_mtu(*path_.path_mtu);
   if (path_.link_mbps) row.set_link_mbps(*path_.link_mbps);
+  if (o.direction == Direction::kRead) return Pull(slot, push, out);
 
-  absl::StatusOr<proto::OpenTransferReply> open = client_.OpenTransfer(OpenRequest(slot));
-  // A lab's barrier counts every stream, opened or refused, so one refusal never
-  // holds the others back; a refused stream just ends after it.
-  const absl::Status released = o.before_first_byte ? o.before_first_byte() : absl::OkStatus();
-  if (!open.ok()) {
-    row.set_error(std::string(open.status().message()));
-    out.stop_loop = IsConfigurationError(open.status());
-    return;
-  }
-  if (!released.ok()) {
-    row.set_transfer_id(open->transfer_id());
-    row.set_status(Name(absl::IsCancelled(released) ? Status::kAborted : Status::kFailed));
-    row.set_error(std::string(released.message()));
-    return;  // the ticket is never used; the receiver lets it expire
-  }
-
-  PushTarget target;
-  target.data = {o.to.host, static_cast<uint16_t>(open->data_port())};
-  target.transfer_id = open->transfer_id();
-  // ReceiverClient checked the reply: the ticket is exactly kTicketSize bytes.
-  std::copy(open->ticket().begin(), open->ticket().end(), target.ticket.begin());
-  target.length = slot.length;
-  target.send_footer = open->expects_footer();
+  std::optional<proto::OpenTransferReply> open = Open(OpenRequest(slot), out);
+  if (!open) return;
+  PushTarget target = TargetOf(o.to, *open, slot.length);
   PushOptions native = push;
   native.window_bytes = window_bytes_;
   native.max_segment = PathMaxSegment(path_);

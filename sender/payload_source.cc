@@ -2,18 +2,17 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
-#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/clock.h"
 #include "common/fd.h"
+#include "common/page_cache.h"
 #include "common/units.h"
 
 namespace nasperf {
@@ -66,28 +65,16 @@ std::unique_ptr<PayloadSource> GeneratedSource(Pattern pattern, uint64_t seed) {
 absl::StatusOr<std::unique_ptr<PayloadSource>> FileSource(const std::string& path) {
   Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd.valid()) return ErrnoStatus(errno, absl::StrCat("open ", path));
+  return FileSource(std::move(fd), path);
+}
+
+std::unique_ptr<PayloadSource> FileSource(Fd fd, const std::string& path) {
   return std::unique_ptr<PayloadSource>(new File(std::move(fd), path));
 }
 
 namespace {
 
 constexpr int64_t kProbeTimeNs = 2'000'000'000;  // a very slow disk is slow enough after this long
-
-// The share of [0, length) of fd's pages that are in the page cache.
-absl::StatusOr<double> ResidentPct(int fd, uint64_t length, const std::string& path) {
-  void* map = ::mmap(nullptr, length, PROT_READ, MAP_SHARED, fd, 0);
-  if (map == MAP_FAILED) return ErrnoStatus(errno, absl::StrCat("map ", path));
-  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-  std::vector<unsigned char> pages((length + page - 1) / page);
-  const int rc = ::mincore(map, length, pages.data());
-  const int err = errno;
-  ::munmap(map, length);
-  if (rc != 0) return ErrnoStatus(err, absl::StrCat("mincore ", path));
-  const size_t resident = static_cast<size_t>(std::count_if(pages.begin(), pages.end(), [](unsigned char p) {
-    return (p & 1) != 0;
-  }));
-  return 100.0 * static_cast<double>(resident) / static_cast<double>(pages.size());
-}
 
 // MB/s reading [0, length) from the disk, bypassing the cache where the file system
 // allows (a buffered read otherwise: then those bytes are cached afterwards).

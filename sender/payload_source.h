@@ -10,6 +10,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "common/fd.h"
 #include "common/payload.h"
 
 namespace nasperf {
@@ -28,6 +29,8 @@ class PayloadSource {
 std::unique_ptr<PayloadSource> GeneratedSource(Pattern pattern, uint64_t seed);
 // Opens the file for one transfer (its own descriptor: streams run in parallel).
 absl::StatusOr<std::unique_ptr<PayloadSource>> FileSource(const std::string& path);
+// A file already opened (by the NAS agent, inside its target); `path` names it in errors.
+std::unique_ptr<PayloadSource> FileSource(Fd fd, const std::string& path);
 
 // What a quick look at a --file source found, before any timed run: how much of its
 // first part is in the page cache and, when little is, how fast its disk gave that

@@ -93,6 +93,7 @@ TransferResult RunStream(const LoopContext& loop, int iteration, bool warmup, in
   row.set_transport(Name(o.transport));
   row.set_started_at_unix_ns(WallNanos());
   row.set_sync_policy(SyncPolicyName(o.sync_policy));
+  row.set_direction(Name(o.direction));
   row.set_warmup(warmup);
   row.set_status(Name(Status::kFailed));
   const CpuTime cpu_start = ThreadCpuTime();  // this thread does all of the stream's work
@@ -188,7 +189,8 @@ absl::StatusOr<uint64_t> PayloadLength(const SenderOptions& options) {
     }
     length = static_cast<uint64_t>(st.st_size);
   }
-  if (length == 0) return absl::InvalidArgumentError("nothing to send: give --size or --file");
+  // A read of an existing file on the NAS learns its length from the NAS.
+  if (length == 0 && options.remote_file.empty()) return absl::InvalidArgumentError("nothing to send: give --size or --file");
   return length;
 }
 
@@ -204,6 +206,16 @@ absl::StatusOr<std::unique_ptr<Transport>> MakeTransport(const SenderOptions& op
 }
 
 std::string RunHeadline(const SenderOptions& options, const LoopContext& loop) {
+  if (options.direction == Direction::kRead) {
+    return absl::StrFormat(
+        "run %s%s: %d x %s read from the NAS, cache %s, %d stream%s, into %s%s", loop.run_id,
+        options.label.empty() ? "" : absl::StrCat(" \"", options.label, "\""), options.runs, FormatSize(loop.length),
+        Name(options.cache), options.streams, options.streams == 1 ? "" : "s",
+        options.local_target.empty() ? "nothing (discard)"
+                                     : absl::StrCat(options.local_target, ", write ", Name(options.write_mode), ", sync ",
+                                                    SyncPolicyName(options.sync_policy)),
+        options.warmup > 0 ? absl::StrCat(", ", options.warmup, " warm-up") : "");
+  }
   return absl::StrFormat(
       "run %s%s: %d x %s%s, %d stream%s, %s, sync %s%s", loop.run_id,
       options.label.empty() ? "" : absl::StrCat(" \"", options.label, "\""), options.runs,
@@ -336,6 +348,7 @@ absl::StatusOr<SenderOutcome> RunSender(const SenderOptions& options, ReportSink
       !started.ok()) {
     return started;
   }
+  loop.length = (*transport)->Length(loop.length);
   console.Line(RunHeadline(options, loop));
   if (!options.file.empty()) WarnIfSourceIsSlow(options.file, (*transport)->CeilingMBps());
   if (options.file.empty() && options.pattern == Pattern::kZero) {

@@ -41,6 +41,11 @@ struct SenderOptions {
   SyncPolicy sync_policy;           // default: end
   std::optional<Cleanup> cleanup;   // none: the receiver's default (over SSH: each)
   bool verify = false;
+  // Reads (--direction read): the NAS agent streams a file of its target to us.
+  Direction direction = Direction::kWrite;
+  CacheState cache = CacheState::kCold;   // the NAS's page cache before each run
+  std::string remote_file;          // read this existing file of the target; empty: lay one out of --size
+  std::string local_target;         // write what arrives here (write mode, sync, cleanup apply); empty: discard
   double interval_s = 1.0;
   bool progress = false;            // live progress line (a TTY)
   uint32_t link_mbps = 0;           // --link-speed: overrides what the NIC reports (veth, shaping)

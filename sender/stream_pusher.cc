@@ -52,36 +52,47 @@ PushResult PushNative(const PushTarget& target, PayloadSource& source, const Pus
   header.ticket = target.ticket;
   header.payload_length = target.length;
   auto header_bytes = EncodeHeader(header);
-  absl::Status sent = SendAll(sock.get(), header_bytes.data(), header_bytes.size(), MSG_MORE);
-  if (sent.ok()) {
-    SocketWriter writer(sock.get());
-    LoopOutcome loop = PushLoop(source, target.length, options, writer, result);
+  if (absl::Status sent = SendAll(sock.get(), header_bytes.data(), header_bytes.size(), MSG_MORE); !sent.ok()) {
+    result.status = sent;
+    result.ack_ns = MonoNanos();
+    return result;
+  }
+  SendOverConnection(sock.get(), source, target.length, target.send_footer, options, result);
+  return result;
+}
+
+void SendOverConnection(int sock, PayloadSource& source, uint64_t length, bool send_footer,
+                        const PushOptions& options, PushResult& result) {
+  absl::Status sent;
+  {
+    SocketWriter writer(sock);
+    LoopOutcome loop = PushLoop(source, length, options, writer, result);
     switch (loop.end) {
       case LoopEnd::kDone: break;
       case LoopEnd::kWriteFailed: sent = loop.status; break;
       case LoopEnd::kCancelled:
         // Closing without the half-close makes the receiver see a short stream: it
         // aborts the transfer and removes the partial file.
-        ::shutdown(sock.get(), SHUT_RDWR);
+        ::shutdown(sock, SHUT_RDWR);
         [[fallthrough]];
       case LoopEnd::kSourceFailed:  // our own source failed: the receiver will abort
         result.status = loop.status;
         result.ack_ns = MonoNanos();
-        return result;
+        return;
     }
   }
-  if (sent.ok() && target.send_footer) {
+  if (sent.ok() && send_footer) {
     DataFooter footer;
     footer.source_wait_ns = static_cast<uint64_t>(result.source_ns);
     footer.send_ns = static_cast<uint64_t>(result.last_byte_ns - result.first_byte_ns);
     footer.source_wait_ns = std::min(footer.source_wait_ns, footer.send_ns);  // both on one clock; guard rounding
     footer.cpu_busy_pct = result.cpu_busy_pct;
     auto footer_bytes = EncodeFooter(footer);
-    sent = SendAll(sock.get(), footer_bytes.data(), footer_bytes.size(), 0);
+    sent = SendAll(sock, footer_bytes.data(), footer_bytes.size(), 0);
   }
-  if (sent.ok()) ::shutdown(sock.get(), SHUT_WR);
+  if (sent.ok()) ::shutdown(sock, SHUT_WR);
 
-  absl::StatusOr<DataTrailer> trailer = ReadTrailer(sock.get(), sent.ok() ? options.ack_timeout_s : 3.0);
+  absl::StatusOr<DataTrailer> trailer = ReadTrailer(sock, sent.ok() ? options.ack_timeout_s : 3.0);
   result.ack_ns = MonoNanos();
   if (trailer.ok()) {
     result.trailer = *trailer;
@@ -89,7 +100,6 @@ PushResult PushNative(const PushTarget& target, PayloadSource& source, const Pus
   } else {
     result.status = sent.ok() ? trailer.status() : sent;
   }
-  return result;
 }
 
 }  // namespace nasperf

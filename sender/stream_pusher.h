@@ -1,8 +1,10 @@
-// The sender's data path for the native transport (docs/DESIGN.md, the wire
-// protocol): connect to the receiver's data port, write the header, push the payload
-// through the shared loop (sender/push_loop.h; zero-copy with sendfile when nothing
-// needs to see the bytes), half-close, and wait for the receiver's trailer. Times
-// each step on the monotonic clock. One call per transfer; runs on the caller's thread.
+// The sending side of the native data path (docs/DESIGN.md, the wire protocol):
+// connect to the receiver's data port and write the header (PushNative), then push
+// the payload through the shared loop (sender/push_loop.h; zero-copy by splice when
+// nothing needs to see the bytes), write the footer, half-close, and wait for the
+// other end's trailer (SendOverConnection: also the NAS agent's half of a read, on
+// the connection the client opened). Times each step on the monotonic clock. One
+// call per transfer; runs on the caller's thread.
 #ifndef NASPERF_SENDER_STREAM_PUSHER_H_
 #define NASPERF_SENDER_STREAM_PUSHER_H_
 
@@ -24,6 +26,13 @@ struct PushTarget {
 };
 
 PushResult PushNative(const PushTarget& target, PayloadSource& source, const PushOptions& options);
+
+// On a connected socket whose header phase is done: `length` bytes of `source`, the
+// footer when `send_footer`, the half-close, and the trailer (result.trailer). Fills
+// result's timings from the first payload byte on; result.status is OK only with a
+// trailer.
+void SendOverConnection(int sock, PayloadSource& source, uint64_t length, bool send_footer,
+                        const PushOptions& options, PushResult& result);
 
 }  // namespace nasperf
 

@@ -46,6 +46,9 @@ class Transport {
                     TransferResult& result) = 0;
   // After the loop: end-of-run cleanup. Problems are logged as warnings.
   virtual void Finish(const std::string& run_id) = 0;
+  // After Start: the bytes each transfer moves; `asked` unless the target decides
+  // (a read of an existing file on the NAS).
+  virtual uint64_t Length(uint64_t asked) const { return asked; }
   // After Start: the most MB/s the path can carry (TCP over the link at its MTU), when
   // the link speed is known.
   virtual std::optional<double> CeilingMBps() const { return std::nullopt; }

@@ -178,10 +178,28 @@ cpu_quota() {
 # in_cgroup DIR CMD...: runs CMD inside the cgroup DIR.
 in_cgroup() { sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$@"; }
 
-# csv_role_col FILE ROLE COLUMN: that column of the rows of one role.
+# csv_role_col FILE ROLE COLUMN: that column of the rows of one role. Quoted cells
+# (RFC 4180: a note or error with commas, "" for a quote) count as one.
 csv_role_col() {
-  awk -F, -v role="$2" -v col="$3" 'NR==1 { for (i=1;i<=NF;i++) { if ($i==col) c=i; if ($i=="role") r=i }; next }
-    $r == role { print $c }' "$1"
+  awk -v role="$2" -v col="$3" '
+    function split_csv(line, out,   n, i, c, quoted, cell) {
+      n = 0; cell = ""; quoted = 0
+      for (i = 1; i <= length(line); i++) {
+        c = substr(line, i, 1)
+        if (quoted) {
+          if (c == "\"" && substr(line, i + 1, 1) == "\"") { cell = cell c; i++ }
+          else if (c == "\"") quoted = 0
+          else cell = cell c
+        } else if (c == "\"") quoted = 1
+        else if (c == ",") { out[++n] = cell; cell = "" }
+        else cell = cell c
+      }
+      out[++n] = cell
+      return n
+    }
+    { n = split_csv($0, f) }
+    NR == 1 { for (i = 1; i <= n; i++) { if (f[i] == col) c = i; if (f[i] == "role") r = i }; next }
+    f[r] == role { print f[c] }' "$1"
 }
 
 # partial_file_over SIZE [DIR]: some nasperf-*.dat in DIR (default $T/target) is

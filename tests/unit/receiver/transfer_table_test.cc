@@ -12,6 +12,7 @@ TransferPlan Plan(uint64_t size) {
   TransferPlan plan;
   plan.request.set_run_id("r");
   plan.request.set_size(size);
+  plan.reserve_bytes = size;
   return plan;
 }
 

@@ -1,0 +1,71 @@
+#include "common/page_cache.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <memory>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/fd.h"
+
+namespace nasperf {
+
+namespace {
+constexpr long kZfsSuperMagic = 0x2fc12fc1;
+constexpr size_t kReadThroughChunk = 1 << 20;
+}  // namespace
+
+absl::StatusOr<double> ResidentPct(int fd, uint64_t length, const std::string& path) {
+  if (length == 0) return 100.0;
+  void* map = ::mmap(nullptr, length, PROT_READ, MAP_SHARED, fd, 0);
+  if (map == MAP_FAILED) return ErrnoStatus(errno, absl::StrCat("map ", path));
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  std::vector<unsigned char> pages((length + page - 1) / page);
+  const int rc = ::mincore(map, length, pages.data());
+  const int err = errno;
+  ::munmap(map, length);
+  if (rc != 0) return ErrnoStatus(err, absl::StrCat("mincore ", path));
+  const size_t resident = static_cast<size_t>(
+      std::count_if(pages.begin(), pages.end(), [](unsigned char p) { return (p & 1) != 0; }));
+  return 100.0 * static_cast<double>(resident) / static_cast<double>(pages.size());
+}
+
+absl::Status DropCachedPages(int fd, const std::string& path) {
+  // Dirty pages cannot be dropped: write them first.
+  if (::fdatasync(fd) != 0 && errno != EINVAL && errno != EROFS) {
+    return ErrnoStatus(errno, absl::StrCat("fdatasync ", path));
+  }
+  if (int err = ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED); err != 0) {
+    return ErrnoStatus(err, absl::StrCat("drop the cached pages of ", path));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadThrough(int fd, uint64_t length, const std::string& path) {
+  std::unique_ptr<uint8_t[]> buffer(new uint8_t[kReadThroughChunk]);
+  for (uint64_t done = 0; done < length;) {
+    ssize_t n = ::pread(fd, buffer.get(), static_cast<size_t>(std::min<uint64_t>(kReadThroughChunk, length - done)),
+                        static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ErrnoStatus(errno, absl::StrCat("read ", path));
+    if (n == 0) return absl::OutOfRangeError(absl::StrCat(path, " is shorter than ", length, " bytes"));
+    done += static_cast<uint64_t>(n);
+  }
+  return absl::OkStatus();
+}
+
+std::string ColdCacheCaveat(int fd) {
+  struct statfs fs {};
+  if (::fstatfs(fd, &fs) != 0 || static_cast<long>(fs.f_type) != kZfsSuperMagic) return "";
+  return "this target is ZFS, whose ARC is not the page cache: dropping the file's pages does not make it cold. "
+         "Use a file larger than the ARC, a test dataset with `zfs set primarycache=metadata`, or O_DIRECT reads "
+         "on OpenZFS 2.3+";
+}
+
+}  // namespace nasperf

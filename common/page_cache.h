@@ -1,0 +1,33 @@
+// A file's pages in the kernel's page cache, for reads with the cache state under
+// control (DESIGN.md section 6, reads): how much of a file is resident (mincore), out
+// of the cache for that file alone (written data synced, then dropped: no global
+// drop_caches), read through once to warm it, and whether the file system caches in
+// the page cache at all (ZFS keeps its own, the ARC). Stateless; thread-safe.
+#ifndef NASPERF_COMMON_PAGE_CACHE_H_
+#define NASPERF_COMMON_PAGE_CACHE_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace nasperf {
+
+// The share of [0, length) of fd's pages in the page cache; 100 for length 0.
+absl::StatusOr<double> ResidentPct(int fd, uint64_t length, const std::string& path);
+
+// Syncs fd's written data, then asks the kernel to drop its cached pages. Pages
+// another process has mapped and locked can stay: check with ResidentPct.
+absl::Status DropCachedPages(int fd, const std::string& path);
+
+// Reads [0, length) once, so its pages are cached (untimed: a warm run's preparation).
+absl::Status ReadThrough(int fd, uint64_t length, const std::string& path);
+
+// Empty when dropping pages makes the file cold; else one line why it does not (ZFS:
+// the ARC is not the page cache) and what to do.
+std::string ColdCacheCaveat(int fd);
+
+}  // namespace nasperf
+
+#endif  // NASPERF_COMMON_PAGE_CACHE_H_

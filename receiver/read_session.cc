@@ -1,0 +1,77 @@
+#include "receiver/read_session.h"
+
+#include <functional>
+
+#include "absl/strings/str_cat.h"
+#include "common/clock.h"
+#include "common/page_cache.h"
+#include "common/policy.h"
+#include "common/validate.h"
+#include "sender/payload_source.h"
+#include "sender/stream_pusher.h"
+
+namespace nasperf {
+
+std::string ReadFileName(const std::string& run_id, int stream) {
+  return absl::StrCat("nasperf-read-", run_id, "-", stream, ".dat");
+}
+
+absl::StatusOr<proto::PrepareReadReply> PrepareRead(Target& target, const proto::PrepareReadRequest& request,
+                                                    bool* laid_out) {
+  *laid_out = false;
+  if (absl::Status s = CheckRunId(request.run_id()); !s.ok()) return s;
+  if (request.stream() < 0 || request.stream() > 1023) return absl::InvalidArgumentError("stream out of range");
+  auto cache = Parse<CacheState>(request.cache());
+  if (!cache.ok()) return cache.status();
+  const int64_t start = MonoNanos();
+  proto::PrepareReadReply reply;
+  if (request.remote_file().empty()) {
+    if (request.size() == 0) return absl::InvalidArgumentError("size must be positive");
+    reply.set_file(ReadFileName(request.run_id(), request.stream()));
+    const uint64_t seed = std::hash<std::string>()(request.run_id()) ^ static_cast<uint64_t>(request.stream());
+    if (absl::Status s = target.LayOut(reply.file(), request.size(), seed, laid_out); !s.ok()) return s;
+  } else {
+    if (absl::Status s = CheckFileName("--remote-file", request.remote_file()); !s.ok()) return s;
+    reply.set_file(request.remote_file());
+  }
+  uint64_t length = 0;
+  absl::StatusOr<Fd> fd = target.OpenForRead(reply.file(), &length);
+  if (!fd.ok()) return fd.status();
+  const std::string path = absl::StrCat(target.path(), "/", reply.file());
+  absl::Status cached = *cache == CacheState::kCold ? DropCachedPages(fd->get(), path)
+                                                    : ReadThrough(fd->get(), length, path);
+  if (!cached.ok()) return cached;
+  if (*cache == CacheState::kCold) reply.set_caveat(ColdCacheCaveat(fd->get()));
+  reply.set_length(length);
+  reply.set_laid_out(*laid_out);
+  reply.set_setup_s(NanosToSeconds(MonoNanos() - start));
+  return reply;
+}
+
+ServedRead ServeRead(int sock, const TransferPlan& plan, const Target& target, const std::atomic<bool>* cancel) {
+  ServedRead served;
+  const proto::OpenTransferRequest& request = plan.request;
+  uint64_t length = 0;
+  absl::StatusOr<Fd> fd = target.OpenForRead(request.read_file(), &length);
+  if (fd.ok() && length != request.size()) {
+    fd = absl::FailedPreconditionError(absl::StrCat(request.read_file(), " changed size: ", length, " bytes, ",
+                                                    request.size(), " planned"));
+  }
+  if (!fd.ok()) {
+    served.push.status = fd.status();
+    return served;
+  }
+  const std::string path = absl::StrCat(target.path(), "/", request.read_file());
+  if (auto resident = ResidentPct(fd->get(), length, path); resident.ok()) served.resident_pct = *resident;
+  std::unique_ptr<PayloadSource> source = FileSource(std::move(*fd), path);
+  PushOptions options;
+  options.checksum = request.checksum();
+  options.interval_s = request.interval_s();
+  options.cancel = cancel;
+  served.push.start_wall_ns = WallNanos();
+  served.push.start_ns = MonoNanos();
+  SendOverConnection(sock, *source, length, /*send_footer=*/true, options, served.push);
+  return served;
+}
+
+}  // namespace nasperf

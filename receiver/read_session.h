@@ -1,0 +1,42 @@
+// The NAS agent's half of a read (DESIGN.md section 6, reads): PrepareRead lays out
+// or finds the file a read streams and sets its cache state (untimed); ServeRead
+// streams it over the data connection the client opened and the agent admitted,
+// through the push loop (splice file → pipe → socket, the file half timed as the
+// NAS's disk), writes the footer and waits for the client's trailer. Called from the
+// receiver's RPC and connection threads; no state of its own.
+#ifndef NASPERF_RECEIVER_READ_SESSION_H_
+#define NASPERF_RECEIVER_READ_SESSION_H_
+
+#include <atomic>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "proto/nasperf.pb.h"
+#include "receiver/target.h"
+#include "receiver/transfer_table.h"
+#include "sender/push_loop.h"
+
+namespace nasperf {
+
+// The file the request names (an existing one in the target), or the one it lays out
+// (nasperf-read-RUN-STREAM.dat, the generated payload, synced), then the cache state:
+// cold drops the file's pages, warm reads it through once. *laid_out: this call wrote
+// the file (it goes when the run ends, per cleanup).
+absl::StatusOr<proto::PrepareReadReply> PrepareRead(Target& target, const proto::PrepareReadRequest& request,
+                                                    bool* laid_out);
+
+// The name PrepareRead lays a stream's file out under.
+std::string ReadFileName(const std::string& run_id, int stream);
+
+struct ServedRead {
+  PushResult push;
+  double resident_pct = -1;  // the file's pages in the page cache as the run began
+};
+
+// Streams plan.request.read_file() on `sock` (its header already admitted) and waits
+// up to ack_timeout_s for the client's trailer. `cancel`: the receiver is stopping.
+ServedRead ServeRead(int sock, const TransferPlan& plan, const Target& target, const std::atomic<bool>* cancel);
+
+}  // namespace nasperf
+
+#endif  // NASPERF_RECEIVER_READ_SESSION_H_

@@ -1,0 +1,72 @@
+# Reads from the NAS (issue 15: sender --direction read), checked against the namespace
+# lab's ground truth. The array's reads are throttled to 60 MB/s (cgroup blkio):
+#   cold  - every run starts with the file's pages out of the NAS's page cache
+#           (cache_resident_pct near 0), reads within 10 % of 60 MB/s, verdict disk
+#   warm  - the same file read through first: cached, far above the throttle, not disk
+#   verify and --local-target - both ends' checksums agree, and the client's copy is
+#           byte for byte the NAS's file
+#   --remote-file - an existing file is read; a symlink out of the target is refused
+source "$(dirname "$0")/lib.sh"
+
+within() { awk -v p="$1" -v v="$2" -v l="$3" 'BEGIN { exit !(v >= l * (1 - p / 100) && v <= l * (1 + p / 100)) }'; }
+all_rows() { local role; for role in sender receiver; do csv_role_all "$1" $role "$2" "$3"; done; }
+
+lab_up --mtu 9000 --rate 10gbit --array-rate 60MB --disk-size 1G
+lab_receiver array --target "$ARRAY" --min-free 0
+
+# --- cold: the array's disk at its throttle
+on_client "$NASPERF" sender --to "$NAS_IP:$array_PORT" --direction read --size 96MiB --runs 3 --link-speed 10gbit \
+  --out "$T/cold" --no-progress >"$T/cold.log" 2>&1 || fail "cold reads failed: $(tail -5 "$T/cold.log")"
+csv=$T/cold/transfers.csv
+all_rows "$csv" status ok
+all_rows "$csv" direction read
+all_rows "$csv" cache cold
+all_rows "$csv" bottleneck disk
+for rate in $(csv_role_col "$csv" receiver mb_per_s); do
+  within 10 "$rate" 60 || fail "a cold read gave $rate MB/s from an array throttled to 60 MB/s"
+done
+for pct in $(csv_role_col "$csv" receiver cache_resident_pct); do
+  awk -v p="$pct" 'BEGIN { exit !(p <= 5) }' || fail "a cold run began with $pct % of the file cached"
+done
+grep -q "laid out" "$T/cold.log" || fail "no setup line for the laid-out file: $(head -5 "$T/cold.log")"
+ls "$ARRAY"/nasperf-read-* >/dev/null 2>&1 && fail "the laid-out file was left on the NAS: $(ls "$ARRAY")"
+cold_rates=$(csv_role_col "$csv" receiver mb_per_s | tr '\n' ' ')
+
+# --- warm: the same size, read through first
+on_client "$NASPERF" sender --to "$NAS_IP:$array_PORT" --direction read --size 96MiB --runs 2 --cache warm \
+  --link-speed 10gbit --out "$T/warm" --no-progress >"$T/warm.log" 2>&1 || fail "warm reads failed: $(tail -5 "$T/warm.log")"
+csv=$T/warm/transfers.csv
+all_rows "$csv" status ok
+all_rows "$csv" cache warm
+for rate in $(csv_role_col "$csv" receiver mb_per_s); do
+  awk -v r="$rate" 'BEGIN { exit !(r > 180) }' || fail "a warm read gave only $rate MB/s (the disk's throttle is 60)"
+done
+for pct in $(csv_role_col "$csv" receiver cache_resident_pct); do
+  awk -v p="$pct" 'BEGIN { exit !(p >= 95) }' || fail "a warm run began with only $pct % cached"
+done
+[ -z "$(csv_role_col "$csv" receiver bottleneck | grep -x disk)" ] || fail "a warm read from RAM was called disk"
+warm_rates=$(csv_role_col "$csv" receiver mb_per_s | tr '\n' ' ')
+
+# --- verify, into a local directory, the NAS's file kept to compare
+mkdir -p "$T/local"
+on_client "$NASPERF" sender --to "$NAS_IP:$array_PORT" --direction read --size 32MiB --runs 1 --verify \
+  --local-target "$T/local" --cleanup never --out "$T/verify" --no-progress >"$T/verify.log" 2>&1 \
+  || fail "verified read failed: $(tail -5 "$T/verify.log")"
+all_rows "$T/verify/transfers.csv" verified true
+cmp "$ARRAY"/nasperf-read-*.dat "$T/local"/nasperf-*.dat || fail "the client's copy differs from the NAS's file"
+
+# --- an existing file, and a symlink out of the target
+head -c $((8 << 20)) /dev/urandom >"$ARRAY/movie.mov"
+on_client "$NASPERF" sender --to "$NAS_IP:$array_PORT" --direction read --remote-file movie.mov --runs 1 \
+  --out "$T/existing" --no-progress >"$T/existing.log" 2>&1 || fail "reading movie.mov failed: $(tail -5 "$T/existing.log")"
+[ "$(csv_role_col "$T/existing/transfers.csv" receiver bytes)" = $((8 << 20)) ] || fail "movie.mov: wrong byte count"
+[ -f "$ARRAY/movie.mov" ] || fail "an existing file was removed after a read"
+ln -s /etc/passwd "$ARRAY/escape"
+if on_client "$NASPERF" sender --to "$NAS_IP:$array_PORT" --direction read --remote-file escape --runs 1 \
+    --out "$T/escape" --no-progress >"$T/escape.log" 2>&1; then
+  fail "a symlink out of the target was read"
+fi
+grep -q "symlink" "$T/escape.log" || fail "the refusal does not say why: $(tail -3 "$T/escape.log")"
+"$NASPERF" sender --to 127.0.0.1:1 --direction read --remote-file ../x >"$T/dots.log" 2>&1 && fail "--remote-file ../x was accepted"
+grep -q "no '/'" "$T/dots.log" || fail "--remote-file ../x: $(cat "$T/dots.log")"
+echo "ok: cold reads at ${cold_rates}MB/s (throttle 60) -> disk; warm at ${warm_rates}MB/s; verify and cmp; --remote-file; symlink refused"
