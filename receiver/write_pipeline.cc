@@ -99,7 +99,7 @@ PipelineResult RunDiscard(ByteSource& source, uint64_t length, const PipelineOpt
   busy.Start();
   while (result.bytes_received < length) {
     if (options.cancel != nullptr && options.cancel->load(std::memory_order_relaxed)) {
-      Abort(&result, absl::AbortedError("receiver shutting down"), length);
+      Abort(&result, absl::AbortedError("stopped: shutting down or interrupted"), length);
       return result;
     }
     size_t want = static_cast<size_t>(std::min<uint64_t>(options.buffer_size, length - result.bytes_received));
@@ -199,7 +199,7 @@ ReadEnd ReadBlocks(ByteSource& source, uint64_t length, Exchange& exchange, cons
   ReadEnd end;
   while (result.bytes_received < length) {
     if (options.cancel != nullptr && options.cancel->load(std::memory_order_relaxed)) {
-      end = {absl::AbortedError("receiver shutting down"), true};
+      end = {absl::AbortedError("stopped: shutting down or interrupted"), true};
       break;
     }
     int64_t wait_start = options.clock();
@@ -303,7 +303,7 @@ class SplicedRun {
     uint64_t next_sync = options_.sync_every;
     while (result_.bytes_received < length_) {
       if (options_.cancel != nullptr && options_.cancel->load(std::memory_order_relaxed)) {
-        Abort(&result_, absl::AbortedError("receiver shutting down"), length_);
+        Abort(&result_, absl::AbortedError("stopped: shutting down or interrupted"), length_);
         return std::move(result_);
       }
       absl::StatusOr<size_t> in = FromSocket();

@@ -58,7 +58,7 @@ struct PipelineOptions {
   uint64_t sync_every = 0;        // bytes between SyncData calls; 0 = never
   bool checksum = false;
   double interval_s = 0;
-  std::atomic<bool>* cancel = nullptr;  // set by shutdown; checked between blocks
+  const std::atomic<bool>* cancel = nullptr;  // set by shutdown (or Ctrl-C on a reading client); checked between blocks
   // Every timestamp of the run comes from here. Tests put a clock they advance
   // themselves so the wait accounting is exact, not subject to scheduling.
   int64_t (*clock)() = &MonoNanos;

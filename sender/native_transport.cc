@@ -243,7 +243,7 @@ void NativeTransport::Pull(const TransferSlot& slot, const PushOptions& push, Tr
   pipeline.sync_every = o.sync_policy.kind == SyncPolicy::kEvery ? o.sync_policy.every_bytes : 0;
   pipeline.checksum = o.verify;
   pipeline.interval_s = o.interval_s;
-  pipeline.cancel = nullptr;
+  pipeline.cancel = o.cancel;  // Ctrl-C: the row says aborted
   PullResult pulled = PullNative(TargetOf(o.to, *open, prepared->length()), writer.get(), pipeline, window_bytes_,
                                  PathMaxSegment(path_));
   writer.reset();

@@ -71,6 +71,20 @@ TEST(Verdict, ACpuBoundEndIsNamedBeforeTheWaitsItCaused) {
   EXPECT_EQ(Verdict(unknown), "network") << "no CPU figures: the waits as before";
 }
 
+// A read's figures as they fall on the wire (the NAS sends): each word names the place.
+TEST(Verdict, AReadNamesPlacesNotWireSides) {
+  EXPECT_EQ(ReadVerdict({90, 2, 85}), "disk") << "the NAS's disk: its file reads";
+  EXPECT_EQ(ReadVerdict({10, 70, 2}), "client-disk") << "the client's --local-target";
+  EXPECT_EQ(ReadVerdict({90, 2, 5}), "network");
+  VerdictFigures nas_cpu{5, 5, 5};
+  nas_cpu.sender_cpu_pct = 97;  // the wire's sender: the NAS agent
+  EXPECT_EQ(ReadVerdict(nas_cpu), "receiver-cpu");
+  VerdictFigures client_cpu{5, 5, 5};
+  client_cpu.receiver_cpu_pct = 97;
+  EXPECT_EQ(ReadVerdict(client_cpu), "sender-cpu");
+  EXPECT_EQ(ReadVerdict({5, 5, 5}), "balanced");
+}
+
 TEST(LineRatePct, APlausibleShareOrANoteSayingTheLinkIsFaster) {
   std::string note;
   EXPECT_DOUBLE_EQ(*LineRatePct(50, 100, &note), 50);

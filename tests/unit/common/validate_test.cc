@@ -130,6 +130,29 @@ TEST(CheckHelloReply, PortsMtuAndModes) {
   EXPECT_FALSE(CheckHelloReply(r).ok()) << "more than 8 write modes";
 }
 
+TEST(CheckPrepareReadReply, APlainFileOfTheAskedSize) {
+  proto::PrepareReadRequest asked;
+  asked.set_size(1000);
+  proto::PrepareReadReply r;
+  r.set_file("nasperf-read-r-0.dat");
+  r.set_length(1000);
+  EXPECT_TRUE(CheckPrepareReadReply(r, asked).ok());
+  for (const char* bad : {"", "..", "../../etc/passwd", "a/b", "x\n"}) {
+    proto::PrepareReadReply named = r;
+    named.set_file(bad);
+    EXPECT_FALSE(CheckPrepareReadReply(named, asked).ok()) << bad;
+  }
+  r.set_length(999);
+  EXPECT_FALSE(CheckPrepareReadReply(r, asked).ok()) << "not the size laid out";
+  asked.set_remote_file("movie.mov");
+  EXPECT_TRUE(CheckPrepareReadReply(r, asked).ok()) << "an existing file has its own length";
+  r.set_length(0);
+  EXPECT_FALSE(CheckPrepareReadReply(r, asked).ok());
+  r.set_length(5);
+  r.set_setup_s(kInf);
+  EXPECT_FALSE(CheckPrepareReadReply(r, asked).ok());
+}
+
 TEST(CheckFetchedReport, OnlyTheReceiversRowForThatTransfer) {
   proto::TransferReport r = GoodReport();
   r.set_transfer_id(9);

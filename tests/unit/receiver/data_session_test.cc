@@ -172,5 +172,80 @@ TEST(DataSession, TheTrailerTimesFromTheFirstByte) {
   EXPECT_EQ(t.disk_wait_ns, 300'000'000u);
 }
 
+// Reads: the columns keep naming places (disk_wait_pct the NAS's disk, source_wait_pct
+// the client's own), and the verdict is ReadVerdict's.
+PushResult Served() {
+  PushResult r;
+  r.first_byte_ns = 1'000'000'000;
+  r.last_byte_ns = 1'900'000'000;
+  r.ack_ns = 2'000'000'000;          // 1 s from the first byte read to the client's answer
+  r.bytes_sent = 60'000'000;
+  r.source_ns = 800'000'000;         // 80 % of it reading the NAS's disk
+  r.cpu_busy_pct = 12;
+  DataTrailer t;
+  t.bytes_written = 60'000'000;
+  t.durable_ns = 1'000'000'000;
+  t.net_wait_ns = 850'000'000;       // the client waited for data: for the disk, mostly
+  t.disk_wait_ns = 10'000'000;
+  t.cpu_busy_pct = 5;
+  r.trailer = t;
+  return r;
+}
+
+TEST(DataSession, AReadHeldUpByTheNasDiskIsDiskOnTheAgentsRow) {
+  proto::TransferReport row;
+  AddReadAgentFigures(Served(), 990'000'000, 60'000'000, false, std::nullopt, &row);
+  EXPECT_EQ(row.status(), "ok") << row.error();
+  EXPECT_NEAR(row.mb_per_s(), 60.0, 1e-9);
+  EXPECT_NEAR(row.disk_wait_pct(), 80.0, 1e-9) << "disk_wait_pct: the NAS's disk";
+  EXPECT_NEAR(row.net_wait_pct(), 85.0, 1e-9);
+  EXPECT_NEAR(row.source_wait_pct(), 1.0, 1e-9) << "source_wait_pct: the client's own disk";
+  EXPECT_EQ(row.bottleneck(), "disk");
+  EXPECT_NEAR(row.first_byte_s(), 0.01, 1e-9);
+}
+
+TEST(DataSession, AReadsAgentRowFailsOnAShortClientOrAChecksumMismatch) {
+  PushResult short_read = Served();
+  short_read.trailer->bytes_written = 1000;
+  proto::TransferReport row;
+  AddReadAgentFigures(short_read, 0, 60'000'000, false, std::nullopt, &row);
+  EXPECT_EQ(row.status(), "failed");
+  EXPECT_NE(row.error().find("1000 of 60000000"), std::string::npos) << row.error();
+  EXPECT_FALSE(row.has_mb_per_s());
+
+  PushResult hashed = Served();
+  hashed.has_checksum = true;
+  hashed.checksum = 7;
+  hashed.trailer->has_checksum = true;
+  hashed.trailer->checksum = 8;
+  proto::TransferReport mismatched;
+  AddReadAgentFigures(hashed, 0, 60'000'000, true, std::nullopt, &mismatched);
+  EXPECT_EQ(mismatched.status(), "failed");
+  EXPECT_FALSE(mismatched.verified());
+  hashed.trailer->checksum = 7;
+  proto::TransferReport matched;
+  AddReadAgentFigures(hashed, 0, 60'000'000, true, std::nullopt, &matched);
+  EXPECT_EQ(matched.status(), "ok") << matched.error();
+  EXPECT_TRUE(matched.verified());
+}
+
+TEST(DataSession, AReadsClientRowNamesItsOwnSlowDisk) {
+  PipelineResult r = Finished();  // 50 % of its span waiting on its --local-target
+  DataFooter nas;
+  nas.send_ns = 800'000'000;
+  nas.source_wait_ns = 40'000'000;  // the NAS's disk: 5 %
+  nas.cpu_busy_pct = 20;
+  proto::TransferReport row;
+  AddReadClientFigures(r, 900'000'000, /*local_disk=*/true, nas, std::nullopt, &row);
+  EXPECT_EQ(row.status(), "ok");
+  EXPECT_EQ(row.bottleneck(), "client-disk");
+  EXPECT_NEAR(row.source_wait_pct(), 50.0, 1e-9);
+  EXPECT_NEAR(row.disk_wait_pct(), 5.0, 1e-9);
+  proto::TransferReport discard;
+  AddReadClientFigures(r, 900'000'000, /*local_disk=*/false, nas, std::nullopt, &discard);
+  EXPECT_FALSE(discard.has_source_wait_pct()) << "no local disk, no figure";
+  EXPECT_NE(discard.bottleneck(), "client-disk");
+}
+
 }  // namespace
 }  // namespace nasperf

@@ -228,5 +228,50 @@ TEST(Target, DiscardSplicesIntoNothingAndAShortStreamAborts) {
   EXPECT_NE(r.status.message().find("sender closed the connection after"), std::string::npos) << r.status;
 }
 
+TEST(Target, ReadsOnlyPlainRegularFilesInsideTheTarget) {
+  std::string dir = TempDir();
+  auto target = Target::Open(dir);
+  ASSERT_TRUE(target.ok());
+  { std::ofstream(dir + "/movie.mov") << "frames"; }
+  uint64_t size = 0;
+  auto fd = (*target)->OpenForRead("movie.mov", &size);
+  ASSERT_TRUE(fd.ok()) << fd.status();
+  EXPECT_EQ(size, 6u);
+  ASSERT_EQ(::symlink("/etc/passwd", (dir + "/escape").c_str()), 0);
+  auto escaped = (*target)->OpenForRead("escape", &size);
+  ASSERT_FALSE(escaped.ok());
+  EXPECT_NE(escaped.status().message().find("symlink"), std::string::npos) << escaped.status();
+  ASSERT_EQ(::mkdir((dir + "/sub").c_str(), 0755), 0);
+  EXPECT_FALSE((*target)->OpenForRead("sub", &size).ok()) << "a directory";
+  for (const char* bad : {"", ".", "..", "../etc/passwd", "sub/x"}) {
+    EXPECT_FALSE((*target)->OpenForRead(bad, &size).ok()) << bad;
+  }
+  ASSERT_EQ(::mkfifo((dir + "/fifo").c_str(), 0600), 0);
+  EXPECT_FALSE((*target)->OpenForRead("fifo", &size).ok()) << "a FIFO, without blocking on it";
+  auto discard = Target::Open("discard");
+  ASSERT_TRUE(discard.ok());
+  EXPECT_FALSE((*discard)->OpenForRead("movie.mov", &size).ok());
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Target, LaysOutAReadFileOnceAndKeepsItForLaterRuns) {
+  std::string dir = TempDir();
+  auto target = Target::Open(dir);
+  ASSERT_TRUE(target.ok());
+  bool written = false;
+  const uint64_t size = 3 * (1 << 20) + 11;
+  ASSERT_TRUE((*target)->LayOut("read.dat", size, 9, &written).ok());
+  EXPECT_TRUE(written);
+  const std::string first = ReadAll(dir + "/read.dat");
+  EXPECT_EQ(first.size(), size);
+  ASSERT_TRUE((*target)->LayOut("read.dat", size, 9, &written).ok());
+  EXPECT_FALSE(written) << "the same size again: kept";
+  EXPECT_EQ(ReadAll(dir + "/read.dat"), first);
+  auto other = (*target)->LayOut("read.dat", size + 1, 9, &written);
+  EXPECT_FALSE(other.ok()) << "another size under the same name";
+  EXPECT_EQ(ReadAll(dir + "/read.dat"), first) << "and the file is left alone";
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace nasperf
