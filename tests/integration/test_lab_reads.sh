@@ -6,12 +6,15 @@
 #   verify and --local-target - both ends' checksums agree, and the client's copy is
 #           byte for byte the NAS's file
 #   --remote-file - an existing file is read; a symlink out of the target is refused
+#   the link  - shaped to 1 Gb/s, a warm read into nothing runs within 3 % of iperf3 -R
+#               (the NAS sends) on the same link, and says network
 source "$(dirname "$0")/lib.sh"
+command -v iperf3 >/dev/null || skip "iperf3 is not installed"
 
 within() { awk -v p="$1" -v v="$2" -v l="$3" 'BEGIN { exit !(v >= l * (1 - p / 100) && v <= l * (1 + p / 100)) }'; }
 all_rows() { local role; for role in sender receiver; do csv_role_all "$1" $role "$2" "$3"; done; }
 
-lab_up --mtu 9000 --rate 10gbit --array-rate 60MB --disk-size 1G
+lab_up --mtu 9000 --rate 10gbit --array-rate 60MB --disk-size 1500M
 lab_receiver array --target "$ARRAY" --min-free 0
 
 # --- cold: the array's disk at its throttle
@@ -69,4 +72,28 @@ fi
 grep -q "symlink" "$T/escape.log" || fail "the refusal does not say why: $(tail -3 "$T/escape.log")"
 "$NASPERF" sender --to 127.0.0.1:1 --direction read --remote-file ../x >"$T/dots.log" 2>&1 && fail "--remote-file ../x was accepted"
 grep -q "no '/'" "$T/dots.log" || fail "--remote-file ../x: $(cat "$T/dots.log")"
-echo "ok: cold reads at ${cold_rates}MB/s (throttle 60) -> disk; warm at ${warm_rates}MB/s; verify and cmp; --remote-file; symlink refused"
+
+# --- the link: 1 Gb/s both ways, the file in the NAS's RAM
+"$LAB_SH" shape 1gbit >>"$T/lab.log"
+lab_receiver cache --target "$CACHE" --min-free 0
+on_client "$NASPERF" sender --to "$NAS_IP:$cache_PORT" --direction read --cache warm --size 384MiB --warmup 1 --runs 3 \
+  --link-speed 1gbit --out "$T/link" --no-progress >"$T/link.log" 2>&1 || fail "reads over 1 Gb/s failed: $(tail -5 "$T/link.log")"
+iperf_port=$((20000 + $$ % 20000))
+on_nas iperf3 -s -B "$NAS_IP" -p "$iperf_port" >"$T/iperf-server.log" 2>&1 &
+PIDS+=($!)
+iperf_listens() { on_client bash -c "exec 3<>/dev/tcp/$NAS_IP/$iperf_port" 2>/dev/null; }
+wait_for "iperf3 server" 20 iperf_listens
+on_client iperf3 -c "$NAS_IP" -p "$iperf_port" -R -l 1M -t 6 -O 1 -J >"$T/iperf.json" 2>"$T/iperf.err" \
+  || fail "iperf3 -R failed: $(cat "$T/iperf.err")"
+iperf_mbs=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["end"]["sum_received"]["bits_per_second"] / 8e6)' "$T/iperf.json")
+csv=$T/link/transfers.csv
+measured() { paste -d' ' <(csv_role_col "$csv" "$1" warmup) <(csv_role_col "$csv" "$1" "$2") | awk '$1 == "false" { print $2 }'; }
+median=$(measured sender mb_per_s | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+awk -v a="$median" -v b="$iperf_mbs" 'BEGIN { r = a / b; exit !(r > 0.97 && r < 1.03) }' \
+  || fail "reads at $median MB/s vs iperf3 -R $iperf_mbs MB/s on the same 1 Gb/s link: more than 3 % apart"
+for role in sender receiver; do
+  verdicts=$(measured $role bottleneck | sort -u)
+  [ "$verdicts" = network ] || fail "$role rows over a full 1 Gb/s link said: $verdicts"
+done
+echo "ok: cold reads at ${cold_rates}MB/s (throttle 60) -> disk; warm at ${warm_rates}MB/s; verify and cmp; --remote-file;" \
+  "symlink refused; 1 Gb/s: reads $median MB/s vs iperf3 -R $iperf_mbs MB/s -> network"
