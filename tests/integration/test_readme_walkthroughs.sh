@@ -30,7 +30,7 @@ awk '/^<!-- walkthrough: / { name = $3; want = 1; next }
      inside && /^```$/ { inside = 0; next }
      inside { print }' "$src/README.md" >"$script"
 names=$(sed -n 's/^echo "=== walkthrough \(.*\)"$/\1/p' "$script" | tr '\n' ' ')
-[ "$names" = "cache-vs-array mtu-1500 jumbo-switch three-clients " ] || fail "README walkthroughs: '$names'"
+[ "$names" = "cache-vs-array mtu-1500 jumbo-switch three-clients reads " ] || fail "README walkthroughs: '$names'"
 if grep -n "sudo" "$script"; then fail "a walkthrough uses sudo: root without sudo must work as written"; fi
 
 (cd "$work" && env -u NASPERF_TOKEN PATH="/usr/sbin:/usr/bin:/sbin:/bin" HOME="$HOME" timeout 280 bash -e "$script") \
@@ -72,4 +72,21 @@ three=$work/lab-three-clients/transfers.csv
 [ "$(csv_role_col "$three" sender status | grep -c '^ok$')" = 9 ] || fail "three clients: not 9 ok sender rows"
 [ "$(csv_role_col "$three" receiver status | grep -c '^ok$')" = 9 ] || fail "three clients: not 9 ok receiver rows"
 in_section three-clients "n counts one per host and iteration \(3 hosts" || fail "report does not say what n counts"
-echo "ok: README walkthroughs ran as written: array $array MB/s (disk), cache $cache MB/s, MTU 1500, the switch, three clients"
+# Reads: "the cold runs read 150 MB/s ... cache_resident_pct 0, verdict disk; the warm runs 236 MB/s, 100 resident"
+reads=$work/lab-reads/transfers.csv
+read_rows() {  # label column: the receiver's measured cells
+  paste -d' ' <(csv_role_col "$reads" receiver label) <(csv_role_col "$reads" receiver warmup) \
+    <(csv_role_col "$reads" receiver status) <(csv_role_col "$reads" receiver "$2") |
+    awk -v l="$1" '$1 == l && $2 == "false" && $3 == "ok" { print $4 }'
+}
+[ "$(read_rows array-cold mb_per_s | wc -l)" = 3 ] || fail "expected 3 ok cold reads: $(cat "$reads")"
+cold=$(read_rows array-cold mb_per_s | median)
+warm=$(read_rows array-warm mb_per_s | median)
+awk -v a="$cold" 'BEGIN { exit !(a >= 135 && a <= 165) }' || fail "cold reads ran at $cold MB/s, the text says 150"
+awk -v c="$cold" -v w="$warm" 'BEGIN { exit !(w > 1.3 * c) }' || fail "warm reads ($warm MB/s) are not faster than cold ($cold)"
+[ "$(read_rows array-cold bottleneck | sort -u)" = disk ] || fail "cold reads' verdicts: $(read_rows array-cold bottleneck | sort -u)"
+read_rows array-cold cache_resident_pct | awk '$1 > 5 { exit 1 }' || fail "a cold read began cached: $(read_rows array-cold cache_resident_pct)"
+read_rows array-warm cache_resident_pct | awk '$1 < 95 { exit 1 }' || fail "a warm read began uncached"
+in_section reads "compare by cache" || fail "compare printed no table: $(section reads | tail)"
+echo "ok: README walkthroughs ran as written: array $array MB/s (disk), cache $cache MB/s, MTU 1500, the switch, three clients," \
+  "reads cold $cold MB/s, warm $warm MB/s"

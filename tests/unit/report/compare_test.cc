@@ -125,6 +125,41 @@ TEST(Compare, ByAnotherColumn) {
   EXPECT_EQ(c->rows[0].group, "1500");
 }
 
+// Reads and writes never share a statistic: the same label splits by direction, and
+// `--by direction` / `--by cache` work, also on files from before those columns.
+TEST(Report, ReadsAndWritesAreNeverOneStatistic) {
+  std::string csv = "run_id,label,iteration,stream,role,host,started_at,mb_per_s,status,warmup,direction,cache\n";
+  for (int i = 1; i <= 3; ++i) {
+    csv += absl::StrCat("w,array,", i, ",0,receiver,nas,2026-12-02T10:00:0", i, ".000Z,150,ok,false,write,\n");
+    csv += absl::StrCat("r,array,", i, ",0,receiver,nas,2026-12-02T10:01:0", i, ".000Z,60,ok,false,read,cold\n");
+    csv += absl::StrCat("r2,array,", i, ",0,receiver,nas,2026-12-02T10:02:0", i, ".000Z,900,ok,false,read,warm\n");
+  }
+  ResultTable t = Table(csv);
+  auto by_label = SummarizeResults(t, Role::kReceiver, "label");
+  ASSERT_TRUE(by_label.ok()) << by_label.status();
+  ASSERT_EQ(by_label->groups.size(), 2u);
+  EXPECT_EQ(by_label->groups[0].group, "array");
+  EXPECT_DOUBLE_EQ(by_label->groups[0].stats.median, 150);
+  EXPECT_EQ(by_label->groups[1].group, "array (read)");
+  EXPECT_EQ(by_label->groups[1].stats.n, 6u);
+  auto by_direction = Compare(t, "direction", "", Role::kReceiver);
+  ASSERT_TRUE(by_direction.ok()) << by_direction.status();
+  ASSERT_EQ(by_direction->rows.size(), 2u);
+  EXPECT_EQ(by_direction->rows[0].group, "write");
+  EXPECT_EQ(by_direction->rows[1].group, "read");
+  auto by_cache = SummarizeResults(t, Role::kReceiver, "cache");
+  ASSERT_TRUE(by_cache.ok());
+  std::vector<std::string> groups;
+  for (const GroupSummary& g : by_cache->groups) groups.push_back(g.group);
+  EXPECT_THAT(groups, ::testing::ElementsAre("(empty)", "cold (read)", "warm (read)"));
+
+  ResultTable old = Table(Csv({{"hdd", kBase}}));  // no direction column: writes
+  auto old_by_direction = SummarizeResults(old, Role::kReceiver, "direction");
+  ASSERT_TRUE(old_by_direction.ok()) << old_by_direction.status();
+  ASSERT_EQ(old_by_direction->groups.size(), 1u);
+  EXPECT_EQ(old_by_direction->groups[0].group, "write");
+}
+
 TEST(Report, SummariesSkipWarmupsAndListFailuresApart) {
   ResultTable t = Table(Csv({{"hdd", kBase}}) + "");
   auto r = SummarizeResults(t, std::nullopt);
