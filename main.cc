@@ -254,7 +254,7 @@ struct ReceiverFlags {
                       cleanup = "each", ticket_ttl = "30s", idle_timeout = "60s", port_file;
   uint16_t data_port = 0;
   int max_transfers = 64;
-  bool stop_with_stdin = false;
+  bool stop_with_stdin = false, serve_existing_files = false;
   ServerTls tls;
   std::vector<std::string> allow_source;  // agent: directories whose files a job may send
   ReportingFlags reporting;
@@ -273,6 +273,9 @@ void AddReceiverOptions(CLI::App* cmd, ReceiverFlags& f) {
   cmd->add_option("--idle-timeout", f.idle_timeout, "Abort a transfer whose sender sends nothing for this long")->capture_default_str();
   cmd->add_option("--max-transfers", f.max_transfers, "Transfers open at once")->capture_default_str()->check(CLI::Range(1, 1024));
   AddPortFileFlag(cmd, f.port_file);
+  cmd->add_flag("--serve-existing-files", f.serve_existing_files,
+                "Let token holders read existing files of --target (sender --direction read --remote-file); "
+                "without it reads get only files nasperf lays out itself");
   cmd->add_flag("--stop-with-stdin", f.stop_with_stdin,
                 "Stop when stdin closes (how `sender --to user@host:/dir` and `lab --ssh` tie it to their SSH channel)");
   AddServerTlsFlags(cmd, f.tls);
@@ -326,6 +329,7 @@ int RunReceiver(const ReceiverFlags& f, bool as_agent = false) {
   options.ticket_ttl = DurationFlag(cmd, "--ticket-ttl", f.ticket_ttl);
   options.idle_timeout = DurationFlag(cmd, "--idle-timeout", f.idle_timeout);
   options.max_transfers = f.max_transfers;
+  options.serve_existing_files = f.serve_existing_files;
   const TokenSource token = TokenFlag(cmd, f.token_file, /*generate_if_missing=*/true);
   options.token = token.token;
   options.tls = f.tls;

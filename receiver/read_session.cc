@@ -2,6 +2,7 @@
 
 #include <functional>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/clock.h"
 #include "common/page_cache.h"
@@ -12,8 +13,18 @@
 
 namespace nasperf {
 
+constexpr char kLaidOutPrefix[] = "nasperf-read-";
+
 std::string ReadFileName(const std::string& run_id, int stream) {
-  return absl::StrCat("nasperf-read-", run_id, "-", stream, ".dat");
+  return absl::StrCat(kLaidOutPrefix, run_id, "-", stream, ".dat");
+}
+
+bool IsLaidOutName(const std::string& name) { return absl::StartsWith(name, kLaidOutPrefix); }
+
+absl::Status ExistingFilesNotServed(const std::string& name) {
+  return absl::PermissionDeniedError(absl::StrCat(
+      "this receiver does not serve existing files (", name,
+      "): start it with --serve-existing-files to let token holders read files in its target"));
 }
 
 absl::StatusOr<proto::PrepareReadReply> PrepareRead(Target& target, const proto::PrepareReadRequest& request,

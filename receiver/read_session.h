@@ -27,6 +27,10 @@ absl::StatusOr<proto::PrepareReadReply> PrepareRead(Target& target, const proto:
 
 // The name PrepareRead lays a stream's file out under.
 std::string ReadFileName(const std::string& run_id, int stream);
+// Whether `name` is one PrepareRead lays out (anything else is the user's data).
+bool IsLaidOutName(const std::string& name);
+// The refusal for an existing file when the receiver does not serve them.
+absl::Status ExistingFilesNotServed(const std::string& name);
 
 struct ServedRead {
   PushResult push;

@@ -173,7 +173,10 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
       cleanup = *asked;
     }
     bool laid_out = false;
-    absl::StatusOr<proto::PrepareReadReply> prepared = nasperf::PrepareRead(*target_, *request, &laid_out);
+    absl::StatusOr<proto::PrepareReadReply> prepared =
+        !request->remote_file().empty() && !options_.serve_existing_files
+            ? absl::StatusOr<proto::PrepareReadReply>(ExistingFilesNotServed(request->remote_file()))
+            : nasperf::PrepareRead(*target_, *request, &laid_out);
     if (!prepared.ok()) {
       Log(LogLevel::kInfo, kComponent, "refused read setup from %s: %s", context->peer(), prepared.status().message());
       return ToGrpc(prepared.status());
@@ -280,6 +283,9 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
   absl::StatusOr<TransferPlan> PlanRead(TransferPlan plan) {
     const proto::OpenTransferRequest& request = plan.request;
     if (absl::Status s = CheckFileName("read file", request.read_file()); !s.ok()) return s;
+    if (!IsLaidOutName(request.read_file()) && !options_.serve_existing_files) {
+      return ExistingFilesNotServed(request.read_file());
+    }
     if (auto cache = Parse<CacheState>(request.cache()); !cache.ok()) return cache.status();
     uint64_t length = 0;
     absl::StatusOr<Fd> file = target_->OpenForRead(request.read_file(), &length);

@@ -34,6 +34,9 @@ struct ReceiverOptions {
   absl::Duration ticket_ttl = absl::Seconds(30);
   absl::Duration idle_timeout = absl::Seconds(60);
   int max_transfers = 64;
+  // Reads: token holders may read files nasperf laid out; existing files of the
+  // target (the user's data) only with this (--serve-existing-files).
+  bool serve_existing_files = false;
   ServerTls tls;                       // the control port's TLS; default: this host's own key
   ReportSink* reports = nullptr;       // each finished transfer's row goes here too
   // More gRPC services on the control port, same TLS (`nasperf agent` adds its Agent

@@ -5,7 +5,8 @@
 #   warm  - the same file read through first: cached, far above the throttle, not disk
 #   verify and --local-target - both ends' checksums agree, and the client's copy is
 #           byte for byte the NAS's file
-#   --remote-file - an existing file is read; a symlink out of the target is refused
+#   --remote-file - an existing file is read only from a receiver started with
+#           --serve-existing-files; a symlink out of the target is refused
 #   the link  - shaped to 1 Gb/s, a warm read into nothing runs within 3 % of iperf3 -R
 #               (the NAS sends) on the same link, and says network
 source "$(dirname "$0")/lib.sh"
@@ -58,14 +59,20 @@ on_client "$NASPERF" sender --to "$NAS_IP:$array_PORT" --direction read --size 3
 all_rows "$T/verify/transfers.csv" verified true
 cmp "$ARRAY"/nasperf-read-*.dat "$T/local"/nasperf-*.dat || fail "the client's copy differs from the NAS's file"
 
-# --- an existing file, and a symlink out of the target
+# --- an existing file: only from a receiver that serves them, and never through a symlink
 head -c $((8 << 20)) /dev/urandom >"$ARRAY/movie.mov"
-on_client "$NASPERF" sender --to "$NAS_IP:$array_PORT" --direction read --remote-file movie.mov --runs 1 \
+if on_client "$NASPERF" sender --to "$NAS_IP:$array_PORT" --direction read --remote-file movie.mov --runs 1 \
+    --out "$T/unserved" --no-progress >"$T/unserved.log" 2>&1; then
+  fail "a receiver without --serve-existing-files served the user's file"
+fi
+grep -q "serve-existing-files" "$T/unserved.log" || fail "the refusal does not say how: $(tail -3 "$T/unserved.log")"
+lab_receiver serving --target "$ARRAY" --min-free 0 --serve-existing-files
+on_client "$NASPERF" sender --to "$NAS_IP:$serving_PORT" --direction read --remote-file movie.mov --runs 1 \
   --out "$T/existing" --no-progress >"$T/existing.log" 2>&1 || fail "reading movie.mov failed: $(tail -5 "$T/existing.log")"
 [ "$(csv_role_col "$T/existing/transfers.csv" receiver bytes)" = $((8 << 20)) ] || fail "movie.mov: wrong byte count"
 [ -f "$ARRAY/movie.mov" ] || fail "an existing file was removed after a read"
 ln -s /etc/passwd "$ARRAY/escape"
-if on_client "$NASPERF" sender --to "$NAS_IP:$array_PORT" --direction read --remote-file escape --runs 1 \
+if on_client "$NASPERF" sender --to "$NAS_IP:$serving_PORT" --direction read --remote-file escape --runs 1 \
     --out "$T/escape" --no-progress >"$T/escape.log" 2>&1; then
   fail "a symlink out of the target was read"
 fi
