@@ -298,6 +298,17 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
       if (!cleanup.ok()) return cleanup.status();
       o.cleanup = *cleanup;
     }
+    if (!job.direction().empty()) {
+      auto direction = Parse<Direction>(job.direction());
+      if (!direction.ok()) return direction.status();
+      o.direction = *direction;
+    }
+    if (o.direction == Direction::kRead) {
+      if (!o.file.empty()) return absl::InvalidArgumentError("a read streams a file the receiver lays out: give a size");
+      auto cache = Parse<CacheState>(job.cache().empty() ? Name(CacheState::kCold) : job.cache());
+      if (!cache.ok()) return cache.status();
+      o.cache = *cache;
+    }
     o.verify = job.verify();
     if (absl::Status s = CheckInterval(job.interval_s()); !s.ok()) return s;
     o.interval_s = job.interval_s();

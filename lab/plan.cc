@@ -168,7 +168,7 @@ absl::Status ReadTransfer(const std::string& path, const toml::table& table, int
   t.line = static_cast<int>(table.source().begin.line);
   TableReader r(path, table, absl::StrCat("[[transfer]] ", index, ": "));
   NASPERF_RETURN_IF_ERROR(r.OnlyKeys({"from", "to", "size", "file", "streams", "write_mode", "sync",
-                                      "pattern", "verify"}));
+                                      "pattern", "verify", "direction", "cache"}));
   NASPERF_RETURN_IF_ERROR(r.String("from", &t.from, true));
   NASPERF_RETURN_IF_ERROR(r.String("to", &t.to, true));
   for (const char* key : {"from", "to"}) {
@@ -191,6 +191,14 @@ absl::Status ReadTransfer(const std::string& path, const toml::table& table, int
   }
   NASPERF_RETURN_IF_ERROR(r.OneOf("pattern", &t.pattern, {"random", "zero"}));
   NASPERF_RETURN_IF_ERROR(r.Bool("verify", &t.verify));
+  NASPERF_RETURN_IF_ERROR(r.OneOf("direction", &t.direction, Names<Direction>()));
+  NASPERF_RETURN_IF_ERROR(r.OneOf("cache", &t.cache, Names<CacheState>()));
+  if (t.direction == Name(Direction::kRead) && !t.file.empty()) {
+    return r.Error(*r.Find("file"), "a read streams a file `to` lays out: give size, not file");
+  }
+  if (t.direction != Name(Direction::kRead) && r.Find("cache") != nullptr) {
+    return r.Error(*r.Find("cache"), "cache is for direction = \"read\"");
+  }
   plan->transfers.push_back(std::move(t));
   return absl::OkStatus();
 }

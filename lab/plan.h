@@ -39,6 +39,8 @@ struct PlanTransfer {
   std::string sync_policy = "end";
   std::string pattern = "random";
   bool verify = false;
+  std::string direction = "write";    // read: `to` streams a file it lays out to `from`
+  std::string cache = "cold";         // reads: the NAS's page cache before each run
   int line = 0;
 };
 

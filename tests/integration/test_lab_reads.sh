@@ -7,6 +7,8 @@
 #           byte for byte the NAS's file
 #   --remote-file - an existing file is read only from a receiver started with
 #           --serve-existing-files; a symlink out of the target is refused
+#   a lab plan - direction = "read" in a [[transfer]]: the client's agent reads from
+#               the NAS's agent, warm, and the laid-out file is gone afterwards
 #   the link  - shaped to 1 Gb/s, a warm read into nothing runs within 3 % of iperf3 -R
 #               (the NAS sends) on the same link, and says network
 source "$(dirname "$0")/lib.sh"
@@ -79,6 +81,41 @@ fi
 grep -q "symlink" "$T/escape.log" || fail "the refusal does not say why: $(tail -3 "$T/escape.log")"
 "$NASPERF" sender --to 127.0.0.1:1 --direction read --remote-file ../x >"$T/dots.log" 2>&1 && fail "--remote-file ../x was accepted"
 grep -q "no '/'" "$T/dots.log" || fail "--remote-file ../x: $(cat "$T/dots.log")"
+
+# --- a lab plan: direction = "read" per transfer, driven from the hop
+lab_agent nasagent nas --target "$CACHE" --min-free off
+lab_agent clientagent client
+cat >"$T/plan.toml" <<PLAN
+label = "lab-reads"
+runs = 2
+link_speed = "10gbit"
+[collector]
+out = "$T/lab-out"
+[[host]]
+name = "nas"
+agent = "$NAS_IP:7600"
+target = "$CACHE"
+[[host]]
+name = "client"
+agent = "$CLIENT_IP:7600"
+[[transfer]]
+from = "client"
+to = "nas"
+size = "24MiB"
+direction = "read"
+cache = "warm"
+PLAN
+on_hop "$NASPERF" lab "$T/plan.toml" --accept-new-agent-key >"$T/lab-run.log" 2>&1 \
+  || fail "nasperf lab with a read failed: $(tail -15 "$T/lab-run.log")"
+csv=$T/lab-out/transfers.csv
+all_rows "$csv" status ok
+all_rows "$csv" direction read
+all_rows "$csv" cache warm
+for pct in $(csv_role_col "$csv" receiver cache_resident_pct); do
+  awk -v p="$pct" 'BEGIN { exit !(p >= 95) }' || fail "a warm lab read began with only $pct % cached"
+done
+[ "$(csv_role_col "$csv" sender status | wc -l)" = 2 ] || fail "expected 2 lab reads: $(cat "$csv")"
+"$LAB_SH" nas -- ls "$CACHE" | grep -q nasperf-read- && fail "the lab left its read file on the NAS: $(ls "$CACHE")"
 
 # --- the link: 1 Gb/s both ways, the file in the NAS's RAM
 "$LAB_SH" shape 1gbit >>"$T/lab.log"

@@ -93,6 +93,16 @@ std::string GoodWith(const std::string& from, const std::string& to) {
   return text.replace(at, from.size(), to);
 }
 
+TEST(PlanTest, ATransferMayRead) {
+  auto plan = ParsePlan(GoodWith("streams = 2", "direction = \"read\"\ncache = \"warm\""), "p.toml");
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->transfers[0].direction, "read");
+  EXPECT_EQ(plan->transfers[0].cache, "warm");
+  auto plain = ParsePlan(kGood, "p.toml");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->transfers[0].direction, "write");
+}
+
 struct BadPlan {
   std::string name, text, want;
 };
@@ -138,6 +148,11 @@ INSTANTIATE_TEST_SUITE_P(
                 "plan.toml:23: [[transfer]] 1: write_mode = \"fast\" is not one of"},
         BadPlan{"BadSync", GoodWith("sync = \"every=64MiB\"", "sync = \"sometimes\""),
                 "plan.toml:24: [[transfer]] 1: invalid sync policy \"sometimes\" (expected none, end or every=SIZE)"},
+        BadPlan{"BadDirection", GoodWith("streams = 2", "direction = \"sideways\""),
+                "plan.toml:22: [[transfer]] 1: direction = \"sideways\" is not one of"},
+        BadPlan{"CacheOnAWrite", GoodWith("streams = 2", "cache = \"warm\""), "cache is for direction = \"read\""},
+        BadPlan{"ReadOfAFile", GoodWith("size = \"4GiB\"", "file = \"/x\"\ndirection = \"read\""),
+                "a read streams a file `to` lays out: give size, not file"},
         BadPlan{"NoTransfers", std::string(kGood).substr(0, std::string(kGood).find("[[transfer]]")),
                 "plan.toml: no [[transfer]] tables"},
         BadPlan{"HostNotATable", "label = \"x\"\nhost = 3\n", "plan.toml:2: host must be [[host]] tables"}),
