@@ -504,6 +504,32 @@ bool DeploysReceiver(const SenderFlags& f) {
   return destination.ok() && absl::StartsWith(destination->dir, "/");
 }
 
+// --direction and the flags only a read takes (--cache, --remote-file, --local-target).
+void SetDirection(const SenderFlags& f, SenderOptions& o) {
+  const std::string cmd = "sender";
+  o.direction = EnumFlag<Direction>(cmd, "--direction", f.direction);
+  if (o.direction == Direction::kRead) {
+    if (o.transport != TransportKind::kNative) {
+      UsageError(cmd, "--direction", "read needs the receiver agent (--transport native); scp/sftp pulls are not here yet");
+    }
+    if (!f.file.empty()) {
+      UsageError(cmd, "--file", "is what a write sends; a read reads --remote-file, or a file of --size the NAS lays out");
+    }
+    if (f.size.empty() == f.remote_file.empty()) UsageError(cmd, "--size", "a read needs --size SIZE or --remote-file NAME");
+    if (!f.remote_file.empty()) {
+      if (absl::Status s = CheckFileName("--remote-file", f.remote_file); !s.ok()) UsageError(cmd, "--remote-file", s.message());
+    }
+    o.cache = f.cache.empty() ? CacheState::kCold : EnumFlag<CacheState>(cmd, "--cache", f.cache);
+    o.remote_file = f.remote_file;
+    o.local_target = f.local_target;
+  } else {
+    for (auto [given, flag] : {std::pair{!f.cache.empty(), "--cache"}, {!f.remote_file.empty(), "--remote-file"},
+                               {!f.local_target.empty(), "--local-target"}}) {
+      if (given) UsageError(cmd, flag, "only with --direction read");
+    }
+  }
+}
+
 absl::StatusOr<SenderOptions> MakeSenderOptions(const SenderFlags& f) {
   const std::string cmd = "sender";
   SenderOptions o;
@@ -527,27 +553,7 @@ absl::StatusOr<SenderOptions> MakeSenderOptions(const SenderFlags& f) {
                "not with --to [user@]host:/dir: the receiver started there serves TLS with the key it shows over SSH");
   }
   o.file = f.file;
-  o.direction = EnumFlag<Direction>(cmd, "--direction", f.direction);
-  if (o.direction == Direction::kRead) {
-    if (o.transport != TransportKind::kNative) {
-      UsageError(cmd, "--direction", "read needs the receiver agent (--transport native); scp/sftp pulls are not here yet");
-    }
-    if (!f.file.empty()) {
-      UsageError(cmd, "--file", "is what a write sends; a read reads --remote-file, or a file of --size the NAS lays out");
-    }
-    if (f.size.empty() == f.remote_file.empty()) UsageError(cmd, "--size", "a read needs --size SIZE or --remote-file NAME");
-    if (!f.remote_file.empty()) {
-      if (absl::Status s = CheckFileName("--remote-file", f.remote_file); !s.ok()) UsageError(cmd, "--remote-file", s.message());
-    }
-    o.cache = f.cache.empty() ? CacheState::kCold : EnumFlag<CacheState>(cmd, "--cache", f.cache);
-    o.remote_file = f.remote_file;
-    o.local_target = f.local_target;
-  } else {
-    for (auto [given, flag] : {std::pair{!f.cache.empty(), "--cache"}, {!f.remote_file.empty(), "--remote-file"},
-                               {!f.local_target.empty(), "--local-target"}}) {
-      if (given) UsageError(cmd, flag, "only with --direction read");
-    }
-  }
+  SetDirection(f, o);
   if (f.file.empty() && f.size.empty() && f.remote_file.empty()) UsageError(cmd, "--size", "give --size SIZE or --file PATH");
   if (!f.size.empty()) {
     o.size = SizeFlag(cmd, "--size", f.size);
