@@ -290,12 +290,17 @@ void SetSocketBuffer(int fd, int option, uint64_t bytes) {
   }
 }
 
-void SetReceiveTimeout(int fd, double seconds) {
+namespace {
+void SetTimeout(int fd, int option, double seconds) {
   timeval tv{};
   tv.tv_sec = static_cast<time_t>(seconds);
   tv.tv_usec = static_cast<suseconds_t>((seconds - static_cast<double>(tv.tv_sec)) * 1e6);
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  setsockopt(fd, SOL_SOCKET, option, &tv, sizeof tv);
 }
+}  // namespace
+
+void SetReceiveTimeout(int fd, double seconds) { SetTimeout(fd, SO_RCVTIMEO, seconds); }
+void SetSendTimeout(int fd, double seconds) { SetTimeout(fd, SO_SNDTIMEO, seconds); }
 
 absl::StatusOr<Fd> ConnectTcp(const HostPort& where, double timeout_s, uint32_t max_segment) {
   auto resolved = Resolve(where, /*passive=*/false);

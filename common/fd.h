@@ -98,6 +98,8 @@ std::string LocalHostName();
 void SetSocketBuffer(int fd, int option, uint64_t bytes);
 // Receive timeout for blocking reads; 0 = none.
 void SetReceiveTimeout(int fd, double seconds);
+// Send timeout for blocking writes (and splices into the socket); 0 = none.
+void SetSendTimeout(int fd, double seconds);
 
 // A pipe for splice(): bytes move between a file and a socket through it by page
 // reference, never through our memory. Asks for `capacity` bytes (the default

@@ -513,9 +513,20 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
                    proto::TransferReport& report) {
     const proto::OpenTransferRequest& request = plan.request;
     if (request.window_bytes() > 0) SetSocketBuffer(fd, SO_SNDBUF, request.window_bytes());
+    // A client that stops taking bytes is gone after --idle-timeout, as a silent sender is.
+    SetSendTimeout(fd, absl::ToDoubleSeconds(options_.idle_timeout));
     const CpuTime cpu_start = ThreadCpuTime();
     ServedRead served = ServeRead(fd, plan, *target_, &stopping_);
     const CpuTime cpu = ThreadCpuTime() - cpu_start;
+    if (!served.push.trailer) {
+      if (ErrnoOf(served.push.status) == EAGAIN) {
+        served.push.status = absl::DeadlineExceededError("the client took no data within --idle-timeout");
+      }
+      // Megabytes may still wait in the socket for a client that reads nothing: reset
+      // the connection at close instead of holding them (and the client) until it does.
+      const linger reset{1, 0};
+      ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
+    }
     report.clear_write_mode();
     report.clear_sync_policy();
     report.set_cache(request.cache());

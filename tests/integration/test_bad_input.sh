@@ -1,7 +1,8 @@
 # DESIGN.md sections 3 and 9: malformed or unauthorised input on the control and
 # data ports. For each wire_client mode (garbage header, truncated header, reused
 # ticket, expired ticket, wrong length, control-port garbage, wrong token,
-# implausible path MTU / link speed / window) the
+# implausible path MTU / link speed / window, a read of a file the receiver does not
+# serve, a read that is never taken) the
 # receiver refuses the way it should, stays alive, and no file is left in the
 # target. The real sender with a wrong token exits non-zero with a one-line error
 # naming the token. The receiver logs the refused data connections, then still
@@ -41,6 +42,21 @@ NASPERF_TOKEN=${NASPERF_TOKEN}x "$NASPERF" sender --to 127.0.0.1:"$rx_PORT" --si
   || fail "expected one error line from the sender with a wrong token, got: $(cat "$T/badtoken.err")"
 grep -qi "token" "$T/badtoken.err" || fail "wrong-token error does not mention the token: $(cat "$T/badtoken.err")"
 check_after "sender with a wrong token"
+
+# Reads: a client that skips PrepareRead cannot name the user's file; one that opens a
+# read and never takes a byte is dropped after --idle-timeout (here 2 s), and the
+# receiver goes on serving.
+echo "not yours" >"$T/target/secret.txt"
+wire_client 127.0.0.1:"$rx_PORT" "$NASPERF_TOKEN" read-unserved >"$T/wire-read-unserved.log" 2>&1 \
+  || fail "wire_client read-unserved: $(cat "$T/wire-read-unserved.log")"
+start_receiver rx_idle --target "$T/target" --min-free off --idle-timeout 2s
+timeout 90 "$WIRE_CLIENT" 127.0.0.1:"$rx_idle_PORT" "$NASPERF_TOKEN" read-stall $((64 << 20)) >"$T/wire-read-stall.log" 2>&1 \
+  || fail "wire_client read-stall: $(cat "$T/wire-read-stall.log")"
+alive "$rx_idle_PID" || fail "the receiver died after a stalled read"
+stall_logged() { grep -q "to 127.0.0.1:[0-9]* failed" "$T/rx_idle.log"; }
+wait_for "the stalled read's failure in the log" 10 stall_logged
+assert_serves "$rx_idle_PORT"
+check_after "reads that were refused or stalled"
 
 grep -q "refused data connection" "$T/rx.log" || fail "receiver log has no 'refused data connection' line"
 

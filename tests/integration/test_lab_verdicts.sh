@@ -73,6 +73,18 @@ held_back() {
     || fail "the quota held the $4 back only $held s of the $ran s it ran: not CPU-bound"
   echo "throttled $held CPU-s while it ran $ran s"
 }
+# cpu_bound CSV ROLE WORD: every row ok and judged WORD, and each ROLE row's data thread
+# on (or queued for) the CPU at least 90 % of the time.
+cpu_bound() {
+  local role busy
+  for role in sender receiver; do
+    csv_role_all "$1" $role status ok
+    csv_role_all "$1" $role bottleneck "$3"
+  done
+  for busy in $(csv_role_col "$1" "$2" cpu_busy_pct); do
+    awk -v b="$busy" 'BEGIN { exit !(b >= 90) }' || fail "the throttled $2 was busy $busy % of the time"
+  done
+}
 cpu_quota nascpu 10
 lab_receiver pagecache --target "$CACHE" --min-free 0
 echo "$pagecache_PID" >"$nascpu_CGROUP/cgroup.procs"
@@ -81,14 +93,8 @@ before=$(throttled_s "$nascpu_CGROUP")
 on_client "$NASPERF" sender --to "$NAS_IP:$pagecache_PORT" --size 160MiB --runs 2 --link-speed 10gbit \
   --out "$T/nascpu" --no-progress >"$T/nascpu-tx.log" 2>&1 || fail "sender to the CPU-bound NAS failed: $(tail -5 "$T/nascpu-tx.log")"
 csv=$T/nascpu/transfers.csv
-for role in sender receiver; do
-  csv_role_all "$csv" $role status ok
-  csv_role_all "$csv" $role bottleneck receiver-cpu
-done
+cpu_bound "$csv" receiver receiver-cpu
 nascpu_held=$(held_back "$nascpu_CGROUP" "$before" "$csv" receiver)
-for busy in $(csv_role_col "$csv" receiver cpu_busy_pct); do
-  awk -v b="$busy" 'BEGIN { exit !(b >= 90) }' || fail "the throttled receiver was busy $busy % of the time"
-done
 grep -q "receiver-cpu: the NAS's CPU" "$T/nascpu-tx.log" || fail "the summary does not say what receiver-cpu means"
 nascpu_rates=$(csv_role_col "$csv" receiver mb_per_s | tr '\n' ' ')
 
@@ -98,14 +104,8 @@ in_cgroup "$clientcpu_CGROUP" "$LAB_SH" client -- "$NASPERF" sender --to "$NAS_I
   --link-speed 10gbit --out "$T/clientcpu" --no-progress >"$T/clientcpu-tx.log" 2>&1 \
   || fail "the CPU-bound sender failed: $(tail -5 "$T/clientcpu-tx.log")"
 csv=$T/clientcpu/transfers.csv
-for role in sender receiver; do
-  csv_role_all "$csv" $role status ok
-  csv_role_all "$csv" $role bottleneck sender-cpu
-done
+cpu_bound "$csv" sender sender-cpu
 clientcpu_held=$(held_back "$clientcpu_CGROUP" "$before" "$csv" sender)
-for busy in $(csv_role_col "$csv" sender cpu_busy_pct); do
-  awk -v b="$busy" 'BEGIN { exit !(b >= 90) }' || fail "the throttled sender was busy $busy % of the time"
-done
 clientcpu_rates=$(csv_role_col "$csv" sender mb_per_s | tr '\n' ' ')
 
 # --- the link

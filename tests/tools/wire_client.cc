@@ -3,7 +3,12 @@
 // receiver refused the way it should, 1 (with one line saying why) otherwise.
 //   wire_client CONTROL_HOST:PORT TOKEN MODE [SIZE]
 // MODE: garbage | truncated | reuse | expired | wrong-length | control-garbage |
-//       wrong-token | bad-path-facts | ok
+//       wrong-token | bad-path-facts | ok | read-unserved | read-stall
+// read-unserved: OpenTransfer for a read of secret.txt in the target, skipping
+// PrepareRead, from a receiver that does not serve existing files: must be refused.
+// read-stall: a read of a laid-out file whose client sends the header and then never
+// reads: the receiver must give up (its --idle-timeout) and keep serving.
+#include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -130,6 +135,52 @@ int main(int argc, char** argv) {
       }
     }
     return 0;
+  }
+
+  if (mode == "read-unserved") {
+    proto::OpenTransferRequest request;
+    request.set_run_id("wire-read-unserved");
+    request.set_size(6);
+    request.set_direction("read");
+    request.set_read_file("secret.txt");
+    request.set_cache("cold");
+    auto open = client.OpenTransfer(request);
+    if (open.ok() || !absl::IsPermissionDenied(open.status())) {
+      return Fail(absl::StrCat("a read of the user's file was not refused: ", open.status().ToString()));
+    }
+    return 0;
+  }
+  if (mode == "read-stall") {
+    proto::PrepareReadRequest prepare;
+    prepare.set_run_id("wire-read-stall");
+    prepare.set_size(size);
+    prepare.set_cache("cold");
+    auto prepared = client.PrepareRead(prepare);
+    if (!prepared.ok()) return Fail(std::string(prepared.status().message()));
+    proto::OpenTransferRequest request;
+    request.set_run_id("wire-read-stall");
+    request.set_size(prepared->length());
+    request.set_direction("read");
+    request.set_read_file(prepared->file());
+    request.set_cache("cold");
+    auto open = client.OpenTransfer(request);
+    if (!open.ok()) return Fail(std::string(open.status().message()));
+    auto sock = ConnectTcp(data, 5);
+    if (!sock.ok()) return Fail(std::string(sock.status().message()));
+    // A small window, so the stall reaches the receiver quickly; then nothing is read.
+    SetSocketBuffer(sock->get(), SO_RCVBUF, 64 << 10);
+    std::string header = Header(open->transfer_id(), open->ticket(), prepared->length());
+    if (!WriteAll(sock->get(), header.data(), header.size(), "send").ok()) return Fail("header not sent");
+    // Held open and unread until the receiver gives up and closes its end (seen as
+    // POLLRDHUP with its bytes still unread), for at most 60 s.
+    pollfd watch{sock->get(), POLLRDHUP, 0};
+    for (int waited_ms = 0; waited_ms < 60000; waited_ms += 100) {
+      if (::poll(&watch, 1, 100) > 0 && (watch.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0) {
+        (void)client.EndRun("wire-read-stall");  // the laid-out file goes, as after any read run
+        return 0;
+      }
+    }
+    return Fail("the receiver kept a stalled read open for 60 s");
   }
 
   proto::OpenTransferRequest request;
