@@ -509,8 +509,12 @@ void SetDirection(const SenderFlags& f, SenderOptions& o) {
   const std::string cmd = "sender";
   o.direction = EnumFlag<Direction>(cmd, "--direction", f.direction);
   if (o.direction == Direction::kRead) {
-    if (o.transport != TransportKind::kNative) {
-      UsageError(cmd, "--direction", "read needs the receiver agent (--transport native); scp/sftp pulls are not here yet");
+    if (o.transport == TransportKind::kScp) UsageError(cmd, "--direction", "read over SSH needs --transport sftp");
+    if (o.transport == TransportKind::kSftp) {
+      if (f.remote_file.empty()) UsageError(cmd, "--remote-file", "a read over sftp pulls an existing file: give its name");
+      if (!f.cache.empty()) {
+        UsageError(cmd, "--cache", "needs the receiver agent: over sftp the server's page cache is not nasperf's to control");
+      }
     }
     if (!f.file.empty()) {
       UsageError(cmd, "--file", "is what a write sends; a read reads --remote-file, or a file of --size the NAS lays out");

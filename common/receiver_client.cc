@@ -31,7 +31,7 @@ absl::StatusOr<proto::HelloReply> ReceiverClient::Hello() {
   if (wire != kWireVersion) {
     return absl::FailedPreconditionError(absl::StrCat(
         "receiver ", FormatHostPort(address_), " runs nasperf ", reply.version(), ", whose data port speaks version ",
-        wire, "; this nasperf (", NASPERF_VERSION, ") speaks ", kWireVersion,
+        wire, "; this nasperf speaks ", kWireVersion,
         ": run the same nasperf on both ends (sender --to user@host:/dir uploads this one)"));
   }
   return reply;

@@ -202,15 +202,21 @@ absl::StatusOr<std::unique_ptr<Transport>> MakeTransport(const SenderOptions& op
   plan.files_at_once = static_cast<uint64_t>(options.streams) *
                        (plan.cleanup == Cleanup::kEach ? 1 : static_cast<uint64_t>(options.runs + options.warmup));
   plan.link_mbps = options.link_mbps;
+  plan.direction = options.direction;
+  plan.remote_file = options.remote_file;
+  plan.local_target = options.local_target;
+  plan.interval_s = options.interval_s;
+  plan.cancel = options.cancel;
   return NewSshTransport(options.ssh, plan);
 }
 
 std::string RunHeadline(const SenderOptions& options, const LoopContext& loop) {
   if (options.direction == Direction::kRead) {
     return absl::StrFormat(
-        "run %s%s: %d x %s read from the NAS, cache %s, %d stream%s, into %s%s", loop.run_id,
+        "run %s%s: %d x %s read from the NAS, %s, %d stream%s, into %s%s", loop.run_id,
         options.label.empty() ? "" : absl::StrCat(" \"", options.label, "\""), options.runs, FormatSize(loop.length),
-        Name(options.cache), options.streams, options.streams == 1 ? "" : "s",
+        options.transport == TransportKind::kNative ? absl::StrCat("cache ", Name(options.cache)) : "over sftp",
+        options.streams, options.streams == 1 ? "" : "s",
         options.local_target.empty() ? "nothing (discard)"
                                      : absl::StrCat(options.local_target, ", write ", Name(options.write_mode), ", sync ",
                                                     SyncPolicyName(options.sync_policy)),

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cstring>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -27,6 +28,9 @@
 #include "common/units.h"
 #include "common/validate.h"
 #include "common/verdict.h"
+#include "receiver/data_session.h"
+#include "receiver/target.h"
+#include "receiver/write_pipeline.h"
 #include "sender/ssh_session.h"
 
 namespace nasperf {
@@ -233,6 +237,74 @@ class ScpWriter : public ChunkWriter {
 };
 #pragma GCC diagnostic pop
 
+// A remote file as the write pipeline's ByteSource, for reads over SFTP: up to
+// kReadsInFlight SSH_FXP_READ requests of kReadSize bytes ahead of the one being
+// consumed (sftp_async_read_begin/sftp_async_read), as OpenSSH's client keeps many
+// reads in flight; each reply lands in a staging buffer the pipeline's reader copies
+// out of. A short reply anywhere but at the end is an error, never a silent gap.
+class SftpSource : public ByteSource {
+ public:
+  static constexpr uint32_t kReadSize = 64 << 10;
+  static constexpr size_t kReadsInFlight = 16;
+
+  SftpSource(SshConnection& c, sftp_file file, std::string path, uint64_t length)
+      : c_(c), file_(file), path_(std::move(path)), length_(length), staged_(kReadSize) {}
+
+  absl::StatusOr<size_t> Read(uint8_t* data, size_t size) override {
+    if (staged_at_ == staged_size_) {
+      absl::Status next = NextReply();
+      if (!next.ok()) return next;
+      if (staged_size_ == 0) return 0;  // the file's end
+    }
+    const size_t n = std::min(size, staged_size_ - staged_at_);
+    std::memcpy(data, staged_.data() + staged_at_, n);
+    staged_at_ += n;
+    return n;
+  }
+
+  // Requests still unanswered when the pipeline stopped early: the session owes
+  // replies libssh would hand to the next call, so it is not used again.
+  bool abandoned() const { return !in_flight_.empty(); }
+
+ private:
+  absl::Status NextReply() {
+    while (in_flight_.size() < kReadsInFlight && requested_ < length_) {
+      const uint32_t size = static_cast<uint32_t>(std::min<uint64_t>(kReadSize, length_ - requested_));
+      const int id = sftp_async_read_begin(file_, size);
+      if (id < 0) return c_.Failure(absl::StrCat("sftp read ", path_));
+      in_flight_.push_back({static_cast<uint32_t>(id), size});
+      requested_ += size;
+    }
+    staged_at_ = staged_size_ = 0;
+    if (in_flight_.empty()) return absl::OkStatus();
+    const Request request = in_flight_.front();
+    const int got = sftp_async_read(file_, staged_.data(), kReadSize, request.id);
+    in_flight_.pop_front();
+    if (got < 0) return c_.Failure(absl::StrCat("sftp read ", path_));
+    received_ += static_cast<uint64_t>(got);
+    if (static_cast<uint32_t>(got) != request.size) {
+      return absl::DataLossError(absl::StrCat(c_.where(), ": ", path_, " gave ", got, " of ", request.size,
+                                              " bytes at offset ", received_ - static_cast<uint64_t>(got),
+                                              " (the file shrank, or the server cut the read short)"));
+    }
+    staged_size_ = static_cast<size_t>(got);
+    return absl::OkStatus();
+  }
+
+  struct Request {
+    uint32_t id;
+    uint32_t size;
+  };
+  SshConnection& c_;
+  sftp_file file_;
+  const std::string path_;
+  const uint64_t length_;
+  uint64_t requested_ = 0, received_ = 0;
+  std::deque<Request> in_flight_;
+  std::vector<uint8_t> staged_;
+  size_t staged_at_ = 0, staged_size_ = 0;
+};
+
 class SshTransport : public Transport {
  public:
   SshTransport(const SshOptions& options, const SshRunPlan& plan) : options_(options), plan_(plan) {}
@@ -242,8 +314,12 @@ class SshTransport : public Transport {
             TransferResult& out) override;
   void Finish(const std::string& run_id) override;
   std::optional<double> CeilingMBps() const override { return ceiling_mb_per_s_; }
+  uint64_t Length(uint64_t asked) const override { return read_length_ > 0 ? read_length_ : asked; }
 
  private:
+  // Reads: the remote file's length, and the local target.
+  absl::Status StartReads(SshConnection& c, sftp_session sftp, const ConsoleLine& say);
+  void Pull(const TransferSlot& slot, TransferResult& out);
   // The stream's session, (re)connected when it is missing or was lost.
   absl::StatusOr<SshConnection*> ConnectionFor(int stream);
   absl::Status PushSftp(SshConnection& c, const std::string& path, uint64_t length, PayloadSource& source,
@@ -261,10 +337,13 @@ class SshTransport : public Transport {
   std::optional<uint32_t> mtu_, link_mbps_;
   std::optional<double> ceiling_mb_per_s_;
   std::string peer_;
+  uint64_t read_length_ = 0;
+  std::unique_ptr<Target> local_;   // reads: where the bytes go
 
   absl::Mutex mu_;
   std::map<int, std::unique_ptr<SshConnection>> connections_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> kept_files_ ABSL_GUARDED_BY(mu_);  // for --cleanup end
+  std::vector<std::string> kept_local_files_ ABSL_GUARDED_BY(mu_);  // reads, --cleanup end
 };
 
 absl::StatusOr<SshConnection*> SshTransport::ConnectionFor(int stream) {
@@ -297,6 +376,9 @@ absl::Status SshTransport::Start(const std::string& run_id, uint64_t length, con
     Log(LogLevel::kWarning, kComponent,
         "%s: no SFTP next to scp, so nasperf cannot check free space, check names or clean up", c.where());
   } else {
+    if (plan_.direction == Direction::kRead) {
+      if (absl::Status s = StartReads(c, *sftp, say); !s.ok()) return s;
+    }
     sftp_attributes dir = sftp_stat(*sftp, options_.to.dir.c_str());
     if (dir == nullptr) return c.Failure(absl::StrCat("remote directory ", options_.to.dir));
     bool is_dir = dir->type == SSH_FILEXFER_TYPE_DIRECTORY;
@@ -305,7 +387,7 @@ absl::Status SshTransport::Start(const std::string& run_id, uint64_t length, con
       return absl::InvalidArgumentError(absl::StrCat(c.where(), ": ", options_.to.dir, " is not a directory"));
     }
     fsync_ = options_.sftp && sftp_extension_supported(*sftp, "fsync@openssh.com", "1");
-    if (sftp_extension_supported(*sftp, "statvfs@openssh.com", "2")) {
+    if (plan_.direction == Direction::kWrite && sftp_extension_supported(*sftp, "statvfs@openssh.com", "2")) {
       sftp_statvfs_t fs = sftp_statvfs(*sftp, options_.to.dir.c_str());
       if (fs != nullptr) {
         uint64_t free_bytes = fs->f_bavail * fs->f_frsize;
@@ -323,7 +405,9 @@ absl::Status SshTransport::Start(const std::string& run_id, uint64_t length, con
   }
 
   effective_sync_ = plan_.sync_policy;
-  if (plan_.sync_policy.kind != SyncPolicy::kNone && !fsync_) {
+  if (plan_.direction == Direction::kRead) {
+    // A read syncs the local target, which takes any policy.
+  } else if (plan_.sync_policy.kind != SyncPolicy::kNone && !fsync_) {
     effective_sync_ = SyncPolicy{SyncPolicy::kNone, 0};
     Log(LogLevel::kWarning, kComponent,
         "%s: %s, so --sync %s cannot be honoured: the figures end when the server has the last byte "
@@ -356,6 +440,80 @@ absl::Status SshTransport::Start(const std::string& run_id, uint64_t length, con
   return absl::OkStatus();
 }
 
+absl::Status SshTransport::StartReads(SshConnection& c, sftp_session sftp, const ConsoleLine& say) {
+  const std::string path = RemotePath(options_.to.dir, plan_.remote_file);
+  sftp_attributes there = sftp_stat(sftp, path.c_str());
+  if (there == nullptr) return c.Failure(absl::StrCat("remote file ", path));
+  const bool regular = there->type == SSH_FILEXFER_TYPE_REGULAR;
+  read_length_ = there->size;
+  sftp_attributes_free(there);
+  if (!regular || read_length_ == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(c.where(), ": ", path, " is not a non-empty regular file"));
+  }
+  auto local = Target::Open(plan_.local_target.empty() ? std::string(kDiscardTarget) : plan_.local_target);
+  if (!local.ok()) return local.status();
+  local_ = std::move(*local);
+  say(absl::StrFormat("sftp read: %s, %s, into %s (the server's page cache is not ours to control: cache unknown)",
+                      path, FormatSize(read_length_), local_->path()));
+  return absl::OkStatus();
+}
+
+void SshTransport::Pull(const TransferSlot& slot, TransferResult& out) {
+  proto::TransferReport& row = out.sender;
+  row.set_write_mode(local_->discard() ? kDiscardTarget : Name(WriteMode::kBuffered));
+  if (local_->discard()) row.set_sync_policy(SyncPolicyName({SyncPolicy::kNone, 0}));
+  const std::string path = RemotePath(options_.to.dir, plan_.remote_file);
+  const int64_t start_ns = MonoNanos();
+  absl::StatusOr<SshConnection*> c = ConnectionFor(slot.stream);
+  if (!c.ok()) {
+    row.set_error(std::string(c.status().message()));
+    return;
+  }
+  absl::StatusOr<sftp_session> sftp = (*c)->Sftp();
+  if (!sftp.ok()) {
+    row.set_error(std::string(sftp.status().message()));
+    return;
+  }
+  sftp_file file = sftp_open(*sftp, path.c_str(), O_RDONLY, 0);
+  if (file == nullptr) {
+    row.set_error(std::string((*c)->Failure(absl::StrCat("sftp open ", path)).message()));
+    return;
+  }
+  std::unique_ptr<BlockWriter> writer;
+  std::string local_name;
+  if (!local_->discard()) {
+    auto created = local_->Create(TransferFileName(slot.run_id, slot.iteration, slot.stream), WriteMode::kBuffered,
+                                  plan_.sync_policy, &local_name);
+    if (!created.ok()) {
+      sftp_close(file);
+      row.set_error(std::string(created.status().message()));
+      return;
+    }
+    writer = std::move(*created);
+  }
+  PipelineOptions pipeline;
+  pipeline.sync_every = plan_.sync_policy.kind == SyncPolicy::kEvery ? plan_.sync_policy.every_bytes : 0;
+  pipeline.interval_s = plan_.interval_s;
+  pipeline.cancel = plan_.cancel;
+  SftpSource source(**c, file, path, read_length_);
+  PipelineResult result = RunPipeline(source, writer.get(), read_length_, pipeline);
+  writer.reset();
+  if (source.abandoned()) (*c)->MarkUnreusable();
+  sftp_close(file);
+  AddReadClientFigures(result, start_ns, !local_->discard(), std::nullopt, ceiling_mb_per_s_, &row);
+  // Over SSH only this end can be told apart: its own disk and its own CPU (the
+  // cipher runs on the reading thread); nothing is said of the server or the wire.
+  if (row.bottleneck() != Name(Bottleneck::kClientDisk) && row.bottleneck() != Name(Bottleneck::kSenderCpu)) {
+    row.clear_bottleneck();
+  }
+  if (!local_name.empty() && (row.status() != Name(Status::kOk) || plan_.cleanup == Cleanup::kEach)) {
+    (void)local_->Remove(local_name);
+  } else if (!local_name.empty() && plan_.cleanup == Cleanup::kEnd) {
+    absl::MutexLock lock(&mu_);
+    kept_local_files_.push_back(local_name);
+  }
+}
+
 void SshTransport::Push(const TransferSlot& slot, PayloadSource& source, const PushOptions& push,
                         TransferResult& out) {
   proto::TransferReport& row = out.sender;
@@ -363,6 +521,7 @@ void SshTransport::Push(const TransferSlot& slot, PayloadSource& source, const P
   row.set_sync_policy(SyncPolicyName(effective_sync_));
   if (mtu_) row.set_mtu(*mtu_);
   if (link_mbps_) row.set_link_mbps(*link_mbps_);
+  if (plan_.direction == Direction::kRead) return Pull(slot, out);
   const std::string name = TransferFileName(slot.run_id, slot.iteration, slot.stream);
   const std::string path = RemotePath(options_.to.dir, name);
 
@@ -472,11 +631,13 @@ void SshTransport::Remove(SshConnection& c, const std::string& path) {
 }
 
 void SshTransport::Finish(const std::string& run_id) {
-  std::vector<std::string> files;
+  std::vector<std::string> files, local_files;
   {
     absl::MutexLock lock(&mu_);
     files.swap(kept_files_);
+    local_files.swap(kept_local_files_);
   }
+  for (const std::string& name : local_files) (void)local_->Remove(name);
   if (!files.empty()) {
     absl::StatusOr<SshConnection*> c = ConnectionFor(0);
     if (!c.ok()) {

@@ -8,6 +8,7 @@
 #define NASPERF_SENDER_SSH_PUSHER_H_
 
 #include <cstddef>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -22,10 +23,17 @@ namespace nasperf {
 
 // What the SSH transport needs from the run beyond the destination.
 struct SshRunPlan {
-  SyncPolicy sync_policy;           // sftp with fsync@openssh.com; scp: none
+  SyncPolicy sync_policy;           // sftp with fsync@openssh.com; scp: none (reads: the local target's)
   Cleanup cleanup = Cleanup::kEach;
   uint64_t files_at_once = 1;       // most files the run leaves on the target at once
   uint32_t link_mbps = 0;           // --link-speed
+  // Reads over sftp (`--direction read`): pull remote_file (in the destination
+  // directory) into local_target, or into nothing when that is empty.
+  Direction direction = Direction::kWrite;
+  std::string remote_file;
+  std::string local_target;
+  double interval_s = 0;
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 absl::StatusOr<std::unique_ptr<Transport>> NewSshTransport(const SshOptions& options,

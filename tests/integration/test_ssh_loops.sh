@@ -2,7 +2,8 @@
 # byte-identical to the source and write ok sender rows (no receiver rows: there is
 # no agent) into the same transfers.csv as a native run, so they compare side by
 # side. Also: ~/.ssh/config is honoured, a name that exists is never overwritten,
-# --cleanup each leaves nothing, a run that would fill the target is refused.
+# --cleanup each leaves nothing, a run that would fill the target is refused, and
+# --direction read pulls an existing remote file byte for byte.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/ssh_lib.sh"
 
@@ -46,9 +47,12 @@ for f in "${files[@]}"; do cmp -s "$T/src.bin" "$f" || fail "$f differs from the
 for col in mb_per_s duration_s first_byte_s; do
   csv_role_col "$csv" sender "$col" | grep -qvE '^[0-9.]+$' && fail "sender $col not a number everywhere"
 done
-# Only an agent knows these: empty for scp/sftp rows, never guessed.
-[ "$(awk -F, 'NR==1 {for (i=1;i<=NF;i++) {h[$i]=i}; next} $h["transport"]!="native" {print $h["net_wait_pct"] $h["disk_wait_pct"] $h["bottleneck"] $h["write_mode"]}' "$csv" | sort -u)" = "" ] \
+# Only an agent knows these: empty for scp/sftp rows, never guessed. A verdict there
+# names this end only: its source or its own CPU (the cipher), or nothing.
+[ "$(awk -F, 'NR==1 {for (i=1;i<=NF;i++) {h[$i]=i}; next} $h["transport"]!="native" {print $h["net_wait_pct"] $h["disk_wait_pct"] $h["write_mode"]}' "$csv" | sort -u)" = "" ] \
   || fail "agent-only columns are filled on scp/sftp rows"
+paste -d, <(csv_col "$csv" transport) <(csv_col "$csv" bottleneck) | awk -F, '$1 != "native" && $2 != "" && $2 != "source" && $2 != "sender-cpu" { exit 1 }' \
+  || fail "an scp/sftp row names a part it cannot see: $(paste -d, <(csv_col "$csv" transport) <(csv_col "$csv" bottleneck) | sort -u)"
 [ "$(paste -d, <(csv_col "$csv" label) <(csv_col "$csv" warmup) | grep -c '^over-sftp,true$')" -eq 1 ] || fail "warm-up row not marked"
 grep -q ",over-sftp,.*sender" "$T/out/samples.csv" || fail "no samples for the sftp rows"
 grep -q "recorded new host key" "$T/sftp.log" && fail "a trusted host key was recorded again"
@@ -76,4 +80,22 @@ ssh_sender scp --size 8MiB --runs 1 --cleanup end --out "$T/clean" >>"$T/clean.l
 if ssh_sender sftp --size 900TiB --runs 1 --out "$T/full" >"$T/full.log" 2>&1; then fail "a 900 TiB run was not refused"; fi
 grep -q "free, this run would write up to" "$T/full.log" || fail "no free-space refusal: $(cat "$T/full.log")"
 [ ! -e "$T/full/transfers.csv" ] || [ "$(wc -l <"$T/full/transfers.csv")" -le 1 ] || fail "refused run wrote rows"
-echo "ok: sftp + scp loops byte-identical, rows beside native, no overwrite, cleanup, free-space guard"
+# Reads over sftp (the `scp nas:file .` baseline): an existing remote file pulled into a
+# local directory, byte for byte, with read rows; nothing is said of the server's cache.
+cp "$T/src.bin" "$T/remote/movie.mov"
+mkdir -p "$T/pulled"
+ssh_sender sftp --direction read --remote-file movie.mov --runs 2 --local-target "$T/pulled" --cleanup never \
+  --label sftp-read --out "$T/reads" >"$T/read.log" 2>&1 || fail "sftp read failed: $(tail -5 "$T/read.log")"
+csv=$T/reads/transfers.csv
+csv_role_all "$csv" sender status ok
+csv_role_all "$csv" sender direction read
+csv_role_all "$csv" sender bytes 50331648
+[ -z "$(csv_role_col "$csv" sender cache | sort -u)" ] || fail "an sftp read claims a cache state"
+for f in "$T"/pulled/nasperf-*.dat; do cmp -s "$T/src.bin" "$f" || fail "$f differs from the remote file"; done
+[ "$(ls "$T"/pulled/nasperf-*.dat | wc -l)" = 2 ] || fail "expected 2 pulled files: $(ls "$T/pulled")"
+[ -f "$T/remote/movie.mov" ] || fail "the remote file was removed after a read"
+if ssh_sender sftp --direction read --remote-file nothing-here --runs 1 --out "$T/reads-missing" >"$T/missing.log" 2>&1; then
+  fail "a read of a missing remote file succeeded"
+fi
+grep -q "nothing-here" "$T/missing.log" || fail "the missing file is not named: $(tail -2 "$T/missing.log")"
+echo "ok: sftp + scp loops byte-identical, rows beside native, no overwrite, cleanup, free-space guard; sftp reads byte-identical"
