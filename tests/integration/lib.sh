@@ -169,11 +169,16 @@ cpu_quota() {
   [ -f /sys/fs/cgroup/cpu/cpu.cfs_quota_us ] || skip "no cgroup v1 cpu controller with CFS bandwidth (the CPU limit needs it)"
   dir=/sys/fs/cgroup/cpu/nasperf-it-$name-$$
   mkdir -p "$dir"
-  CLEANUPS+=("rmdir '$dir' 2>/dev/null || { sleep 1; rmdir '$dir'; }")  # its processes are being stopped
+  # Removable once its processes are gone (stop_pids has waited for ours); a bounded
+  # wait that never exits the cleanup (wait_for would fail out of the trap).
+  CLEANUPS+=("for _ in \$(seq 200); do cgroup_empty '$dir' && break; sleep 0.05; done; rmdir '$dir'")
   echo 100000 >"$dir/cpu.cfs_period_us"
   echo $((percent * 1000)) >"$dir/cpu.cfs_quota_us"
   printf -v "${name}_CGROUP" '%s' "$dir"
 }
+
+# cgroup_empty DIR: no process is left in the cgroup DIR.
+cgroup_empty() { [ ! -s "$1/cgroup.procs" ]; }
 
 # in_cgroup DIR CMD...: runs CMD inside the cgroup DIR.
 in_cgroup() { sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$@"; }
