@@ -72,7 +72,7 @@ three=$work/lab-three-clients/transfers.csv
 [ "$(csv_role_col "$three" sender status | grep -c '^ok$')" = 9 ] || fail "three clients: not 9 ok sender rows"
 [ "$(csv_role_col "$three" receiver status | grep -c '^ok$')" = 9 ] || fail "three clients: not 9 ok receiver rows"
 in_section three-clients "n counts one per host and iteration \(3 hosts" || fail "report does not say what n counts"
-# Reads: "the cold runs read 150 MB/s ... cache_resident_pct 0, verdict disk; the warm runs 236 MB/s, 100 resident"
+# Reads: "the cold runs read 60 MB/s ... cache_resident_pct 0, verdict disk; the warm runs 236 MB/s, 100 resident"
 reads=$work/lab-reads/transfers.csv
 read_rows() {  # label column: the receiver's measured cells
   paste -d' ' <(csv_role_col "$reads" receiver label) <(csv_role_col "$reads" receiver warmup) \
@@ -82,7 +82,7 @@ read_rows() {  # label column: the receiver's measured cells
 [ "$(read_rows array-cold mb_per_s | wc -l)" = 3 ] || fail "expected 3 ok cold reads: $(cat "$reads")"
 cold=$(read_rows array-cold mb_per_s | median)
 warm=$(read_rows array-warm mb_per_s | median)
-awk -v a="$cold" 'BEGIN { exit !(a >= 135 && a <= 165) }' || fail "cold reads ran at $cold MB/s, the text says 150"
+awk -v a="$cold" 'BEGIN { exit !(a >= 54 && a <= 66) }' || fail "cold reads ran at $cold MB/s, the text says 60"
 awk -v c="$cold" -v w="$warm" 'BEGIN { exit !(w > 1.3 * c) }' || fail "warm reads ($warm MB/s) are not faster than cold ($cold)"
 [ "$(read_rows array-cold bottleneck | sort -u)" = disk ] || fail "cold reads' verdicts: $(read_rows array-cold bottleneck | sort -u)"
 read_rows array-cold cache_resident_pct | awk '$1 > 5 { exit 1 }' || fail "a cold read began cached: $(read_rows array-cold cache_resident_pct)"
