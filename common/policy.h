@@ -57,6 +57,10 @@ std::string TransferFileName(const std::string& run_id, int iteration, int strea
 
 // The stream count every entry point allows (CLI, plan, agent job).
 inline constexpr int kMaxStreams = 64;
+// Fixed TCP socket buffers (--window, or sized from the path): beyond the upper bound
+// they only waste memory; below the lower one TCP cannot keep a LAN full.
+inline constexpr uint64_t kMinWindow = 64ULL << 10;
+inline constexpr uint64_t kMaxWindow = 512ULL << 20;
 // Default ports: a receiver's or agent's control port (its data port is the next one)
 // and a collector's.
 inline constexpr uint16_t kAgentPort = 7600;

@@ -42,7 +42,6 @@ constexpr int kMaxConnections = 256;
 // yet: a slow-header flood cannot hold the slots real transfers need.
 constexpr int64_t kHeaderDeadlineNs = 5'000'000'000;
 constexpr int kMaxUnadmittedPerSource = 16;
-constexpr uint64_t kMaxWindow = 512ULL << 20;  // socket buffers beyond this only waste memory
 
 class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
  public:

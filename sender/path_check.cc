@@ -9,6 +9,7 @@
 #include "common/netinfo.h"
 #include "common/pmtu.h"
 #include "common/receiver_client.h"
+#include "common/policy.h"
 #include "common/units.h"
 
 namespace nasperf {
@@ -184,7 +185,7 @@ uint64_t AutoWindowBytes(const PathFacts& f) {
   const double bdp = static_cast<double>(*f.link_mbps) * 1e6 / 8 * f.rtt_ms / 1e3;
   const uint64_t want = static_cast<uint64_t>(2 * bdp);
   if (want <= KernelSendBufferMax()) return 0;
-  return std::min<uint64_t>(want, 512ULL << 20);
+  return std::min<uint64_t>(want, kMaxWindow);
 }
 
 absl::StatusOr<int> RunProbe(const ProbeOptions& options, std::FILE* out) {

@@ -1,0 +1,100 @@
+// nasperf collector and flush: the flags of the row store and their wiring.
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "cli/commands.h"
+#include "cli/flags.h"
+#include "collector/collector.h"
+
+namespace nasperf::cli {
+namespace {
+
+// ----------------------------------------------------------------- collector
+
+struct CollectorFlags {
+  std::string out = "./nasperf-results", listen = ":7700", token_file, port_file, max_store = "20GiB";
+  ServerTls tls;
+};
+
+CLI::App* AddCollector(CLI::App& app, CollectorFlags& f) {
+  auto* cmd = app.add_subcommand("collector", "Collect every agent's rows into DIR/transfers.csv and samples.csv");
+  cmd->add_option("--out", f.out, "Directory for the CSV files (appended; a restart continues them)")->capture_default_str();
+  cmd->add_option("--listen", f.listen, "gRPC address ADDR:PORT")->capture_default_str();
+  AddTokenFlag(cmd, f.token_file);
+  AddServerTlsFlags(cmd, f.tls);
+  cmd->add_flag("--plaintext", f.tls.plaintext, "No TLS: tokens and rows cross the network readable (reporters need it too)");
+  AddPortFileFlag(cmd, f.port_file);
+  cmd->add_option("--max-store", f.max_store,
+                  "Refuse rows once the CSV files would grow past this (0 = no limit); reporters keep them spooled")
+      ->capture_default_str();
+  return cmd;
+}
+
+int RunCollector(const CollectorFlags& f) {
+  const std::string cmd = "collector";
+  CollectorOptions options;
+  options.out_dir = f.out;
+  options.listen = AddressFlag(cmd, "--listen", f.listen, kCollectorPort, /*allow_zero=*/true);
+  options.tls = f.tls;
+  options.console = stdout;
+  options.max_store_bytes = SizeFlag(cmd, "--max-store", f.max_store);
+  const TokenSource token = TokenFlag(cmd, f.token_file, /*generate_if_missing=*/true);
+  options.token = token.token;
+  const StopSignals signals = StopSignals::Block();
+  auto collector = Collector::Start(options);
+  if (!collector.ok()) return Fail(cmd, collector.status());
+  std::printf("nasperf collector: port %u, %s\n", (*collector)->port(), (*collector)->security().summary.c_str());
+  SayToken(cmd, token, "every agent");
+  std::fflush(stdout);
+  if (!f.port_file.empty()) {
+    if (absl::Status s = WritePortFile(f.port_file, absl::StrCat("port=", (*collector)->port(), "\n")); !s.ok()) {
+      return Fail(cmd, s);
+    }
+  }
+  const int signal_number = signals.Wait();
+  (*collector)->Shutdown();
+  CollectorCounters c = (*collector)->counters();
+  std::printf("nasperf collector: stopping (signal %d); %llu rows written, %llu duplicates ignored, %llu reports refused\n",
+              signal_number, static_cast<unsigned long long>(c.rows), static_cast<unsigned long long>(c.duplicates),
+              static_cast<unsigned long long>(c.refused));
+  return 0;
+}
+
+// ----------------------------------------------------------------- flush
+
+struct FlushFlags {
+  std::string wait = "30s", token_file;
+  ReportingFlags reporting;
+};
+
+CLI::App* AddFlush(CLI::App& app, FlushFlags& f) {
+  auto* cmd = app.add_subcommand("flush", "Send the reports spooled for a collector now");
+  AddReportingFlags(cmd, f.reporting);
+  cmd->get_option("--collector")->required();
+  cmd->add_option("--wait", f.wait, "Give up after this long")->capture_default_str();
+  AddTokenFlag(cmd, f.token_file);
+  return cmd;
+}
+
+int RunFlush(const FlushFlags& f) {
+  const TokenSource token = TokenFlag("flush", f.token_file, /*generate_if_missing=*/false);
+  auto spool = StartReporting("flush", f.reporting, token.token, TrustFlags("flush", f.reporting.tls));
+  if (!spool.ok()) return Fail("flush", spool.status());
+  return ReportSpool("flush", **spool, DurationFlag("flush", "--wait", f.wait)) == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+Command AddCollectorCommand(CLI::App& app) {
+  auto f = std::make_shared<CollectorFlags>();
+  return {AddCollector(app, *f), [f] { return RunCollector(*f); }};
+}
+
+Command AddFlushCommand(CLI::App& app) {
+  auto f = std::make_shared<FlushFlags>();
+  return {AddFlush(app, *f), [f] { return RunFlush(*f); }};
+}
+
+}  // namespace nasperf::cli

@@ -1,0 +1,29 @@
+// The nasperf subcommands. Each Add function declares one subcommand and its flags on
+// `app` and returns how to run it once the command line is parsed; main.cc only calls
+// them in order. Single-threaded: call from main before parsing.
+#pragma once
+
+#include <functional>
+
+#include "CLI/CLI.hpp"
+
+namespace nasperf::cli {
+
+struct Command {
+  CLI::App* app = nullptr;      // the subcommand, to ask whether it was given
+  std::function<int()> run;     // its work; returns the exit status
+};
+
+Command AddReceiverCommand(CLI::App& app);     // cli/receiver_command.cc
+Command AddAgentCommand(CLI::App& app);
+Command AddFingerprintCommand(CLI::App& app);
+Command AddSenderCommand(CLI::App& app);       // cli/sender_command.cc
+Command AddProbeCommand(CLI::App& app);
+Command AddDemoCommand(CLI::App& app);
+Command AddCollectorCommand(CLI::App& app);    // cli/collector_command.cc
+Command AddFlushCommand(CLI::App& app);
+Command AddLabCommand(CLI::App& app);          // cli/lab_command.cc
+Command AddReportCommand(CLI::App& app);       // cli/report_command.cc
+Command AddCompareCommand(CLI::App& app);
+
+}  // namespace nasperf::cli

@@ -1,0 +1,437 @@
+// nasperf sender, probe and demo: the flags of the client end and their wiring.
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "cli/commands.h"
+#include "cli/flags.h"
+#include "collector/csv_sink.h"
+#include "common/payload.h"
+#include "common/validate.h"
+#include "lab/remote_start.h"
+#include "receiver/receiver.h"
+#include "report/html.h"
+#include "report/table.h"
+#include "sender/path_check.h"
+#include "sender/sender.h"
+
+namespace nasperf::cli {
+namespace {
+
+// ----------------------------------------------------------------- sender
+
+struct SenderFlags {
+  std::string to, file, size, pattern = "random", pause = "0s", label, run_id,
+                     write_mode = Name(WriteMode::kBuffered), sync = SyncPolicyName({}), cleanup, out = "./nasperf-results",
+                     interval = "1s", token_file, link_speed, window;
+  std::string transport = Name(TransportKind::kNative), identity, known_hosts, ssh_config, deploy_binary;
+  std::string direction = Name(Direction::kWrite), cache, remote_file, local_target;
+  uint16_t ssh_port = 0;
+  bool accept_new_host_key = false;
+  int runs = 1, warmup = 0, streams = 1;
+  bool verify = false, no_progress = false, direct_fallback = false;
+  ReportingFlags reporting;
+};
+
+CLI::App* AddSender(CLI::App& app, SenderFlags& f) {
+  auto* cmd = app.add_subcommand("sender", "Push files or generated data to a receiver (or over scp/sftp to any SSH server) in timed runs");
+  cmd->add_option("--to", f.to,
+                  "Receiver HOST[:PORT] (control port, default 7600); [user@]host:/dir: start a receiver there over "
+                  "SSH for this run (nothing installed on the NAS); scp/sftp: [user@]host:/remote/dir")->required();
+  cmd->add_option("--transport", f.transport, "native (the receiver agent), or scp/sftp to any SSH server (no agent)")
+      ->capture_default_str()->check(CLI::IsMember(Names<TransportKind>()));
+  cmd->add_option("--ssh-port", f.ssh_port, "SSH port (default: ~/.ssh/config's, else 22)")->check(CLI::Range(1, 65535));
+  cmd->add_option("--identity", f.identity, "SSH private key file to log in with (default: ssh-agent, then ~/.ssh/id_*)");
+  cmd->add_option("--known-hosts", f.known_hosts, "known_hosts file to check the SSH host key against (default ~/.ssh/known_hosts)");
+  cmd->add_option("--ssh-config", f.ssh_config, "ssh_config file to read (default ~/.ssh/config and /etc/ssh/ssh_config)");
+  cmd->add_flag("--accept-new-host-key", f.accept_new_host_key, "Record an unknown SSH host key (a changed one is still refused)");
+  cmd->add_option("--deploy-binary", f.deploy_binary,
+                  "With --to user@host:/dir: the static nasperf to upload (default: this one, if it is the static build)");
+  cmd->add_option("--direction", f.direction,
+                  "write: push to the NAS; read: the NAS streams a file of its target to us (native transport)")
+      ->capture_default_str()->check(CLI::IsMember(Names<Direction>()));
+  cmd->add_option("--cache", f.cache,
+                  "Reads: the NAS's page cache before each run: cold (the file's pages dropped) or warm (read once first); "
+                  "default cold");
+  cmd->add_option("--remote-file", f.remote_file,
+                  "Reads: read this existing file in the receiver's target (a name, no '/'); default: the NAS lays out "
+                  "a file of --size, untimed, and removes it after the run");
+  cmd->add_option("--local-target", f.local_target,
+                  "Reads: write what arrives into this directory (--write-mode, --sync, --cleanup apply); default: discard");
+  auto* file = cmd->add_option("--file", f.file, "Send this file (zero-copy unless --verify)");
+  auto* size = cmd->add_option("--size", f.size, "Send this much generated data, e.g. 45GiB");
+  file->excludes(size);
+  cmd->add_option("--pattern", f.pattern, "Generated data: random (incompressible) or zero")->capture_default_str()
+      ->check(CLI::IsMember({"random", "zero"}));
+  cmd->add_option("--runs", f.runs, "Measured iterations")->capture_default_str()->check(CLI::Range(1, 100000));
+  cmd->add_option("--warmup", f.warmup, "Warm-up iterations first (recorded, marked, not in statistics)")->capture_default_str()
+      ->check(CLI::Range(0, 1000));
+  cmd->add_option("--streams", f.streams, "Parallel streams per iteration")->capture_default_str()->check(CLI::Range(1, kMaxStreams));
+  cmd->add_option("--pause", f.pause, "Pause between iterations, e.g. 30s")->capture_default_str();
+  cmd->add_option("--label", f.label, "Configuration label for comparisons (e.g. cache-on)");
+  cmd->add_option("--run-id", f.run_id, "Run id (default: time + random)");
+  cmd->add_option("--write-mode", f.write_mode, "Receiver write mode: buffered|direct|dsync")->capture_default_str()
+      ->check(CLI::IsMember(Names<WriteMode>()));
+  cmd->add_option("--sync", f.sync, "Sync policy: none|end|every=SIZE (sftp: fsync@openssh.com when offered; scp: none)")->capture_default_str();
+  cmd->add_option("--cleanup", f.cleanup, "Delete received files: each|end|never (default: the receiver's; over scp/sftp each)")
+      ->check(CLI::IsMember(Names<Cleanup>()));
+  cmd->add_flag("--verify", f.verify, "Compare XXH3 checksums end to end");
+  cmd->add_flag("--direct-fallback", f.direct_fallback, "With --write-mode direct: write buffered (and say so) when the target refuses O_DIRECT");
+  cmd->add_option("--out", f.out, "Directory for transfers.csv and samples.csv")->capture_default_str();
+  cmd->add_option("--interval", f.interval, "Per-interval samples every DUR (0 = none)")->capture_default_str();
+  AddTokenFlag(cmd, f.token_file);
+  cmd->add_flag("--no-progress", f.no_progress, "No live progress line");
+  AddLinkSpeedFlag(cmd, f.link_speed);
+  cmd->add_option("--window", f.window, "Fixed TCP socket buffers at both ends, e.g. 16MiB (default: 2 x bandwidth-delay product when autotuning falls short)");
+  AddReportingFlags(cmd, f.reporting);
+  return cmd;
+}
+
+// The SSH login for --to [user@]host:/dir: destination, keys, host-key policy.
+SshOptions MakeSshLogin(const SenderFlags& f) {
+  SshOptions ssh;
+  auto destination = ParseSshDestination(f.to);
+  if (!destination.ok()) UsageError("sender", "--to", destination.status().message());
+  ssh.to = *destination;
+  ssh.port = f.ssh_port;
+  ssh.identity = f.identity;
+  ssh.known_hosts = f.known_hosts;
+  ssh.config_file = f.ssh_config;
+  ssh.accept_new_host_key = f.accept_new_host_key;
+  ssh.prompt = isatty(STDIN_FILENO) != 0;
+  return ssh;
+}
+
+// --transport scp|sftp: the SSH login and the transport's knobs; the flags that need
+// the agent are refused.
+SshOptions MakeSshOptions(const SenderFlags& f, TransportKind transport) {
+  const std::string cmd = "sender";
+  SshOptions ssh = MakeSshLogin(f);
+  ssh.sftp = transport == TransportKind::kSftp;
+  // Benchmark knobs (docs/PERFORMANCE.md): bytes per SFTP write (at most
+  // kMaxSftpWrite) and writes in flight (1 = plain sftp_write).
+  if (const char* size = std::getenv("NASPERF_SFTP_WRITE"); size != nullptr) {
+    auto parsed = ParseSize(size);
+    if (!parsed.ok() || *parsed == 0 || *parsed > kMaxSftpWrite) {
+      UsageError(cmd, "NASPERF_SFTP_WRITE", absl::StrCat("must be a size from 1 to ", kMaxSftpWrite, " bytes"));
+    }
+    ssh.sftp_write_size = *parsed;
+  }
+  if (const char* depth = std::getenv("NASPERF_SFTP_IN_FLIGHT"); depth != nullptr) {
+    int parsed = std::atoi(depth);
+    if (parsed < 1 || parsed > 256) UsageError(cmd, "NASPERF_SFTP_IN_FLIGHT", "must be 1 to 256");
+    ssh.sftp_writes_in_flight = static_cast<size_t>(parsed);
+  }
+  if (f.verify) UsageError(cmd, "--verify", "needs the receiver agent (--transport native); compare files with cmp or sha256sum");
+  if (EnumFlag<WriteMode>(cmd, "--write-mode", f.write_mode) != WriteMode::kBuffered) {
+    UsageError(cmd, "--write-mode", "needs the receiver agent (--transport native)");
+  }
+  return ssh;
+}
+
+// --to [user@]host:/dir with the native transport: a receiver started over SSH.
+bool DeploysReceiver(const SenderFlags& f) {
+  if (EnumFlag<TransportKind>("sender", "--transport", f.transport) != TransportKind::kNative) return false;
+  auto destination = ParseSshDestination(f.to);
+  return destination.ok() && absl::StartsWith(destination->dir, "/");
+}
+
+// --direction and the flags only a read takes (--cache, --remote-file, --local-target).
+void SetDirection(const SenderFlags& f, SenderOptions& o) {
+  const std::string cmd = "sender";
+  o.direction = EnumFlag<Direction>(cmd, "--direction", f.direction);
+  if (o.direction == Direction::kRead) {
+    if (o.transport == TransportKind::kScp) UsageError(cmd, "--direction", "read over SSH needs --transport sftp");
+    if (o.transport == TransportKind::kSftp) {
+      if (f.remote_file.empty()) UsageError(cmd, "--remote-file", "a read over sftp pulls an existing file: give its name");
+      if (!f.cache.empty()) {
+        UsageError(cmd, "--cache", "needs the receiver agent: over sftp the server's page cache is not nasperf's to control");
+      }
+    }
+    if (!f.file.empty()) {
+      UsageError(cmd, "--file", "is what a write sends; a read reads --remote-file, or a file of --size the NAS lays out");
+    }
+    if (f.size.empty() == f.remote_file.empty()) UsageError(cmd, "--size", "a read needs --size SIZE or --remote-file NAME");
+    if (!f.remote_file.empty()) {
+      if (absl::Status s = CheckFileName("--remote-file", f.remote_file); !s.ok()) UsageError(cmd, "--remote-file", s.message());
+    }
+    o.cache = f.cache.empty() ? CacheState::kCold : EnumFlag<CacheState>(cmd, "--cache", f.cache);
+    o.remote_file = f.remote_file;
+    o.local_target = f.local_target;
+  } else {
+    for (auto [given, flag] : {std::pair{!f.cache.empty(), "--cache"}, {!f.remote_file.empty(), "--remote-file"},
+                               {!f.local_target.empty(), "--local-target"}}) {
+      if (given) UsageError(cmd, flag, "only with --direction read");
+    }
+  }
+}
+
+absl::StatusOr<SenderOptions> MakeSenderOptions(const SenderFlags& f) {
+  const std::string cmd = "sender";
+  SenderOptions o;
+  o.transport = EnumFlag<TransportKind>(cmd, "--transport", f.transport);
+  const bool deploys = DeploysReceiver(f);
+  if (deploys) {
+    o.ssh = MakeSshLogin(f);  // the receiver's login; the data goes native
+  } else if (o.transport == TransportKind::kNative) {
+    o.to = AddressFlag(cmd, "--to", f.to, kAgentPort, false);
+    for (auto [given, flag] : {std::pair{f.ssh_port != 0, "--ssh-port"}, {!f.identity.empty(), "--identity"},
+                               {!f.known_hosts.empty(), "--known-hosts"}, {!f.ssh_config.empty(), "--ssh-config"},
+                               {f.accept_new_host_key, "--accept-new-host-key"}}) {
+      if (given) UsageError(cmd, flag, "only with --to [user@]host:/dir or --transport scp|sftp");
+    }
+  } else {
+    o.ssh = MakeSshOptions(f, o.transport);
+  }
+  if (!f.deploy_binary.empty() && !deploys) UsageError(cmd, "--deploy-binary", "only with --to [user@]host:/dir");
+  if (deploys && (f.reporting.tls.plaintext || !f.reporting.tls.ca.empty())) {
+    UsageError(cmd, f.reporting.tls.plaintext ? "--plaintext" : "--tls-ca",
+               "not with --to [user@]host:/dir: the receiver started there serves TLS with the key it shows over SSH");
+  }
+  o.file = f.file;
+  SetDirection(f, o);
+  if (f.file.empty() && f.size.empty() && f.remote_file.empty()) UsageError(cmd, "--size", "give --size SIZE or --file PATH");
+  if (!f.size.empty()) {
+    o.size = SizeFlag(cmd, "--size", f.size);
+    if (o.size == 0) UsageError(cmd, "--size", "must be more than 0");
+  }
+  o.pattern = *ParsePattern(f.pattern);
+  o.runs = f.runs;
+  o.warmup = f.warmup;
+  o.streams = f.streams;
+  o.pause = DurationFlag(cmd, "--pause", f.pause);
+  o.label = f.label;
+  o.run_id = f.run_id;
+  if (!f.run_id.empty()) {
+    // It becomes part of file names on the target (over SSH nothing else checks it).
+    if (absl::Status valid = CheckRunId(f.run_id); !valid.ok()) UsageError(cmd, "--run-id", valid.message());
+  }
+  o.write_mode = EnumFlag<WriteMode>(cmd, "--write-mode", f.write_mode);
+  auto sync = ParseSyncPolicy(f.sync);
+  if (!sync.ok()) UsageError(cmd, "--sync", sync.status().message());
+  o.sync_policy = *sync;
+  if (!f.cleanup.empty()) o.cleanup = EnumFlag<Cleanup>(cmd, "--cleanup", f.cleanup);
+  o.verify = f.verify;
+  o.direct_fallback = f.direct_fallback;
+  o.interval_s = absl::ToDoubleSeconds(DurationFlag(cmd, "--interval", f.interval));
+  if (absl::Status s = CheckInterval(o.interval_s); !s.ok()) UsageError(cmd, "--interval", s.message());
+  o.progress = !f.no_progress && isatty(STDOUT_FILENO);
+  o.link_mbps = LinkSpeedFlag(cmd, f.link_speed);
+  if (!f.window.empty()) {
+    o.window_bytes = SizeFlag(cmd, "--window", f.window);
+    if (o.window_bytes < kMinWindow || o.window_bytes > kMaxWindow) {
+      UsageError(cmd, "--window", absl::StrCat("must be between ", FormatSize(kMinWindow), " and ", FormatSize(kMaxWindow)));
+    }
+  }
+  // A receiver started over SSH gets a token of its own (RunSenderCommand); the
+  // shared one is needed only toward a collector then.
+  if ((o.transport == TransportKind::kNative && !deploys) || !f.reporting.collector.empty()) {
+    o.token = TokenFlag(cmd, f.token_file, /*generate_if_missing=*/false).token;
+  }
+  if (o.transport == TransportKind::kNative || !f.reporting.collector.empty()) o.trust = TrustFlags(cmd, f.reporting.tls);
+  return o;
+}
+
+// Prints where the rows went and turns the outcome into the exit status.
+int FinishSender(const absl::StatusOr<SenderOutcome>& outcome, const CsvSink* csv, SpoolingSink* spool) {
+  if (!outcome.ok()) return Fail("sender", outcome.status());
+  if (csv != nullptr) {
+    std::printf("\nresults: %s\n         %s\n", csv->transfers_path().c_str(), csv->samples_path().c_str());
+  }
+  if (spool != nullptr) ReportSpool("sender", *spool, absl::Seconds(10));
+  if (outcome->failed > 0) {
+    std::fprintf(stderr, "nasperf sender: %d of %d transfers failed (see the error column)\n",
+                 outcome->failed, outcome->transfers);
+    return 1;
+  }
+  return 0;
+}
+
+// For --to [user@]host:/dir: starts a receiver there over SSH (uploading the static
+// binary when needed) and points the native loop at it, with a token of its own.
+absl::StatusOr<std::unique_ptr<RemoteAgent>> StartDeployedReceiver(const SenderFlags& f, SenderOptions& options) {
+  RemoteAgentOptions r;
+  r.ssh = options.ssh;
+  r.role = "receiver";
+  r.deploy_binary = f.deploy_binary;
+  r.target = options.ssh.to.dir;
+  r.token = RandomHex(32);
+  auto remote = RemoteAgent::Start(r, [](const std::string& line) {
+    std::printf("%s\n", line.c_str());
+    std::fflush(stdout);
+  });
+  if (!remote.ok()) return remote.status();
+  std::printf("ssh %s: receiver started (pid %d) on %s, target %s\n", options.ssh.to.host.c_str(),
+              (*remote)->remote_pid(), FormatHostPort((*remote)->address()).c_str(), r.target.c_str());
+  std::fflush(stdout);
+  options.to = (*remote)->address();
+  options.receiver_fingerprint = (*remote)->fingerprint();
+  options.token = r.token;
+  return remote;
+}
+
+int RunSenderCommand(const SenderFlags& f) {
+  const std::atomic<bool>* stop = StopOnSignal("sender", "aborting the transfers");
+  auto options = MakeSenderOptions(f);
+  if (!options.ok()) return Fail("sender", options.status());
+  options->cancel = stop;
+  auto spool = StartReporting("sender", f.reporting, options->token, options->trust);
+  if (!spool.ok()) return Fail("sender", spool.status());
+  std::unique_ptr<CsvSink> csv;
+  ReportSink* sink = spool->get();
+  if (sink == nullptr) {
+    auto opened = CsvSink::Open(f.out);
+    if (!opened.ok()) return Fail("sender", opened.status());
+    csv = std::move(*opened);
+    sink = csv.get();
+  }
+  std::unique_ptr<RemoteAgent> deployed;
+  if (DeploysReceiver(f)) {
+    auto started = StartDeployedReceiver(f, *options);
+    if (!started.ok()) return Fail("sender", started.status());
+    deployed = std::move(*started);
+  }
+  absl::StatusOr<SenderOutcome> outcome = RunSender(*options, *sink, stdout);
+  if (absl::IsUnavailable(outcome.status()) && !f.reporting.tls.plaintext &&
+      options->transport == TransportKind::kNative && deployed == nullptr) {
+    outcome = absl::UnavailableError(absl::StrCat(
+        outcome.status().message(), " (if the receiver runs with --plaintext, pass --plaintext too)"));
+  }
+  if (deployed != nullptr) {
+    absl::Status stopped = deployed->Stop();
+    if (stopped.ok()) {
+      std::printf("ssh %s: receiver stopped\n", options->ssh.to.host.c_str());
+      std::fflush(stdout);
+    } else {
+      std::fprintf(stderr, "nasperf sender: %s\n", std::string(stopped.message()).c_str());
+      if (outcome.ok()) outcome = stopped;
+    }
+  }
+  const int rc = FinishSender(outcome, csv.get(), spool->get());
+  return stop->load() ? 130 : rc;
+}
+
+// ----------------------------------------------------------------- probe
+
+struct ProbeFlags {
+  std::string to, token_file, link_speed;
+  ClientTls tls;
+};
+
+CLI::App* AddProbe(CLI::App& app, ProbeFlags& f) {
+  auto* cmd = app.add_subcommand("probe", "Check the path to a receiver (MTU, path MTU, MSS, link); exit 1 on a problem");
+  cmd->add_option("to", f.to, "Receiver HOST[:PORT] (control port, default 7600)")->required();
+  AddTokenFlag(cmd, f.token_file);
+  AddLinkSpeedFlag(cmd, f.link_speed);
+  AddClientTlsFlags(cmd, f.tls);
+  return cmd;
+}
+
+int RunProbeCommand(const ProbeFlags& f) {
+  const std::string cmd = "probe";
+  ProbeOptions o;
+  o.to = AddressFlag(cmd, "to", f.to, kAgentPort, false);
+  o.link_mbps = LinkSpeedFlag(cmd, f.link_speed);
+  const TokenSource token = TokenFlag(cmd, f.token_file, /*generate_if_missing=*/false);
+  o.token = token.token;
+  o.trust = TrustFlags(cmd, f.tls);
+  auto verdict = RunProbe(o, stdout);
+  if (!verdict.ok()) return Fail(cmd, verdict.status());
+  return *verdict;
+}
+
+// ----------------------------------------------------------------- demo
+
+struct DemoFlags {
+  std::string size = "256MiB", dir;
+  int runs = 5;
+};
+
+CLI::App* AddDemo(CLI::App& app, DemoFlags& f) {
+  auto* cmd = app.add_subcommand("demo", "Receiver + sender on loopback: a few runs into a temporary target");
+  cmd->add_option("--size", f.size, "Size of each transfer")->capture_default_str();
+  cmd->add_option("--runs", f.runs, "Measured iterations (one warm-up comes first)")->capture_default_str()->check(CLI::Range(1, 100));
+  cmd->add_option("--dir", f.dir, "Where to put the target and the results (default: a new temporary directory)");
+  return cmd;
+}
+
+int RunDemo(const DemoFlags& f) {
+  const std::string cmd = "demo";
+  std::string dir = f.dir;
+  if (dir.empty()) {
+    char pattern[] = "/tmp/nasperf-demo-XXXXXX";
+    if (mkdtemp(pattern) == nullptr) return Fail(cmd, absl::InternalError("mkdtemp failed"));
+    dir = pattern;
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(dir + "/target", ec);
+  if (ec) return Fail(cmd, absl::InternalError(absl::StrCat("mkdir ", dir, "/target: ", ec.message())));
+
+  ReceiverOptions rx;
+  rx.target = dir + "/target";
+  rx.listen = {"127.0.0.1", 0};
+  rx.token = RandomHex(16);
+  rx.min_free = 0;
+  auto receiver = Receiver::Start(rx);
+  if (!receiver.ok()) return Fail(cmd, receiver.status());
+  std::printf("nasperf demo: receiver on 127.0.0.1:%u writing into %s\n\n", (*receiver)->control_port(),
+              rx.target.c_str());
+
+  SenderOptions tx;
+  tx.to = {"127.0.0.1", (*receiver)->control_port()};
+  tx.token = rx.token;
+  tx.trust = TrustFlags(cmd, {});
+  tx.receiver_fingerprint = (*receiver)->security().fingerprint;  // TLS, pinned to the receiver it just started
+  tx.size = SizeFlag(cmd, "--size", f.size);
+  tx.runs = f.runs;
+  tx.warmup = 1;
+  tx.pause = absl::Milliseconds(200);
+  tx.label = "demo";
+  tx.verify = true;
+  tx.interval_s = 0.25;
+  tx.progress = isatty(STDOUT_FILENO);
+  auto sink = CsvSink::Open(dir + "/results");
+  if (!sink.ok()) return Fail(cmd, sink.status());
+  int rc = FinishSender(RunSender(tx, **sink, stdout), sink->get(), nullptr);
+  (*receiver)->Shutdown();
+  std::printf("\nThe sender's rows time what a user waits for (first byte to the receiver's answer);\n"
+              "the receiver's rows time first byte to data on disk (fdatasync done).\n");
+  const std::string results = dir + "/results";
+  const std::string html = results + "/report.html";
+  auto table = LoadResults({results});
+  absl::Status written = table.ok() ? WriteHtmlReportFor(*table, std::nullopt, html, "nasperf " NASPERF_VERSION) : table.status();
+  if (!written.ok()) {
+    Fail(cmd, absl::InternalError(absl::StrCat("no HTML report: ", written.message())));
+    return rc != 0 ? rc : 1;
+  }
+  std::printf("\nreport:  %s (charts; open it in a browser; or: nasperf report %s)\n", html.c_str(),
+              results.c_str());
+  return rc;
+}
+
+}  // namespace
+
+Command AddSenderCommand(CLI::App& app) {
+  auto f = std::make_shared<SenderFlags>();
+  return {AddSender(app, *f), [f] { return RunSenderCommand(*f); }};
+}
+
+Command AddProbeCommand(CLI::App& app) {
+  auto f = std::make_shared<ProbeFlags>();
+  return {AddProbe(app, *f), [f] { return RunProbeCommand(*f); }};
+}
+
+Command AddDemoCommand(CLI::App& app) {
+  auto f = std::make_shared<DemoFlags>();
+  return {AddDemo(app, *f), [f] { return RunDemo(*f); }};
+}
+
+}  // namespace nasperf::cli
