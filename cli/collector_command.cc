@@ -87,14 +87,8 @@ int RunFlush(const FlushFlags& f) {
 
 }  // namespace
 
-Command AddCollectorCommand(CLI::App& app) {
-  auto f = std::make_shared<CollectorFlags>();
-  return {AddCollector(app, *f), [f] { return RunCollector(*f); }};
-}
+Command AddCollectorCommand(CLI::App& app) { return CommandOf<CollectorFlags>(app, AddCollector, RunCollector); }
 
-Command AddFlushCommand(CLI::App& app) {
-  auto f = std::make_shared<FlushFlags>();
-  return {AddFlush(app, *f), [f] { return RunFlush(*f); }};
-}
+Command AddFlushCommand(CLI::App& app) { return CommandOf<FlushFlags>(app, AddFlush, RunFlush); }
 
 }  // namespace nasperf::cli

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 
 #include "CLI/CLI.hpp"
 
@@ -13,6 +14,14 @@ struct Command {
   CLI::App* app = nullptr;      // the subcommand, to ask whether it was given
   std::function<int()> run;     // its work; returns the exit status
 };
+
+// A command whose flags live in a Flags struct that `add` declares on `app` (returning
+// the subcommand) and `run` reads after parsing: the struct lives as long as the Command.
+template <typename Flags, typename Add, typename Run>
+Command CommandOf(CLI::App& app, Add add, Run run) {
+  auto flags = std::make_shared<Flags>();
+  return {add(app, *flags), [flags, run] { return run(*flags); }};
+}
 
 Command AddReceiverCommand(CLI::App& app);     // cli/receiver_command.cc
 Command AddAgentCommand(CLI::App& app);

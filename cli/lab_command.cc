@@ -60,9 +60,6 @@ int RunLabCommand(const LabFlags& f) {
 
 }  // namespace
 
-Command AddLabCommand(CLI::App& app) {
-  auto f = std::make_shared<LabFlags>();
-  return {AddLab(app, *f), [f] { return RunLabCommand(*f); }};
-}
+Command AddLabCommand(CLI::App& app) { return CommandOf<LabFlags>(app, AddLab, RunLabCommand); }
 
 }  // namespace nasperf::cli

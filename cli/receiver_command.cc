@@ -175,13 +175,11 @@ int RunFingerprint() {
 }  // namespace
 
 Command AddReceiverCommand(CLI::App& app) {
-  auto f = std::make_shared<ReceiverFlags>();
-  return {AddReceiver(app, *f), [f] { return RunReceiver(*f); }};
+  return CommandOf<ReceiverFlags>(app, AddReceiver, [](const ReceiverFlags& f) { return RunReceiver(f); });
 }
 
 Command AddAgentCommand(CLI::App& app) {
-  auto f = std::make_shared<ReceiverFlags>();
-  return {AddAgent(app, *f), [f] { return RunReceiver(*f, /*as_agent=*/true); }};
+  return CommandOf<ReceiverFlags>(app, AddAgent, [](const ReceiverFlags& f) { return RunReceiver(f, /*as_agent=*/true); });
 }
 
 Command AddFingerprintCommand(CLI::App& app) { return {AddFingerprint(app), RunFingerprint}; }

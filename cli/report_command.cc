@@ -95,14 +95,8 @@ int RunCompare(const ReportFlags& f) {
 
 }  // namespace
 
-Command AddReportCommand(CLI::App& app) {
-  auto f = std::make_shared<ReportFlags>();
-  return {AddReport(app, *f), [f] { return RunReport(*f); }};
-}
+Command AddReportCommand(CLI::App& app) { return CommandOf<ReportFlags>(app, AddReport, RunReport); }
 
-Command AddCompareCommand(CLI::App& app) {
-  auto f = std::make_shared<ReportFlags>();
-  return {AddCompare(app, *f), [f] { return RunCompare(*f); }};
-}
+Command AddCompareCommand(CLI::App& app) { return CommandOf<ReportFlags>(app, AddCompare, RunCompare); }
 
 }  // namespace nasperf::cli

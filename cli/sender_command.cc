@@ -419,19 +419,10 @@ int RunDemo(const DemoFlags& f) {
 
 }  // namespace
 
-Command AddSenderCommand(CLI::App& app) {
-  auto f = std::make_shared<SenderFlags>();
-  return {AddSender(app, *f), [f] { return RunSenderCommand(*f); }};
-}
+Command AddSenderCommand(CLI::App& app) { return CommandOf<SenderFlags>(app, AddSender, RunSenderCommand); }
 
-Command AddProbeCommand(CLI::App& app) {
-  auto f = std::make_shared<ProbeFlags>();
-  return {AddProbe(app, *f), [f] { return RunProbeCommand(*f); }};
-}
+Command AddProbeCommand(CLI::App& app) { return CommandOf<ProbeFlags>(app, AddProbe, RunProbeCommand); }
 
-Command AddDemoCommand(CLI::App& app) {
-  auto f = std::make_shared<DemoFlags>();
-  return {AddDemo(app, *f), [f] { return RunDemo(*f); }};
-}
+Command AddDemoCommand(CLI::App& app) { return CommandOf<DemoFlags>(app, AddDemo, RunDemo); }
 
 }  // namespace nasperf::cli
