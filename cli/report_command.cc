@@ -19,7 +19,7 @@ namespace {
 const std::vector<std::string>& GroupingColumns() {
   static const auto* columns = new std::vector<std::string>{
       "label", "write_mode", "sync_policy", "transport", "mtu", "path_mtu", "mss", "link_mbps",
-      "host", "peer", "run_id", "direction", "cache"};
+      "host", "peer", "run_id", "direction", "cache", "read_mode"};
   return *columns;
 }
 

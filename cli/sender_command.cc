@@ -33,7 +33,7 @@ struct SenderFlags {
                      write_mode = Name(WriteMode::kBuffered), sync = SyncPolicyName({}), cleanup, out = "./nasperf-results",
                      interval = "1s", token_file, link_speed, window;
   std::string transport = Name(TransportKind::kNative), identity, known_hosts, ssh_config, deploy_binary;
-  std::string direction = Name(Direction::kWrite), cache, remote_file, local_target;
+  std::string direction = Name(Direction::kWrite), cache, read_mode, remote_file, local_target;
   uint16_t ssh_port = 0;
   bool accept_new_host_key = false;
   int runs = 1, warmup = 0, streams = 1;
@@ -61,6 +61,10 @@ CLI::App* AddSender(CLI::App& app, SenderFlags& f) {
   cmd->add_option("--cache", f.cache,
                   "Reads: the NAS's page cache before each run: cold (the file's pages dropped) or warm (read once first); "
                   "default cold");
+  cmd->add_option("--read-mode", f.read_mode,
+                  "Reads: how the NAS reads the file: buffered (through its page cache) or direct (O_DIRECT, past "
+                  "it: a cold read where dropping pages cannot promise one, e.g. ZFS 2.3+); default buffered")
+      ->check(CLI::IsMember(Names<ReadMode>()));
   cmd->add_option("--remote-file", f.remote_file,
                   "Reads: read this existing file in the receiver's target (a name, no '/'); default: the NAS lays out "
                   "a file of --size, untimed, and removes it after the run");
@@ -152,8 +156,8 @@ void SetDirection(const SenderFlags& f, SenderOptions& o) {
     if (o.transport == TransportKind::kScp) UsageError(cmd, "--direction", "read over SSH needs --transport sftp");
     if (o.transport == TransportKind::kSftp) {
       if (f.remote_file.empty()) UsageError(cmd, "--remote-file", "a read over sftp pulls an existing file: give its name");
-      if (!f.cache.empty()) {
-        UsageError(cmd, "--cache", "needs the receiver agent: over sftp the server's page cache is not nasperf's to control");
+      for (auto [given, flag] : {std::pair{!f.cache.empty(), "--cache"}, {!f.read_mode.empty(), "--read-mode"}}) {
+        if (given) UsageError(cmd, flag, "needs the receiver agent: over sftp the server's page cache is not nasperf's to control");
       }
     }
     if (!f.file.empty()) {
@@ -164,10 +168,11 @@ void SetDirection(const SenderFlags& f, SenderOptions& o) {
       if (absl::Status s = CheckFileName("--remote-file", f.remote_file); !s.ok()) UsageError(cmd, "--remote-file", s.message());
     }
     o.cache = f.cache.empty() ? CacheState::kCold : EnumFlag<CacheState>(cmd, "--cache", f.cache);
+    o.read_mode = f.read_mode.empty() ? ReadMode::kBuffered : EnumFlag<ReadMode>(cmd, "--read-mode", f.read_mode);
     o.remote_file = f.remote_file;
     o.local_target = f.local_target;
   } else {
-    for (auto [given, flag] : {std::pair{!f.cache.empty(), "--cache"}, {!f.remote_file.empty(), "--remote-file"},
+    for (auto [given, flag] : {std::pair{!f.cache.empty(), "--cache"}, {!f.read_mode.empty(), "--read-mode"}, {!f.remote_file.empty(), "--remote-file"},
                                {!f.local_target.empty(), "--local-target"}}) {
       if (given) UsageError(cmd, flag, "only with --direction read");
     }

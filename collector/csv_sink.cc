@@ -27,7 +27,7 @@ const std::vector<std::string>& TransferColumns() {
       "error",
       // appended after the contract columns
       "transfer_id", "warmup", "source_wait_pct", "notes", "cpu_user_s", "cpu_sys_s",
-      "cpu_busy_pct", "direction", "cache", "cache_resident_pct"};
+      "cpu_busy_pct", "direction", "cache", "cache_resident_pct", "read_mode"};
   return *columns;
 }
 
@@ -104,6 +104,7 @@ std::string TransferRow(const proto::TransferReport& r) {
       CsvText(r.direction()),
       CsvText(r.cache()),
       opt(r.has_cache_resident_pct(), Pct(r.cache_resident_pct())),
+      CsvText(r.read_mode()),
   };
   return CsvLine(cells);
 }

@@ -60,12 +60,25 @@ absl::Status ReadThrough(int fd, uint64_t length, const std::string& path) {
   return absl::OkStatus();
 }
 
+absl::Status ReadPastCache(int fd, const std::string& path) {
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags < 0) return ErrnoStatus(errno, absl::StrCat("fcntl ", path));
+  if (::fcntl(fd, F_SETFL, flags | O_DIRECT) != 0) {
+    if (errno == EINVAL) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the file system of ", path, " refuses O_DIRECT reads: use --read-mode buffered (and --cache cold)"));
+    }
+    return ErrnoStatus(errno, absl::StrCat("fcntl O_DIRECT ", path));
+  }
+  return absl::OkStatus();
+}
+
 std::string ColdCacheCaveat(int fd) {
   struct statfs fs {};
   if (::fstatfs(fd, &fs) != 0 || static_cast<long>(fs.f_type) != kZfsSuperMagic) return "";
   return "this target is ZFS, whose ARC is not the page cache: dropping the file's pages does not make it cold. "
-         "Use a file larger than the ARC, a test dataset with `zfs set primarycache=metadata`, or O_DIRECT reads "
-         "on OpenZFS 2.3+";
+         "Use a file larger than the ARC, a test dataset with `zfs set primarycache=metadata`, or --read-mode direct "
+         "(O_DIRECT) on OpenZFS 2.3+";
 }
 
 }  // namespace nasperf

@@ -1,8 +1,9 @@
 // A file's pages in the kernel's page cache, for reads with the cache state under
 // control (DESIGN.md section 6, reads): how much of a file is resident (mincore), out
 // of the cache for that file alone (written data synced, then dropped: no global
-// drop_caches), read through once to warm it, and whether the file system caches in
-// the page cache at all (ZFS keeps its own, the ARC). Stateless; thread-safe.
+// drop_caches), read through once to warm it, read past it (O_DIRECT), and whether the
+// file system caches in the page cache at all (ZFS keeps its own, the ARC). Stateless;
+// thread-safe.
 #ifndef NASPERF_COMMON_PAGE_CACHE_H_
 #define NASPERF_COMMON_PAGE_CACHE_H_
 
@@ -23,6 +24,10 @@ absl::Status DropCachedPages(int fd, const std::string& path);
 
 // Reads [0, length) once, so its pages are cached (untimed: a warm run's preparation).
 absl::Status ReadThrough(int fd, uint64_t length, const std::string& path);
+
+// Switches fd to O_DIRECT: its reads then bypass the page cache (--read-mode direct).
+// FAILED_PRECONDITION, in words a user can act on, where the file system refuses.
+absl::Status ReadPastCache(int fd, const std::string& path);
 
 // Empty when dropping pages makes the file cold; else one line why it does not (ZFS:
 // the ARC is not the page cache) and what to do.

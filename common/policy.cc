@@ -50,6 +50,12 @@ struct Table<CacheState> {
                                                                    {CacheState::kWarm, "warm"}};
 };
 template <>
+struct Table<ReadMode> {
+  static constexpr const char* what = "read mode";
+  static constexpr std::pair<ReadMode, const char*> entries[] = {{ReadMode::kBuffered, "buffered"},
+                                                                 {ReadMode::kDirect, "direct"}};
+};
+template <>
 struct Table<Status> {
   static constexpr const char* what = "status";
   static constexpr std::pair<Status, const char*> entries[] = {
@@ -109,6 +115,7 @@ NASPERF_POLICY_TYPE(Status)
 NASPERF_POLICY_TYPE(Bottleneck)
 NASPERF_POLICY_TYPE(Direction)
 NASPERF_POLICY_TYPE(CacheState)
+NASPERF_POLICY_TYPE(ReadMode)
 #undef NASPERF_POLICY_TYPE
 
 std::string TransferFileName(const std::string& run_id, int iteration, int stream) {

@@ -26,6 +26,9 @@ enum class Direction { kWrite, kRead };
 // The NAS's page cache for a read: dropped for that file before each run, or read
 // through once before it.
 enum class CacheState { kCold, kWarm };
+// How the NAS agent reads the file of a read: through its page cache, or with
+// O_DIRECT past it (what a cold read means where dropping pages cannot: ZFS's ARC).
+enum class ReadMode { kBuffered, kDirect };
 // The bottleneck column. kOldSender ("sender") is what nasperf before the `source`
 // word wrote for kSource: still read (old CSVs, old peers), never written.
 // kClientDisk: for reads, the client's --local-target took the bytes slower than they came.

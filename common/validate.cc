@@ -124,6 +124,7 @@ absl::Status CheckReport(const proto::TransferReport& r) {
       OneOf<Direction>("direction", r.direction(), /*empty_ok=*/true),
       OneOf<CacheState>("cache", r.cache(), /*empty_ok=*/true),
       Figure("cache_resident_pct", r.has_cache_resident_pct(), r.cache_resident_pct()),
+      OneOf<ReadMode>("read_mode", r.read_mode(), /*empty_ok=*/true),
   };
   if (absl::Status s = FirstError(checks); !s.ok()) return s;
   if (r.cpu_busy_pct() > 100 || r.cache_resident_pct() > 100) {

@@ -308,6 +308,9 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
       auto cache = Parse<CacheState>(job.cache().empty() ? Name(CacheState::kCold) : job.cache());
       if (!cache.ok()) return cache.status();
       o.cache = *cache;
+      auto read_mode = Parse<ReadMode>(job.read_mode().empty() ? Name(ReadMode::kBuffered) : job.read_mode());
+      if (!read_mode.ok()) return read_mode.status();
+      o.read_mode = *read_mode;
     }
     o.verify = job.verify();
     if (absl::Status s = CheckInterval(job.interval_s()); !s.ok()) return s;

@@ -280,7 +280,10 @@ class Lab {
     if (plan_.cleanup) job.set_cleanup(Name(*plan_.cleanup));
     job.set_verify(t.verify);
     job.set_direction(t.direction);
-    if (t.direction == Name(Direction::kRead)) job.set_cache(t.cache);
+    if (t.direction == Name(Direction::kRead)) {
+      job.set_cache(t.cache);
+      job.set_read_mode(t.read_mode);
+    }
     job.set_interval_s(plan_.interval_s);
     job.set_link_mbps(plan_.link_mbps);
     job.set_collector(collector_for_agents_);

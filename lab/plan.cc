@@ -168,7 +168,7 @@ absl::Status ReadTransfer(const std::string& path, const toml::table& table, int
   t.line = static_cast<int>(table.source().begin.line);
   TableReader r(path, table, absl::StrCat("[[transfer]] ", index, ": "));
   NASPERF_RETURN_IF_ERROR(r.OnlyKeys({"from", "to", "size", "file", "streams", "write_mode", "sync",
-                                      "pattern", "verify", "direction", "cache"}));
+                                      "pattern", "verify", "direction", "cache", "read_mode"}));
   NASPERF_RETURN_IF_ERROR(r.String("from", &t.from, true));
   NASPERF_RETURN_IF_ERROR(r.String("to", &t.to, true));
   for (const char* key : {"from", "to"}) {
@@ -193,11 +193,14 @@ absl::Status ReadTransfer(const std::string& path, const toml::table& table, int
   NASPERF_RETURN_IF_ERROR(r.Bool("verify", &t.verify));
   NASPERF_RETURN_IF_ERROR(r.OneOf("direction", &t.direction, Names<Direction>()));
   NASPERF_RETURN_IF_ERROR(r.OneOf("cache", &t.cache, Names<CacheState>()));
+  NASPERF_RETURN_IF_ERROR(r.OneOf("read_mode", &t.read_mode, Names<ReadMode>()));
   if (t.direction == Name(Direction::kRead) && !t.file.empty()) {
     return r.Error(*r.Find("file"), "a read streams a file `to` lays out: give size, not file");
   }
-  if (t.direction != Name(Direction::kRead) && r.Find("cache") != nullptr) {
-    return r.Error(*r.Find("cache"), "cache is for direction = \"read\"");
+  for (const char* key : {"cache", "read_mode"}) {
+    if (t.direction != Name(Direction::kRead) && r.Find(key) != nullptr) {
+      return r.Error(*r.Find(key), absl::StrCat(key, " is for direction = \"read\""));
+    }
   }
   plan->transfers.push_back(std::move(t));
   return absl::OkStatus();

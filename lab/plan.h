@@ -41,6 +41,7 @@ struct PlanTransfer {
   bool verify = false;
   std::string direction = "write";    // read: `to` streams a file it lays out to `from`
   std::string cache = "cold";         // reads: the NAS's page cache before each run
+  std::string read_mode = "buffered"; // reads: through the NAS's page cache, or direct (O_DIRECT)
   int line = 0;
 };
 

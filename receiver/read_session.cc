@@ -74,7 +74,14 @@ ServedRead ServeRead(int sock, const TransferPlan& plan, const Target& target, c
   }
   const std::string path = absl::StrCat(target.path(), "/", request.read_file());
   if (auto resident = ResidentPct(fd->get(), length, path); resident.ok()) served.resident_pct = *resident;
-  std::unique_ptr<PayloadSource> source = FileSource(std::move(*fd), path);
+  const bool direct = plan.read_mode == ReadMode::kDirect;
+  if (direct) {
+    if (absl::Status s = ReadPastCache(fd->get(), path); !s.ok()) {
+      served.push.status = s;
+      return served;
+    }
+  }
+  std::unique_ptr<PayloadSource> source = FileSource(std::move(*fd), path, direct);
   PushOptions options;
   options.checksum = request.checksum();
   options.interval_s = request.interval_s();

@@ -16,6 +16,7 @@
 #include "common/log.h"
 #include "common/netinfo.h"
 #include "common/pmtu.h"
+#include "common/page_cache.h"
 #include "common/policy.h"
 #include "common/token.h"
 #include "common/units.h"
@@ -286,9 +287,18 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
       return ExistingFilesNotServed(request.read_file());
     }
     if (auto cache = Parse<CacheState>(request.cache()); !cache.ok()) return cache.status();
+    auto read_mode = request.read_mode().empty() ? ReadMode::kBuffered : Parse<ReadMode>(request.read_mode());
+    if (!read_mode.ok()) return read_mode.status();
+    plan.read_mode = *read_mode;
     uint64_t length = 0;
     absl::StatusOr<Fd> file = target_->OpenForRead(request.read_file(), &length);
     if (!file.ok()) return file.status();
+    // A file system that refuses O_DIRECT says so now, not in a failed row.
+    if (plan.read_mode == ReadMode::kDirect) {
+      if (absl::Status s = ReadPastCache(file->get(), absl::StrCat(target_->path(), "/", request.read_file())); !s.ok()) {
+        return s;
+      }
+    }
     if (length != request.size()) {
       return absl::InvalidArgumentError(absl::StrCat(request.read_file(), " has ", length, " bytes, not ", request.size()));
     }
@@ -529,6 +539,7 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
     report.clear_write_mode();
     report.clear_sync_policy();
     report.set_cache(request.cache());
+    report.set_read_mode(Name(plan.read_mode));
     if (served.resident_pct >= 0) report.set_cache_resident_pct(served.resident_pct);
     AddReadAgentFigures(served.push, accepted_ns, request.size(), request.checksum(), facts.link_mbps, &report);
     report.set_cpu_user_s(cpu.user_s);

@@ -30,6 +30,7 @@ struct TransferPlan {
   Cleanup cleanup = Cleanup::kEach;
   int64_t expires_ns = 0;       // monotonic
   Direction direction = Direction::kWrite;
+  ReadMode read_mode = ReadMode::kBuffered;  // reads: how the file is read (checked in PlanRead)
   uint64_t reserve_bytes = 0;   // held against the free-space guard: a write's size, 0 for a read
 };
 

@@ -34,14 +34,17 @@ absl::Status CheckColumn(const ResultTable& table, const std::string& by) {
 }
 
 // A read and a write never share a statistic: reads are grouped apart, whatever the
-// column (rows before the direction column are writes).
+// column (rows before the direction column are writes), and so are reads past the
+// NAS's cache (read_mode direct) from reads through it.
 std::string GroupOf(const TransferRecord& r, const std::string& by) {
   const std::string& direction = r.Cell("direction");
   const bool read = direction == Name(Direction::kRead);
   if (by == "direction") return read ? direction : Name(Direction::kWrite);
   const std::string& value = r.Cell(by);
   const std::string group = value.empty() ? "(empty)" : value;
-  return read ? absl::StrCat(group, " (read)") : group;
+  if (!read) return group;
+  const bool direct = by != "read_mode" && r.Cell("read_mode") == Name(ReadMode::kDirect);
+  return absl::StrCat(group, direct ? " (read, direct)" : " (read)");
 }
 
 // Measured rows of one role grouped by a column; groups in order of first appearance,

@@ -209,6 +209,7 @@ void NativeTransport::Pull(const TransferSlot& slot, const PushOptions& push, Tr
   const SenderOptions& o = options_;
   proto::TransferReport& row = out.sender;
   row.set_cache(Name(o.cache));
+  row.set_read_mode(Name(o.read_mode));
   row.set_write_mode(local_->discard() ? kDiscardTarget : Name(write_mode_));
   if (local_->discard()) row.set_sync_policy(SyncPolicyName({SyncPolicy::kNone, 0}));
   // The cache state, set again before every run (untimed), then the transfer.
@@ -224,6 +225,7 @@ void NativeTransport::Pull(const TransferSlot& slot, const PushOptions& push, Tr
   request.set_read_file(prepared->file());
   request.set_size(prepared->length());
   request.set_cache(Name(o.cache));
+  request.set_read_mode(Name(o.read_mode));
   std::optional<proto::OpenTransferReply> open = Open(request, out);
   if (!open) return;
 

@@ -29,18 +29,26 @@ class Generated : public PayloadSource {
   PatternSource pattern_;
 };
 
+// O_DIRECT wants buffers, offsets and lengths in whole blocks; 4 KiB covers every
+// logical block size a NAS disk has.
+constexpr size_t kDirectBlock = 4096;
+static_assert(PayloadSource::kChunk % kDirectBlock == 0);
+
 class File : public PayloadSource {
  public:
-  File(Fd fd, std::string path)
-      : fd_(std::move(fd)), path_(std::move(path)),
-        buffer_(static_cast<uint8_t*>(std::aligned_alloc(4096, kChunk))) {
-    posix_fadvise(fd_.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
+  File(Fd fd, std::string path, bool direct)
+      : fd_(std::move(fd)), path_(std::move(path)), direct_(direct),
+        buffer_(static_cast<uint8_t*>(std::aligned_alloc(kDirectBlock, kChunk))) {
+    if (!direct_) posix_fadvise(fd_.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
   }
   ~File() override { std::free(buffer_); }
   absl::StatusOr<const uint8_t*> Chunk(uint64_t offset, size_t size) override {
+    // Direct reads ask for whole blocks (the last chunk of a file rounded up); the
+    // file's end answers them short, at exactly its length.
+    const size_t ask = direct_ ? (size + kDirectBlock - 1) / kDirectBlock * kDirectBlock : size;
     size_t done = 0;
     while (done < size) {
-      ssize_t n = ::pread(fd_.get(), buffer_ + done, size - done, static_cast<off_t>(offset + done));
+      ssize_t n = ::pread(fd_.get(), buffer_ + done, ask - done, static_cast<off_t>(offset + done));
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) return ErrnoStatus(errno, absl::StrCat("read ", path_));
       if (n == 0) return absl::OutOfRangeError(absl::StrCat(path_, " shrank while being sent"));
@@ -48,11 +56,14 @@ class File : public PayloadSource {
     }
     return buffer_;
   }
-  int file_fd() const override { return fd_.get(); }
+  // Not for splicing when direct: how a kernel splices an O_DIRECT file varies (6.5
+  // copies it; older ones may go through the page cache), and the point is to miss it.
+  int file_fd() const override { return direct_ ? -1 : fd_.get(); }
 
  private:
   Fd fd_;
   std::string path_;
+  bool direct_;
   uint8_t* buffer_;
 };
 
@@ -65,11 +76,11 @@ std::unique_ptr<PayloadSource> GeneratedSource(Pattern pattern, uint64_t seed) {
 absl::StatusOr<std::unique_ptr<PayloadSource>> FileSource(const std::string& path) {
   Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd.valid()) return ErrnoStatus(errno, absl::StrCat("open ", path));
-  return FileSource(std::move(fd), path);
+  return FileSource(std::move(fd), path, /*direct=*/false);
 }
 
-std::unique_ptr<PayloadSource> FileSource(Fd fd, const std::string& path) {
-  return std::unique_ptr<PayloadSource>(new File(std::move(fd), path));
+std::unique_ptr<PayloadSource> FileSource(Fd fd, const std::string& path, bool direct) {
+  return std::unique_ptr<PayloadSource>(new File(std::move(fd), path, direct));
 }
 
 namespace {

@@ -30,7 +30,8 @@ std::unique_ptr<PayloadSource> GeneratedSource(Pattern pattern, uint64_t seed);
 // Opens the file for one transfer (its own descriptor: streams run in parallel).
 absl::StatusOr<std::unique_ptr<PayloadSource>> FileSource(const std::string& path);
 // A file already opened (by the NAS agent, inside its target); `path` names it in errors.
-std::unique_ptr<PayloadSource> FileSource(Fd fd, const std::string& path);
+// `direct`: fd has O_DIRECT (ReadPastCache), so reads go in whole blocks and never splice.
+std::unique_ptr<PayloadSource> FileSource(Fd fd, const std::string& path, bool direct);
 
 // What a quick look at a --file source found, before any timed run: how much of its
 // first part is in the page cache and, when little is, how fast its disk gave that

@@ -44,6 +44,7 @@ struct SenderOptions {
   // Reads (--direction read): the NAS agent streams a file of its target to us.
   Direction direction = Direction::kWrite;
   CacheState cache = CacheState::kCold;   // the NAS's page cache before each run
+  ReadMode read_mode = ReadMode::kBuffered;  // how the NAS agent reads: page cache or O_DIRECT
   std::string remote_file;          // read this existing file of the target; empty: lay one out of --size
   std::string local_target;         // write what arrives here (write mode, sync, cleanup apply); empty: discard
   double interval_s = 1.0;

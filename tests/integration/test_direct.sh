@@ -64,6 +64,19 @@ senders=$(csv_col "$csv" role | grep -c '^sender$' || true)
 ! compgen -G "$target/*" >/dev/null || fail "files left in the $nodirect_fs target: $(ls "$target")"
 alive "$rt_PID" || fail "receiver died on the O_DIRECT refusal"
 
+# A read past the cache (--read-mode direct) from the same target: refused before any
+# byte, in one line that says what to use instead; the laid-out file is removed.
+rc=0
+"$NASPERF" sender --to 127.0.0.1:"$rt_PORT" --direction read --size 8MiB --runs 3 --read-mode direct \
+  --out "$T/out-readdirect" --no-progress >"$T/read-direct.out" 2>"$T/read-direct.err" || rc=$?
+[ "$rc" -ne 0 ] || fail "a direct read from $nodirect_fs exited 0"
+[ "$(grep -c "refuses O_DIRECT reads: use --read-mode buffered" "$T/read-direct.err" || true)" -eq 1 ] \
+  || fail "expected one line naming the O_DIRECT refusal for reads, got: $(cat "$T/read-direct.err")"
+csv=$T/out-readdirect/transfers.csv
+[ "$(csv_col "$csv" role | grep -c '^sender$' || true)" -eq 1 ] || fail "the read loop went on after the refusal"
+! compgen -G "$target/*" >/dev/null || fail "files left in the $nodirect_fs target after the refused read: $(ls "$target")"
+alive "$rt_PID" || fail "receiver died on the refused direct read"
+
 # --direct-fallback: the same target, the run goes on buffered, says so once, and
 # the rows record what really happened.
 "$NASPERF" sender --to 127.0.0.1:"$rt_PORT" --size 8MiB --runs 2 --write-mode direct --direct-fallback \
@@ -76,4 +89,5 @@ for role in sender receiver; do
   [ "$(csv_role_col "$csv" $role write_mode | sort -u)" = buffered ] || fail "$role rows do not say buffered"
   [ "$(csv_role_col "$csv" $role status | sort -u)" = ok ] || fail "$role rows are not ok"
 done
-echo "ok: odd-sized file identical through O_DIRECT; $nodirect_fs refusal is one clear line; --direct-fallback writes buffered"
+echo "ok: odd-sized file identical through O_DIRECT; $nodirect_fs refusal is one clear line (writes and reads);" \
+  "--direct-fallback writes buffered"

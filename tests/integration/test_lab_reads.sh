@@ -3,6 +3,8 @@
 #   cold  - every run starts with the file's pages out of the NAS's page cache
 #           (cache_resident_pct near 0), reads within 10 % of 60 MB/s, verdict disk
 #   warm  - the same file read through first: cached, far above the throttle, not disk
+#   direct - warm again (fully cached), but --read-mode direct reads past the cache:
+#           back at the disk's 60 MB/s, verdict disk, checksums agreeing
 #   verify and --local-target - both ends' checksums agree, and the client's copy is
 #           byte for byte the NAS's file
 #   --remote-file - an existing file is read only from a receiver started with
@@ -52,6 +54,23 @@ for pct in $(csv_role_col "$csv" receiver cache_resident_pct); do
 done
 [ -z "$(csv_role_col "$csv" receiver bottleneck | grep -x disk)" ] || fail "a warm read from RAM was called disk"
 warm_rates=$(csv_role_col "$csv" receiver mb_per_s | tr '\n' ' ')
+
+# --- direct: the file fully cached, read past the cache
+on_client "$NASPERF" sender --to "$NAS_IP:$array_PORT" --direction read --size 64MiB --runs 2 --cache warm \
+  --read-mode direct --verify --link-speed 10gbit --out "$T/direct" --no-progress >"$T/direct.log" 2>&1 \
+  || fail "direct reads failed: $(tail -5 "$T/direct.log")"
+csv=$T/direct/transfers.csv
+all_rows "$csv" status ok
+all_rows "$csv" read_mode direct
+all_rows "$csv" verified true
+all_rows "$csv" bottleneck disk
+for pct in $(csv_role_col "$csv" receiver cache_resident_pct); do
+  awk -v p="$pct" 'BEGIN { exit !(p >= 95) }' || fail "the direct run's file was only $pct % cached: the test proves nothing"
+done
+for rate in $(csv_role_col "$csv" receiver mb_per_s); do
+  within 10 "$rate" 60 || fail "a direct read of a cached file gave $rate MB/s: the array's throttle is 60 MB/s"
+done
+direct_rates=$(csv_role_col "$csv" receiver mb_per_s | tr '\n' ' ')
 
 # --- verify, into a local directory, the NAS's file kept to compare
 mkdir -p "$T/local"
@@ -142,5 +161,5 @@ for role in sender receiver; do
   verdicts=$(measured $role bottleneck | sort -u)
   [ "$verdicts" = network ] || fail "$role rows over a full 1 Gb/s link said: $verdicts"
 done
-echo "ok: cold reads at ${cold_rates}MB/s (throttle 60) -> disk; warm at ${warm_rates}MB/s; verify and cmp; --remote-file;" \
+echo "ok: cold reads at ${cold_rates}MB/s (throttle 60) -> disk; warm at ${warm_rates}MB/s; direct of a cached file at ${direct_rates}MB/s -> disk; verify and cmp; --remote-file;" \
   "symlink refused; 1 Gb/s: reads $median MB/s vs iperf3 -R $iperf_mbs MB/s -> network"

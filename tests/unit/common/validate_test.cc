@@ -61,6 +61,7 @@ TEST(CheckReport, RefusesHostileText) {
   ExpectRefused([](proto::TransferReport& r) { r.set_role("admin"); }, "role");
   ExpectRefused([](proto::TransferReport& r) { r.set_transport("ftp"); }, "transport");
   ExpectRefused([](proto::TransferReport& r) { r.set_stream(1 << 20); }, "stream");
+  ExpectRefused([](proto::TransferReport& r) { r.set_read_mode("mmap"); }, "read_mode");
   // Control characters: a label or host that would move a terminal's cursor or
   // break samples.csv into lines.
   ExpectRefused([](proto::TransferReport& r) { r.set_label("cache\nrun2,evil"); }, "label");

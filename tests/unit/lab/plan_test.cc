@@ -94,10 +94,12 @@ std::string GoodWith(const std::string& from, const std::string& to) {
 }
 
 TEST(PlanTest, ATransferMayRead) {
-  auto plan = ParsePlan(GoodWith("streams = 2", "direction = \"read\"\ncache = \"warm\""), "p.toml");
+  auto plan = ParsePlan(GoodWith("streams = 2", "direction = \"read\"\ncache = \"warm\"\nread_mode = \"direct\""),
+                        "p.toml");
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(plan->transfers[0].direction, "read");
   EXPECT_EQ(plan->transfers[0].cache, "warm");
+  EXPECT_EQ(plan->transfers[0].read_mode, "direct");
   auto plain = ParsePlan(kGood, "p.toml");
   ASSERT_TRUE(plain.ok());
   EXPECT_EQ(plain->transfers[0].direction, "write");
@@ -151,6 +153,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadPlan{"BadDirection", GoodWith("streams = 2", "direction = \"sideways\""),
                 "plan.toml:22: [[transfer]] 1: direction = \"sideways\" is not one of"},
         BadPlan{"CacheOnAWrite", GoodWith("streams = 2", "cache = \"warm\""), "cache is for direction = \"read\""},
+        BadPlan{"ReadModeOnAWrite", GoodWith("streams = 2", "read_mode = \"direct\""),
+                "read_mode is for direction = \"read\""},
+        BadPlan{"UnknownReadMode", GoodWith("streams = 2", "direction = \"read\"\nread_mode = \"mmap\""), "read_mode"},
         BadPlan{"ReadOfAFile", GoodWith("size = \"4GiB\"", "file = \"/x\"\ndirection = \"read\""),
                 "a read streams a file `to` lays out: give size, not file"},
         BadPlan{"NoTransfers", std::string(kGood).substr(0, std::string(kGood).find("[[transfer]]")),

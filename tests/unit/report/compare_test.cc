@@ -128,30 +128,38 @@ TEST(Compare, ByAnotherColumn) {
 // Reads and writes never share a statistic: the same label splits by direction, and
 // `--by direction` / `--by cache` work, also on files from before those columns.
 TEST(Report, ReadsAndWritesAreNeverOneStatistic) {
-  std::string csv = "run_id,label,iteration,stream,role,host,started_at,mb_per_s,status,warmup,direction,cache\n";
+  std::string csv = "run_id,label,iteration,stream,role,host,started_at,mb_per_s,status,warmup,direction,cache,read_mode\n";
   for (int i = 1; i <= 3; ++i) {
-    csv += absl::StrCat("w,array,", i, ",0,receiver,nas,2026-12-02T10:00:0", i, ".000Z,150,ok,false,write,\n");
-    csv += absl::StrCat("r,array,", i, ",0,receiver,nas,2026-12-02T10:01:0", i, ".000Z,60,ok,false,read,cold\n");
-    csv += absl::StrCat("r2,array,", i, ",0,receiver,nas,2026-12-02T10:02:0", i, ".000Z,900,ok,false,read,warm\n");
+    csv += absl::StrCat("w,array,", i, ",0,receiver,nas,2026-12-02T10:00:0", i, ".000Z,150,ok,false,write,,\n");
+    csv += absl::StrCat("r,array,", i, ",0,receiver,nas,2026-12-02T10:01:0", i, ".000Z,60,ok,false,read,cold,buffered\n");
+    csv += absl::StrCat("r2,array,", i, ",0,receiver,nas,2026-12-02T10:02:0", i, ".000Z,900,ok,false,read,warm,buffered\n");
+    csv += absl::StrCat("r3,array,", i, ",0,receiver,nas,2026-12-02T10:03:0", i, ".000Z,58,ok,false,read,warm,direct\n");
   }
   ResultTable t = Table(csv);
   auto by_label = SummarizeResults(t, Role::kReceiver, "label");
   ASSERT_TRUE(by_label.ok()) << by_label.status();
-  ASSERT_EQ(by_label->groups.size(), 2u);
+  ASSERT_EQ(by_label->groups.size(), 3u);
   EXPECT_EQ(by_label->groups[0].group, "array");
   EXPECT_DOUBLE_EQ(by_label->groups[0].stats.median, 150);
   EXPECT_EQ(by_label->groups[1].group, "array (read)");
   EXPECT_EQ(by_label->groups[1].stats.n, 6u);
+  EXPECT_EQ(by_label->groups[2].group, "array (read, direct)");  // past the cache: never pooled with it
+  EXPECT_DOUBLE_EQ(by_label->groups[2].stats.median, 58);
   auto by_direction = Compare(t, "direction", "", Role::kReceiver);
   ASSERT_TRUE(by_direction.ok()) << by_direction.status();
-  ASSERT_EQ(by_direction->rows.size(), 2u);
+  ASSERT_EQ(by_direction->rows.size(), 2u);  // the baseline, and read against it
   EXPECT_EQ(by_direction->rows[0].group, "write");
   EXPECT_EQ(by_direction->rows[1].group, "read");
   auto by_cache = SummarizeResults(t, Role::kReceiver, "cache");
   ASSERT_TRUE(by_cache.ok());
   std::vector<std::string> groups;
   for (const GroupSummary& g : by_cache->groups) groups.push_back(g.group);
-  EXPECT_THAT(groups, ::testing::ElementsAre("(empty)", "cold (read)", "warm (read)"));
+  EXPECT_THAT(groups, ::testing::ElementsAre("(empty)", "cold (read)", "warm (read)", "warm (read, direct)"));
+  auto by_read_mode = SummarizeResults(t, Role::kReceiver, "read_mode");
+  ASSERT_TRUE(by_read_mode.ok()) << by_read_mode.status();
+  groups.clear();
+  for (const GroupSummary& g : by_read_mode->groups) groups.push_back(g.group);
+  EXPECT_THAT(groups, ::testing::ElementsAre("(empty)", "buffered (read)", "direct (read)"));
 
   ResultTable old = Table(Csv({{"hdd", kBase}}));  // no direction column: writes
   auto old_by_direction = SummarizeResults(old, Role::kReceiver, "direction");

@@ -14,6 +14,8 @@
 #include <string>
 
 #include "common/checksum.h"
+#include "common/fd.h"
+#include "common/page_cache.h"
 #include "sender/socket_writer.h"
 #include "gtest/gtest.h"
 
@@ -258,6 +260,35 @@ TEST_F(FileSourceTest, SocketWriterSplicesAFileOntoASocket) {
   EXPECT_GT(push.r.source_ns, 0);
   EXPECT_EQ(push.r.bytes_sent, 2 * PayloadSource::kChunk);
   EXPECT_EQ(push.received, std::string(2 * PayloadSource::kChunk, 'x'));
+}
+
+// --read-mode direct: an O_DIRECT file whose length is not whole blocks arrives whole,
+// never spliced, and leaves the page cache as it found it (cold stays cold).
+TEST(DirectFileSource, ReadsWholeBlocksPastTheCacheAndEndsAtTheFilesLength) {
+  std::string path = std::string(::testing::TempDir()) + "/direct-XXXXXX";
+  Fd fd(mkstemp(path.data()));
+  ASSERT_TRUE(fd.valid());
+  std::string data(2 * PayloadSource::kChunk + 1234, '\0');
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>(i * 7 + i / 4096);
+  ASSERT_EQ(::write(fd.get(), data.data(), data.size()), static_cast<ssize_t>(data.size()));
+  ASSERT_TRUE(DropCachedPages(fd.get(), path).ok());
+  absl::Status direct = ReadPastCache(fd.get(), path);
+  if (absl::IsFailedPrecondition(direct)) {
+    ::unlink(path.c_str());
+    GTEST_SKIP() << direct.message();
+  }
+  ASSERT_TRUE(direct.ok()) << direct;
+  const int raw = fd.get();
+  auto source = FileSource(std::move(fd), path, /*direct=*/true);
+  EXPECT_EQ(source->file_fd(), -1);
+  SocketPush push = PushThroughSocket(*source, data.size());
+  EXPECT_EQ(push.out.end, LoopEnd::kDone) << push.out.status;
+  EXPECT_FALSE(push.r.zero_copy);
+  EXPECT_EQ(push.received, data);
+  auto resident = ResidentPct(raw, data.size(), path);
+  ASSERT_TRUE(resident.ok()) << resident.status();
+  EXPECT_LT(*resident, 10) << "a direct read filled the page cache";
+  ::unlink(path.c_str());
 }
 
 }  // namespace
