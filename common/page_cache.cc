@@ -7,10 +7,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "common/fd.h"
 
@@ -18,6 +20,7 @@ namespace nasperf {
 
 namespace {
 constexpr long kZfsSuperMagic = 0x2fc12fc1;
+constexpr char kZfsModuleVersion[] = "/sys/module/zfs/version";  // "2.3.0-1" on Linux
 constexpr size_t kReadThroughChunk = 1 << 20;
 }  // namespace
 
@@ -73,12 +76,31 @@ absl::Status ReadPastCache(int fd, const std::string& path) {
   return absl::OkStatus();
 }
 
-std::string ColdCacheCaveat(int fd) {
+bool ZfsHonoursDirectIo(absl::string_view module_version) {
+  int major = 0, minor = 0;
+  const std::string text(module_version.substr(0, 32));
+  if (std::sscanf(text.c_str(), "%d.%d", &major, &minor) != 2) return false;
+  return major > 2 || (major == 2 && minor >= 3);
+}
+
+std::string ColdCacheCaveat(int fd, ReadMode mode) {
   struct statfs fs {};
   if (::fstatfs(fd, &fs) != 0 || static_cast<long>(fs.f_type) != kZfsSuperMagic) return "";
-  return "this target is ZFS, whose ARC is not the page cache: dropping the file's pages does not make it cold. "
-         "Use a file larger than the ARC, a test dataset with `zfs set primarycache=metadata`, or --read-mode direct "
-         "(O_DIRECT) on OpenZFS 2.3+";
+  if (mode == ReadMode::kBuffered) {
+    return "this target is ZFS, whose ARC is not the page cache: dropping the file's pages does not make it cold. "
+           "Use --read-mode direct on OpenZFS 2.3+, a file larger than the ARC, or a test dataset with "
+           "`zfs set primarycache=metadata`";
+  }
+  std::string version;
+  if (std::FILE* f = std::fopen(kZfsModuleVersion, "r"); f != nullptr) {
+    char line[64] = {};
+    if (std::fgets(line, sizeof line, f) != nullptr) version = std::string(absl::StripAsciiWhitespace(line));
+    std::fclose(f);
+  }
+  if (ZfsHonoursDirectIo(version)) return "";
+  return absl::StrCat("this target is ZFS ", version.empty() ? "of unknown version" : version,
+                      ", which takes O_DIRECT but reads through its ARC before OpenZFS 2.3: the read may come from RAM. "
+                      "Use a file larger than the ARC, or a test dataset with `zfs set primarycache=metadata`");
 }
 
 }  // namespace nasperf

@@ -12,6 +12,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "common/policy.h"
 
 namespace nasperf {
 
@@ -29,9 +31,12 @@ absl::Status ReadThrough(int fd, uint64_t length, const std::string& path);
 // FAILED_PRECONDITION, in words a user can act on, where the file system refuses.
 absl::Status ReadPastCache(int fd, const std::string& path);
 
-// Empty when dropping pages makes the file cold; else one line why it does not (ZFS:
-// the ARC is not the page cache) and what to do.
-std::string ColdCacheCaveat(int fd);
+// Empty when the promised cold read is cold; else one line why it may not be, and what
+// to do. Buffered: dropping pages empties no ZFS ARC. Direct: ZFS before 2.3 takes
+// O_DIRECT but reads through the ARC (the loaded module's version decides).
+std::string ColdCacheCaveat(int fd, ReadMode mode);
+// A ZFS module version ("2.3.0-1", "2.2.7-1~bpo12+1") that honours O_DIRECT: 2.3 on.
+bool ZfsHonoursDirectIo(absl::string_view module_version);
 
 }  // namespace nasperf
 

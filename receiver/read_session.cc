@@ -34,6 +34,8 @@ absl::StatusOr<proto::PrepareReadReply> PrepareRead(Target& target, const proto:
   if (request.stream() < 0 || request.stream() > 1023) return absl::InvalidArgumentError("stream out of range");
   auto cache = Parse<CacheState>(request.cache());
   if (!cache.ok()) return cache.status();
+  auto read_mode = request.read_mode().empty() ? ReadMode::kBuffered : Parse<ReadMode>(request.read_mode());
+  if (!read_mode.ok()) return read_mode.status();
   const int64_t start = MonoNanos();
   proto::PrepareReadReply reply;
   if (request.remote_file().empty()) {
@@ -52,7 +54,9 @@ absl::StatusOr<proto::PrepareReadReply> PrepareRead(Target& target, const proto:
   absl::Status cached = *cache == CacheState::kCold ? DropCachedPages(fd->get(), path)
                                                     : ReadThrough(fd->get(), length, path);
   if (!cached.ok()) return cached;
-  if (*cache == CacheState::kCold) reply.set_caveat(ColdCacheCaveat(fd->get()));
+  if (*cache == CacheState::kCold || *read_mode == ReadMode::kDirect) {
+    reply.set_caveat(ColdCacheCaveat(fd->get(), *read_mode));
+  }
   reply.set_length(length);
   reply.set_laid_out(*laid_out);
   reply.set_setup_s(NanosToSeconds(MonoNanos() - start));

@@ -142,6 +142,7 @@ proto::PrepareReadRequest NativeTransport::ReadSetup(const std::string& run_id, 
   request.set_size(options_.size);
   request.set_remote_file(options_.remote_file);
   request.set_cache(Name(cache));
+  request.set_read_mode(Name(options_.read_mode));
   if (options_.cleanup) request.set_cleanup(Name(*options_.cleanup));
   return request;
 }
@@ -163,7 +164,8 @@ absl::Status NativeTransport::StartReads(const std::string& run_id, uint64_t len
     say(absl::StrFormat("read file on the NAS: %s, %s, %s in %.1f s (not timed)", prepared->file(),
                         FormatSize(prepared->length()), prepared->laid_out() ? "laid out" : "found",
                         prepared->setup_s()));
-    if (!prepared->caveat().empty() && o.cache == CacheState::kCold && s == o.first_stream) {
+    const bool promised_cold = o.cache == CacheState::kCold || o.read_mode == ReadMode::kDirect;
+    if (!prepared->caveat().empty() && promised_cold && s == o.first_stream) {
       Log(LogLevel::kWarning, kComponent, "%s", prepared->caveat());
     }
   }

@@ -72,7 +72,8 @@ three=$work/lab-three-clients/transfers.csv
 [ "$(csv_role_col "$three" sender status | grep -c '^ok$')" = 9 ] || fail "three clients: not 9 ok sender rows"
 [ "$(csv_role_col "$three" receiver status | grep -c '^ok$')" = 9 ] || fail "three clients: not 9 ok receiver rows"
 in_section three-clients "n counts one per host and iteration \(3 hosts" || fail "report does not say what n counts"
-# Reads: "the cold runs read 60 MB/s ... cache_resident_pct 0, verdict disk; the warm runs 236 MB/s, 100 resident"
+# Reads: "the cold runs read 60 MB/s ... cache_resident_pct 0, verdict disk; the warm runs 236 MB/s, 100 resident;
+# the direct runs ... 60 MB/s again, verdict disk"
 reads=$work/lab-reads/transfers.csv
 read_rows() {  # label column: the receiver's measured cells
   paste -d' ' <(csv_role_col "$reads" receiver label) <(csv_role_col "$reads" receiver warmup) \
@@ -87,6 +88,12 @@ awk -v c="$cold" -v w="$warm" 'BEGIN { exit !(w > 1.3 * c) }' || fail "warm read
 [ "$(read_rows array-cold bottleneck | sort -u)" = disk ] || fail "cold reads' verdicts: $(read_rows array-cold bottleneck | sort -u)"
 read_rows array-cold cache_resident_pct | awk '$1 > 5 { exit 1 }' || fail "a cold read began cached: $(read_rows array-cold cache_resident_pct)"
 read_rows array-warm cache_resident_pct | awk '$1 < 95 { exit 1 }' || fail "a warm read began uncached"
+# "the direct runs read the same warm file at 60 MB/s again, verdict disk, with the file 100 % resident"
+[ "$(read_rows array-direct mb_per_s | wc -l)" = 2 ] || fail "expected 2 ok direct reads: $(cat "$reads")"
+direct=$(read_rows array-direct mb_per_s | median)
+awk -v a="$direct" 'BEGIN { exit !(a >= 54 && a <= 66) }' || fail "direct reads of a warm file ran at $direct MB/s, the text says 60"
+[ "$(read_rows array-direct bottleneck | sort -u)" = disk ] || fail "direct reads' verdicts: $(read_rows array-direct bottleneck | sort -u)"
+read_rows array-direct cache_resident_pct | awk '$1 < 95 { exit 1 }' || fail "a direct read's file was not resident: the text says 100"
 in_section reads "compare by cache" || fail "compare printed no table: $(section reads | tail)"
 echo "ok: README walkthroughs ran as written: array $array MB/s (disk), cache $cache MB/s, MTU 1500, the switch, three clients," \
-  "reads cold $cold MB/s, warm $warm MB/s"
+  "reads cold $cold MB/s, warm $warm MB/s, direct $direct MB/s"

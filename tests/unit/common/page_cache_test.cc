@@ -22,7 +22,8 @@ TEST(PageCache, DropMakesAFileColdAndReadThroughWarmsIt) {
   const size_t size = 8 << 20;
   std::string bytes(size, 'x');
   ASSERT_TRUE(WriteAll(fd.get(), bytes.data(), bytes.size(), "write").ok());
-  if (!ColdCacheCaveat(fd.get()).empty()) GTEST_SKIP() << "/var/tmp is ZFS here";
+  if (!ColdCacheCaveat(fd.get(), ReadMode::kBuffered).empty()) GTEST_SKIP() << "/var/tmp is ZFS here";
+  EXPECT_EQ(ColdCacheCaveat(fd.get(), ReadMode::kDirect), "") << "not ZFS: O_DIRECT is what it says";
   auto written = ResidentPct(fd.get(), size, path);
   ASSERT_TRUE(written.ok()) << written.status();
   EXPECT_GT(*written, 90) << "just written: cached";
@@ -36,6 +37,17 @@ TEST(PageCache, DropMakesAFileColdAndReadThroughWarmsIt) {
   EXPECT_GT(*warm, 95) << "after reading it through";
   EXPECT_FALSE(ReadThrough(fd.get(), size + 1, path).ok()) << "a file shorter than asked";
   ::unlink(path.c_str());
+}
+
+// The loaded module's version decides whether a ZFS read with O_DIRECT misses the ARC.
+TEST(PageCache, ZfsHonoursDirectIoFromTwoThreeOn) {
+  EXPECT_TRUE(ZfsHonoursDirectIo("2.3.0-1"));
+  EXPECT_TRUE(ZfsHonoursDirectIo("2.3.4-1~bpo12+1\n"));
+  EXPECT_TRUE(ZfsHonoursDirectIo("3.0.0"));
+  EXPECT_FALSE(ZfsHonoursDirectIo("2.2.7-1~bpo12+1"));
+  EXPECT_FALSE(ZfsHonoursDirectIo("0.8.6-1"));
+  EXPECT_FALSE(ZfsHonoursDirectIo(""));
+  EXPECT_FALSE(ZfsHonoursDirectIo("zfs-kmod"));
 }
 
 }  // namespace
