@@ -12,9 +12,15 @@
 # ssh (root: starts its own sshd on loopback with throwaway keys): one file, from and
 # to /dev/shm, through nasperf native, nasperf sftp, nasperf scp, OpenSSH scp (SFTP
 # protocol) and scp -O, all to the same sshd.
+# reads: a file of READ_SIZE on the checkout's own disk (READ_DIR, default build/bench-reads),
+# read by the NAS agent and streamed over loopback into a discarding client, next to fio
+# and dd reading the same file with no network: past the cache (nasperf --read-mode
+# direct; fio --direct=1; dd iflag=direct) and cold through it (the file's pages dropped
+# first: nasperf --cache cold; fio --invalidate=1). Every tool in 1 MiB reads.
 # `lab` (root, not in `all`): the namespace lab's link (scripts/lab.sh) shaped to
 # LAB_RATE at MTU 1500 and 9000, iperf3 vs nasperf into discard, with line_rate_pct.
-#   ROUNDS=3 SIZE=4GiB SSH_SIZE=1GiB REPORTS=100000 LAB_RATE=4gbit scripts/bench.sh [network|collector|ssh|lab|all]
+#   ROUNDS=3 SIZE=4GiB SSH_SIZE=1GiB READ_SIZE=2GiB REPORTS=100000 LAB_RATE=4gbit \
+#     scripts/bench.sh [network|collector|ssh|reads|lab|all]
 # (run nothing else meanwhile)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -263,11 +269,64 @@ TABLE
   rm -f "$src"
 }
 
+# The NAS reading from its disk: nasperf's read next to fio and dd on the same file.
+bench_reads() {
+  command -v fio >/dev/null || NASPERF_WITH_FIO=1 scripts/install-deps.sh
+  local dir=${READ_DIR:-build/bench-reads} size=${READ_SIZE:-2GiB} round
+  mkdir -p "$dir"
+  dir=$(realpath "$dir")
+  local bytes file=$dir/nasperf-read-benchread-0.dat
+  bytes=$(numfmt --from=iec "${size%iB}")
+  start_receiver reads "$dir"
+  # nasperf_read MODE CACHE -> the NAS agent's MB/s (first byte read to the client's answer)
+  nasperf_read() {
+    local out=$T/out-read-$1-$RANDOM
+    "$NASPERF" sender --to 127.0.0.1:"$reads_port" --direction read --size "$size" --read-mode "$1" --cache "$2" \
+      --run-id benchread --cleanup never --runs 1 --no-progress --out "$out" >"$out.log" 2>&1 || { cat "$out.log" >&2; exit 1; }
+    awk -F, 'NR==1 {for (i=1;i<=NF;i++) h[$i]=i; next} $h["role"]=="receiver" {printf "%.1f", $h["mb_per_s"]}' "$out/transfers.csv"
+  }
+  fio_read() {  # DIRECT(0|1) -> MB/s
+    fio --name=read --filename="$file" --rw=read --bs=1M --ioengine=psync --direct="$1" --invalidate=1 \
+      --size="$bytes" --output-format=json | python3 -c 'import json,sys; print("%.1f" % (json.load(sys.stdin)["jobs"][0]["read"]["bw_bytes"] / 1e6))'
+  }
+  dd_direct() { dd if="$file" of=/dev/null bs=1M iflag=direct 2>&1 | awk '/copied/ {printf "%.1f", $1 / $(NF-3) / 1e6}'; }
+  local -A r
+  for round in $(seq "$ROUNDS"); do
+    echo "bench: reads round $round/$ROUNDS" >&2
+    r[nd]+="$(nasperf_read direct cold) "   # the first round also lays the file out (untimed)
+    r[fd]+="$(fio_read 1) "
+    r[dd]+="$(dd_direct) "
+    r[nc]+="$(nasperf_read buffered cold) "
+    r[fc]+="$(fio_read 0) "
+  done
+  local where
+  where="$(df --output=source "$dir" | tail -1), $(stat -f -c %T "$dir")"
+  rm -f "$file"
+  rmdir "$dir" 2>/dev/null || true
+  med() { median <<<"${r[$1]}"; }
+  cat <<TABLE
+| the NAS reading $size from $where, median of $ROUNDS interleaved rounds | MB/s | ratio |
+|---|---:|---:|
+| fio --rw=read --bs=1M --direct=1 (no network) | $(med fd) | |
+| dd bs=1M iflag=direct (no network) | $(med dd) | |
+| nasperf --direction read --read-mode direct, loopback into discard | $(med nd) | **$(ratio "$(med nd)" "$(med fd)")** vs fio |
+| fio --direct=0, the file's pages dropped first (no network) | $(med fc) | |
+| nasperf --direction read --cache cold, loopback into discard | $(med nc) | **$(ratio "$(med nc)" "$(med fc)")** vs fio |
+
+rounds (MB/s): fio-direct [${r[fd]}] dd-direct [${r[dd]}] nasperf-direct [${r[nd]}] fio-cold [${r[fc]}] nasperf-cold [${r[nc]}]
+nasperf's figure is its NAS agent's row: first byte read from the disk to the client's answer; fio's and dd's are the disk alone.
+machine: $(nproc) cores, $(uname -r), $(date -u +%Y-%m-%d)
+
+TABLE
+}
+
 if [ "$WHAT" = lab ]; then bench_lab; exit 0; fi
 if [ "$WHAT" = collector ] || [ "$WHAT" = all ]; then bench_collector; fi
 [ "$WHAT" = collector ] && exit 0
 if [ "$WHAT" = ssh ] || [ "$WHAT" = all ]; then bench_ssh; fi
 [ "$WHAT" = ssh ] && exit 0
+if [ "$WHAT" = reads ] || [ "$WHAT" = all ]; then bench_reads; fi
+[ "$WHAT" = reads ] && exit 0
 
 declare -A results
 short_pct=()

@@ -3,6 +3,7 @@
 # Idempotent: asks apt only for what is missing; uses sudo when not root.
 #   NASPERF_WITH_AARCH64=1  also the cross compiler, the :arm64 static archives and
 #                           qemu-user-static (adds the arm64 architecture to dpkg)
+#   NASPERF_WITH_FIO=1      also fio (scripts/bench.sh reads compares against it)
 set -euo pipefail
 
 packages=(
@@ -15,6 +16,7 @@ packages=(
   openssh-server openssh-client iperf3 iproute2 e2fsprogs util-linux procps python3 binutils tcpdump
 )
 [ "${NASPERF_WITH_BROWSER:-0}" = 1 ] && packages+=(chromium)
+[ "${NASPERF_WITH_FIO:-0}" = 1 ] && packages+=(fio)
 if [ "${NASPERF_WITH_AARCH64:-0}" = 1 ]; then
   packages+=(g++-aarch64-linux-gnu qemu-user-static)
   for p in libgrpc++-dev libgrpc-dev libprotobuf-dev libabsl-dev libssh-dev libssl-dev libxxhash-dev \

@@ -7,9 +7,11 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/synchronization/mutex.h"
 #include "common/clock.h"
 #include "common/fd.h"
 #include "common/page_cache.h"
@@ -29,26 +31,18 @@ class Generated : public PayloadSource {
   PatternSource pattern_;
 };
 
-// O_DIRECT wants buffers, offsets and lengths in whole blocks; 4 KiB covers every
-// logical block size a NAS disk has.
-constexpr size_t kDirectBlock = 4096;
-static_assert(PayloadSource::kChunk % kDirectBlock == 0);
-
 class File : public PayloadSource {
  public:
-  File(Fd fd, std::string path, bool direct)
-      : fd_(std::move(fd)), path_(std::move(path)), direct_(direct),
-        buffer_(static_cast<uint8_t*>(std::aligned_alloc(kDirectBlock, kChunk))) {
-    if (!direct_) posix_fadvise(fd_.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
+  File(Fd fd, std::string path)
+      : fd_(std::move(fd)), path_(std::move(path)),
+        buffer_(static_cast<uint8_t*>(std::aligned_alloc(4096, kChunk))) {
+    posix_fadvise(fd_.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
   }
   ~File() override { std::free(buffer_); }
   absl::StatusOr<const uint8_t*> Chunk(uint64_t offset, size_t size) override {
-    // Direct reads ask for whole blocks (the last chunk of a file rounded up); the
-    // file's end answers them short, at exactly its length.
-    const size_t ask = direct_ ? (size + kDirectBlock - 1) / kDirectBlock * kDirectBlock : size;
     size_t done = 0;
     while (done < size) {
-      ssize_t n = ::pread(fd_.get(), buffer_ + done, ask - done, static_cast<off_t>(offset + done));
+      ssize_t n = ::pread(fd_.get(), buffer_ + done, size - done, static_cast<off_t>(offset + done));
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) return ErrnoStatus(errno, absl::StrCat("read ", path_));
       if (n == 0) return absl::OutOfRangeError(absl::StrCat(path_, " shrank while being sent"));
@@ -56,15 +50,116 @@ class File : public PayloadSource {
     }
     return buffer_;
   }
-  // Not for splicing when direct: how a kernel splices an O_DIRECT file varies (6.5
-  // copies it; older ones may go through the page cache), and the point is to miss it.
-  int file_fd() const override { return direct_ ? -1 : fd_.get(); }
+  int file_fd() const override { return fd_.get(); }
 
  private:
   Fd fd_;
   std::string path_;
-  bool direct_;
   uint8_t* buffer_;
+};
+
+// O_DIRECT wants buffers, offsets and lengths in whole blocks; 4 KiB covers every
+// logical block size a NAS disk has.
+constexpr size_t kDirectBlock = 4096;
+static_assert(PayloadSource::kChunk % kDirectBlock == 0);
+
+// An O_DIRECT file (--read-mode direct). The kernel reads no further ahead than asked
+// past the page cache, so a reader thread keeps up to kDepth chunks read ahead while
+// the loop sends the current one, as fio at queue depth 1 keeps the disk busy; the
+// loop's wait in Chunk() is then the disk's pace. Chunks are asked for in order from
+// offset 0 (the push loop's contract); the reader stops at the file's size, or when
+// the source is destroyed. Never spliced: how a kernel splices an O_DIRECT file varies
+// (6.5 copies it; older ones may use the page cache), and the point is to miss it.
+class DirectFile : public PayloadSource {
+ public:
+  DirectFile(Fd fd, std::string path) : fd_(std::move(fd)), path_(std::move(path)) {
+    struct stat st {};
+    size_ = ::fstat(fd_.get(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+    for (Slot& slot : slots_) slot.data = static_cast<uint8_t*>(std::aligned_alloc(kDirectBlock, kChunk));
+    reader_ = std::thread([this] { ReadAhead(); });
+  }
+  ~DirectFile() override {
+    {
+      absl::MutexLock lock(&mu_);
+      stopping_ = true;
+    }
+    reader_.join();
+    for (Slot& slot : slots_) std::free(slot.data);
+  }
+  absl::StatusOr<const uint8_t*> Chunk(uint64_t offset, size_t size) override {
+    absl::MutexLock lock(&mu_);
+    if (held_) {  // the previous chunk is sent: its buffer may be read into again
+      ++taken_;
+      held_ = false;
+    }
+    if (offset != taken_ * kChunk) return absl::InternalError("direct reads are sequential from offset 0");
+    mu_.Await(absl::Condition(+[](DirectFile* f) { return f->read_ > f->taken_ || f->reader_done_; }, this));
+    if (read_ == taken_) return reader_status_.ok() ? absl::OutOfRangeError(absl::StrCat(path_, " shrank while being sent"))
+                                                    : reader_status_;
+    const Slot& slot = slots_[taken_ % kDepth];
+    if (slot.bytes < size) return absl::OutOfRangeError(absl::StrCat(path_, " shrank while being sent"));
+    held_ = true;
+    return slot.data;
+  }
+
+ private:
+  static constexpr size_t kDepth = 4;
+  struct Slot {
+    uint8_t* data = nullptr;
+    size_t bytes = 0;  // what the read gave (short only at the file's end)
+  };
+
+  void ReadAhead() {
+    for (uint64_t index = 0;; ++index) {
+      {
+        absl::MutexLock lock(&mu_);
+        mu_.Await(absl::Condition(+[](DirectFile* f) { return f->stopping_ || f->read_ - f->taken_ < kDepth; }, this));
+        if (stopping_ || index * kChunk >= size_) break;
+      }
+      // Only this thread touches slots_[index % kDepth] until read_ passes it.
+      Slot& slot = slots_[index % kDepth];
+      absl::StatusOr<size_t> got = ReadBlocks(index * kChunk, slot.data);
+      absl::MutexLock lock(&mu_);
+      if (!got.ok()) {
+        reader_status_ = got.status();
+        break;
+      }
+      slot.bytes = *got;
+      ++read_;
+      if (*got < kChunk) break;  // the file's end
+    }
+    absl::MutexLock lock(&mu_);
+    reader_done_ = true;
+  }
+
+  // Whole blocks from `offset`: a full chunk, or what is left of the file.
+  absl::StatusOr<size_t> ReadBlocks(uint64_t offset, uint8_t* into) const {
+    const uint64_t left = size_ - offset;
+    const size_t want = static_cast<size_t>(std::min<uint64_t>(kChunk, left));
+    const size_t ask = (want + kDirectBlock - 1) / kDirectBlock * kDirectBlock;
+    size_t done = 0;
+    while (done < want) {
+      ssize_t n = ::pread(fd_.get(), into + done, ask - done, static_cast<off_t>(offset + done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return ErrnoStatus(errno, absl::StrCat("read ", path_));
+      if (n == 0) break;
+      done += static_cast<size_t>(n);
+    }
+    return done;
+  }
+
+  const Fd fd_;
+  const std::string path_;
+  uint64_t size_ = 0;
+  Slot slots_[kDepth];
+  absl::Mutex mu_;
+  uint64_t read_ ABSL_GUARDED_BY(mu_) = 0;   // chunks read so far
+  uint64_t taken_ ABSL_GUARDED_BY(mu_) = 0;  // chunks the loop is done with
+  bool held_ ABSL_GUARDED_BY(mu_) = false;   // the loop holds chunk taken_
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool reader_done_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Status reader_status_ ABSL_GUARDED_BY(mu_);
+  std::thread reader_;
 };
 
 }  // namespace
@@ -80,7 +175,8 @@ absl::StatusOr<std::unique_ptr<PayloadSource>> FileSource(const std::string& pat
 }
 
 std::unique_ptr<PayloadSource> FileSource(Fd fd, const std::string& path, bool direct) {
-  return std::unique_ptr<PayloadSource>(new File(std::move(fd), path, direct));
+  if (direct) return std::make_unique<DirectFile>(std::move(fd), path);
+  return std::make_unique<File>(std::move(fd), path);
 }
 
 namespace {
