@@ -179,7 +179,8 @@ Command AddReceiverCommand(CLI::App& app) {
 }
 
 Command AddAgentCommand(CLI::App& app) {
-  return CommandOf<ReceiverFlags>(app, AddAgent, [](const ReceiverFlags& f) { return RunReceiver(f, /*as_agent=*/true); });
+  return CommandOf<ReceiverFlags>(app, AddAgent,
+                                  [](const ReceiverFlags& f) { return RunReceiver(f, /*as_agent=*/true); });
 }
 
 Command AddFingerprintCommand(CLI::App& app) { return {AddFingerprint(app), RunFingerprint}; }

@@ -29,9 +29,9 @@ namespace {
 // ----------------------------------------------------------------- sender
 
 struct SenderFlags {
-  std::string to, file, size, pattern = "random", pause = "0s", label, run_id,
-                     write_mode = Name(WriteMode::kBuffered), sync = SyncPolicyName({}), cleanup, out = "./nasperf-results",
-                     interval = "1s", token_file, link_speed, window;
+  std::string to, file, size, pattern = "random", pause = "0s", label, run_id, cleanup,
+      out = "./nasperf-results", interval = "1s", token_file, link_speed, window;
+  std::string write_mode = Name(WriteMode::kBuffered), sync = SyncPolicyName({});
   std::string transport = Name(TransportKind::kNative), identity, known_hosts, ssh_config, deploy_binary;
   std::string direction = Name(Direction::kWrite), cache, read_mode, remote_file, local_target;
   uint16_t ssh_port = 0;
@@ -148,7 +148,8 @@ bool DeploysReceiver(const SenderFlags& f) {
   return destination.ok() && absl::StartsWith(destination->dir, "/");
 }
 
-// --direction and the flags only a read takes (--cache, --remote-file, --local-target).
+// --direction and the flags only a read takes (--cache, --read-mode, --remote-file,
+// --local-target).
 void SetDirection(const SenderFlags& f, SenderOptions& o) {
   const std::string cmd = "sender";
   o.direction = EnumFlag<Direction>(cmd, "--direction", f.direction);
@@ -172,8 +173,8 @@ void SetDirection(const SenderFlags& f, SenderOptions& o) {
     o.remote_file = f.remote_file;
     o.local_target = f.local_target;
   } else {
-    for (auto [given, flag] : {std::pair{!f.cache.empty(), "--cache"}, {!f.read_mode.empty(), "--read-mode"}, {!f.remote_file.empty(), "--remote-file"},
-                               {!f.local_target.empty(), "--local-target"}}) {
+    for (auto [given, flag] : {std::pair{!f.cache.empty(), "--cache"}, {!f.read_mode.empty(), "--read-mode"},
+                               {!f.remote_file.empty(), "--remote-file"}, {!f.local_target.empty(), "--local-target"}}) {
       if (given) UsageError(cmd, flag, "only with --direction read");
     }
   }

@@ -52,10 +52,15 @@ array=$(label_rates array receiver | median)
 cache=$(label_rates cache receiver | median)
 [ "$(label_rates array receiver | wc -l)" = 3 ] || fail "expected 3 ok array runs: $(cat "$csv")"
 awk -v a="$array" 'BEGIN { exit !(a >= 135 && a <= 165) }' || fail "the array ran at $array MB/s, the text says 150"
-awk -v a="$array" -v c="$cache" 'BEGIN { exit !(c > 1.2 * a) }' || fail "the cache ($cache MB/s) is not faster than the array ($array)"
-verdicts=$(awk -F, 'NR==1 { for (i=1;i<=NF;i++) { if ($i=="label") a=i; if ($i=="bottleneck") b=i }; next }
-  $a == "array" { print $b }' "$csv" | sort -u | tr '\n' ' ')
+# The array is held at its throttle; the cache is not (its rate is the link's and this
+# machine's), so it must beat the array and never be called the limit. No margin on top:
+# a busy VM has brought the cache down to 180 MB/s.
+awk -v a="$array" -v c="$cache" 'BEGIN { exit !(c > a) }' || fail "the cache ($cache MB/s) is not faster than the array ($array)"
+label_verdicts() { awk -F, -v l="$1" 'NR==1 { for (i=1;i<=NF;i++) { if ($i=="label") a=i; if ($i=="bottleneck") b=i }; next }
+  $a == l { print $b }' "$csv" | sort -u | tr '\n' ' '; }
+verdicts=$(label_verdicts array)
 [ "$verdicts" = "disk " ] || fail "the array's verdicts: $verdicts (the text says disk)"
+! label_verdicts cache | grep -qw disk || fail "the cache was called the limit: $(label_verdicts cache)"
 in_section cache-vs-array "array: n counts one per iteration" || fail "report printed no table: $(section cache-vs-array | tail)"
 
 # MTU 1500: recorded as such; compare names the labels
