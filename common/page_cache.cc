@@ -8,11 +8,11 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
 #include <cstdlib>
 #include <memory>
 #include <vector>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "common/fd.h"
 
@@ -91,12 +91,8 @@ std::string ColdCacheCaveat(int fd, ReadMode mode) {
            "Use --read-mode direct on OpenZFS 2.3+, a file larger than the ARC, or a test dataset with "
            "`zfs set primarycache=metadata`";
   }
-  std::string version;
-  if (std::FILE* f = std::fopen(kZfsModuleVersion, "r"); f != nullptr) {
-    char line[64] = {};
-    if (std::fgets(line, sizeof line, f) != nullptr) version = std::string(absl::StripAsciiWhitespace(line));
-    std::fclose(f);
-  }
+  std::string version;  // its first word; empty when the file is not there
+  std::ifstream(kZfsModuleVersion) >> version;
   if (ZfsHonoursDirectIo(version)) return "";
   return absl::StrCat("this target is ZFS ", version.empty() ? "of unknown version" : version,
                       ", which takes O_DIRECT but reads through its ARC before OpenZFS 2.3: the read may come from RAM. "

@@ -37,6 +37,12 @@ enum class Bottleneck { kNetwork, kDisk, kSource, kBalanced, kOldSender, kSender
 // Parse<T>("direct") -> WriteMode::kDirect; INVALID_ARGUMENT naming the choices.
 template <typename T>
 absl::StatusOr<T> Parse(absl::string_view text);
+// A word a peer may leave out (proto3 strings are empty when unset): `absent` then.
+template <typename T>
+absl::StatusOr<T> ParseOr(absl::string_view text, T absent) {
+  if (text.empty()) return absent;
+  return Parse<T>(text);
+}
 template <typename T>
 const char* Name(T value);
 // Every name of T, in declaration order (CLI choices, plan checks, row checks).

@@ -298,17 +298,15 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
       if (!cleanup.ok()) return cleanup.status();
       o.cleanup = *cleanup;
     }
-    if (!job.direction().empty()) {
-      auto direction = Parse<Direction>(job.direction());
-      if (!direction.ok()) return direction.status();
-      o.direction = *direction;
-    }
+    auto direction = ParseOr(job.direction(), Direction::kWrite);
+    if (!direction.ok()) return direction.status();
+    o.direction = *direction;
     if (o.direction == Direction::kRead) {
       if (!o.file.empty()) return absl::InvalidArgumentError("a read streams a file the receiver lays out: give a size");
-      auto cache = Parse<CacheState>(job.cache().empty() ? Name(CacheState::kCold) : job.cache());
+      auto cache = ParseOr(job.cache(), CacheState::kCold);
       if (!cache.ok()) return cache.status();
       o.cache = *cache;
-      auto read_mode = Parse<ReadMode>(job.read_mode().empty() ? Name(ReadMode::kBuffered) : job.read_mode());
+      auto read_mode = ParseOr(job.read_mode(), ReadMode::kBuffered);
       if (!read_mode.ok()) return read_mode.status();
       o.read_mode = *read_mode;
     }

@@ -34,7 +34,7 @@ absl::StatusOr<proto::PrepareReadReply> PrepareRead(Target& target, const proto:
   if (request.stream() < 0 || request.stream() > 1023) return absl::InvalidArgumentError("stream out of range");
   auto cache = Parse<CacheState>(request.cache());
   if (!cache.ok()) return cache.status();
-  auto read_mode = request.read_mode().empty() ? ReadMode::kBuffered : Parse<ReadMode>(request.read_mode());
+  auto read_mode = ParseOr(request.read_mode(), ReadMode::kBuffered);
   if (!read_mode.ok()) return read_mode.status();
   const int64_t start = MonoNanos();
   proto::PrepareReadReply reply;

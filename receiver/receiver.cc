@@ -287,7 +287,7 @@ class ReceiverImpl final : public Receiver, public proto::Receiver::Service {
       return ExistingFilesNotServed(request.read_file());
     }
     if (auto cache = Parse<CacheState>(request.cache()); !cache.ok()) return cache.status();
-    auto read_mode = request.read_mode().empty() ? ReadMode::kBuffered : Parse<ReadMode>(request.read_mode());
+    auto read_mode = ParseOr(request.read_mode(), ReadMode::kBuffered);
     if (!read_mode.ok()) return read_mode.status();
     plan.read_mode = *read_mode;
     uint64_t length = 0;

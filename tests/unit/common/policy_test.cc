@@ -56,5 +56,13 @@ TEST(SyncPolicy, Parses) {
   EXPECT_FALSE(ParseSyncPolicy("always").ok());
 }
 
+// A word a peer left out takes the stated default; one it sent must still be a word.
+TEST(Policy, ParseOrFillsOnlyAnAbsentWord) {
+  EXPECT_EQ(*ParseOr("", ReadMode::kBuffered), ReadMode::kBuffered);
+  EXPECT_EQ(*ParseOr("direct", ReadMode::kBuffered), ReadMode::kDirect);
+  EXPECT_FALSE(ParseOr("mmap", ReadMode::kBuffered).ok());
+  EXPECT_FALSE(ParseOr(" ", CacheState::kCold).ok());
+}
+
 }  // namespace
 }  // namespace nasperf
