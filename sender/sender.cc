@@ -279,6 +279,7 @@ struct Tally {
   std::map<std::string, int> verdicts;
   // CPU seconds and bytes per end, for CPU s/GB.
   double sender_cpu_s = 0, receiver_cpu_s = 0, sender_bytes = 0, receiver_bytes = 0;
+  int startup_runs = 0;  // measured transfers that also paid the session's start-up
 
   void Count(const TransferResult& r) {
     if (r.sender.has_cpu_user_s()) {
@@ -290,6 +291,7 @@ struct Tally {
       receiver_bytes += static_cast<double>(r.receiver->bytes());
     }
     send_rates.push_back(r.sender.mb_per_s());
+    if (r.startup) ++startup_runs;
     const proto::TransferReport* durable = DurableRow(r);
     if (durable != nullptr && durable->has_mb_per_s()) durable_rates.push_back(durable->mb_per_s());
     if (!r.sender.bottleneck().empty()) ++verdicts[r.sender.bottleneck()];
@@ -313,6 +315,12 @@ void PrintSummary(Console& console, const SenderOptions& options, const Tally& t
       absl::StrAppendFormat(&cpu, ", receiver %.2f", tally.receiver_cpu_s / (tally.receiver_bytes / 1e9));
     }
     console.Line(cpu + " (user + system, the threads that moved the bytes)");
+  }
+  if (tally.startup_runs > 0) {
+    console.Line(absl::StrFormat(
+        "  start-up: %d of these paid the SSH session's start-up (the first transfer over a session is slower "
+        "while sshd grows its buffers; OpenSSH's scp pays it on every copy, this loop once per session)%s",
+        tally.startup_runs, options.warmup > 0 ? "" : "; --warmup 1 leaves it out of the figures"));
   }
   if (mix.empty()) return;
   console.Line(absl::StrCat("  bottleneck: ", absl::StrJoin(mix, ", ")));

@@ -86,6 +86,11 @@ class SshConnection {
   const std::string& host() const { return host_; }       // after ~/.ssh/config
   uint16_t port() const { return port_; }
   const std::string& host_key() const { return host_key_; }  // "ssh-ed25519 SHA256:..."
+  // True for the first bulk transfer over this session, false after. sshd grows its
+  // channel buffers while the first one streams (OpenSSH's sshbuf reallocates and
+  // copies its whole buffer at each step), so that transfer runs slower than the
+  // next on the same session: the row says so.
+  bool FirstTransfer() { return transfers_++ == 0; }
 
   // Runs a shell command on the host, writes `input` to its stdin, returns its stdout
   // once it exits. More than kMaxCommandOutput bytes, or no exit within `timeout`, is
@@ -128,6 +133,7 @@ class SshConnection {
   std::string where_, host_, user_, host_key_;
   uint16_t port_ = 22;
   bool reusable_ = true;
+  uint64_t transfers_ = 0;
 };
 
 }  // namespace nasperf

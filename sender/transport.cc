@@ -1,5 +1,6 @@
 #include "sender/transport.h"
 
+#include "absl/strings/str_cat.h"
 #include "common/checksum.h"
 #include "common/clock.h"
 #include "common/units.h"
@@ -27,8 +28,13 @@ void RecordTimings(const PushResult& r, std::optional<double> ceiling_mb_per_s,
   if (ceiling_mb_per_s) {
     std::string note;
     if (auto pct = LineRatePct(row.mb_per_s(), *ceiling_mb_per_s, &note)) row.set_line_rate_pct(*pct);
-    if (!note.empty()) row.set_notes(note);
+    if (!note.empty()) AppendNote(note, row);
   }
+}
+
+void AppendNote(absl::string_view note, proto::TransferReport& row) {
+  if (note.empty()) return;
+  row.set_notes(row.notes().empty() ? std::string(note) : absl::StrCat(row.notes(), "; ", note));
 }
 
 }  // namespace nasperf

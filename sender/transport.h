@@ -12,6 +12,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "proto/nasperf.pb.h"
 #include "sender/push_loop.h"
 
@@ -29,6 +30,9 @@ struct TransferResult {
   proto::TransferReport sender;
   std::optional<proto::TransferReport> receiver;  // only an agent can write this row
   bool stop_loop = false;  // a refusal that every later transfer would meet too
+  // The transfer also paid a one-off start-up cost of the transport's session (the
+  // first over a new SSH session): its rate is not the loop's steady rate.
+  bool startup = false;
 };
 
 using ConsoleLine = std::function<void(const std::string&)>;
@@ -61,6 +65,8 @@ void RecordPush(const PushResult& r, proto::TransferReport& row);
 // ack, first byte, write and sync times; line_rate_pct when a ceiling is known.
 void RecordTimings(const PushResult& r, std::optional<double> ceiling_mb_per_s,
                    proto::TransferReport& row);
+// Adds a sentence to the row's notes (separated by "; ").
+void AppendNote(absl::string_view note, proto::TransferReport& row);
 
 }  // namespace nasperf
 
