@@ -27,18 +27,30 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# stop_pids PID...: SIGTERM, up to 10 s to exit, then SIGKILL; reaps them all. A
-# process stuck on a throttled disk must not hold the cleanup past ctest's limit.
+# descendants PID: every process below PID (sshd forks one per connection; a shell
+# function started with & is a subshell whose children do the work).
+descendants() {
+  local child
+  for child in $(pgrep -P "$1" || true); do
+    echo "$child"
+    descendants "$child"
+  done
+}
+
+# stop_pids PID...: SIGTERM to each and everything below it, up to 10 s to exit, then
+# SIGKILL; reaps them all. A process stuck on a throttled disk must not hold the
+# cleanup past ctest's limit, and none may outlive the test.
 stop_pids() {
-  local pid left
-  for pid in "$@"; do kill -TERM "$pid" 2>/dev/null || true; done
+  local pid left all=()
+  for pid in "$@"; do all+=("$pid" $(descendants "$pid")); done
+  for pid in "${all[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
   for _ in $(seq 200); do
     left=0
-    for pid in "$@"; do kill -0 "$pid" 2>/dev/null && left=1; done
+    for pid in "${all[@]}"; do [ -d "/proc/$pid" ] && [ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" != Z ] && left=1; done
     [ $left -eq 0 ] && break
     sleep 0.05
   done
-  for pid in "$@"; do kill -KILL "$pid" 2>/dev/null || true; done
+  for pid in "${all[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
   for pid in "$@"; do wait "$pid" 2>/dev/null || true; done
 }
 
@@ -158,8 +170,61 @@ slow_source() {
 # drop_source_cache: $SOURCE_FILE out of the page cache (that file only).
 drop_source_cache() { dd if="$SOURCE_FILE" iflag=nocache count=0 status=none; }
 
-# in_slow_source CMD...: runs CMD with its reads of the slow source throttled.
-in_slow_source() { in_cgroup "$SOURCE_CGROUP" "$@"; }
+# in_slow_source CMD...: runs CMD with its reads of the slow source throttled (and,
+# after source_cache_limit, with its page cache held below the file's size).
+in_slow_source() {
+  if [ -n "${SOURCE_MEMCG:-}" ]; then
+    in_cgroup "$SOURCE_CGROUP" sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$SOURCE_MEMCG" "$@"
+  else
+    in_cgroup "$SOURCE_CGROUP" "$@"
+  fi
+}
+
+# source_cache_limit MIB (root): what in_slow_source runs may keep in the page cache
+# (a cgroup v1 memory limit), smaller than $SOURCE_FILE: every run of a loop reads
+# the source from its disk again, as a file larger than the sender's RAM would.
+source_cache_limit() {
+  [ -f /sys/fs/cgroup/memory/memory.limit_in_bytes ] || skip "no cgroup v1 memory controller (the source's cache limit needs it)"
+  SOURCE_MEMCG=/sys/fs/cgroup/memory/nasperf-it-source-$$
+  mkdir -p "$SOURCE_MEMCG"
+  CLEANUPS+=("for _ in \$(seq 200); do cgroup_empty '$SOURCE_MEMCG' && break; sleep 0.05; done; rmdir '$SOURCE_MEMCG'")
+  echo $(($1 << 20)) >"$SOURCE_MEMCG/memory.limit_in_bytes"
+}
+
+# dd_mbs: MB/s (10^6) from dd's closing line on stdin ("N bytes (...) copied, S s, ...").
+dd_mbs() {
+  awk '/ copied, / { b = $1; for (i = 1; i <= NF; i++) if ($i == "s,") s = $(i - 1) }
+    END { if (b > 0 && s > 0) printf "%.2f", b / s / 1e6; else exit 1 }'
+}
+
+# Ground truths for the rate tests (docs/DESIGN.md, "Rate tests"): what a throttled disk
+# gives is measured in the same run, by dd through the same throttle with the size the
+# transfer moves, never taken from the configured rate: blk-throttle lets a short burst
+# through above its rate, so a 64 MiB transfer can read 10 % over it.
+
+# source_truth_mbs: the slow source read cold by dd through the same throttle (and
+# cache limit) the sender meets, in MB/s.
+source_truth_mbs() {
+  local out
+  drop_source_cache
+  out=$(in_slow_source dd if="$SOURCE_FILE" of=/dev/null bs=1M 2>&1) || fail "dd of the slow source: $out"
+  drop_source_cache
+  dd_mbs <<<"$out" || fail "dd said: $out"
+}
+
+# array_truth_mbs read|write MIB: the lab's array through its throttle, MIB MiB by dd
+# on the NAS with O_DIRECT (a read: of a file laid out first, outside the throttle).
+array_truth_mbs() {
+  local file=$ARRAY/nasperf-truth.bin out
+  if [ "$1" = write ]; then
+    out=$("$LAB_SH" nas -- dd if=/dev/zero of="$file" bs=1M count="$2" oflag=direct conv=fsync 2>&1)
+  else
+    head -c $(($2 << 20)) /dev/urandom >"$file" && sync "$file"
+    out=$("$LAB_SH" nas -- dd if="$file" of=/dev/null bs=1M iflag=direct 2>&1)
+  fi
+  rm -f "$file"
+  dd_mbs <<<"$out" || fail "dd on the array ($1, $2 MiB) said: $out"
+}
 
 # cpu_quota NAME PERCENT (root): a cgroup v1 cpu group whose processes get PERCENT of
 # one core (CFS bandwidth, 100 ms periods): a small NAS CPU, or a busy one. Sets

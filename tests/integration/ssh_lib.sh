@@ -57,15 +57,6 @@ EOF
   fail "sshd did not start: $(tail -3 "$T/sshd.log")"
 }
 
-# descendants PID: every process below PID (sshd forks one per connection).
-descendants() {
-  local child
-  for child in $(pgrep -P "$1" || true); do
-    echo "$child"
-    descendants "$child"
-  done
-}
-
 # kill_sshd: SIGKILL to sshd and every session process it forked, then reap it.
 kill_sshd() {
   local pids

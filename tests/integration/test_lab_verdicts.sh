@@ -28,13 +28,15 @@ for role in sender receiver; do
   csv_role_all "$csv" $role status ok
   csv_role_all "$csv" $role bottleneck disk
 done
+array_truth=$(array_truth_mbs write 192)
 for rate in $(csv_role_col "$csv" receiver mb_per_s); do
-  within 10 "$rate" 60 || fail "array wrote $rate MB/s durable, the throttle is 60 MB/s"
+  within 10 "$rate" "$array_truth" || fail "array wrote $rate MB/s durable, dd writes it at $array_truth MB/s (throttle 60)"
 done
 disk_rates=$(csv_role_col "$csv" receiver mb_per_s | tr '\n' ' ')
 
 # --- the sender's source disk
 slow_source 160 40000000
+source_truth=$(source_truth_mbs)
 lab_receiver discard --target discard
 in_slow_source "$LAB_SH" client -- "$NASPERF" sender --to "$NAS_IP:$discard_PORT" --file "$SOURCE_FILE" --runs 1 \
   --link-speed 10gbit --out "$T/from-source" --no-progress >"$T/source-tx.log" 2>&1 \
@@ -45,7 +47,7 @@ for role in sender receiver; do
   csv_role_all "$csv" $role bottleneck source
 done
 source_rate=$(csv_role_col "$csv" sender mb_per_s)
-within 10 "$source_rate" 40 || fail "the source read at 40 MB/s, the sender says $source_rate MB/s"
+within 10 "$source_rate" "$source_truth" || fail "dd reads the source at $source_truth MB/s (throttle 40), the sender says $source_rate MB/s"
 wait_pct=$(csv_role_col "$csv" sender source_wait_pct)
 awk -v w="$wait_pct" 'BEGIN { exit !(w > 50) }' || fail "the sender waited $wait_pct % on a source that set the pace"
 grep -q "the source may set the pace" "$T/source-tx.log" || fail "no warning before the run: $(head -8 "$T/source-tx.log")"
