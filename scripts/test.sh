@@ -21,6 +21,28 @@ if ! NASPERF_WITH_BROWSER=1 scripts/install-deps.sh; then
 fi
 [ "$(id -u)" -eq 0 ] || echo "test.sh: not root: the loop-device, mount and namespace tests will be skipped"
 
+# suite_processes: "PID COMMAND" of the processes a test run starts and must stop:
+# nasperf itself (also under qemu or in a chroot), the sshd and iperf3 servers the
+# tests start, anything running from a test's /tmp/nasperf-it.* directory.
+suite_processes() {
+  ps -eo pid=,args= | awk -v self=$$ '$1 != self && /nasperf|iperf3 -s|qemu-aarch64-static|sshd -f \/tmp/ && !/awk -v self/'
+}
+before_suite=$(suite_processes | awk '{ print $1 }' | tr '\n' ' ')
+# no_leftovers: every suite process not running before the suite has gone (waits a
+# bounded 10 s for those still exiting); any left is named, killed, and fails the stage.
+no_leftovers() {
+  local left
+  for _ in $(seq 100); do
+    left=$(suite_processes | awk -v before=" $before_suite " 'index(before, " " $1 " ") == 0')
+    [ -z "$left" ] && return 0
+    sleep 0.1
+  done
+  echo "test.sh: processes the suite started are still running:" >&2
+  echo "$left" >&2
+  kill -KILL $(echo "$left" | awk '{ print $1 }') 2>/dev/null
+  return 1
+}
+
 stages=()
 results=()
 failed=0
@@ -80,6 +102,8 @@ if [ "${NASPERF_QUICK:-0}" != 1 ]; then
   fi
   stage "fuzz (bounded)" tests/fuzz/build_and_run.sh build-fuzz "${NASPERF_FUZZ_SECONDS:-30}"
 fi
+
+stage "no process left behind" no_leftovers
 
 echo
 echo "== test.sh stages"

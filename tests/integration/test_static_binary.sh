@@ -23,7 +23,10 @@ listing=$(cd "$root" && find . -mindepth 1 -not -path './tmp/*' | sort | tr '\n'
 [ "$listing" = "./bin ./bin/nasperf ./dev ./dev/null ./etc ./etc/hosts ./tmp " ] || fail "the chroot holds more: $listing"
 
 in_root() { HOME=/tmp/home chroot "$root" /bin/nasperf "$@"; }
-in_root receiver --target /tmp --min-free 0 --listen 127.0.0.1:0 --port-file /tmp/ports >"$T/rx.log" 2>&1 &
+# A plain command in the background, not in_root: a backgrounded function runs in a
+# subshell, so $! (and the cleanup's kill) would reach the subshell, not the receiver.
+HOME=/tmp/home chroot "$root" /bin/nasperf receiver --target /tmp --min-free 0 --listen 127.0.0.1:0 \
+  --port-file /tmp/ports >"$T/rx.log" 2>&1 &
 PIDS+=($!)
 wait_port_file "the chrooted receiver to listen" "$root/tmp/ports" "$!" "$T/rx.log"
 port=$(sed -n 's/^control=//p' "$root/tmp/ports")

@@ -10,7 +10,11 @@ command -v qemu-aarch64-static >/dev/null || skip "no qemu-aarch64-static (packa
 file "$binary" | grep -q "ARM aarch64.*statically linked" || fail "$binary: $(file -b "$binary")"
 arm() { qemu-aarch64-static "$binary" "$@"; }
 arm --version | grep -q "static, aarch64" || fail "--version: $(arm --version)"
-arm receiver --target "$T" --min-free 0 --listen 127.0.0.1:0 --port-file "$T/ports" >"$T/rx.log" 2>&1 &
+# Started as a plain command, not through arm(): a function put in the background
+# runs in a subshell, so $! (and the cleanup's kill) would reach the subshell and
+# leave the receiver running.
+qemu-aarch64-static "$binary" receiver --target "$T" --min-free 0 --listen 127.0.0.1:0 --port-file "$T/ports" \
+  >"$T/rx.log" 2>&1 &
 PIDS+=($!)
 wait_port_file "the aarch64 receiver to listen" "$T/ports" "$!" "$T/rx.log"
 port=$(sed -n 's/^control=//p' "$T/ports")
