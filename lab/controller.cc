@@ -27,8 +27,8 @@
 #include "lab/console.h"
 #include "lab/job_tracker.h"
 #include "lab/preflight.h"
-#include "lab/tally.h"
 #include "lab/remote_start.h"
+#include "lab/tally.h"
 #include "proto/nasperf.grpc.pb.h"
 #include "sender/sender.h"
 

@@ -13,8 +13,8 @@
 #include "common/checksum.h"
 #include "common/clock.h"
 #include "common/fd.h"
-#include "common/token.h"
 #include "common/log.h"
+#include "common/token.h"
 
 namespace nasperf {
 namespace {

@@ -12,8 +12,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "common/policy.h"
 #include "common/fd.h"
+#include "common/policy.h"
 
 namespace nasperf {
 

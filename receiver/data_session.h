@@ -1,7 +1,6 @@
-// The receiver's per-transfer bookkeeping as pure functions: the row it reports for
-// a transfer (the cells known at admission, then the figures from the write
-// pipeline) and the trailer it answers the sender with. The receiver's Serve does
-// the I/O around them. Thread-safe (no state).
+// The receiver's row for a transfer as far as it is known at admission (the
+// figures come later from datapath/rows.h). The receiver's Serve does the I/O
+// around it. Thread-safe (no state).
 #ifndef NASPERF_RECEIVER_DATA_SESSION_H_
 #define NASPERF_RECEIVER_DATA_SESSION_H_
 
@@ -9,11 +8,8 @@
 #include <optional>
 #include <string>
 
-#include "common/wire.h"
 #include "proto/nasperf.pb.h"
 #include "receiver/transfer_table.h"
-#include "receiver/write_pipeline.h"
-#include "sender/push_loop.h"
 
 namespace nasperf {
 
@@ -29,34 +25,6 @@ struct SessionFacts {
 
 // The receiver row as far as it is known when the header was admitted.
 proto::TransferReport AdmittedRow(const TransferPlan& plan, const SessionFacts& facts);
-
-// The pipeline's outcome into the row: status, bytes, timings, waits, verdict,
-// checksum, samples, and line_rate_pct when the link speed and MTU are known. The
-// sender's footer, when it sent one, lets the verdict name its source: this end
-// alone sees a slow source only as bytes arriving late.
-void AddFigures(const PipelineResult& r, int64_t accepted_ns, std::optional<uint32_t> link_mbps,
-                const std::optional<DataFooter>& sender, proto::TransferReport* row);
-
-// What the sender is told: the outcome, bytes, checksum and the receiver's times
-// (relative to its first byte).
-DataTrailer TrailerFor(const PipelineResult& r);
-
-// Reads (DESIGN.md section 6). The columns keep naming places: disk_wait_pct is the
-// NAS's disk (the agent's file reads), source_wait_pct the client's own disk (its
-// --local-target), net_wait_pct the client waiting for data; the verdict is
-// ReadVerdict's.
-//
-// The NAS agent's row: first byte read from its disk until the client's trailer
-// confirmed the last one. `expected` is the file's length; `verify` whether the
-// client asked for checksums (then `verified` compares both ends').
-void AddReadAgentFigures(const PushResult& r, int64_t accepted_ns, uint64_t expected, bool verify,
-                         std::optional<uint32_t> link_mbps, proto::TransferReport* row);
-// The client's row: its pipeline (into its --local-target, or nowhere) from the first
-// byte received until the bytes were where its --sync says, with the agent's footer
-// for the NAS's disk share. `ceiling_mb_per_s`: the path's, when known.
-void AddReadClientFigures(const PipelineResult& r, int64_t start_ns, bool local_disk,
-                          const std::optional<DataFooter>& nas, std::optional<double> ceiling_mb_per_s,
-                          proto::TransferReport* row);
 
 }  // namespace nasperf
 

@@ -8,8 +8,9 @@
 #include "common/page_cache.h"
 #include "common/policy.h"
 #include "common/validate.h"
-#include "sender/payload_source.h"
-#include "sender/stream_pusher.h"
+#include "datapath/payload_source.h"
+#include "datapath/rows.h"
+#include "datapath/stream_pusher.h"
 
 namespace nasperf {
 

@@ -11,10 +11,10 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "datapath/push_loop.h"
+#include "datapath/target.h"
 #include "proto/nasperf.pb.h"
-#include "receiver/target.h"
 #include "receiver/transfer_table.h"
-#include "sender/push_loop.h"
 
 namespace nasperf {
 

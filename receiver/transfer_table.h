@@ -16,8 +16,8 @@
 #include "absl/time/time.h"
 #include "common/policy.h"
 #include "common/wire.h"
+#include "datapath/target.h"
 #include "proto/nasperf.pb.h"
-#include "receiver/target.h"
 
 namespace nasperf {
 

@@ -17,11 +17,11 @@
 #include "common/receiver_client.h"
 #include "common/units.h"
 #include "common/verdict.h"
+#include "datapath/rows.h"
+#include "datapath/stream_puller.h"
+#include "datapath/stream_pusher.h"
+#include "datapath/target.h"
 #include "sender/path_check.h"
-#include "receiver/data_session.h"
-#include "receiver/target.h"
-#include "sender/stream_puller.h"
-#include "sender/stream_pusher.h"
 
 namespace nasperf {
 namespace {

@@ -8,8 +8,8 @@
 #include "absl/strings/str_format.h"
 #include "common/netinfo.h"
 #include "common/pmtu.h"
-#include "common/receiver_client.h"
 #include "common/policy.h"
+#include "common/receiver_client.h"
 #include "common/units.h"
 
 namespace nasperf {

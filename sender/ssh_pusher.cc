@@ -28,9 +28,9 @@
 #include "common/units.h"
 #include "common/validate.h"
 #include "common/verdict.h"
-#include "receiver/data_session.h"
-#include "receiver/target.h"
-#include "receiver/write_pipeline.h"
+#include "datapath/rows.h"
+#include "datapath/target.h"
+#include "datapath/write_pipeline.h"
 #include "sender/ssh_session.h"
 
 namespace nasperf {

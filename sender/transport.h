@@ -12,9 +12,9 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "absl/strings/string_view.h"
+#include "datapath/payload_source.h"
+#include "datapath/push_loop.h"
 #include "proto/nasperf.pb.h"
-#include "sender/push_loop.h"
 
 namespace nasperf {
 
@@ -57,16 +57,6 @@ class Transport {
   // the link speed is known.
   virtual std::optional<double> CeilingMBps() const { return std::nullopt; }
 };
-
-// Cells every transport fills the same way from a push: start time, bytes, checksum
-// and interval samples.
-void RecordPush(const PushResult& r, proto::TransferReport& row);
-// Timing cells of a transfer that completed: duration and MB/s from first byte to
-// ack, first byte, write and sync times; line_rate_pct when a ceiling is known.
-void RecordTimings(const PushResult& r, std::optional<double> ceiling_mb_per_s,
-                   proto::TransferReport& row);
-// Adds a sentence to the row's notes (separated by "; ").
-void AppendNote(absl::string_view note, proto::TransferReport& row);
 
 }  // namespace nasperf
 

@@ -2,6 +2,7 @@
 // alone: the cells known at admission, the figures and verdict of a finished
 // transfer, line_rate_pct against the link's TCP ceiling, and the trailer the
 // sender reads (times relative to the first byte).
+#include "datapath/rows.h"
 #include "receiver/data_session.h"
 
 #include "common/netinfo.h"

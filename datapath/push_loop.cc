@@ -1,4 +1,4 @@
-#include "sender/push_loop.h"
+#include "datapath/push_loop.h"
 
 #include <algorithm>
 #include <memory>

@@ -3,8 +3,8 @@
 // the transport's write, interval samples, progress, and cancel checked before every
 // piece. A transport supplies only how a piece is written (ChunkWriter). Runs on the
 // transfer's own thread.
-#ifndef NASPERF_SENDER_PUSH_LOOP_H_
-#define NASPERF_SENDER_PUSH_LOOP_H_
+#ifndef NASPERF_DATAPATH_PUSH_LOOP_H_
+#define NASPERF_DATAPATH_PUSH_LOOP_H_
 
 #include <atomic>
 #include <cstdint>
@@ -15,7 +15,7 @@
 #include "absl/status/statusor.h"
 #include "common/sampler.h"
 #include "common/wire.h"
-#include "sender/payload_source.h"
+#include "datapath/payload_source.h"
 
 namespace nasperf {
 
@@ -89,4 +89,4 @@ LoopOutcome PushLoop(PayloadSource& source, uint64_t length, const PushOptions& 
 
 }  // namespace nasperf
 
-#endif  // NASPERF_SENDER_PUSH_LOOP_H_
+#endif  // NASPERF_DATAPATH_PUSH_LOOP_H_

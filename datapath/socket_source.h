@@ -2,10 +2,10 @@
 // receive timeout set on the socket (SetReceiveTimeout) ends a silent peer with
 // DEADLINE_EXCEEDED. Whichever end takes bytes uses it: the receiver today, the
 // client for reads. One source per socket and thread.
-#ifndef NASPERF_RECEIVER_SOCKET_SOURCE_H_
-#define NASPERF_RECEIVER_SOCKET_SOURCE_H_
+#ifndef NASPERF_DATAPATH_SOCKET_SOURCE_H_
+#define NASPERF_DATAPATH_SOCKET_SOURCE_H_
 
-#include "receiver/write_pipeline.h"
+#include "datapath/write_pipeline.h"
 
 namespace nasperf {
 
@@ -21,4 +21,4 @@ class SocketSource : public ByteSource {
 
 }  // namespace nasperf
 
-#endif  // NASPERF_RECEIVER_SOCKET_SOURCE_H_
+#endif  // NASPERF_DATAPATH_SOCKET_SOURCE_H_

@@ -1,4 +1,4 @@
-#include "receiver/target.h"
+#include "datapath/target.h"
 
 #include <errno.h>
 #include <sys/mount.h>
@@ -14,9 +14,9 @@
 #include <thread>
 
 #include "common/fd.h"
+#include "datapath/socket_source.h"
+#include "datapath/write_pipeline.h"
 #include "gtest/gtest.h"
-#include "receiver/socket_source.h"
-#include "receiver/write_pipeline.h"
 
 namespace nasperf {
 namespace {

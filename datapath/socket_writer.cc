@@ -1,4 +1,4 @@
-#include "sender/socket_writer.h"
+#include "datapath/socket_writer.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,7 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/clock.h"
-#include "sender/payload_source.h"
+#include "datapath/payload_source.h"
 
 namespace nasperf {
 

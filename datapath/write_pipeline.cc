@@ -1,4 +1,4 @@
-#include "receiver/write_pipeline.h"
+#include "datapath/write_pipeline.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -2,8 +2,8 @@
 // discard target. Files are created only inside that directory, with names the
 // receiver makes, O_EXCL and O_NOFOLLOW; nothing from the network becomes a path.
 // Also: which write modes the file system accepts, free space, removal. Thread-safe.
-#ifndef NASPERF_RECEIVER_TARGET_H_
-#define NASPERF_RECEIVER_TARGET_H_
+#ifndef NASPERF_DATAPATH_TARGET_H_
+#define NASPERF_DATAPATH_TARGET_H_
 
 #include <cstdint>
 #include <memory>
@@ -13,7 +13,7 @@
 #include "absl/status/statusor.h"
 #include "common/fd.h"
 #include "common/policy.h"
-#include "receiver/write_pipeline.h"
+#include "datapath/write_pipeline.h"
 
 namespace nasperf {
 
@@ -59,4 +59,4 @@ class Target {
 
 }  // namespace nasperf
 
-#endif  // NASPERF_RECEIVER_TARGET_H_
+#endif  // NASPERF_DATAPATH_TARGET_H_

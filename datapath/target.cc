@@ -1,4 +1,4 @@
-#include "receiver/target.h"
+#include "datapath/target.h"
 
 #include <errno.h>
 #include <fcntl.h>

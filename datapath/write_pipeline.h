@@ -6,8 +6,8 @@
 // RunPipeline runs on the caller's thread plus one writer thread it owns. When no
 // byte needs to be seen (no checksum) and both ends allow it, it splices instead:
 // socket → pipe → file on the caller's thread alone, with no copy through user space.
-#ifndef NASPERF_RECEIVER_WRITE_PIPELINE_H_
-#define NASPERF_RECEIVER_WRITE_PIPELINE_H_
+#ifndef NASPERF_DATAPATH_WRITE_PIPELINE_H_
+#define NASPERF_DATAPATH_WRITE_PIPELINE_H_
 
 #include <atomic>
 #include <cstddef>
@@ -99,4 +99,4 @@ PipelineResult RunPipeline(ByteSource& source, BlockWriter* writer, uint64_t len
 
 }  // namespace nasperf
 
-#endif  // NASPERF_RECEIVER_WRITE_PIPELINE_H_
+#endif  // NASPERF_DATAPATH_WRITE_PIPELINE_H_

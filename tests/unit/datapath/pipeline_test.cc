@@ -2,7 +2,7 @@
 // O_DIRECT block rules and how it ends. Slow devices are played on a test clock that
 // only the slow side advances, and only once the other side is provably asleep
 // waiting for it, so the wait figures are exact on any machine, however busy.
-#include "receiver/write_pipeline.h"
+#include "datapath/write_pipeline.h"
 
 #include <errno.h>
 #include <sys/syscall.h>

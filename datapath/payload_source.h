@@ -1,8 +1,8 @@
 // The bytes of one transfer, wherever they come from: generated (common/payload.h)
 // or a file. Every transport reads them the same way (sender/push_loop.h). One
 // source per transfer; used from that transfer's thread only.
-#ifndef NASPERF_SENDER_PAYLOAD_SOURCE_H_
-#define NASPERF_SENDER_PAYLOAD_SOURCE_H_
+#ifndef NASPERF_DATAPATH_PAYLOAD_SOURCE_H_
+#define NASPERF_DATAPATH_PAYLOAD_SOURCE_H_
 
 #include <cstdint>
 #include <memory>
@@ -50,4 +50,4 @@ std::string SlowSourceWarning(const std::string& path, const SourceProbe& probe,
 
 }  // namespace nasperf
 
-#endif  // NASPERF_SENDER_PAYLOAD_SOURCE_H_
+#endif  // NASPERF_DATAPATH_PAYLOAD_SOURCE_H_

@@ -5,15 +5,15 @@
 // other end's trailer (SendOverConnection: also the NAS agent's half of a read, on
 // the connection the client opened). Times each step on the monotonic clock. One
 // call per transfer; runs on the caller's thread.
-#ifndef NASPERF_SENDER_STREAM_PUSHER_H_
-#define NASPERF_SENDER_STREAM_PUSHER_H_
+#ifndef NASPERF_DATAPATH_STREAM_PUSHER_H_
+#define NASPERF_DATAPATH_STREAM_PUSHER_H_
 
 #include <cstdint>
 
 #include "common/fd.h"
 #include "common/wire.h"
-#include "sender/payload_source.h"
-#include "sender/push_loop.h"
+#include "datapath/payload_source.h"
+#include "datapath/push_loop.h"
 
 namespace nasperf {
 
@@ -36,4 +36,4 @@ void SendOverConnection(int sock, PayloadSource& source, uint64_t length, bool s
 
 }  // namespace nasperf
 
-#endif  // NASPERF_SENDER_STREAM_PUSHER_H_
+#endif  // NASPERF_DATAPATH_STREAM_PUSHER_H_

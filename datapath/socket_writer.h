@@ -4,8 +4,8 @@
 // apart (a cold file's disk reads block the first, the network the second), which
 // sendfile() could not tell. Whichever end sends bytes uses it: the sender today,
 // the NAS agent for reads. One writer per socket and thread.
-#ifndef NASPERF_SENDER_SOCKET_WRITER_H_
-#define NASPERF_SENDER_SOCKET_WRITER_H_
+#ifndef NASPERF_DATAPATH_SOCKET_WRITER_H_
+#define NASPERF_DATAPATH_SOCKET_WRITER_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -13,7 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/fd.h"
-#include "sender/push_loop.h"
+#include "datapath/push_loop.h"
 
 namespace nasperf {
 
@@ -36,4 +36,4 @@ class SocketWriter : public ChunkWriter {
 
 }  // namespace nasperf
 
-#endif  // NASPERF_SENDER_SOCKET_WRITER_H_
+#endif  // NASPERF_DATAPATH_SOCKET_WRITER_H_

@@ -1,4 +1,4 @@
-#include "sender/payload_source.h"
+#include "datapath/payload_source.h"
 
 #include <errno.h>
 #include <fcntl.h>

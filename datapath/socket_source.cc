@@ -1,4 +1,4 @@
-#include "receiver/socket_source.h"
+#include "datapath/socket_source.h"
 
 #include <errno.h>
 #include <sys/socket.h>

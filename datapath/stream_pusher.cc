@@ -1,4 +1,4 @@
-#include "sender/stream_pusher.h"
+#include "datapath/stream_pusher.h"
 
 #include <errno.h>
 
@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/clock.h"
 #include "common/netinfo.h"
-#include "sender/socket_writer.h"
+#include "datapath/socket_writer.h"
 
 namespace nasperf {
 namespace {

@@ -2,7 +2,7 @@
 // in order, with a checksum that matches; cancel stops before the next piece; a
 // failing writer or source ends the loop with the side that failed; zero copy is
 // used only when nothing needs to see the bytes.
-#include "sender/push_loop.h"
+#include "datapath/push_loop.h"
 
 #include <fcntl.h>
 #include <stdlib.h>
@@ -17,7 +17,7 @@
 #include "common/checksum.h"
 #include "common/fd.h"
 #include "common/page_cache.h"
-#include "sender/socket_writer.h"
+#include "datapath/socket_writer.h"
 #include "gtest/gtest.h"
 
 namespace nasperf {

@@ -1,12 +1,12 @@
-#include "sender/stream_puller.h"
+#include "datapath/stream_puller.h"
 
 #include <sys/socket.h>
 
 #include "common/clock.h"
 #include "common/netinfo.h"
-#include "receiver/data_session.h"
-#include "receiver/socket_source.h"
-#include "sender/socket_writer.h"
+#include "datapath/rows.h"
+#include "datapath/socket_source.h"
+#include "datapath/socket_writer.h"
 
 namespace nasperf {
 

@@ -3,16 +3,16 @@
 // (receiver/write_pipeline.h: into a --local-target file, or nowhere), read the
 // agent's footer, and answer with the trailer the agent's row waits for. One call
 // per transfer; runs on the caller's thread.
-#ifndef NASPERF_SENDER_STREAM_PULLER_H_
-#define NASPERF_SENDER_STREAM_PULLER_H_
+#ifndef NASPERF_DATAPATH_STREAM_PULLER_H_
+#define NASPERF_DATAPATH_STREAM_PULLER_H_
 
 #include <cstdint>
 #include <optional>
 
 #include "absl/status/status.h"
 #include "common/wire.h"
-#include "receiver/write_pipeline.h"
-#include "sender/stream_pusher.h"
+#include "datapath/stream_pusher.h"
+#include "datapath/write_pipeline.h"
 
 namespace nasperf {
 
@@ -30,4 +30,4 @@ PullResult PullNative(const PushTarget& target, BlockWriter* writer, const Pipel
 
 }  // namespace nasperf
 
-#endif  // NASPERF_SENDER_STREAM_PULLER_H_
+#endif  // NASPERF_DATAPATH_STREAM_PULLER_H_
