@@ -57,8 +57,12 @@ trap 'rm -rf "$root"' EXIT
 install -D -m0755 "$out" "$root/usr/bin/nasperf"
 install -D -m0644 scripts/deb/nasperf-agent.service "$root/lib/systemd/system/nasperf-agent.service"
 install -D -m0644 scripts/deb/agent.toml "$root/etc/nasperf/agent.toml"
+# The README with the pages it links (docs/: guides, reference, design), so its relative
+# links still resolve under /usr/share/doc/nasperf.
 install -D -m0644 README.md "$root/usr/share/doc/nasperf/README.md"
 install -D -m0644 SECURITY.md "$root/usr/share/doc/nasperf/SECURITY.md"
+find docs -type f \( -name '*.md' -o -name '*.png' \) -print0 | sort -z \
+  | while IFS= read -r -d '' f; do install -D -m0644 "$f" "$root/usr/share/doc/nasperf/$f"; done
 install -d -m0755 "$root/srv/nasperf" "$root/DEBIAN"
 install -m0755 scripts/deb/postinst scripts/deb/prerm "$root/DEBIAN/"
 echo /etc/nasperf/agent.toml >"$root/DEBIAN/conffiles"

@@ -13,7 +13,8 @@ dpkg-deb --info "$deb" >"$T/info.txt" || fail "dpkg-deb cannot read $deb"
 grep -q "^ Package: nasperf$" "$T/info.txt" || fail "no Package: nasperf in $(cat "$T/info.txt")"
 grep -q "^ Architecture: amd64$" "$T/info.txt" || fail "not amd64"
 dpkg-deb --contents "$deb" >"$T/contents.txt"
-for path in ./usr/bin/nasperf ./lib/systemd/system/nasperf-agent.service ./etc/nasperf/agent.toml; do
+for path in ./usr/bin/nasperf ./lib/systemd/system/nasperf-agent.service ./etc/nasperf/agent.toml \
+    ./usr/share/doc/nasperf/README.md ./usr/share/doc/nasperf/docs/guides/install.md; do
   grep -q " $path$" "$T/contents.txt" || fail "$path is not in the package"
 done
 [ "$(dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./conffiles)" = /etc/nasperf/agent.toml ] || fail "agent.toml is not a conffile"

@@ -1,4 +1,4 @@
-# The verdict matrix (DESIGN.md section 6, README "Reading the verdicts"): the limit is
+# The verdict matrix (DESIGN.md section 6, docs/guides/verdicts.md "The verdict matrix"): the limit is
 # put in each place in turn in the namespace lab, and nasperf must name that place,
 # on both rows, at about the rate that was set:
 #   the NAS's disk   - a throttled "array" (cgroup blkio writes, 60 MB/s, O_DIRECT)

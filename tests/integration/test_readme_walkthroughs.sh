@@ -1,5 +1,7 @@
-# Issue 18: the README's lab walkthroughs run as written. Every block marked
-# `<!-- walkthrough: NAME -->` is taken from README.md and run, in order, in one shell,
+# Issue 18: the documentation's lab walkthroughs run as written. Every block marked
+# `<!-- walkthrough: NAME -->` is taken from the pages in $pages below (README.md, then
+# the docs/ guides that hold them; issue 26 moved them there) and run, in that order and
+# in each page's order, in one shell,
 # as root without sudo, from a scratch checkout (scripts/ and examples/ from the
 # source tree, build/ the binary under test) in a lab of this test's own
 # (NASPERF_LAB). Then what the text says of the results is checked: the array is the
@@ -23,14 +25,19 @@ ln -s "$src/examples" "$work/examples"
 ln -s "$(cd "$(dirname "$NASPERF")" && pwd)" "$work/build"
 [ -x "$work/build/nasperf" ] || fail "the binary under test is not named nasperf: $NASPERF"
 
-# The marked blocks, each announced, in README order.
+# The marked blocks, each announced, from these pages in this order (the walkthroughs
+# build on each other: one lab, one token, one shell). A page that gains a walkthrough
+# goes into this list; one missing from it fails below rather than being skipped.
+pages="README.md docs/guides/lab.md docs/guides/multi-host.md docs/guides/reads.md"
 script=$T/walkthroughs.sh
-awk '/^<!-- walkthrough: / { name = $3; want = 1; next }
+(cd "$src" && awk '/^<!-- walkthrough: / { name = $3; want = 1; next }
      want && /^```sh$/ { print "echo \"=== walkthrough " name "\""; inside = 1; want = 0; next }
      inside && /^```$/ { inside = 0; next }
-     inside { print }' "$src/README.md" >"$script"
+     inside { print }' $pages) >"$script"
 names=$(sed -n 's/^echo "=== walkthrough \(.*\)"$/\1/p' "$script" | tr '\n' ' ')
-[ "$names" = "cache-vs-array mtu-1500 jumbo-switch three-clients reads " ] || fail "README walkthroughs: '$names'"
+[ "$names" = "cache-vs-array mtu-1500 jumbo-switch three-clients reads " ] || fail "walkthroughs in $pages: '$names'"
+elsewhere=$(cd "$src" && grep -l '^<!-- walkthrough: ' README.md $(find docs -name '*.md' | sort) | grep -vxF -f <(tr ' ' '\n' <<<"$pages") || true)
+[ -z "$elsewhere" ] || fail "walkthroughs in pages this test does not run: $elsewhere (add them to \$pages)"
 if grep -n "sudo" "$script"; then fail "a walkthrough uses sudo: root without sudo must work as written"; fi
 
 (cd "$work" && env -u NASPERF_TOKEN PATH="/usr/sbin:/usr/bin:/sbin:/bin" HOME="$HOME" timeout 280 bash -e "$script") \
@@ -54,7 +61,7 @@ array_truth=$(array_truth_mbs write 512)
 echo "dd through the array's throttle: reads $cold_truth MB/s (256 MiB), $direct_truth MB/s (128 MiB) at 60;" \
   "writes $array_truth MB/s (512 MiB) at 150"
 
-# cache vs array: "the array runs read 150 MB/s, verdict disk ... the cache runs about 240"
+# cache vs array (docs/guides/lab.md): "the array runs read 150 MB/s, verdict disk ... the cache runs about 240"
 csv=$work/lab-results/transfers.csv
 label_rates() {  # label role: measured MB/s
   awk -F, -v l="$1" -v role="$2" 'NR==1 { for (i=1;i<=NF;i++) { if ($i=="label") a=i; if ($i=="role") r=i;
@@ -92,8 +99,8 @@ three=$work/lab-three-clients/transfers.csv
 [ "$(csv_role_col "$three" sender status | grep -c '^ok$')" = 9 ] || fail "three clients: not 9 ok sender rows"
 [ "$(csv_role_col "$three" receiver status | grep -c '^ok$')" = 9 ] || fail "three clients: not 9 ok receiver rows"
 in_section three-clients "n counts one per host and iteration \(3 hosts" || fail "report does not say what n counts"
-# Reads: "the cold runs read 60 MB/s ... cache_resident_pct 0, verdict disk; the warm runs 236 MB/s, 100 resident;
-# the direct runs ... 60 MB/s again, verdict disk"
+# Reads (docs/guides/reads.md): "the cold runs read 60 MB/s ... cache_resident_pct 0, verdict disk; the warm runs
+# about 240 MB/s, 100 resident; the direct runs ... 60 MB/s again, verdict disk"
 reads=$work/lab-reads/transfers.csv
 read_rows() {  # label column: the receiver's measured cells
   paste -d' ' <(csv_role_col "$reads" receiver label) <(csv_role_col "$reads" receiver warmup) \
@@ -108,12 +115,12 @@ awk -v c="$cold" -v w="$warm" 'BEGIN { exit !(w > 1.3 * c) }' || fail "warm read
 [ "$(read_rows array-cold bottleneck | sort -u)" = disk ] || fail "cold reads' verdicts: $(read_rows array-cold bottleneck | sort -u)"
 read_rows array-cold cache_resident_pct | awk '$1 > 5 { exit 1 }' || fail "a cold read began cached: $(read_rows array-cold cache_resident_pct)"
 read_rows array-warm cache_resident_pct | awk '$1 < 95 { exit 1 }' || fail "a warm read began uncached"
-# "the direct runs read the same warm file at 60 MB/s again, verdict disk, with the file 100 % resident"
+# docs/guides/reads.md: "the direct runs read the same warm file at 60 MB/s again, verdict disk, with the file 100 % resident"
 [ "$(read_rows array-direct mb_per_s | wc -l)" = 2 ] || fail "expected 2 ok direct reads: $(cat "$reads")"
 direct=$(read_rows array-direct mb_per_s | median)
 within 10 "$direct" "$direct_truth" || fail "direct reads of a warm file ran at $direct MB/s, dd reads the array at $direct_truth (the text says 60)"
 [ "$(read_rows array-direct bottleneck | sort -u)" = disk ] || fail "direct reads' verdicts: $(read_rows array-direct bottleneck | sort -u)"
 read_rows array-direct cache_resident_pct | awk '$1 < 95 { exit 1 }' || fail "a direct read's file was not resident: the text says 100"
 in_section reads "compare by cache" || fail "compare printed no table: $(section reads | tail)"
-echo "ok: README walkthroughs ran as written: array $array MB/s (disk), cache $cache MB/s, MTU 1500, the switch, three clients," \
+echo "ok: the walkthroughs ($pages) ran as written: array $array MB/s (disk), cache $cache MB/s, MTU 1500, the switch, three clients," \
   "reads cold $cold MB/s, warm $warm MB/s, direct $direct MB/s"
