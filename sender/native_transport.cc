@@ -58,6 +58,8 @@ class NativeTransport : public Transport {
   absl::Status Start(const std::string& run_id, uint64_t length, const ConsoleLine& say) override;
   void Push(const TransferSlot& slot, PayloadSource& source, const PushOptions& push,
             TransferResult& out) override;
+  void Pull(const TransferSlot& slot, BlockWriter* into, const PipelineOptions& pipeline,
+            TransferResult& out) override;
   void Finish(const std::string& run_id) override;
   std::optional<double> CeilingMBps() const override { return path_.CeilingMBps(); }
   uint64_t Length(uint64_t asked) const override { return read_length_ > 0 ? read_length_ : asked; }
@@ -67,7 +69,8 @@ class NativeTransport : public Transport {
   // Reads: the files on the NAS (laid out once, untimed) and the local target.
   absl::Status StartReads(const std::string& run_id, uint64_t length, const ConsoleLine& say);
   proto::PrepareReadRequest ReadSetup(const std::string& run_id, int stream, CacheState cache) const;
-  void Pull(const TransferSlot& slot, const PushOptions& push, TransferResult& out);
+  // The path's cells (peer, MTUs, link) of a row in either direction.
+  void FillPathCells(proto::TransferReport& row) const;
   // The opened transfer, or false with the row's error set (and the lab's barrier passed).
   std::optional<proto::OpenTransferReply> Open(const proto::OpenTransferRequest& request, TransferResult& out);
   void FetchReceiverRow(uint64_t transfer_id, TransferResult& out);
@@ -79,18 +82,10 @@ class NativeTransport : public Transport {
   WriteMode write_mode_ = WriteMode::kBuffered;  // as asked, or buffered after --direct-fallback
   PathFacts path_;
   uint64_t window_bytes_ = 0;          // --window, or sized to the path; 0 = autotuning
-  std::unique_ptr<Target> local_;      // reads: where the bytes go (discard without --local-target)
   uint64_t read_length_ = 0;           // reads: the NAS file's length
-  absl::Mutex local_files_mu_;
-  std::vector<std::string> local_files_ ABSL_GUARDED_BY(local_files_mu_);  // kept until Finish (--cleanup end)
 };
 
 void NativeTransport::Finish(const std::string& run_id) {
-  if (options_.direction == Direction::kRead) {
-    absl::MutexLock lock(&local_files_mu_);
-    for (const std::string& name : local_files_) (void)local_->Remove(name);
-    local_files_.clear();
-  }
   // A read's laid-out files go at the end of the run too, unless --cleanup never.
   const bool ends_run = options_.cleanup == Cleanup::kEnd ||
                         (options_.direction == Direction::kRead && options_.cleanup != Cleanup::kNever);
@@ -149,12 +144,6 @@ proto::PrepareReadRequest NativeTransport::ReadSetup(const std::string& run_id, 
 
 absl::Status NativeTransport::StartReads(const std::string& run_id, uint64_t length, const ConsoleLine& say) {
   const SenderOptions& o = options_;
-  auto local = Target::Open(o.local_target.empty() ? std::string(kDiscardTarget) : o.local_target);
-  if (!local.ok()) return local.status();
-  local_ = std::move(*local);
-  if (!local_->discard() && !local_->Supports(write_mode_)) {
-    return absl::FailedPreconditionError(local_->Unsupported(write_mode_));
-  }
   // Every stream's file exists before the first timed run: laying one out is not timed.
   const int streams = o.remote_file.empty() ? o.streams : 1;
   for (int s = o.first_stream; s < o.first_stream + streams; ++s) {
@@ -207,13 +196,13 @@ PushTarget TargetOf(const HostPort& to, const proto::OpenTransferReply& open, ui
   return target;
 }
 
-void NativeTransport::Pull(const TransferSlot& slot, const PushOptions& push, TransferResult& out) {
+void NativeTransport::Pull(const TransferSlot& slot, BlockWriter* into, const PipelineOptions& pipeline,
+                           TransferResult& out) {
   const SenderOptions& o = options_;
   proto::TransferReport& row = out.sender;
+  FillPathCells(row);
   row.set_cache(Name(o.cache));
   row.set_read_mode(Name(o.read_mode));
-  row.set_write_mode(local_->discard() ? kDiscardTarget : Name(write_mode_));
-  if (local_->discard()) row.set_sync_policy(SyncPolicyName({SyncPolicy::kNone, 0}));
   // The cache state, set again before every run (untimed), then the transfer.
   absl::StatusOr<proto::PrepareReadReply> prepared = client_.PrepareRead(ReadSetup(slot.run_id, slot.stream, o.cache));
   if (!prepared.ok()) {
@@ -230,67 +219,32 @@ void NativeTransport::Pull(const TransferSlot& slot, const PushOptions& push, Tr
   request.set_read_mode(Name(o.read_mode));
   std::optional<proto::OpenTransferReply> open = Open(request, out);
   if (!open) return;
-
-  std::unique_ptr<BlockWriter> writer;
-  std::string local_name;
-  if (!local_->discard()) {
-    auto created = local_->Create(TransferFileName(slot.run_id, slot.iteration, slot.stream), write_mode_,
-                                  o.sync_policy, &local_name);
-    if (!created.ok()) {
-      row.set_transfer_id(open->transfer_id());
-      row.set_error(std::string(created.status().message()));
-      return;  // the ticket expires unused
-    }
-    writer = std::move(*created);
-  }
-  PipelineOptions pipeline;
-  pipeline.sync_every = o.sync_policy.kind == SyncPolicy::kEvery ? o.sync_policy.every_bytes : 0;
-  pipeline.checksum = o.verify;
-  pipeline.interval_s = o.interval_s;
-  pipeline.cancel = o.cancel;  // Ctrl-C: the row says aborted
-  PullResult pulled = PullNative(TargetOf(o.to, *open, prepared->length()), writer.get(), pipeline, window_bytes_,
+  PullResult pulled = PullNative(TargetOf(o.to, *open, prepared->length()), into, pipeline, window_bytes_,
                                  PathMaxSegment(path_));
-  writer.reset();
   row.set_transfer_id(open->transfer_id());
   row.set_peer(FormatHostPort({o.to.host, static_cast<uint16_t>(open->data_port())}));
   if (pulled.mss) row.set_mss(*pulled.mss);
   if (!pulled.status.ok()) {
     row.set_error(std::string(pulled.status.message()));
-  } else {
-    AddReadClientFigures(pulled.pipeline, pulled.start_ns, !local_->discard(), pulled.footer,
-                         path_.CeilingMBps(), &row);
-    if (pulled.pipeline.first_byte_ns != 0) FetchReceiverRow(open->transfer_id(), out);
+    return;
   }
-  if (row.status() == Name(Status::kOk) && o.verify) {
-    const bool verified = out.receiver && !out.receiver->checksum().empty() && out.receiver->checksum() == row.checksum();
-    row.set_verified(verified);
-    if (!verified) {
-      row.set_status(Name(Status::kFailed));
-      row.set_error(absl::StrCat("checksum mismatch: got ", row.checksum(), ", the NAS read ",
-                                 out.receiver ? out.receiver->checksum() : "(no row)"));
-    }
-  }
-  if (!local_name.empty()) {
-    const bool keep = row.status() == Name(Status::kOk) && o.cleanup && *o.cleanup != Cleanup::kEach;
-    if (!keep) {
-      (void)local_->Remove(local_name);
-    } else if (*o.cleanup == Cleanup::kEnd) {
-      absl::MutexLock lock(&local_files_mu_);
-      local_files_.push_back(local_name);
-    }
-  }
+  AddReadClientFigures(pulled.pipeline, pulled.start_ns, into != nullptr, pulled.footer, path_.CeilingMBps(), &row);
+  if (pulled.pipeline.first_byte_ns != 0) FetchReceiverRow(open->transfer_id(), out);
+}
+
+void NativeTransport::FillPathCells(proto::TransferReport& row) const {
+  row.set_peer(FormatHostPort(options_.to));
+  if (path_.mtu) row.set_mtu(*path_.mtu);
+  if (path_.path_mtu) row.set_path_mtu(*path_.path_mtu);
+  if (path_.link_mbps) row.set_link_mbps(*path_.link_mbps);
 }
 
 void NativeTransport::Push(const TransferSlot& slot, PayloadSource& source, const PushOptions& push,
                            TransferResult& out) {
   const SenderOptions& o = options_;
   proto::TransferReport& row = out.sender;
-  row.set_peer(FormatHostPort(o.to));
+  FillPathCells(row);
   row.set_write_mode(Name(write_mode_));
-  if (path_.mtu) row.set_mtu(*path_.mtu);
-  if (path_.path_mtu) row.set_path_mtu(*path_.path_mtu);
-  if (path_.link_mbps) row.set_link_mbps(*path_.link_mbps);
-  if (o.direction == Direction::kRead) return Pull(slot, push, out);
 
   std::optional<proto::OpenTransferReply> open = Open(OpenRequest(slot), out);
   if (!open) return;

@@ -28,6 +28,7 @@
 #include "common/token.h"
 #include "common/units.h"
 #include "common/verdict.h"
+#include "sender/local_copy.h"
 #include "sender/native_transport.h"
 #include "sender/ssh_pusher.h"
 #include "sender/transport.h"
@@ -76,11 +77,11 @@ struct LoopContext {
   std::string run_id;
   std::string local_host;
   uint64_t length = 0;
+  LocalCopy* local = nullptr;  // reads: where the bytes land; null for a write
 };
 
-// The cells every transport shares, the payload source, then the transport's push.
-TransferResult RunStream(const LoopContext& loop, int iteration, bool warmup, int stream,
-                         std::atomic<uint64_t>* progress) {
+// The cells every transport shares.
+TransferResult StartRow(const LoopContext& loop, int iteration, bool warmup, int stream) {
   const SenderOptions& o = loop.options;
   TransferResult out;
   proto::TransferReport& row = out.sender;
@@ -96,18 +97,23 @@ TransferResult RunStream(const LoopContext& loop, int iteration, bool warmup, in
   row.set_direction(Name(o.direction));
   row.set_warmup(warmup);
   row.set_status(Name(Status::kFailed));
-  const CpuTime cpu_start = ThreadCpuTime();  // this thread does all of the stream's work
+  return out;
+}
 
+// A write: the payload source (generated, or the --file), then the transport's push.
+void PushStream(const LoopContext& loop, const TransferSlot& slot, std::atomic<uint64_t>* progress,
+                TransferResult& out) {
+  const SenderOptions& o = loop.options;
   std::unique_ptr<PayloadSource> source;
   if (o.file.empty()) {
-    uint64_t seed = std::hash<std::string>()(loop.run_id) ^ (static_cast<uint64_t>(iteration) << 20) ^
-                    static_cast<uint64_t>(stream);
+    uint64_t seed = std::hash<std::string>()(loop.run_id) ^ (static_cast<uint64_t>(slot.iteration) << 20) ^
+                    static_cast<uint64_t>(slot.stream);
     source = GeneratedSource(o.pattern, seed);
   } else {
     auto file = FileSource(o.file);
     if (!file.ok()) {
-      row.set_error(std::string(file.status().message()));
-      return out;
+      out.sender.set_error(std::string(file.status().message()));
+      return;
     }
     source = std::move(*file);
   }
@@ -116,10 +122,59 @@ TransferResult RunStream(const LoopContext& loop, int iteration, bool warmup, in
   push.interval_s = o.interval_s;
   push.progress = progress;
   push.cancel = o.cancel;
-  loop.transport.Push({loop.run_id, iteration, warmup, stream, loop.length}, *source, push, out);
+  loop.transport.Push(slot, *source, push, out);
+}
+
+// With --verify, a read is ok only when both ends hashed the same bytes.
+void CompareChecksums(TransferResult& out) {
+  proto::TransferReport& row = out.sender;
+  const bool verified = out.receiver && !out.receiver->checksum().empty() && out.receiver->checksum() == row.checksum();
+  row.set_verified(verified);
+  if (!verified) {
+    row.set_status(Name(Status::kFailed));
+    row.set_error(absl::StrCat("checksum mismatch: got ", row.checksum(), ", the NAS read ",
+                               out.receiver ? out.receiver->checksum() : "(no row)"));
+  }
+}
+
+// A read: no payload is built; the local copy (or nothing) takes what the far end
+// streams, and is kept or removed per --cleanup.
+void PullStream(const LoopContext& loop, const TransferSlot& slot, TransferResult& out) {
+  const SenderOptions& o = loop.options;
+  proto::TransferReport& row = out.sender;
+  loop.local->FillRow(row);
+  std::string name;
+  auto writer = loop.local->Create(TransferFileName(slot.run_id, slot.iteration, slot.stream), &name);
+  if (!writer.ok()) {
+    row.set_error(std::string(writer.status().message()));
+    return;
+  }
+  PipelineOptions pipeline;
+  pipeline.sync_every = loop.local->sync_every();
+  pipeline.checksum = o.verify;
+  pipeline.interval_s = o.interval_s;
+  pipeline.cancel = o.cancel;  // Ctrl-C: the row says aborted
+  loop.transport.Pull(slot, writer->get(), pipeline, out);
+  writer->reset();
+  if (row.status() == Name(Status::kOk) && o.verify) CompareChecksums(out);
+  loop.local->Settle(name, row.status() == Name(Status::kOk));
+}
+
+// One stream's transfer of one iteration, its CPU time measured on this thread
+// (which does all of the stream's work).
+TransferResult RunStream(const LoopContext& loop, int iteration, bool warmup, int stream,
+                         std::atomic<uint64_t>* progress) {
+  TransferResult out = StartRow(loop, iteration, warmup, stream);
+  const CpuTime cpu_start = ThreadCpuTime();
+  const TransferSlot slot{loop.run_id, iteration, warmup, stream, loop.length};
+  if (loop.local != nullptr) {
+    PullStream(loop, slot, out);
+  } else {
+    PushStream(loop, slot, progress, out);
+  }
   const CpuTime cpu = ThreadCpuTime() - cpu_start;
-  row.set_cpu_user_s(cpu.user_s);
-  row.set_cpu_sys_s(cpu.sys_s);
+  out.sender.set_cpu_user_s(cpu.user_s);
+  out.sender.set_cpu_sys_s(cpu.sys_s);
   return out;
 }
 
@@ -204,9 +259,6 @@ absl::StatusOr<std::unique_ptr<Transport>> MakeTransport(const SenderOptions& op
   plan.link_mbps = options.link_mbps;
   plan.direction = options.direction;
   plan.remote_file = options.remote_file;
-  plan.local_target = options.local_target;
-  plan.interval_s = options.interval_s;
-  plan.cancel = options.cancel;
   return NewSshTransport(options.ssh, plan);
 }
 
@@ -355,8 +407,15 @@ absl::StatusOr<SenderOutcome> RunSender(const SenderOptions& options, ReportSink
   if (!length.ok()) return length.status();
   absl::StatusOr<std::unique_ptr<Transport>> transport = MakeTransport(options);
   if (!transport.ok()) return transport.status();
+  std::unique_ptr<LocalCopy> local;
+  if (options.direction == Direction::kRead) {
+    auto opened = LocalCopy::Open(options.local_target, options.write_mode, options.sync_policy,
+                                  options.cleanup.value_or(Cleanup::kEach));
+    if (!opened.ok()) return opened.status();
+    local = std::move(*opened);
+  }
   LoopContext loop{options, **transport, options.run_id.empty() ? NewRunId() : options.run_id, LocalHostName(),
-                   *length};
+                   *length, local.get()};
   if (absl::Status started =
           (*transport)->Start(loop.run_id, *length, [&](const std::string& line) { console.Line(line); });
       !started.ok()) {
@@ -407,6 +466,7 @@ absl::StatusOr<SenderOutcome> RunSender(const SenderOptions& options, ReportSink
     if (k + 1 < total && options.pause > absl::ZeroDuration()) absl::SleepFor(options.pause);
   }
   (*transport)->Finish(loop.run_id);
+  if (local != nullptr) local->Finish();
   PrintSummary(console, options, tally, outcome.failed);
   return outcome;
 }

@@ -323,14 +323,17 @@ class SshTransport : public Transport {
   absl::Status Start(const std::string& run_id, uint64_t length, const ConsoleLine& say) override;
   void Push(const TransferSlot& slot, PayloadSource& source, const PushOptions& push,
             TransferResult& out) override;
+  void Pull(const TransferSlot& slot, BlockWriter* into, const PipelineOptions& pipeline,
+            TransferResult& out) override;
   void Finish(const std::string& run_id) override;
   std::optional<double> CeilingMBps() const override { return ceiling_mb_per_s_; }
   uint64_t Length(uint64_t asked) const override { return read_length_ > 0 ? read_length_ : asked; }
 
  private:
-  // Reads: the remote file's length, and the local target.
+  // Reads: the remote file's length.
   absl::Status StartReads(SshConnection& c, sftp_session sftp, const ConsoleLine& say);
-  void Pull(const TransferSlot& slot, TransferResult& out);
+  // The path's cells (peer, MTU, link) of a row in either direction.
+  void FillPathCells(proto::TransferReport& row) const;
   // The stream's session, (re)connected when it is missing or was lost.
   absl::StatusOr<SshConnection*> ConnectionFor(int stream);
   absl::Status PushSftp(SshConnection& c, const std::string& path, uint64_t length, PayloadSource& source,
@@ -349,12 +352,10 @@ class SshTransport : public Transport {
   std::optional<double> ceiling_mb_per_s_;
   std::string peer_;
   uint64_t read_length_ = 0;
-  std::unique_ptr<Target> local_;   // reads: where the bytes go
 
   absl::Mutex mu_;
   std::map<int, std::unique_ptr<SshConnection>> connections_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> kept_files_ ABSL_GUARDED_BY(mu_);  // for --cleanup end
-  std::vector<std::string> kept_local_files_ ABSL_GUARDED_BY(mu_);  // reads, --cleanup end
 };
 
 absl::StatusOr<SshConnection*> SshTransport::ConnectionFor(int stream) {
@@ -461,18 +462,15 @@ absl::Status SshTransport::StartReads(SshConnection& c, sftp_session sftp, const
   if (!regular || read_length_ == 0) {
     return absl::InvalidArgumentError(absl::StrCat(c.where(), ": ", path, " is not a non-empty regular file"));
   }
-  auto local = Target::Open(plan_.local_target.empty() ? std::string(kDiscardTarget) : plan_.local_target);
-  if (!local.ok()) return local.status();
-  local_ = std::move(*local);
-  say(absl::StrFormat("sftp read: %s, %s, into %s (the server's page cache is not ours to control: cache unknown)",
-                      path, FormatSize(read_length_), local_->path()));
+  say(absl::StrFormat("sftp read: %s, %s (the server's page cache is not ours to control: cache unknown)", path,
+                      FormatSize(read_length_)));
   return absl::OkStatus();
 }
 
-void SshTransport::Pull(const TransferSlot& slot, TransferResult& out) {
+void SshTransport::Pull(const TransferSlot& slot, BlockWriter* into, const PipelineOptions& pipeline,
+                        TransferResult& out) {
   proto::TransferReport& row = out.sender;
-  row.set_write_mode(local_->discard() ? kDiscardTarget : Name(WriteMode::kBuffered));
-  if (local_->discard()) row.set_sync_policy(SyncPolicyName({SyncPolicy::kNone, 0}));
+  FillPathCells(row);
   const std::string path = RemotePath(options_.to.dir, plan_.remote_file);
   const int64_t start_ns = MonoNanos();
   absl::StatusOr<SshConnection*> c = ConnectionFor(slot.stream);
@@ -491,49 +489,29 @@ void SshTransport::Pull(const TransferSlot& slot, TransferResult& out) {
     row.set_error(std::string((*c)->Failure(absl::StrCat("sftp open ", path)).message()));
     return;
   }
-  std::unique_ptr<BlockWriter> writer;
-  std::string local_name;
-  if (!local_->discard()) {
-    auto created = local_->Create(TransferFileName(slot.run_id, slot.iteration, slot.stream), WriteMode::kBuffered,
-                                  plan_.sync_policy, &local_name);
-    if (!created.ok()) {
-      sftp_close(file);
-      row.set_error(std::string(created.status().message()));
-      return;
-    }
-    writer = std::move(*created);
-  }
-  PipelineOptions pipeline;
-  pipeline.sync_every = plan_.sync_policy.kind == SyncPolicy::kEvery ? plan_.sync_policy.every_bytes : 0;
-  pipeline.interval_s = plan_.interval_s;
-  pipeline.cancel = plan_.cancel;
   SftpSource source(**c, file, path, read_length_);
-  PipelineResult result = RunPipeline(source, writer.get(), read_length_, pipeline);
-  writer.reset();
+  PipelineResult result = RunPipeline(source, into, read_length_, pipeline);
   if (source.abandoned()) (*c)->MarkUnreusable();
   sftp_close(file);
-  AddReadClientFigures(result, start_ns, !local_->discard(), std::nullopt, ceiling_mb_per_s_, &row);
+  AddReadClientFigures(result, start_ns, into != nullptr, std::nullopt, ceiling_mb_per_s_, &row);
   // Over SSH only this end can be told apart: its own disk and its own CPU (the
   // cipher runs on the reading thread); nothing is said of the server or the wire.
   if (row.bottleneck() != Name(Bottleneck::kClientDisk) && row.bottleneck() != Name(Bottleneck::kSenderCpu)) {
     row.clear_bottleneck();
   }
-  if (!local_name.empty() && (row.status() != Name(Status::kOk) || plan_.cleanup == Cleanup::kEach)) {
-    (void)local_->Remove(local_name);
-  } else if (!local_name.empty() && plan_.cleanup == Cleanup::kEnd) {
-    absl::MutexLock lock(&mu_);
-    kept_local_files_.push_back(local_name);
-  }
+}
+
+void SshTransport::FillPathCells(proto::TransferReport& row) const {
+  row.set_peer(peer_);
+  if (mtu_) row.set_mtu(*mtu_);
+  if (link_mbps_) row.set_link_mbps(*link_mbps_);
 }
 
 void SshTransport::Push(const TransferSlot& slot, PayloadSource& source, const PushOptions& push,
                         TransferResult& out) {
   proto::TransferReport& row = out.sender;
-  row.set_peer(peer_);
+  FillPathCells(row);
   row.set_sync_policy(SyncPolicyName(effective_sync_));
-  if (mtu_) row.set_mtu(*mtu_);
-  if (link_mbps_) row.set_link_mbps(*link_mbps_);
-  if (plan_.direction == Direction::kRead) return Pull(slot, out);
   const std::string name = TransferFileName(slot.run_id, slot.iteration, slot.stream);
   const std::string path = RemotePath(options_.to.dir, name);
 
@@ -644,13 +622,11 @@ void SshTransport::Remove(SshConnection& c, const std::string& path) {
 }
 
 void SshTransport::Finish(const std::string& run_id) {
-  std::vector<std::string> files, local_files;
+  std::vector<std::string> files;
   {
     absl::MutexLock lock(&mu_);
     files.swap(kept_files_);
-    local_files.swap(kept_local_files_);
   }
-  for (const std::string& name : local_files) (void)local_->Remove(name);
   if (!files.empty()) {
     absl::StatusOr<SshConnection*> c = ConnectionFor(0);
     if (!c.ok()) {

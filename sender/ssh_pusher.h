@@ -28,12 +28,9 @@ struct SshRunPlan {
   uint64_t files_at_once = 1;       // most files the run leaves on the target at once
   uint32_t link_mbps = 0;           // --link-speed
   // Reads over sftp (`--direction read`): pull remote_file (in the destination
-  // directory) into local_target, or into nothing when that is empty.
+  // directory); where it lands is the loop's (sender/local_copy.h).
   Direction direction = Direction::kWrite;
   std::string remote_file;
-  std::string local_target;
-  double interval_s = 0;
-  const std::atomic<bool>* cancel = nullptr;
 };
 
 absl::StatusOr<std::unique_ptr<Transport>> NewSshTransport(const SshOptions& options,

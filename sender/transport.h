@@ -1,8 +1,9 @@
 // How a transfer's bytes reach the target: the native agent protocol (DESIGN.md
 // section 3) or SSH (scp, sftp: no agent on the NAS). The sender loop owns one
 // Transport per run and does everything else (rows, console, pauses, summary).
-// Threading: Start() and Finish() on the loop's thread; Push() from one thread per
-// stream at once, never two calls for the same stream index at the same time.
+// Threading: Start() and Finish() on the loop's thread; Push() or Pull() from one
+// thread per stream at once, never two calls for the same stream index at the same
+// time.
 #ifndef NASPERF_SENDER_TRANSPORT_H_
 #define NASPERF_SENDER_TRANSPORT_H_
 
@@ -14,6 +15,7 @@
 #include "absl/status/status.h"
 #include "datapath/payload_source.h"
 #include "datapath/push_loop.h"
+#include "datapath/write_pipeline.h"
 #include "proto/nasperf.pb.h"
 
 namespace nasperf {
@@ -47,6 +49,12 @@ class Transport {
   // label, iteration, stream, role, host, transport, warmup, sync policy, status
   // "failed"); Push fills the rest and sets "ok" only when the data arrived whole.
   virtual void Push(const TransferSlot& slot, PayloadSource& source, const PushOptions& push,
+                    TransferResult& result) = 0;
+  // One read (`--direction read`): the far end streams the transfer's bytes into
+  // `into` (null: dropped) through a write pipeline with `pipeline`'s options;
+  // result.sender arrives as for Push, with the local copy's cells set. The client's
+  // end (the local copy, its cleanup, comparing checksums) is the loop's.
+  virtual void Pull(const TransferSlot& slot, BlockWriter* into, const PipelineOptions& pipeline,
                     TransferResult& result) = 0;
   // After the loop: end-of-run cleanup. Problems are logged as warnings.
   virtual void Finish(const std::string& run_id) = 0;
