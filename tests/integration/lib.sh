@@ -212,15 +212,18 @@ source_truth_mbs() {
   dd_mbs <<<"$out" || fail "dd said: $out"
 }
 
-# array_truth_mbs read|write MIB: the lab's array through its throttle, MIB MiB by dd
-# on the NAS with O_DIRECT (a read: of a file laid out first, outside the throttle).
+# array_truth_mbs read|write MIB: the lab's array through its throttle, MIB MiB (a
+# multiple of 8) by dd on the NAS with O_DIRECT (a read: of a file laid out first,
+# outside the throttle). 8 MiB blocks: dd has one block in flight, and on a loaded
+# machine the wait to be scheduled again after each throttled block slowed 1 MiB
+# blocks to 50 of 60 MB/s; nasperf keeps the disk busy while it waits.
 array_truth_mbs() {
   local file=$ARRAY/nasperf-truth.bin out
   if [ "$1" = write ]; then
-    out=$("$LAB_SH" nas -- dd if=/dev/zero of="$file" bs=1M count="$2" oflag=direct conv=fsync 2>&1)
+    out=$("$LAB_SH" nas -- dd if=/dev/zero of="$file" bs=8M count=$(($2 / 8)) oflag=direct conv=fsync 2>&1)
   else
     head -c $(($2 << 20)) /dev/urandom >"$file" && sync "$file"
-    out=$("$LAB_SH" nas -- dd if="$file" of=/dev/null bs=1M iflag=direct 2>&1)
+    out=$("$LAB_SH" nas -- dd if="$file" of=/dev/null bs=8M iflag=direct 2>&1)
   fi
   rm -f "$file"
   dd_mbs <<<"$out" || fail "dd on the array ($1, $2 MiB) said: $out"
