@@ -20,7 +20,8 @@
 #include "receiver/receiver.h"
 #include "report/html.h"
 #include "report/table.h"
-#include "sender/path_check.h"
+#include "transport/path_check.h"
+#include "transport/registry.h"
 #include "sender/sender.h"
 
 namespace nasperf::cli {
@@ -114,12 +115,10 @@ SshOptions MakeSshLogin(const SenderFlags& f) {
   return ssh;
 }
 
-// --transport scp|sftp: the SSH login and the transport's knobs; the flags that need
-// the agent are refused.
-SshOptions MakeSshOptions(const SenderFlags& f, TransportKind transport) {
+// A transport that logs in over SSH: the login and the SFTP knobs.
+SshOptions MakeSshOptions(const SenderFlags& f) {
   const std::string cmd = "sender";
   SshOptions ssh = MakeSshLogin(f);
-  ssh.sftp = transport == TransportKind::kSftp;
   // Benchmark knobs (docs/PERFORMANCE.md): bytes per SFTP write (at most
   // kMaxSftpWrite) and writes in flight (1 = plain sftp_write).
   if (const char* size = std::getenv("NASPERF_SFTP_WRITE"); size != nullptr) {
@@ -134,16 +133,37 @@ SshOptions MakeSshOptions(const SenderFlags& f, TransportKind transport) {
     if (parsed < 1 || parsed > 256) UsageError(cmd, "NASPERF_SFTP_IN_FLIGHT", "must be 1 to 256");
     ssh.sftp_writes_in_flight = static_cast<size_t>(parsed);
   }
-  if (f.verify) UsageError(cmd, "--verify", "needs the receiver agent (--transport native); compare files with cmp or sha256sum");
-  if (EnumFlag<WriteMode>(cmd, "--write-mode", f.write_mode) != WriteMode::kBuffered) {
-    UsageError(cmd, "--write-mode", "needs the receiver agent (--transport native)");
-  }
   return ssh;
 }
 
-// --to [user@]host:/dir with the native transport: a receiver started over SSH.
+// The flags the chosen transport cannot honour, refused in one line each.
+void RefuseWhatTheTransportCannotDo(const SenderFlags& f, TransportKind kind) {
+  const std::string cmd = "sender";
+  const TransportCaps& caps = TransportFor(kind).caps;
+  const std::string name = Name(kind);
+  if (f.verify && !caps.verify) {
+    UsageError(cmd, "--verify", absl::StrCat("--transport ", name, " cannot: it needs --transport ",
+                                             TransportsWith(&TransportCaps::verify),
+                                             "; compare files with cmp or sha256sum"));
+  }
+  if (EnumFlag<WriteMode>(cmd, "--write-mode", f.write_mode) != WriteMode::kBuffered && !caps.write_modes) {
+    UsageError(cmd, "--write-mode", absl::StrCat("--transport ", name, " cannot: it needs --transport ",
+                                                 TransportsWith(&TransportCaps::write_modes)));
+  }
+  if (!caps.ssh_login) {
+    for (auto [given, flag] : {std::pair{f.ssh_port != 0, "--ssh-port"}, {!f.identity.empty(), "--identity"},
+                               {!f.known_hosts.empty(), "--known-hosts"}, {!f.ssh_config.empty(), "--ssh-config"},
+                               {f.accept_new_host_key, "--accept-new-host-key"}}) {
+      if (given) UsageError(cmd, flag, absl::StrCat("only with --to [user@]host:/dir or --transport ",
+                                                    TransportsWith(&TransportCaps::ssh_login)));
+    }
+  }
+}
+
+// --to [user@]host:/dir with a transport that talks to an agent: a receiver started
+// over SSH for this run.
 bool DeploysReceiver(const SenderFlags& f) {
-  if (EnumFlag<TransportKind>("sender", "--transport", f.transport) != TransportKind::kNative) return false;
+  if (!TransportFor(EnumFlag<TransportKind>("sender", "--transport", f.transport)).caps.agent) return false;
   auto destination = ParseSshDestination(f.to);
   return destination.ok() && absl::StartsWith(destination->dir, "/");
 }
@@ -153,12 +173,22 @@ bool DeploysReceiver(const SenderFlags& f) {
 void SetDirection(const SenderFlags& f, SenderOptions& o) {
   const std::string cmd = "sender";
   o.direction = EnumFlag<Direction>(cmd, "--direction", f.direction);
+  const TransportCaps& caps = TransportFor(o.transport).caps;
+  const std::string name = Name(o.transport);
   if (o.direction == Direction::kRead) {
-    if (o.transport == TransportKind::kScp) UsageError(cmd, "--direction", "read over SSH needs --transport sftp");
-    if (o.transport == TransportKind::kSftp) {
-      if (f.remote_file.empty()) UsageError(cmd, "--remote-file", "a read over sftp pulls an existing file: give its name");
+    if (!caps.reads) {
+      UsageError(cmd, "--direction", absl::StrCat("--transport ", name, " cannot read; --transport ",
+                                                  TransportsWith(&TransportCaps::reads), " can"));
+    }
+    if (!caps.reads_laid_out && f.remote_file.empty()) {
+      UsageError(cmd, "--remote-file", absl::StrCat("a read over ", name, " pulls an existing file: give its name"));
+    }
+    if (!caps.read_cache) {
       for (auto [given, flag] : {std::pair{!f.cache.empty(), "--cache"}, {!f.read_mode.empty(), "--read-mode"}}) {
-        if (given) UsageError(cmd, flag, "needs the receiver agent: over sftp the server's page cache is not nasperf's to control");
+        if (given) {
+          UsageError(cmd, flag, absl::StrCat("needs --transport ", TransportsWith(&TransportCaps::read_cache), ": over ",
+                                             name, " the server's page cache is not nasperf's to control"));
+        }
       }
     }
     if (!f.file.empty()) {
@@ -184,18 +214,17 @@ absl::StatusOr<SenderOptions> MakeSenderOptions(const SenderFlags& f) {
   const std::string cmd = "sender";
   SenderOptions o;
   o.transport = EnumFlag<TransportKind>(cmd, "--transport", f.transport);
+  const TransportCaps& caps = TransportFor(o.transport).caps;
   const bool deploys = DeploysReceiver(f);
   if (deploys) {
-    o.ssh = MakeSshLogin(f);  // the receiver's login; the data goes native
-  } else if (o.transport == TransportKind::kNative) {
-    o.to = AddressFlag(cmd, "--to", f.to, kAgentPort, false);
-    for (auto [given, flag] : {std::pair{f.ssh_port != 0, "--ssh-port"}, {!f.identity.empty(), "--identity"},
-                               {!f.known_hosts.empty(), "--known-hosts"}, {!f.ssh_config.empty(), "--ssh-config"},
-                               {f.accept_new_host_key, "--accept-new-host-key"}}) {
-      if (given) UsageError(cmd, flag, "only with --to [user@]host:/dir or --transport scp|sftp");
-    }
+    o.ssh = MakeSshLogin(f);  // the receiver's login; the data goes to the agent started there
   } else {
-    o.ssh = MakeSshOptions(f, o.transport);
+    RefuseWhatTheTransportCannotDo(f, o.transport);
+    if (caps.ssh_login) {
+      o.ssh = MakeSshOptions(f);
+    } else {
+      o.to = AddressFlag(cmd, "--to", f.to, kAgentPort, false);
+    }
   }
   if (!f.deploy_binary.empty() && !deploys) UsageError(cmd, "--deploy-binary", "only with --to [user@]host:/dir");
   if (deploys && (f.reporting.tls.plaintext || !f.reporting.tls.ca.empty())) {
@@ -239,10 +268,10 @@ absl::StatusOr<SenderOptions> MakeSenderOptions(const SenderFlags& f) {
   }
   // A receiver started over SSH gets a token of its own (RunSenderCommand); the
   // shared one is needed only toward a collector then.
-  if ((o.transport == TransportKind::kNative && !deploys) || !f.reporting.collector.empty()) {
+  if ((caps.agent && !deploys) || !f.reporting.collector.empty()) {
     o.token = TokenFlag(cmd, f.token_file, /*generate_if_missing=*/false).token;
   }
-  if (o.transport == TransportKind::kNative || !f.reporting.collector.empty()) o.trust = TrustFlags(cmd, f.reporting.tls);
+  if (caps.agent || !f.reporting.collector.empty()) o.trust = TrustFlags(cmd, f.reporting.tls);
   return o;
 }
 
@@ -307,7 +336,7 @@ int RunSenderCommand(const SenderFlags& f) {
   }
   absl::StatusOr<SenderOutcome> outcome = RunSender(*options, *sink, stdout);
   if (absl::IsUnavailable(outcome.status()) && !f.reporting.tls.plaintext &&
-      options->transport == TransportKind::kNative && deployed == nullptr) {
+      TransportFor(options->transport).caps.agent && deployed == nullptr) {
     outcome = absl::UnavailableError(absl::StrCat(
         outcome.status().message(), " (if the receiver runs with --plaintext, pass --plaintext too)"));
   }

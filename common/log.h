@@ -7,6 +7,7 @@
 #define NASPERF_COMMON_LOG_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "absl/base/thread_annotations.h"
@@ -17,6 +18,9 @@
 namespace nasperf {
 
 enum class LogLevel { kDebug = 0, kInfo = 1, kWarning = 2, kError = 3 };
+
+// Where a unit says a line to the user (the console of the command that runs it).
+using ConsoleLine = std::function<void(const std::string&)>;
 
 void SetLogLevel(LogLevel level);
 bool LogEnabled(LogLevel level);

@@ -1,5 +1,5 @@
 // The bytes of one transfer, wherever they come from: generated (common/payload.h)
-// or a file. Every transport reads them the same way (sender/push_loop.h). One
+// or a file. Every transport reads them the same way (datapath/push_loop.h). One
 // source per transfer; used from that transfer's thread only.
 #ifndef NASPERF_DATAPATH_PAYLOAD_SOURCE_H_
 #define NASPERF_DATAPATH_PAYLOAD_SOURCE_H_

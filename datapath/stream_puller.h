@@ -1,6 +1,6 @@
 // The client's half of a read (DESIGN.md section 6, reads): connect to the NAS
 // agent's data port, write the header, take the payload through the write pipeline
-// (receiver/write_pipeline.h: into a --local-target file, or nowhere), read the
+// (datapath/write_pipeline.h: into a --local-target file, or nowhere), read the
 // agent's footer, and answer with the trailer the agent's row waits for. One call
 // per transfer; runs on the caller's thread.
 #ifndef NASPERF_DATAPATH_STREAM_PULLER_H_

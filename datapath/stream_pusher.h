@@ -1,6 +1,6 @@
 // The sending side of the native data path (docs/DESIGN.md, the wire protocol):
 // connect to the receiver's data port and write the header (PushNative), then push
-// the payload through the shared loop (sender/push_loop.h; zero-copy by splice when
+// the payload through the shared loop (datapath/push_loop.h; zero-copy by splice when
 // nothing needs to see the bytes), write the footer, half-close, and wait for the
 // other end's trailer (SendOverConnection: also the NAS agent's half of a read, on
 // the connection the client opened). Times each step on the monotonic clock. One

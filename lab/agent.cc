@@ -22,7 +22,7 @@
 #include "common/receiver_client.h"
 #include "common/validate.h"
 #include "proto/nasperf.grpc.pb.h"
-#include "sender/path_check.h"
+#include "transport/path_check.h"
 #include "sender/sender.h"
 
 namespace nasperf {

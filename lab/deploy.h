@@ -11,7 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "sender/ssh_session.h"
+#include "ssh/ssh_session.h"
 
 namespace nasperf {
 

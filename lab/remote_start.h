@@ -4,7 +4,7 @@
 // The process lives exactly as long as the SSH channel that started it: it stops when
 // its stdin closes, so a client that is killed, loses the network or exits leaves
 // nothing running. Host keys, logins and keys as in the scp/sftp transport
-// (sender/ssh_session.h); the token travels on the channel, never on a command line.
+// (ssh/ssh_session.h); the token travels on the channel, never on a command line.
 // One RemoteAgent per host, driven from one thread; it owns one helper thread that
 // keeps the SSH session serviced while the run goes on.
 #ifndef NASPERF_LAB_REMOTE_START_H_
@@ -16,7 +16,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/fd.h"
-#include "sender/ssh_session.h"
+#include "ssh/ssh_session.h"
 
 namespace nasperf {
 

@@ -29,9 +29,8 @@
 #include "common/units.h"
 #include "common/verdict.h"
 #include "sender/local_copy.h"
-#include "sender/native_transport.h"
-#include "sender/ssh_pusher.h"
-#include "sender/transport.h"
+#include "transport/registry.h"
+#include "transport/transport.h"
 
 namespace nasperf {
 
@@ -194,7 +193,7 @@ const proto::TransferReport* DurableRow(const TransferResult& r) {
   const proto::TransferReport& s = r.sender;
   auto transport = Parse<TransportKind>(s.transport());
   auto sync = ParseSyncPolicy(s.sync_policy());
-  if (transport.ok() && *transport != TransportKind::kNative && sync.ok() && sync->kind != SyncPolicy::kNone) return &s;
+  if (transport.ok() && !TransportFor(*transport).caps.agent && sync.ok() && sync->kind != SyncPolicy::kNone) return &s;
   return nullptr;
 }
 
@@ -249,25 +248,13 @@ absl::StatusOr<uint64_t> PayloadLength(const SenderOptions& options) {
   return length;
 }
 
-absl::StatusOr<std::unique_ptr<Transport>> MakeTransport(const SenderOptions& options) {
-  if (options.transport == TransportKind::kNative) return NewNativeTransport(options);
-  SshRunPlan plan;
-  plan.sync_policy = options.sync_policy;
-  plan.cleanup = options.cleanup.value_or(Cleanup::kEach);
-  plan.files_at_once = static_cast<uint64_t>(options.streams) *
-                       (plan.cleanup == Cleanup::kEach ? 1 : static_cast<uint64_t>(options.runs + options.warmup));
-  plan.link_mbps = options.link_mbps;
-  plan.direction = options.direction;
-  plan.remote_file = options.remote_file;
-  return NewSshTransport(options.ssh, plan);
-}
-
 std::string RunHeadline(const SenderOptions& options, const LoopContext& loop) {
   if (options.direction == Direction::kRead) {
     return absl::StrFormat(
         "run %s%s: %d x %s read from the NAS, %s, %d stream%s, into %s%s", loop.run_id,
         options.label.empty() ? "" : absl::StrCat(" \"", options.label, "\""), options.runs, FormatSize(loop.length),
-        options.transport == TransportKind::kNative ? absl::StrCat("cache ", Name(options.cache)) : "over sftp",
+        TransportFor(options.transport).caps.read_cache ? absl::StrCat("cache ", Name(options.cache))
+                                                        : absl::StrCat("over ", Name(options.transport)),
         options.streams, options.streams == 1 ? "" : "s",
         options.local_target.empty() ? "nothing (discard)"
                                      : absl::StrCat(options.local_target, ", write ", Name(options.write_mode), ", sync ",
@@ -279,8 +266,8 @@ std::string RunHeadline(const SenderOptions& options, const LoopContext& loop) {
       options.label.empty() ? "" : absl::StrCat(" \"", options.label, "\""), options.runs,
       FormatSize(loop.length), options.file.empty() ? " generated" : absl::StrCat(" of ", options.file),
       options.streams, options.streams == 1 ? "" : "s",
-      options.transport == TransportKind::kNative ? absl::StrCat("write ", Name(options.write_mode))
-                                                  : absl::StrCat("over ", Name(options.transport)),
+      TransportFor(options.transport).caps.write_modes ? absl::StrCat("write ", Name(options.write_mode))
+                                                       : absl::StrCat("over ", Name(options.transport)),
       SyncPolicyName(options.sync_policy), options.warmup > 0 ? absl::StrCat(", ", options.warmup, " warm-up") : "");
 }
 
@@ -359,7 +346,7 @@ void PrintSummary(Console& console, const SenderOptions& options, const Tally& t
   console.Line(absl::StrFormat("  %-14s %4s %10s %10s %10s %10s %10s", "MB/s", "n", "median", "mean", "min", "max",
                                "stddev"));
   console.Line(SummaryLine("send (e2e)", tally.send_rates));
-  console.Line(SummaryLine(options.transport == TransportKind::kNative ? "durable (rx)" : "durable (sync)",
+  console.Line(SummaryLine(TransportFor(options.transport).caps.agent ? "durable (rx)" : "durable (sync)",
                            tally.durable_rates));
   if (tally.sender_bytes > 0) {
     std::string cpu = absl::StrFormat("  CPU s/GB: sender %.2f", tally.sender_cpu_s / (tally.sender_bytes / 1e9));
@@ -402,11 +389,16 @@ void WarnIfSourceIsSlow(const std::string& file, std::optional<double> ceiling_m
 }  // namespace
 
 absl::StatusOr<SenderOutcome> RunSender(const SenderOptions& options, ReportSink& sink, std::FILE* out) {
+  absl::StatusOr<std::unique_ptr<Transport>> transport = TransportFor(options.transport).make(options);
+  if (!transport.ok()) return transport.status();
+  return RunSenderWith(options, **transport, sink, out);
+}
+
+absl::StatusOr<SenderOutcome> RunSenderWith(const SenderOptions& options, Transport& transport, ReportSink& sink,
+                                            std::FILE* out) {
   Console console(out);
   absl::StatusOr<uint64_t> length = PayloadLength(options);
   if (!length.ok()) return length.status();
-  absl::StatusOr<std::unique_ptr<Transport>> transport = MakeTransport(options);
-  if (!transport.ok()) return transport.status();
   std::unique_ptr<LocalCopy> local;
   if (options.direction == Direction::kRead) {
     auto opened = LocalCopy::Open(options.local_target, options.write_mode, options.sync_policy,
@@ -414,16 +406,16 @@ absl::StatusOr<SenderOutcome> RunSender(const SenderOptions& options, ReportSink
     if (!opened.ok()) return opened.status();
     local = std::move(*opened);
   }
-  LoopContext loop{options, **transport, options.run_id.empty() ? NewRunId() : options.run_id, LocalHostName(),
+  LoopContext loop{options, transport, options.run_id.empty() ? NewRunId() : options.run_id, LocalHostName(),
                    *length, local.get()};
   if (absl::Status started =
-          (*transport)->Start(loop.run_id, *length, [&](const std::string& line) { console.Line(line); });
+          transport.Start(loop.run_id, *length, [&](const std::string& line) { console.Line(line); });
       !started.ok()) {
     return started;
   }
-  loop.length = (*transport)->Length(loop.length);
+  loop.length = transport.Length(loop.length);
   console.Line(RunHeadline(options, loop));
-  if (!options.file.empty()) WarnIfSourceIsSlow(options.file, (*transport)->CeilingMBps());
+  if (!options.file.empty()) WarnIfSourceIsSlow(options.file, transport.CeilingMBps());
   if (options.file.empty() && options.pattern == Pattern::kZero) {
     Log(LogLevel::kWarning, kComponent,
         "--pattern zero: compressing file systems (ZFS lz4, btrfs zstd) store zeros almost for "
@@ -465,7 +457,7 @@ absl::StatusOr<SenderOutcome> RunSender(const SenderOptions& options, ReportSink
     if (options.cancel != nullptr && options.cancel->load()) break;
     if (k + 1 < total && options.pause > absl::ZeroDuration()) absl::SleepFor(options.pause);
   }
-  (*transport)->Finish(loop.run_id);
+  transport.Finish(loop.run_id);
   if (local != nullptr) local->Finish();
   PrintSummary(console, options, tally, outcome.failed);
   return outcome;

@@ -30,7 +30,7 @@ expect unknown_flag_rx 2 '--bogus' -- "$NASPERF" receiver --target "$T" --bogus
 expect small_window 2 '--window' -- "$NASPERF" sender --to x --size 1MiB --window 1KiB
 expect read_mode_on_write 2 '--read-mode: only with --direction read' -- "$NASPERF" sender --to x --size 1MiB --read-mode direct
 expect bad_read_mode 2 '--read-mode' -- "$NASPERF" sender --to x --size 1MiB --direction read --read-mode mmap
-expect read_mode_over_sftp 2 '--read-mode: needs the receiver agent' -- \
+expect read_mode_over_sftp 2 '--read-mode: needs --transport native: over sftp the server.s page cache' -- \
   "$NASPERF" sender --transport sftp --to u@h:/d --direction read --remote-file f --read-mode direct
 expect probe_no_host 2 'to' -- "$NASPERF" probe
 expect probe_bad_speed 2 '--link-speed' -- "$NASPERF" probe 127.0.0.1 --link-speed fast

@@ -2,8 +2,8 @@
 // interface, MTU and link speed at both ends, the path MTU from DF UDP probes, the
 // MSS a data connection negotiates, the RTT, and the warnings a user should act on.
 // Shared by `nasperf sender` and `nasperf probe`. Blocking; one thread per call.
-#ifndef NASPERF_SENDER_PATH_CHECK_H_
-#define NASPERF_SENDER_PATH_CHECK_H_
+#ifndef NASPERF_TRANSPORT_PATH_CHECK_H_
+#define NASPERF_TRANSPORT_PATH_CHECK_H_
 
 #include <cstdint>
 #include <cstdio>
@@ -85,4 +85,4 @@ absl::StatusOr<int> RunProbe(const ProbeOptions& options, std::FILE* out);
 
 }  // namespace nasperf
 
-#endif  // NASPERF_SENDER_PATH_CHECK_H_
+#endif  // NASPERF_TRANSPORT_PATH_CHECK_H_

@@ -1,4 +1,4 @@
-#include "sender/native_transport.h"
+#include "transport/native.h"
 
 #include <string.h>
 
@@ -21,7 +21,7 @@
 #include "datapath/stream_puller.h"
 #include "datapath/stream_pusher.h"
 #include "datapath/target.h"
-#include "sender/path_check.h"
+#include "transport/path_check.h"
 
 namespace nasperf {
 namespace {
@@ -52,7 +52,7 @@ std::string TrailerError(const DataTrailer& t) {
 // the raw TCP push and the receiver's own row.
 class NativeTransport : public Transport {
  public:
-  explicit NativeTransport(const SenderOptions& options)
+  explicit NativeTransport(const RunOptions& options)
       : options_(options), client_(options.to, options.token, options.trust, options.receiver_fingerprint) {}
 
   absl::Status Start(const std::string& run_id, uint64_t length, const ConsoleLine& say) override;
@@ -76,7 +76,7 @@ class NativeTransport : public Transport {
   void FetchReceiverRow(uint64_t transfer_id, TransferResult& out);
   void Judge(const TransferSlot& slot, const PushResult& r, TransferResult& out) const;
 
-  const SenderOptions& options_;
+  const RunOptions& options_;
   ReceiverClient client_;
   std::string local_host_ = LocalHostName();
   WriteMode write_mode_ = WriteMode::kBuffered;  // as asked, or buffered after --direct-fallback
@@ -143,7 +143,7 @@ proto::PrepareReadRequest NativeTransport::ReadSetup(const std::string& run_id, 
 }
 
 absl::Status NativeTransport::StartReads(const std::string& run_id, uint64_t length, const ConsoleLine& say) {
-  const SenderOptions& o = options_;
+  const RunOptions& o = options_;
   // Every stream's file exists before the first timed run: laying one out is not timed.
   const int streams = o.remote_file.empty() ? o.streams : 1;
   for (int s = o.first_stream; s < o.first_stream + streams; ++s) {
@@ -198,7 +198,7 @@ PushTarget TargetOf(const HostPort& to, const proto::OpenTransferReply& open, ui
 
 void NativeTransport::Pull(const TransferSlot& slot, BlockWriter* into, const PipelineOptions& pipeline,
                            TransferResult& out) {
-  const SenderOptions& o = options_;
+  const RunOptions& o = options_;
   proto::TransferReport& row = out.sender;
   FillPathCells(row);
   row.set_cache(Name(o.cache));
@@ -241,7 +241,7 @@ void NativeTransport::FillPathCells(proto::TransferReport& row) const {
 
 void NativeTransport::Push(const TransferSlot& slot, PayloadSource& source, const PushOptions& push,
                            TransferResult& out) {
-  const SenderOptions& o = options_;
+  const RunOptions& o = options_;
   proto::TransferReport& row = out.sender;
   FillPathCells(row);
   row.set_write_mode(Name(write_mode_));
@@ -263,7 +263,7 @@ void NativeTransport::Push(const TransferSlot& slot, PayloadSource& source, cons
 }
 
 proto::OpenTransferRequest NativeTransport::OpenRequest(const TransferSlot& slot) const {
-  const SenderOptions& o = options_;
+  const RunOptions& o = options_;
   proto::OpenTransferRequest request;
   request.set_run_id(slot.run_id);
   request.set_label(o.label);
@@ -298,7 +298,7 @@ void NativeTransport::FetchReceiverRow(uint64_t transfer_id, TransferResult& out
 // The sender row's verdict on a pushed transfer: status, timings, bottleneck, and
 // whether the receiver wrote (and, with --verify, hashed) every byte.
 void NativeTransport::Judge(const TransferSlot& slot, const PushResult& r, TransferResult& out) const {
-  const SenderOptions& o = options_;
+  const RunOptions& o = options_;
   proto::TransferReport& row = out.sender;
   if (!r.trailer) {
     if (absl::IsCancelled(r.status)) row.set_status(Name(Status::kAborted));
@@ -344,8 +344,22 @@ void NativeTransport::Judge(const TransferSlot& slot, const PushResult& r, Trans
 
 }  // namespace
 
-std::unique_ptr<Transport> NewNativeTransport(const SenderOptions& options) {
+std::unique_ptr<Transport> NewNativeTransport(const RunOptions& options) {
   return std::make_unique<NativeTransport>(options);
+}
+
+TransportEntry NativeTransportEntry() {
+  TransportCaps caps;
+  caps.agent = true;
+  caps.write_modes = true;
+  caps.verify = true;
+  caps.reads = true;
+  caps.read_cache = true;
+  caps.reads_laid_out = true;
+  return {TransportKind::kNative, "the receiver agent (nasperf receiver or agent on the NAS)", caps,
+          [](const RunOptions& options) -> absl::StatusOr<std::unique_ptr<Transport>> {
+            return NewNativeTransport(options);
+          }};
 }
 
 }  // namespace nasperf

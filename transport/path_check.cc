@@ -1,4 +1,4 @@
-#include "sender/path_check.h"
+#include "transport/path_check.h"
 
 #include <algorithm>
 #include <fstream>

@@ -1,5 +1,5 @@
 #include "gtest/gtest.h"
-#include "sender/ssh_pusher.h"
+#include "ssh/ssh_options.h"
 
 namespace nasperf {
 namespace {

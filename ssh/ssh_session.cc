@@ -1,4 +1,4 @@
-#include "sender/ssh_session.h"
+#include "ssh/ssh_session.h"
 
 #include <sys/stat.h>
 
@@ -218,18 +218,6 @@ absl::Status SshConnection::Authenticate(const SshOptions& o) {
       "; the server accepts ", offered.empty() ? "none" : absl::StrJoin(offered, ", "), hint, ")"));
 }
 
-std::string ShellQuote(absl::string_view text) {
-  std::string out = "'";
-  for (char c : text) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
-  }
-  return out + "'";
-}
-
 absl::StatusOr<std::string> SshConnection::Run(const std::string& command, const std::string& input,
                                                absl::Duration timeout) {
   ssh_channel channel = ssh_channel_new(session_);
@@ -266,39 +254,6 @@ absl::StatusOr<std::string> SshConnection::Run(const std::string& command, const
     }
   }
   return done(out);
-}
-
-absl::StatusOr<SshDestination> ParseSshDestination(absl::string_view text) {
-  const auto bad = [&](absl::string_view why) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("expected [user@]host:/remote/dir, got \"", text, "\" (", why, ")"));
-  };
-  SshDestination d;
-  absl::string_view rest = text;
-  size_t at = rest.find('@');
-  size_t colon = rest.find(':');
-  if (at != absl::string_view::npos && (colon == absl::string_view::npos || at < colon)) {
-    d.user = std::string(rest.substr(0, at));
-    if (d.user.empty()) return bad("empty user");
-    rest.remove_prefix(at + 1);
-  }
-  if (!rest.empty() && rest.front() == '[') {
-    size_t close = rest.find(']');
-    if (close == absl::string_view::npos) return bad("no closing ]");
-    d.host = std::string(rest.substr(1, close - 1));
-    rest.remove_prefix(close + 1);
-    if (rest.empty() || rest.front() != ':') return bad("no :/remote/dir after the host");
-    rest.remove_prefix(1);
-  } else {
-    colon = rest.find(':');
-    if (colon == absl::string_view::npos) return bad("no :/remote/dir after the host");
-    d.host = std::string(rest.substr(0, colon));
-    rest.remove_prefix(colon + 1);
-  }
-  if (d.host.empty()) return bad("empty host");
-  if (rest.empty()) return bad("empty remote directory");
-  d.dir = std::string(rest);
-  return d;
 }
 
 }  // namespace nasperf

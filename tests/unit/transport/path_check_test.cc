@@ -1,7 +1,7 @@
 // The sender's path verdicts as pure functions of the facts: which warnings a
 // path earns, the MSS cap for a path narrower than its interfaces, and when the
 // socket buffers are sized by hand rather than left to autotuning.
-#include "sender/path_check.h"
+#include "transport/path_check.h"
 
 #include <string>
 #include <vector>

@@ -4,8 +4,8 @@
 // (~/.ssh/config, ssh-agent, --identity, known_hosts checked strictly unless a new
 // key may be recorded). Each stream has its own SSH session, used only by that
 // stream's thread; the transport follows Transport's threading contract.
-#ifndef NASPERF_SENDER_SSH_PUSHER_H_
-#define NASPERF_SENDER_SSH_PUSHER_H_
+#ifndef NASPERF_TRANSPORT_SSH_H_
+#define NASPERF_TRANSPORT_SSH_H_
 
 #include <cstddef>
 #include <atomic>
@@ -16,8 +16,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "common/policy.h"
-#include "sender/ssh_session.h"
-#include "sender/transport.h"
+#include "ssh/ssh_options.h"
+#include "transport/registry.h"
 
 namespace nasperf {
 
@@ -35,7 +35,10 @@ struct SshRunPlan {
 
 absl::StatusOr<std::unique_ptr<Transport>> NewSshTransport(const SshOptions& options,
                                                            const SshRunPlan& plan);
+// The registry entries: scp and sftp, one implementation.
+TransportEntry ScpTransportEntry();
+TransportEntry SftpTransportEntry();
 
 }  // namespace nasperf
 
-#endif  // NASPERF_SENDER_SSH_PUSHER_H_
+#endif  // NASPERF_TRANSPORT_SSH_H_

@@ -4,8 +4,8 @@
 // Threading: Start() and Finish() on the loop's thread; Push() or Pull() from one
 // thread per stream at once, never two calls for the same stream index at the same
 // time.
-#ifndef NASPERF_SENDER_TRANSPORT_H_
-#define NASPERF_SENDER_TRANSPORT_H_
+#ifndef NASPERF_TRANSPORT_TRANSPORT_H_
+#define NASPERF_TRANSPORT_TRANSPORT_H_
 
 #include <cstdint>
 #include <functional>
@@ -13,6 +13,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "common/log.h"
 #include "datapath/payload_source.h"
 #include "datapath/push_loop.h"
 #include "datapath/write_pipeline.h"
@@ -36,8 +37,6 @@ struct TransferResult {
   // first over a new SSH session): its rate is not the loop's steady rate.
   bool startup = false;
 };
-
-using ConsoleLine = std::function<void(const std::string&)>;
 
 class Transport {
  public:
@@ -68,4 +67,4 @@ class Transport {
 
 }  // namespace nasperf
 
-#endif  // NASPERF_SENDER_TRANSPORT_H_
+#endif  // NASPERF_TRANSPORT_TRANSPORT_H_

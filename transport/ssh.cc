@@ -1,4 +1,4 @@
-#include "sender/ssh_pusher.h"
+#include "transport/ssh.h"
 
 #include <fcntl.h>
 #include <libssh/callbacks.h>
@@ -31,7 +31,7 @@
 #include "datapath/rows.h"
 #include "datapath/target.h"
 #include "datapath/write_pipeline.h"
-#include "sender/ssh_session.h"
+#include "ssh/ssh_session.h"
 
 namespace nasperf {
 namespace {
@@ -649,6 +649,40 @@ absl::StatusOr<std::unique_ptr<Transport>> NewSshTransport(const SshOptions& opt
   std::call_once(once, [] { init_rc = ssh_init(); });
   if (init_rc != SSH_OK) return absl::InternalError("libssh: ssh_init failed");
   return std::unique_ptr<Transport>(new SshTransport(options, plan));
+}
+
+namespace {
+
+// The run's SSH login and what the transport needs from the loop's options.
+absl::StatusOr<std::unique_ptr<Transport>> MakeSshTransport(const RunOptions& options) {
+  SshOptions ssh = options.ssh;
+  ssh.sftp = options.transport == TransportKind::kSftp;
+  SshRunPlan plan;
+  plan.sync_policy = options.sync_policy;
+  plan.cleanup = options.cleanup.value_or(Cleanup::kEach);
+  plan.files_at_once = static_cast<uint64_t>(options.streams) *
+                       (plan.cleanup == Cleanup::kEach ? 1 : static_cast<uint64_t>(options.runs + options.warmup));
+  plan.link_mbps = options.link_mbps;
+  plan.direction = options.direction;
+  plan.remote_file = options.remote_file;
+  return NewSshTransport(ssh, plan);
+}
+
+}  // namespace
+
+TransportEntry ScpTransportEntry() {
+  TransportCaps caps;
+  caps.ssh_login = true;
+  return {TransportKind::kScp, "the scp protocol to any SSH server (no agent; cannot sync or read)", caps,
+          &MakeSshTransport};
+}
+
+TransportEntry SftpTransportEntry() {
+  TransportCaps caps;
+  caps.ssh_login = true;
+  caps.reads = true;  // of an existing --remote-file: the server's cache is not ours to set
+  return {TransportKind::kSftp, "SFTP to any SSH server (no agent; syncs with fsync@openssh.com when offered)", caps,
+          &MakeSshTransport};
 }
 
 }  // namespace nasperf

@@ -1,9 +1,10 @@
 // One authenticated SSH session through libssh, set up the way OpenSSH would:
 // ~/.ssh/config, strict known_hosts (accept-new on request), ssh-agent, an identity
-// file, prompts only on a terminal. Shared by the scp/sftp transport and by
-// `nasperf lab --ssh`. A connection is used by one thread at a time.
-#ifndef NASPERF_SENDER_SSH_SESSION_H_
-#define NASPERF_SENDER_SSH_SESSION_H_
+// file, prompts only on a terminal. Shared by the scp/sftp transports and by
+// `nasperf lab --ssh` and the SSH deploy. The one place (with the scp/sftp
+// transports) that includes libssh. A connection is used by one thread at a time.
+#ifndef NASPERF_SSH_SSH_SESSION_H_
+#define NASPERF_SSH_SSH_SESSION_H_
 
 #include <libssh/callbacks.h>
 #include <libssh/libssh.h>
@@ -16,46 +17,13 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
-#include "sender/transport.h"  // ConsoleLine
+#include "common/log.h"
+#include "ssh/ssh_options.h"
 
 namespace nasperf {
 
-// `[user@]host:/remote/dir` (host may be a bracketed IPv6 literal). An empty user
-// means the one ~/.ssh/config names, else the local user, as with scp.
-struct SshDestination {
-  std::string user;
-  std::string host;
-  std::string dir;
-};
-absl::StatusOr<SshDestination> ParseSshDestination(absl::string_view text);
-
-// Largest payload one sftp_write may carry: OpenSSH's sftp-server drops the channel
-// on a message over 256 KiB (SFTP_MAX_MSG_LENGTH), and libssh 0.10 sends a write as
-// one message. See docs/PERFORMANCE.md for the sizes measured.
-constexpr size_t kMaxSftpWrite = 255 << 10;
-// SFTP writes sent before the oldest reply is awaited (1: plain sftp_write, one
-// round trip each). See docs/PERFORMANCE.md.
-constexpr size_t kSftpWritesInFlight = 16;
-
-struct SshOptions {
-  bool sftp = true;                 // false: scp (ssh_scp_push_file64)
-  SshDestination to;
-  uint16_t port = 0;                // --ssh-port; 0: ~/.ssh/config's, else 22
-  std::string identity;             // --identity; empty: ssh-agent, then the default keys
-  std::string known_hosts;          // empty: ~/.ssh/known_hosts
-  std::string config_file;          // empty: ~/.ssh/config, then /etc/ssh/ssh_config
-  bool accept_new_host_key = false; // StrictHostKeyChecking=accept-new
-  bool prompt = false;              // on a TTY: may ask for a password or passphrase
-  size_t sftp_write_size = kMaxSftpWrite;
-  size_t sftp_writes_in_flight = kSftpWritesInFlight;
-};
-
-
 // A readable name for an SFTP status code, with the likely cause where there is one.
 std::string SftpCodeText(int code);
-
-// `text` in single quotes for a POSIX shell.
-std::string ShellQuote(absl::string_view text);
 
 // Most stdout a command run over SSH (SshConnection::Run) may print.
 constexpr size_t kMaxCommandOutput = 64 << 10;
@@ -138,4 +106,4 @@ class SshConnection {
 
 }  // namespace nasperf
 
-#endif  // NASPERF_SENDER_SSH_SESSION_H_
+#endif  // NASPERF_SSH_SSH_SESSION_H_

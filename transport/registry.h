@@ -1,0 +1,47 @@
+// The transports a run can measure with, one entry each: its word (--transport,
+// the CSV's transport column, a lab plan's `transport`), what it can do, and how to
+// make it. The loop, the CLI and the lab ask here instead of naming a transport; a
+// new transport is a file of its own that defines its entry, and one line in
+// registry.cc. Built once, read-only after: thread-safe.
+#ifndef NASPERF_TRANSPORT_REGISTRY_H_
+#define NASPERF_TRANSPORT_REGISTRY_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/policy.h"
+#include "transport/run_options.h"
+#include "transport/transport.h"
+
+namespace nasperf {
+
+// What a transport can do, so that a flag it cannot honour is refused in one line
+// before the run and each figure is said only where it can be true.
+struct TransportCaps {
+  bool agent = false;        // a nasperf receiver at the far end: its own row, the token, TLS, --to HOST[:PORT]
+  bool ssh_login = false;    // logs in over SSH: --identity, --known-hosts, --ssh-config, ... and --to user@host:/dir
+  bool write_modes = false;  // --write-mode other than buffered (and --direct-fallback)
+  bool verify = false;       // --verify: checksums at both ends
+  bool reads = false;        // --direction read
+  bool read_cache = false;   // --cache and --read-mode: the far end's page cache is ours to set
+  bool reads_laid_out = false;  // a read may read a file the far end lays out (--size); else only --remote-file
+};
+
+struct TransportEntry {
+  TransportKind kind;
+  const char* summary;  // one line for --help
+  TransportCaps caps;
+  // `options` must outlive the transport.
+  absl::StatusOr<std::unique_ptr<Transport>> (*make)(const RunOptions& options);
+};
+
+const std::vector<TransportEntry>& Transports();
+const TransportEntry& TransportFor(TransportKind kind);
+// The words of the transports that have `cap`, as "scp|sftp", for refusals.
+std::string TransportsWith(bool TransportCaps::*cap);
+
+}  // namespace nasperf
+
+#endif  // NASPERF_TRANSPORT_REGISTRY_H_
