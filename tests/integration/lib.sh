@@ -233,16 +233,33 @@ array_truth_mbs() {
 # one core (CFS bandwidth, 100 ms periods): a small NAS CPU, or a busy one. Sets
 # ${NAME}_CGROUP; removed on exit.
 cpu_quota() {
-  local name=$1 percent=$2 dir
+  local name=$1 percent=$2
+  cpu_group "$name"
+  echo 100000 >"${!cpu_dir}/cpu.cfs_period_us"
+  echo $((percent * 1000)) >"${!cpu_dir}/cpu.cfs_quota_us"
+}
+
+# cpu_first NAME (root): a cgroup v1 cpu group whose processes win the CPU over
+# everything in the root group (cpu.shares 262144 against 1024): on a loaded machine
+# (a CPU hog per core) the end a test means to leave unlimited stays so. Sets
+# ${NAME}_CGROUP; removed on exit.
+cpu_first() {
+  cpu_group "$1"
+  echo 262144 >"${!cpu_dir}/cpu.shares"
+}
+
+# cpu_group NAME: makes the group for cpu_quota and cpu_first; sets ${NAME}_CGROUP
+# and cpu_dir (the name of that variable).
+cpu_group() {
+  local dir
   [ -f /sys/fs/cgroup/cpu/cpu.cfs_quota_us ] || skip "no cgroup v1 cpu controller with CFS bandwidth (the CPU limit needs it)"
-  dir=/sys/fs/cgroup/cpu/nasperf-it-$name-$$
+  dir=/sys/fs/cgroup/cpu/nasperf-it-$1-$$
   mkdir -p "$dir"
   # Removable once its processes are gone (stop_pids has waited for ours); a bounded
   # wait that never exits the cleanup (wait_for would fail out of the trap).
   CLEANUPS+=("for _ in \$(seq 200); do cgroup_empty '$dir' && break; sleep 0.05; done; rmdir '$dir'")
-  echo 100000 >"$dir/cpu.cfs_period_us"
-  echo $((percent * 1000)) >"$dir/cpu.cfs_quota_us"
-  printf -v "${name}_CGROUP" '%s' "$dir"
+  printf -v "${1}_CGROUP" '%s' "$dir"
+  cpu_dir=${1}_CGROUP
 }
 
 # cgroup_empty DIR: no process is left in the cgroup DIR.
