@@ -13,21 +13,18 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
+#include "common/columns.h"
 #include "common/csv.h"
 #include "common/log.h"
 
 namespace nasperf {
 
 const std::vector<std::string>& TransferColumns() {
-  static const auto* columns = new std::vector<std::string>{
-      "run_id", "label", "iteration", "stream", "role", "host", "peer", "transport", "bytes",
-      "started_at", "duration_s", "mb_per_s", "first_byte_s", "write_s", "sync_s",
-      "net_wait_pct", "disk_wait_pct", "bottleneck", "write_mode", "sync_policy", "mtu",
-      "path_mtu", "mss", "link_mbps", "line_rate_pct", "checksum", "verified", "status",
-      "error",
-      // appended after the contract columns
-      "transfer_id", "warmup", "source_wait_pct", "notes", "cpu_user_s", "cpu_sys_s",
-      "cpu_busy_pct", "direction", "cache", "cache_resident_pct", "read_mode"};
+  static const auto* columns = [] {
+    auto* names = new std::vector<std::string>;
+    for (const TransferColumn& column : TransferColumnTable()) names->push_back(column.name);
+    return names;
+  }();
   return *columns;
 }
 
@@ -41,14 +38,8 @@ const std::vector<std::string>& SampleColumns() {
 
 namespace {
 
-std::string Seconds(double v) { return absl::StrFormat("%.6f", v); }
+// samples.csv's MB/s: the same format as transfers.csv's mb_per_s.
 std::string Rate(double v) { return absl::StrFormat("%.2f", v); }
-std::string Pct(double v) { return absl::StrFormat("%.1f", v); }
-
-std::string Rfc3339(int64_t unix_ns) {
-  if (unix_ns == 0) return "";
-  return absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", absl::FromUnixNanos(unix_ns), absl::UTCTimeZone());
-}
 
 // What makes a row unique. The transfer id alone is not enough: it is 0 for a
 // transfer that failed before the receiver gave it one, and two receivers in one
@@ -63,49 +54,8 @@ std::string Key(absl::string_view run_id, absl::string_view role, absl::string_v
 }  // namespace
 
 std::string TransferRow(const proto::TransferReport& r) {
-  auto opt = [](bool has, std::string value) { return has ? value : std::string(); };
-  std::vector<std::string> cells = {
-      CsvText(r.run_id()),
-      CsvText(r.label()),
-      absl::StrCat(r.iteration()),
-      absl::StrCat(r.stream()),
-      CsvText(r.role()),
-      CsvText(r.host()),
-      CsvText(r.peer()),
-      CsvText(r.transport()),
-      opt(r.has_bytes(), absl::StrCat(r.bytes())),
-      Rfc3339(r.started_at_unix_ns()),
-      opt(r.has_duration_s(), Seconds(r.duration_s())),
-      opt(r.has_mb_per_s(), Rate(r.mb_per_s())),
-      opt(r.has_first_byte_s(), Seconds(r.first_byte_s())),
-      opt(r.has_write_s(), Seconds(r.write_s())),
-      opt(r.has_sync_s(), Seconds(r.sync_s())),
-      opt(r.has_net_wait_pct(), Pct(r.net_wait_pct())),
-      opt(r.has_disk_wait_pct(), Pct(r.disk_wait_pct())),
-      CsvText(r.bottleneck()),
-      CsvText(r.write_mode()),
-      CsvText(r.sync_policy()),
-      opt(r.has_mtu(), absl::StrCat(r.mtu())),
-      opt(r.has_path_mtu(), absl::StrCat(r.path_mtu())),
-      opt(r.has_mss(), absl::StrCat(r.mss())),
-      opt(r.has_link_mbps(), absl::StrCat(r.link_mbps())),
-      opt(r.has_line_rate_pct(), Pct(r.line_rate_pct())),
-      CsvText(r.checksum()),
-      opt(r.has_verified(), r.verified() ? "true" : "false"),
-      CsvText(r.status()),
-      CsvText(r.error()),
-      absl::StrCat(r.transfer_id()),
-      r.warmup() ? "true" : "false",
-      opt(r.has_source_wait_pct(), Pct(r.source_wait_pct())),
-      CsvText(r.notes()),
-      opt(r.has_cpu_user_s(), Seconds(r.cpu_user_s())),
-      opt(r.has_cpu_sys_s(), Seconds(r.cpu_sys_s())),
-      opt(r.has_cpu_busy_pct(), Pct(r.cpu_busy_pct())),
-      CsvText(r.direction()),
-      CsvText(r.cache()),
-      opt(r.has_cache_resident_pct(), Pct(r.cache_resident_pct())),
-      CsvText(r.read_mode()),
-  };
+  std::vector<std::string> cells;
+  for (const TransferColumn& column : TransferColumnTable()) cells.push_back(FormatCell(column, r));
   return CsvLine(cells);
 }
 

@@ -20,11 +20,12 @@
 
 namespace nasperf {
 
-// The contract columns in order, then the appended ones.
+// The names of common/columns.h's TransferColumnTable(), in order: the header.
 const std::vector<std::string>& TransferColumns();
 const std::vector<std::string>& SampleColumns();
 
-// One transfers.csv line (with "\n") for a report, and its samples.csv lines.
+// One transfers.csv line (with "\n") for a report, a FormatCell per column, and its
+// samples.csv lines.
 std::string TransferRow(const proto::TransferReport& report);
 std::string SampleRows(const proto::TransferReport& report);
 

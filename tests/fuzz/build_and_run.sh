@@ -43,7 +43,7 @@ protoc -I"$src" --cpp_out="$gen" --grpc_out="$gen" --plugin=protoc-gen-grpc="$(c
   "$src/proto/nasperf.proto"
 grpc_flags=$(pkg-config --cflags --libs grpc++ protobuf absl_status absl_statusor absl_strings absl_str_format \
   absl_synchronization absl_time absl_flat_hash_map openssl libxxhash)
-peer_sources=("$gen"/proto/nasperf.{pb,grpc.pb}.cc "$src"/common/{validate,policy,wire,csv,units,fd,log,clock,token,tls,grpc_auth}.cc)
+peer_sources=("$gen"/proto/nasperf.{pb,grpc.pb}.cc "$src"/common/{validate,columns,policy,wire,csv,units,fd,log,clock,token,tls,grpc_auth}.cc)
 clang++ -std=c++17 -O1 -g "${sanitize[@]}" -I"$src" -I"$gen" "$src/tests/fuzz/reply_fuzz.cc" \
   "$src/common/receiver_client.cc" "${peer_sources[@]}" $grpc_flags -o "$out/reply_fuzz"
 clang++ -std=c++17 -O1 -g "${sanitize[@]}" -I"$src" -I"$gen" "$src/tests/fuzz/collector_fuzz.cc" \
