@@ -3,10 +3,14 @@
 #include <algorithm>
 #include <cmath>
 #include <initializer_list>
+#include <string>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
+#include "common/columns.h"
 #include "common/policy.h"
 #include "common/wire.h"
 
@@ -26,11 +30,19 @@ absl::Status CheckRunId(const std::string& run_id) {
 
 namespace {
 
-// One of T's names (common/policy.h); empty too when `empty_ok`.
-template <typename T>
-absl::Status OneOf(const std::string& field, const std::string& value, bool empty_ok = false) {
-  if ((empty_ok && value.empty()) || Parse<T>(value).ok()) return absl::OkStatus();
+// One of `words`; empty too when `empty_ok`.
+absl::Status OneOfWords(const std::string& field, const std::string& value, const std::vector<std::string>& words,
+                        bool empty_ok) {
+  if ((empty_ok && value.empty()) || std::find(words.begin(), words.end(), value) != words.end()) {
+    return absl::OkStatus();
+  }
   return absl::InvalidArgumentError(absl::StrCat(field, " \"", value.substr(0, 40), "\" is not allowed"));
+}
+
+// One of T's names (common/policy.h).
+template <typename T>
+absl::Status OneOf(const std::string& field, const std::string& value) {
+  return OneOfWords(field, value, Names<T>(), /*empty_ok=*/false);
 }
 
 absl::Status Bounded(const std::string& field, const std::string& value, size_t max) {
@@ -44,7 +56,7 @@ absl::Status Bounded(const std::string& field, const std::string& value, size_t 
 }
 
 absl::Status Figure(const std::string& field, bool has, double value) {
-  if (has && (!std::isfinite(value) || value < 0 || value > 1e12)) {
+  if (has && (!std::isfinite(value) || value < 0 || value > kMaxFigure)) {
     return absl::InvalidArgumentError(absl::StrCat(field, " is not a sensible figure: ", value));
   }
   return absl::OkStatus();
@@ -60,6 +72,39 @@ absl::Status Port(const std::string& field, uint32_t port, bool zero_allowed) {
 absl::Status FirstError(std::initializer_list<absl::Status> checks) {
   for (const absl::Status& s : checks) {
     if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+// The column's bound (common/columns.h) on its field of the report.
+absl::Status CheckColumn(const TransferColumn& column, const proto::TransferReport& r) {
+  const ColumnBound& bound = column.bound;
+  switch (bound.kind) {
+    case ColumnBound::Kind::kNone:
+      return absl::OkStatus();
+    case ColumnBound::Kind::kRunId:
+      return CheckRunId(TextValue(column, r));
+    case ColumnBound::Kind::kPlainText:
+      return CheckPlainText(column.name, TextValue(column, r), bound.max_bytes);
+    case ColumnBound::Kind::kText:
+      return Bounded(column.name, TextValue(column, r), bound.max_bytes);
+    case ColumnBound::Kind::kWord:
+      return OneOfWords(column.name, TextValue(column, r), bound.words(), bound.empty_ok);
+    case ColumnBound::Kind::kRange: {
+      const double value = NumberValue(column, r);
+      if (value >= bound.min && value <= bound.max) return absl::OkStatus();
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s %.0f is out of range (%d to %d)", column.name, value, bound.min, bound.max));
+    }
+    case ColumnBound::Kind::kFigure:
+      return Figure(column.name, HasValue(column, r), NumberValue(column, r));
+    case ColumnBound::Kind::kShare:
+      if (absl::Status s = Figure(column.name, HasValue(column, r), NumberValue(column, r)); !s.ok()) return s;
+      if (NumberValue(column, r) <= 100) return absl::OkStatus();
+      return absl::InvalidArgumentError(absl::StrCat(column.name, " is a share over 100 %: ", NumberValue(column, r)));
+    case ColumnBound::Kind::kSince1970:
+      if (NumberValue(column, r) >= 0) return absl::OkStatus();
+      return absl::InvalidArgumentError(absl::StrCat(column.name, " before 1970"));
   }
   return absl::OkStatus();
 }
@@ -87,51 +132,20 @@ double BoundedWaitSeconds(double requested_s, double max_s) {
 }
 
 absl::Status CheckTransferKey(const std::string& label, int iteration, int stream) {
-  if (absl::Status s = CheckPlainText("label", label, 200); !s.ok()) return s;
-  if (iteration < -1000000 || iteration > 1000000 || stream < 0 || stream > 1023) {
-    return absl::InvalidArgumentError("iteration or stream out of range");
+  proto::TransferReport key;
+  key.set_label(label);
+  key.set_iteration(iteration);
+  key.set_stream(stream);
+  for (const char* name : {"label", "iteration", "stream"}) {
+    if (absl::Status s = CheckColumn(*FindTransferColumn(name), key); !s.ok()) return s;
   }
   return absl::OkStatus();
 }
 
 absl::Status CheckReport(const proto::TransferReport& r) {
-  std::initializer_list<absl::Status> checks = {
-      CheckRunId(r.run_id()),
-      CheckTransferKey(r.label(), r.iteration(), r.stream()),
-      OneOf<Role>("role", r.role()),
-      CheckPlainText("host", r.host(), 255),
-      CheckPlainText("peer", r.peer(), 300),
-      OneOf<TransportKind>("transport", r.transport()),
-      OneOf<Status>("status", r.status()),
-      OneOf<Bottleneck>("bottleneck", r.bottleneck(), /*empty_ok=*/true),
-      CheckPlainText("write_mode", r.write_mode(), 32),
-      CheckPlainText("sync_policy", r.sync_policy(), 64),
-      CheckPlainText("checksum", r.checksum(), 64),
-      Bounded("error", r.error(), 2000),
-      Bounded("notes", r.notes(), 2000),
-      Figure("duration_s", r.has_duration_s(), r.duration_s()),
-      Figure("mb_per_s", r.has_mb_per_s(), r.mb_per_s()),
-      Figure("first_byte_s", r.has_first_byte_s(), r.first_byte_s()),
-      Figure("write_s", r.has_write_s(), r.write_s()),
-      Figure("sync_s", r.has_sync_s(), r.sync_s()),
-      Figure("net_wait_pct", r.has_net_wait_pct(), r.net_wait_pct()),
-      Figure("disk_wait_pct", r.has_disk_wait_pct(), r.disk_wait_pct()),
-      Figure("line_rate_pct", r.has_line_rate_pct(), r.line_rate_pct()),
-      Figure("source_wait_pct", r.has_source_wait_pct(), r.source_wait_pct()),
-      Figure("cpu_user_s", r.has_cpu_user_s(), r.cpu_user_s()),
-      Figure("cpu_sys_s", r.has_cpu_sys_s(), r.cpu_sys_s()),
-      Figure("cpu_busy_pct", r.has_cpu_busy_pct(), r.cpu_busy_pct()),
-      OneOf<Direction>("direction", r.direction(), /*empty_ok=*/true),
-      OneOf<CacheState>("cache", r.cache(), /*empty_ok=*/true),
-      Figure("cache_resident_pct", r.has_cache_resident_pct(), r.cache_resident_pct()),
-      OneOf<ReadMode>("read_mode", r.read_mode(), /*empty_ok=*/true),
-  };
-  if (absl::Status s = FirstError(checks); !s.ok()) return s;
-  if (r.cpu_busy_pct() > 100 || r.cache_resident_pct() > 100) {
-    return absl::InvalidArgumentError("a share over 100 % (cpu_busy_pct or cache_resident_pct)");
+  for (const TransferColumn& column : TransferColumnTable()) {
+    if (absl::Status s = CheckColumn(column, r); !s.ok()) return s;
   }
-  if (absl::Status s = FirstError(checks); !s.ok()) return s;
-  if (r.started_at_unix_ns() < 0) return absl::InvalidArgumentError("started_at before 1970");
   if (r.samples_size() > 1000000) return absl::InvalidArgumentError("too many samples");
   for (const proto::Sample& s : r.samples()) {
     if (!std::isfinite(s.t_s()) || s.t_s() < 0 || !std::isfinite(s.interval_s()) || s.interval_s() < 0) {

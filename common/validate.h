@@ -20,8 +20,9 @@ absl::Status CheckPlainText(const std::string& field, const std::string& value, 
 // The label, iteration and stream every transfer carries: the same bounds when a
 // transfer is opened and when its report arrives.
 absl::Status CheckTransferKey(const std::string& label, int iteration, int stream);
-// Field by field: known enums, bounded text, finite non-negative figures, samples
-// whose rate (bytes over their interval) is finite and below kMaxMegabytesPerSecond.
+// Column by column, each held to its bound in common/columns.h (known words, bounded
+// text, finite non-negative figures); then samples whose rate (bytes over their
+// interval) is finite and below kMaxMegabytesPerSecond.
 absl::Status CheckReport(const proto::TransferReport& report);
 
 // The sampling interval a user, a plan or a sender asks for: 0 (off) or 10 ms..1 h.
