@@ -10,6 +10,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/columns.h"
 #include "common/csv.h"
 #include "common/verdict.h"
 
@@ -172,6 +173,58 @@ void WarnAboutImpossibleFigures(ResultTable* table) {
   }
 }
 
+// The columns the statistics read: a cell of theirs that does not read back is an
+// error naming the line. Any other column's cell that does not (a hand edit, an older
+// nasperf) leaves its field unset and stays text in `cells`, as it always did.
+bool StatisticsRead(absl::string_view column) {
+  for (absl::string_view name : {"iteration", "stream", "warmup", "mb_per_s", "bytes", "duration_s"}) {
+    if (column == name) return true;
+  }
+  return false;
+}
+
+// Every column of common/columns.h the header has, through the table's reader.
+absl::Status ReadKnownColumns(const std::vector<std::string>& fields, const std::map<std::string, size_t>& index,
+                              const std::string& where, proto::TransferReport* row) {
+  for (const TransferColumn& column : TransferColumnTable()) {
+    auto at = index.find(column.name);
+    if (at == index.end()) continue;
+    absl::Status read = ReadCell(column, fields[at->second], row);
+    if (!read.ok() && StatisticsRead(column.name)) {
+      return absl::InvalidArgumentError(absl::StrCat(where, ": ", read.message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The statistics' view of r->row: words as enums, unknown figures as -1, warm-ups of
+// files without the warmup column told by their iteration.
+absl::Status TakeStatisticsFields(bool has_warmup_column, const std::string& where, TransferRecord* r) {
+  const proto::TransferReport& row = r->row;
+  if (r->Cell("iteration").empty()) return BadCell(where, "iteration", "", "a whole number");
+  if (absl::Status s = ParseWord(where, "role", row.role(), &r->role); !s.ok()) return s;
+  if (absl::Status s = ParseWord(where, "status", row.status(), &r->status); !s.ok()) return s;
+  r->run_id = row.run_id();
+  r->label = row.label();
+  r->host = row.host();
+  r->error = row.error();
+  r->bottleneck = row.bottleneck();
+  // An older nasperf's word for a slow source.
+  if (r->bottleneck == Name(Bottleneck::kOldSender)) r->bottleneck = Name(Bottleneck::kSource);
+  r->started_at = r->Cell("started_at");
+  r->iteration = row.iteration();
+  r->stream = row.stream();
+  // Older files have no warmup column; their warm-ups carry iterations <= 0.
+  r->warmup = row.warmup() || (!has_warmup_column && r->iteration <= 0);
+  // An unknown rate is an empty cell (DESIGN.md section 5), e.g. a failed row.
+  r->has_rate = row.has_mb_per_s();
+  r->mb_per_s = row.mb_per_s();
+  // Optional: used to add up the streams of one iteration.
+  r->bytes = row.has_bytes() ? static_cast<double>(row.bytes()) : -1;
+  r->duration_s = row.has_duration_s() ? row.duration_s() : -1;
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 std::string TransferKey(const std::string& run_id, Role role, const std::string& host, long long iteration,
@@ -187,43 +240,8 @@ absl::Status ParseTransfersCsv(const std::string& path, const std::string& text,
         TransferRecord r;
         r.source = where;
         for (const auto& [name, i] : index) r.cells[name] = fields[i];
-        r.run_id = r.Cell("run_id");
-        r.label = r.Cell("label");
-        r.host = r.Cell("host");
-        if (absl::Status s = ParseWord(where, "role", r.Cell("role"), &r.role); !s.ok()) return s;
-        if (absl::Status s = ParseWord(where, "status", r.Cell("status"), &r.status); !s.ok()) return s;
-        r.error = r.Cell("error");
-        r.bottleneck = r.Cell("bottleneck");
-        // An older nasperf's word for a slow source.
-        if (r.bottleneck == Name(Bottleneck::kOldSender)) r.bottleneck = Name(Bottleneck::kSource);
-        r.started_at = r.Cell("started_at");
-        if (absl::Status s = ParseInt(where, "iteration", r.Cell("iteration"), &r.iteration); !s.ok()) return s;
-        if (!r.Cell("stream").empty()) {
-          if (absl::Status s = ParseInt(where, "stream", r.Cell("stream"), &r.stream); !s.ok()) return s;
-        }
-        // Older files have no warmup column; their warm-ups carry iterations <= 0.
-        const std::string& warmup = r.Cell("warmup");
-        if (warmup == "true") {
-          r.warmup = true;
-        } else if (warmup == "false") {
-          r.warmup = false;
-        } else if (warmup.empty()) {
-          r.warmup = index.count("warmup") == 0 && r.iteration <= 0;
-        } else {
-          return BadCell(where, "warmup", warmup, "true or false");
-        }
-        // An unknown rate is an empty cell (DESIGN.md section 5), e.g. a failed row.
-        if (!r.Cell("mb_per_s").empty()) {
-          if (absl::Status s = ParseDouble(where, "mb_per_s", r.Cell("mb_per_s"), &r.mb_per_s); !s.ok()) return s;
-          r.has_rate = true;
-        }
-        // Optional: used to add up the streams of one iteration.
-        if (!r.Cell("bytes").empty()) {
-          if (absl::Status s = ParseDouble(where, "bytes", r.Cell("bytes"), &r.bytes); !s.ok()) return s;
-        }
-        if (!r.Cell("duration_s").empty()) {
-          if (absl::Status s = ParseDouble(where, "duration_s", r.Cell("duration_s"), &r.duration_s); !s.ok()) return s;
-        }
+        if (absl::Status s = ReadKnownColumns(fields, index, where, &r.row); !s.ok()) return s;
+        if (absl::Status s = TakeStatisticsFields(index.count("warmup") > 0, where, &r); !s.ok()) return s;
         table->transfers.push_back(std::move(r));
         return absl::OkStatus();
       });

@@ -12,14 +12,17 @@
 
 #include "absl/status/statusor.h"
 #include "common/policy.h"
+#include "proto/nasperf.pb.h"
 
 namespace nasperf {
 
 // One transfers.csv row. `cells` keeps every column by header name so `--by` can
-// group by any of them; the fields below are the ones the statistics need.
+// group by any of them; `row` holds the columns this nasperf knows (common/columns.h)
+// read back into their fields; the fields below are the statistics' view of `row`.
 struct TransferRecord {
   std::string source;  // "path:line" for messages
   std::map<std::string, std::string> cells;
+  proto::TransferReport row;  // an empty cell, or a column the file lacks, is unset
   std::string run_id, label, host, error, bottleneck, started_at;
   Role role = Role::kSender;
   Status status = Status::kOk;

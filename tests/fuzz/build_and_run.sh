@@ -21,11 +21,19 @@ printf 'NSPFDATA' >"$out/corpus/seed-magic"
 printf 'NSPFSEND' >"$out/corpus/seed-footer"
 "$out/wire_fuzz" "${limits[@]}" -max_total_time="$seconds" -print_final_stats=1 -artifact_prefix="$out/" "$out/corpus" 2>&1 | tail -12
 
+# The generated proto: peer messages below, and the report reader, which reads cells
+# into a TransferReport through the column table (common/columns.h).
+gen=$out/gen
+mkdir -p "$gen"
+protoc -I"$src" --cpp_out="$gen" --grpc_out="$gen" --plugin=protoc-gen-grpc="$(command -v grpc_cpp_plugin)" \
+  "$src/proto/nasperf.proto"
+grpc_flags=$(pkg-config --cflags --libs grpc++ protobuf absl_status absl_statusor absl_strings absl_str_format \
+  absl_synchronization absl_time absl_flat_hash_map openssl libxxhash)
+
 # report: arbitrary CSV text through parse, summary, compare and HTML rendering.
-report_absl=$(pkg-config --cflags --libs absl_status absl_statusor absl_strings absl_str_format)
-clang++ -std=c++17 -O1 -g "${sanitize[@]}" -I"$src" \
-  "$src/tests/fuzz/report_fuzz.cc" "$src"/report/{table,statistics,analysis,html}.cc \
-  "$src"/common/{csv,stats,fd,clock,policy,units,verdict}.cc $report_absl -o "$out/report_fuzz"
+clang++ -std=c++17 -O1 -g "${sanitize[@]}" -I"$src" -I"$gen" \
+  "$src/tests/fuzz/report_fuzz.cc" "$src"/report/{table,statistics,analysis,html}.cc "$gen"/proto/nasperf.pb.cc \
+  "$src"/common/{columns,csv,stats,fd,clock,policy,units,verdict}.cc $grpc_flags -o "$out/report_fuzz"
 mkdir -p "$out/report-corpus"
 printf 'label,iteration,role,mb_per_s,status,started_at,stream,run_id,host\nx,1,receiver,100,ok,,0,r,h\ny,1,receiver,130,ok,,0,r,h\n' \
   >"$out/report-corpus/seed"
@@ -37,12 +45,6 @@ printf 'label,iteration,role,mb_per_s,status,started_at,stream,run_id,host\nx,1,
 
 # Peer messages: a hostile receiver's replies to the sender's real ReceiverClient over
 # loopback gRPC, and a token holder's reports through the collector's check to CSV.
-gen=$out/gen
-mkdir -p "$gen"
-protoc -I"$src" --cpp_out="$gen" --grpc_out="$gen" --plugin=protoc-gen-grpc="$(command -v grpc_cpp_plugin)" \
-  "$src/proto/nasperf.proto"
-grpc_flags=$(pkg-config --cflags --libs grpc++ protobuf absl_status absl_statusor absl_strings absl_str_format \
-  absl_synchronization absl_time absl_flat_hash_map openssl libxxhash)
 peer_sources=("$gen"/proto/nasperf.{pb,grpc.pb}.cc "$src"/common/{validate,columns,policy,wire,csv,units,fd,log,clock,token,tls,grpc_auth}.cc)
 clang++ -std=c++17 -O1 -g "${sanitize[@]}" -I"$src" -I"$gen" "$src/tests/fuzz/reply_fuzz.cc" \
   "$src/common/receiver_client.cc" "${peer_sources[@]}" $grpc_flags -o "$out/reply_fuzz"
