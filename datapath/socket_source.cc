@@ -1,6 +1,8 @@
 #include "datapath/socket_source.h"
 
 #include <errno.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #include "common/fd.h"
@@ -17,6 +19,12 @@ absl::StatusOr<size_t> SocketSource::Read(uint8_t* data, size_t size) {
     }
     return ErrnoStatus(errno, "receive from sender");
   }
+}
+
+std::optional<uint64_t> SocketSource::Queued() const {
+  int queued = 0;
+  if (::ioctl(fd_, SIOCINQ, &queued) != 0 || queued < 0) return std::nullopt;
+  return static_cast<uint64_t>(queued);
 }
 
 }  // namespace nasperf

@@ -14,6 +14,7 @@ class SocketSource : public ByteSource {
   explicit SocketSource(int fd) : fd_(fd) {}
   absl::StatusOr<size_t> Read(uint8_t* data, size_t size) override;
   int SpliceFd() const override { return fd_; }
+  std::optional<uint64_t> Queued() const override;
 
  private:
   const int fd_;

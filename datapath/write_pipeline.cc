@@ -44,26 +44,46 @@ struct Exchange {
   bool writer_stopped ABSL_GUARDED_BY(mu) = false;  // failed: take no more blocks
 };
 
-// Shared by both RunPipeline variants: checksum and samples over bytes moved.
-struct Progress {
-  Progress(const PipelineOptions& options, int64_t start_ns)
-      : sampler(options.interval_s, start_ns) {
-    if (options.checksum) checksum = std::make_unique<StreamChecksum>();
+std::unique_ptr<StreamChecksum> ChecksumFor(const PipelineOptions& options) {
+  return options.checksum ? std::make_unique<StreamChecksum>() : nullptr;
+}
+
+void FinishChecksum(const std::unique_ptr<StreamChecksum>& checksum, PipelineResult* result) {
+  if (checksum == nullptr) return;
+  result->has_checksum = true;
+  result->checksum = checksum->Digest();
+}
+
+// Samples count what has arrived: bytes read plus those still queued in the socket.
+// Bytes moved on would do on an idle machine, but a reader that a busy core held
+// back drains the queue at memory speed afterwards, which plots as a sample faster
+// than the link. Owned by the thread that reads the source.
+class ArrivalSampler {
+ public:
+  ArrivalSampler(const PipelineOptions& options, int64_t start_ns) : sampler_(options.interval_s, start_ns) {}
+  // After each read: `received` bytes read of `length` so far. Asks the socket only
+  // when a sample is due.
+  void Read(const ByteSource& source, uint64_t received, uint64_t length, int64_t now_ns) {
+    if (!sampler_.Due(now_ns)) return;
+    uint64_t arrived = received;
+    if (const std::optional<uint64_t> queued = source.Queued()) arrived = std::min(length, received + *queued);
+    Count(arrived, now_ns);
   }
-  void Moved(const uint8_t* data, size_t size, int64_t now_ns) {
-    if (checksum) checksum->Update(data, size);
-    sampler.Add(size, now_ns);
+  // Closes the timeline at the last byte.
+  std::vector<IntervalSample> Finish(uint64_t received, int64_t now_ns) {
+    Count(received, now_ns);
+    sampler_.Finish(now_ns);
+    return sampler_.samples();
   }
-  void Finish(PipelineResult* result, int64_t now_ns) {
-    sampler.Finish(now_ns);
-    result->samples = sampler.samples();
-    if (checksum) {
-      result->has_checksum = true;
-      result->checksum = checksum->Digest();
-    }
+
+ private:
+  void Count(uint64_t arrived, int64_t now_ns) {
+    arrived = std::max(arrived, sampled_);
+    sampler_.Add(arrived - sampled_, now_ns);
+    sampled_ = arrived;
   }
-  std::unique_ptr<StreamChecksum> checksum;
-  IntervalSampler sampler;
+  IntervalSampler sampler_;
+  uint64_t sampled_ = 0;
 };
 
 // Reads up to `want` bytes; sets *eof when the source ended first.
@@ -93,7 +113,8 @@ void Abort(PipelineResult* result, absl::Status status, uint64_t length) {
 PipelineResult RunDiscard(ByteSource& source, uint64_t length, const PipelineOptions& options) {
   PipelineResult result;
   AlignedBuffer buffer = AllocateAligned(options.buffer_size);
-  std::unique_ptr<Progress> progress;
+  std::unique_ptr<StreamChecksum> checksum = ChecksumFor(options);
+  std::optional<ArrivalSampler> arrivals;
   int64_t read_ns = 0;
   CpuBusy busy;
   busy.Start();
@@ -113,19 +134,21 @@ PipelineResult RunDiscard(ByteSource& source, uint64_t length, const PipelineOpt
     }
     if (result.first_byte_ns == 0) {
       result.first_byte_ns = now;
-      progress = std::make_unique<Progress>(options, now);
+      arrivals.emplace(options, now);
     } else {
       read_ns += now - before;
     }
     result.bytes_received += *n;
-    progress->Moved(buffer.get(), *n, now);
+    if (checksum) checksum->Update(buffer.get(), *n);
+    arrivals->Read(source, result.bytes_received, length, now);
   }
   busy.Stop();
   result.cpu_busy_pct = busy.Pct();
   result.last_byte_ns = result.written_ns = result.durable_ns = options.clock();
   result.bytes_written = result.bytes_received;
   result.net_wait_ns = read_ns;
-  progress->Finish(&result, result.durable_ns);
+  result.samples = arrivals->Finish(result.bytes_received, result.durable_ns);
+  FinishChecksum(checksum, &result);
   return result;
 }
 
@@ -134,7 +157,7 @@ PipelineResult RunDiscard(ByteSource& source, uint64_t length, const PipelineOpt
 // block after the first byte arrived is net wait.
 absl::Status WriteBlocks(Exchange& exchange, BlockWriter* writer, const PipelineOptions& options,
                          const std::atomic<int64_t>& first_byte_ns, PipelineResult& result, CpuBusy& busy) {
-  std::unique_ptr<Progress> progress;
+  std::unique_ptr<StreamChecksum> checksum = ChecksumFor(options);
   uint64_t next_sync = options.sync_every;
   while (true) {
     int64_t wait_start = options.clock();
@@ -151,9 +174,6 @@ absl::Status WriteBlocks(Exchange& exchange, BlockWriter* writer, const Pipeline
     }
     int64_t now = options.clock();
     int64_t first = first_byte_ns.load(std::memory_order_acquire);
-    if (!progress) {
-      progress = std::make_unique<Progress>(options, first);
-    }
     if (now > std::max(wait_start, first)) result.net_wait_ns += now - std::max(wait_start, first);
 
     absl::Status status = writer->Write(block.data, block.size, block.last);
@@ -161,7 +181,7 @@ absl::Status WriteBlocks(Exchange& exchange, BlockWriter* writer, const Pipeline
     result.write_ns += written - now;
     if (status.ok()) {
       result.bytes_written += block.size;
-      progress->Moved(block.data, block.size, written);
+      if (checksum) checksum->Update(block.data, block.size);
       if (options.sync_every > 0 && result.bytes_written >= next_sync && !block.last) {
         status = writer->SyncData();
         int64_t synced = options.clock();
@@ -175,7 +195,7 @@ absl::Status WriteBlocks(Exchange& exchange, BlockWriter* writer, const Pipeline
       status = writer->Finish();
       result.durable_ns = options.clock();
       result.sync_ns = result.durable_ns - result.written_ns;
-      progress->Finish(&result, result.written_ns);
+      FinishChecksum(checksum, &result);
     }
     absl::MutexLock lock(&exchange.mu);
     exchange.free.push_back(block.data);
@@ -197,6 +217,7 @@ struct ReadEnd {
 ReadEnd ReadBlocks(ByteSource& source, uint64_t length, Exchange& exchange, const PipelineOptions& options,
                    std::atomic<int64_t>& first_byte_ns, PipelineResult& result) {
   ReadEnd end;
+  std::optional<ArrivalSampler> arrivals;
   while (result.bytes_received < length) {
     if (options.cancel != nullptr && options.cancel->load(std::memory_order_relaxed)) {
       end = {absl::AbortedError("stopped: shutting down or interrupted"), true};
@@ -222,7 +243,9 @@ ReadEnd ReadBlocks(ByteSource& source, uint64_t length, Exchange& exchange, cons
     absl::Status status = Fill(source, buffer, want, &got, &result, options.clock);
     if (!had_first && result.first_byte_ns != 0) {
       first_byte_ns.store(result.first_byte_ns, std::memory_order_release);
+      arrivals.emplace(options, result.first_byte_ns);
     }
+    if (arrivals) arrivals->Read(source, result.bytes_received, length, options.clock());
     if (!status.ok() || got < want) {
       end = {status, true};
       absl::MutexLock lock(&exchange.mu);
@@ -230,7 +253,10 @@ ReadEnd ReadBlocks(ByteSource& source, uint64_t length, Exchange& exchange, cons
       break;
     }
     bool last = result.bytes_received == length;
-    if (last) result.last_byte_ns = options.clock();
+    if (last) {
+      result.last_byte_ns = options.clock();
+      result.samples = arrivals->Finish(result.bytes_received, result.last_byte_ns);
+    }
     absl::MutexLock lock(&exchange.mu);
     exchange.full.push_back({buffer, got, last});
   }
@@ -291,9 +317,9 @@ PipelineResult RunWithWriter(ByteSource& source, BlockWriter* writer, uint64_t l
 // syncs) is disk wait, since meanwhile nothing empties that buffer.
 class SplicedRun {
  public:
-  SplicedRun(int socket_fd, BlockWriter* writer, SplicePipe pipe, Fd null_device, uint64_t length,
+  SplicedRun(const ByteSource& source, BlockWriter* writer, SplicePipe pipe, Fd null_device, uint64_t length,
              const PipelineOptions& options)
-      : socket_fd_(socket_fd), writer_(writer), pipe_(std::move(pipe)), null_(std::move(null_device)),
+      : source_(source), socket_fd_(source.SpliceFd()), writer_(writer), pipe_(std::move(pipe)), null_(std::move(null_device)),
         length_(length), options_(options) {}
 
   PipelineResult Run() {
@@ -327,7 +353,7 @@ class SplicedRun {
         result_.error_code = ErrnoOf(status);
         return std::move(result_);
       }
-      progress_->Moved(nullptr, *in, after);
+      arrivals_->Read(source_, result_.bytes_received, length_, after);
     }
     busy.Stop();
     result_.cpu_busy_pct = busy.Pct();
@@ -335,7 +361,7 @@ class SplicedRun {
     absl::Status finished = writer_ != nullptr ? writer_->Finish() : absl::OkStatus();
     result_.durable_ns = options_.clock();
     result_.sync_ns = result_.durable_ns - result_.written_ns;
-    progress_->Finish(&result_, result_.written_ns);
+    result_.samples = arrivals_->Finish(result_.bytes_received, result_.written_ns);
     if (!finished.ok()) {
       result_.end = PipelineEnd::kFailed;
       result_.status = finished;
@@ -361,7 +387,7 @@ class SplicedRun {
     if (n == 0) return 0;
     if (result_.first_byte_ns == 0) {
       result_.first_byte_ns = now;
-      progress_ = std::make_unique<Progress>(options_, now);
+      arrivals_.emplace(options_, now);
     } else {
       result_.net_wait_ns += now - before;
     }
@@ -387,6 +413,7 @@ class SplicedRun {
     return absl::OkStatus();
   }
 
+  const ByteSource& source_;
   const int socket_fd_;
   BlockWriter* const writer_;
   SplicePipe pipe_;
@@ -394,7 +421,7 @@ class SplicedRun {
   const uint64_t length_;
   const PipelineOptions& options_;
   PipelineResult result_;
-  std::unique_ptr<Progress> progress_;
+  std::optional<ArrivalSampler> arrivals_;
 };
 
 // The spliced run when nothing needs to see the bytes and both ends allow it; else
@@ -411,7 +438,7 @@ std::optional<PipelineResult> TrySpliced(ByteSource& source, BlockWriter* writer
   }
   absl::StatusOr<SplicePipe> pipe = OpenSplicePipe(options.buffer_size);
   if (!pipe.ok()) return std::nullopt;
-  return SplicedRun(source.SpliceFd(), writer, std::move(*pipe), std::move(null_device), length, options).Run();
+  return SplicedRun(source, writer, std::move(*pipe), std::move(null_device), length, options).Run();
 }
 
 }  // namespace

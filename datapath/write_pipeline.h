@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,9 @@ class ByteSource {
   virtual absl::StatusOr<size_t> Read(uint8_t* data, size_t size) = 0;
   // A descriptor splice() can take the same bytes from (a socket), or -1.
   virtual int SpliceFd() const { return -1; }
+  // Bytes that have arrived and wait to be read (a socket's receive queue), or
+  // nullopt when unknown: the samples count them as arrived.
+  virtual std::optional<uint64_t> Queued() const { return std::nullopt; }
 };
 
 // Where payload bytes go (a file in the target). Blocks handed to Write are

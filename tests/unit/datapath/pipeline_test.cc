@@ -8,11 +8,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <thread>
 
 #include "common/checksum.h"
@@ -284,6 +286,61 @@ TEST(Pipeline, SamplesAddUpToTheBytesWritten) {
   for (const auto& s : r.samples) sampled += s.bytes;
   EXPECT_EQ(sampled, 12 * kMiB);
   EXPECT_GT(r.samples.size(), 1u);
+}
+
+// A link that delivers 1 MiB per ms on the test clock, and a reader that a busy core
+// holds back for 20 ms once: it then drains 20 MiB at once. The samples count what
+// had arrived (read plus queued), so none is faster than the link; counting what
+// was read would plot that drain as one sample at ten times the link.
+class LinkSource : public ByteSource {
+ public:
+  static constexpr uint64_t kBurst = 64 << 10;
+  explicit LinkSource(uint64_t length) : length_(length), start_(TestClock()) {}
+  absl::StatusOr<size_t> Read(uint8_t* data, size_t size) override {
+    if (offset_ >= length_) return 0;
+    if (offset_ >= 4 * kMiB && !stalled_) {
+      stalled_ = true;
+      Advance(20 * kMs);
+    }
+    while (Arrived() == offset_) Advance(kMs / 16);  // blocks in recv until the next bytes land
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(size, Arrived() - offset_));
+    std::memset(data, 0, n);
+    offset_ += n;
+    return n;
+  }
+  std::optional<uint64_t> Queued() const override { return Arrived() - offset_; }
+
+ private:
+  uint64_t Arrived() const {
+    return std::min(length_, kBurst + static_cast<uint64_t>(TestClock() - start_) * kMiB / kMs);
+  }
+  const uint64_t length_;
+  const int64_t start_;
+  uint64_t offset_ = 0;
+  bool stalled_ = false;
+};
+
+TEST(Pipeline, SamplesCountArrivalsSoADrainIsNotFasterThanTheLink) {
+  constexpr uint64_t kLength = 48 * kMiB;
+  RecordingWriter recording;
+  for (BlockWriter* writer : {static_cast<BlockWriter*>(nullptr), static_cast<BlockWriter*>(&recording)}) {
+    LinkSource source(kLength);
+    PipelineOptions options;
+    options.interval_s = 0.002;
+    options.clock = &TestClock;
+    PipelineResult r = RunPipeline(source, writer, kLength, options);
+    ASSERT_EQ(r.end, PipelineEnd::kOk) << r.status;
+    uint64_t sampled = 0;
+    double fastest = 0;
+    for (const IntervalSample& s : r.samples) {
+      sampled += s.bytes;
+      fastest = std::max(fastest, static_cast<double>(s.bytes) / kMiB / (s.interval_s * 1000));
+    }
+    EXPECT_EQ(sampled, kLength) << (writer ? "write" : "discard");
+    // 1 MiB/ms is the link; the first sample also holds the 64 KiB that came at once.
+    EXPECT_LE(fastest, 1.05) << (writer ? "write" : "discard") << ": a sample of " << fastest << " MiB/ms";
+    EXPECT_GT(r.samples.size(), 10u);
+  }
 }
 
 TEST(Pipeline, CancelAborts) {
