@@ -16,7 +16,7 @@
 #include "collector/csv_sink.h"
 #include "common/payload.h"
 #include "common/validate.h"
-#include "lab/remote_start.h"
+#include "ssh/remote_start.h"
 #include "receiver/receiver.h"
 #include "report/html.h"
 #include "report/table.h"

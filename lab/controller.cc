@@ -27,7 +27,7 @@
 #include "lab/console.h"
 #include "lab/job_tracker.h"
 #include "lab/preflight.h"
-#include "lab/remote_start.h"
+#include "ssh/remote_start.h"
 #include "lab/tally.h"
 #include "proto/nasperf.grpc.pb.h"
 #include "sender/sender.h"

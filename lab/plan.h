@@ -22,10 +22,10 @@ struct PlanHost {
   HostPort agent{"", kAgentPort};
   std::string target;                 // what its agent must write into; empty = any
   std::optional<uint32_t> mtu;        // expected interface MTU; checked before the runs
-  // `nasperf lab --ssh`: how to start the agent when none answers (lab/remote_start.h).
+  // `nasperf lab --ssh`: how to start the agent when none answers (ssh/remote_start.h).
   std::string ssh;                    // [user@]host[:port]
   std::string ssh_identity, ssh_known_hosts;
-  std::string nasperf;                // the binary on that host; empty: upload this one (lab/deploy.h)
+  std::string nasperf;                // the binary on that host; empty: upload this one (ssh/deploy.h)
   std::vector<std::string> agent_flags;  // more flags for an agent started over SSH
   int line = 0;
 };

@@ -3,17 +3,18 @@
 // uploads it over SFTP into a per-user cache there unless the same bytes are already
 // cached, and verifies what lies there by reading it back. Pure ELF checks are apart
 // so a unit test drives them. Called from the connection's one thread.
-#ifndef NASPERF_LAB_DEPLOY_H_
-#define NASPERF_LAB_DEPLOY_H_
+#ifndef NASPERF_SSH_DEPLOY_H_
+#define NASPERF_SSH_DEPLOY_H_
 
 #include <cstdint>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "ssh/ssh_session.h"
 
 namespace nasperf {
+
+class SshConnection;  // ssh/ssh_session.h: this header stays free of libssh
 
 // The processors nasperf is built for (scripts/package.sh).
 enum class Machine { kOther, kX86_64, kAarch64 };
@@ -46,4 +47,4 @@ absl::StatusOr<DeployedBinary> DeployBinary(SshConnection& connection, const std
 
 }  // namespace nasperf
 
-#endif  // NASPERF_LAB_DEPLOY_H_
+#endif  // NASPERF_SSH_DEPLOY_H_

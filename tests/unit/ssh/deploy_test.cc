@@ -1,8 +1,8 @@
-// What decides whether a binary may be uploaded to a NAS (lab/deploy.h): the ELF
+// What decides whether a binary may be uploaded to a NAS (ssh/deploy.h): the ELF
 // header's processor and the absence of a program interpreter, read from real files
 // (this test binary, which is dynamic) and from headers built here; and what
 // `uname -m` says.
-#include "lab/deploy.h"
+#include "ssh/deploy.h"
 
 #include <fstream>
 #include <sstream>

@@ -1,4 +1,4 @@
-#include "lab/remote_start.h"
+#include "ssh/remote_start.h"
 
 #include <libssh/libssh.h>
 
@@ -15,7 +15,8 @@
 #include "common/log.h"
 #include "common/policy.h"
 #include "common/validate.h"
-#include "lab/deploy.h"
+#include "ssh/deploy.h"
+#include "ssh/ssh_session.h"
 
 namespace nasperf {
 namespace {

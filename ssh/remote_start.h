@@ -1,14 +1,14 @@
 // Starts a receiver or agent on a host over SSH (`nasperf sender --to
 // user@host:/dir`, `nasperf lab --ssh`) and stops it at the end: the binary is either
-// one already there or this nasperf's static build uploaded first (lab/deploy.h).
+// one already there or this nasperf's static build uploaded first (ssh/deploy.h).
 // The process lives exactly as long as the SSH channel that started it: it stops when
 // its stdin closes, so a client that is killed, loses the network or exits leaves
 // nothing running. Host keys, logins and keys as in the scp/sftp transport
 // (ssh/ssh_session.h); the token travels on the channel, never on a command line.
 // One RemoteAgent per host, driven from one thread; it owns one helper thread that
 // keeps the SSH session serviced while the run goes on.
-#ifndef NASPERF_LAB_REMOTE_START_H_
-#define NASPERF_LAB_REMOTE_START_H_
+#ifndef NASPERF_SSH_REMOTE_START_H_
+#define NASPERF_SSH_REMOTE_START_H_
 
 #include <memory>
 #include <string>
@@ -16,7 +16,8 @@
 
 #include "absl/status/statusor.h"
 #include "common/fd.h"
-#include "ssh/ssh_session.h"
+#include "common/log.h"
+#include "ssh/ssh_options.h"
 
 namespace nasperf {
 
@@ -56,4 +57,4 @@ class RemoteAgent {
 
 }  // namespace nasperf
 
-#endif  // NASPERF_LAB_REMOTE_START_H_
+#endif  // NASPERF_SSH_REMOTE_START_H_

@@ -1,4 +1,4 @@
-#include "lab/deploy.h"
+#include "ssh/deploy.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -15,6 +15,7 @@
 #include "common/fd.h"
 #include "common/log.h"
 #include "common/token.h"
+#include "ssh/ssh_session.h"
 
 namespace nasperf {
 namespace {
