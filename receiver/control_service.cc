@@ -1,0 +1,196 @@
+#include "receiver/control_service.h"
+
+#include "absl/strings/str_cat.h"
+#include "common/grpc_auth.h"
+#include "common/log.h"
+#include "common/netinfo.h"
+#include "common/page_cache.h"
+#include "common/policy.h"
+#include "common/units.h"
+#include "common/validate.h"
+#include "common/wire.h"
+#include "receiver/read_session.h"
+
+namespace nasperf {
+
+grpc::Status ControlService::Hello(grpc::ServerContext* context, const proto::HelloRequest*,
+                   proto::HelloReply* reply) {
+  if (grpc::Status s = CheckToken(context); !s.ok()) return s;
+  reply->set_host(host_);
+  reply->set_version(NASPERF_VERSION);
+  reply->set_wire_version(kWireVersion);
+  reply->set_target(target_.path());
+  if (auto free = target_.FreeBytes(); free.ok()) reply->set_free_bytes(*free);
+  for (WriteMode mode : target_.write_modes()) reply->add_write_modes(Name(mode));
+  reply->set_data_port(data_port_);
+  reply->set_max_size(options_.max_size);
+  reply->set_min_free(options_.check_free ? options_.min_free : 0);
+  if (pmtu_) {
+    pmtu_->Admit(PeerHost(*context));  // this caller's path probes get answers
+    reply->set_probe_port(pmtu_->port());
+  }
+  if (auto facts = InterfaceToward(PeerHost(*context)); facts.ok() && facts->mtu) {
+    reply->set_mtu(*facts->mtu);
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status ControlService::OpenTransfer(grpc::ServerContext* context, const proto::OpenTransferRequest* request,
+                          proto::OpenTransferReply* reply) {
+  if (grpc::Status s = CheckToken(context); !s.ok()) return s;
+  absl::StatusOr<TransferPlan> plan = Plan(*request);
+  if (!plan.ok()) {
+    Log(LogLevel::kInfo, kComponent, "refused transfer from %s: %s", context->peer(),
+        plan.status().message());
+    return ToGrpc(plan.status());
+  }
+  reply->set_transfer_id(plan->id);
+  reply->set_ticket(std::string(plan->ticket.begin(), plan->ticket.end()));
+  reply->set_data_port(data_port_);
+  reply->set_ticket_ttl_s(absl::ToDoubleSeconds(options_.ticket_ttl));
+  reply->set_expects_footer(request->sends_footer());
+  return grpc::Status::OK;
+}
+
+grpc::Status ControlService::PrepareRead(grpc::ServerContext* context, const proto::PrepareReadRequest* request,
+                         proto::PrepareReadReply* reply) {
+  if (grpc::Status s = CheckToken(context); !s.ok()) return s;
+  Cleanup cleanup = options_.cleanup;
+  if (!request->cleanup().empty()) {
+    auto asked = Parse<Cleanup>(request->cleanup());
+    if (!asked.ok()) return ToGrpc(asked.status());
+    cleanup = *asked;
+  }
+  bool laid_out = false;
+  absl::StatusOr<proto::PrepareReadReply> prepared =
+      !request->remote_file().empty() && !options_.serve_existing_files
+          ? absl::StatusOr<proto::PrepareReadReply>(ExistingFilesNotServed(request->remote_file()))
+          : nasperf::PrepareRead(target_, *request, &laid_out);
+  if (!prepared.ok()) {
+    Log(LogLevel::kInfo, kComponent, "refused read setup from %s: %s", context->peer(), prepared.status().message());
+    return ToGrpc(prepared.status());
+  }
+  if (laid_out && cleanup != Cleanup::kNever) table_.KeepUntilRunEnds(request->run_id(), prepared->file());
+  *reply = std::move(*prepared);
+  return grpc::Status::OK;
+}
+
+grpc::Status ControlService::FetchReport(grpc::ServerContext* context, const proto::FetchReportRequest* request,
+                         proto::TransferReport* reply) {
+  if (grpc::Status s = CheckToken(context); !s.ok()) return s;
+  const double wait = BoundedWaitSeconds(request->wait_s(), 60);
+  auto report = table_.Fetch(request->transfer_id(), absl::Seconds(wait));
+  if (!report.ok()) return ToGrpc(report.status());
+  *reply = *report;
+  return grpc::Status::OK;
+}
+
+grpc::Status ControlService::EndRun(grpc::ServerContext* context, const proto::EndRunRequest* request,
+                    proto::EndRunReply* reply) {
+  if (grpc::Status s = CheckToken(context); !s.ok()) return s;
+  uint32_t removed = 0;
+  for (const std::string& name : table_.TakeRunFiles(request->run_id())) {
+    if (target_.Remove(name).ok()) ++removed;
+  }
+  reply->set_files_removed(removed);
+  return grpc::Status::OK;
+}
+
+
+grpc::Status ControlService::CheckToken(grpc::ServerContext* context) {
+  return nasperf::CheckToken(*context, options_.token, kComponent);
+}
+
+absl::StatusOr<TransferPlan> ControlService::Plan(const proto::OpenTransferRequest& request) {
+  if (absl::Status s = CheckRunId(request.run_id()); !s.ok()) return s;
+  if (absl::Status s = CheckTransferKey(request.label(), request.iteration(), request.stream()); !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = CheckPlainText("sender host", request.sender_host(), 255); !s.ok()) return s;
+  if (request.size() == 0) return absl::InvalidArgumentError("size must be positive");
+  if (request.path_mtu() != 0 && (request.path_mtu() < 576 || request.path_mtu() > 1 << 20)) {
+    return absl::InvalidArgumentError(absl::StrCat("implausible path MTU ", request.path_mtu()));
+  }
+  if (request.link_mbps() > 10'000'000) {  // 10 Tb/s
+    return absl::InvalidArgumentError(absl::StrCat("implausible link speed ", request.link_mbps(), " Mb/s"));
+  }
+  if (request.window_bytes() > kMaxWindow) {
+    return absl::InvalidArgumentError(absl::StrCat("window above ", FormatSize(kMaxWindow)));
+  }
+  if (options_.max_size > 0 && request.size() > options_.max_size) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "size ", FormatSize(request.size()), " is above this receiver's --max-size ",
+        FormatSize(options_.max_size)));
+  }
+  if (absl::Status s = CheckInterval(request.interval_s()); !s.ok()) return s;
+  TransferPlan plan;
+  plan.request = request;
+  if (!request.direction().empty()) {
+    auto direction = Parse<Direction>(request.direction());
+    if (!direction.ok()) return direction.status();
+    plan.direction = *direction;
+  }
+  if (plan.direction == Direction::kRead) return PlanRead(std::move(plan));
+  plan.reserve_bytes = request.size();
+  if (!request.write_mode().empty()) {
+    auto mode = Parse<WriteMode>(request.write_mode());
+    if (!mode.ok()) return mode.status();
+    plan.mode = *mode;
+  }
+  if (!target_.Supports(plan.mode)) {
+    return absl::FailedPreconditionError(target_.Unsupported(plan.mode));
+  }
+  if (!request.sync_policy().empty()) {
+    auto sync = ParseSyncPolicy(request.sync_policy());
+    if (!sync.ok()) return sync.status();
+    plan.sync = *sync;
+  }
+  plan.cleanup = options_.cleanup;
+  if (!request.cleanup().empty()) {
+    auto cleanup = Parse<Cleanup>(request.cleanup());
+    if (!cleanup.ok()) return cleanup.status();
+    plan.cleanup = *cleanup;
+  }
+  if (!target_.discard() && options_.check_free) {
+    auto free = target_.FreeBytes();
+    if (!free.ok()) return free.status();
+    uint64_t reserved = table_.reserved_bytes();
+    uint64_t available = *free > reserved ? *free - reserved : 0;
+    if (request.size() > available || available - request.size() < options_.min_free) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "not enough free space on ", target_.path(), ": ", FormatSize(request.size()),
+          " requested, ", FormatSize(available), " free (after transfers in flight), --min-free ",
+          FormatSize(options_.min_free)));
+    }
+  }
+  return table_.Add(std::move(plan));
+}
+
+// A read streams a file PrepareRead answered with: it must still be there, as long.
+absl::StatusOr<TransferPlan> ControlService::PlanRead(TransferPlan plan) {
+  const proto::OpenTransferRequest& request = plan.request;
+  if (absl::Status s = CheckFileName("read file", request.read_file()); !s.ok()) return s;
+  if (!IsLaidOutName(request.read_file()) && !options_.serve_existing_files) {
+    return ExistingFilesNotServed(request.read_file());
+  }
+  if (auto cache = Parse<CacheState>(request.cache()); !cache.ok()) return cache.status();
+  auto read_mode = ParseOr(request.read_mode(), ReadMode::kBuffered);
+  if (!read_mode.ok()) return read_mode.status();
+  plan.read_mode = *read_mode;
+  uint64_t length = 0;
+  absl::StatusOr<Fd> file = target_.OpenForRead(request.read_file(), &length);
+  if (!file.ok()) return file.status();
+  // A file system that refuses O_DIRECT says so now, not in a failed row.
+  if (plan.read_mode == ReadMode::kDirect) {
+    if (absl::Status s = ReadPastCache(file->get(), absl::StrCat(target_.path(), "/", request.read_file())); !s.ok()) {
+      return s;
+    }
+  }
+  if (length != request.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(request.read_file(), " has ", length, " bytes, not ", request.size()));
+  }
+  return table_.Add(std::move(plan));
+}
+
+
+}  // namespace nasperf

@@ -1,0 +1,82 @@
+// The receiver's data port: accepts connections, admits one only with its whole
+// header in time and a ticket the control service planned, then moves the payload on
+// the connection's own thread (a write through the write pipeline into the target, a
+// read out of it, read_session.h) and completes the transfer's row in the table.
+// Threads: one accept thread (Start to Stop) and one per connection (connections.h
+// owns and joins them). Stop may be called from any thread, once.
+#ifndef NASPERF_RECEIVER_DATA_LISTENER_H_
+#define NASPERF_RECEIVER_DATA_LISTENER_H_
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "common/fd.h"
+#include "common/log.h"
+#include "common/wire.h"
+#include "datapath/target.h"
+#include "datapath/write_pipeline.h"
+#include "receiver/connections.h"
+#include "receiver/data_session.h"
+#include "receiver/receiver.h"
+#include "receiver/transfer_table.h"
+
+namespace nasperf {
+
+class DataListener {
+ public:
+  // `listener` listens already. Nothing else is owned; it all outlives Stop().
+  DataListener(const ReceiverOptions& options, std::string host, Target& target, TransferTable& table, Fd listener)
+      : options_(options), host_(std::move(host)), target_(target), table_(table), listener_(std::move(listener)) {}
+  ~DataListener() { Stop(); }
+
+  void Start() { accept_thread_ = std::thread([this] { AcceptLoop(); }); }
+  // Stops accepting and aborts transfers in flight (their files are removed); returns
+  // when every connection's thread has ended.
+  void Stop();
+  int fd() const { return listener_.get(); }
+  ReceiverCounters counters() const {
+    absl::MutexLock lock(&counters_mu_);
+    return counters_;
+  }
+
+ private:
+  void AcceptLoop();
+  void Count(uint64_t ReceiverCounters::*field);
+  // Counts the refusal; logs it unless a flood of them is under way.
+  void Refuse(const std::string& peer, absl::string_view why,
+              uint64_t ReceiverCounters::*counter = &ReceiverCounters::refused);
+  std::optional<TransferPlan> Admit(int fd, const std::string& peer, int64_t accepted_ns);
+  std::optional<DataFooter> ReadFooter(int fd, uint64_t id, const std::string& peer);
+  void SendTrailer(int fd, const DataTrailer& trailer);
+  PipelineResult ReceiveInto(int fd, const TransferPlan& plan, std::string* file_name);
+  void Serve(int fd, const std::string& source);
+  void ServeWrite(int fd, const TransferPlan& plan, const std::string& peer, int64_t accepted_ns,
+                  const SessionFacts& facts, proto::TransferReport& report);
+  void ServeReadOn(int fd, const TransferPlan& plan, int64_t accepted_ns, const SessionFacts& facts,
+                   proto::TransferReport& report);
+  void DrainBriefly(int fd);
+
+  const ReceiverOptions& options_;
+  const std::string host_;
+  Target& target_;
+  TransferTable& table_;
+  Fd listener_;
+  std::thread accept_thread_;
+  std::atomic<bool> stopping_{false};
+  static constexpr int kMaxConnections = 256;
+  static constexpr int kMaxUnadmittedPerSource = 16;
+  ConnectionThreads connections_{kMaxConnections, kMaxUnadmittedPerSource};
+  LogThrottle refusal_log_{10, 10.0};
+  mutable absl::Mutex counters_mu_;
+  ReceiverCounters counters_ ABSL_GUARDED_BY(counters_mu_);
+};
+
+}  // namespace nasperf
+
+#endif  // NASPERF_RECEIVER_DATA_LISTENER_H_
