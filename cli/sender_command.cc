@@ -33,7 +33,7 @@ struct SenderFlags {
   std::string to, file, size, pattern = "random", pause = "0s", label, run_id, cleanup,
       out = "./nasperf-results", interval = "1s", token_file, link_speed, window;
   std::string write_mode = Name(WriteMode::kBuffered), sync = SyncPolicyName({});
-  std::string transport = Name(TransportKind::kNative), identity, known_hosts, ssh_config, deploy_binary;
+  std::string transport = Name(kAgentTransport), identity, known_hosts, ssh_config, deploy_binary;
   std::string direction = Name(Direction::kWrite), cache, read_mode, remote_file, local_target;
   uint16_t ssh_port = 0;
   bool accept_new_host_key = false;

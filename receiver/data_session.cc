@@ -23,7 +23,7 @@ proto::TransferReport AdmittedRow(const TransferPlan& plan, const SessionFacts& 
   report.set_role(Name(Role::kReceiver));
   report.set_host(facts.host);
   report.set_peer(facts.peer);
-  report.set_transport(Name(TransportKind::kNative));
+  report.set_transport(Name(kAgentTransport));
   report.set_started_at_unix_ns(facts.accepted_wall_ns);
   report.set_write_mode(facts.discard ? kDiscardTarget : Name(plan.mode));
   report.set_sync_policy(facts.discard ? SyncPolicyName({SyncPolicy::kNone, 0}) : SyncPolicyName(plan.sync));
