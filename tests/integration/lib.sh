@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared helpers for the integration tests. Sourced by each test_*.sh with
 #   $1 = path to nasperf, $2 = path to wire_client.
 # Every wait is bounded; every process a test starts is killed on exit.

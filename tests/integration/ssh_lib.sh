@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Helpers for the scp/sftp tests: a real OpenSSH sshd on a loopback high port with
 # throwaway keys (recipe in TOOLCHAIN.md), and a client side that never touches the
 # real ~/.ssh (own known_hosts, ssh_config, identity; no ssh-agent). Sourced after

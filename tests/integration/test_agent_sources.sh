@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # Issue 12, row 2: an agent sends only what its operator allowed. On loopback, a
 # NAS agent and a client agent; `nasperf lab` (a token holder) asks the client to
 # send files. Without --allow-source it sends generated data only; with it, files

@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # DESIGN.md sections 3 and 9: malformed or unauthorised input on the control and
 # data ports. For each wire_client mode (garbage header, truncated header, reused
 # ticket, expired ticket, wrong length, control-port garbage, wrong token,

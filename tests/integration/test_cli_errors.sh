@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # DESIGN.md section 2: command-line mistakes give a one-line error and the right
 # exit status: a bad value (exit 2, naming the flag), an unknown flag (exit 2), no
 # token anywhere (non-zero, naming NASPERF_TOKEN), a receiver that is not there

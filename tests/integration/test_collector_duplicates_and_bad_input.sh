@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # DESIGN.md section 5: Report is idempotent, and the collector survives bad input.
 # The same report twice is written once; malformed reports are refused with
 # INVALID_ARGUMENT, a wrong token with UNAUTHENTICATED, neither writes a row; random

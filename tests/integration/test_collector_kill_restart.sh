@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # DESIGN.md section 5: no result is lost because the collector was down. The
 # collector is SIGKILLed in the middle of an 8-run loop and restarted on the same
 # port once a report has found it down and gone to a spool. The transfers themselves are unaffected (the sender exits

@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # DESIGN.md section 5: agents that cannot reach the collector spool their reports
 # and resend them. The receiver and the sender run against a collector port where
 # nothing listens yet: the sender still exits 0 and says reports are spooled. Once

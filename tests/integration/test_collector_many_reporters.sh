@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # DESIGN.md section 5 under load: 8 reporters x 200 distinct reports at once. Every
 # report is stored (none lost, none taken for a duplicate), each row is whole
 # (as many fields as the header: rows written concurrently never interleave), and

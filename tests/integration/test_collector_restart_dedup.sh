@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # DESIGN.md section 5: "a restart continues the same files without duplicating ...
 # any row", also for a report resent after the restart (the collector crashed after
 # writing a row but before its ack reached the agent). The agents run with a host

@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # DESIGN.md sections 5 and 9: a sender that dies mid-transfer cannot report
 # anything, but the receiver reports its own row: the transfer, status aborted,
 # reaches the collector's transfers.csv.

@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # DESIGN.md section 5: collector, receiver and sender as three processes. The
 # receiver and the sender both report to the collector (the receiver's row is
 # reported twice, deduplicated); after 3 runs transfers.csv holds exactly 6 rows,

@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # TLS with the user's own certificate (--tls-cert/--tls-key, clients --tls-ca)
 # instead of the generated, pinned ones: a self-signed certificate for
 # 127.0.0.1/localhost. The collector refuses a plaintext client and takes reports

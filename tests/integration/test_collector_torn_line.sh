@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # DESIGN.md section 5: a crash never leaves a half row, and a restart continues the
 # same files. A collector with 2 rows is killed, a torn partial line (no newline,
 # an unterminated quote) is appended to transfers.csv as a crash mid-write would

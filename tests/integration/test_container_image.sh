@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # Issue 13: the container image built from nothing (scripts/oci-image.py, by
 # scripts/package.sh) loads into podman, runs `nasperf` as a non-root user by
 # default, and a receiver run from it with --network host and a bind-mounted target

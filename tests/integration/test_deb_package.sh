@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # Issue 13: the Debian package (scripts/package.sh) for Debian, Ubuntu and Proxmox
 # hosts: its metadata and contents are sane, it installs into a scratch root with
 # dpkg (maintainer scripts included), its systemd unit passes `systemd-analyze

@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # DESIGN.md section 4: --write-mode direct. On ext4 a file with an odd tail
 # (64 MiB + 123 bytes) arrives byte-identical through O_DIRECT with --verify. On a
 # file system that refuses O_DIRECT (tmpfs on kernels before 6.6, else ramfs) the

@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # DESIGN.md section 6 in a namespace lab: MTU 9000 on every link. The probe and
 # the sender find path MTU 9000 and the MSS jumbo frames allow, warn about
 # nothing, and both roles record mtu = path_mtu = 9000.

@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # An agent that dies mid-run, handled as the plan says. client2's agent is killed
 # while run 1 pushes: with on_failure = "continue" its transfers are rows marked
 # failed (run 1 mid-transfer, later runs unreachable) while client1 goes on; the

@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # Ctrl-C on `nasperf lab` mid-run: every agent aborts its transfers, the rows say
 # "aborted", the NAS keeps no partial file, the CSV has no torn line, exit status
 # 130, and the agents serve the next lab.

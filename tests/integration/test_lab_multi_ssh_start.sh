@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # `nasperf lab --ssh`: the NAS has no agent running, only a real sshd in its
 # namespace; the controller starts `nasperf agent` there over SSH (libssh, host key
 # checked against a known_hosts file, a throwaway key), runs the plan with two

@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # Two clients write to one NAS at once, driven by `nasperf lab` from the hop (which
 # reaches every agent): each run's transfers start together (the barrier: the start
 # skew is shorter than the shortest transfer, so they overlapped instead of taking

@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # Reads from the NAS (issue 15: sender --direction read), checked against the namespace
 # lab's ground truth. The array's reads are throttled to 60 MB/s (cgroup blkio):
 #   cold  - every run starts with the file's pages out of the NAS's page cache

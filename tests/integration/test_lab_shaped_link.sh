@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # A link shaped to 1 Gb/s in the namespace lab (slow enough that a busy 2-core
 # machine still fills it, so both tools measure the shaper, not the CPU): the
 # sender's MB/s agrees with iperf3's on the same link within 3 %, and with

@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # A lab run over TLS between three machines that never met: the NAS agent, the
 # client agent and the controller (on the hop) each have their own HOME and so their
 # own key. The controller refuses unknown agents until told --accept-new-agent-key;

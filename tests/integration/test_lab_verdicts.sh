@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # The verdict matrix (DESIGN.md section 6, docs/guides/verdicts.md "The verdict matrix"): the limit is
 # put in each place in turn in the namespace lab, and nasperf must name that place,
 # on both rows, at about the rate that was set:

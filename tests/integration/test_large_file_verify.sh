@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # DESIGN.md section 4: a real 1 GiB file (--file) with --verify arrives
 # byte-identical; both the sender and the receiver row are ok, the sender verified=true and
 # carry the full byte count.

@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # Issue 2 "done when": a 3-run loop of a 256 MiB file gives 3 sender + 3 receiver
 # rows with status ok, the contract columns in order, and (--cleanup never) three
 # files byte-identical to the source.

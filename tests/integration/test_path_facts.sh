@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # Network facts on every row (DESIGN.md section 6): both roles record the MTU of
 # their interface toward the other end and the negotiated MSS; a link that reports
 # no speed (loopback, veth) leaves link_mbps and line_rate_pct empty unless the user

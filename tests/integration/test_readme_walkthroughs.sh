@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # Issue 18: the documentation's lab walkthroughs run as written. Every block marked
 # `<!-- walkthrough: NAME -->` is taken from the pages in $pages below (README.md, then
 # the docs/ guides that hold them; issue 26 moved them there) and run, in that order and

@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # A receiver that dies mid-loop: after the first of 4 transfers the receiver is
 # killed with SIGKILL. The sender must not hang: it finishes on its own with exit 1,
 # and transfers.csv has 4 sender rows, the first ok, the other three failed with a

@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # `nasperf report` and `nasperf compare` on CSVs written by hand: a real 30%
 # difference on 5 vs 5 runs is called "faster by", a second sample of the same
 # configuration "no significant difference"; warm-ups and failures stay out;

@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # DESIGN.md section 9: a sender that dies mid-transfer. The receiver notices the
 # EOF before the announced length, deletes the partial file, logs the transfer as
 # aborted and keeps serving.

@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # Issue 13 item 5: nothing installed on the NAS beyond sshd. The lab's NAS runs only
 # a real sshd (no nasperf on its PATH); `nasperf sender --to root@NAS:/dir` uploads the
 # static binary over SFTP into a per-user cache there, starts a receiver with it,

@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # Issue 5: the scp and sftp transports against a real sshd. Both loops land files
 # byte-identical to the source and write ok sender rows (no receiver rows: there is
 # no agent) into the same transfers.csv as a native run, so they compare side by

@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # Issue 13: the self-contained binary (scripts/package.sh) works with nothing else on
 # the machine. It is copied alone into an empty directory (plus /etc/hosts, /dev/null
 # and /tmp), chrooted into, and runs a receiver and a sender against each other over

@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # Issue 13: the aarch64 build of the self-contained binary (NASPERF_AARCH64=1
 # scripts/package.sh) runs a receiver and a sender against each other over loopback
 # under qemu-aarch64-static, `localhost` resolved, with ok rows in the CSV.

@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # Several transfers at once and the cleanup policies: --streams 3 runs three files
 # and connections per iteration in parallel (each a row per role, each its own
 # file name); --cleanup end keeps files until the run ends, then removes them;

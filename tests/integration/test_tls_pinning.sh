@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # TLS with no set-up, as two machines meet: the receiver and collector run with one
 # HOME (the NAS), the sender, probe and flush with another (the client), so each side
 # has its own key. A first contact is refused with one line that names the key and
