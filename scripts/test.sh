@@ -10,7 +10,7 @@
 #   NASPERF_QUICK=1 scripts/test.sh   skips the sanitizer build and the fuzzer.
 #   NASPERF_BUILD_DIR=DIR             build tree for the first stages (default build).
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 jobs=${NASPERF_JOBS:-2}
 build=${NASPERF_BUILD_DIR:-build}
 
@@ -39,7 +39,9 @@ no_leftovers() {
   done
   echo "test.sh: processes the suite started are still running:" >&2
   echo "$left" >&2
-  kill -KILL $(echo "$left" | awk '{ print $1 }') 2>/dev/null
+  local pids
+  mapfile -t pids < <(awk '{ print $1 }' <<<"$left")
+  kill -KILL "${pids[@]}" 2>/dev/null
   return 1
 }
 
