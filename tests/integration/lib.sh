@@ -130,6 +130,16 @@ start_receiver() {
 
 alive() { kill -0 "$1" 2>/dev/null; }
 
+# newest PATH...: the most recently modified of the PATHs that exist (pass a glob),
+# or nothing when none does (what `ls -t GLOB | head -1` gave, without parsing ls).
+newest() {
+  local f best=""
+  for f in "$@"; do
+    if [ -e "$f" ] && { [ -z "$best" ] || [ "$f" -nt "$best" ]; }; then best=$f; fi
+  done
+  [ -z "$best" ] || echo "$best"
+}
+
 # csv_col FILE COLUMN: prints that column of every data row (simple CSV: no quoted commas).
 csv_col() {
   awk -F, -v col="$2" 'NR==1 { for (i=1;i<=NF;i++) if ($i==col) c=i; next } { print $c }' "$1"

@@ -57,7 +57,6 @@ lab_with "$T/allowed/data.bin" "$client_PORT" "$T/out1"
 [ "$rc" -eq 0 ] || fail "a file under --allow-source was refused: $(tail -5 "$T/lab.log")"
 [ "$(csv_role_col "$T/out1/transfers.csv" sender status)" = ok ] || fail "the allowed file's transfer is not ok"
 
-refusal=""
 for file in "$T/private/secret" "$T/allowed/../private/secret" "$T/allowed/link-out" "$T/private/no-such-file"; do
   lab_with "$file" "$client_PORT" "$T/out-refused"
   [ "$rc" -ne 0 ] || fail "the agent sent $file"

@@ -19,7 +19,8 @@ start_receiver rx_short --target "$T/target" --min-free off --ticket-ttl 1s
 
 no_dat_file() { ! compgen -G "$T/target/nasperf-*.dat" >/dev/null; }
 check_after() {
-  alive "$rx_PID" && alive "$rx_short_PID" || fail "receiver died after $1"
+  alive "$rx_PID" || fail "receiver rx died after $1"
+  alive "$rx_short_PID" || fail "receiver rx_short died after $1"
   # a good ticket's file may still be being deleted (cleanup each): bounded wait
   wait_for "no nasperf-*.dat after $1" 10 no_dat_file
 }

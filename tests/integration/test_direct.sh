@@ -19,7 +19,7 @@ size=$(stat -c %s "$T/src.bin")
   --cleanup never --out "$T/out-ext4" --no-progress >"$T/sender-ext4.log" 2>&1 \
   || fail "direct write to ext4 failed: $(tail -5 "$T/sender-ext4.log")"
 files=("$T"/ext4/nasperf-*.dat)
-[ "${#files[@]}" -eq 1 ] && [ -f "${files[0]}" ] || fail "expected one file in the ext4 target: $(ls "$T/ext4")"
+[[ ${#files[@]} -eq 1 && -f ${files[0]} ]] || fail "expected one file in the ext4 target: $(ls "$T/ext4")"
 [ "$(stat -c %s "${files[0]}")" -eq "$size" ] || fail "received file has $(stat -c %s "${files[0]}") bytes, source $size"
 cmp -s "$T/src.bin" "${files[0]}" || fail "received file differs from the source"
 csv=$T/out-ext4/transfers.csv

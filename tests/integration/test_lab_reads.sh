@@ -56,7 +56,7 @@ done
 for pct in $(csv_role_col "$csv" receiver cache_resident_pct); do
   awk -v p="$pct" 'BEGIN { exit !(p >= 95) }' || fail "a warm run began with only $pct % cached"
 done
-[ -z "$(csv_role_col "$csv" receiver bottleneck | grep -x disk)" ] || fail "a warm read from RAM was called disk"
+if grep -qx disk <<<"$(csv_role_col "$csv" receiver bottleneck)"; then fail "a warm read from RAM was called disk"; fi
 warm_rates=$(csv_role_col "$csv" receiver mb_per_s | tr '\n' ' ')
 
 # --- direct: the file fully cached, read past the cache

@@ -36,6 +36,7 @@ PLAN
 capture() {
   rm -f "$T/tcpdump.log" "$T/tcpdump.pid"
   # tcpdump's own pid, not lab.sh's: only tcpdump flushes its file on SIGINT.
+  # shellcheck disable=SC2016  # $$, $1 and $2 are the inner sh's
   on_hop sh -c 'echo $$ >"$1"; exec tcpdump -i any -U -n -s 0 -w "$2" tcp' sh "$T/tcpdump.pid" "$1" \
     >"$T/tcpdump.log" 2>&1 &
   CAPTURE_PID=$!

@@ -9,7 +9,7 @@
 # leaves nothing running and no partial file. `nasperf lab --ssh` uses the same cache for an agent.
 source "$(dirname "$0")/lib.sh"
 src=$(cd "$(dirname "$0")/../.." && pwd)
-static=$(ls -t "$src"/dist/nasperf-*-linux-x86_64 2>/dev/null | head -1 || true)
+static=$(newest "$src"/dist/nasperf-*-linux-x86_64)
 [ -n "$static" ] || skip "no dist/nasperf-*-linux-x86_64: run scripts/package.sh first (test.sh does)"
 [ "$(uname -m)" = x86_64 ] || skip "the test's NAS is this x86_64 machine"
 

@@ -93,7 +93,8 @@ csv_role_all "$csv" sender direction read
 csv_role_all "$csv" sender bytes 50331648
 [ -z "$(csv_role_col "$csv" sender cache | sort -u)" ] || fail "an sftp read claims a cache state"
 for f in "$T"/pulled/nasperf-*.dat; do cmp -s "$T/src.bin" "$f" || fail "$f differs from the remote file"; done
-[ "$(ls "$T"/pulled/nasperf-*.dat | wc -l)" = 2 ] || fail "expected 2 pulled files: $(ls "$T/pulled")"
+pulled=("$T"/pulled/nasperf-*.dat)
+[ "${#pulled[@]}" -eq 2 ] || fail "expected 2 pulled files: $(ls "$T/pulled")"
 [ -f "$T/remote/movie.mov" ] || fail "the remote file was removed after a read"
 if ssh_sender sftp --direction read --remote-file nothing-here --runs 1 --out "$T/reads-missing" >"$T/missing.log" 2>&1; then
   fail "a read of a missing remote file succeeded"
