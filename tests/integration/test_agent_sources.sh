@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2154  # NAME_PID, NAME_PORT...: set by lib.sh's start_*, lab_* and cpu_group with printf -v
 # Issue 12, row 2: an agent sends only what its operator allowed. On loopback, a
 # NAS agent and a client agent; `nasperf lab` (a token holder) asks the client to
 # send files. Without --allow-source it sends generated data only; with it, files

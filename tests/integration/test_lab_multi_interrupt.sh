@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2154  # NAME_PID, NAME_PORT...: set by lib.sh's start_*, lab_* and cpu_group with printf -v
 # Ctrl-C on `nasperf lab` mid-run: every agent aborts its transfers, the rows say
 # "aborted", the NAS keeps no partial file, the CSV has no torn line, exit status
 # 130, and the agents serve the next lab.

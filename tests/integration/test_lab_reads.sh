@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2154  # NAME_PID, NAME_PORT...: set by lib.sh's start_*, lab_* and cpu_group with printf -v
 # Reads from the NAS (issue 15: sender --direction read), checked against the namespace
 # lab's ground truth. The array's reads are throttled to 60 MB/s (cgroup blkio):
 #   cold  - every run starts with the file's pages out of the NAS's page cache

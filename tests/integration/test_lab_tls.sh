@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2154  # NAME_PID, NAME_PORT...: set by lib.sh's start_*, lab_* and cpu_group with printf -v
 # A lab run over TLS between three machines that never met: the NAS agent, the
 # client agent and the controller (on the hop) each have their own HOME and so their
 # own key. The controller refuses unknown agents until told --accept-new-agent-key;

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2154  # NAME_PID, NAME_PORT...: set by lib.sh's start_*, lab_* and cpu_group with printf -v
 # Network facts on every row (DESIGN.md section 6): both roles record the MTU of
 # their interface toward the other end and the negotiated MSS; a link that reports
 # no speed (loopback, veth) leaves link_mbps and line_rate_pct empty unless the user

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2154  # NAME_PID, NAME_PORT...: set by lib.sh's start_*, lab_* and cpu_group with printf -v
 # Issue 5: the scp and sftp transports against a real sshd. Both loops land files
 # byte-identical to the source and write ok sender rows (no receiver rows: there is
 # no agent) into the same transfers.csv as a native run, so they compare side by

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2154  # NAME_PID, NAME_PORT...: set by lib.sh's start_*, lab_* and cpu_group with printf -v
 # TLS with no set-up, as two machines meet: the receiver and collector run with one
 # HOME (the NAS), the sender, probe and flush with another (the client), so each side
 # has its own key. A first contact is refused with one line that names the key and
