@@ -115,7 +115,7 @@ run_shellcheck() {
     return 0
   fi
   sort -t: -k1,1 -k2,2n <<<"$out"
-  echo "test.sh: shellcheck: $(grep -c . <<<"$out") findings in ${#files[@]} shell files (listed above): fix them, or disable one on its line with the reason" >&2
+  echo "test.sh: shellcheck: $(grep -c . <<<"$out") finding(s) (above) in the ${#files[@]} shell files: fix each, or disable it on its line with the reason" >&2
   return 1
 }
 stage "shellcheck" run_shellcheck
