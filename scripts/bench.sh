@@ -39,7 +39,8 @@ command -v iperf3 >/dev/null || scripts/install-deps.sh
 
 T=$(mktemp -d /tmp/nasperf-bench.XXXXXX)
 SHM=$(mktemp -d /dev/shm/nasperf-bench.XXXXXX)
-export NASPERF_TOKEN=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
+NASPERF_TOKEN=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
+export NASPERF_TOKEN
 export HOME=$T
 PIDS=()
 BENCH_LAB=""  # set while a lab of the bench's own is up
@@ -127,20 +128,22 @@ run_dd() {  # -> "MB/s cpu_s_per_GB"
 bench_collector() {
   "$NASPERF" collector --out "$T/collector" --listen 127.0.0.1:0 --port-file "$T/collector.port" >"$T/collector.log" 2>&1 &
   local pid=$!
-  PIDS+=($pid)
+  PIDS+=("$pid")
   wait_file "$T/collector.port"
   local port rss_before flood rss_after
   port=$(sed -n 's/^port=//p' "$T/collector.port")
   rss_before=$(awk '/VmRSS/ {print $2}' "/proc/$pid/status")
   flood=$(build/tests/collector_client 127.0.0.1:"$port" "$NASPERF_TOKEN" flood 8 $((REPORTS / 8)))
   rss_after=$(awk '/VmRSS/ {print $2}' "/proc/$pid/status")
-  local rows
+  local rows per_s
   rows=$(($(wc -l <"$T/collector/transfers.csv") - 1))
+  per_s=${flood##*reports_per_s=}
+  per_s=${per_s%%[!0-9]*}
   cat <<TABLE
 | collector, 8 concurrent reporters (one gRPC channel each) | |
 |---|---:|
 | reports (each a row + 3 samples), all acknowledged | $rows |
-| $(sed 's/.*reports_per_s=\([0-9]*\).*/reports per second (synced before each ack) | \1/' <<<"$flood") |
+| reports per second (synced before each ack) | $per_s |
 | collector RSS before / after $rows rows | $((rss_before / 1024)) MiB / $((rss_after / 1024)) MiB |
 
 TABLE
@@ -221,6 +224,7 @@ bench_ssh() {
     local name=$1 out=$T/out-ssh-$1-$RANDOM
     local log=$T/sender-ssh-$name.log
     if [ "$name" = native ]; then
+      # shellcheck disable=SC2154  # shm_port: set by start_receiver (printf -v)
       "$NASPERF" sender --to 127.0.0.1:"$shm_port" --file "$src" --runs 1 --no-progress --out "$out" \
         >"$log" 2>&1 || { cat "$log" >&2; exit 1; }
     else
@@ -281,6 +285,7 @@ bench_reads() {
   # nasperf_read MODE CACHE -> the NAS agent's MB/s (first byte read to the client's answer)
   nasperf_read() {
     local out=$T/out-read-$1-$RANDOM
+    # shellcheck disable=SC2154  # reads_port: set by start_receiver (printf -v)
     "$NASPERF" sender --to 127.0.0.1:"$reads_port" --direction read --size "$size" --read-mode "$1" --cache "$2" \
       --run-id benchread --cleanup never --runs 1 --no-progress --out "$out" >"$out.log" 2>&1 || { cat "$out.log" >&2; exit 1; }
     awk -F, 'NR==1 {for (i=1;i<=NF;i++) h[$i]=i; next} $h["role"]=="receiver" {printf "%.1f", $h["mb_per_s"]}' "$out/transfers.csv"

@@ -104,11 +104,15 @@ up() {
       *) die "unknown option $1 (see the top of scripts/lab.sh)" ;;
     esac
   done
-  [[ "$clients" =~ ^[0-9]+$ ]] && [ "$clients" -ge 1 ] && [ "$clients" -le 50 ] || die "--clients $clients is not between 1 and 50"
+  if ! [[ "$clients" =~ ^[0-9]+$ ]] || [ "$clients" -lt 1 ] || [ "$clients" -gt 50 ]; then
+    die "--clients $clients is not between 1 and 50"
+  fi
   hop_mtu=${hop_mtu:-$mtu}
   switch_mtu=${switch_mtu:-$mtu}
   for m in "$mtu" "$hop_mtu" "$switch_mtu"; do
-    [[ "$m" =~ ^[0-9]+$ ]] && [ "$m" -ge 1280 ] && [ "$m" -le 65535 ] || die "MTU $m is not between 1280 and 65535"
+    if ! [[ "$m" =~ ^[0-9]+$ ]] || [ "$m" -lt 1280 ] || [ "$m" -gt 65535 ]; then
+      die "MTU $m is not between 1280 and 65535"
+    fi
   done
   local rate_bits array_bps
   rate_bits=$(bits_per_s "$rate")
@@ -132,11 +136,10 @@ up() {
   if [ "$clients" -eq 1 ]; then
     for ns in "$CLIENT_NS" "$HOP_NS" "$NAS_NS"; do ip netns add "$ns"; ip -n "$ns" link set lo up; done
     ip link add eth0 netns "$CLIENT_NS" mtu "$mtu" type veth peer name toclient netns "$HOP_NS" mtu "$switch_mtu"
-    ip -n "$CLIENT_NS" addr add $CLIENT_IP/24 dev eth0
+    ip -n "$CLIENT_NS" addr add "$CLIENT_IP/24" dev eth0
     ip -n "$HOP_NS" addr add 198.18.0.1/24 dev toclient
-    for pair in "$CLIENT_NS eth0" "$HOP_NS toclient"; do
-      set -- $pair; ip -n "$1" link set "$2" up
-    done
+    ip -n "$CLIENT_NS" link set eth0 up
+    ip -n "$HOP_NS" link set toclient up
     ip -n "$CLIENT_NS" route add default via 198.18.0.1
   else
     # A switch (bridge) in the hop namespace, the router's client-side address on it.
@@ -149,21 +152,20 @@ up() {
     for i in $(seq "$clients"); do
       ns=$LAB-client$i ip=198.18.0.$((10 + i))
       ip netns add "$ns"; ip -n "$ns" link set lo up
-      ip link add eth0 netns "$ns" mtu "$mtu" type veth peer name toclient$i netns "$HOP_NS" mtu "$switch_mtu"
-      ip -n "$HOP_NS" link set toclient$i master br0
+      ip link add eth0 netns "$ns" mtu "$mtu" type veth peer name "toclient$i" netns "$HOP_NS" mtu "$switch_mtu"
+      ip -n "$HOP_NS" link set "toclient$i" master br0
       ip -n "$ns" addr add "$ip/24" dev eth0
       ip -n "$ns" link set eth0 up
-      ip -n "$HOP_NS" link set toclient$i up
+      ip -n "$HOP_NS" link set "toclient$i" up
       ip -n "$ns" route add default via 198.18.0.1
       client_ips="$client_ips${client_ips:+ }$ip"
     done
   fi
   ip link add eth0 netns "$NAS_NS" mtu "$mtu" type veth peer name tonas netns "$HOP_NS" mtu "$hop_mtu"
   ip -n "$HOP_NS" addr add 198.18.1.1/24 dev tonas
-  ip -n "$NAS_NS" addr add $NAS_IP/24 dev eth0
-  for pair in "$HOP_NS tonas" "$NAS_NS eth0"; do
-    set -- $pair; ip -n "$1" link set "$2" up
-  done
+  ip -n "$NAS_NS" addr add "$NAS_IP/24" dev eth0
+  ip -n "$HOP_NS" link set tonas up
+  ip -n "$NAS_NS" link set eth0 up
   ip -n "$NAS_NS" route add default via 198.18.1.1
   ip netns exec "$HOP_NS" sysctl -qw net.ipv4.ip_forward=1
 
@@ -251,7 +253,7 @@ down() {
     fi
   done
   if [ -d "$CGROUP" ]; then
-    for pid in $(cat "$CGROUP/cgroup.procs" 2>/dev/null); do kill -9 "$pid" 2>/dev/null || true; done
+    while read -r pid; do kill -9 "$pid" 2>/dev/null || true; done < <(cat "$CGROUP/cgroup.procs" 2>/dev/null)
     rmdir "$CGROUP" 2>/dev/null || true
   fi
   [ -f "$STATE/images" ] && rm -rf "$(cat "$STATE/images")"
@@ -263,6 +265,7 @@ status() {
   is_up || { echo "lab $LAB is down"; return 1; }
   # shellcheck disable=SC1091
   . "$STATE/env"
+  # shellcheck disable=SC2153  # SWITCH_MTU, HOP_MTU, RATE: from $STATE/env (up writes it)
   echo "lab $LAB up: MTU $MTU (switch $SWITCH_MTU, hop $HOP_MTU), link $RATE${DELAY:+, delay $DELAY}${LOSS:+, loss $LOSS}"
   local first_client
   first_client=$(client_namespaces | head -1)
@@ -298,9 +301,9 @@ run_in() {
 wait_ports() {
   [ $# -gt 0 ] || die "wait: give ADDR:PORT..."
   is_up || die "lab $LAB is down (scripts/lab.sh up first)"
-  local where tries
+  local where
   for where in "$@"; do
-    for tries in $(seq 200); do
+    for _ in $(seq 200); do
       ip netns exec "$HOP_NS" bash -c "exec 3<>/dev/tcp/${where%:*}/${where##*:}" 2>/dev/null && continue 2
       sleep 0.1
     done

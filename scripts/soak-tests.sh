@@ -9,7 +9,7 @@
 #     --asan   also run the sanitizer build's tests each round (as scripts/test.sh does)
 # Exit status: 0 when no test failed in any round, 1 otherwise, 2 on usage errors.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 
 rounds=3
 load=0

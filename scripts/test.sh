@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The whole test suite, as CI runs it: installs what is missing, builds, runs ctest
+# The whole test suite, as CI runs it: installs what is missing, runs shellcheck over
+# every shell script (seconds, so a slip there shows at once), builds, runs ctest
 # (unit + integration with real processes; the root-only tests need root; before it,
 # scripts/package.sh builds the static binary one of them runs in a chroot), then
 # builds again with AddressSanitizer + UBSan and runs the tests there, then fuzzes
@@ -10,7 +11,7 @@
 #   NASPERF_QUICK=1 scripts/test.sh   skips the sanitizer build and the fuzzer.
 #   NASPERF_BUILD_DIR=DIR             build tree for the first stages (default build).
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 jobs=${NASPERF_JOBS:-2}
 build=${NASPERF_BUILD_DIR:-build}
 
@@ -39,7 +40,9 @@ no_leftovers() {
   done
   echo "test.sh: processes the suite started are still running:" >&2
   echo "$left" >&2
-  kill -KILL $(echo "$left" | awk '{ print $1 }') 2>/dev/null
+  local pids
+  mapfile -t pids < <(awk '{ print $1 }' <<<"$left")
+  kill -KILL "${pids[@]}" 2>/dev/null
   return 1
 }
 
@@ -80,6 +83,42 @@ run_ctest() {  # DIR CTEST_ARGS...
   shift
   (cd "$dir" && ctest --output-on-failure --timeout 600 "$@")
 }
+
+# shell_files: the shell scripts in the tree: every tracked *.sh, .ci/run, and the
+# files under scripts/ with no extension whose first line is a sh, bash or dash shebang.
+shell_files() {
+  local f first
+  while IFS= read -r f; do
+    case $f in
+      *.sh | .ci/run) echo "$f" ;;
+      scripts/*)
+        [[ ${f##*/} != *.* && -f $f ]] || continue
+        first=""
+        read -r first <"$f" || true
+        if [[ $first =~ ^'#!'.*[/[:space:]](ba|da)?sh([[:space:]]|$) ]]; then echo "$f"; fi
+        ;;
+    esac
+  done < <(git ls-files -- '*.sh' .ci/run scripts)
+}
+# run_shellcheck: shellcheck (settings in .shellcheckrc) over shell_files, a few
+# files per process, $jobs at a time (each test script makes it read lib.sh again).
+run_shellcheck() {
+  local files out rc=0
+  if ! command -v shellcheck >/dev/null; then
+    echo "test.sh: shellcheck is not installed (scripts/install-deps.sh installs it)" >&2
+    return 1
+  fi
+  mapfile -t files < <(shell_files)
+  out=$(printf '%s\0' "${files[@]}" | xargs -0 -n 4 -P "$jobs" shellcheck -f gcc 2>&1) || rc=$?
+  if [ "$rc" -eq 0 ]; then
+    echo "shellcheck: ${#files[@]} shell files, no findings"
+    return 0
+  fi
+  sort -t: -k1,1 -k2,2n <<<"$out"
+  echo "test.sh: shellcheck: $(grep -c . <<<"$out") finding(s) (above) in the ${#files[@]} shell files: fix each, or disable it on its line with the reason" >&2
+  return 1
+}
+stage "shellcheck" run_shellcheck
 
 if stage "build (RelWithDebInfo)" build_tree "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo; then
   # The self-contained binaries for NAS systems: integration.static_binary runs the

@@ -9,12 +9,14 @@ src=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:?usage: build_and_run.sh BUILD_DIR [SECONDS]}
 seconds=${2:-30}
 mkdir -p "$out/corpus"
-absl_flags=$(pkg-config --cflags --libs absl_status absl_statusor absl_strings)
+# pkg-config's flags, one word each (assigned first, so a missing module stops the script).
+pc=$(pkg-config --cflags --libs absl_status absl_statusor absl_strings)
+read -ra absl_flags <<<"$pc"
 # UBSan findings must stop the fuzzer even when run without test.sh's UBSAN_OPTIONS.
-sanitize=(-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined)
+sanitize=("-fsanitize=fuzzer,address,undefined" -fno-sanitize-recover=undefined)
 limits=(-rss_limit_mb=4096)
 clang++ -std=c++17 -O1 -g "${sanitize[@]}" -I"$src" \
-  "$src/tests/fuzz/wire_fuzz.cc" "$src/common/wire.cc" $absl_flags -lxxhash -o "$out/wire_fuzz"
+  "$src/tests/fuzz/wire_fuzz.cc" "$src/common/wire.cc" "${absl_flags[@]}" -lxxhash -o "$out/wire_fuzz"
 # Seed with the header's magic so the fuzzer starts inside the format.
 "$out/wire_fuzz" -runs=0 "$out/corpus" >/dev/null 2>&1 || true
 printf 'NSPFDATA' >"$out/corpus/seed-magic"
@@ -27,13 +29,14 @@ gen=$out/gen
 mkdir -p "$gen"
 protoc -I"$src" --cpp_out="$gen" --grpc_out="$gen" --plugin=protoc-gen-grpc="$(command -v grpc_cpp_plugin)" \
   "$src/proto/nasperf.proto"
-grpc_flags=$(pkg-config --cflags --libs grpc++ protobuf absl_status absl_statusor absl_strings absl_str_format \
+pc=$(pkg-config --cflags --libs grpc++ protobuf absl_status absl_statusor absl_strings absl_str_format \
   absl_synchronization absl_time absl_flat_hash_map openssl libxxhash)
+read -ra grpc_flags <<<"$pc"
 
 # report: arbitrary CSV text through parse, summary, compare and HTML rendering.
 clang++ -std=c++17 -O1 -g "${sanitize[@]}" -I"$src" -I"$gen" \
   "$src/tests/fuzz/report_fuzz.cc" "$src"/report/{table,statistics,analysis,html}.cc "$gen"/proto/nasperf.pb.cc \
-  "$src"/common/{columns,csv,stats,fd,clock,policy,units,verdict}.cc $grpc_flags -o "$out/report_fuzz"
+  "$src"/common/{columns,csv,stats,fd,clock,policy,units,verdict}.cc "${grpc_flags[@]}" -o "$out/report_fuzz"
 mkdir -p "$out/report-corpus"
 printf 'label,iteration,role,mb_per_s,status,started_at,stream,run_id,host\nx,1,receiver,100,ok,,0,r,h\ny,1,receiver,130,ok,,0,r,h\n' \
   >"$out/report-corpus/seed"
@@ -47,9 +50,9 @@ printf 'label,iteration,role,mb_per_s,status,started_at,stream,run_id,host\nx,1,
 # loopback gRPC, and a token holder's reports through the collector's check to CSV.
 peer_sources=("$gen"/proto/nasperf.{pb,grpc.pb}.cc "$src"/common/{validate,columns,policy,wire,csv,units,fd,log,clock,token,tls,grpc_auth}.cc)
 clang++ -std=c++17 -O1 -g "${sanitize[@]}" -I"$src" -I"$gen" "$src/tests/fuzz/reply_fuzz.cc" \
-  "$src/common/receiver_client.cc" "${peer_sources[@]}" $grpc_flags -o "$out/reply_fuzz"
+  "$src/common/receiver_client.cc" "${peer_sources[@]}" "${grpc_flags[@]}" -o "$out/reply_fuzz"
 clang++ -std=c++17 -O1 -g "${sanitize[@]}" -I"$src" -I"$gen" "$src/tests/fuzz/collector_fuzz.cc" \
-  "$src/collector/csv_sink.cc" "${peer_sources[@]}" $grpc_flags -o "$out/collector_fuzz"
+  "$src/collector/csv_sink.cc" "${peer_sources[@]}" "${grpc_flags[@]}" -o "$out/collector_fuzz"
 for target in reply collector; do
   mkdir -p "$out/$target-corpus"
   "$out/${target}_fuzz" "${limits[@]}" -max_total_time="${NASPERF_FUZZ_PEER_SECONDS:-20}" -print_final_stats=1 \

@@ -1,13 +1,17 @@
+# shellcheck shell=bash
 # Shared helpers for the integration tests. Sourced by each test_*.sh with
 #   $1 = path to nasperf, $2 = path to wire_client.
 # Every wait is bounded; every process a test starts is killed on exit.
 set -euo pipefail
 
 NASPERF=${1:?usage: test_x.sh NASPERF WIRE_CLIENT}
+# shellcheck disable=SC2034  # used by the tests that source this file
 WIRE_CLIENT=${2:-}
+# shellcheck disable=SC2034  # used by the tests that source this file
 COLLECTOR_CLIENT=${3:-}
 T=$(mktemp -d /tmp/nasperf-it.XXXXXX)
-export NASPERF_TOKEN=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
+NASPERF_TOKEN=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
+export NASPERF_TOKEN
 export HOME=$T/home   # never touch the user's ~/.config/nasperf
 mkdir -p "$HOME"
 PIDS=()
@@ -41,8 +45,11 @@ descendants() {
 # SIGKILL; reaps them all. A process stuck on a throttled disk must not hold the
 # cleanup past ctest's limit, and none may outlive the test.
 stop_pids() {
-  local pid left all=()
-  for pid in "$@"; do all+=("$pid" $(descendants "$pid")); done
+  local pid left all=() below
+  for pid in "$@"; do
+    mapfile -t below < <(descendants "$pid")
+    all+=("$pid" "${below[@]}")
+  done
   for pid in "${all[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
   for _ in $(seq 200); do
     left=0
@@ -72,6 +79,7 @@ wait_for() {
 # file; fails at once with its log when it died first (a bind error, say).
 wait_port_file() {
   local what=$1 file=$2 pid=$3 log=${4:-}
+  # shellcheck disable=SC2317  # called by wait_for, through "$@"
   port_file_or_dead() { test -s "$file" || ! alive "$pid"; }
   wait_for "$what" 20 port_file_or_dead
   test -s "$file" || fail "$what: the process exited first${log:+: $(tail -3 "$log")}"
@@ -121,6 +129,16 @@ start_receiver() {
 }
 
 alive() { kill -0 "$1" 2>/dev/null; }
+
+# newest PATH...: the most recently modified of the PATHs that exist (pass a glob),
+# or nothing when none does (what `ls -t GLOB | head -1` gave, without parsing ls).
+newest() {
+  local f best=""
+  for f in "$@"; do
+    if [ -e "$f" ] && { [ -z "$best" ] || [ "$f" -nt "$best" ]; }; then best=$f; fi
+  done
+  [ -z "$best" ] || echo "$best"
+}
 
 # csv_col FILE COLUMN: prints that column of every data row (simple CSV: no quoted commas).
 csv_col() {
@@ -174,6 +192,7 @@ drop_source_cache() { dd if="$SOURCE_FILE" iflag=nocache count=0 status=none; }
 # after source_cache_limit, with its page cache held below the file's size).
 in_slow_source() {
   if [ -n "${SOURCE_MEMCG:-}" ]; then
+    # shellcheck disable=SC2016  # $$, $0 and $@ are the inner sh's
     in_cgroup "$SOURCE_CGROUP" sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$SOURCE_MEMCG" "$@"
   else
     in_cgroup "$SOURCE_CGROUP" "$@"
@@ -307,10 +326,10 @@ partial_file_over() {
 # test's, or a second suite's) takes it as its source port before the test binds
 # it, and a process restarted on it finds it still free.
 free_port() {
-  local low tries
+  local low
   low=$(awk '{print $1}' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
   [ "$low" -gt 12000 ] || low=32768
-  for tries in $(seq 50); do
+  for _ in $(seq 50); do
     port=$((10000 + RANDOM % (low - 10000)))
     ! (exec 3<>/dev/tcp/127.0.0.1/"$port") 2>/dev/null && return 0
   done
@@ -370,7 +389,7 @@ lab_receiver() {
 csv_role_all() {
   local file=$1 role=$2 col=$3 want=$4 got
   got=$(csv_role_col "$file" "$role" "$col" | sort -u)
-  [ "$got" = "$want" ] || fail "$role $col: expected $want on every row, got: $(echo $got)"
+  [ "$got" = "$want" ] || fail "$role $col: expected $want on every row, got: ${got//$'\n'/ }"
 }
 
 on_hop() { "$LAB_SH" hop -- "$@"; }
@@ -430,6 +449,7 @@ CONF
   /usr/sbin/sshd -t -f "$T/ssh/sshd_config" || fail "sshd_config rejected"
   "$LAB_SH" nas -- /usr/sbin/sshd -D -e -f "$T/ssh/sshd_config" 2>"$T/sshd.log" &
   PIDS+=($!)
+  # shellcheck disable=SC2317  # called by wait_for, through "$@"
   sshd_up() { on_client bash -c "exec 3<>/dev/tcp/$NAS_IP/2222" 2>/dev/null; }
   wait_for "sshd in the NAS namespace" 20 sshd_up
 }

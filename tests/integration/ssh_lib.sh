@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Helpers for the scp/sftp tests: a real OpenSSH sshd on a loopback high port with
 # throwaway keys (recipe in TOOLCHAIN.md), and a client side that never touches the
 # real ~/.ssh (own known_hosts, ssh_config, identity; no ssh-agent). Sourced after
@@ -16,16 +17,17 @@ cp "$CLIENT_DIR/id_ed25519.pub" "$SSHD_DIR/authorized_keys"
 : >"$CLIENT_DIR/ssh_config"
 KNOWN_HOSTS=$CLIENT_DIR/known_hosts
 IDENTITY=$CLIENT_DIR/id_ed25519
+# shellcheck disable=SC2034  # used by the tests that source this file
 HOST_FINGERPRINT=$(ssh-keygen -lf "$SSHD_DIR/host_ed25519.pub" | awk '{print $2}')
 
 # start_sshd: sshd on a free loopback port; sets SSHD_PID and SSHD_PORT. The same
 # host key every time, so a restarted sshd is the same "NAS".
 start_sshd() {
-  local attempt
   # sshd cannot take port 0: a port picked free can still be taken before sshd
   # binds it, so a bind failure picks another (a few times, then fails).
-  for attempt in 1 2 3 4 5; do
+  for _ in 1 2 3 4 5; do
     free_port
+    # shellcheck disable=SC2154  # port: set by lib.sh's free_port (lib.sh is sourced first)
     SSHD_PORT=$port
     cat >"$SSHD_DIR/sshd_config" <<EOF
 Port $SSHD_PORT
@@ -46,6 +48,7 @@ EOF
     : >"$T/sshd.log"
     /usr/sbin/sshd -f "$SSHD_DIR/sshd_config" -D -e 2>>"$T/sshd.log" &
     SSHD_PID=$!
+    # shellcheck disable=SC2317  # called by wait_for, through "$@"
     sshd_up_or_dead() { grep -q "Server listening" "$T/sshd.log" || ! alive "$SSHD_PID"; }
     wait_for "sshd to listen on $SSHD_PORT" 20 sshd_up_or_dead
     if grep -q "Server listening" "$T/sshd.log"; then
@@ -59,9 +62,9 @@ EOF
 
 # kill_sshd: SIGKILL to sshd and every session process it forked, then reap it.
 kill_sshd() {
-  local pids
-  pids="$SSHD_PID $(descendants "$SSHD_PID")"
-  kill -KILL $pids 2>/dev/null || true
+  local below
+  mapfile -t below < <(descendants "$SSHD_PID")
+  kill -KILL "$SSHD_PID" "${below[@]}" 2>/dev/null || true
   wait "$SSHD_PID" 2>/dev/null || true
 }
 

@@ -1,3 +1,5 @@
+#!/usr/bin/env bash
+# shellcheck disable=SC2154  # NAME_PID, NAME_PORT...: set by lib.sh's start_*, lab_* and cpu_group with printf -v
 # Issue 12, row 2: an agent sends only what its operator allowed. On loopback, a
 # NAS agent and a client agent; `nasperf lab` (a token holder) asks the client to
 # send files. Without --allow-source it sends generated data only; with it, files
@@ -56,7 +58,6 @@ lab_with "$T/allowed/data.bin" "$client_PORT" "$T/out1"
 [ "$rc" -eq 0 ] || fail "a file under --allow-source was refused: $(tail -5 "$T/lab.log")"
 [ "$(csv_role_col "$T/out1/transfers.csv" sender status)" = ok ] || fail "the allowed file's transfer is not ok"
 
-refusal=""
 for file in "$T/private/secret" "$T/allowed/../private/secret" "$T/allowed/link-out" "$T/private/no-such-file"; do
   lab_with "$file" "$client_PORT" "$T/out-refused"
   [ "$rc" -ne 0 ] || fail "the agent sent $file"

@@ -1,3 +1,5 @@
+#!/usr/bin/env bash
+# shellcheck disable=SC2154  # NAME_PID, NAME_PORT...: set by lib.sh's start_*, lab_* and cpu_group with printf -v
 # DESIGN.md sections 3 and 9: malformed or unauthorised input on the control and
 # data ports. For each wire_client mode (garbage header, truncated header, reused
 # ticket, expired ticket, wrong length, control-port garbage, wrong token,
@@ -18,7 +20,8 @@ start_receiver rx_short --target "$T/target" --min-free off --ticket-ttl 1s
 
 no_dat_file() { ! compgen -G "$T/target/nasperf-*.dat" >/dev/null; }
 check_after() {
-  alive "$rx_PID" && alive "$rx_short_PID" || fail "receiver died after $1"
+  alive "$rx_PID" || fail "receiver rx died after $1"
+  alive "$rx_short_PID" || fail "receiver rx_short died after $1"
   # a good ticket's file may still be being deleted (cleanup each): bounded wait
   wait_for "no nasperf-*.dat after $1" 10 no_dat_file
 }

@@ -1,3 +1,5 @@
+#!/usr/bin/env bash
+# shellcheck disable=SC2154  # NAME_PID, NAME_PORT...: set by lib.sh's start_*, lab_* and cpu_group with printf -v
 # DESIGN.md section 5: Report is idempotent, and the collector survives bad input.
 # The same report twice is written once; malformed reports are refused with
 # INVALID_ARGUMENT, a wrong token with UNAUTHENTICATED, neither writes a row; random

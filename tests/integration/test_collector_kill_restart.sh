@@ -1,3 +1,5 @@
+#!/usr/bin/env bash
+# shellcheck disable=SC2154  # NAME_PID, NAME_PORT...: set by lib.sh's start_*, lab_* and cpu_group with printf -v
 # DESIGN.md section 5: no result is lost because the collector was down. The
 # collector is SIGKILLed in the middle of an 8-run loop and restarted on the same
 # port once a report has found it down and gone to a spool. The transfers themselves are unaffected (the sender exits

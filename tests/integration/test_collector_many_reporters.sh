@@ -1,3 +1,5 @@
+#!/usr/bin/env bash
+# shellcheck disable=SC2154  # NAME_PID, NAME_PORT...: set by lib.sh's start_*, lab_* and cpu_group with printf -v
 # DESIGN.md section 5 under load: 8 reporters x 200 distinct reports at once. Every
 # report is stored (none lost, none taken for a duplicate), each row is whole
 # (as many fields as the header: rows written concurrently never interleave), and

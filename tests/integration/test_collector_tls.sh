@@ -1,3 +1,5 @@
+#!/usr/bin/env bash
+# shellcheck disable=SC2154  # NAME_PID, NAME_PORT...: set by lib.sh's start_*, lab_* and cpu_group with printf -v
 # TLS with the user's own certificate (--tls-cert/--tls-key, clients --tls-ca)
 # instead of the generated, pinned ones: a self-signed certificate for
 # 127.0.0.1/localhost. The collector refuses a plaintext client and takes reports

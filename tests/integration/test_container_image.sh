@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # Issue 13: the container image built from nothing (scripts/oci-image.py, by
 # scripts/package.sh) loads into podman, runs `nasperf` as a non-root user by
 # default, and a receiver run from it with --network host and a bind-mounted target
@@ -8,7 +9,7 @@ need_root "podman and bind mounts"
 command -v podman >/dev/null || skip "no podman (scripts/install-deps.sh installs it)"
 command -v runc >/dev/null || skip "no runc (scripts/install-deps.sh installs it)"
 src=$(cd "$(dirname "$0")/../.." && pwd)
-image=$(ls -t "$src"/dist/nasperf-*.oci.tar 2>/dev/null | head -1 || true)
+image=$(newest "$src"/dist/nasperf-*.oci.tar)
 [ -n "$image" ] || skip "no dist/nasperf-*.oci.tar: run scripts/package.sh first (test.sh does)"
 
 # Storage of its own, and settings this host needs: crun refuses hybrid cgroup v1/v2

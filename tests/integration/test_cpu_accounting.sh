@@ -1,3 +1,5 @@
+#!/usr/bin/env bash
+# shellcheck disable=SC2154  # NAME_PID, NAME_PORT...: set by lib.sh's start_*, lab_* and cpu_group with printf -v
 # Issue 16 item 1, compared like with like (issue 25): cpu_user_s + cpu_sys_s on each
 # row are the CPU of the threads that moved the bytes, while each process also spends
 # CPU outside transfers (its start, gRPC and TLS, the path check). So that cost is

@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # Issue 13: the Debian package (scripts/package.sh) for Debian, Ubuntu and Proxmox
 # hosts: its metadata and contents are sane, it installs into a scratch root with
 # dpkg (maintainer scripts included), its systemd unit passes `systemd-analyze
@@ -6,7 +7,7 @@
 source "$(dirname "$0")/lib.sh"
 need_root "dpkg --root and an agent on loopback"
 src=$(cd "$(dirname "$0")/../.." && pwd)
-deb=$(ls -t "$src"/dist/nasperf_*_amd64.deb 2>/dev/null | head -1 || true)
+deb=$(newest "$src"/dist/nasperf_*_amd64.deb)
 [ -n "$deb" ] || skip "no dist/nasperf_*_amd64.deb: run scripts/package.sh first (test.sh does)"
 
 dpkg-deb --info "$deb" >"$T/info.txt" || fail "dpkg-deb cannot read $deb"
@@ -55,5 +56,6 @@ wait_port_file "the packaged agent to listen" "$T/agent.ports" "$!" "$T/agent.lo
 # A misspelt key in the settings is one clear error, not ignored.
 printf '[agent]\ntarget = "/srv/nasperf"\nlisten-on = ":7600"\n' >"$T/bad.toml"
 rc=0; "$root/usr/bin/nasperf" --config "$T/bad.toml" agent >"$T/bad.log" 2>&1 || rc=$?
-[ "$rc" -eq 2 ] && grep -q "listen-on" "$T/bad.log" || fail "a misspelt key: rc $rc, $(cat "$T/bad.log")"
+[ "$rc" -eq 2 ] || fail "a misspelt key: rc $rc, $(cat "$T/bad.log")"
+grep -q "listen-on" "$T/bad.log" || fail "a misspelt key: rc $rc, $(cat "$T/bad.log")"
 echo "ok: $(basename "$deb") installs with dpkg, its unit verifies, its agent serves from agent.toml"

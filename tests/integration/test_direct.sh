@@ -1,3 +1,5 @@
+#!/usr/bin/env bash
+# shellcheck disable=SC2154  # NAME_PID, NAME_PORT...: set by lib.sh's start_*, lab_* and cpu_group with printf -v
 # DESIGN.md section 4: --write-mode direct. On ext4 a file with an odd tail
 # (64 MiB + 123 bytes) arrives byte-identical through O_DIRECT with --verify. On a
 # file system that refuses O_DIRECT (tmpfs on kernels before 6.6, else ramfs) the
@@ -18,7 +20,7 @@ size=$(stat -c %s "$T/src.bin")
   --cleanup never --out "$T/out-ext4" --no-progress >"$T/sender-ext4.log" 2>&1 \
   || fail "direct write to ext4 failed: $(tail -5 "$T/sender-ext4.log")"
 files=("$T"/ext4/nasperf-*.dat)
-[ "${#files[@]}" -eq 1 ] && [ -f "${files[0]}" ] || fail "expected one file in the ext4 target: $(ls "$T/ext4")"
+[[ ${#files[@]} -eq 1 && -f ${files[0]} ]] || fail "expected one file in the ext4 target: $(ls "$T/ext4")"
 [ "$(stat -c %s "${files[0]}")" -eq "$size" ] || fail "received file has $(stat -c %s "${files[0]}") bytes, source $size"
 cmp -s "$T/src.bin" "${files[0]}" || fail "received file differs from the source"
 csv=$T/out-ext4/transfers.csv

@@ -1,3 +1,5 @@
+#!/usr/bin/env bash
+# shellcheck disable=SC2154  # NAME_PID, NAME_PORT...: set by lib.sh's start_*, lab_* and cpu_group with printf -v
 # DESIGN.md section 6: both ends at MTU 9000 with a 1500-byte hop between them
 # (a router that answers with ICMP "fragmentation needed"). The DF UDP probe finds
 # path MTU 1500, the sender warns that jumbo frames do not pass end to end and

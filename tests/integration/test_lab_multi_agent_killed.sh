@@ -1,3 +1,5 @@
+#!/usr/bin/env bash
+# shellcheck disable=SC2154  # NAME_PID, NAME_PORT...: set by lib.sh's start_*, lab_* and cpu_group with printf -v
 # An agent that dies mid-run, handled as the plan says. client2's agent is killed
 # while run 1 pushes: with on_failure = "continue" its transfers are rows marked
 # failed (run 1 mid-transfer, later runs unreachable) while client1 goes on; the

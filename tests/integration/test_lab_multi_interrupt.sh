@@ -1,3 +1,5 @@
+#!/usr/bin/env bash
+# shellcheck disable=SC2154  # NAME_PID, NAME_PORT...: set by lib.sh's start_*, lab_* and cpu_group with printf -v
 # Ctrl-C on `nasperf lab` mid-run: every agent aborts its transfers, the rows say
 # "aborted", the NAS keeps no partial file, the CSV has no torn line, exit status
 # 130, and the agents serve the next lab.
@@ -37,7 +39,9 @@ awk -F, 'NR==1 { n = NF; next } NF < n { exit 1 }' "$csv" || fail "a torn row in
 [ -z "$(tail -c1 "$csv")" ] || fail "transfers.csv does not end with a newline"
 gone() { ! compgen -G "$CACHE/nasperf-*.dat" >/dev/null; }
 wait_for "the NAS to remove the partial files" 10 gone
-alive "$nas_PID" && alive "$c1_PID" && alive "$c2_PID" || fail "an agent died"
+alive "$nas_PID" || fail "the NAS's agent died"
+alive "$c1_PID" || fail "client1's agent died"
+alive "$c2_PID" || fail "client2's agent died"
 plan 4MiB "$T/out2" | sed 's/^runs = 5/runs = 1/' >"$T/plan2.toml"
 on_hop "$NASPERF" lab "$T/plan2.toml" >"$T/lab2.log" 2>&1 || fail "the agents do not serve after the abort: $(tail "$T/lab2.log")"
 echo "ok: Ctrl-C aborted every transfer cleanly"

@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # `nasperf lab --ssh`: the NAS has no agent running, only a real sshd in its
 # namespace; the controller starts `nasperf agent` there over SSH (libssh, host key
 # checked against a known_hosts file, a throwaway key), runs the plan with two
@@ -9,6 +10,7 @@ lab_up --clients 2 --mtu 1500 --rate 400mbit --disk-size 1G
 lab_agent c1 client1
 lab_agent c2 client2
 
+# shellcheck disable=SC2119  # lab_sshd's one argument (SETENV) is optional
 lab_sshd
 ssh-keygen -q -t ed25519 -N '' -f "$T/ssh/other_host"
 echo "[$NAS_IP]:2222 $(cut -d' ' -f1,2 "$T/ssh/other_host.pub")" >"$T/ssh/wrong_known_hosts"

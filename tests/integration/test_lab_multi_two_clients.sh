@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # Two clients write to one NAS at once, driven by `nasperf lab` from the hop (which
 # reaches every agent): each run's transfers start together (the barrier: the start
 # skew is shorter than the shortest transfer, so they overlapped instead of taking
@@ -47,8 +48,9 @@ for iteration in 1 2 3; do
   shortest=$(awk -F, -v i=$iteration 'NR==1 { for (c=1;c<=NF;c++) { if ($c=="role") r=c; if ($c=="iteration") it=c; if ($c=="duration_s") d=c }; next }
     $r == "sender" && $it == i && (m == "" || $d < m) { m = $d } END { print m * 1000 }' "$csv")
   echo "run $iteration: start skew $skew ms (shortest transfer $shortest ms), aggregate $aggregate MB/s, sum of transfers $sum MB/s"
-  [ -n "$skew" ] && awk -v s="$skew" -v d="$shortest" 'BEGIN { exit !(s >= 0 && s < d) }' \
-    || fail "run $iteration: start skew $skew ms is not shorter than the shortest transfer ($shortest ms): the transfers took turns"
+  if [ -z "$skew" ] || ! awk -v s="$skew" -v d="$shortest" 'BEGIN { exit !(s >= 0 && s < d) }'; then
+    fail "run $iteration: start skew $skew ms is not shorter than the shortest transfer ($shortest ms): the transfers took turns"
+  fi
   awk -v a="$aggregate" -v b="$sum" 'BEGIN { d = a - b; exit !(d < 0.02 && d > -0.02) }' \
     || fail "run $iteration: aggregate $aggregate MB/s is not the sum of its transfers ($sum MB/s)"
   grep -q "^  = nas .* send *$aggregate" "$T/lab.log" 2>/dev/null || grep -q "= nas" "$T/lab.log" || fail "no aggregate line on the console"

@@ -1,3 +1,5 @@
+#!/usr/bin/env bash
+# shellcheck disable=SC2154  # NAME_PID, NAME_PORT...: set by lib.sh's start_*, lab_* and cpu_group with printf -v
 # Reads from the NAS (issue 15: sender --direction read), checked against the namespace
 # lab's ground truth. The array's reads are throttled to 60 MB/s (cgroup blkio):
 #   cold  - every run starts with the file's pages out of the NAS's page cache
@@ -55,7 +57,7 @@ done
 for pct in $(csv_role_col "$csv" receiver cache_resident_pct); do
   awk -v p="$pct" 'BEGIN { exit !(p >= 95) }' || fail "a warm run began with only $pct % cached"
 done
-[ -z "$(csv_role_col "$csv" receiver bottleneck | grep -x disk)" ] || fail "a warm read from RAM was called disk"
+if grep -qx disk <<<"$(csv_role_col "$csv" receiver bottleneck)"; then fail "a warm read from RAM was called disk"; fi
 warm_rates=$(csv_role_col "$csv" receiver mb_per_s | tr '\n' ' ')
 
 # --- direct: the file fully cached, read past the cache

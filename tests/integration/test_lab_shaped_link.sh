@@ -1,3 +1,5 @@
+#!/usr/bin/env bash
+# shellcheck disable=SC2154  # NAME_PID, NAME_PORT...: set by lib.sh's start_*, lab_* and cpu_group with printf -v
 # A link shaped to 1 Gb/s in the namespace lab (slow enough that a busy 2-core
 # machine still fills it, so both tools measure the shaper, not the CPU): the
 # sender's MB/s agrees with iperf3's on the same link within 3 %, and with

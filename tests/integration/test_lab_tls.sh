@@ -1,3 +1,5 @@
+#!/usr/bin/env bash
+# shellcheck disable=SC2154  # NAME_PID, NAME_PORT...: set by lib.sh's start_*, lab_* and cpu_group with printf -v
 # A lab run over TLS between three machines that never met: the NAS agent, the
 # client agent and the controller (on the hop) each have their own HOME and so their
 # own key. The controller refuses unknown agents until told --accept-new-agent-key;
@@ -35,6 +37,7 @@ PLAN
 capture() {
   rm -f "$T/tcpdump.log" "$T/tcpdump.pid"
   # tcpdump's own pid, not lab.sh's: only tcpdump flushes its file on SIGINT.
+  # shellcheck disable=SC2016  # $$, $1 and $2 are the inner sh's
   on_hop sh -c 'echo $$ >"$1"; exec tcpdump -i any -U -n -s 0 -w "$2" tcp' sh "$T/tcpdump.pid" "$1" \
     >"$T/tcpdump.log" 2>&1 &
   CAPTURE_PID=$!

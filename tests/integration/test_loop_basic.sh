@@ -1,3 +1,5 @@
+#!/usr/bin/env bash
+# shellcheck disable=SC2154  # NAME_PID, NAME_PORT...: set by lib.sh's start_*, lab_* and cpu_group with printf -v
 # Issue 2 "done when": a 3-run loop of a 256 MiB file gives 3 sender + 3 receiver
 # rows with status ok, the contract columns in order, and (--cleanup never) three
 # files byte-identical to the source.

@@ -1,3 +1,5 @@
+#!/usr/bin/env bash
+# shellcheck disable=SC2154  # NAME_PID, NAME_PORT...: set by lib.sh's start_*, lab_* and cpu_group with printf -v
 # Network facts on every row (DESIGN.md section 6): both roles record the MTU of
 # their interface toward the other end and the negotiated MSS; a link that reports
 # no speed (loopback, veth) leaves link_mbps and line_rate_pct empty unless the user
@@ -41,5 +43,6 @@ grep -q "window: 8.00 MiB socket buffers (--window)" "$T/window.log" || fail "no
 "$NASPERF" probe 127.0.0.1:"$rx_PORT" >"$T/probe.log" 2>&1 || fail "probe on loopback exited $?: $(cat "$T/probe.log")"
 grep -Eq "path MTU +$lo_mtu " "$T/probe.log" || fail "probe path MTU on loopback: $(cat "$T/probe.log")"
 "$NASPERF" sender --to 127.0.0.1:"$rx_PORT" --size 1MiB --link-speed fast 2>"$T/bad.err" && fail "--link-speed fast accepted"
-[ "$(wc -l <"$T/bad.err")" -eq 1 ] && grep -q -- "--link-speed" "$T/bad.err" || fail "bad --link-speed error: $(cat "$T/bad.err")"
+[ "$(wc -l <"$T/bad.err")" -eq 1 ] || fail "bad --link-speed error: $(cat "$T/bad.err")"
+grep -q -- "--link-speed" "$T/bad.err" || fail "bad --link-speed error: $(cat "$T/bad.err")"
 echo "ok: mtu/mss on both roles, unknown link empty, line_rate_pct $pct against --link-speed"

@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # Issue 18: the documentation's lab walkthroughs run as written. Every block marked
 # `<!-- walkthrough: NAME -->` is taken from the pages in $pages below (README.md, then
 # the docs/ guides that hold them; issue 26 moved them there) and run, in that order and
@@ -28,15 +29,16 @@ ln -s "$(cd "$(dirname "$NASPERF")" && pwd)" "$work/build"
 # The marked blocks, each announced, from these pages in this order (the walkthroughs
 # build on each other: one lab, one token, one shell). A page that gains a walkthrough
 # goes into this list; one missing from it fails below rather than being skipped.
-pages="README.md docs/guides/lab.md docs/guides/multi-host.md docs/guides/reads.md"
+pages=(README.md docs/guides/lab.md docs/guides/multi-host.md docs/guides/reads.md)
 script=$T/walkthroughs.sh
 (cd "$src" && awk '/^<!-- walkthrough: / { name = $3; want = 1; next }
      want && /^```sh$/ { print "echo \"=== walkthrough " name "\""; inside = 1; want = 0; next }
      inside && /^```$/ { inside = 0; next }
-     inside { print }' $pages) >"$script"
+     inside { print }' "${pages[@]}") >"$script"
 names=$(sed -n 's/^echo "=== walkthrough \(.*\)"$/\1/p' "$script" | tr '\n' ' ')
-[ "$names" = "cache-vs-array mtu-1500 jumbo-switch three-clients reads " ] || fail "walkthroughs in $pages: '$names'"
-elsewhere=$(cd "$src" && grep -l '^<!-- walkthrough: ' README.md $(find docs -name '*.md' | sort) | grep -vxF -f <(tr ' ' '\n' <<<"$pages") || true)
+[ "$names" = "cache-vs-array mtu-1500 jumbo-switch three-clients reads " ] || fail "walkthroughs in ${pages[*]}: '$names'"
+mapfile -t doc_pages < <(cd "$src" && find docs -name '*.md' | sort)
+elsewhere=$(cd "$src" && { grep -l '^<!-- walkthrough: ' README.md "${doc_pages[@]}" | grep -vxF -f <(printf '%s\n' "${pages[@]}") || true; })
 [ -z "$elsewhere" ] || fail "walkthroughs in pages this test does not run: $elsewhere (add them to \$pages)"
 if grep -n "sudo" "$script"; then fail "a walkthrough uses sudo: root without sudo must work as written"; fi
 
@@ -122,5 +124,5 @@ within 10 "$direct" "$direct_truth" || fail "direct reads of a warm file ran at 
 [ "$(read_rows array-direct bottleneck | sort -u)" = disk ] || fail "direct reads' verdicts: $(read_rows array-direct bottleneck | sort -u)"
 read_rows array-direct cache_resident_pct | awk '$1 < 95 { exit 1 }' || fail "a direct read's file was not resident: the text says 100"
 in_section reads "compare by cache" || fail "compare printed no table: $(section reads | tail)"
-echo "ok: the walkthroughs ($pages) ran as written: array $array MB/s (disk), cache $cache MB/s, MTU 1500, the switch, three clients," \
+echo "ok: the walkthroughs (${pages[*]}) ran as written: array $array MB/s (disk), cache $cache MB/s, MTU 1500, the switch, three clients," \
   "reads cold $cold MB/s, warm $warm MB/s, direct $direct MB/s"

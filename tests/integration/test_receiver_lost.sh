@@ -1,3 +1,5 @@
+#!/usr/bin/env bash
+# shellcheck disable=SC2154  # NAME_PID, NAME_PORT...: set by lib.sh's start_*, lab_* and cpu_group with printf -v
 # A receiver that dies mid-loop: after the first of 4 transfers the receiver is
 # killed with SIGKILL. The sender must not hang: it finishes on its own with exit 1,
 # and transfers.csv has 4 sender rows, the first ok, the other three failed with a

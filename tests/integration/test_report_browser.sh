@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # `nasperf demo` writes an HTML report and prints its path; opened in headless
 # Chromium, every chart has non-empty geometry: each SVG is laid out at its size and
 # its data marks (points, lines, boxes) cover a non-empty area inside the chart.

@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # `nasperf report` and `nasperf compare` on CSVs written by hand: a real 30%
 # difference on 5 vs 5 runs is called "faster by", a second sample of the same
 # configuration "no significant difference"; warm-ups and failures stay out;
@@ -62,7 +63,8 @@ rc=0; "$NASPERF" report "$T/bad.csv" >"$T/bad.log" 2>&1 || rc=$?
 grep -q "bad.csv:3: 5 fields, the header has 33" "$T/bad.log" || fail "error does not name file and line: $(cat "$T/bad.log")"
 { echo "$header"; row x 1 fast; } >"$T/nan.csv"
 rc=0; "$NASPERF" compare "$T/nan.csv" >"$T/nan.log" 2>&1 || rc=$?
-[ "$rc" -eq 1 ] && grep -q "nan.csv:2: column mb_per_s: 'fast' is not a number" "$T/nan.log" \
+[ "$rc" -eq 1 ] || fail "bad number: exit $rc, expected 1: $(cat "$T/nan.log")"
+grep -q "nan.csv:2: column mb_per_s: 'fast' is not a number" "$T/nan.log" \
   || fail "bad number not reported with file and line: $(cat "$T/nan.log")"
 
 # Usage errors: one line, exit 2.
@@ -72,5 +74,6 @@ rc=0; "$NASPERF" compare "$T/day1" --by colour >"$T/usage.log" 2>&1 || rc=$?
 rc=0; "$NASPERF" report >"$T/usage2.log" 2>&1 || rc=$?
 [ "$rc" -eq 2 ] || fail "report without inputs: exit $rc, expected 2"
 rc=0; "$NASPERF" compare "$T/day1" --baseline nope >"$T/nobase.log" 2>&1 || rc=$?
-[ "$rc" -eq 1 ] && grep -q "baseline 'nope'" "$T/nobase.log" || fail "unknown baseline: $(cat "$T/nobase.log")"
+[ "$rc" -eq 1 ] || fail "unknown baseline: exit $rc, expected 1: $(cat "$T/nobase.log")"
+grep -q "baseline 'nope'" "$T/nobase.log" || fail "unknown baseline: $(cat "$T/nobase.log")"
 echo "ok: compare tells 30% from noise on 5 vs 5; report skips warm-ups and failures; errors name file and line"

@@ -1,3 +1,5 @@
+#!/usr/bin/env bash
+# shellcheck disable=SC2154  # NAME_PID, NAME_PORT...: set by lib.sh's start_*, lab_* and cpu_group with printf -v
 # Issue 12, row 3: a slow-header flood on the data port. 256 connections from
 # another address (127.0.0.2) send their header one byte a second. A real sender
 # from 127.0.0.1 still gets its transfers through; the receiver closes every flood

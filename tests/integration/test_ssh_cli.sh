@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # Issue 5, the command line of the SSH transports (no sshd, no root): a bad --to,
 # SSH-only flags with the native transport, agent-only flags with scp/sftp, and a
 # server that is not there are one-line errors with the right exit status.

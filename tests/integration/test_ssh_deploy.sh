@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # Issue 13 item 5: nothing installed on the NAS beyond sshd. The lab's NAS runs only
 # a real sshd (no nasperf on its PATH); `nasperf sender --to root@NAS:/dir` uploads the
 # static binary over SFTP into a per-user cache there, starts a receiver with it,
@@ -8,7 +9,7 @@
 # leaves nothing running and no partial file. `nasperf lab --ssh` uses the same cache for an agent.
 source "$(dirname "$0")/lib.sh"
 src=$(cd "$(dirname "$0")/../.." && pwd)
-static=$(ls -t "$src"/dist/nasperf-*-linux-x86_64 2>/dev/null | head -1 || true)
+static=$(newest "$src"/dist/nasperf-*-linux-x86_64)
 [ -n "$static" ] || skip "no dist/nasperf-*-linux-x86_64: run scripts/package.sh first (test.sh does)"
 [ "$(uname -m)" = x86_64 ] || skip "the test's NAS is this x86_64 machine"
 

@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # Issue 5: the NAS's file system fills up during an sftp transfer (something else
 # writes there after nasperf's free-space check). The server refuses a write; the
 # row is failed with the server's reason, the partial file is deleted, and once the

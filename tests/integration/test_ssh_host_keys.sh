@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # Issue 5: host keys and logins like OpenSSH. An unknown host key stops the run
 # with its SHA256 fingerprint; --accept-new-host-key records it and the next run
 # needs no flag; a changed key is refused even with that flag; a wrong identity is

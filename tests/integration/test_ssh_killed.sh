@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # Issue 5: sshd dies in the middle of an sftp transfer. The sender writes a failed
 # row with the reason and exits non-zero; the next run reports the connection error
 # in one line and exits non-zero, with no row.

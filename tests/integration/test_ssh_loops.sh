@@ -1,3 +1,5 @@
+#!/usr/bin/env bash
+# shellcheck disable=SC2154  # NAME_PID, NAME_PORT...: set by lib.sh's start_*, lab_* and cpu_group with printf -v
 # Issue 5: the scp and sftp transports against a real sshd. Both loops land files
 # byte-identical to the source and write ok sender rows (no receiver rows: there is
 # no agent) into the same transfers.csv as a native run, so they compare side by
@@ -92,7 +94,8 @@ csv_role_all "$csv" sender direction read
 csv_role_all "$csv" sender bytes 50331648
 [ -z "$(csv_role_col "$csv" sender cache | sort -u)" ] || fail "an sftp read claims a cache state"
 for f in "$T"/pulled/nasperf-*.dat; do cmp -s "$T/src.bin" "$f" || fail "$f differs from the remote file"; done
-[ "$(ls "$T"/pulled/nasperf-*.dat | wc -l)" = 2 ] || fail "expected 2 pulled files: $(ls "$T/pulled")"
+pulled=("$T"/pulled/nasperf-*.dat)
+[ "${#pulled[@]}" -eq 2 ] || fail "expected 2 pulled files: $(ls "$T/pulled")"
 [ -f "$T/remote/movie.mov" ] || fail "the remote file was removed after a read"
 if ssh_sender sftp --direction read --remote-file nothing-here --runs 1 --out "$T/reads-missing" >"$T/missing.log" 2>&1; then
   fail "a read of a missing remote file succeeded"

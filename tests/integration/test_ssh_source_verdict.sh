@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # The verdict matrix for scp and sftp (issue 17): over SSH only the sender's own side
 # can be told apart, so a --file whose disk reads slower than SSH carries (a loop
 # disk throttled to 40 MB/s for reads) is named `source` on the row, at the rate that

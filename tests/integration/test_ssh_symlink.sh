@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # Issue 12, row 9: a symlink where nasperf would write on the SSH server (planted
 # in a shared directory, pointing out of it, even dangling) is never written
 # through: scp and sftp both refuse the transfer as "already exists", and the

@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # Issue 13: the self-contained binary (scripts/package.sh) works with nothing else on
 # the machine. It is copied alone into an empty directory (plus /etc/hosts, /dev/null
 # and /tmp), chrooted into, and runs a receiver and a sender against each other over
@@ -5,7 +6,7 @@
 source "$(dirname "$0")/lib.sh"
 need_root "chroot and a bind mount"
 src=$(cd "$(dirname "$0")/../.." && pwd)
-binary=$(ls -t "$src"/dist/nasperf-*-linux-"$(uname -m)" 2>/dev/null | head -1 || true)
+binary=$(newest "$src"/dist/nasperf-*-linux-"$(uname -m)")
 [ -n "$binary" ] || skip "no dist/nasperf-*-linux-$(uname -m): run scripts/package.sh first (test.sh does)"
 
 file "$binary" | grep -q "statically linked" || fail "$binary is not statically linked: $(file -b "$binary")"

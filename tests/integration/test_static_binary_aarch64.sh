@@ -1,9 +1,10 @@
+#!/usr/bin/env bash
 # Issue 13: the aarch64 build of the self-contained binary (NASPERF_AARCH64=1
 # scripts/package.sh) runs a receiver and a sender against each other over loopback
 # under qemu-aarch64-static, `localhost` resolved, with ok rows in the CSV.
 source "$(dirname "$0")/lib.sh"
 src=$(cd "$(dirname "$0")/../.." && pwd)
-binary=$(ls -t "$src"/dist/nasperf-*-linux-aarch64 2>/dev/null | head -1 || true)
+binary=$(newest "$src"/dist/nasperf-*-linux-aarch64)
 [ -n "$binary" ] || skip "no dist/nasperf-*-linux-aarch64: NASPERF_AARCH64=1 scripts/package.sh builds it"
 command -v qemu-aarch64-static >/dev/null || skip "no qemu-aarch64-static (package qemu-user-static)"
 

@@ -1,3 +1,5 @@
+#!/usr/bin/env bash
+# shellcheck disable=SC2154  # NAME_PID, NAME_PORT...: set by lib.sh's start_*, lab_* and cpu_group with printf -v
 # Several transfers at once and the cleanup policies: --streams 3 runs three files
 # and connections per iteration in parallel (each a row per role, each its own
 # file name); --cleanup end keeps files until the run ends, then removes them;

@@ -1,3 +1,5 @@
+#!/usr/bin/env bash
+# shellcheck disable=SC2154  # NAME_PID, NAME_PORT...: set by lib.sh's start_*, lab_* and cpu_group with printf -v
 # TLS with no set-up, as two machines meet: the receiver and collector run with one
 # HOME (the NAS), the sender, probe and flush with another (the client), so each side
 # has its own key. A first contact is refused with one line that names the key and
@@ -44,7 +46,8 @@ grep -q -- "--accept-new-agent-key" "$T/first.err" || fail "the refusal does not
 [ ! -e "$known" ] || fail "an unknown key was pinned without the flag: $(cat "$known")"
 rc=0
 as_client "$NASPERF" probe "127.0.0.1:$rx_PORT" >"$T/probe.out" 2>"$T/probe.err" || rc=$?
-[ "$rc" -ne 0 ] && grep -q "not in .*known_agents" "$T/probe.err" || fail "probe trusted an unknown key: $(cat "$T/probe.err")"
+[ "$rc" -ne 0 ] || fail "probe trusted an unknown key: $(cat "$T/probe.err")"
+grep -q "not in .*known_agents" "$T/probe.err" || fail "probe trusted an unknown key: $(cat "$T/probe.err")"
 
 # Pinned on request, then trusted without the flag.
 send pin --accept-new-agent-key
@@ -71,7 +74,7 @@ old_port=$rx_PORT
 as_nas start_receiver rx --target "$T/target" --min-free off --listen "127.0.0.1:$old_port"
 [ "$rx_PORT" = "$old_port" ] || fail "the receiver did not come back on port $old_port"
 new_fingerprint=$(sed -n 's/.*TLS key \(SHA256:[^ ]*\) (new.*/\1/p' "$T/rx.log")
-[ -n "$new_fingerprint" ] && [ "$new_fingerprint" != "$fingerprint" ] || fail "no new key: $(cat "$T/rx.log")"
+[[ -n $new_fingerprint && $new_fingerprint != "$fingerprint" ]] || fail "no new key: $(cat "$T/rx.log")"
 cp "$known" "$T/known.before"
 send changed --accept-new-agent-key
 [ "$rc" -ne 0 ] || fail "a changed key was accepted"
@@ -79,7 +82,7 @@ one_error "$T/changed.err"
 grep -q "TLS key changed: .*known_agents line 2 says $fingerprint, it now shows $new_fingerprint" "$T/changed.err" \
   || fail "the refusal does not say what changed: $(cat "$T/changed.err")"
 cmp -s "$known" "$T/known.before" || fail "known_agents changed: $(cat "$known")"
-ls "$T/target" | grep -q . && fail "a file reached the target of an unverified receiver: $(ls "$T/target")"
+! compgen -G "$T/target/*" >/dev/null || fail "a file reached the target of an unverified receiver: $(ls "$T/target")"
 alive "$rx_PID" || fail "the receiver died"
 
 # --plaintext on both ends: works, and says what it gives up.
