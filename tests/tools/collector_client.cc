@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -55,6 +56,69 @@ proto::TransferReport MakeReport(const std::string& run, int iteration, int stre
   return r;
 }
 
+// THREADS reporters x N distinct reports each, one channel per reporter.
+int Flood(const HostPort& address, const std::string& token, const std::shared_ptr<const PeerTrust>& trust, const std::string& run,
+          int threads, int per_thread) {
+  std::vector<std::thread> workers;
+  std::vector<int> failures(threads, 0);
+  std::vector<std::string> first_error(threads);
+  int64_t start = MonoNanos();
+  for (int t = 0; t < threads; ++t) {
+    workers.emplace_back([&, t] {
+      CollectorClient client(address, token, trust);  // one channel per reporter
+      for (int i = 0; i < per_thread; ++i) {
+        auto stored = client.Report(MakeReport(run, i, t));
+        if (!stored.ok() || *stored) {
+          if (failures[t]++ == 0) {
+            first_error[t] = stored.ok() ? "taken for a duplicate" : std::string(stored.status().message());
+          }
+        }
+      }
+    });
+  }
+  for (auto& w : workers) w.join();
+  double seconds = NanosToSeconds(MonoNanos() - start);
+  int failed = 0;
+  std::string why;
+  for (int t = 0; t < threads; ++t) {
+    failed += failures[t];
+    if (failures[t] > 0 && why.empty()) why = absl::StrCat(" (reporter ", t, ", first: ", first_error[t], ")");
+  }
+  std::printf("run_id=%s reports=%d seconds=%.3f reports_per_s=%.0f failed=%d\n", run.c_str(),
+              threads * per_thread, seconds, threads * per_thread / seconds, failed);
+  return failed == 0 ? 0 : Fail(absl::StrCat(failed, " reports failed or were duplicates", why));
+}
+
+// Oversized and malformed fields: every one must be refused as INVALID_ARGUMENT.
+int Malformed(const HostPort& address, const std::string& token, const std::shared_ptr<const PeerTrust>& trust, const std::string& run) {
+  CollectorClient client(address, token, trust);
+  std::vector<std::pair<std::string, proto::TransferReport>> cases;
+  auto add = [&](const std::string& name, auto mutate) {
+    proto::TransferReport r = MakeReport(run, 1, 0);
+    mutate(r);
+    cases.emplace_back(name, r);
+  };
+  add("huge label", [](proto::TransferReport& r) { r.set_label(std::string(100000, 'x')); });
+  add("huge error", [](proto::TransferReport& r) { r.set_error(std::string(100000, 'e')); });
+  add("bad role", [](proto::TransferReport& r) { r.set_role("admin"); });
+  add("bad status", [](proto::TransferReport& r) { r.set_status("great"); });
+  add("path run id", [](proto::TransferReport& r) { r.set_run_id("../../etc"); });
+  add("empty run id", [](proto::TransferReport& r) { r.set_run_id(""); });
+  add("NaN rate", [](proto::TransferReport& r) { r.set_mb_per_s(std::nan("")); });
+  add("negative duration", [](proto::TransferReport& r) { r.set_duration_s(-1); });
+  add("NUL in host", [](proto::TransferReport& r) { r.set_host(std::string("a\0b", 3)); });
+  add("stream out of range", [](proto::TransferReport& r) { r.set_stream(5000); });
+  add("bad sample", [](proto::TransferReport& r) { r.mutable_samples(0)->set_t_s(-5); });
+  for (const auto& [name, report] : cases) {
+    auto result = client.Report(report);
+    if (result.ok() || !absl::IsInvalidArgument(result.status())) {
+      return Fail(absl::StrCat(name, ": expected INVALID_ARGUMENT, got ",
+                               result.ok() ? "OK" : result.status().ToString()));
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -94,63 +158,9 @@ int main(int argc, char** argv) {
     if (args.size() > 4 && (!absl::SimpleAtoi(args[3], &threads) || !absl::SimpleAtoi(args[4], &per_thread))) {
       return Fail("flood THREADS N");
     }
-    std::vector<std::thread> workers;
-    std::vector<int> failures(threads, 0);
-    std::vector<std::string> first_error(threads);
-    int64_t start = MonoNanos();
-    for (int t = 0; t < threads; ++t) {
-      workers.emplace_back([&, t] {
-        CollectorClient client(*address, token, *trust);  // one channel per reporter
-        for (int i = 0; i < per_thread; ++i) {
-          auto stored = client.Report(MakeReport(run, i, t));
-          if (!stored.ok() || *stored) {
-            if (failures[t]++ == 0) {
-              first_error[t] = stored.ok() ? "taken for a duplicate" : std::string(stored.status().message());
-            }
-          }
-        }
-      });
-    }
-    for (auto& w : workers) w.join();
-    double seconds = NanosToSeconds(MonoNanos() - start);
-    int failed = 0;
-    std::string why;
-    for (int t = 0; t < threads; ++t) {
-      failed += failures[t];
-      if (failures[t] > 0 && why.empty()) why = absl::StrCat(" (reporter ", t, ", first: ", first_error[t], ")");
-    }
-    std::printf("run_id=%s reports=%d seconds=%.3f reports_per_s=%.0f failed=%d\n", run.c_str(),
-                threads * per_thread, seconds, threads * per_thread / seconds, failed);
-    return failed == 0 ? 0 : Fail(absl::StrCat(failed, " reports failed or were duplicates", why));
+    return Flood(*address, token, *trust, run, threads, per_thread);
   }
-  if (mode == "malformed") {
-    CollectorClient client(*address, token, *trust);
-    std::vector<std::pair<std::string, proto::TransferReport>> cases;
-    auto add = [&](const std::string& name, auto mutate) {
-      proto::TransferReport r = MakeReport(run, 1, 0);
-      mutate(r);
-      cases.emplace_back(name, r);
-    };
-    add("huge label", [](proto::TransferReport& r) { r.set_label(std::string(100000, 'x')); });
-    add("huge error", [](proto::TransferReport& r) { r.set_error(std::string(100000, 'e')); });
-    add("bad role", [](proto::TransferReport& r) { r.set_role("admin"); });
-    add("bad status", [](proto::TransferReport& r) { r.set_status("great"); });
-    add("path run id", [](proto::TransferReport& r) { r.set_run_id("../../etc"); });
-    add("empty run id", [](proto::TransferReport& r) { r.set_run_id(""); });
-    add("NaN rate", [](proto::TransferReport& r) { r.set_mb_per_s(std::nan("")); });
-    add("negative duration", [](proto::TransferReport& r) { r.set_duration_s(-1); });
-    add("NUL in host", [](proto::TransferReport& r) { r.set_host(std::string("a\0b", 3)); });
-    add("stream out of range", [](proto::TransferReport& r) { r.set_stream(5000); });
-    add("bad sample", [](proto::TransferReport& r) { r.mutable_samples(0)->set_t_s(-5); });
-    for (const auto& [name, report] : cases) {
-      auto result = client.Report(report);
-      if (result.ok() || !absl::IsInvalidArgument(result.status())) {
-        return Fail(absl::StrCat(name, ": expected INVALID_ARGUMENT, got ",
-                                 result.ok() ? "OK" : result.status().ToString()));
-      }
-    }
-    return 0;
-  }
+  if (mode == "malformed") return Malformed(*address, token, *trust, run);
   if (mode == "wrong-token") {
     CollectorClient client(*address, token + "x", *trust);
     auto result = client.Report(MakeReport(run, 1, 0));

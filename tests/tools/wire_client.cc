@@ -68,6 +68,115 @@ std::string Header(uint64_t id, const std::string& ticket, uint64_t length) {
   return std::string(bytes.begin(), bytes.end());
 }
 
+// Junk on the control port: the receiver must survive it (the caller checks).
+int ControlGarbage(const HostPort& control) {
+  auto sock = ConnectTcp(control, 5);
+  if (!sock.ok()) return Fail(std::string(sock.status().message()));
+  std::string junk(4096, '\0');
+  RandomBytes(junk.data(), junk.size());
+  (void)WriteAll(sock->get(), junk.data(), junk.size(), "send");
+  ::shutdown(sock->get(), SHUT_WR);
+  SetReceiveTimeout(sock->get(), 10);
+  char buf[4096];
+  while (::read(sock->get(), buf, sizeof buf) > 0) {
+  }
+  return 0;  // the receiver's liveness is checked by the caller afterwards
+}
+
+int BadPathFacts(ReceiverClient& client, uint64_t size) {
+  // Path facts a sender passes along must be plausible, or line_rate_pct divides by 0.
+  for (int field = 0; field < 3; ++field) {
+    proto::OpenTransferRequest request;
+    request.set_run_id("wire-bad-path-facts");
+    request.set_size(size);
+    if (field == 0) request.set_path_mtu(1);
+    if (field == 1) request.set_link_mbps(4'000'000'000u);
+    if (field == 2) request.set_window_bytes(1ULL << 40);
+    auto open = client.OpenTransfer(request);
+    if (open.ok() || !absl::IsInvalidArgument(open.status())) {
+      return Fail(absl::StrCat("implausible path fact ", field, " was not refused: ", open.status().ToString()));
+    }
+  }
+  return 0;
+}
+
+int ReadUnserved(ReceiverClient& client) {
+  proto::OpenTransferRequest request;
+  request.set_run_id("wire-read-unserved");
+  request.set_size(6);
+  request.set_direction("read");
+  request.set_read_file("secret.txt");
+  request.set_cache("cold");
+  auto open = client.OpenTransfer(request);
+  if (open.ok() || !absl::IsPermissionDenied(open.status())) {
+    return Fail(absl::StrCat("a read of the user's file was not refused: ", open.status().ToString()));
+  }
+  return 0;
+}
+
+int ReadStall(ReceiverClient& client, const HostPort& data, uint64_t size) {
+  proto::PrepareReadRequest prepare;
+  prepare.set_run_id("wire-read-stall");
+  prepare.set_size(size);
+  prepare.set_cache("cold");
+  auto prepared = client.PrepareRead(prepare);
+  if (!prepared.ok()) return Fail(std::string(prepared.status().message()));
+  proto::OpenTransferRequest request;
+  request.set_run_id("wire-read-stall");
+  request.set_size(prepared->length());
+  request.set_direction("read");
+  request.set_read_file(prepared->file());
+  request.set_cache("cold");
+  auto open = client.OpenTransfer(request);
+  if (!open.ok()) return Fail(std::string(open.status().message()));
+  auto sock = ConnectTcp(data, 5);
+  if (!sock.ok()) return Fail(std::string(sock.status().message()));
+  // A small window, so the stall reaches the receiver quickly; then nothing is read.
+  SetSocketBuffer(sock->get(), SO_RCVBUF, 64 << 10);
+  std::string header = Header(open->transfer_id(), open->ticket(), prepared->length());
+  if (!WriteAll(sock->get(), header.data(), header.size(), "send").ok()) return Fail("header not sent");
+  // Held open and unread until the receiver gives up and closes its end (seen as
+  // POLLRDHUP with its bytes still unread), for at most 60 s.
+  pollfd watch{sock->get(), POLLRDHUP, 0};
+  for (int waited_ms = 0; waited_ms < 60000; waited_ms += 100) {
+    if (::poll(&watch, 1, 100) > 0 && (watch.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0) {
+      (void)client.EndRun("wire-read-stall");  // the laid-out file goes, as after any read run
+      return 0;
+    }
+  }
+  return Fail("the receiver kept a stalled read open for 60 s");
+}
+
+// The modes that spend a real ticket on the data port.
+int TicketModes(ReceiverClient& client, const HostPort& data, const std::string& mode, uint64_t size) {
+  proto::OpenTransferRequest request;
+  request.set_run_id(absl::StrCat("wire-", mode));
+  request.set_size(size);
+  request.set_cleanup("each");
+  auto open = client.OpenTransfer(request);
+  if (!open.ok()) return Fail(std::string(open.status().message()));
+  std::string header = Header(open->transfer_id(), open->ticket(), size);
+
+  if (mode == "ok") {
+    return Exchange(data, header, size) == Answer::kOkTrailer ? 0 : Fail("a good transfer failed");
+  }
+  if (mode == "reuse") {
+    if (Exchange(data, header, size) != Answer::kOkTrailer) return Fail("first use of the ticket failed");
+    return Exchange(data, header, size) == Answer::kRefusalTrailer ? 0 : Fail("reused ticket was not refused");
+  }
+  if (mode == "expired") {
+    // The expiry is a property of time itself: wait past the ticket's TTL.
+    std::this_thread::sleep_for(std::chrono::milliseconds(
+        static_cast<int64_t>(open->ticket_ttl_s() * 1000) + 500));
+    return Exchange(data, header, size) == Answer::kRefusalTrailer ? 0 : Fail("expired ticket was not refused");
+  }
+  if (mode == "wrong-length") {
+    std::string bad = Header(open->transfer_id(), open->ticket(), size + 1);
+    return Exchange(data, bad, size + 1) == Answer::kRefusalTrailer ? 0 : Fail("wrong length was not refused");
+  }
+  return Fail(absl::StrCat("unknown mode ", mode));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -80,19 +189,7 @@ int main(int argc, char** argv) {
   uint64_t size = 1 << 20;
   if (argc > 4 && !absl::SimpleAtoi(argv[4], &size)) return Fail("bad SIZE");
 
-  if (mode == "control-garbage") {
-    auto sock = ConnectTcp(*control, 5);
-    if (!sock.ok()) return Fail(std::string(sock.status().message()));
-    std::string junk(4096, '\0');
-    RandomBytes(junk.data(), junk.size());
-    (void)WriteAll(sock->get(), junk.data(), junk.size(), "send");
-    ::shutdown(sock->get(), SHUT_WR);
-    SetReceiveTimeout(sock->get(), 10);
-    char buf[4096];
-    while (::read(sock->get(), buf, sizeof buf) > 0) {
-    }
-    return 0;  // the receiver's liveness is checked by the caller afterwards
-  }
+  if (mode == "control-garbage") return ControlGarbage(*control);
 
   auto trust = PeerTrust::Create({});  // TLS; the receiver runs with this HOME's own key
   if (!trust.ok()) return Fail(std::string(trust.status().message()));
@@ -120,93 +217,8 @@ int main(int argc, char** argv) {
     return Exchange(data, header) == Answer::kClosed ? 0 : Fail("truncated header got an answer");
   }
 
-  if (mode == "bad-path-facts") {
-    // Path facts a sender passes along must be plausible, or line_rate_pct divides by 0.
-    for (int field = 0; field < 3; ++field) {
-      proto::OpenTransferRequest request;
-      request.set_run_id("wire-bad-path-facts");
-      request.set_size(size);
-      if (field == 0) request.set_path_mtu(1);
-      if (field == 1) request.set_link_mbps(4'000'000'000u);
-      if (field == 2) request.set_window_bytes(1ULL << 40);
-      auto open = client.OpenTransfer(request);
-      if (open.ok() || !absl::IsInvalidArgument(open.status())) {
-        return Fail(absl::StrCat("implausible path fact ", field, " was not refused: ", open.status().ToString()));
-      }
-    }
-    return 0;
-  }
-
-  if (mode == "read-unserved") {
-    proto::OpenTransferRequest request;
-    request.set_run_id("wire-read-unserved");
-    request.set_size(6);
-    request.set_direction("read");
-    request.set_read_file("secret.txt");
-    request.set_cache("cold");
-    auto open = client.OpenTransfer(request);
-    if (open.ok() || !absl::IsPermissionDenied(open.status())) {
-      return Fail(absl::StrCat("a read of the user's file was not refused: ", open.status().ToString()));
-    }
-    return 0;
-  }
-  if (mode == "read-stall") {
-    proto::PrepareReadRequest prepare;
-    prepare.set_run_id("wire-read-stall");
-    prepare.set_size(size);
-    prepare.set_cache("cold");
-    auto prepared = client.PrepareRead(prepare);
-    if (!prepared.ok()) return Fail(std::string(prepared.status().message()));
-    proto::OpenTransferRequest request;
-    request.set_run_id("wire-read-stall");
-    request.set_size(prepared->length());
-    request.set_direction("read");
-    request.set_read_file(prepared->file());
-    request.set_cache("cold");
-    auto open = client.OpenTransfer(request);
-    if (!open.ok()) return Fail(std::string(open.status().message()));
-    auto sock = ConnectTcp(data, 5);
-    if (!sock.ok()) return Fail(std::string(sock.status().message()));
-    // A small window, so the stall reaches the receiver quickly; then nothing is read.
-    SetSocketBuffer(sock->get(), SO_RCVBUF, 64 << 10);
-    std::string header = Header(open->transfer_id(), open->ticket(), prepared->length());
-    if (!WriteAll(sock->get(), header.data(), header.size(), "send").ok()) return Fail("header not sent");
-    // Held open and unread until the receiver gives up and closes its end (seen as
-    // POLLRDHUP with its bytes still unread), for at most 60 s.
-    pollfd watch{sock->get(), POLLRDHUP, 0};
-    for (int waited_ms = 0; waited_ms < 60000; waited_ms += 100) {
-      if (::poll(&watch, 1, 100) > 0 && (watch.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0) {
-        (void)client.EndRun("wire-read-stall");  // the laid-out file goes, as after any read run
-        return 0;
-      }
-    }
-    return Fail("the receiver kept a stalled read open for 60 s");
-  }
-
-  proto::OpenTransferRequest request;
-  request.set_run_id(absl::StrCat("wire-", mode));
-  request.set_size(size);
-  request.set_cleanup("each");
-  auto open = client.OpenTransfer(request);
-  if (!open.ok()) return Fail(std::string(open.status().message()));
-  std::string header = Header(open->transfer_id(), open->ticket(), size);
-
-  if (mode == "ok") {
-    return Exchange(data, header, size) == Answer::kOkTrailer ? 0 : Fail("a good transfer failed");
-  }
-  if (mode == "reuse") {
-    if (Exchange(data, header, size) != Answer::kOkTrailer) return Fail("first use of the ticket failed");
-    return Exchange(data, header, size) == Answer::kRefusalTrailer ? 0 : Fail("reused ticket was not refused");
-  }
-  if (mode == "expired") {
-    // The expiry is a property of time itself: wait past the ticket's TTL.
-    std::this_thread::sleep_for(std::chrono::milliseconds(
-        static_cast<int64_t>(open->ticket_ttl_s() * 1000) + 500));
-    return Exchange(data, header, size) == Answer::kRefusalTrailer ? 0 : Fail("expired ticket was not refused");
-  }
-  if (mode == "wrong-length") {
-    std::string bad = Header(open->transfer_id(), open->ticket(), size + 1);
-    return Exchange(data, bad, size + 1) == Answer::kRefusalTrailer ? 0 : Fail("wrong length was not refused");
-  }
-  return Fail(absl::StrCat("unknown mode ", mode));
+  if (mode == "bad-path-facts") return BadPathFacts(client, size);
+  if (mode == "read-unserved") return ReadUnserved(client);
+  if (mode == "read-stall") return ReadStall(client, data, size);
+  return TicketModes(client, data, mode, size);
 }
