@@ -14,7 +14,7 @@ packages=(
   libre2-dev libc-ares-dev zlib1g-dev file podman runc
   clang libclang-rt-14-dev
   openssh-server openssh-client iperf3 iproute2 e2fsprogs util-linux procps python3 binutils tcpdump
-  shellcheck
+  shellcheck clang-format universal-ctags
 )
 [ "${NASPERF_WITH_BROWSER:-0}" = 1 ] && packages+=(chromium)
 [ "${NASPERF_WITH_FIO:-0}" = 1 ] && packages+=(fio)
