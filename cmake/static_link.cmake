@@ -1,6 +1,6 @@
 # Debian's CMake packages (gRPC, Abseil, libssh, ...) import shared libraries. For a
 # static build every imported target found so far is pointed at the static archive
-# beside its .so, which Debian ships for all of them (docs/DESIGN.md, packaging).
+# beside its .so, which Debian ships for all of them (docs/DESIGN.md §8b, the self-contained binary).
 function(use_static_archives)
   get_directory_property(imported IMPORTED_TARGETS)
   foreach(target ${imported})

@@ -184,7 +184,7 @@ absl::StatusOr<std::vector<size_t>> CheckTransfersHeader(const std::string& path
 std::string QuotedLine(const std::vector<std::string>& cells, size_t width) {
   std::vector<std::string> quoted;
   for (const std::string& c : cells) quoted.push_back(CsvQuote(c));
-  quoted.resize(width);  // an older row's new cells: empty, "unknown" (DESIGN.md section 5)
+  quoted.resize(width);  // an older row's new cells: empty, "unknown" (docs/DESIGN.md §5, CSV contract)
   return CsvLine(quoted);
 }
 

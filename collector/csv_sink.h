@@ -1,4 +1,4 @@
-// The CSV files users' spreadsheets depend on (DESIGN.md section 5): transfers.csv and
+// The CSV files users' spreadsheets depend on (docs/DESIGN.md §5, the CSV contract): transfers.csv and
 // samples.csv in one directory. Rows are appended with one write each and synced
 // before Append returns; a report already written (same run id, role, host, iteration,
 // stream and transfer id) is skipped, also across restarts: the keys are rebuilt from

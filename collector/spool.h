@@ -1,5 +1,5 @@
-// A ReportSink that never makes a transfer wait on the collector (DESIGN.md section
-// 5: no result is lost because the collector was down). Submit() stores the report
+// A ReportSink that never makes a transfer wait on the collector (docs/DESIGN.md §5,
+// the CSV contract: no result is lost because the collector was down). Submit() stores the report
 // in a spool directory - one file per report, fsynced, renamed into place - and
 // wakes a delivery thread that sends spooled files to the collector with backoff and
 // deletes each once acknowledged. Files left by an earlier run, or by another agent

@@ -1,4 +1,4 @@
-// The columns of transfers.csv (DESIGN.md section 5), each declared once: its name,
+// The columns of transfers.csv (docs/DESIGN.md §5, the CSV contract), each declared once: its name,
 // place in the contract, format, unit, bound and meaning. The collector's header and
 // rows, CheckReport, the report reader and docs/reference/csv.md all walk this table.
 // The table is built on first use and never changes after: thread-safe.

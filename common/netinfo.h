@@ -1,4 +1,4 @@
-// Facts about the network path (DESIGN.md section 6): which local interface leads to
+// Facts about the network path (docs/DESIGN.md §6, measurement semantics): which local interface leads to
 // a peer, its MTU and negotiated link speed (from sysfs; unknown stays unknown), and
 // the TCP goodput ceiling a link of that speed and MTU allows. Thread-safe.
 #ifndef NASPERF_COMMON_NETINFO_H_

@@ -1,5 +1,5 @@
 // A file's pages in the kernel's page cache, for reads with the cache state under
-// control (DESIGN.md section 6, reads): how much of a file is resident (mincore), out
+// control (docs/DESIGN.md §6, measurement semantics: Reads): how much of a file is resident (mincore), out
 // of the cache for that file alone (written data synced, then dropped: no global
 // drop_caches), read through once to warm it, read past it (O_DIRECT), and whether the
 // file system caches in the page cache at all (ZFS keeps its own, the ARC). Stateless;

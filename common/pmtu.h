@@ -1,7 +1,8 @@
-// Path MTU discovery with don't-fragment UDP probes (DESIGN.md section 6): the
-// receiver runs a PmtuResponder that echoes a small acknowledgement for each probe;
-// the sender binary-searches the largest datagram that arrives whole. A responder
-// owns one thread; ProbePathMtu blocks its caller and is safe to call concurrently.
+// Path MTU discovery with don't-fragment UDP probes (docs/DESIGN.md §6, measurement semantics:
+// path facts; the packets: docs/DESIGN.md §3.2, control RPCs): the receiver runs a PmtuResponder
+// that echoes a small acknowledgement for each probe; the sender binary-searches the largest
+// datagram that arrives whole. A responder owns one thread; ProbePathMtu blocks its caller and
+// is safe to call concurrently.
 #ifndef NASPERF_COMMON_PMTU_H_
 #define NASPERF_COMMON_PMTU_H_
 

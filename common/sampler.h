@@ -1,5 +1,5 @@
-// Per-interval byte counts (DESIGN.md section 4: the sustained-write cliff must be
-// visible, not averaged away). The data path calls Add() after each block; a sample
+// Per-interval byte counts (docs/DESIGN.md §6, measurement semantics: Samples; the
+// sustained-write cliff must be visible, not averaged away). The data path calls Add() after each block; a sample
 // closes at the first Add() past each interval boundary, so samples carry their real
 // length and nothing runs beside the data path. One instance per transfer and thread.
 #ifndef NASPERF_COMMON_SAMPLER_H_

@@ -1,4 +1,4 @@
-// The one-word bottleneck verdict (DESIGN.md section 4), shared by both ends so the
+// The one-word bottleneck verdict (docs/DESIGN.md §6, measurement semantics: Verdict), shared by both ends so the
 // sender's row and the receiver's row are judged by the same rule. Pure functions.
 #ifndef NASPERF_COMMON_VERDICT_H_
 #define NASPERF_COMMON_VERDICT_H_

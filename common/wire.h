@@ -1,4 +1,4 @@
-// The data-port codec (DESIGN.md section 3): the fixed header a sender writes before
+// The data-port codec (docs/DESIGN.md §3.1, data port): the fixed header a sender writes before
 // the payload, the footer it may write after it (its own waits, when the receiver
 // asked for it at OpenTransfer), and the fixed trailer the receiver answers with.
 // Both are little-endian, fixed-size and self-checking (XXH32 over the other bytes),
@@ -36,7 +36,7 @@ struct DataTrailer {
   uint64_t bytes_written = 0;
   bool has_checksum = false;
   uint64_t checksum = 0;        // XXH3-64 of the payload as received
-  // Receiver timings in nanoseconds (DESIGN.md section 4).
+  // Receiver timings in nanoseconds (docs/DESIGN.md §6, measurement semantics).
   uint64_t receive_ns = 0;      // first byte received -> last byte received
   uint64_t write_ns = 0;        // inside write calls
   uint64_t sync_ns = 0;         // final fdatasync / close

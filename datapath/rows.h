@@ -39,7 +39,7 @@ void AddFigures(const PipelineResult& r, int64_t accepted_ns, std::optional<uint
 // (relative to its first byte).
 DataTrailer TrailerFor(const PipelineResult& r);
 
-// Reads (DESIGN.md section 6). The columns keep naming places: disk_wait_pct is the
+// Reads (docs/DESIGN.md §6, measurement semantics: Reads). The columns keep naming places: disk_wait_pct is the
 // NAS's disk (the agent's file reads), source_wait_pct the client's own disk (its
 // --local-target), net_wait_pct the client waiting for data; the verdict is
 // ReadVerdict's.

@@ -1,4 +1,4 @@
-// The client's half of a read (DESIGN.md section 6, reads): connect to the NAS
+// The client's half of a read (docs/DESIGN.md §6, measurement semantics: Reads): connect to the NAS
 // agent's data port, write the header, take the payload through the write pipeline
 // (datapath/write_pipeline.h: into a --local-target file, or nowhere), read the
 // agent's footer, and answer with the trailer the agent's row waits for. One call

@@ -1,4 +1,4 @@
-// Where the receiver writes (DESIGN.md section 9): a directory it opened once, or the
+// Where the receiver writes (docs/DESIGN.md §4, security: Files): a directory it opened once, or the
 // discard target. Files are created only inside that directory, with names the
 // receiver makes, O_EXCL and O_NOFOLLOW; nothing from the network becomes a path.
 // Also: which write modes the file system accepts, free space, removal. Thread-safe.
@@ -39,7 +39,7 @@ class Target {
                                                       std::string* created_name);
   absl::Status Remove(const std::string& name);
 
-  // Reads (DESIGN.md section 6): a file in the target. `name` is a plain name (no
+  // Reads (docs/DESIGN.md §6, measurement semantics: Reads): a file in the target. `name` is a plain name (no
   // '/', not "." or ".."), opened without following a symlink; only a regular file.
   // *size: its length.
   absl::StatusOr<Fd> OpenForRead(const std::string& name, uint64_t* size) const;

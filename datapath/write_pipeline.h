@@ -1,4 +1,4 @@
-// The receiver's write pipeline (DESIGN.md section 3): a network reader fills
+// The receiver's write pipeline (docs/DESIGN.md §6, measurement semantics): a network reader fills
 // buffers from the data socket into a bounded queue and a disk writer empties it into
 // the target, so both run at once and each side's waiting is measured: the writer
 // idle on an empty queue is time the network could not feed the disk (net wait); the

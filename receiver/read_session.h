@@ -1,4 +1,4 @@
-// The NAS agent's half of a read (DESIGN.md section 6, reads): PrepareRead lays out
+// The NAS agent's half of a read (docs/DESIGN.md §6, measurement semantics: Reads): PrepareRead lays out
 // or finds the file a read streams and sets its cache state (untimed); ServeRead
 // streams it over the data connection the client opened and the agent admitted,
 // through the push loop (splice file → pipe → socket, the file half timed as the

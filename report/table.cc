@@ -216,7 +216,7 @@ absl::Status TakeStatisticsFields(bool has_warmup_column, const std::string& whe
   r->stream = row.stream();
   // Older files have no warmup column; their warm-ups carry iterations <= 0.
   r->warmup = row.warmup() || (!has_warmup_column && r->iteration <= 0);
-  // An unknown rate is an empty cell (DESIGN.md section 5), e.g. a failed row.
+  // An unknown rate is an empty cell (docs/DESIGN.md §5, CSV contract), e.g. a failed row.
   r->has_rate = row.has_mb_per_s();
   r->mb_per_s = row.mb_per_s();
   // Optional: used to add up the streams of one iteration.

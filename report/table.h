@@ -1,8 +1,8 @@
-// Loads the collector's CSVs (DESIGN.md section 5) for `report` and `compare`: any
-// number of result directories or CSV files, merged into one table of transfers and
-// one of per-interval samples. Columns are found by header name, so columns appended
-// after the contract ones are tolerated; a malformed file is an error naming the file
-// and line. Pure functions over values; thread-safe.
+// Loads the collector's CSVs (docs/DESIGN.md §5, the CSV contract; §7, reports and statistics)
+// for `report` and `compare`: any number of result directories or CSV files, merged into one
+// table of transfers and one of per-interval samples. Columns are found by header name, so
+// columns appended after the contract ones are tolerated; a malformed file is an error naming
+// the file and line. Pure functions over values; thread-safe.
 #ifndef NASPERF_REPORT_TABLE_H_
 #define NASPERF_REPORT_TABLE_H_
 
@@ -30,7 +30,7 @@ struct TransferRecord {
   long long stream = 0;
   bool warmup = false;
   bool has_rate = false;
-  double mb_per_s = 0;  // sender: end to end; receiver: durable (DESIGN.md section 4)
+  double mb_per_s = 0;  // sender: end to end; receiver: durable (docs/DESIGN.md §6, measurement semantics)
   double bytes = -1;       // -1: unknown
   double duration_s = -1;  // the time mb_per_s is measured over; -1: unknown
 

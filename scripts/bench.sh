@@ -199,7 +199,7 @@ median() { tr ' ' '\n' | grep . | sort -g | awk '{v[NR]=$1} END {print (NR%2) ? 
 m() { median <<<"${results[$1]}"; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
 
-# nasperf over SSH next to OpenSSH's scp, same file, same sshd (DESIGN.md section 8).
+# nasperf over SSH next to OpenSSH's scp, same file, same sshd (figures: docs/PERFORMANCE.md, issue 5).
 bench_ssh() {
   if [ "$(id -u)" -ne 0 ]; then echo "bench: the ssh mode needs root (it starts an sshd); skipped" >&2; return; fi
   unset SSH_AUTH_SOCK

@@ -48,7 +48,7 @@ std::string TrailerError(const DataTrailer& t) {
   return absl::StrCat("receiver ", what, ": ", t.error_code ? strerror(t.error_code) : "unknown error");
 }
 
-// The agent protocol (docs/DESIGN.md): Hello, then per transfer OpenTransfer,
+// The agent protocol (docs/DESIGN.md §3, protocols): Hello, then per transfer OpenTransfer,
 // the raw TCP push and the receiver's own row.
 class NativeTransport : public Transport {
  public:

@@ -1,4 +1,4 @@
-// The native transport (docs/DESIGN.md, the wire protocol): Hello and the path
+// The native transport (docs/DESIGN.md §3, protocols): Hello and the path
 // check at Start; per transfer OpenTransfer on the control port, the raw TCP push
 // (datapath/stream_pusher.h), and the receiver's own row; EndRun at Finish when the
 // run cleans up at the end. Threading as transport/transport.h says.

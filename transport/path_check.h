@@ -1,4 +1,4 @@
-// What a sender learns about the network path before it sends (DESIGN.md section 6):
+// What a sender learns about the network path before it sends (docs/DESIGN.md §6, measurement semantics):
 // interface, MTU and link speed at both ends, the path MTU from DF UDP probes, the
 // MSS a data connection negotiates, the RTT, and the warnings a user should act on.
 // Shared by `nasperf sender` and `nasperf probe`. Blocking; one thread per call.

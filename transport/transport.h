@@ -1,5 +1,5 @@
-// How a transfer's bytes reach the target: the native agent protocol (DESIGN.md
-// section 3) or SSH (scp, sftp: no agent on the NAS). The sender loop owns one
+// How a transfer's bytes reach the target: the native agent protocol (docs/DESIGN.md §3,
+// protocols) or SSH (scp, sftp: no agent on the NAS). The sender loop owns one
 // Transport per run and does everything else (rows, console, pauses, summary).
 // Threading: Start() and Finish() on the loop's thread; Push() or Pull() from one
 // thread per stream at once, never two calls for the same stream index at the same

@@ -216,7 +216,7 @@ dd_mbs() {
     END { if (b > 0 && s > 0) printf "%.2f", b / s / 1e6; else exit 1 }'
 }
 
-# Ground truths for the rate tests (docs/DESIGN.md, "Rate tests"): what a throttled disk
+# Ground truths for the rate tests (docs/DESIGN.md §9, tests: "Rate tests: the rule"): what a throttled disk
 # gives is measured in the same run, by dd through the same throttle with the size the
 # transfer moves, never taken from the configured rate: blk-throttle lets a short burst
 # through above its rate, so a 64 MiB transfer can read 10 % over it.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC2154  # NAME_PID, NAME_PORT...: set by lib.sh's start_*, lab_* and cpu_group with printf -v
-# DESIGN.md sections 3 and 9: malformed or unauthorised input on the control and
+# docs/DESIGN.md §3 (protocols) and §4 (security): malformed or unauthorised input on the control and
 # data ports. For each wire_client mode (garbage header, truncated header, reused
 # ticket, expired ticket, wrong length, control-port garbage, wrong token,
 # implausible path MTU / link speed / window, a read of a file the receiver does not

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC2154  # NAME_PID, NAME_PORT...: set by lib.sh's start_*, lab_* and cpu_group with printf -v
-# DESIGN.md section 2: command-line mistakes give a one-line error and the right
+# docs/DESIGN.md §10d (a CLI flag): command-line mistakes give a one-line error and the right
 # exit status: a bad value (exit 2, naming the flag), an unknown flag (exit 2), no
 # token anywhere (non-zero, naming NASPERF_TOKEN), a receiver that is not there
 # (exit 1, "unreachable"), a target directory that does not exist (non-zero,

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC2154  # NAME_PID, NAME_PORT...: set by lib.sh's start_*, lab_* and cpu_group with printf -v
-# DESIGN.md section 5: Report is idempotent, and the collector survives bad input.
+# docs/DESIGN.md §5 (CSV contract): Report is idempotent, and the collector survives bad input.
 # The same report twice is written once; malformed reports are refused with
 # INVALID_ARGUMENT, a wrong token with UNAUTHENTICATED, neither writes a row; random
 # bytes on the port do not kill the collector, which still takes reports after.

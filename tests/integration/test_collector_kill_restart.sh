@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC2154  # NAME_PID, NAME_PORT...: set by lib.sh's start_*, lab_* and cpu_group with printf -v
-# DESIGN.md section 5: no result is lost because the collector was down. The
+# docs/DESIGN.md §5 (CSV contract): no result is lost because the collector was down. The
 # collector is SIGKILLed in the middle of an 8-run loop and restarted on the same
 # port once a report has found it down and gone to a spool. The transfers themselves are unaffected (the sender exits
 # 0); once the spools drain, transfers.csv holds 16 rows, 8 per role, every

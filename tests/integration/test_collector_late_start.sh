@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC2154  # NAME_PID, NAME_PORT...: set by lib.sh's start_*, lab_* and cpu_group with printf -v
-# DESIGN.md section 5: agents that cannot reach the collector spool their reports
+# docs/DESIGN.md §5 (CSV contract): agents that cannot reach the collector spool their reports
 # and resend them. The receiver and the sender run against a collector port where
 # nothing listens yet: the sender still exits 0 and says reports are spooled. Once
 # the collector starts on that port, every row arrives exactly once and

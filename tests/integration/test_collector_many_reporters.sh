@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC2154  # NAME_PID, NAME_PORT...: set by lib.sh's start_*, lab_* and cpu_group with printf -v
-# DESIGN.md section 5 under load: 8 reporters x 200 distinct reports at once. Every
+# docs/DESIGN.md §5 (CSV contract) under load: 8 reporters x 200 distinct reports at once. Every
 # report is stored (none lost, none taken for a duplicate), each row is whole
 # (as many fields as the header: rows written concurrently never interleave), and
 # every report's 3 samples are there.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC2154  # NAME_PID, NAME_PORT...: set by lib.sh's start_*, lab_* and cpu_group with printf -v
-# DESIGN.md section 5: "a restart continues the same files without duplicating ...
+# docs/DESIGN.md §5 (CSV contract): "a restart continues the same files without duplicating ...
 # any row", also for a report resent after the restart (the collector crashed after
 # writing a row but before its ack reached the agent). The agents run with a host
 # name that starts with '=', so the host cell is stored escaped ('=nas): the keys a

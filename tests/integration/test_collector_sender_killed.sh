@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC2154  # NAME_PID, NAME_PORT...: set by lib.sh's start_*, lab_* and cpu_group with printf -v
-# DESIGN.md sections 5 and 9: a sender that dies mid-transfer cannot report
+# docs/DESIGN.md §5 (CSV contract) and §4 (security: Files): a sender that dies mid-transfer cannot report
 # anything, but the receiver reports its own row: the transfer, status aborted,
 # reaches the collector's transfers.csv.
 source "$(dirname "$0")/lib.sh"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC2154  # NAME_PID, NAME_PORT...: set by lib.sh's start_*, lab_* and cpu_group with printf -v
-# DESIGN.md section 5: collector, receiver and sender as three processes. The
+# docs/DESIGN.md §5 (CSV contract): collector, receiver and sender as three processes. The
 # receiver and the sender both report to the collector (the receiver's row is
 # reported twice, deduplicated); after 3 runs transfers.csv holds exactly 6 rows,
 # 3 per role, all ok, each (role, transfer_id) once, and the sender says every

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC2154  # NAME_PID, NAME_PORT...: set by lib.sh's start_*, lab_* and cpu_group with printf -v
-# DESIGN.md section 5: a crash never leaves a half row, and a restart continues the
+# docs/DESIGN.md §5 (CSV contract): a crash never leaves a half row, and a restart continues the
 # same files. A collector with 2 rows is killed, a torn partial line (no newline,
 # an unterminated quote) is appended to transfers.csv as a crash mid-write would
 # leave it, and the collector restarts on the same directory: the partial text is

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# DESIGN.md section 7: `nasperf demo` runs receiver + sender on loopback in one
+# docs/guides/demo.md: `nasperf demo` runs receiver + sender on loopback in one
 # command: 1 warm-up + 2 measured runs give 6 rows (sender and receiver each),
 # exactly the 2 warm-up rows marked warmup=true, all ok, and a summary on the
 # console.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC2154  # NAME_PID, NAME_PORT...: set by lib.sh's start_*, lab_* and cpu_group with printf -v
-# DESIGN.md section 4: --write-mode direct. On ext4 a file with an odd tail
+# docs/DESIGN.md §6 (measurement semantics: Receiver): --write-mode direct. On ext4 a file with an odd tail
 # (64 MiB + 123 bytes) arrives byte-identical through O_DIRECT with --verify. On a
 # file system that refuses O_DIRECT (tmpfs on kernels before 6.6, else ramfs) the
 # sender exits non-zero with a one-line console error naming O_DIRECT, stops the

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC2154  # NAME_PID, NAME_PORT...: set by lib.sh's start_*, lab_* and cpu_group with printf -v
-# DESIGN.md section 9: ENOSPC mid-transfer. A 128 MiB transfer into a 64 MiB ext4
+# docs/DESIGN.md §4 (security: Files): ENOSPC mid-transfer. A 128 MiB transfer into a 64 MiB ext4
 # (free-space guard off) must fail with "no space left on device" in the CSV and
 # on the console, the sender exits non-zero, the partial file is deleted, and the
 # receiver keeps serving the same target.

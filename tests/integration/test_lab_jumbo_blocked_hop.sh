@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC2154  # NAME_PID, NAME_PORT...: set by lib.sh's start_*, lab_* and cpu_group with printf -v
-# DESIGN.md section 6: both ends at MTU 9000 with a 1500-byte hop between them
-# (a router that answers with ICMP "fragmentation needed"). The DF UDP probe finds
-# path MTU 1500, the sender warns that jumbo frames do not pass end to end and
-# still completes its transfers, both roles record path_mtu 1500 next to mtu 9000,
-# and `nasperf probe` exits 1.
+# docs/DESIGN.md §6 (measurement semantics: path facts, warnings): both ends at MTU 9000
+# with a 1500-byte hop between them (a router that answers with ICMP "fragmentation
+# needed"). The DF UDP probe finds path MTU 1500, the sender warns that jumbo frames do
+# not pass end to end and still completes its transfers, both roles record path_mtu 1500
+# next to mtu 9000, and `nasperf probe` exits 1.
 source "$(dirname "$0")/lib.sh"
 
 lab_up --mtu 9000 --hop-mtu 1500 --rate 2gbit

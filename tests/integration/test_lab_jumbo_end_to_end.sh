@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC2154  # NAME_PID, NAME_PORT...: set by lib.sh's start_*, lab_* and cpu_group with printf -v
-# DESIGN.md section 6 in a namespace lab: MTU 9000 on every link. The probe and
+# docs/DESIGN.md §6 (measurement semantics: path facts) in a namespace lab: MTU 9000 on every link. The probe and
 # the sender find path MTU 9000 and the MSS jumbo frames allow, warn about
 # nothing, and both roles record mtu = path_mtu = 9000.
 source "$(dirname "$0")/lib.sh"

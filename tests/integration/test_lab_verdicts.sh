@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC2154  # NAME_PID, NAME_PORT...: set by lib.sh's start_*, lab_* and cpu_group with printf -v
-# The verdict matrix (DESIGN.md section 6, docs/guides/verdicts.md "The verdict matrix"): the limit is
-# put in each place in turn in the namespace lab, and nasperf must name that place,
+# The verdict matrix (docs/DESIGN.md §6, measurement semantics: Verdict; docs/guides/verdicts.md
+# "The verdict matrix"): the limit is put in each place in turn in the namespace lab, and nasperf must name that place,
 # on both rows, at about the rate that was set:
 #   the NAS's disk   - a throttled "array" (cgroup blkio writes, 60 MB/s, O_DIRECT)
 #                      behind a 10 Gb/s link                      -> disk

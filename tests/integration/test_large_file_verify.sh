@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC2154  # NAME_PID, NAME_PORT...: set by lib.sh's start_*, lab_* and cpu_group with printf -v
-# DESIGN.md section 4: a real 1 GiB file (--file) with --verify arrives
-# byte-identical; both the sender and the receiver row are ok, the sender verified=true and
-# carry the full byte count.
+# docs/DESIGN.md §6 (measurement semantics) and §5 (CSV contract: checksum, verified): a real
+# 1 GiB file (--file) with --verify arrives byte-identical; both the sender and the receiver
+# row are ok, the sender verified=true and carry the full byte count.
 source "$(dirname "$0")/lib.sh"
 
 mkdir -p "$T/target"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC2154  # NAME_PID, NAME_PORT...: set by lib.sh's start_*, lab_* and cpu_group with printf -v
-# Network facts on every row (DESIGN.md section 6): both roles record the MTU of
+# Network facts on every row (docs/DESIGN.md §6, measurement semantics: path facts): both roles record the MTU of
 # their interface toward the other end and the negotiated MSS; a link that reports
 # no speed (loopback, veth) leaves link_mbps and line_rate_pct empty unless the user
 # gives --link-speed, and then line_rate_pct is computed against that rate.
@@ -30,7 +30,7 @@ csv=$T/rated/transfers.csv
 [ "$(csv_role_col "$csv" sender link_mbps)" = 100000 ] || fail "--link-speed not recorded"
 rate=$(csv_role_col "$csv" sender mb_per_s)
 pct=$(csv_role_col "$csv" sender line_rate_pct)
-# The ceiling for 100 Gb/s at lo's MTU, by the formula in DESIGN.md section 6.
+# The ceiling for 100 Gb/s at lo's MTU, by the formula in docs/DESIGN.md §6 (measurement semantics: Ceiling).
 want=$(awk -v r="$rate" -v m="$lo_mtu" 'BEGIN { printf "%.1f", 100 * r / (100000 * (m - 52) / (m + 38) / 8) }')
 awk -v a="$pct" -v b="$want" 'BEGIN { d = a - b; exit !(d < 0.15 && d > -0.15) }' \
   || fail "line_rate_pct $pct, expected $want for $rate MB/s"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC2154  # NAME_PID, NAME_PORT...: set by lib.sh's start_*, lab_* and cpu_group with printf -v
-# DESIGN.md section 9: a sender that dies mid-transfer. The receiver notices the
+# docs/DESIGN.md §4 (security: Files): a sender that dies mid-transfer. The receiver notices the
 # EOF before the announced length, deletes the partial file, logs the transfer as
 # aborted and keeps serving.
 source "$(dirname "$0")/lib.sh"

@@ -1,6 +1,6 @@
 // Test tool: plays a misbehaving sender against a real receiver process so the
-// integration tests can check each refusal (DESIGN.md section 9). Exits 0 when the
-// receiver refused the way it should, 1 (with one line saying why) otherwise.
+// integration tests can check each refusal (docs/DESIGN.md §3.1, data port: connection rules; §4, security).
+// Exits 0 when the receiver refused the way it should, 1 (with one line saying why) otherwise.
 //   wire_client CONTROL_HOST:PORT TOKEN MODE [SIZE]
 // MODE: garbage | truncated | reuse | expired | wrong-length | control-garbage |
 //       wrong-token | bad-path-facts | ok | read-unserved | read-stall
