@@ -36,8 +36,9 @@ csv=$T/out/transfers.csv
 skew=$(sed -n 's/^run 1\/1 .*start skew \([0-9.]*\) ms$/\1/p' "$T/lab.log")
 shortest=$(csv_role_col "$csv" sender duration_s | sort -g | head -1)
 echo "start skew $skew ms, shortest transfer $shortest s"
-[ -n "$skew" ] && awk -v s="$skew" -v d="$shortest" 'BEGIN { exit !(s >= 0 && s < d * 1000) }' \
-  || fail "start skew '$skew' ms is not shorter than the shortest transfer ($shortest s)"
+if [ -z "$skew" ] || ! awk -v s="$skew" -v d="$shortest" 'BEGIN { exit !(s >= 0 && s < d * 1000) }'; then
+  fail "start skew '$skew' ms is not shorter than the shortest transfer ($shortest s)"
+fi
 [ "$(tail -n +2 "$csv" | wc -l)" = 2 ] || fail "expected 2 sender rows (no agent on the NAS), got: $(cat "$csv")"
 csv_role_all "$csv" sender transport sftp
 csv_role_all "$csv" sender status ok
