@@ -33,7 +33,7 @@ struct SenderFlags {
   std::string to, file, size, pattern = "random", pause = "0s", label, run_id, cleanup,
       out = "./nasperf-results", interval = "1s", token_file, link_speed, window;
   std::string write_mode = Name(WriteMode::kBuffered), sync = SyncPolicyName({});
-  std::string transport = Name(kAgentTransport), identity, known_hosts, ssh_config, deploy_binary;
+  std::string transport = Name(DefaultTransport()), identity, known_hosts, ssh_config, deploy_binary;
   std::string direction = Name(Direction::kWrite), cache, read_mode, remote_file, local_target;
   uint16_t ssh_port = 0;
   bool accept_new_host_key = false;
@@ -136,30 +136,6 @@ SshOptions MakeSshOptions(const SenderFlags& f) {
   return ssh;
 }
 
-// The flags the chosen transport cannot honour, refused in one line each.
-void RefuseWhatTheTransportCannotDo(const SenderFlags& f, TransportKind kind) {
-  const std::string cmd = "sender";
-  const TransportCaps& caps = TransportFor(kind).caps;
-  const std::string name = Name(kind);
-  if (f.verify && !caps.verify) {
-    UsageError(cmd, "--verify", absl::StrCat("--transport ", name, " cannot: it needs --transport ",
-                                             TransportsWith(&TransportCaps::verify),
-                                             "; compare files with cmp or sha256sum"));
-  }
-  if (EnumFlag<WriteMode>(cmd, "--write-mode", f.write_mode) != WriteMode::kBuffered && !caps.write_modes) {
-    UsageError(cmd, "--write-mode", absl::StrCat("--transport ", name, " cannot: it needs --transport ",
-                                                 TransportsWith(&TransportCaps::write_modes)));
-  }
-  if (!caps.ssh_login) {
-    for (auto [given, flag] : {std::pair{f.ssh_port != 0, "--ssh-port"}, {!f.identity.empty(), "--identity"},
-                               {!f.known_hosts.empty(), "--known-hosts"}, {!f.ssh_config.empty(), "--ssh-config"},
-                               {f.accept_new_host_key, "--accept-new-host-key"}}) {
-      if (given) UsageError(cmd, flag, absl::StrCat("only with --to [user@]host:/dir or --transport ",
-                                                    TransportsWith(&TransportCaps::ssh_login)));
-    }
-  }
-}
-
 // --to [user@]host:/dir with a transport that talks to an agent: a receiver started
 // over SSH for this run.
 bool DeploysReceiver(const SenderFlags& f) {
@@ -168,29 +144,54 @@ bool DeploysReceiver(const SenderFlags& f) {
   return destination.ok() && absl::StartsWith(destination->dir, "/");
 }
 
+// The flags the chosen transport cannot honour (RefusalsFor, shared with lab plans),
+// the first refused in one line.
+void RefuseWhatTheTransportCannotDo(const SenderFlags& f, TransportKind kind) {
+  const std::string cmd = "sender";
+  const std::string name = Name(kind);
+  const std::pair<bool, const char*> login_flags[] = {
+      {f.ssh_port != 0, "--ssh-port"}, {!f.identity.empty(), "--identity"}, {!f.known_hosts.empty(), "--known-hosts"},
+      {!f.ssh_config.empty(), "--ssh-config"}, {f.accept_new_host_key, "--accept-new-host-key"}};
+  TransportAsks asks;
+  asks.verify = f.verify;
+  asks.write_mode = EnumFlag<WriteMode>(cmd, "--write-mode", f.write_mode);
+  // With --to [user@]host:/dir and an agent's transport, the login is the receiver's.
+  if (!DeploysReceiver(f)) {
+    for (auto [given, flag] : login_flags) asks.ssh_login = asks.ssh_login || given;
+  }
+  asks.read = EnumFlag<Direction>(cmd, "--direction", f.direction) == Direction::kRead;
+  asks.read_laid_out = f.remote_file.empty();
+  asks.read_cache = !f.cache.empty() || !f.read_mode.empty();
+  for (const Refusal& refused : RefusalsFor(kind, asks)) {
+    switch (refused.ask) {
+      case Ask::kVerify:
+        UsageError(cmd, "--verify", absl::StrCat("--transport ", name, " cannot: it needs --transport ", refused.able,
+                                                 "; compare files with cmp or sha256sum"));
+      case Ask::kWriteMode:
+        UsageError(cmd, "--write-mode", absl::StrCat("--transport ", name, " cannot: it needs --transport ", refused.able));
+      case Ask::kSshLogin:
+        for (auto [given, flag] : login_flags) {
+          if (given) UsageError(cmd, flag, absl::StrCat("only with --to [user@]host:/dir or --transport ", refused.able));
+        }
+        break;
+      case Ask::kRead:
+        UsageError(cmd, "--direction", absl::StrCat("--transport ", name, " cannot read; --transport ", refused.able, " can"));
+      case Ask::kReadLaidOut:
+        UsageError(cmd, "--remote-file", absl::StrCat("a read over ", name, " pulls an existing file: give its name"));
+      case Ask::kReadCache:
+        UsageError(cmd, !f.cache.empty() ? "--cache" : "--read-mode",
+                   absl::StrCat("needs --transport ", refused.able, ": over ", name,
+                                " the server's page cache is not nasperf's to control"));
+    }
+  }
+}
+
 // --direction and the flags only a read takes (--cache, --read-mode, --remote-file,
 // --local-target).
 void SetDirection(const SenderFlags& f, SenderOptions& o) {
   const std::string cmd = "sender";
   o.direction = EnumFlag<Direction>(cmd, "--direction", f.direction);
-  const TransportCaps& caps = TransportFor(o.transport).caps;
-  const std::string name = Name(o.transport);
-  if (o.direction == Direction::kRead) {
-    if (!caps.reads) {
-      UsageError(cmd, "--direction", absl::StrCat("--transport ", name, " cannot read; --transport ",
-                                                  TransportsWith(&TransportCaps::reads), " can"));
-    }
-    if (!caps.reads_laid_out && f.remote_file.empty()) {
-      UsageError(cmd, "--remote-file", absl::StrCat("a read over ", name, " pulls an existing file: give its name"));
-    }
-    if (!caps.read_cache) {
-      for (auto [given, flag] : {std::pair{!f.cache.empty(), "--cache"}, {!f.read_mode.empty(), "--read-mode"}}) {
-        if (given) {
-          UsageError(cmd, flag, absl::StrCat("needs --transport ", TransportsWith(&TransportCaps::read_cache), ": over ",
-                                             name, " the server's page cache is not nasperf's to control"));
-        }
-      }
-    }
+  if (o.direction == Direction::kRead) {  // what the transport cannot read: RefuseWhatTheTransportCannotDo
     if (!f.file.empty()) {
       UsageError(cmd, "--file", "is what a write sends; a read reads --remote-file, or a file of --size the NAS lays out");
     }
@@ -216,10 +217,10 @@ absl::StatusOr<SenderOptions> MakeSenderOptions(const SenderFlags& f) {
   o.transport = EnumFlag<TransportKind>(cmd, "--transport", f.transport);
   const TransportCaps& caps = TransportFor(o.transport).caps;
   const bool deploys = DeploysReceiver(f);
+  RefuseWhatTheTransportCannotDo(f, o.transport);
   if (deploys) {
     o.ssh = MakeSshLogin(f);  // the receiver's login; the data goes to the agent started there
   } else {
-    RefuseWhatTheTransportCannotDo(f, o.transport);
     if (caps.ssh_login) {
       o.ssh = MakeSshOptions(f);
     } else {

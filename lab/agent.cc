@@ -8,6 +8,7 @@
 #include <atomic>
 #include <map>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -23,6 +24,7 @@
 #include "common/validate.h"
 #include "proto/nasperf.grpc.pb.h"
 #include "transport/path_check.h"
+#include "transport/registry.h"
 #include "sender/sender.h"
 
 namespace nasperf {
@@ -88,6 +90,36 @@ class JobSink : public ReportSink {
   Job* job_;
   ReportSink* onward_;
 };
+
+// Printable, no spaces, at most `max` bytes: a name or a path, never an option
+// that libssh or a shell could read as more.
+absl::Status CheckLoginText(const char* field, const std::string& value, size_t max) {
+  if (value.size() > max) return absl::InvalidArgumentError(absl::StrCat(field, " is longer than ", max, " bytes"));
+  for (char c : value) {
+    if (static_cast<unsigned char>(c) <= ' ' || c == 0x7f) {
+      return absl::InvalidArgumentError(absl::StrCat(field, " has a space or a control character"));
+    }
+  }
+  if (absl::StartsWith(value, "-")) return absl::InvalidArgumentError(absl::StrCat(field, " starts with -"));
+  return absl::OkStatus();
+}
+
+// The same refusals as a plan's and the sender's flags (transport/registry.h).
+absl::Status RefuseWhatTheTransportCannotDo(const RunOptions& o) {
+  TransportAsks asks;
+  asks.verify = o.verify;
+  asks.write_mode = o.write_mode;
+  asks.read = o.direction == Direction::kRead;
+  asks.read_laid_out = o.remote_file.empty();
+  asks.read_cache = asks.read;  // a lab read always sets the NAS's cache state
+  std::vector<Refusal> refused = RefusalsFor(o.transport, asks);
+  if (refused.empty()) return absl::OkStatus();
+  static constexpr const char* kAsked[] = {"verify", "write_mode", "an SSH login", "direction read",
+                                           "a read of a file it lays out", "the NAS's cache"};
+  return absl::InvalidArgumentError(absl::StrCat("transport ", Name(o.transport), " cannot do ",
+                                                 kAsked[static_cast<int>(refused.front().ask)], "; transport ",
+                                                 refused.front().able, " can"));
+}
 
 class AgentImpl final : public AgentService, public proto::Agent::Service {
  public:
@@ -263,9 +295,7 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
     if (job.first_stream() < 0 || job.first_stream() > 100000) return absl::InvalidArgumentError("bad first stream");
     if ((job.size() == 0) == job.file().empty()) return absl::InvalidArgumentError("give a size or a file");
     SenderOptions o;
-    auto to = ParseHostPort(job.to(), kAgentPort);
-    if (!to.ok()) return to.status();
-    o.to = *to;
+    if (absl::Status s = SetJobTransport(job, o); !s.ok()) return s;
     o.token = options_.token;
     if (!job.file().empty()) {
       auto file = AllowedSourceFile(job.file(), options_.allowed_sources);
@@ -323,6 +353,7 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
     o.receiver_fingerprint = job.receiver_fingerprint();
     o.host_name = job.host_name();
     o.receiver_name = job.receiver_name();
+    if (absl::Status s = RefuseWhatTheTransportCannotDo(o); !s.ok()) return s;
     return o;
   }
 
@@ -366,6 +397,47 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
 };
 
 }  // namespace
+
+// Nothing else of the peer's reaches libssh: no config file, no prompt, no new
+// host keys (the known_hosts check stays strict).
+absl::Status SetJobTransport(const proto::SenderJob& job, RunOptions& o) {
+  auto kind = ParseOr(job.transport(), DefaultTransport());
+  if (!kind.ok()) return kind.status();
+  o.transport = *kind;
+  const TransportCaps& caps = TransportFor(o.transport).caps;
+  const bool login_given = !job.ssh_host().empty() || !job.ssh_user().empty() || job.ssh_port() != 0 ||
+                           !job.ssh_dir().empty() || !job.ssh_identity().empty() || !job.ssh_known_hosts().empty();
+  if (caps.agent) {
+    if (login_given) return absl::InvalidArgumentError(absl::StrCat("transport ", Name(o.transport), " takes no SSH login"));
+    auto to = ParseHostPort(job.to(), kAgentPort);
+    if (!to.ok()) return to.status();
+    o.to = *to;
+    return absl::OkStatus();
+  }
+  if (!caps.ssh_login || !job.to().empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("transport ", Name(o.transport), " needs an SSH login and no `to`"));
+  }
+  for (const auto& [field, value, max] : {std::tuple{"ssh_user", &job.ssh_user(), 64},
+                                          std::tuple{"ssh_host", &job.ssh_host(), 255},
+                                          std::tuple{"ssh_dir", &job.ssh_dir(), 4096},
+                                          std::tuple{"ssh_identity", &job.ssh_identity(), 4096},
+                                          std::tuple{"ssh_known_hosts", &job.ssh_known_hosts(), 4096}}) {
+    if (absl::Status s = CheckLoginText(field, *value, static_cast<size_t>(max)); !s.ok()) return s;
+  }
+  if (job.ssh_host().empty() || !absl::StartsWith(job.ssh_dir(), "/") || job.ssh_port() > 65535) {
+    return absl::InvalidArgumentError("an SSH login needs ssh_host, an absolute ssh_dir and ssh_port 0..65535");
+  }
+  for (const std::string* file : {&job.ssh_identity(), &job.ssh_known_hosts()}) {
+    if (!file->empty() && !absl::StartsWith(*file, "/")) {
+      return absl::InvalidArgumentError("ssh_identity and ssh_known_hosts must be absolute paths on the agent's host");
+    }
+  }
+  o.ssh.to = {job.ssh_user(), job.ssh_host(), job.ssh_dir()};
+  o.ssh.port = static_cast<uint16_t>(job.ssh_port());
+  o.ssh.identity = job.ssh_identity();
+  o.ssh.known_hosts = job.ssh_known_hosts();
+  return absl::OkStatus();
+}
 
 std::unique_ptr<AgentService> AgentService::Create(const AgentOptions& options) {
   return std::make_unique<AgentImpl>(options);

@@ -15,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "common/grpc_auth.h"
 #include "proto/nasperf.pb.h"
+#include "transport/run_options.h"
 
 namespace nasperf {
 
@@ -42,6 +43,12 @@ absl::StatusOr<std::string> CanonicalDirectory(const std::string& dir);
 // file under one of `allowed`; otherwise one error that says nothing about whether
 // a file outside them exists.
 absl::StatusOr<std::string> AllowedSourceFile(const std::string& file, const std::vector<std::string>& allowed);
+
+// A job's transport and where it sends, checked as a peer's words: a receiver's
+// control address for a transport with an agent there (and no SSH login), or an
+// SSH login made with this host's own files (and no `to`). Sets o.transport, o.to or
+// o.ssh.
+absl::Status SetJobTransport(const proto::SenderJob& job, RunOptions& o);
 
 class AgentService {
  public:

@@ -59,9 +59,10 @@ void LabConsole::Run(const RunTally& run, bool warmup, int nth, int of, int iter
                        run.start_skew_ms ? absl::StrFormat("%.2f ms", *run.start_skew_ms) : "-"));
   for (const TransferTally& t : run.transfers) Line(TransferLine(t));
   for (const ReceiverTally& r : run.receivers) {
-    Line(absl::StrFormat("  %-22s %2d transfer%s          send %9.1f MB/s  durable %9.1f MB/s  aggregate%s",
+    Line(absl::StrFormat("  %-22s %2d transfer%s          send %9.1f MB/s  durable %14s  aggregate%s",
                          absl::StrCat("= ", r.name), r.transfers, r.transfers == 1 ? " " : "s", r.send_mb_per_s,
-                         r.durable_mb_per_s, r.complete ? "" : " (not every transfer finished)"));
+                         r.durable ? absl::StrFormat("%.1f MB/s", r.durable_mb_per_s) : "-",
+                         r.complete ? "" : " (not every transfer finished)"));
   }
 }
 

@@ -232,6 +232,9 @@ class Lab {
     std::map<std::string, uint64_t> bytes_per_run;  // per receiving host
     for (size_t i = 0; i < plan_.transfers.size(); ++i) {
       const PlanTransfer& t = plan_.transfers[i];
+      // An SSH login is first tried by the transport's own start, on the agent, in the
+      // first run: its problems come back as that run's failed rows.
+      if (!t.ToIsHost()) continue;
       const PlanHost& to = *plan_.FindHost(t.to);
       const std::string name = absl::StrCat("transfer ", i + 1, " (", t.from, " -> ", t.to, ")");
       if (hellos.count(t.from) == 0 || hellos.count(t.to) == 0) continue;  // already a problem
@@ -261,11 +264,22 @@ class Lab {
 
   proto::SenderJob JobFor(const PlanTransfer& t, const std::string& job_id, int first_stream, int iteration,
                           bool warmup) {
-    const PlanHost& to = *plan_.FindHost(t.to);
     proto::SenderJob job;
     job.set_job_id(job_id);
-    job.set_to(FormatHostPort(to.agent));
-    job.set_receiver_fingerprint(PinFor(to));
+    job.set_transport(Name(t.transport));
+    if (t.ToIsHost()) {
+      const PlanHost& to = *plan_.FindHost(t.to);
+      job.set_to(FormatHostPort(to.agent));
+      job.set_receiver_fingerprint(PinFor(to));
+      job.set_receiver_name(t.to);
+    } else {
+      job.set_ssh_user(t.ssh_to.user);
+      job.set_ssh_host(t.ssh_to.host);
+      job.set_ssh_port(t.ssh_port);
+      job.set_ssh_dir(t.ssh_to.dir);
+      job.set_ssh_identity(t.ssh_identity);
+      job.set_ssh_known_hosts(t.ssh_known_hosts);
+    }
     job.set_size(t.size);
     job.set_file(t.file);
     job.set_pattern(t.pattern);
@@ -289,7 +303,6 @@ class Lab {
     job.set_collector(collector_for_agents_);
     job.set_collector_fingerprint(collector_fingerprint_);
     job.set_host_name(t.from);
-    job.set_receiver_name(t.to);
     return job;
   }
 
@@ -349,7 +362,7 @@ class Lab {
   void EndRunOnReceivers() {
     std::map<std::string, bool> done;
     for (const PlanTransfer& t : plan_.transfers) {
-      if (done[t.to]) continue;
+      if (!t.ToIsHost() || done[t.to]) continue;  // over SSH the transport cleaned up
       done[t.to] = true;
       if (auto ended = ClientFor(*plan_.FindHost(t.to)).EndRun(outcome_.run_id); !ended.ok()) Line(absl::StrCat("warning: cleanup: ", ended.status().message()));
     }

@@ -5,7 +5,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/clock.h"
+#include "common/fd.h"
 #include "common/policy.h"
+#include "transport/registry.h"
 
 namespace nasperf {
 namespace {
@@ -139,8 +141,13 @@ proto::TransferReport LostRow(const proto::SenderJob& job, int stream, const std
   row.set_stream(stream);
   row.set_role(Name(Role::kSender));
   row.set_host(job.host_name());
-  row.set_peer(job.to());
-  row.set_transport(Name(TransportKind::kNative));
+  // The job's own words: the controller made it (Lab::JobFor), so they parse.
+  if (!job.to().empty() || job.ssh_port() == 0) {
+    row.set_peer(job.to().empty() ? job.ssh_host() : job.to());
+  } else {
+    row.set_peer(FormatHostPort({job.ssh_host(), static_cast<uint16_t>(job.ssh_port())}));
+  }
+  row.set_transport(Name(ParseOr(job.transport(), DefaultTransport()).value_or(DefaultTransport())));
   row.set_started_at_unix_ns(WallNanos());
   row.set_write_mode(job.write_mode());
   row.set_sync_policy(job.sync_policy());

@@ -5,12 +5,15 @@
 #include <set>
 #include <sstream>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/policy.h"
 #include "common/units.h"
 #include "common/validate.h"
 #include "toml++/toml.h"
+#include "transport/registry.h"
 
 namespace nasperf {
 namespace {
@@ -27,6 +30,11 @@ class TableReader {
         absl::StrCat(path_, ":", static_cast<uint64_t>(node.source().begin.line), ": ", where_, message));
   }
   absl::Status Error(absl::string_view message) const { return Error(table_, message); }
+  // At the key's line when it is given, else at the table's.
+  absl::Status ErrorAt(const std::string& key, absl::string_view message) const {
+    const toml::node* node = Find(key);
+    return node != nullptr ? Error(*node, message) : Error(message);
+  }
 
   // Every key must be one of `allowed`: a typo must not silently fall back to a default.
   absl::Status OnlyKeys(const std::set<std::string>& allowed) const {
@@ -163,21 +171,115 @@ absl::Status ReadHost(const std::string& path, const toml::table& table, int ind
   return absl::OkStatus();
 }
 
+// `[user@]host[:port]:/dir`: the sender's --to [user@]host:/dir, with the port that
+// a plan has no --ssh-port for.
+absl::Status ParseSshLogin(const std::string& text, PlanTransfer* t) {
+  auto to = ParseSshDestination(text);
+  if (!to.ok()) return to.status();
+  uint32_t port = 0;
+  if (size_t colon = to->dir.find(':'); colon != std::string::npos && colon > 0 &&
+                                         absl::SimpleAtoi(to->dir.substr(0, colon), &port)) {
+    if (port == 0 || port > 65535) {
+      return absl::InvalidArgumentError(absl::StrCat("port ", port, " in \"", text, "\" is not 1..65535"));
+    }
+    to->dir = to->dir.substr(colon + 1);
+  }
+  if (!absl::StartsWith(to->dir, "/")) {
+    return absl::InvalidArgumentError(absl::StrCat("expected [user@]host[:port]:/dir, got \"", text,
+                                                   "\" (the directory must be absolute)"));
+  }
+  t->ssh_to = *std::move(to);
+  t->ssh_port = static_cast<uint16_t>(port);
+  return absl::OkStatus();
+}
+
+// `transport` and what `to` means with it: a [[host]] with an agent, or an SSH login.
+absl::Status ReadTransportAndTo(const TableReader& r, const Plan& plan, PlanTransfer* t) {
+  std::string word = Name(t->transport);
+  NASPERF_RETURN_IF_ERROR(r.OneOf("transport", &word, Names<TransportKind>()));
+  t->transport = *Parse<TransportKind>(word);
+  const TransportCaps& caps = TransportFor(t->transport).caps;
+  NASPERF_RETURN_IF_ERROR(r.String("to", &t->to, true));
+  if (plan.FindHost(t->from) == nullptr) {
+    return r.Error(*r.Find("from"), absl::StrCat("from = \"", t->from, "\" names no [[host]]"));
+  }
+  if (!caps.barrier) {
+    return r.ErrorAt("transport", absl::StrCat("transport = \"", word,
+                                               "\" cannot wait at a lab's start barrier; use transport = \"",
+                                               TransportsWith(&TransportCaps::barrier), "\""));
+  }
+  if (caps.agent) {
+    if (plan.FindHost(t->to) == nullptr) {
+      return r.Error(*r.Find("to"), absl::StrCat("to = \"", t->to, "\" names no [[host]]"));
+    }
+    if (t->from == t->to) return r.Error(*r.Find("to"), "from and to are the same host");
+  } else if (caps.ssh_login) {
+    if (absl::Status s = ParseSshLogin(t->to, t); !s.ok()) {
+      return r.Error(*r.Find("to"), absl::StrCat("to: transport = \"", word, "\" logs in over SSH: ", s.message()));
+    }
+  } else {
+    return r.ErrorAt("transport", absl::StrCat("transport = \"", word, "\" has no way to reach `to` in a lab"));
+  }
+  NASPERF_RETURN_IF_ERROR(r.String("ssh_identity", &t->ssh_identity));
+  NASPERF_RETURN_IF_ERROR(r.String("ssh_known_hosts", &t->ssh_known_hosts));
+  for (const char* key : {"ssh_identity", "ssh_known_hosts"}) {
+    const toml::node* node = r.Find(key);
+    if (node != nullptr && !absl::StartsWith(*node->value<std::string>(), "/")) {
+      return r.Error(*node, absl::StrCat(key, " must be an absolute path on the sending agent's host"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// What the transfer asks that its transport cannot do (RefusalsFor, as the sender's
+// flags are refused), the first in one line at the key that asks it.
+absl::Status RefuseWhatTheTransportCannotDo(const TableReader& r, const PlanTransfer& t) {
+  TransportAsks asks;
+  asks.verify = t.verify;
+  asks.write_mode = *Parse<WriteMode>(t.write_mode);
+  asks.ssh_login = r.Find("ssh_identity") != nullptr || r.Find("ssh_known_hosts") != nullptr;
+  asks.read = t.direction == Name(Direction::kRead);
+  asks.read_laid_out = true;  // a plan's read always streams a file `to` lays out
+  asks.read_cache = r.Find("cache") != nullptr || r.Find("read_mode") != nullptr;
+  const std::vector<Refusal> refusals = RefusalsFor(t.transport, asks);
+  if (refusals.empty()) return absl::OkStatus();
+  const Refusal& refused = refusals.front();
+  const char* key = "transport";
+  std::string why;
+  switch (refused.ask) {
+    case Ask::kVerify:
+      key = "verify";
+      why = "; compare files with cmp or sha256sum";
+      break;
+    case Ask::kWriteMode:
+      key = "write_mode";
+      break;
+    case Ask::kSshLogin:
+      key = r.Find("ssh_identity") != nullptr ? "ssh_identity" : "ssh_known_hosts";
+      why = " (they are for a login over SSH)";
+      break;
+    case Ask::kRead:
+    case Ask::kReadLaidOut:
+      key = "direction";
+      if (refused.ask == Ask::kReadLaidOut) why = " (a plan's read streams a file `to` lays out)";
+      break;
+    case Ask::kReadCache:
+      key = r.Find("cache") != nullptr ? "cache" : "read_mode";
+      break;
+  }
+  return r.ErrorAt(key, absl::StrCat(key, ": transport = \"", Name(t.transport), "\" cannot; transport = \"",
+                                     refused.able, "\" can", why));
+}
+
 absl::Status ReadTransfer(const std::string& path, const toml::table& table, int index, Plan* plan) {
   PlanTransfer t;
   t.line = static_cast<int>(table.source().begin.line);
   TableReader r(path, table, absl::StrCat("[[transfer]] ", index, ": "));
-  NASPERF_RETURN_IF_ERROR(r.OnlyKeys({"from", "to", "size", "file", "streams", "write_mode", "sync",
-                                      "pattern", "verify", "direction", "cache", "read_mode"}));
+  NASPERF_RETURN_IF_ERROR(r.OnlyKeys({"from", "to", "transport", "ssh_identity", "ssh_known_hosts", "size", "file",
+                                      "streams", "write_mode", "sync", "pattern", "verify", "direction", "cache",
+                                      "read_mode"}));
   NASPERF_RETURN_IF_ERROR(r.String("from", &t.from, true));
-  NASPERF_RETURN_IF_ERROR(r.String("to", &t.to, true));
-  for (const char* key : {"from", "to"}) {
-    const std::string& name = std::string(key) == "from" ? t.from : t.to;
-    if (plan->FindHost(name) == nullptr) {
-      return r.Error(*r.Find(key), absl::StrCat(key, " = \"", name, "\" names no [[host]]"));
-    }
-  }
-  if (t.from == t.to) return r.Error(*r.Find("to"), "from and to are the same host");
+  NASPERF_RETURN_IF_ERROR(ReadTransportAndTo(r, *plan, &t));
   NASPERF_RETURN_IF_ERROR(r.Size("size", &t.size));
   NASPERF_RETURN_IF_ERROR(r.String("file", &t.file));
   if ((t.size > 0) == !t.file.empty()) return r.Error("give either size = \"4GiB\" or file = \"/path\" (not both)");
@@ -202,6 +304,7 @@ absl::Status ReadTransfer(const std::string& path, const toml::table& table, int
       return r.Error(*r.Find(key), absl::StrCat(key, " is for direction = \"read\""));
     }
   }
+  NASPERF_RETURN_IF_ERROR(RefuseWhatTheTransportCannotDo(r, t));
   plan->transfers.push_back(std::move(t));
   return absl::OkStatus();
 }

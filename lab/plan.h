@@ -14,6 +14,8 @@
 #include "absl/time/time.h"
 #include "common/fd.h"
 #include "common/policy.h"
+#include "ssh/ssh_options.h"
+#include "transport/registry.h"
 
 namespace nasperf {
 
@@ -31,7 +33,17 @@ struct PlanHost {
 };
 
 struct PlanTransfer {
-  std::string from, to;               // host names
+  std::string from;                   // a host name: its agent sends (or, for a read, takes)
+  // A transport with an agent on the far end (TransportCaps::agent): a host name.
+  // One that logs in over SSH (TransportCaps::ssh_login): `[user@]host[:port]:/dir`,
+  // parsed into ssh_to and ssh_port.
+  std::string to;
+  TransportKind transport = DefaultTransport();  // transport = "…" (transport/registry.h)
+  SshDestination ssh_to;              // dir is absolute
+  uint16_t ssh_port = 0;              // 0: the agent's ~/.ssh/config, else 22
+  // Files on the sending agent's host (not the controller's, unlike [[host]]'s keys
+  // of the same name): its key and its known_hosts for the login. Empty: its defaults.
+  std::string ssh_identity, ssh_known_hosts;
   uint64_t size = 0;                  // generated data, or
   std::string file;                   // a file on the sending host
   int streams = 1;
@@ -43,6 +55,10 @@ struct PlanTransfer {
   std::string cache = "cold";         // reads: the NAS's page cache before each run
   std::string read_mode = "buffered"; // reads: through the NAS's page cache, or direct (O_DIRECT)
   int line = 0;
+
+  // `to` names a [[host]] whose agent takes the bytes (else it is an SSH login, and
+  // the far end has no agent: no Hello, no path check, no receiver rows).
+  bool ToIsHost() const { return TransportFor(transport).caps.agent; }
 };
 
 struct PlanCollector {

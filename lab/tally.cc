@@ -59,7 +59,10 @@ RunTally TallyRun(const std::vector<LabJob>& jobs) {
     ++sum.transfers;
     sum.send_mb_per_s += t.send_mb_per_s;
     sum.durable_mb_per_s += t.durable_mb_per_s;
-    sum.complete = sum.complete && t.ok && t.receiver_rows == job.transfer->streams;
+    sum.durable = job.transfer->ToIsHost();
+    // Over SSH no agent takes the bytes, so no receiver rows are due.
+    const int receiver_rows_due = job.transfer->ToIsHost() ? job.transfer->streams : 0;
+    sum.complete = sum.complete && t.ok && t.receiver_rows == receiver_rows_due;
     run.transfers.push_back(std::move(t));
   }
   for (auto& [name, sum] : receivers) run.receivers.push_back(std::move(sum));

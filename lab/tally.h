@@ -29,6 +29,7 @@ struct ReceiverTally {
   double send_mb_per_s = 0;
   double durable_mb_per_s = 0;
   bool complete = true;  // every transfer ok, with a receiver row per stream
+  bool durable = true;   // false for an SSH login: no agent there says when bytes were on disk
 };
 
 struct RunTally {

@@ -1,5 +1,7 @@
 #include "transport/registry.h"
 
+#include <utility>
+
 #include "absl/strings/str_join.h"
 #include "transport/native.h"
 #include "transport/ssh.h"
@@ -23,12 +25,31 @@ const TransportEntry& TransportFor(TransportKind kind) {
   return Transports().front();
 }
 
+TransportKind DefaultTransport() { return Transports().front().kind; }
+
 std::string TransportsWith(bool TransportCaps::*cap) {
   std::vector<std::string> names;
   for (const TransportEntry& entry : Transports()) {
     if (entry.caps.*cap) names.push_back(Name(entry.kind));
   }
   return absl::StrJoin(names, "|");
+}
+
+std::vector<Refusal> RefusalsFor(TransportKind kind, const TransportAsks& asks) {
+  const TransportCaps& caps = TransportFor(kind).caps;
+  std::vector<Refusal> refused;
+  const std::pair<bool, std::pair<Ask, bool TransportCaps::*>> rules[] = {
+      {asks.verify, {Ask::kVerify, &TransportCaps::verify}},
+      {asks.write_mode != WriteMode::kBuffered, {Ask::kWriteMode, &TransportCaps::write_modes}},
+      {asks.ssh_login, {Ask::kSshLogin, &TransportCaps::ssh_login}},
+      {asks.read, {Ask::kRead, &TransportCaps::reads}},
+      {asks.read && asks.read_laid_out, {Ask::kReadLaidOut, &TransportCaps::reads_laid_out}},
+      {asks.read && asks.read_cache, {Ask::kReadCache, &TransportCaps::read_cache}},
+  };
+  for (const auto& [asked, rule] : rules) {
+    if (asked && !(caps.*rule.second)) refused.push_back({rule.first, TransportsWith(rule.second)});
+  }
+  return refused;
 }
 
 }  // namespace nasperf

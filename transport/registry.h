@@ -27,6 +27,7 @@ struct TransportCaps {
   bool reads = false;        // --direction read
   bool read_cache = false;   // --cache and --read-mode: the far end's page cache is ours to set
   bool reads_laid_out = false;  // a read may read a file the far end lays out (--size); else only --remote-file
+  bool barrier = false;      // a write's streams wait in RunOptions::before_first_byte: a lab can start them together
 };
 
 struct TransportEntry {
@@ -37,8 +38,32 @@ struct TransportEntry {
   absl::StatusOr<std::unique_ptr<Transport>> (*make)(const RunOptions& options);
 };
 
+// What a run asks of its transport that not every transport can do. The CLI fills
+// it from its flags and a lab plan from a transfer's keys; RefusalsFor decides which
+// asks the transport refuses, so both refuse the same things (each in its own words).
+struct TransportAsks {
+  bool verify = false;
+  WriteMode write_mode = WriteMode::kBuffered;
+  bool ssh_login = false;      // SSH login options were given
+  bool read = false;           // direction read
+  bool read_laid_out = false;  // a read of a file the far end lays out (no remote file named)
+  bool read_cache = false;     // the far end's page cache or read mode was set
+};
+
+enum class Ask { kVerify, kWriteMode, kSshLogin, kRead, kReadLaidOut, kReadCache };
+
+struct Refusal {
+  Ask ask;
+  std::string able;  // the transports that can, as "scp|sftp" (TransportsWith)
+};
+
+// In the order of Ask; empty when the transport can do everything asked.
+std::vector<Refusal> RefusalsFor(TransportKind kind, const TransportAsks& asks);
+
 const std::vector<TransportEntry>& Transports();
 const TransportEntry& TransportFor(TransportKind kind);
+// The first entry: what a run uses when none is named (--transport, a plan, a job).
+TransportKind DefaultTransport();
 // The words of the transports that have `cap`, as "scp|sftp", for refusals.
 std::string TransportsWith(bool TransportCaps::*cap);
 

@@ -48,6 +48,30 @@ void NoteStartup(SshConnection& c, TransferResult& out) {
   out.startup = true;
   AppendNote(kStartupNote, out.sender);
 }
+// A lab's barrier for one stream (SshRunPlan::before_first_byte): waited once, just
+// before the first byte (the login, the SFTP channel and the open file are ready, so
+// the streams of all hosts start together), or after the push for a stream that
+// failed before it, so every stream counts in. The clock restarts on release: the
+// wait is not the transfer's.
+class StreamBarrier {
+ public:
+  StreamBarrier(const std::function<absl::Status()>& wait, PushResult& r) : wait_(wait), r_(r) {}
+
+  absl::Status Wait() {
+    if (waited_ || !wait_) return absl::OkStatus();
+    waited_ = true;
+    absl::Status released = wait_();
+    r_.start_wall_ns = WallNanos();
+    r_.start_ns = MonoNanos();
+    return released;
+  }
+
+ private:
+  const std::function<absl::Status()>& wait_;
+  PushResult& r_;
+  bool waited_ = false;
+};
+
 std::string RemotePath(const std::string& dir, const std::string& name) {
   if (dir.empty() || dir.back() == '/') return dir + name;
   return absl::StrCat(dir, "/", name);
@@ -337,9 +361,9 @@ class SshTransport : public Transport {
   // The stream's session, (re)connected when it is missing or was lost.
   absl::StatusOr<SshConnection*> ConnectionFor(int stream);
   absl::Status PushSftp(SshConnection& c, const std::string& path, uint64_t length, PayloadSource& source,
-                        const PushOptions& push, PushResult& r);
+                        const PushOptions& push, StreamBarrier& barrier, PushResult& r);
   absl::Status PushScp(SshConnection& c, const std::string& name, uint64_t length, PayloadSource& source,
-                       const PushOptions& push, PushResult& r);
+                       const PushOptions& push, StreamBarrier& barrier, PushResult& r);
   void Remove(SshConnection& c, const std::string& path);
 
   const SshOptions options_;
@@ -518,15 +542,18 @@ void SshTransport::Push(const TransferSlot& slot, PayloadSource& source, const P
   PushResult r;
   r.start_wall_ns = WallNanos();
   r.start_ns = MonoNanos();
+  StreamBarrier barrier(plan_.before_first_byte, r);
   absl::StatusOr<SshConnection*> c = ConnectionFor(slot.stream);
   absl::Status status = c.status();
   if (status.ok()) {
     NoteStartup(**c, out);
-    status = options_.sftp ? PushSftp(**c, path, slot.length, source, push, r)
-                           : PushScp(**c, name, slot.length, source, push, r);
+    status = options_.sftp ? PushSftp(**c, path, slot.length, source, push, barrier, r)
+                           : PushScp(**c, name, slot.length, source, push, barrier, r);
   }
+  (void)barrier.Wait();  // a stream that failed before its first byte never holds the others back
   RecordPush(r, row);
   if (!status.ok()) {
+    if (absl::IsCancelled(status)) row.set_status(Name(Status::kAborted));
     row.set_error(std::string(status.message()));
     // A partial file helps nobody; an existing file that was not ours stays.
     if (c.ok() && (*c)->connected() && r.first_byte_ns != 0 && plan_.cleanup != Cleanup::kNever) Remove(**c, path);
@@ -555,7 +582,8 @@ void SshTransport::Push(const TransferSlot& slot, PayloadSource& source, const P
 }
 
 absl::Status SshTransport::PushSftp(SshConnection& c, const std::string& path, uint64_t length,
-                                    PayloadSource& source, const PushOptions& push, PushResult& r) {
+                                    PayloadSource& source, const PushOptions& push, StreamBarrier& barrier,
+                                    PushResult& r) {
   absl::StatusOr<sftp_session> sftp = c.Sftp();
   if (!sftp.ok()) return sftp.status();
   // O_EXCL: a file already there is somebody's data, never overwritten.
@@ -567,6 +595,11 @@ absl::Status SshTransport::PushSftp(SshConnection& c, const std::string& path, u
       return absl::AlreadyExistsError(absl::StrCat(c.where(), ": ", path, " already exists; nasperf never overwrites"));
     }
     return c.Failure(absl::StrCat("sftp open ", path));
+  }
+  if (absl::Status released = barrier.Wait(); !released.ok()) {
+    sftp_close(file);
+    sftp_unlink(*sftp, path.c_str());  // empty, and ours: O_EXCL made it
+    return released;
   }
   SftpWriter writer(c, file, path, length, options_.sftp_write_size, options_.sftp_writes_in_flight, sync_every_);
   LoopOutcome loop = PushLoop(source, length, push, writer, r);
@@ -580,7 +613,8 @@ absl::Status SshTransport::PushSftp(SshConnection& c, const std::string& path, u
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 absl::Status SshTransport::PushScp(SshConnection& c, const std::string& name, uint64_t length,
-                                   PayloadSource& source, const PushOptions& push, PushResult& r) {
+                                   PayloadSource& source, const PushOptions& push, StreamBarrier& barrier,
+                                   PushResult& r) {
   const std::string path = RemotePath(options_.to.dir, name);
   if (sftp_for_housekeeping_) {
     // scp itself would overwrite: look first.
@@ -602,6 +636,12 @@ absl::Status SshTransport::PushScp(SshConnection& c, const std::string& name, ui
   if (ssh_scp_init(scp) != SSH_OK) return failure(absl::StrCat("scp to ", options_.to.dir));
   if (ssh_scp_push_file64(scp, name.c_str(), length, 0644) != SSH_OK) {
     return failure(absl::StrCat("scp ", path));
+  }
+  if (absl::Status released = barrier.Wait(); !released.ok()) {
+    ssh_scp_close(scp);  // the remote scp made an empty file: ours, so it goes
+    ssh_scp_free(scp);
+    Remove(c, path);
+    return released;
   }
   ScpWriter writer(c, scp, path);
   absl::Status status = PushLoop(source, length, push, writer, r).status;
@@ -665,6 +705,7 @@ absl::StatusOr<std::unique_ptr<Transport>> MakeSshTransport(const RunOptions& op
   plan.link_mbps = options.link_mbps;
   plan.direction = options.direction;
   plan.remote_file = options.remote_file;
+  plan.before_first_byte = options.before_first_byte;
   return NewSshTransport(ssh, plan);
 }
 
@@ -673,6 +714,7 @@ absl::StatusOr<std::unique_ptr<Transport>> MakeSshTransport(const RunOptions& op
 TransportEntry ScpTransportEntry() {
   TransportCaps caps;
   caps.ssh_login = true;
+  caps.barrier = true;  // SshTransport::Push
   return {TransportKind::kScp, "the scp protocol to any SSH server (no agent; cannot sync or read)", caps,
           &MakeSshTransport};
 }
@@ -681,6 +723,7 @@ TransportEntry SftpTransportEntry() {
   TransportCaps caps;
   caps.ssh_login = true;
   caps.reads = true;  // of an existing --remote-file: the server's cache is not ours to set
+  caps.barrier = true;  // SshTransport::Push (a read's Pull does not wait: no lab read over sftp)
   return {TransportKind::kSftp, "SFTP to any SSH server (no agent; syncs with fsync@openssh.com when offered)", caps,
           &MakeSshTransport};
 }

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -31,6 +32,9 @@ struct SshRunPlan {
   // directory); where it lands is the loop's (sender/local_copy.h).
   Direction direction = Direction::kWrite;
   std::string remote_file;
+  // A lab's barrier (RunOptions::before_first_byte), on each stream's thread once
+  // its SSH session is up, before the file is opened and the first byte sent.
+  std::function<absl::Status()> before_first_byte;
 };
 
 absl::StatusOr<std::unique_ptr<Transport>> NewSshTransport(const SshOptions& options,

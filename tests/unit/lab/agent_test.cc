@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "common/policy.h"
 
 namespace nasperf {
 namespace {
@@ -54,6 +55,76 @@ TEST(PageOfRows, AFirstRowPastTheEndIsAnEmptyLastPage) {
   EXPECT_TRUE(PageOfRows(rows, 99, 1000, &page));
   EXPECT_EQ(page.reports_size(), 0);
   EXPECT_EQ(page.total_reports(), 2u);
+}
+
+// A job's transport and login come from a peer: everything is checked, and one
+// error names what is wrong.
+proto::SenderJob SftpJob() {
+  proto::SenderJob job;
+  job.set_transport("sftp");
+  job.set_ssh_user("root");
+  job.set_ssh_host("198.18.1.10");
+  job.set_ssh_port(2222);
+  job.set_ssh_dir("/mnt/cache");
+  job.set_ssh_identity("/root/.ssh/id_ed25519");
+  return job;
+}
+
+TEST(SetJobTransport, AnSftpJobBecomesAnSshLogin) {
+  RunOptions o;
+  ASSERT_TRUE(SetJobTransport(SftpJob(), o).ok());
+  EXPECT_EQ(Name(o.transport), "sftp");
+  EXPECT_EQ(o.ssh.to.user, "root");
+  EXPECT_EQ(o.ssh.to.host, "198.18.1.10");
+  EXPECT_EQ(o.ssh.to.dir, "/mnt/cache");
+  EXPECT_EQ(o.ssh.port, 2222);
+  EXPECT_EQ(o.ssh.identity, "/root/.ssh/id_ed25519");
+  EXPECT_FALSE(o.ssh.accept_new_host_key);
+  EXPECT_FALSE(o.ssh.prompt);
+  EXPECT_TRUE(o.ssh.config_file.empty());
+
+  proto::SenderJob native;
+  native.set_to("10.0.0.2:7600");
+  RunOptions n;
+  ASSERT_TRUE(SetJobTransport(native, n).ok()) << "an unset transport is the default, with an agent";
+  EXPECT_EQ(n.to.port, 7600);
+}
+
+TEST(SetJobTransport, HostileLoginsAreRefused) {
+  auto refused = [](proto::SenderJob job, const std::string& want) {
+    RunOptions o;
+    absl::Status s = SetJobTransport(job, o);
+    EXPECT_TRUE(absl::IsInvalidArgument(s)) << want << ": " << s;
+    EXPECT_NE(std::string(s.message()).find(want), std::string::npos) << s;
+  };
+  proto::SenderJob job = SftpJob();
+  job.set_transport("smb");
+  refused(job, "smb");
+  job = SftpJob();
+  job.set_ssh_host(std::string(256, 'a'));
+  refused(job, "ssh_host is longer than 255 bytes");
+  job = SftpJob();
+  job.set_ssh_user("-oProxyCommand=x");
+  refused(job, "ssh_user starts with -");
+  job = SftpJob();
+  job.set_ssh_dir("/a b");
+  refused(job, "ssh_dir has a space or a control character");
+  job = SftpJob();
+  job.set_ssh_dir("relative");
+  refused(job, "an absolute ssh_dir");
+  job = SftpJob();
+  job.set_ssh_port(70000);
+  refused(job, "ssh_port 0..65535");
+  job = SftpJob();
+  job.set_ssh_known_hosts("known_hosts");
+  refused(job, "must be absolute paths on the agent's host");
+  job = SftpJob();
+  job.set_to("10.0.0.2:7600");
+  refused(job, "needs an SSH login and no `to`");
+  job = SftpJob();
+  job.set_transport("native");
+  job.set_to("10.0.0.2:7600");
+  refused(job, "takes no SSH login");
 }
 
 }  // namespace

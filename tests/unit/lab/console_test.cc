@@ -51,6 +51,7 @@ TEST_F(ConsoleTest, ARunShowsEachTransferAndEachReceiversAggregate) {
   EXPECT_THAT(text, HasSubstr("file  send         -  durable         -  failed: agent stopped answering mid-run\n"));
   EXPECT_THAT(text, HasSubstr("= nas"));
   EXPECT_THAT(text, HasSubstr("aggregate (not every transfer finished)\n"));
+  EXPECT_THAT(text, HasSubstr("send     230.5 MB/s  durable     220.2 MB/s  aggregate"));
 }
 
 TEST_F(ConsoleTest, TheSummaryGivesMediansAndWhereTheResultsAre) {

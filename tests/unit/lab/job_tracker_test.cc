@@ -160,6 +160,21 @@ TEST_F(JobTrackerTest, ARefusedStartGetsAFailedRowPerStreamAndIsNeverReleased) {
   EXPECT_EQ(row.write_mode(), "buffered");
 }
 
+// A job over SSH has no receiver address: its lost row names the job's transport
+// and the login's host and port.
+TEST(LostRowTest, NamesTheJobsTransportAndLogin) {
+  proto::SenderJob job;
+  job.set_transport("sftp");
+  job.set_ssh_host("198.18.1.10");
+  job.set_ssh_port(2222);
+  proto::TransferReport row = LostRow(job, 3, "failed", "agent unreachable");
+  EXPECT_EQ(row.transport(), "sftp");
+  EXPECT_EQ(row.peer(), "198.18.1.10:2222");
+  job.set_ssh_port(0);
+  EXPECT_EQ(LostRow(job, 3, "failed", "").peer(), "198.18.1.10");
+  EXPECT_EQ(LostRow(proto::SenderJob(), 0, "failed", "").transport(), "native") << "an unset word is the default";
+}
+
 TEST_F(JobTrackerTest, AnAgentThatStopsAnsweringMidRunLosesOnlyTheStreamsItDidNotReport) {
   FakeAgent a;
   proto::JobState ready;

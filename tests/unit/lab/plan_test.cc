@@ -6,6 +6,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "transport/registry.h"
 
 namespace nasperf {
 namespace {
@@ -183,6 +184,72 @@ agent_flags = ["--min-free", "off"])"), "plan.toml");
   ASSERT_FALSE(bad.ok());
   EXPECT_THAT(std::string(bad.status().message()), HasSubstr("plan.toml:14: [[host]] 1: agent_flags must be an array"));
 }
+
+// One client whose agent sends over an SSH transport; `lines` go into the transfer.
+std::string SshTransferPlan(const std::string& lines) {
+  return "[[host]]\nname = \"client1\"\nagent = \"198.18.0.11\"\n"  // lines 1-3
+         "[[transfer]]\nfrom = \"client1\"\nsize = \"32MiB\"\n" +    // lines 4-6
+         lines + "\n";
+}
+
+TEST(PlanTest, TransportDefaultsToTheRegistrysFirst) {
+  auto plan = ParsePlan(kGood, "plan.toml");
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->transfers[0].transport, DefaultTransport());
+  EXPECT_TRUE(plan->transfers[0].ToIsHost());
+}
+
+TEST(PlanTest, AnSshTransportSendsToALogin) {
+  auto plan = ParsePlan(SshTransferPlan(R"(transport = "sftp"
+to = "root@198.18.1.10:2222:/mnt/cache"
+ssh_identity = "/root/.ssh/id_ed25519"
+ssh_known_hosts = "/etc/nasperf/known_hosts"
+sync = "end")"), "plan.toml");
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  const PlanTransfer& t = plan->transfers[0];
+  EXPECT_EQ(t.transport, *Parse<TransportKind>("sftp"));
+  EXPECT_FALSE(t.ToIsHost());
+  EXPECT_EQ(t.ssh_to.user, "root");
+  EXPECT_EQ(t.ssh_to.host, "198.18.1.10");
+  EXPECT_EQ(t.ssh_to.dir, "/mnt/cache");
+  EXPECT_EQ(t.ssh_port, 2222);
+  EXPECT_EQ(t.ssh_identity, "/root/.ssh/id_ed25519");
+  EXPECT_EQ(t.ssh_known_hosts, "/etc/nasperf/known_hosts");
+
+  auto plain = ParsePlan(SshTransferPlan("transport = \"scp\"\nto = \"[fd00::1]:/tank\""), "plan.toml");
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(plain->transfers[0].ssh_to.user, "");
+  EXPECT_EQ(plain->transfers[0].ssh_to.host, "fd00::1");
+  EXPECT_EQ(plain->transfers[0].ssh_port, 0) << "no port: the agent's ~/.ssh/config, else 22";
+  EXPECT_TRUE(plain->transfers[0].ssh_identity.empty());
+}
+
+// What the transport cannot do is refused when the plan is read, at the key that
+// asks it, with the transports that can (transport/registry.h RefusalsFor).
+INSTANTIATE_TEST_SUITE_P(
+    Transports, BadPlanTest,
+    ::testing::Values(
+        BadPlan{"UnknownTransport", SshTransferPlan("transport = \"smb\"\nto = \"nas:/x\""),
+                "plan.toml:7: [[transfer]] 1: transport = \"smb\" is not one of: native, scp, sftp"},
+        BadPlan{"DirectOverSftp",
+                GoodWith("to = \"nas\"", "to = \"root@nas:/x\"\ntransport = \"sftp\""),
+                "plan.toml:24: [[transfer]] 1: write_mode: transport = \"sftp\" cannot; transport = \"native\" can"},
+        BadPlan{"VerifyOverScp", SshTransferPlan("transport = \"scp\"\nto = \"nas:/x\"\nverify = true"),
+                "plan.toml:9: [[transfer]] 1: verify: transport = \"scp\" cannot; transport = \"native\" can; "
+                "compare files with cmp or sha256sum"},
+        BadPlan{"ReadOverSftp",
+                SshTransferPlan("transport = \"sftp\"\nto = \"nas:/x\"\ndirection = \"read\""),
+                "plan.toml:9: [[transfer]] 1: direction: transport = \"sftp\" cannot; transport = \"native\" can "
+                "(a plan's read streams a file `to` lays out)"},
+        BadPlan{"SftpToAHostName", GoodWith("to = \"nas\"", "to = \"nas\"\ntransport = \"sftp\""),
+                "plan.toml:20: [[transfer]] 1: to: transport = \"sftp\" logs in over SSH: expected [user@]host:/remote/dir"},
+        BadPlan{"SftpToARelativeDir", SshTransferPlan("transport = \"sftp\"\nto = \"nas:2222:bench\""),
+                "the directory must be absolute"},
+        BadPlan{"LoginKeysWithAnAgent", GoodWith("streams = 2", "ssh_identity = \"/k/id\""),
+                "plan.toml:22: [[transfer]] 1: ssh_identity: transport = \"native\" cannot; transport = \"scp|sftp\" can"},
+        BadPlan{"RelativeIdentity", SshTransferPlan("transport = \"sftp\"\nto = \"nas:/x\"\nssh_identity = \"id\""),
+                "ssh_identity must be an absolute path on the sending agent's host"}),
+    [](const ::testing::TestParamInfo<BadPlan>& info) { return info.param.name; });
 
 TEST(PlanTest, MissingFileIsNotFound) {
   auto plan = LoadPlan("/nonexistent/plan.toml");

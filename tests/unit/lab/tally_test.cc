@@ -78,6 +78,19 @@ TEST_F(TallyTest, AMissingReceiverRowMakesTheAggregateIncomplete) {
   EXPECT_FALSE(run.receivers[0].complete);
 }
 
+// Over SSH no agent takes the bytes: no receiver rows are due, so ok sender rows
+// alone make a complete aggregate, and there is no durable figure.
+TEST_F(TallyTest, AnSshTransferIsCompleteWithSenderRowsAlone) {
+  std::vector<LabJob> jobs = {Job("c1", "root@nas:/x", 2)};
+  transfers_.back()->transport = *Parse<TransportKind>("sftp");
+  jobs[0].agent_rows = {Row("sender", "ok", 50, 1'000'000), Row("sender", "ok", 30, 1'200'000)};
+  RunTally run = TallyRun(jobs);
+  ASSERT_EQ(run.receivers.size(), 1u);
+  EXPECT_TRUE(run.receivers[0].complete);
+  EXPECT_FALSE(run.receivers[0].durable);
+  EXPECT_DOUBLE_EQ(run.receivers[0].send_mb_per_s, 80);
+}
+
 TEST_F(TallyTest, TotalsCountEveryRunButAggregateOnlyCompleteTimedRuns) {
   std::vector<LabJob> good = {Job("c1", "nas", 1)};
   good[0].agent_rows = {Row("sender", "ok", 100, 1), Row("receiver", "ok", 90)};

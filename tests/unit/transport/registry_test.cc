@@ -3,6 +3,7 @@
 #include "transport/registry.h"
 
 #include <set>
+#include <vector>
 
 #include "gtest/gtest.h"
 
@@ -30,6 +31,34 @@ TEST(Registry, CapabilitiesNameTheTransportsThatHaveThem) {
   EXPECT_EQ(TransportsWith(&TransportCaps::reads), "native|sftp");
   // A transport is either spoken to an agent or logged into over SSH, never both.
   for (const TransportEntry& entry : Transports()) EXPECT_NE(entry.caps.agent, entry.caps.ssh_login);
+}
+
+// The one refusal function the sender's flags, a lab plan and an agent's job go
+// through: each ask is refused exactly when the transport lacks its capability.
+TEST(Registry, RefusalsFollowTheCapabilities) {
+  TransportAsks everything;
+  everything.verify = true;
+  everything.write_mode = WriteMode::kDirect;
+  everything.ssh_login = true;
+  everything.read = everything.read_laid_out = everything.read_cache = true;
+  auto asks = [](TransportKind kind, const TransportAsks& a) {
+    std::vector<Ask> out;
+    for (const Refusal& r : RefusalsFor(kind, a)) out.push_back(r.ask);
+    return out;
+  };
+  const TransportKind native = *Parse<TransportKind>("native"), scp = *Parse<TransportKind>("scp"),
+                      sftp = *Parse<TransportKind>("sftp");
+  EXPECT_EQ(asks(native, everything), std::vector<Ask>{Ask::kSshLogin});
+  EXPECT_EQ(asks(sftp, everything), (std::vector<Ask>{Ask::kVerify, Ask::kWriteMode, Ask::kReadLaidOut, Ask::kReadCache}));
+  EXPECT_EQ(asks(scp, everything),
+            (std::vector<Ask>{Ask::kVerify, Ask::kWriteMode, Ask::kRead, Ask::kReadLaidOut, Ask::kReadCache}));
+  const std::vector<Refusal> refused = RefusalsFor(sftp, everything);
+  EXPECT_EQ(refused.front().able, "native");  // who can verify
+  for (const TransportEntry& entry : Transports()) {
+    EXPECT_TRUE(RefusalsFor(entry.kind, TransportAsks{}).empty()) << Name(entry.kind) << " refuses a plain write";
+    EXPECT_TRUE(entry.caps.barrier) << Name(entry.kind) << " cannot start with a lab's other streams";
+  }
+  EXPECT_EQ(DefaultTransport(), Transports().front().kind);
 }
 
 }  // namespace

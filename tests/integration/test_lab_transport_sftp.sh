@@ -1,0 +1,51 @@
+# A lab plan whose transfer says `transport = "sftp"`: the client's agent logs in to
+# a real sshd on the NAS (no agent there) with its own throwaway key and known_hosts,
+# both streams wait at the lab's barrier and start on the controller's Go, and the
+# rows say sftp and ok. cleanup = "never" keeps the files, so the bytes can be counted
+# on the NAS's side.
+source "$(dirname "$0")/lib.sh"
+
+lab_up --mtu 1500 --rate 1gbit --disk-size 1G
+lab_agent c client
+lab_sshd
+
+size=16777216
+cat >"$T/plan.toml" <<PLAN
+label = "sftp-lab"
+cleanup = "never"
+[collector]
+out = "$T/out"
+[[host]]
+name = "client"
+agent = "$CLIENT_IP:7600"
+[[transfer]]
+from = "client"
+transport = "sftp"
+to = "root@$NAS_IP:2222:$CACHE"
+ssh_identity = "$T/ssh/user_ed25519"
+ssh_known_hosts = "$T/ssh/known_hosts"
+size = $size
+streams = 2
+PLAN
+
+on_hop "$NASPERF" lab "$T/plan.toml" >"$T/lab.log" 2>&1 || fail "nasperf lab failed: $(tail -20 "$T/lab.log")"
+cat "$T/lab.log"
+csv=$T/out/transfers.csv
+# Both streams passed the barrier and started on Go: a skew, shorter than either
+# transfer, so they overlapped rather than took turns.
+skew=$(sed -n 's/^run 1\/1 .*start skew \([0-9.]*\) ms$/\1/p' "$T/lab.log")
+shortest=$(csv_role_col "$csv" sender duration_s | sort -g | head -1)
+echo "start skew $skew ms, shortest transfer $shortest s"
+if [ -z "$skew" ] || ! awk -v s="$skew" -v d="$shortest" 'BEGIN { exit !(s >= 0 && s < d * 1000) }'; then
+  fail "start skew '$skew' ms is not shorter than the shortest transfer ($shortest s)"
+fi
+[ "$(tail -n +2 "$csv" | wc -l)" = 2 ] || fail "expected 2 sender rows (no agent on the NAS), got: $(cat "$csv")"
+csv_role_all "$csv" sender transport sftp
+csv_role_all "$csv" sender status ok
+csv_role_all "$csv" sender bytes $size
+files=("$CACHE"/nasperf-*.dat)
+[ "${#files[@]}" = 2 ] || fail "expected 2 files on the NAS, got: $(ls -l "$CACHE")"
+for f in "${files[@]}"; do
+  [ "$(stat -c %s "$f")" = $size ] || fail "$f: $(stat -c %s "$f") bytes on the NAS, want $size"
+done
+echo "ok: a lab plan sent over sftp through an agent: 2 rows ok, 2 x $size bytes on the NAS"
