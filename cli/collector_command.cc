@@ -43,6 +43,9 @@ int RunCollector(const CollectorFlags& f) {
   const TokenSource token = TokenFlag(cmd, f.token_file, /*generate_if_missing=*/true);
   options.token = token.token;
   const StopSignals signals = StopSignals::Block();
+  if (absl::StatusOr<uint64_t> files = RaiseFileLimit(); !files.ok()) {
+    std::fprintf(stderr, "nasperf %s: warning: %s\n", cmd.c_str(), std::string(files.status().message()).c_str());
+  }
   auto collector = Collector::Start(options);
   if (!collector.ok()) return Fail(cmd, collector.status());
   std::printf("nasperf collector: port %u, %s\n", (*collector)->port(), (*collector)->security().summary.c_str());

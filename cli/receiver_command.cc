@@ -130,6 +130,9 @@ int RunReceiver(const ReceiverFlags& f, bool as_agent = false) {
     agent = AgentService::Create(agent_options);
     options.extra_services.push_back(agent->service());
   }
+  if (absl::StatusOr<uint64_t> files = RaiseFileLimit(); !files.ok()) {
+    std::fprintf(stderr, "nasperf %s: warning: %s\n", cmd.c_str(), std::string(files.status().message()).c_str());
+  }
   auto receiver = Receiver::Start(options);
   if (!receiver.ok()) return Fail(cmd, receiver.status());
   std::printf("nasperf %s: control port %u, data port %u, target %s\n", cmd.c_str(),

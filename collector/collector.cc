@@ -37,7 +37,7 @@ class CollectorImpl final : public Collector, public proto::Collector::Service {
     if (!security.ok()) return security.status();
     security_ = std::move(*security);
     grpc::ServerBuilder builder;
-    LimitMessages(&builder);
+    ConfigureServer(&builder);
     std::string host = options_.listen.host.empty() ? "0.0.0.0" : options_.listen.host;
     int selected = 0;
     builder.AddListeningPort(FormatHostPort({host, options_.listen.port}), security_.credentials, &selected);

@@ -8,6 +8,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -232,6 +233,16 @@ absl::StatusOr<addrinfo*> Resolve(const HostPort& where, bool passive) {
 }
 
 }  // namespace
+
+absl::StatusOr<uint64_t> RaiseFileLimit() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) return ErrnoStatus(errno, "getrlimit RLIMIT_NOFILE");
+  if (limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    if (::setrlimit(RLIMIT_NOFILE, &limit) != 0) return ErrnoStatus(errno, "setrlimit RLIMIT_NOFILE");
+  }
+  return static_cast<uint64_t>(limit.rlim_cur);
+}
 
 absl::StatusOr<Fd> ListenTcp(const HostPort& where, int backlog) {
   auto resolved = Resolve(where, /*passive=*/true);

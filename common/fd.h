@@ -77,6 +77,11 @@ absl::StatusOr<HostPort> ParseHostPort(absl::string_view text, uint16_t default_
                                        bool allow_zero = false);
 std::string FormatHostPort(const HostPort& hp);
 
+// Raises this process's open-file limit to its hard limit and returns it: a server
+// holds a descriptor per connection, and the usual soft limit of 1,024 is what idle
+// connections from the LAN can use up before any token is checked.
+absl::StatusOr<uint64_t> RaiseFileLimit();
+
 // A listening TCP socket (SO_REUSEADDR). host may be empty for all addresses.
 absl::StatusOr<Fd> ListenTcp(const HostPort& where, int backlog = 64);
 // The local port a bound socket got.

@@ -8,9 +8,11 @@
 
 namespace nasperf {
 
-void LimitMessages(grpc::ServerBuilder* builder) {
+void ConfigureServer(grpc::ServerBuilder* builder) {
   builder->SetMaxReceiveMessageSize(kMaxMessageBytes);
   builder->SetMaxSendMessageSize(kMaxMessageBytes);
+  builder->AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS, kServerHandshakeTimeoutMs);
+  builder->AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
 }
 
 std::shared_ptr<grpc::Channel> NewChannel(const std::string& address, const PeerTrust* trust,

@@ -1,6 +1,6 @@
 // What every nasperf gRPC endpoint shares: the token in call metadata (checked in
-// constant time), channels that trust their peer as common/tls.h decides, message
-// size limits, and absl::Status <-> grpc::Status. Thread-safe.
+// constant time), channels that trust their peer as common/tls.h decides, server
+// limits, and absl::Status <-> grpc::Status. Thread-safe.
 #ifndef NASPERF_COMMON_GRPC_AUTH_H_
 #define NASPERF_COMMON_GRPC_AUTH_H_
 
@@ -18,8 +18,13 @@ namespace nasperf {
 // both ends (gRPC's default is 4 MiB on receive only). A report stays far below it:
 // samples are capped (common/sampler.h) and WaitJob pages its rows.
 inline constexpr int kMaxMessageBytes = 16 << 20;
-// Servers: the limits above on a builder.
-void LimitMessages(grpc::ServerBuilder* builder);
+// A peer that opens a connection and says nothing holds a descriptor only this long
+// (gRPC's default is 120 s, enough for idle sockets to use up the descriptors).
+inline constexpr int kServerHandshakeTimeoutMs = 5000;
+// Servers: the message limits above, the handshake deadline, and no SO_REUSEPORT:
+// gRPC sets it by default, so a second nasperf on a busy port would start and take
+// half its connections instead of failing with "port in use".
+void ConfigureServer(grpc::ServerBuilder* builder);
 
 // A channel to host:port that reconnects quickly (200 ms, backing off to 2 s), so an
 // agent notices a restarted peer within seconds. TLS as `trust` says, the peer pinned

@@ -56,7 +56,7 @@ class ReceiverImpl final : public Receiver {
     control_ = std::make_unique<ControlService>(options_, host, *target_, table_, data_port_, pmtu_responder_.get());
 
     grpc::ServerBuilder builder;
-    LimitMessages(&builder);
+    ConfigureServer(&builder);
     std::string listen_host = options_.listen.host.empty() ? "0.0.0.0" : options_.listen.host;
     int selected = 0;
     auto security = ServerCredentials(options_.tls);

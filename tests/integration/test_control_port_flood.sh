@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# shellcheck disable=SC2154  # NAME_PID, NAME_PORT...: set by lib.sh's start_* with printf -v
+# Issue 29, rows 3 and 12: the control port against idle connections, and a second
+# nasperf on a busy port. The receiver starts with a soft limit of 1,024 open files (a
+# common default) while 1,100 connections from 127.0.0.3 that never say a word hold
+# its control port: it raised its limit at start, so a real sender still gets
+# through, and gRPC's handshake deadline closes every idle one within seconds, not
+# after 120 s. A second receiver on the same control port fails at once with one line
+# instead of sharing the port (gRPC's SO_REUSEPORT is off).
+source "$(dirname "$0")/lib.sh"
+command -v python3 >/dev/null || skip "python3 is not installed"
+hard=$(ulimit -Hn)
+[ "$hard" = unlimited ] || [ "$hard" -ge 2048 ] || skip "the hard open-file limit ($hard) leaves no room above 1,024"
+
+ulimit -Sn 1024
+start_receiver rx --target discard
+ulimit -Sn "$hard"
+grep -q "^Max open files *$hard " "/proc/$rx_PID/limits" \
+  || fail "the receiver kept its soft limit: $(grep 'Max open files' "/proc/$rx_PID/limits")"
+
+python3 "$(dirname "$0")/idle_connections.py" "$rx_PORT" 1100 30 127.0.0.3 "$T/idle.ready" >"$T/idle.out" 2>&1 &
+flood=$!
+PIDS+=("$flood")
+wait_for "the idle connections to open" 60 test -s "$T/idle.ready"
+opened=$(cat "$T/idle.ready")
+[ "$opened" -ge 1100 ] || fail "only $opened of 1100 idle connections opened"
+
+"$NASPERF" sender --to 127.0.0.1:"$rx_PORT" --size 8MiB --runs 1 --out "$T/out" --no-progress \
+  >"$T/sender.log" 2>&1 || fail "a real transfer failed with 1100 idle connections on the control port: $(tail -3 "$T/sender.log")"
+csv_role_all "$T/out/transfers.csv" receiver status ok
+
+wait_pid "the idle connections to be closed" 60 "$flood" || fail "the flood script failed: $(cat "$T/idle.out")"
+read -r _ connected _ closed <"$T/idle.out"
+echo "idle flood: $connected connected, $closed closed by the receiver within 30 s"
+[ "$closed" -eq "$connected" ] || fail "the receiver left $((connected - closed)) of $connected idle connections open for 30 s"
+
+# A second receiver on the same control port (its data port free: PORT + 2).
+if timeout 20 "$NASPERF" receiver --target discard --listen 127.0.0.1:"$rx_PORT" --data-port $((rx_DATA + 1)) \
+  >"$T/second.log" 2>&1; then
+  fail "a second receiver started on a busy control port"
+fi
+grep -q "port in use" "$T/second.log" \
+  || fail "the second receiver did not say the port is in use: $(cat "$T/second.log")"
+alive "$rx_PID" || fail "the first receiver died"
+echo "ok: 1100 idle connections neither stop a transfer nor stay past the handshake deadline; a busy port is refused"
