@@ -19,17 +19,17 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   // A service (the .deb's systemd unit) keeps its settings in a file: `nasperf --config
   // F agent`, with F's [agent] (or [receiver]) table holding `flag = value` lines.
-  app.set_config("--config", "", "Read flags from this TOML file: a [agent] or [receiver] table of `flag = value` (no --)");
+  app.set_config("--config", "",
+                 "Read flags from this TOML file: a [agent] or [receiver] table of `flag = value` (no --)");
   app.allow_config_extras(CLI::config_extras_mode::error);  // a misspelt key is an error, not ignored
   app.set_version_flag("--version", std::string("nasperf ") + NASPERF_VERSION + " (" NASPERF_BUILD_INFO ")");
   bool verbose = false;
   app.add_flag("-v,--verbose", verbose, "Log each transfer on the receiver");
   // In the order `nasperf --help` lists them.
   const Command commands[] = {
-      AddReceiverCommand(app), AddSenderCommand(app),    AddAgentCommand(app),
-      AddLabCommand(app),      AddCollectorCommand(app), AddFlushCommand(app),
-      AddFingerprintCommand(app), AddProbeCommand(app),  AddDemoCommand(app),
-      AddReportCommand(app),   AddCompareCommand(app),
+      AddReceiverCommand(app),  AddSenderCommand(app), AddAgentCommand(app),       AddLabCommand(app),
+      AddCollectorCommand(app), AddFlushCommand(app),  AddFingerprintCommand(app), AddProbeCommand(app),
+      AddDemoCommand(app),      AddReportCommand(app), AddCompareCommand(app),
   };
   try {
     app.parse(argc, argv);

@@ -20,11 +20,13 @@ struct CollectorFlags {
 
 CLI::App* AddCollector(CLI::App& app, CollectorFlags& f) {
   auto* cmd = app.add_subcommand("collector", "Collect every agent's rows into DIR/transfers.csv and samples.csv");
-  cmd->add_option("--out", f.out, "Directory for the CSV files (appended; a restart continues them)")->capture_default_str();
+  cmd->add_option("--out", f.out, "Directory for the CSV files (appended; a restart continues them)")
+      ->capture_default_str();
   cmd->add_option("--listen", f.listen, "gRPC address ADDR:PORT")->capture_default_str();
   AddTokenFlag(cmd, f.token_file);
   AddServerTlsFlags(cmd, f.tls);
-  cmd->add_flag("--plaintext", f.tls.plaintext, "No TLS: tokens and rows cross the network readable (reporters need it too)");
+  cmd->add_flag("--plaintext", f.tls.plaintext,
+                "No TLS: tokens and rows cross the network readable (reporters need it too)");
   AddPortFileFlag(cmd, f.port_file);
   cmd->add_option("--max-store", f.max_store,
                   "Refuse rows once the CSV files would grow past this (0 = no limit); reporters keep them spooled")
@@ -59,9 +61,10 @@ int RunCollector(const CollectorFlags& f) {
   const int signal_number = signals.Wait();
   (*collector)->Shutdown();
   CollectorCounters c = (*collector)->counters();
-  std::printf("nasperf collector: stopping (signal %d); %llu rows written, %llu duplicates ignored, %llu reports refused\n",
-              signal_number, static_cast<unsigned long long>(c.rows), static_cast<unsigned long long>(c.duplicates),
-              static_cast<unsigned long long>(c.refused));
+  std::printf(
+      "nasperf collector: stopping (signal %d); %llu rows written, %llu duplicates ignored, %llu reports refused\n",
+      signal_number, static_cast<unsigned long long>(c.rows), static_cast<unsigned long long>(c.duplicates),
+      static_cast<unsigned long long>(c.refused));
   return 0;
 }
 

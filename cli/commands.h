@@ -11,8 +11,8 @@
 namespace nasperf::cli {
 
 struct Command {
-  CLI::App* app = nullptr;      // the subcommand, to ask whether it was given
-  std::function<int()> run;     // its work; returns the exit status
+  CLI::App* app = nullptr;   // the subcommand, to ask whether it was given
+  std::function<int()> run;  // its work; returns the exit status
 };
 
 // A command whose flags live in a Flags struct that `add` declares on `app` (returning
@@ -23,16 +23,16 @@ Command CommandOf(CLI::App& app, Add add, Run run) {
   return {add(app, *flags), [flags, run] { return run(*flags); }};
 }
 
-Command AddReceiverCommand(CLI::App& app);     // cli/receiver_command.cc
+Command AddReceiverCommand(CLI::App& app);  // cli/receiver_command.cc
 Command AddAgentCommand(CLI::App& app);
 Command AddFingerprintCommand(CLI::App& app);
-Command AddSenderCommand(CLI::App& app);       // cli/sender_command.cc
+Command AddSenderCommand(CLI::App& app);  // cli/sender_command.cc
 Command AddProbeCommand(CLI::App& app);
 Command AddDemoCommand(CLI::App& app);
-Command AddCollectorCommand(CLI::App& app);    // cli/collector_command.cc
+Command AddCollectorCommand(CLI::App& app);  // cli/collector_command.cc
 Command AddFlushCommand(CLI::App& app);
-Command AddLabCommand(CLI::App& app);          // cli/lab_command.cc
-Command AddReportCommand(CLI::App& app);       // cli/report_command.cc
+Command AddLabCommand(CLI::App& app);     // cli/lab_command.cc
+Command AddReportCommand(CLI::App& app);  // cli/report_command.cc
 Command AddCompareCommand(CLI::App& app);
 
 }  // namespace nasperf::cli

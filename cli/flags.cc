@@ -13,10 +13,8 @@
 
 namespace nasperf::cli {
 
-[[noreturn]] void UsageError(const std::string& command, const std::string& flag,
-                             absl::string_view message) {
-  std::fprintf(stderr, "nasperf %s: %s: %s\n", command.c_str(), flag.c_str(),
-               std::string(message).c_str());
+[[noreturn]] void UsageError(const std::string& command, const std::string& flag, absl::string_view message) {
+  std::fprintf(stderr, "nasperf %s: %s: %s\n", command.c_str(), flag.c_str(), std::string(message).c_str());
   std::exit(kUsageError);
 }
 
@@ -26,8 +24,7 @@ uint64_t SizeFlag(const std::string& command, const std::string& flag, const std
   return *size;
 }
 
-absl::Duration DurationFlag(const std::string& command, const std::string& flag,
-                            const std::string& text) {
+absl::Duration DurationFlag(const std::string& command, const std::string& flag, const std::string& text) {
   auto d = ParseDuration(text);
   if (!d.ok()) UsageError(command, flag, d.status().message());
   return *d;
@@ -130,12 +127,14 @@ void AddClientTlsFlags(CLI::App* cmd, ClientTls& t) {
 std::shared_ptr<const PeerTrust> TrustFlags(const std::string& cmd, const ClientTls& t) {
   auto trust = PeerTrust::Create(t);
   if (!trust.ok()) std::exit(Fail(cmd, trust.status()));
-  if (t.plaintext) std::fprintf(stderr, "nasperf %s: --plaintext: the token crosses the network readable\n", cmd.c_str());
+  if (t.plaintext)
+    std::fprintf(stderr, "nasperf %s: --plaintext: the token crosses the network readable\n", cmd.c_str());
   return *trust;
 }
 
 void AddServerTlsFlags(CLI::App* cmd, ServerTls& t) {
-  cmd->add_option("--tls-cert", t.cert, "PEM certificate for the control port (default: a generated one, pinned by clients)");
+  cmd->add_option("--tls-cert", t.cert,
+                  "PEM certificate for the control port (default: a generated one, pinned by clients)");
   cmd->add_option("--tls-key", t.key, "PEM private key for --tls-cert");
 }
 
@@ -160,10 +159,11 @@ size_t ReportSpool(const std::string& cmd, SpoolingSink& spool, absl::Duration w
   if (left == 0) {
     std::printf("nasperf %s: every report delivered to collector %s\n", cmd.c_str(), spool.collector().c_str());
   } else {
-    std::printf("nasperf %s: %zu report%s still spooled in %s; the next nasperf with --collector %s sends "
-                "them, or run: nasperf flush --collector %s\n",
-                cmd.c_str(), left, left == 1 ? "" : "s", spool.dir().c_str(), spool.collector().c_str(),
-                spool.collector().c_str());
+    std::printf(
+        "nasperf %s: %zu report%s still spooled in %s; the next nasperf with --collector %s sends "
+        "them, or run: nasperf flush --collector %s\n",
+        cmd.c_str(), left, left == 1 ? "" : "s", spool.dir().c_str(), spool.collector().c_str(),
+        spool.collector().c_str());
   }
   std::fflush(stdout);
   return left;

@@ -26,9 +26,12 @@ CLI::App* AddLab(CLI::App& app, LabFlags& f) {
   AddTokenFlag(cmd, f.token_file);
   cmd->add_option("--run-id", f.run_id, "Run id shared by every transfer of this lab (default: time + random)");
   cmd->add_flag("--check", f.check, "Only parse the plan and print what it would run");
-  cmd->add_flag("--ssh", f.ssh, "Start the agent of a host with ssh = \"[user@]host[:port]\" over SSH when none answers; stop it at the end");
-  cmd->add_option("--deploy-binary", f.deploy_binary,
-                  "With --ssh: the static nasperf to upload to hosts without nasperf = ... (default: this one, if static)");
+  cmd->add_flag(
+      "--ssh", f.ssh,
+      "Start the agent of a host with ssh = \"[user@]host[:port]\" over SSH when none answers; stop it at the end");
+  cmd->add_option(
+      "--deploy-binary", f.deploy_binary,
+      "With --ssh: the static nasperf to upload to hosts without nasperf = ... (default: this one, if static)");
   AddClientTlsFlags(cmd, f.tls);
   return cmd;
 }

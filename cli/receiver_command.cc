@@ -22,8 +22,8 @@ namespace {
 // ----------------------------------------------------------------- receiver
 
 struct ReceiverFlags {
-  std::string target, listen = ":7600", token_file, min_free = "1GiB", max_size = "0",
-                      cleanup = Name(Cleanup::kEach), ticket_ttl = "30s", idle_timeout = "60s", port_file;
+  std::string target, listen = ":7600", token_file, min_free = "1GiB", max_size = "0", cleanup = Name(Cleanup::kEach),
+                      ticket_ttl = "30s", idle_timeout = "60s", port_file;
   uint16_t data_port = 0;
   int max_transfers = 64;
   bool stop_with_stdin = false, serve_existing_files = false;
@@ -37,32 +37,42 @@ void AddReceiverOptions(CLI::App* cmd, ReceiverFlags& f) {
   cmd->add_option("--listen", f.listen, "Control address ADDR:PORT (gRPC); data uses PORT+1")->capture_default_str();
   cmd->add_option("--data-port", f.data_port, "Data port (default: control port + 1)");
   AddTokenFlag(cmd, f.token_file);
-  cmd->add_option("--min-free", f.min_free, "Refuse a transfer that would leave less free space than this; 'off' disables the check")->capture_default_str();
+  cmd->add_option("--min-free", f.min_free,
+                  "Refuse a transfer that would leave less free space than this; 'off' disables the check")
+      ->capture_default_str();
   cmd->add_option("--max-size", f.max_size, "Largest transfer accepted (0 = no limit)")->capture_default_str();
-  cmd->add_option("--cleanup", f.cleanup, "Default when the sender does not ask: each|end|never")->capture_default_str()
+  cmd->add_option("--cleanup", f.cleanup, "Default when the sender does not ask: each|end|never")
+      ->capture_default_str()
       ->check(CLI::IsMember(Names<Cleanup>()));
   cmd->add_option("--ticket-ttl", f.ticket_ttl, "How long an unused data ticket stays valid")->capture_default_str();
-  cmd->add_option("--idle-timeout", f.idle_timeout, "Abort a transfer whose sender sends nothing for this long")->capture_default_str();
-  cmd->add_option("--max-transfers", f.max_transfers, "Transfers open at once")->capture_default_str()->check(CLI::Range(1, 1024));
+  cmd->add_option("--idle-timeout", f.idle_timeout, "Abort a transfer whose sender sends nothing for this long")
+      ->capture_default_str();
+  cmd->add_option("--max-transfers", f.max_transfers, "Transfers open at once")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1024));
   AddPortFileFlag(cmd, f.port_file);
   cmd->add_flag("--serve-existing-files", f.serve_existing_files,
                 "Let token holders read existing files of --target (sender --direction read --remote-file); "
                 "without it reads get only files nasperf lays out itself");
-  cmd->add_flag("--stop-with-stdin", f.stop_with_stdin,
-                "Stop when stdin closes (how `sender --to user@host:/dir` and `lab --ssh` tie it to their SSH channel)");
+  cmd->add_flag(
+      "--stop-with-stdin", f.stop_with_stdin,
+      "Stop when stdin closes (how `sender --to user@host:/dir` and `lab --ssh` tie it to their SSH channel)");
   AddServerTlsFlags(cmd, f.tls);
   AddReportingFlags(cmd, f.reporting);
 }
 
 CLI::App* AddReceiver(CLI::App& app, ReceiverFlags& f) {
-  auto* cmd = app.add_subcommand("receiver", "Run the receiver agent on the NAS: writes incoming streams into --target");
-  cmd->add_option("--target", f.target, "Directory on the array/pool to write into, or 'discard' (network only)")->required();
+  auto* cmd =
+      app.add_subcommand("receiver", "Run the receiver agent on the NAS: writes incoming streams into --target");
+  cmd->add_option("--target", f.target, "Directory on the array/pool to write into, or 'discard' (network only)")
+      ->required();
   AddReceiverOptions(cmd, f);
   return cmd;
 }
 
 CLI::App* AddAgent(CLI::App& app, ReceiverFlags& f) {
-  auto* cmd = app.add_subcommand("agent", "Long-running agent for `nasperf lab`: a receiver, and sender work on request");
+  auto* cmd =
+      app.add_subcommand("agent", "Long-running agent for `nasperf lab`: a receiver, and sender work on request");
   f.target = kDiscardTarget;
   cmd->add_option("--target", f.target, "Directory the receiver writes into, or 'discard' (a host that only sends)")
       ->capture_default_str();
@@ -135,8 +145,8 @@ int RunReceiver(const ReceiverFlags& f, bool as_agent = false) {
   }
   auto receiver = Receiver::Start(options);
   if (!receiver.ok()) return Fail(cmd, receiver.status());
-  std::printf("nasperf %s: control port %u, data port %u, target %s\n", cmd.c_str(),
-              (*receiver)->control_port(), (*receiver)->data_port(), options.target.c_str());
+  std::printf("nasperf %s: control port %u, data port %u, target %s\n", cmd.c_str(), (*receiver)->control_port(),
+              (*receiver)->data_port(), options.target.c_str());
   std::printf("nasperf %s: %s\n", cmd.c_str(), (*receiver)->security().summary.c_str());
   if (*spool) {
     std::printf("nasperf %s: reporting to collector %s (spool %s)\n", cmd.c_str(), (*spool)->collector().c_str(),
@@ -145,8 +155,8 @@ int RunReceiver(const ReceiverFlags& f, bool as_agent = false) {
   SayToken(cmd, token, "the sender");
   std::fflush(stdout);
   if (!f.port_file.empty()) {
-    std::string ports = absl::StrCat("control=", (*receiver)->control_port(), "\ndata=",
-                                     (*receiver)->data_port(), "\n");
+    std::string ports =
+        absl::StrCat("control=", (*receiver)->control_port(), "\ndata=", (*receiver)->data_port(), "\n");
     if (absl::Status s = WritePortFile(f.port_file, ports); !s.ok()) return Fail(cmd, s);
   }
   const int signal_number = signals.Wait();
@@ -156,16 +166,18 @@ int RunReceiver(const ReceiverFlags& f, bool as_agent = false) {
   (*receiver)->Shutdown();
   if (*spool) ReportSpool(cmd, **spool, absl::Seconds(5));
   ReceiverCounters c = (*receiver)->counters();
-  std::printf("nasperf %s: %llu ok, %llu failed, %llu aborted, %llu connections refused, %llu timed out "
-              "before a header, %llu over the connection limits\n",
-              cmd.c_str(), static_cast<unsigned long long>(c.ok), static_cast<unsigned long long>(c.failed),
-              static_cast<unsigned long long>(c.aborted), static_cast<unsigned long long>(c.refused),
-              static_cast<unsigned long long>(c.timed_out), static_cast<unsigned long long>(c.over_limit));
+  std::printf(
+      "nasperf %s: %llu ok, %llu failed, %llu aborted, %llu connections refused, %llu timed out "
+      "before a header, %llu over the connection limits\n",
+      cmd.c_str(), static_cast<unsigned long long>(c.ok), static_cast<unsigned long long>(c.failed),
+      static_cast<unsigned long long>(c.aborted), static_cast<unsigned long long>(c.refused),
+      static_cast<unsigned long long>(c.timed_out), static_cast<unsigned long long>(c.over_limit));
   return 0;
 }
 
 CLI::App* AddFingerprint(CLI::App& app) {
-  return app.add_subcommand("fingerprint", "Print this host's TLS key fingerprint (made if missing), to compare with what a client pins");
+  return app.add_subcommand(
+      "fingerprint", "Print this host's TLS key fingerprint (made if missing), to compare with what a client pins");
 }
 
 int RunFingerprint() {

@@ -18,8 +18,8 @@ namespace {
 
 const std::vector<std::string>& GroupingColumns() {
   static const auto* columns = new std::vector<std::string>{
-      "label", "write_mode", "sync_policy", "transport", "mtu", "path_mtu", "mss", "link_mbps",
-      "host", "peer", "run_id", "direction", "cache", "read_mode"};
+      "label",     "write_mode", "sync_policy", "transport", "mtu",       "path_mtu", "mss",
+      "link_mbps", "host",       "peer",        "run_id",    "direction", "cache",    "read_mode"};
   return *columns;
 }
 
@@ -45,16 +45,19 @@ absl::StatusOr<ResultTable> LoadReportInputs(const ReportFlags& f) {
 }
 
 CLI::App* AddReport(CLI::App& app, ReportFlags& f) {
-  auto* cmd = app.add_subcommand("report", "Per label and role: n, median, mean, spread and bottlenecks; --html writes charts");
+  auto* cmd =
+      app.add_subcommand("report", "Per label and role: n, median, mean, spread and bottlenecks; --html writes charts");
   AddReportInputs(cmd, f, "Only this role's rows: receiver (durable MB/s) or sender (end-to-end MB/s); default both");
   cmd->add_option("--html", f.html, "Also write a self-contained HTML report with charts to FILE");
   return cmd;
 }
 
 CLI::App* AddCompare(CLI::App& app, ReportFlags& f) {
-  auto* cmd = app.add_subcommand("compare", "Every label (or --by column) against a baseline: difference, 95% CI, p-value, verdict");
-  AddReportInputs(cmd, f, "Compare this role's MB/s: receiver (durable) or sender (end-to-end); default receiver "
-                          "when there are receiver rows");
+  auto* cmd = app.add_subcommand(
+      "compare", "Every label (or --by column) against a baseline: difference, 95% CI, p-value, verdict");
+  AddReportInputs(cmd, f,
+                  "Compare this role's MB/s: receiver (durable) or sender (end-to-end); default receiver "
+                  "when there are receiver rows");
   cmd->add_option("--by", f.by, "Column to group by")->capture_default_str()->check(CLI::IsMember(GroupingColumns()));
   cmd->add_option("--baseline", f.baseline, "Group the others are compared against (default: the first in file order)");
   return cmd;

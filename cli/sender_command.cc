@@ -16,13 +16,13 @@
 #include "collector/csv_sink.h"
 #include "common/payload.h"
 #include "common/validate.h"
-#include "ssh/remote_start.h"
 #include "receiver/receiver.h"
 #include "report/html.h"
 #include "report/table.h"
+#include "sender/sender.h"
+#include "ssh/remote_start.h"
 #include "transport/path_check.h"
 #include "transport/registry.h"
-#include "sender/sender.h"
 
 namespace nasperf::cli {
 namespace {
@@ -30,8 +30,8 @@ namespace {
 // ----------------------------------------------------------------- sender
 
 struct SenderFlags {
-  std::string to, file, size, pattern = "random", pause = "0s", label, run_id, cleanup,
-      out = "./nasperf-results", interval = "1s", token_file, link_speed, window;
+  std::string to, file, size, pattern = "random", pause = "0s", label, run_id, cleanup, out = "./nasperf-results",
+                              interval = "1s", token_file, link_speed, window;
   std::string write_mode = Name(WriteMode::kBuffered), sync = SyncPolicyName({});
   std::string transport = Name(DefaultTransport()), identity, known_hosts, ssh_config, deploy_binary;
   std::string direction = Name(Direction::kWrite), cache, read_mode, remote_file, local_target;
@@ -43,25 +43,36 @@ struct SenderFlags {
 };
 
 CLI::App* AddSender(CLI::App& app, SenderFlags& f) {
-  auto* cmd = app.add_subcommand("sender", "Push files or generated data to a receiver (or over scp/sftp to any SSH server) in timed runs");
+  auto* cmd = app.add_subcommand(
+      "sender", "Push files or generated data to a receiver (or over scp/sftp to any SSH server) in timed runs");
   cmd->add_option("--to", f.to,
                   "Receiver HOST[:PORT] (control port, default 7600); [user@]host:/dir: start a receiver there over "
-                  "SSH for this run (nothing installed on the NAS); scp/sftp: [user@]host:/remote/dir")->required();
+                  "SSH for this run (nothing installed on the NAS); scp/sftp: [user@]host:/remote/dir")
+      ->required();
   cmd->add_option("--transport", f.transport, "native (the receiver agent), or scp/sftp to any SSH server (no agent)")
-      ->capture_default_str()->check(CLI::IsMember(Names<TransportKind>()));
-  cmd->add_option("--ssh-port", f.ssh_port, "SSH port (default: ~/.ssh/config's, else 22)")->check(CLI::Range(1, 65535));
-  cmd->add_option("--identity", f.identity, "SSH private key file to log in with (default: ssh-agent, then ~/.ssh/id_*)");
-  cmd->add_option("--known-hosts", f.known_hosts, "known_hosts file to check the SSH host key against (default ~/.ssh/known_hosts)");
-  cmd->add_option("--ssh-config", f.ssh_config, "ssh_config file to read (default ~/.ssh/config and /etc/ssh/ssh_config)");
-  cmd->add_flag("--accept-new-host-key", f.accept_new_host_key, "Record an unknown SSH host key (a changed one is still refused)");
-  cmd->add_option("--deploy-binary", f.deploy_binary,
-                  "With --to user@host:/dir: the static nasperf to upload (default: this one, if it is the static build)");
+      ->capture_default_str()
+      ->check(CLI::IsMember(Names<TransportKind>()));
+  cmd->add_option("--ssh-port", f.ssh_port, "SSH port (default: ~/.ssh/config's, else 22)")
+      ->check(CLI::Range(1, 65535));
+  cmd->add_option("--identity", f.identity,
+                  "SSH private key file to log in with (default: ssh-agent, then ~/.ssh/id_*)");
+  cmd->add_option("--known-hosts", f.known_hosts,
+                  "known_hosts file to check the SSH host key against (default ~/.ssh/known_hosts)");
+  cmd->add_option("--ssh-config", f.ssh_config,
+                  "ssh_config file to read (default ~/.ssh/config and /etc/ssh/ssh_config)");
+  cmd->add_flag("--accept-new-host-key", f.accept_new_host_key,
+                "Record an unknown SSH host key (a changed one is still refused)");
+  cmd->add_option(
+      "--deploy-binary", f.deploy_binary,
+      "With --to user@host:/dir: the static nasperf to upload (default: this one, if it is the static build)");
   cmd->add_option("--direction", f.direction,
                   "write: push to the NAS; read: the NAS streams a file of its target to us (native transport)")
-      ->capture_default_str()->check(CLI::IsMember(Names<Direction>()));
-  cmd->add_option("--cache", f.cache,
-                  "Reads: the NAS's page cache before each run: cold (the file's pages dropped) or warm (read once first); "
-                  "default cold");
+      ->capture_default_str()
+      ->check(CLI::IsMember(Names<Direction>()));
+  cmd->add_option(
+      "--cache", f.cache,
+      "Reads: the NAS's page cache before each run: cold (the file's pages dropped) or warm (read once first); "
+      "default cold");
   cmd->add_option("--read-mode", f.read_mode,
                   "Reads: how the NAS reads the file: buffered (through its page cache) or direct (O_DIRECT, past "
                   "it: a cold read where dropping pages cannot promise one, e.g. ZFS 2.3+); default buffered")
@@ -69,33 +80,45 @@ CLI::App* AddSender(CLI::App& app, SenderFlags& f) {
   cmd->add_option("--remote-file", f.remote_file,
                   "Reads: read this existing file in the receiver's target (a name, no '/'); default: the NAS lays out "
                   "a file of --size, untimed, and removes it after the run");
-  cmd->add_option("--local-target", f.local_target,
-                  "Reads: write what arrives into this directory (--write-mode, --sync, --cleanup apply); default: discard");
+  cmd->add_option(
+      "--local-target", f.local_target,
+      "Reads: write what arrives into this directory (--write-mode, --sync, --cleanup apply); default: discard");
   auto* file = cmd->add_option("--file", f.file, "Send this file (zero-copy unless --verify)");
   auto* size = cmd->add_option("--size", f.size, "Send this much generated data, e.g. 45GiB");
   file->excludes(size);
-  cmd->add_option("--pattern", f.pattern, "Generated data: random (incompressible) or zero")->capture_default_str()
+  cmd->add_option("--pattern", f.pattern, "Generated data: random (incompressible) or zero")
+      ->capture_default_str()
       ->check(CLI::IsMember({"random", "zero"}));
   cmd->add_option("--runs", f.runs, "Measured iterations")->capture_default_str()->check(CLI::Range(1, 100000));
-  cmd->add_option("--warmup", f.warmup, "Warm-up iterations first (recorded, marked, not in statistics)")->capture_default_str()
+  cmd->add_option("--warmup", f.warmup, "Warm-up iterations first (recorded, marked, not in statistics)")
+      ->capture_default_str()
       ->check(CLI::Range(0, 1000));
-  cmd->add_option("--streams", f.streams, "Parallel streams per iteration")->capture_default_str()->check(CLI::Range(1, kMaxStreams));
+  cmd->add_option("--streams", f.streams, "Parallel streams per iteration")
+      ->capture_default_str()
+      ->check(CLI::Range(1, kMaxStreams));
   cmd->add_option("--pause", f.pause, "Pause between iterations, e.g. 30s")->capture_default_str();
   cmd->add_option("--label", f.label, "Configuration label for comparisons (e.g. cache-on)");
   cmd->add_option("--run-id", f.run_id, "Run id (default: time + random)");
-  cmd->add_option("--write-mode", f.write_mode, "Receiver write mode: buffered|direct|dsync")->capture_default_str()
+  cmd->add_option("--write-mode", f.write_mode, "Receiver write mode: buffered|direct|dsync")
+      ->capture_default_str()
       ->check(CLI::IsMember(Names<WriteMode>()));
-  cmd->add_option("--sync", f.sync, "Sync policy: none|end|every=SIZE (sftp: fsync@openssh.com when offered; scp: none)")->capture_default_str();
-  cmd->add_option("--cleanup", f.cleanup, "Delete received files: each|end|never (default: the receiver's; over scp/sftp each)")
+  cmd->add_option("--sync", f.sync,
+                  "Sync policy: none|end|every=SIZE (sftp: fsync@openssh.com when offered; scp: none)")
+      ->capture_default_str();
+  cmd->add_option("--cleanup", f.cleanup,
+                  "Delete received files: each|end|never (default: the receiver's; over scp/sftp each)")
       ->check(CLI::IsMember(Names<Cleanup>()));
   cmd->add_flag("--verify", f.verify, "Compare XXH3 checksums end to end");
-  cmd->add_flag("--direct-fallback", f.direct_fallback, "With --write-mode direct: write buffered (and say so) when the target refuses O_DIRECT");
+  cmd->add_flag("--direct-fallback", f.direct_fallback,
+                "With --write-mode direct: write buffered (and say so) when the target refuses O_DIRECT");
   cmd->add_option("--out", f.out, "Directory for transfers.csv and samples.csv")->capture_default_str();
   cmd->add_option("--interval", f.interval, "Per-interval samples every DUR (0 = none)")->capture_default_str();
   AddTokenFlag(cmd, f.token_file);
   cmd->add_flag("--no-progress", f.no_progress, "No live progress line");
   AddLinkSpeedFlag(cmd, f.link_speed);
-  cmd->add_option("--window", f.window, "Fixed TCP socket buffers at both ends, e.g. 16MiB (default: 2 x bandwidth-delay product when autotuning falls short)");
+  cmd->add_option("--window", f.window,
+                  "Fixed TCP socket buffers at both ends, e.g. 16MiB (default: 2 x bandwidth-delay product when "
+                  "autotuning falls short)");
   AddReportingFlags(cmd, f.reporting);
   return cmd;
 }
@@ -149,9 +172,11 @@ bool DeploysReceiver(const SenderFlags& f) {
 void RefuseWhatTheTransportCannotDo(const SenderFlags& f, TransportKind kind) {
   const std::string cmd = "sender";
   const std::string name = Name(kind);
-  const std::pair<bool, const char*> login_flags[] = {
-      {f.ssh_port != 0, "--ssh-port"}, {!f.identity.empty(), "--identity"}, {!f.known_hosts.empty(), "--known-hosts"},
-      {!f.ssh_config.empty(), "--ssh-config"}, {f.accept_new_host_key, "--accept-new-host-key"}};
+  const std::pair<bool, const char*> login_flags[] = {{f.ssh_port != 0, "--ssh-port"},
+                                                      {!f.identity.empty(), "--identity"},
+                                                      {!f.known_hosts.empty(), "--known-hosts"},
+                                                      {!f.ssh_config.empty(), "--ssh-config"},
+                                                      {f.accept_new_host_key, "--accept-new-host-key"}};
   TransportAsks asks;
   asks.verify = f.verify;
   asks.write_mode = EnumFlag<WriteMode>(cmd, "--write-mode", f.write_mode);
@@ -165,17 +190,21 @@ void RefuseWhatTheTransportCannotDo(const SenderFlags& f, TransportKind kind) {
   for (const Refusal& refused : RefusalsFor(kind, asks)) {
     switch (refused.ask) {
       case Ask::kVerify:
-        UsageError(cmd, "--verify", absl::StrCat("--transport ", name, " cannot: it needs --transport ", refused.able,
-                                                 "; compare files with cmp or sha256sum"));
+        UsageError(cmd, "--verify",
+                   absl::StrCat("--transport ", name, " cannot: it needs --transport ", refused.able,
+                                "; compare files with cmp or sha256sum"));
       case Ask::kWriteMode:
-        UsageError(cmd, "--write-mode", absl::StrCat("--transport ", name, " cannot: it needs --transport ", refused.able));
+        UsageError(cmd, "--write-mode",
+                   absl::StrCat("--transport ", name, " cannot: it needs --transport ", refused.able));
       case Ask::kSshLogin:
         for (auto [given, flag] : login_flags) {
-          if (given) UsageError(cmd, flag, absl::StrCat("only with --to [user@]host:/dir or --transport ", refused.able));
+          if (given)
+            UsageError(cmd, flag, absl::StrCat("only with --to [user@]host:/dir or --transport ", refused.able));
         }
         break;
       case Ask::kRead:
-        UsageError(cmd, "--direction", absl::StrCat("--transport ", name, " cannot read; --transport ", refused.able, " can"));
+        UsageError(cmd, "--direction",
+                   absl::StrCat("--transport ", name, " cannot read; --transport ", refused.able, " can"));
       case Ask::kReadLaidOut:
         UsageError(cmd, "--remote-file", absl::StrCat("a read over ", name, " pulls an existing file: give its name"));
       case Ask::kReadCache:
@@ -193,19 +222,24 @@ void SetDirection(const SenderFlags& f, SenderOptions& o) {
   o.direction = EnumFlag<Direction>(cmd, "--direction", f.direction);
   if (o.direction == Direction::kRead) {  // what the transport cannot read: RefuseWhatTheTransportCannotDo
     if (!f.file.empty()) {
-      UsageError(cmd, "--file", "is what a write sends; a read reads --remote-file, or a file of --size the NAS lays out");
+      UsageError(cmd, "--file",
+                 "is what a write sends; a read reads --remote-file, or a file of --size the NAS lays out");
     }
-    if (f.size.empty() == f.remote_file.empty()) UsageError(cmd, "--size", "a read needs --size SIZE or --remote-file NAME");
+    if (f.size.empty() == f.remote_file.empty())
+      UsageError(cmd, "--size", "a read needs --size SIZE or --remote-file NAME");
     if (!f.remote_file.empty()) {
-      if (absl::Status s = CheckFileName("--remote-file", f.remote_file); !s.ok()) UsageError(cmd, "--remote-file", s.message());
+      if (absl::Status s = CheckFileName("--remote-file", f.remote_file); !s.ok())
+        UsageError(cmd, "--remote-file", s.message());
     }
     o.cache = f.cache.empty() ? CacheState::kCold : EnumFlag<CacheState>(cmd, "--cache", f.cache);
     o.read_mode = f.read_mode.empty() ? ReadMode::kBuffered : EnumFlag<ReadMode>(cmd, "--read-mode", f.read_mode);
     o.remote_file = f.remote_file;
     o.local_target = f.local_target;
   } else {
-    for (auto [given, flag] : {std::pair{!f.cache.empty(), "--cache"}, {!f.read_mode.empty(), "--read-mode"},
-                               {!f.remote_file.empty(), "--remote-file"}, {!f.local_target.empty(), "--local-target"}}) {
+    for (auto [given, flag] : {std::pair{!f.cache.empty(), "--cache"},
+                               {!f.read_mode.empty(), "--read-mode"},
+                               {!f.remote_file.empty(), "--remote-file"},
+                               {!f.local_target.empty(), "--local-target"}}) {
       if (given) UsageError(cmd, flag, "only with --direction read");
     }
   }
@@ -234,7 +268,8 @@ absl::StatusOr<SenderOptions> MakeSenderOptions(const SenderFlags& f) {
   }
   o.file = f.file;
   SetDirection(f, o);
-  if (f.file.empty() && f.size.empty() && f.remote_file.empty()) UsageError(cmd, "--size", "give --size SIZE or --file PATH");
+  if (f.file.empty() && f.size.empty() && f.remote_file.empty())
+    UsageError(cmd, "--size", "give --size SIZE or --file PATH");
   if (!f.size.empty()) {
     o.size = SizeFlag(cmd, "--size", f.size);
     if (o.size == 0) UsageError(cmd, "--size", "must be more than 0");
@@ -264,7 +299,8 @@ absl::StatusOr<SenderOptions> MakeSenderOptions(const SenderFlags& f) {
   if (!f.window.empty()) {
     o.window_bytes = SizeFlag(cmd, "--window", f.window);
     if (o.window_bytes < kMinWindow || o.window_bytes > kMaxWindow) {
-      UsageError(cmd, "--window", absl::StrCat("must be between ", FormatSize(kMinWindow), " and ", FormatSize(kMaxWindow)));
+      UsageError(cmd, "--window",
+                 absl::StrCat("must be between ", FormatSize(kMinWindow), " and ", FormatSize(kMaxWindow)));
     }
   }
   // A receiver started over SSH gets a token of its own (RunSenderCommand); the
@@ -284,8 +320,8 @@ int FinishSender(const absl::StatusOr<SenderOutcome>& outcome, const CsvSink* cs
   }
   if (spool != nullptr) ReportSpool("sender", *spool, absl::Seconds(10));
   if (outcome->failed > 0) {
-    std::fprintf(stderr, "nasperf sender: %d of %d transfers failed (see the error column)\n",
-                 outcome->failed, outcome->transfers);
+    std::fprintf(stderr, "nasperf sender: %d of %d transfers failed (see the error column)\n", outcome->failed,
+                 outcome->transfers);
     return 1;
   }
   return 0;
@@ -338,8 +374,8 @@ int RunSenderCommand(const SenderFlags& f) {
   absl::StatusOr<SenderOutcome> outcome = RunSender(*options, *sink, stdout);
   if (absl::IsUnavailable(outcome.status()) && !f.reporting.tls.plaintext &&
       TransportFor(options->transport).caps.agent && deployed == nullptr) {
-    outcome = absl::UnavailableError(absl::StrCat(
-        outcome.status().message(), " (if the receiver runs with --plaintext, pass --plaintext too)"));
+    outcome = absl::UnavailableError(
+        absl::StrCat(outcome.status().message(), " (if the receiver runs with --plaintext, pass --plaintext too)"));
   }
   if (deployed != nullptr) {
     absl::Status stopped = deployed->Stop();
@@ -363,7 +399,8 @@ struct ProbeFlags {
 };
 
 CLI::App* AddProbe(CLI::App& app, ProbeFlags& f) {
-  auto* cmd = app.add_subcommand("probe", "Check the path to a receiver (MTU, path MTU, MSS, link); exit 1 on a problem");
+  auto* cmd =
+      app.add_subcommand("probe", "Check the path to a receiver (MTU, path MTU, MSS, link); exit 1 on a problem");
   cmd->add_option("to", f.to, "Receiver HOST[:PORT] (control port, default 7600)")->required();
   AddTokenFlag(cmd, f.token_file);
   AddLinkSpeedFlag(cmd, f.link_speed);
@@ -394,7 +431,9 @@ struct DemoFlags {
 CLI::App* AddDemo(CLI::App& app, DemoFlags& f) {
   auto* cmd = app.add_subcommand("demo", "Receiver + sender on loopback: a few runs into a temporary target");
   cmd->add_option("--size", f.size, "Size of each transfer")->capture_default_str();
-  cmd->add_option("--runs", f.runs, "Measured iterations (one warm-up comes first)")->capture_default_str()->check(CLI::Range(1, 100));
+  cmd->add_option("--runs", f.runs, "Measured iterations (one warm-up comes first)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100));
   cmd->add_option("--dir", f.dir, "Where to put the target and the results (default: a new temporary directory)");
   return cmd;
 }
@@ -438,18 +477,19 @@ int RunDemo(const DemoFlags& f) {
   if (!sink.ok()) return Fail(cmd, sink.status());
   int rc = FinishSender(RunSender(tx, **sink, stdout), sink->get(), nullptr);
   (*receiver)->Shutdown();
-  std::printf("\nThe sender's rows time what a user waits for (first byte to the receiver's answer);\n"
-              "the receiver's rows time first byte to data on disk (fdatasync done).\n");
+  std::printf(
+      "\nThe sender's rows time what a user waits for (first byte to the receiver's answer);\n"
+      "the receiver's rows time first byte to data on disk (fdatasync done).\n");
   const std::string results = dir + "/results";
   const std::string html = results + "/report.html";
   auto table = LoadResults({results});
-  absl::Status written = table.ok() ? WriteHtmlReportFor(*table, std::nullopt, html, "nasperf " NASPERF_VERSION) : table.status();
+  absl::Status written =
+      table.ok() ? WriteHtmlReportFor(*table, std::nullopt, html, "nasperf " NASPERF_VERSION) : table.status();
   if (!written.ok()) {
     Fail(cmd, absl::InternalError(absl::StrCat("no HTML report: ", written.message())));
     return rc != 0 ? rc : 1;
   }
-  std::printf("\nreport:  %s (charts; open it in a browser; or: nasperf report %s)\n", html.c_str(),
-              results.c_str());
+  std::printf("\nreport:  %s (charts; open it in a browser; or: nasperf report %s)\n", html.c_str(), results.c_str());
   return rc;
 }
 

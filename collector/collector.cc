@@ -44,9 +44,8 @@ class CollectorImpl final : public Collector, public proto::Collector::Service {
     builder.RegisterService(this);
     server_ = builder.BuildAndStart();
     if (server_ == nullptr || selected == 0) {
-      return absl::UnavailableError(absl::StrCat("cannot listen on ",
-                                                 FormatHostPort({host, options_.listen.port}),
-                                                 " (port in use?)"));
+      return absl::UnavailableError(
+          absl::StrCat("cannot listen on ", FormatHostPort({host, options_.listen.port}), " (port in use?)"));
     }
     port_ = static_cast<uint16_t>(selected);
     return absl::OkStatus();
@@ -102,17 +101,16 @@ class CollectorImpl final : public Collector, public proto::Collector::Service {
       // copy and sort of every rate the label has seen.
       auto& rates = rates_[{r.label(), r.role()}];
       rates.insert(std::upper_bound(rates.begin(), rates.end(), r.mb_per_s()), r.mb_per_s());
-      summary = absl::StrFormat("  [%s %s: n=%d median %.1f]", r.label().empty() ? "-" : r.label(),
-                                r.role(), rates.size(), PercentileSorted(rates, 0.5));
+      summary = absl::StrFormat("  [%s %s: n=%d median %.1f]", r.label().empty() ? "-" : r.label(), r.role(),
+                                rates.size(), PercentileSorted(rates, 0.5));
     }
     std::string iteration = r.warmup() ? absl::StrCat("w", r.iteration()) : absl::StrCat(r.iteration());
     std::string rate = r.has_mb_per_s() ? absl::StrFormat("%.1f MB/s", r.mb_per_s()) : "-";
     std::string status = r.status() == Name(Status::kOk) ? "ok" : absl::StrCat(r.status(), ": ", r.error());
     // Host, label and error come from peers: no control characters reach the terminal.
     std::fprintf(options_.console, "%-8s %-16s %-14s %5s/%-2d %12s  %s%s\n", r.role().c_str(),
-                 Printable(r.host()).c_str(), r.label().empty() ? "-" : Printable(r.label()).c_str(),
-                 iteration.c_str(), r.stream(), rate.c_str(), Printable(status).c_str(),
-                 Printable(summary).c_str());
+                 Printable(r.host()).c_str(), r.label().empty() ? "-" : Printable(r.label()).c_str(), iteration.c_str(),
+                 r.stream(), rate.c_str(), Printable(status).c_str(), Printable(summary).c_str());
     std::fflush(options_.console);
   }
 

@@ -22,7 +22,7 @@ struct CollectorOptions {
   std::string out_dir;
   HostPort listen{"", kCollectorPort};
   std::string token;
-  ServerTls tls;  // default: this host's own key (common/tls.h)
+  ServerTls tls;                 // default: this host's own key (common/tls.h)
   std::FILE* console = nullptr;  // per-row lines; null = quiet
   uint64_t max_store_bytes = 0;  // refuse rows once the CSV files would pass this; 0 = no limit
 };

@@ -10,14 +10,12 @@ CollectorClient::CollectorClient(const HostPort& address, std::string token, std
   stub_ = proto::Collector::NewStub(NewChannel(FormatHostPort(address_), trust.get(), fingerprint));
 }
 
-absl::StatusOr<bool> CollectorClient::Report(const proto::TransferReport& report,
-                                             absl::Duration deadline) {
+absl::StatusOr<bool> CollectorClient::Report(const proto::TransferReport& report, absl::Duration deadline) {
   // A report the collector could never take is refused here, as invalid, so the
   // spool sets it aside instead of retrying it forever in front of the others.
   if (report.ByteSizeLong() > static_cast<size_t>(kMaxMessageBytes) - 4096) {
-    return absl::InvalidArgumentError(absl::StrCat("report of ", report.ByteSizeLong(),
-                                                   " bytes is above the ", kMaxMessageBytes,
-                                                   " a collector takes"));
+    return absl::InvalidArgumentError(absl::StrCat("report of ", report.ByteSizeLong(), " bytes is above the ",
+                                                   kMaxMessageBytes, " a collector takes"));
   }
   grpc::ClientContext context;
   PrepareCall(&context, token_, deadline);

@@ -20,8 +20,7 @@ class CollectorClient {
   CollectorClient(const HostPort& address, std::string token, std::shared_ptr<const PeerTrust> trust = nullptr,
                   const std::string& fingerprint = "");
   // True when the collector already had this report (and wrote nothing).
-  absl::StatusOr<bool> Report(const proto::TransferReport& report,
-                              absl::Duration deadline = absl::Seconds(10));
+  absl::StatusOr<bool> Report(const proto::TransferReport& report, absl::Duration deadline = absl::Seconds(10));
   const HostPort& address() const { return address_; }
 
  private:

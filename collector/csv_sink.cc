@@ -29,10 +29,10 @@ const std::vector<std::string>& TransferColumns() {
 }
 
 const std::vector<std::string>& SampleColumns() {
-  static const auto* columns = new std::vector<std::string>{
-      "run_id", "label", "iteration", "stream", "role", "host", "t_s", "bytes", "mb_per_s",
-      // appended
-      "transfer_id"};
+  static const auto* columns =
+      new std::vector<std::string>{"run_id", "label", "iteration", "stream", "role", "host", "t_s", "bytes", "mb_per_s",
+                                   // appended
+                                   "transfer_id"};
   return *columns;
 }
 
@@ -44,11 +44,9 @@ std::string Rate(double v) { return absl::StrFormat("%.2f", v); }
 // What makes a row unique. The transfer id alone is not enough: it is 0 for a
 // transfer that failed before the receiver gave it one, and two receivers in one
 // run hand out the same ids.
-std::string Key(absl::string_view run_id, absl::string_view role, absl::string_view host,
-                absl::string_view iteration, absl::string_view stream,
-                absl::string_view transfer_id) {
-  return absl::StrCat(run_id, "\x1f", role, "\x1f", host, "\x1f", iteration, "\x1f", stream,
-                      "\x1f", transfer_id);
+std::string Key(absl::string_view run_id, absl::string_view role, absl::string_view host, absl::string_view iteration,
+                absl::string_view stream, absl::string_view transfer_id) {
+  return absl::StrCat(run_id, "\x1f", role, "\x1f", host, "\x1f", iteration, "\x1f", stream, "\x1f", transfer_id);
 }
 
 }  // namespace
@@ -65,10 +63,9 @@ std::string SampleRows(const proto::TransferReport& r) {
     // CheckReport bounds the rate; a non-finite one still never reaches the file.
     double rate = s.interval_s() > 0 ? static_cast<double>(s.bytes()) / s.interval_s() / 1e6 : 0;
     if (!std::isfinite(rate)) rate = 0;
-    out += CsvLine({CsvText(r.run_id()), CsvText(r.label()), absl::StrCat(r.iteration()),
-                    absl::StrCat(r.stream()), CsvText(r.role()), CsvText(r.host()),
-                    absl::StrFormat("%.3f", s.t_s()), absl::StrCat(s.bytes()), Rate(rate),
-                    absl::StrCat(r.transfer_id())});
+    out += CsvLine({CsvText(r.run_id()), CsvText(r.label()), absl::StrCat(r.iteration()), absl::StrCat(r.stream()),
+                    CsvText(r.role()), CsvText(r.host()), absl::StrFormat("%.3f", s.t_s()), absl::StrCat(s.bytes()),
+                    Rate(rate), absl::StrCat(r.transfer_id())});
   }
   return out;
 }
@@ -79,8 +76,7 @@ absl::StatusOr<std::unique_ptr<CsvSink>> CsvSink::Open(const std::string& dir, u
   sink->max_bytes_ = max_bytes;
   if (absl::Status s = MakeDirectories(dir, 0755); !s.ok()) return s;
   absl::MutexLock lock(&sink->mu_);
-  if (absl::Status s = sink->OpenTransfers(sink->transfers_path(), TransferColumns(), &sink->transfers_);
-      !s.ok()) {
+  if (absl::Status s = sink->OpenTransfers(sink->transfers_path(), TransferColumns(), &sink->transfers_); !s.ok()) {
     return s;
   }
   if (absl::Status s = sink->OpenSamples(sink->samples_path(), SampleColumns(), &sink->samples_); !s.ok()) {
@@ -120,8 +116,8 @@ absl::Status CsvSink::OpenSamples(const std::string& path, const std::vector<std
     }
     absl::string_view first_cell = absl::string_view(head).substr(0, head.find_first_of(",\n"));
     if (first_cell != columns[0]) {
-      return absl::FailedPreconditionError(absl::StrCat(path, " exists but is not a nasperf CSV (first line: ",
-                                                        first_cell.substr(0, 40), "...)"));
+      return absl::FailedPreconditionError(
+          absl::StrCat(path, " exists but is not a nasperf CSV (first line: ", first_cell.substr(0, 40), "...)"));
     }
     const uint64_t tail_at = size > kWindow ? size - kWindow : 0;
     std::string tail(size - tail_at, '\0');
@@ -134,8 +130,8 @@ absl::Status CsvSink::OpenSamples(const std::string& path, const std::vector<std
         return absl::DataLossError(absl::StrCat(path, ": its last line is longer than 64 KiB: not a sample row"));
       }
       const size_t keep_in_tail = last_newline == std::string::npos ? 0 : last_newline + 1;
-      if (absl::Status s = SetAsideTorn(fd.get(), path, absl::string_view(tail).substr(keep_in_tail),
-                                        tail_at + keep_in_tail);
+      if (absl::Status s =
+              SetAsideTorn(fd.get(), path, absl::string_view(tail).substr(keep_in_tail), tail_at + keep_in_tail);
           !s.ok()) {
         return s;
       }
@@ -161,20 +157,21 @@ absl::StatusOr<std::vector<size_t>> CheckTransfersHeader(const std::string& path
                                                          const std::vector<std::string>& header,
                                                          const std::vector<std::string>& columns) {
   if (header.empty() || header[0] != columns[0]) {
-    return absl::FailedPreconditionError(absl::StrCat(path, " exists but is not a nasperf CSV (first line: ",
-                                                      header.empty() ? "" : header[0], "...)"));
+    return absl::FailedPreconditionError(
+        absl::StrCat(path, " exists but is not a nasperf CSV (first line: ", header.empty() ? "" : header[0], "...)"));
   }
   const bool older = header.size() <= columns.size() && std::equal(header.begin(), header.end(), columns.begin());
   if (!older) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        path, " was written by another nasperf version (its ", header.size(), " columns are not the first of this one's ",
-        columns.size(), "); give --out a new directory"));
+    return absl::FailedPreconditionError(absl::StrCat(path, " was written by another nasperf version (its ",
+                                                      header.size(), " columns are not the first of this one's ",
+                                                      columns.size(), "); give --out a new directory"));
   }
   std::vector<size_t> key_columns;
   for (const char* name : {"run_id", "role", "host", "iteration", "stream", "transfer_id"}) {
     auto at = std::find(header.begin(), header.end(), name);
     if (at == header.end()) {
-      return absl::FailedPreconditionError(absl::StrCat(path, " has no ", name, " column: not written by this nasperf"));
+      return absl::FailedPreconditionError(
+          absl::StrCat(path, " has no ", name, " column: not written by this nasperf"));
     }
     key_columns.push_back(static_cast<size_t>(at - header.begin()));
   }
@@ -250,8 +247,10 @@ absl::Status CsvSink::RewriteWithColumns(const std::string& path, size_t old_wid
   if (!reopened.valid()) return ErrnoStatus(errno, absl::StrCat("open ", path));
   *fd = std::move(reopened);
   open_info_.columns_added = columns.size() - old_width;
-  Log(LogLevel::kWarning, "collector", "%s came from an older nasperf (%d columns); rewrote it with %d (%d rows kept, "
-      "new cells empty)", path, old_width, columns.size(), rows.size());
+  Log(LogLevel::kWarning, "collector",
+      "%s came from an older nasperf (%d columns); rewrote it with %d (%d rows kept, "
+      "new cells empty)",
+      path, old_width, columns.size(), rows.size());
   return absl::OkStatus();
 }
 
@@ -263,9 +262,9 @@ absl::Status CsvSink::Submit(const proto::TransferReport& report) {
 absl::Status CsvSink::Append(const proto::TransferReport& report, bool* duplicate) {
   // The key is built from the cells as they read back from the file, so keys rebuilt
   // on Open match keys of new reports even where the formula guard changed a cell.
-  std::string key = Key(FormulaGuard(report.run_id()), FormulaGuard(report.role()),
-                        FormulaGuard(report.host()), absl::StrCat(report.iteration()),
-                        absl::StrCat(report.stream()), absl::StrCat(report.transfer_id()));
+  std::string key =
+      Key(FormulaGuard(report.run_id()), FormulaGuard(report.role()), FormulaGuard(report.host()),
+          absl::StrCat(report.iteration()), absl::StrCat(report.stream()), absl::StrCat(report.transfer_id()));
   std::string row = TransferRow(report);
   std::string samples = SampleRows(report);
   uint64_t my_sequence = 0;
@@ -275,9 +274,10 @@ absl::Status CsvSink::Append(const proto::TransferReport& report, bool* duplicat
     if (*duplicate) return absl::OkStatus();
     const uint64_t growth = row.size() + samples.size();
     if (max_bytes_ > 0 && stored_bytes_ + growth > max_bytes_) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          dir_, " holds ", stored_bytes_, " bytes of results; a row of ", growth, " more would pass the store's limit of ",
-          max_bytes_, " (--max-store): make room or raise it; the reporters keep the rows until then"));
+      return absl::FailedPreconditionError(
+          absl::StrCat(dir_, " holds ", stored_bytes_, " bytes of results; a row of ", growth,
+                       " more would pass the store's limit of ", max_bytes_,
+                       " (--max-store): make room or raise it; the reporters keep the rows until then"));
     }
     stored_bytes_ += growth;
     // Samples first: a crash between the two writes leaves samples without their

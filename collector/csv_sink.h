@@ -32,9 +32,9 @@ std::string SampleRows(const proto::TransferReport& report);
 class CsvSink : public ReportSink {
  public:
   struct OpenInfo {
-    size_t rows_found = 0;          // transfer rows already in the file
+    size_t rows_found = 0;               // transfer rows already in the file
     std::vector<std::string> set_aside;  // files that received torn lines
-    size_t columns_added = 0;       // an older nasperf's transfers.csv was given this version's columns
+    size_t columns_added = 0;            // an older nasperf's transfers.csv was given this version's columns
   };
 
   // Creates dir if needed; opens or creates both files. max_bytes > 0: refuse
@@ -67,11 +67,11 @@ class CsvSink : public ReportSink {
   Fd transfers_ ABSL_GUARDED_BY(mu_);
   Fd samples_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_set<std::string> seen_ ABSL_GUARDED_BY(mu_);
-  uint64_t written_ ABSL_GUARDED_BY(mu_) = 0;   // rows written so far
-  uint64_t max_bytes_ = 0;                       // 0 = no limit
+  uint64_t written_ ABSL_GUARDED_BY(mu_) = 0;       // rows written so far
+  uint64_t max_bytes_ = 0;                          // 0 = no limit
   uint64_t stored_bytes_ ABSL_GUARDED_BY(mu_) = 0;  // both files' sizes
-  absl::Mutex sync_mu_;  // taken before mu_, never while holding it
-  uint64_t synced_ ABSL_GUARDED_BY(sync_mu_) = 0;  // rows known to be on disk
+  absl::Mutex sync_mu_;                             // taken before mu_, never while holding it
+  uint64_t synced_ ABSL_GUARDED_BY(sync_mu_) = 0;   // rows known to be on disk
 };
 
 }  // namespace nasperf

@@ -25,7 +25,6 @@ namespace {
 constexpr char kComponent[] = "spool";
 constexpr char kSuffix[] = ".report";
 
-
 std::vector<std::string> SpooledFiles(const std::string& dir) {
   std::vector<std::string> names;
   DIR* d = ::opendir(dir.c_str());
@@ -63,8 +62,8 @@ std::string DefaultSpoolRoot() {
 SpoolingSink::SpoolingSink(std::unique_ptr<CollectorClient> client, std::string dir)
     : client_(std::move(client)), dir_(std::move(dir)) {}
 
-absl::StatusOr<std::unique_ptr<SpoolingSink>> SpoolingSink::Start(
-    std::unique_ptr<CollectorClient> client, const std::string& spool_root) {
+absl::StatusOr<std::unique_ptr<SpoolingSink>> SpoolingSink::Start(std::unique_ptr<CollectorClient> client,
+                                                                  const std::string& spool_root) {
   std::string leaf = absl::StrReplaceAll(FormatHostPort(client->address()), {{"/", "_"}, {":", "_"}});
   std::string dir = absl::StrCat(spool_root, "/", leaf);
   if (absl::Status s = MakeDirectories(dir, 0700); !s.ok()) return s;
@@ -125,8 +124,8 @@ bool SpoolingSink::DeliverAll() {
         continue;
       }
       if (!outage_logged_) {
-        Log(LogLevel::kWarning, kComponent, "%s; reports wait in %s and are resent", 
-            delivered.status().message(), dir_);
+        Log(LogLevel::kWarning, kComponent, "%s; reports wait in %s and are resent", delivered.status().message(),
+            dir_);
         outage_logged_ = true;
       }
       return false;

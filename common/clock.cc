@@ -51,8 +51,7 @@ void CpuBusy::Stop() {
 
 double CpuBusy::Pct() const {
   if (!start_ || !stop_ || stop_ns_ <= start_ns_) return -1;
-  const int64_t demand =
-      (stop_->on_cpu_ns - start_->on_cpu_ns) + (stop_->waiting_ns - start_->waiting_ns);
+  const int64_t demand = (stop_->on_cpu_ns - start_->on_cpu_ns) + (stop_->waiting_ns - start_->waiting_ns);
   const double pct = 100.0 * static_cast<double>(demand) / static_cast<double>(stop_ns_ - start_ns_);
   // The kernel brings a running thread's counter up to date only now and then, so a
   // thread busy for the whole span can come out a little over it; far over cannot

@@ -47,10 +47,10 @@ struct ColumnBound {
     kSince1970,  // a unix time, not negative
   };
   Kind kind = Kind::kNone;
-  size_t max_bytes = 0;  // kPlainText, kText
-  int64_t min = 0, max = 0;  // kRange
+  size_t max_bytes = 0;                                  // kPlainText, kText
+  int64_t min = 0, max = 0;                              // kRange
   const std::vector<std::string>& (*words)() = nullptr;  // kWord
-  bool empty_ok = false;                                  // kWord
+  bool empty_ok = false;                                 // kWord
 };
 // Larger than any real figure; a value past it is corrupt input.
 inline constexpr double kMaxFigure = 1e12;
@@ -72,7 +72,7 @@ struct TransferColumn {
   const char* name;
   ColumnPlace place;
   CellFormat format;
-  const char* unit;         // for users: "s", "MB/s", "bytes", ...; "" for text and plain counts
+  const char* unit;  // for users: "s", "MB/s", "bytes", ...; "" for text and plain counts
   ColumnBound bound;
   const char* description;  // one line for users (docs/reference/csv.md)
   // The proto::TransferReport field behind the column, when it is not named like it.

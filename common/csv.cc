@@ -44,9 +44,7 @@ std::string FormulaGuard(absl::string_view value) {
 
 std::string CsvText(absl::string_view value) { return CsvQuote(FormulaGuard(value)); }
 
-std::string CsvLine(const std::vector<std::string>& cells) {
-  return absl::StrCat(absl::StrJoin(cells, ","), "\n");
-}
+std::string CsvLine(const std::vector<std::string>& cells) { return absl::StrCat(absl::StrJoin(cells, ","), "\n"); }
 
 absl::StatusOr<bool> CsvReader::Next(std::vector<std::string>* fields) {
   size_t start = pos_;
@@ -70,8 +68,8 @@ absl::StatusOr<bool> CsvReader::NextRecord(std::vector<std::string>* fields) {
   int line = next_line_;
   size_t i = pos_;
   std::string field;
-  bool quoted = false;        // inside a quoted field
-  bool was_quoted = false;    // the current field started with a quote
+  bool quoted = false;      // inside a quoted field
+  bool was_quoted = false;  // the current field started with a quote
   while (i < data_.size()) {
     char c = data_[i];
     if (quoted) {
@@ -92,8 +90,7 @@ absl::StatusOr<bool> CsvReader::NextRecord(std::vector<std::string>* fields) {
     }
     if (c == '"') {
       if (!field.empty() || was_quoted) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("line ", line, ": stray quote inside an unquoted field"));
+        return absl::InvalidArgumentError(absl::StrCat("line ", line, ": stray quote inside an unquoted field"));
       }
       quoted = was_quoted = true;
       ++i;
@@ -118,8 +115,7 @@ absl::StatusOr<bool> CsvReader::NextRecord(std::vector<std::string>* fields) {
       return true;
     }
     if (was_quoted) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("line ", line, ": text after a closing quote"));
+      return absl::InvalidArgumentError(absl::StrCat("line ", line, ": text after a closing quote"));
     }
     field += c;
     ++i;

@@ -38,21 +38,29 @@ constexpr char kErrnoPayload[] = "nasperf/errno";
 
 absl::Status ErrnoStatusCode(int err, const std::string& message) {
   switch (err) {
-    case ENOENT: return absl::NotFoundError(message);
-    case EEXIST: return absl::AlreadyExistsError(message);
+    case ENOENT:
+      return absl::NotFoundError(message);
+    case EEXIST:
+      return absl::AlreadyExistsError(message);
     case EACCES:
-    case EPERM: return absl::PermissionDeniedError(message);
+    case EPERM:
+      return absl::PermissionDeniedError(message);
     case ENOSPC:
-    case EDQUOT: return absl::ResourceExhaustedError(message);
-    case EINVAL: return absl::InvalidArgumentError(message);
+    case EDQUOT:
+      return absl::ResourceExhaustedError(message);
+    case EINVAL:
+      return absl::InvalidArgumentError(message);
     case ETIMEDOUT:
-    case EAGAIN: return absl::DeadlineExceededError(message);
+    case EAGAIN:
+      return absl::DeadlineExceededError(message);
     case ECONNREFUSED:
     case ECONNRESET:
     case EPIPE:
     case EHOSTUNREACH:
-    case ENETUNREACH: return absl::UnavailableError(message);
-    default: return absl::InternalError(message);
+    case ENETUNREACH:
+      return absl::UnavailableError(message);
+    default:
+      return absl::InternalError(message);
   }
 }
 }  // namespace
@@ -100,8 +108,7 @@ absl::StatusOr<size_t> ReadFull(int fd, void* data, size_t size, absl::string_vi
   return done;
 }
 
-absl::StatusOr<size_t> ReadFullBy(int fd, void* data, size_t size, int64_t deadline_ns,
-                                  absl::string_view what) {
+absl::StatusOr<size_t> ReadFullBy(int fd, void* data, size_t size, int64_t deadline_ns, absl::string_view what) {
   char* p = static_cast<char*>(data);
   size_t done = 0;
   while (done < size) {
@@ -170,8 +177,7 @@ absl::Status AppendLines(const std::string& path, absl::string_view header, absl
   return status;
 }
 
-absl::StatusOr<HostPort> ParseHostPort(absl::string_view text, uint16_t default_port,
-                                       bool allow_zero) {
+absl::StatusOr<HostPort> ParseHostPort(absl::string_view text, uint16_t default_port, bool allow_zero) {
   HostPort out;
   absl::string_view port_text;
   if (!text.empty() && text.front() == '[') {
@@ -223,11 +229,9 @@ absl::StatusOr<addrinfo*> Resolve(const HostPort& where, bool passive) {
   hints.ai_flags = passive ? AI_PASSIVE : 0;
   addrinfo* result = nullptr;
   std::string port = absl::StrCat(where.port);
-  int rc = getaddrinfo(where.host.empty() ? nullptr : where.host.c_str(), port.c_str(), &hints,
-                       &result);
+  int rc = getaddrinfo(where.host.empty() ? nullptr : where.host.c_str(), port.c_str(), &hints, &result);
   if (rc != 0) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot resolve \"", where.host, "\": ", gai_strerror(rc)));
+    return absl::UnavailableError(absl::StrCat("cannot resolve \"", where.host, "\": ", gai_strerror(rc)));
   }
   return result;
 }
@@ -374,7 +378,7 @@ std::string PeerName(int fd) {
   socklen_t len = sizeof addr;
   if (getpeername(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) return "?";
   const uint16_t port = ntohs(addr.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port
-                                                        : reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
+                                                         : reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
   return FormatHostPort({AddressText(addr), port});
 }
 

@@ -50,8 +50,7 @@ absl::Status WriteAll(int fd, const void* data, size_t size, absl::string_view w
 absl::StatusOr<size_t> ReadFull(int fd, void* data, size_t size, absl::string_view what);
 // The same with one deadline (CLOCK_MONOTONIC ns) for all of it, however the bytes
 // trickle in; DEADLINE_EXCEEDED when it passes first.
-absl::StatusOr<size_t> ReadFullBy(int fd, void* data, size_t size, int64_t deadline_ns,
-                                  absl::string_view what);
+absl::StatusOr<size_t> ReadFullBy(int fd, void* data, size_t size, int64_t deadline_ns, absl::string_view what);
 
 // mkdir -p: every missing directory of path, each with `mode`; errno text names the
 // directory that failed.
@@ -73,8 +72,7 @@ struct HostPort {
 };
 // "host:port", "[v6]:port", or "host" with default_port. Port 0 allowed only if
 // allow_zero (for listening on an ephemeral port).
-absl::StatusOr<HostPort> ParseHostPort(absl::string_view text, uint16_t default_port,
-                                       bool allow_zero = false);
+absl::StatusOr<HostPort> ParseHostPort(absl::string_view text, uint16_t default_port, bool allow_zero = false);
 std::string FormatHostPort(const HostPort& hp);
 
 // Raises this process's open-file limit to its hard limit and returns it: a server

@@ -34,19 +34,17 @@ void PrepareCall(grpc::ClientContext* context, const std::string& token, absl::D
                         std::chrono::milliseconds(absl::ToInt64Milliseconds(deadline)));
 }
 
-grpc::Status CheckToken(const grpc::ServerContext& context, const std::string& token,
-                        const char* component) {
+grpc::Status CheckToken(const grpc::ServerContext& context, const std::string& token, const char* component) {
   const auto& metadata = context.client_metadata();
   auto it = metadata.find("authorization");
   std::string expected = absl::StrCat("Bearer ", token);
-  if (it == metadata.end() ||
-      !ConstantTimeEquals(absl::string_view(it->second.data(), it->second.size()), expected)) {
+  if (it == metadata.end() || !ConstantTimeEquals(absl::string_view(it->second.data(), it->second.size()), expected)) {
     // A flood of wrong tokens must not fill the disk with log lines.
     static LogThrottle* throttle = new LogThrottle(10, 10.0);
     uint64_t held = 0;
     if (throttle->Allow(&held)) {
-      Log(LogLevel::kWarning, component, "refused a call from %s: wrong or missing token%s",
-          Printable(context.peer()), LogThrottle::Held(held));
+      Log(LogLevel::kWarning, component, "refused a call from %s: wrong or missing token%s", Printable(context.peer()),
+          LogThrottle::Held(held));
     }
     return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
                         "wrong or missing token (set NASPERF_TOKEN or --token-file to the same "
@@ -69,8 +67,7 @@ grpc::Status ToGrpc(const absl::Status& s) {
   return grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()));
 }
 
-absl::Status FromGrpc(const grpc::Status& status, const std::string& what,
-                      const std::string& address) {
+absl::Status FromGrpc(const grpc::Status& status, const std::string& what, const std::string& address) {
   if (status.ok()) return absl::OkStatus();
   auto code = static_cast<absl::StatusCode>(status.error_code());
   if (code == absl::StatusCode::kUnavailable || code == absl::StatusCode::kDeadlineExceeded) {

@@ -35,8 +35,7 @@ std::shared_ptr<grpc::Channel> NewChannel(const std::string& address, const Peer
 // The token in metadata and a deadline: every client call of nasperf starts here.
 void PrepareCall(grpc::ClientContext* context, const std::string& token, absl::Duration deadline);
 // OK, or UNAUTHENTICATED naming what to set. Logs the refusal with the peer.
-grpc::Status CheckToken(const grpc::ServerContext& context, const std::string& token,
-                        const char* component);
+grpc::Status CheckToken(const grpc::ServerContext& context, const std::string& token, const char* component);
 
 // The caller's IP address from a server context ("ipv4:10.0.0.2:5555" -> "10.0.0.2").
 std::string PeerHost(const grpc::ServerContext& context);
@@ -44,8 +43,7 @@ std::string PeerHost(const grpc::ServerContext& context);
 grpc::Status ToGrpc(const absl::Status& status);
 // Prefixes the message with "<what> <address>"; unreachable peers say so, and a peer
 // whose TLS key was refused (common/tls.h) says why instead.
-absl::Status FromGrpc(const grpc::Status& status, const std::string& what,
-                      const std::string& address);
+absl::Status FromGrpc(const grpc::Status& status, const std::string& what, const std::string& address);
 
 }  // namespace nasperf
 

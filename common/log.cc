@@ -17,9 +17,7 @@ void SetLogLevel(LogLevel level) { g_level.store(static_cast<int>(level)); }
 bool LogEnabled(LogLevel level) { return static_cast<int>(level) >= g_level.load(); }
 
 void LogLine(LogLevel level, absl::string_view component, absl::string_view message) {
-  absl::string_view tag = level == LogLevel::kWarning ? "warning: "
-                          : level == LogLevel::kError ? "error: "
-                                                      : "";
+  absl::string_view tag = level == LogLevel::kWarning ? "warning: " : level == LogLevel::kError ? "error: " : "";
   std::string line = absl::StrCat("nasperf ", component, ": ", tag, Printable(message), "\n");
   // One write per line: stderr is unbuffered and shared by threads.
   size_t done = 0;

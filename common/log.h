@@ -27,8 +27,7 @@ bool LogEnabled(LogLevel level);
 void LogLine(LogLevel level, absl::string_view component, absl::string_view message);
 
 template <typename... Args>
-void Log(LogLevel level, absl::string_view component,
-         const absl::FormatSpec<Args...>& format, const Args&... args) {
+void Log(LogLevel level, absl::string_view component, const absl::FormatSpec<Args...>& format, const Args&... args) {
   if (LogEnabled(level)) LogLine(level, component, absl::StrFormat(format, args...));
 }
 

@@ -13,10 +13,10 @@
 namespace nasperf {
 
 struct InterfaceFacts {
-  std::string name;                  // e.g. "eth0", "lo"
-  std::string local_address;         // the source address the kernel picks toward the peer
+  std::string name;           // e.g. "eth0", "lo"
+  std::string local_address;  // the source address the kernel picks toward the peer
   std::optional<uint32_t> mtu;
-  std::optional<uint32_t> link_mbps; // absent when the driver does not say (veth, lo, Wi-Fi)
+  std::optional<uint32_t> link_mbps;      // absent when the driver does not say (veth, lo, Wi-Fi)
   std::optional<uint32_t> max_link_mbps;  // the fastest mode the NIC supports (ethtool)
 };
 

@@ -8,8 +8,8 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <cstdlib>
+#include <fstream>
 #include <memory>
 #include <vector>
 
@@ -34,8 +34,8 @@ absl::StatusOr<double> ResidentPct(int fd, uint64_t length, const std::string& p
   const int err = errno;
   ::munmap(map, length);
   if (rc != 0) return ErrnoStatus(err, absl::StrCat("mincore ", path));
-  const size_t resident = static_cast<size_t>(
-      std::count_if(pages.begin(), pages.end(), [](unsigned char p) { return (p & 1) != 0; }));
+  const size_t resident =
+      static_cast<size_t>(std::count_if(pages.begin(), pages.end(), [](unsigned char p) { return (p & 1) != 0; }));
   return 100.0 * static_cast<double>(resident) / static_cast<double>(pages.size());
 }
 
@@ -94,9 +94,10 @@ std::string ColdCacheCaveat(int fd, ReadMode mode) {
   std::string version;  // its first word; empty when the file is not there
   std::ifstream(kZfsModuleVersion) >> version;
   if (ZfsHonoursDirectIo(version)) return "";
-  return absl::StrCat("this target is ZFS ", version.empty() ? "of unknown version" : version,
-                      ", which takes O_DIRECT but reads through its ARC before OpenZFS 2.3: the read may come from RAM. "
-                      "Use a file larger than the ARC, or a test dataset with `zfs set primarycache=metadata`");
+  return absl::StrCat(
+      "this target is ZFS ", version.empty() ? "of unknown version" : version,
+      ", which takes O_DIRECT but reads through its ARC before OpenZFS 2.3: the read may come from RAM. "
+      "Use a file larger than the ARC, or a test dataset with `zfs set primarycache=metadata`");
 }
 
 }  // namespace nasperf

@@ -16,8 +16,7 @@ uint64_t SplitMix64(uint64_t x) {
 absl::StatusOr<Pattern> ParsePattern(absl::string_view text) {
   if (text == "random") return Pattern::kRandom;
   if (text == "zero") return Pattern::kZero;
-  return absl::InvalidArgumentError(
-      absl::StrCat("invalid pattern \"", text, "\" (expected random or zero)"));
+  return absl::InvalidArgumentError(absl::StrCat("invalid pattern \"", text, "\" (expected random or zero)"));
 }
 
 PatternSource::PatternSource(Pattern pattern, uint64_t seed)

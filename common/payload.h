@@ -20,8 +20,8 @@ absl::StatusOr<Pattern> ParsePattern(absl::string_view text);
 
 class PatternSource {
  public:
-  static constexpr size_t kChunk = 1 << 20;      // largest piece Next() returns
-  static constexpr size_t kBlock = 4096;         // dedup granularity of the stamps
+  static constexpr size_t kChunk = 1 << 20;  // largest piece Next() returns
+  static constexpr size_t kBlock = 4096;     // dedup granularity of the stamps
   static constexpr size_t kPoolSize = 16 << 20;
 
   PatternSource(Pattern pattern, uint64_t seed);

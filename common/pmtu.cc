@@ -23,9 +23,9 @@ namespace {
 constexpr char kComponent[] = "pmtu";
 constexpr char kProbeMagic[8] = {'N', 'P', 'M', 'T', 'U', 'Q', 0, 1};
 constexpr char kReplyMagic[8] = {'N', 'P', 'M', 'T', 'U', 'R', 0, 1};
-constexpr size_t kProbeMin = 16;   // magic + nonce
-constexpr size_t kReplySize = 20;  // magic + nonce + received length
-constexpr uint32_t kMinimumMtu = 1280;   // IPv6's floor; every sane IPv4 path carries it too
+constexpr size_t kProbeMin = 16;        // magic + nonce
+constexpr size_t kReplySize = 20;       // magic + nonce + received length
+constexpr uint32_t kMinimumMtu = 1280;  // IPv6's floor; every sane IPv4 path carries it too
 constexpr uint32_t kLargestIpPacket = 65535;
 
 void PutU64(uint8_t* p, uint64_t v) {
@@ -65,8 +65,7 @@ uint32_t RouteMtu(int fd, int family) {
 class Prober {
  public:
   Prober(Fd fd, int family, PathMtuProbe* result)
-      : fd_(std::move(fd)), family_(family), result_(result),
-        nonce_(std::random_device{}()) {}
+      : fd_(std::move(fd)), family_(family), result_(result), nonce_(std::random_device{}()) {}
 
   uint32_t header_bytes() const { return family_ == AF_INET6 ? 48 : 28; }
   // The largest probe whose answer came only after its try had given up (a busy
@@ -196,9 +195,8 @@ absl::StatusOr<std::unique_ptr<PmtuResponder>> PmtuResponder::StartBesides(int t
   if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&address), length) != 0) {
     return ErrnoStatus(errno, "bind UDP path MTU responder beside the data port");
   }
-  uint16_t port = ntohs(address.ss_family == AF_INET6
-                            ? reinterpret_cast<sockaddr_in6*>(&address)->sin6_port
-                            : reinterpret_cast<sockaddr_in*>(&address)->sin_port);
+  uint16_t port = ntohs(address.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&address)->sin6_port
+                                                      : reinterpret_cast<sockaddr_in*>(&address)->sin_port);
   return std::unique_ptr<PmtuResponder>(new PmtuResponder(std::move(fd), port));
 }
 
@@ -234,8 +232,8 @@ void PmtuResponder::Loop() {
     if (::poll(&p, 1, 200) <= 0) continue;  // wakes to notice Shutdown
     sockaddr_storage from{};
     socklen_t from_length = sizeof from;
-    ssize_t n = ::recvfrom(socket_.get(), buffer.data(), buffer.size(), 0,
-                           reinterpret_cast<sockaddr*>(&from), &from_length);
+    ssize_t n =
+        ::recvfrom(socket_.get(), buffer.data(), buffer.size(), 0, reinterpret_cast<sockaddr*>(&from), &from_length);
     if (n < static_cast<ssize_t>(kProbeMin) || std::memcmp(buffer.data(), kProbeMagic, 8) != 0) {
       continue;  // not ours: ignored, never answered
     }
@@ -250,8 +248,7 @@ void PmtuResponder::Loop() {
     std::memcpy(reply, kReplyMagic, sizeof kReplyMagic);
     std::memcpy(reply + 8, buffer.data() + 8, 8);
     PutU32(reply + 16, static_cast<uint32_t>(n));
-    if (::sendto(socket_.get(), reply, sizeof reply, 0, reinterpret_cast<sockaddr*>(&from),
-                 from_length) < 0) {
+    if (::sendto(socket_.get(), reply, sizeof reply, 0, reinterpret_cast<sockaddr*>(&from), from_length) < 0) {
       Log(LogLevel::kDebug, kComponent, "reply: %s", strerror(errno));
     }
   }
@@ -268,8 +265,7 @@ static absl::StatusOr<Fd> OpenProbeSocket(const HostPort& responder, int* family
   addrinfo* resolved = nullptr;
   std::string port = absl::StrCat(responder.port);
   if (int rc = getaddrinfo(responder.host.c_str(), port.c_str(), &hints, &resolved); rc != 0) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot resolve \"", responder.host, "\": ", gai_strerror(rc)));
+    return absl::UnavailableError(absl::StrCat("cannot resolve \"", responder.host, "\": ", gai_strerror(rc)));
   }
   const int family = resolved->ai_family;
   Fd fd(::socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0));
@@ -278,9 +274,8 @@ static absl::StatusOr<Fd> OpenProbeSocket(const HostPort& responder, int* family
     return ErrnoStatus(errno, "socket (path MTU probe)");
   }
   int discover = family == AF_INET6 ? IPV6_PMTUDISC_DO : IP_PMTUDISC_DO;
-  int rc = family == AF_INET6
-               ? setsockopt(fd.get(), IPPROTO_IPV6, IPV6_MTU_DISCOVER, &discover, sizeof discover)
-               : setsockopt(fd.get(), IPPROTO_IP, IP_MTU_DISCOVER, &discover, sizeof discover);
+  int rc = family == AF_INET6 ? setsockopt(fd.get(), IPPROTO_IPV6, IPV6_MTU_DISCOVER, &discover, sizeof discover)
+                              : setsockopt(fd.get(), IPPROTO_IP, IP_MTU_DISCOVER, &discover, sizeof discover);
   if (rc != 0 || ::connect(fd.get(), resolved->ai_addr, resolved->ai_addrlen) != 0) {
     int err = errno;
     freeaddrinfo(resolved);
@@ -310,11 +305,10 @@ absl::StatusOr<PathMtuProbe> ProbePathMtu(const HostPort& responder, const PathM
   result.rtt_ms = first.rtt_ms;
   // Wait long enough for a slow link's round trip, short enough that a search
   // through silently dropped sizes takes about a second.
-  const double timeout_s = std::clamp(4 * first.rtt_ms / 1e3 + 0.02,
-                                    std::min(options.min_timeout_s, options.first_timeout_s),
-                                    options.first_timeout_s);
+  const double timeout_s = std::clamp(
+      4 * first.rtt_ms / 1e3 + 0.02, std::min(options.min_timeout_s, options.first_timeout_s), options.first_timeout_s);
 
-  uint32_t bad = top + 1;  // smallest size believed not to pass
+  uint32_t bad = top + 1;    // smallest size believed not to pass
   uint32_t candidate = top;  // the interface MTU passes on most paths: try it first
   // A late answer proves its size passed and that a "lost" verdict above it may be
   // wrong: the search resumes from there (good only grows, so this ends).

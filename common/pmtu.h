@@ -58,16 +58,16 @@ struct PathMtuProbe {
   // The largest IP packet (headers included) that reached the responder with DF
   // set; absent when not even the smallest probe got an answer.
   std::optional<uint32_t> path_mtu;
-  double rtt_ms = 0;          // the fastest round trip seen
-  bool icmp_seen = false;     // a router said "fragmentation needed"
+  double rtt_ms = 0;       // the fastest round trip seen
+  bool icmp_seen = false;  // a router said "fragmentation needed"
   int probes_sent = 0;
 };
 
 struct PathMtuOptions {
-  uint32_t local_mtu = 1500;  // upper bound of the search (the interface MTU)
+  uint32_t local_mtu = 1500;     // upper bound of the search (the interface MTU)
   double first_timeout_s = 0.5;  // per try, until the first answer gives an RTT
   double min_timeout_s = 0.05;   // per try after that: at least this, at most first_timeout_s
-  int tries = 2;              // per size, before a size counts as lost
+  int tries = 2;                 // per size, before a size counts as lost
 };
 
 // Binary search between 1280 (or local_mtu, if lower) and local_mtu. A probe that

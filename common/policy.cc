@@ -34,8 +34,7 @@ struct Table<TransportKind> {
 template <>
 struct Table<Role> {
   static constexpr const char* what = "role";
-  static constexpr std::pair<Role, const char*> entries[] = {{Role::kSender, "sender"},
-                                                             {Role::kReceiver, "receiver"}};
+  static constexpr std::pair<Role, const char*> entries[] = {{Role::kSender, "sender"}, {Role::kReceiver, "receiver"}};
 };
 template <>
 struct Table<Direction> {
@@ -103,9 +102,9 @@ const std::vector<std::string>& Names() {
   return *names;
 }
 
-#define NASPERF_POLICY_TYPE(T)                              \
+#define NASPERF_POLICY_TYPE(T)                            \
   template absl::StatusOr<T> Parse<T>(absl::string_view); \
-  template const char* Name<T>(T);                          \
+  template const char* Name<T>(T);                        \
   template const std::vector<std::string>& Names<T>();
 NASPERF_POLICY_TYPE(WriteMode)
 NASPERF_POLICY_TYPE(Cleanup)
@@ -131,22 +130,24 @@ absl::StatusOr<SyncPolicy> ParseSyncPolicy(absl::string_view text) {
   } else if (absl::StartsWith(text, "every=")) {
     auto size = ParseSize(text.substr(6));
     if (!size.ok() || *size == 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "invalid sync policy \"", text, "\" (every= needs a size, e.g. every=256MiB)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("invalid sync policy \"", text, "\" (every= needs a size, e.g. every=256MiB)"));
     }
     policy.kind = SyncPolicy::kEvery;
     policy.every_bytes = *size;
   } else {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "invalid sync policy \"", text, "\" (expected none, end or every=SIZE)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid sync policy \"", text, "\" (expected none, end or every=SIZE)"));
   }
   return policy;
 }
 
 std::string SyncPolicyName(const SyncPolicy& policy) {
   switch (policy.kind) {
-    case SyncPolicy::kNone: return "none";
-    case SyncPolicy::kEnd: return "end";
+    case SyncPolicy::kNone:
+      return "none";
+    case SyncPolicy::kEnd:
+      return "end";
     case SyncPolicy::kEvery: {
       // In the largest binary unit that divides it: what a user typed comes back.
       const std::pair<uint64_t, const char*> units[] = {{1ULL << 30, "GiB"}, {1ULL << 20, "MiB"}, {1ULL << 10, "KiB"}};

@@ -15,14 +15,14 @@
 
 namespace nasperf {
 
-enum class WriteMode { kBuffered, kDirect, kDsync };     // page cache, O_DIRECT, O_DSYNC
-enum class Cleanup { kEach, kEnd, kNever };              // when received files are deleted
-enum class TransportKind { kNative, kScp, kSftp };           // the transport column
+enum class WriteMode { kBuffered, kDirect, kDsync };  // page cache, O_DIRECT, O_DSYNC
+enum class Cleanup { kEach, kEnd, kNever };           // when received files are deleted
+enum class TransportKind { kNative, kScp, kSftp };    // the transport column
 // The transport whose far end is nasperf's own receiver: the receiver's rows say it
 // (the registry lists it first, so it is also what a run uses unless told otherwise).
 inline constexpr TransportKind kAgentTransport = TransportKind::kNative;
-enum class Role { kSender, kReceiver };                  // the role column
-enum class Status { kOk, kFailed, kAborted };            // the status column
+enum class Role { kSender, kReceiver };        // the role column
+enum class Status { kOk, kFailed, kAborted };  // the status column
 // Which way the bytes go: to the NAS (the sender pushes) or from it (the NAS agent
 // reads a file on its target and streams it to the client). Roles keep their names.
 enum class Direction { kWrite, kRead };

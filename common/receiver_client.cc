@@ -9,8 +9,7 @@ namespace nasperf {
 
 // A reply that fails its check is the receiver's fault, named as such.
 absl::Status ReceiverClient::Refuse(const absl::Status& why) const {
-  return absl::DataLossError(
-      absl::StrCat("receiver ", FormatHostPort(address_), " sent a bad reply: ", why.message()));
+  return absl::DataLossError(absl::StrCat("receiver ", FormatHostPort(address_), " sent a bad reply: ", why.message()));
 }
 
 ReceiverClient::ReceiverClient(const HostPort& address, std::string token, std::shared_ptr<const PeerTrust> trust,
@@ -29,16 +28,15 @@ absl::StatusOr<proto::HelloReply> ReceiverClient::Hello() {
   // Another data-port codec would refuse every header with a bare reset: say why now.
   const uint32_t wire = reply.wire_version() == 0 ? 1 : reply.wire_version();
   if (wire != kWireVersion) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "receiver ", FormatHostPort(address_), " runs nasperf ", reply.version(), ", whose data port speaks version ",
-        wire, "; this nasperf speaks ", kWireVersion,
-        ": run the same nasperf on both ends (sender --to user@host:/dir uploads this one)"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("receiver ", FormatHostPort(address_), " runs nasperf ", reply.version(),
+                     ", whose data port speaks version ", wire, "; this nasperf speaks ", kWireVersion,
+                     ": run the same nasperf on both ends (sender --to user@host:/dir uploads this one)"));
   }
   return reply;
 }
 
-absl::StatusOr<proto::OpenTransferReply> ReceiverClient::OpenTransfer(
-    const proto::OpenTransferRequest& request) {
+absl::StatusOr<proto::OpenTransferReply> ReceiverClient::OpenTransfer(const proto::OpenTransferRequest& request) {
   grpc::ClientContext context;
   PrepareCall(&context, token_, absl::Seconds(10));
   proto::OpenTransferReply reply;
@@ -48,8 +46,7 @@ absl::StatusOr<proto::OpenTransferReply> ReceiverClient::OpenTransfer(
   return reply;
 }
 
-absl::StatusOr<proto::TransferReport> ReceiverClient::FetchReport(uint64_t transfer_id,
-                                                                  absl::Duration wait) {
+absl::StatusOr<proto::TransferReport> ReceiverClient::FetchReport(uint64_t transfer_id, absl::Duration wait) {
   grpc::ClientContext context;
   PrepareCall(&context, token_, wait + absl::Seconds(10));
   proto::FetchReportRequest request;

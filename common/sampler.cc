@@ -9,8 +9,8 @@ IntervalSampler::IntervalSampler(double interval_s, int64_t start_ns)
       next_ns_(start_ns + interval_ns_) {}
 
 void IntervalSampler::Close(int64_t now_ns) {
-  samples_.push_back({static_cast<double>(now_ns - start_ns_) / 1e9, pending_,
-                      static_cast<double>(now_ns - last_ns_) / 1e9});
+  samples_.push_back(
+      {static_cast<double>(now_ns - start_ns_) / 1e9, pending_, static_cast<double>(now_ns - last_ns_) / 1e9});
   pending_ = 0;
   last_ns_ = now_ns;
   if (samples_.size() >= kMaxSamples) HalveResolution();

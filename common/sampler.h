@@ -14,7 +14,7 @@
 namespace nasperf {
 
 struct IntervalSample {
-  double t_s = 0;         // end of the interval, seconds since start
+  double t_s = 0;  // end of the interval, seconds since start
   uint64_t bytes = 0;
   double interval_s = 0;  // real length of the interval
 };

@@ -1,12 +1,12 @@
 #include "common/tls.h"
 
 #include <fcntl.h>
-#include <unistd.h>
 #include <openssl/bn.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <map>
@@ -37,9 +37,15 @@ constexpr char kIdentityFile[] = "tls.pem";
 // mismatch to log.
 constexpr char kCertificateName[] = "nasperf";
 
-struct BioFree { void operator()(BIO* b) const { BIO_free(b); } };
-struct X509Free { void operator()(X509* x) const { X509_free(x); } };
-struct PkeyFree { void operator()(EVP_PKEY* k) const { EVP_PKEY_free(k); } };
+struct BioFree {
+  void operator()(BIO* b) const { BIO_free(b); }
+};
+struct X509Free {
+  void operator()(X509* x) const { X509_free(x); }
+};
+struct PkeyFree {
+  void operator()(EVP_PKEY* k) const { EVP_PKEY_free(k); }
+};
 using BioPtr = std::unique_ptr<BIO, BioFree>;
 using X509Ptr = std::unique_ptr<X509, X509Free>;
 using PkeyPtr = std::unique_ptr<EVP_PKEY, PkeyFree>;
@@ -198,9 +204,10 @@ class KnownAgents {
           ". If that nasperf was reinstalled, compare with `nasperf fingerprint` on it, then delete that line"));
     }
     if (!accept_new_) {
-      return absl::UnauthenticatedError(absl::StrCat(
-          "TLS key ", seen, " is not in ", path_, " yet: compare it with the fingerprint that nasperf printed at "
-          "start (or `nasperf fingerprint` there), then run again with --accept-new-agent-key"));
+      return absl::UnauthenticatedError(
+          absl::StrCat("TLS key ", seen, " is not in ", path_,
+                       " yet: compare it with the fingerprint that nasperf printed at "
+                       "start (or `nasperf fingerprint` there), then run again with --accept-new-agent-key"));
     }
     if (address.size() > kMaxAddressChars || address.find_first_of(" \t\r\n#") != std::string::npos) {
       return absl::InvalidArgumentError(absl::StrCat("cannot pin a key for the address ", Printable(address)));
@@ -241,7 +248,8 @@ class KnownAgents {
 
   absl::Status Append(const std::string& line) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (::access(path_.c_str(), F_OK) != 0) {
-      absl::Status created = CreatePrivateFile(path_, absl::StrCat("# nasperf: pinned TLS keys, ADDRESS FINGERPRINT\n", line));
+      absl::Status created =
+          CreatePrivateFile(path_, absl::StrCat("# nasperf: pinned TLS keys, ADDRESS FINGERPRINT\n", line));
       if (!absl::IsAlreadyExists(created)) return created;
     }
     Fd fd(::open(path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW));
@@ -390,13 +398,15 @@ absl::StatusOr<ServerSecurity> ServerCredentials(const ServerTls& tls) {
     security.summary = absl::StrCat("TLS key ", id->fingerprint, id->generated ? " (new, in " : " (from ", id->path,
                                     "); clients pin it on first use");
   } else {
-    if (tls.cert.empty() || tls.key.empty()) return absl::InvalidArgumentError("TLS needs both --tls-cert and --tls-key");
+    if (tls.cert.empty() || tls.key.empty())
+      return absl::InvalidArgumentError("TLS needs both --tls-cert and --tls-key");
     auto cert = ReadPem(tls.cert, "--tls-cert");
     if (!cert.ok()) return cert.status();
     auto key = ReadPem(tls.key, "--tls-key");
     if (!key.ok()) return key.status();
     auto fingerprint = CertificateFingerprint(*cert);
-    if (!fingerprint.ok()) return absl::InvalidArgumentError(absl::StrCat("--tls-cert ", tls.cert, ": ", fingerprint.status().message()));
+    if (!fingerprint.ok())
+      return absl::InvalidArgumentError(absl::StrCat("--tls-cert ", tls.cert, ": ", fingerprint.status().message()));
     pair = {*key, *cert};
     security.fingerprint = *fingerprint;
     security.summary = absl::StrCat("TLS with ", tls.cert, " (", *fingerprint, ")");

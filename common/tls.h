@@ -40,10 +40,10 @@ absl::StatusOr<ServerSecurity> ServerCredentials(const ServerTls& tls);
 
 // Client side (sender, probe, flush, lab, agents, reporters).
 struct ClientTls {
-  std::string ca;           // --tls-ca: trust certificates from this CA instead of pinning
-  bool plaintext = false;   // --plaintext
-  bool accept_new = false;  // --accept-new-agent-key: pin a peer not seen before
-  std::string known_agents; // empty: ConfigPath("known_agents")
+  std::string ca;            // --tls-ca: trust certificates from this CA instead of pinning
+  bool plaintext = false;    // --plaintext
+  bool accept_new = false;   // --accept-new-agent-key: pin a peer not seen before
+  std::string known_agents;  // empty: ConfigPath("known_agents")
 };
 
 // How this process trusts its peers. A peer showing this host's own certificate is

@@ -25,7 +25,7 @@ absl::Status CreatePrivateFile(const std::string& path, absl::string_view conten
 
 struct TokenSource {
   std::string token;
-  std::string origin;     // "NASPERF_TOKEN", the file path, ...
+  std::string origin;  // "NASPERF_TOKEN", the file path, ...
   bool generated = false;
 };
 

@@ -22,19 +22,28 @@ absl::StatusOr<uint64_t> ParseSize(absl::string_view text) {
   }
   std::string suffix = s.substr(digits);
   double multiplier = 0;
-  if (suffix.empty() || suffix == "b") multiplier = 1;
-  else if (suffix == "k" || suffix == "kib") multiplier = 1024.0;
-  else if (suffix == "m" || suffix == "mib") multiplier = 1024.0 * 1024;
-  else if (suffix == "g" || suffix == "gib") multiplier = 1024.0 * 1024 * 1024;
-  else if (suffix == "t" || suffix == "tib") multiplier = 1024.0 * 1024 * 1024 * 1024;
-  else if (suffix == "kb") multiplier = 1e3;
-  else if (suffix == "mb") multiplier = 1e6;
-  else if (suffix == "gb") multiplier = 1e9;
-  else if (suffix == "tb") multiplier = 1e12;
+  if (suffix.empty() || suffix == "b")
+    multiplier = 1;
+  else if (suffix == "k" || suffix == "kib")
+    multiplier = 1024.0;
+  else if (suffix == "m" || suffix == "mib")
+    multiplier = 1024.0 * 1024;
+  else if (suffix == "g" || suffix == "gib")
+    multiplier = 1024.0 * 1024 * 1024;
+  else if (suffix == "t" || suffix == "tib")
+    multiplier = 1024.0 * 1024 * 1024 * 1024;
+  else if (suffix == "kb")
+    multiplier = 1e3;
+  else if (suffix == "mb")
+    multiplier = 1e6;
+  else if (suffix == "gb")
+    multiplier = 1e9;
+  else if (suffix == "tb")
+    multiplier = 1e12;
   if (multiplier == 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "invalid size \"", text, "\": unknown unit \"", suffix,
-        "\" (use B, K/KiB, M/MiB, G/GiB, T/TiB for 1024s or KB, MB, GB, TB for 1000s)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid size \"", text, "\": unknown unit \"", suffix,
+                     "\" (use B, K/KiB, M/MiB, G/GiB, T/TiB for 1024s or KB, MB, GB, TB for 1000s)"));
   }
   double bytes = std::round(number * multiplier);
   if (bytes >= 18446744073709551615.0) {
@@ -71,8 +80,8 @@ absl::StatusOr<uint32_t> ParseLinkSpeed(absl::string_view text) {
   }
   double value = 0;
   if (!absl::SimpleAtod(s, &value) || !(value > 0) || value * multiplier < 1 || value * multiplier > 1e7) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "invalid link speed \"", text, "\" (expected e.g. 10gbit, 2.5gbit, 1000mbit)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid link speed \"", text, "\" (expected e.g. 10gbit, 2.5gbit, 1000mbit)"));
   }
   return static_cast<uint32_t>(std::round(value * multiplier));
 }

@@ -160,10 +160,10 @@ absl::Status CheckReport(const proto::TransferReport& r) {
 }
 
 absl::Status CheckHelloReply(const proto::HelloReply& r) {
-  if (absl::Status s = FirstError({Bounded("receiver host", r.host(), 255), Bounded("receiver version", r.version(), 64),
-                                   Bounded("receiver target", r.target(), 4096),
-                                   Port("receiver data port", r.data_port(), false),
-                                   Port("receiver probe port", r.probe_port(), true)});
+  if (absl::Status s =
+          FirstError({Bounded("receiver host", r.host(), 255), Bounded("receiver version", r.version(), 64),
+                      Bounded("receiver target", r.target(), 4096), Port("receiver data port", r.data_port(), false),
+                      Port("receiver probe port", r.probe_port(), true)});
       !s.ok()) {
     return s;
   }
@@ -222,9 +222,9 @@ absl::Status CheckFingerprint(const std::string& field, const std::string& value
   if (value.empty()) return absl::OkStatus();
   constexpr size_t kBase64Chars = 43;  // 32 bytes, unpadded
   absl::string_view digest(value);
-  bool ok = absl::ConsumePrefix(&digest, "SHA256:") && digest.size() == kBase64Chars &&
-            std::all_of(digest.begin(), digest.end(),
-                        [](char c) { return absl::ascii_isalnum(c) || c == '+' || c == '/'; });
+  bool ok =
+      absl::ConsumePrefix(&digest, "SHA256:") && digest.size() == kBase64Chars &&
+      std::all_of(digest.begin(), digest.end(), [](char c) { return absl::ascii_isalnum(c) || c == '+' || c == '/'; });
   if (!ok) return absl::InvalidArgumentError(absl::StrCat(field, " is not a SHA256:... TLS key fingerprint"));
   return absl::OkStatus();
 }

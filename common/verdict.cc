@@ -18,8 +18,7 @@ Bottleneck Judge(const VerdictFigures& f) {
   }
   // The receiver waits for data whenever the sender waits on its source, so its net
   // wait holds the source's: the network's own share is what is left.
-  const double network =
-      f.source_wait_pct > 0 ? std::max(0.0, f.net_wait_pct - f.source_wait_pct) : f.net_wait_pct;
+  const double network = f.source_wait_pct > 0 ? std::max(0.0, f.net_wait_pct - f.source_wait_pct) : f.net_wait_pct;
   if (f.source_wait_pct >= kVerdictThresholdPct && f.source_wait_pct >= network &&
       f.source_wait_pct >= f.disk_wait_pct) {
     return Bottleneck::kSource;
@@ -37,12 +36,18 @@ std::string ReadVerdict(const VerdictFigures& f) {
   // The wire's sending end is the NAS: its source is the NAS's disk, the receiving
   // end's disk is the client's, and each CPU word names the role, not the wire side.
   switch (Judge(f)) {
-    case Bottleneck::kSource: return Name(Bottleneck::kDisk);
-    case Bottleneck::kDisk: return Name(Bottleneck::kClientDisk);
-    case Bottleneck::kSenderCpu: return Name(Bottleneck::kReceiverCpu);
-    case Bottleneck::kReceiverCpu: return Name(Bottleneck::kSenderCpu);
-    case Bottleneck::kNetwork: return Name(Bottleneck::kNetwork);
-    default: return Name(Bottleneck::kBalanced);
+    case Bottleneck::kSource:
+      return Name(Bottleneck::kDisk);
+    case Bottleneck::kDisk:
+      return Name(Bottleneck::kClientDisk);
+    case Bottleneck::kSenderCpu:
+      return Name(Bottleneck::kReceiverCpu);
+    case Bottleneck::kReceiverCpu:
+      return Name(Bottleneck::kSenderCpu);
+    case Bottleneck::kNetwork:
+      return Name(Bottleneck::kNetwork);
+    default:
+      return Name(Bottleneck::kBalanced);
   }
 }
 
@@ -64,7 +69,8 @@ std::string VerdictMeaning(const std::string& word) {
     case Bottleneck::kNetwork:
       return "the network (or the sender's socket) delivered slower than the NAS's disk took it";
     case Bottleneck::kDisk:
-      return "the NAS's disk (or its final sync) was slower than the network: it took (for reads, gave) the data slower than the network carried it";
+      return "the NAS's disk (or its final sync) was slower than the network: it took (for reads, gave) the data "
+             "slower than the network carried it";
     case Bottleneck::kSource:
     case Bottleneck::kOldSender:
       return "the sender's own disk or file system fed the data slower than the network and the NAS took it";

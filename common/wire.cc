@@ -55,11 +55,9 @@ bool AllZero(const uint8_t* p, size_t n) {
 }
 
 // Checks the parts every fixed frame shares: size, magic, version, check word.
-absl::Status CheckFrame(const uint8_t* data, size_t size, size_t expected,
-                        const char (&magic)[8], const char* what) {
+absl::Status CheckFrame(const uint8_t* data, size_t size, size_t expected, const char (&magic)[8], const char* what) {
   if (data == nullptr || size != expected) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(what, ": ", size, " bytes, expected ", expected));
+    return absl::InvalidArgumentError(absl::StrCat(what, ": ", size, " bytes, expected ", expected));
   }
   if (std::memcmp(data, magic, 8) != 0) {
     return absl::InvalidArgumentError(absl::StrCat(what, ": bad magic (not a nasperf stream)"));
@@ -150,8 +148,7 @@ std::array<uint8_t, kTrailerSize> EncodeTrailer(const DataTrailer& t) {
   Put32(out.data() + 12, static_cast<uint32_t>(t.error_code));
   Put64(out.data() + 16, t.bytes_written);
   Put64(out.data() + 24, t.has_checksum ? t.checksum : 0);
-  const uint64_t timings[] = {t.receive_ns, t.write_ns,    t.sync_ns,
-                              t.durable_ns, t.net_wait_ns, t.disk_wait_ns};
+  const uint64_t timings[] = {t.receive_ns, t.write_ns, t.sync_ns, t.durable_ns, t.net_wait_ns, t.disk_wait_ns};
   for (int i = 0; i < 6; ++i) Put64(out.data() + 32 + 8 * i, timings[i]);
   Put16(out.data() + 80, PermilleOf(t.cpu_busy_pct));
   Put32(out.data() + 92, XXH32(out.data(), 92, 0));
@@ -162,8 +159,8 @@ absl::StatusOr<DataTrailer> DecodeTrailer(const uint8_t* data, size_t size) {
   if (absl::Status s = CheckFrame(data, size, kTrailerSize, kTrailerMagic, "trailer"); !s.ok()) {
     return s;
   }
-  if (data[10] > static_cast<uint8_t>(TrailerStatus::kAborted) || data[11] > 1 ||
-      !AllZero(data + 82, 10) || (data[11] == 0 && !AllZero(data + 24, 8))) {
+  if (data[10] > static_cast<uint8_t>(TrailerStatus::kAborted) || data[11] > 1 || !AllZero(data + 82, 10) ||
+      (data[11] == 0 && !AllZero(data + 24, 8))) {
     return absl::InvalidArgumentError("trailer: unknown status, flags or reserved bytes set");
   }
   DataTrailer t;
@@ -172,8 +169,7 @@ absl::StatusOr<DataTrailer> DecodeTrailer(const uint8_t* data, size_t size) {
   t.error_code = static_cast<int32_t>(Get32(data + 12));
   t.bytes_written = Get64(data + 16);
   t.checksum = Get64(data + 24);
-  uint64_t* timings[] = {&t.receive_ns, &t.write_ns,    &t.sync_ns,
-                         &t.durable_ns, &t.net_wait_ns, &t.disk_wait_ns};
+  uint64_t* timings[] = {&t.receive_ns, &t.write_ns, &t.sync_ns, &t.durable_ns, &t.net_wait_ns, &t.disk_wait_ns};
   for (int i = 0; i < 6; ++i) *timings[i] = Get64(data + 32 + 8 * i);
   if (!PctOfPermille(Get16(data + 80), &t.cpu_busy_pct)) {
     return absl::InvalidArgumentError("trailer: a CPU share over 100 %");

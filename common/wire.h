@@ -32,18 +32,18 @@ enum class TrailerStatus : uint8_t { kOk = 0, kFailed = 1, kAborted = 2 };
 
 struct DataTrailer {
   TrailerStatus status = TrailerStatus::kOk;
-  int32_t error_code = 0;       // errno on the receiver, 0 when none
+  int32_t error_code = 0;  // errno on the receiver, 0 when none
   uint64_t bytes_written = 0;
   bool has_checksum = false;
-  uint64_t checksum = 0;        // XXH3-64 of the payload as received
+  uint64_t checksum = 0;  // XXH3-64 of the payload as received
   // Receiver timings in nanoseconds (docs/DESIGN.md §6, measurement semantics).
-  uint64_t receive_ns = 0;      // first byte received -> last byte received
-  uint64_t write_ns = 0;        // inside write calls
-  uint64_t sync_ns = 0;         // final fdatasync / close
-  uint64_t durable_ns = 0;      // first byte -> sync done
-  uint64_t net_wait_ns = 0;     // disk writer idle: buffer empty
-  uint64_t disk_wait_ns = 0;    // network reader blocked: buffer full
-  double cpu_busy_pct = -1;     // its busiest data thread on or queued for the CPU; -1 unknown
+  uint64_t receive_ns = 0;    // first byte received -> last byte received
+  uint64_t write_ns = 0;      // inside write calls
+  uint64_t sync_ns = 0;       // final fdatasync / close
+  uint64_t durable_ns = 0;    // first byte -> sync done
+  uint64_t net_wait_ns = 0;   // disk writer idle: buffer empty
+  uint64_t disk_wait_ns = 0;  // network reader blocked: buffer full
+  double cpu_busy_pct = -1;   // its busiest data thread on or queued for the CPU; -1 unknown
 };
 
 std::array<uint8_t, kHeaderSize> EncodeHeader(const DataHeader& header);

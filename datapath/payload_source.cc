@@ -23,9 +23,7 @@ namespace {
 class Generated : public PayloadSource {
  public:
   Generated(Pattern pattern, uint64_t seed) : pattern_(pattern, seed) {}
-  absl::StatusOr<const uint8_t*> Chunk(uint64_t offset, size_t size) override {
-    return pattern_.Next(offset, size);
-  }
+  absl::StatusOr<const uint8_t*> Chunk(uint64_t offset, size_t size) override { return pattern_.Next(offset, size); }
 
  private:
   PatternSource pattern_;
@@ -34,8 +32,7 @@ class Generated : public PayloadSource {
 class File : public PayloadSource {
  public:
   File(Fd fd, std::string path)
-      : fd_(std::move(fd)), path_(std::move(path)),
-        buffer_(static_cast<uint8_t*>(std::aligned_alloc(4096, kChunk))) {
+      : fd_(std::move(fd)), path_(std::move(path)), buffer_(static_cast<uint8_t*>(std::aligned_alloc(4096, kChunk))) {
     posix_fadvise(fd_.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
   }
   ~File() override { std::free(buffer_); }
@@ -93,9 +90,11 @@ class DirectFile : public PayloadSource {
       held_ = false;
     }
     if (offset != taken_ * kChunk) return absl::InternalError("direct reads are sequential from offset 0");
-    mu_.Await(absl::Condition(+[](DirectFile* f) { return f->read_ > f->taken_ || f->reader_done_; }, this));
-    if (read_ == taken_) return reader_status_.ok() ? absl::OutOfRangeError(absl::StrCat(path_, " shrank while being sent"))
-                                                    : reader_status_;
+    mu_.Await(absl::Condition(
+        +[](DirectFile* f) { return f->read_ > f->taken_ || f->reader_done_; }, this));
+    if (read_ == taken_)
+      return reader_status_.ok() ? absl::OutOfRangeError(absl::StrCat(path_, " shrank while being sent"))
+                                 : reader_status_;
     const Slot& slot = slots_[taken_ % kDepth];
     if (slot.bytes < size) return absl::OutOfRangeError(absl::StrCat(path_, " shrank while being sent"));
     held_ = true;
@@ -113,7 +112,8 @@ class DirectFile : public PayloadSource {
     for (uint64_t index = 0;; ++index) {
       {
         absl::MutexLock lock(&mu_);
-        mu_.Await(absl::Condition(+[](DirectFile* f) { return f->stopping_ || f->read_ - f->taken_ < kDepth; }, this));
+        mu_.Await(absl::Condition(
+            +[](DirectFile* f) { return f->stopping_ || f->read_ - f->taken_ < kDepth; }, this));
         if (stopping_ || index * kChunk >= size_) break;
       }
       // Only this thread touches slots_[index % kDepth] until read_ passes it.

@@ -33,7 +33,8 @@ LoopOutcome PushLoop(PayloadSource& source, uint64_t length, const PushOptions& 
   LoopOutcome outcome;
   while (r.bytes_sent < length) {
     if (options.cancel != nullptr && options.cancel->load(std::memory_order_relaxed)) {
-      outcome = {LoopEnd::kCancelled, absl::CancelledError("aborted: the run was stopped (Ctrl-C, or the lab controller)")};
+      outcome = {LoopEnd::kCancelled,
+                 absl::CancelledError("aborted: the run was stopped (Ctrl-C, or the lab controller)")};
       break;
     }
     size_t size = static_cast<size_t>(std::min<uint64_t>(PayloadSource::kChunk, length - r.bytes_sent));

@@ -22,33 +22,33 @@ namespace nasperf {
 struct PushOptions {
   bool checksum = false;
   double interval_s = 0;
-  double ack_timeout_s = 1800;   // a 45 GB flush onto a slow array takes minutes
+  double ack_timeout_s = 1800;                // a 45 GB flush onto a slow array takes minutes
   std::atomic<uint64_t>* progress = nullptr;  // bytes sent so far, for the console
-  uint64_t window_bytes = 0;     // fixed send buffer; 0 = kernel autotuning
-  uint32_t max_segment = 0;      // MSS cap for a path narrower than the interfaces; 0 = none
+  uint64_t window_bytes = 0;                  // fixed send buffer; 0 = kernel autotuning
+  uint32_t max_segment = 0;                   // MSS cap for a path narrower than the interfaces; 0 = none
   const std::atomic<bool>* cancel = nullptr;  // set: stop before the next piece, status CANCELLED
 };
 
 struct PushResult {
-  absl::Status status;           // OK when the target confirmed the whole transfer
+  absl::Status status;  // OK when the target confirmed the whole transfer
   int64_t start_wall_ns = 0;
-  int64_t start_ns = 0;          // before connect
-  int64_t first_byte_ns = 0;     // before the first payload byte was handed over
-  int64_t last_byte_ns = 0;      // after the last one was
-  int64_t ack_ns = 0;            // the target confirmed (trailer, close, fsync)
+  int64_t start_ns = 0;       // before connect
+  int64_t first_byte_ns = 0;  // before the first payload byte was handed over
+  int64_t last_byte_ns = 0;   // after the last one was
+  int64_t ack_ns = 0;         // the target confirmed (trailer, close, fsync)
   uint64_t bytes_sent = 0;
-  int64_t source_ns = 0;         // waiting on the source (file reads, generation)
+  int64_t source_ns = 0;               // waiting on the source (file reads, generation)
   std::optional<DataTrailer> trailer;  // native only
   bool has_checksum = false;
   uint64_t checksum = 0;
-  std::optional<uint32_t> mss;   // TCP_MAXSEG after connect (native)
-  bool zero_copy = false;        // the writer moved the file's bytes itself (source_ns is its file reads)
-  double cpu_busy_pct = -1;      // the loop's thread on or queued for the CPU, first to last byte (CpuBusy)
+  std::optional<uint32_t> mss;  // TCP_MAXSEG after connect (native)
+  bool zero_copy = false;       // the writer moved the file's bytes itself (source_ns is its file reads)
+  double cpu_busy_pct = -1;     // the loop's thread on or queued for the CPU, first to last byte (CpuBusy)
   // Bytes per interval: what the peer acknowledged where the writer can tell (TCP),
   // else what was handed over. With acknowledgements the last bytes are still in
   // flight when the loop ends: FinishedSamples adds them at ack_ns.
   IntervalSampler sampler{0, 0};
-  uint64_t sampled_bytes = 0;    // counted in `sampler` so far
+  uint64_t sampled_bytes = 0;  // counted in `sampler` so far
 };
 
 // The transfer's samples, every byte counted: the ones not yet acknowledged when the

@@ -32,8 +32,7 @@ void RecordPush(const PushResult& r, proto::TransferReport& row) {
   AddSamples(FinishedSamples(r), &row);
 }
 
-void RecordTimings(const PushResult& r, std::optional<double> ceiling_mb_per_s,
-                   proto::TransferReport& row) {
+void RecordTimings(const PushResult& r, std::optional<double> ceiling_mb_per_s, proto::TransferReport& row) {
   int64_t duration = r.ack_ns - r.first_byte_ns;
   row.set_duration_s(NanosToSeconds(duration));
   row.set_mb_per_s(MegabytesPerSecond(r.bytes_sent, NanosToSeconds(duration)));
@@ -158,7 +157,8 @@ void AddReadAgentFigures(const PushResult& r, int64_t accepted_ns, uint64_t expe
     row->set_verified(verified);
     if (!verified) {
       row->set_status(Name(Status::kFailed));
-      row->set_error(absl::StrCat("checksum mismatch: read ", ChecksumHex(r.checksum), " from the disk, the client got ",
+      row->set_error(absl::StrCat("checksum mismatch: read ", ChecksumHex(r.checksum),
+                                  " from the disk, the client got ",
                                   t.has_checksum ? ChecksumHex(t.checksum) : "none"));
       return;
     }

@@ -25,8 +25,7 @@ void AppendNote(absl::string_view note, proto::TransferReport& row);
 void RecordPush(const PushResult& r, proto::TransferReport& row);
 // Timing cells of a transfer that completed: duration and MB/s from first byte to
 // ack, first byte, write and sync times; line_rate_pct when a ceiling is known.
-void RecordTimings(const PushResult& r, std::optional<double> ceiling_mb_per_s,
-                   proto::TransferReport& row);
+void RecordTimings(const PushResult& r, std::optional<double> ceiling_mb_per_s, proto::TransferReport& row);
 
 // The pipeline's outcome into the row: status, bytes, timings, waits, verdict,
 // checksum, samples, and line_rate_pct when the link speed and MTU are known. The

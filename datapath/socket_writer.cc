@@ -65,7 +65,8 @@ absl::StatusOr<size_t> SocketWriter::WriteFromFile(int file, uint64_t offset, si
     if (out < 0 && errno == EINTR) continue;
     if (out <= 0) {
       pipe_broken_ = true;
-      return out < 0 ? ErrnoStatus(errno, "send to receiver") : absl::UnavailableError("send to receiver: nothing sent");
+      return out < 0 ? ErrnoStatus(errno, "send to receiver")
+                     : absl::UnavailableError("send to receiver: nothing sent");
     }
     left -= static_cast<size_t>(out);
   }

@@ -17,8 +17,8 @@
 namespace nasperf {
 
 struct PullResult {
-  absl::Status status;             // connect or header failed (then nothing moved)
-  int64_t start_ns = 0;            // before connect
+  absl::Status status;   // connect or header failed (then nothing moved)
+  int64_t start_ns = 0;  // before connect
   std::optional<uint32_t> mss;
   PipelineResult pipeline;
   std::optional<DataFooter> footer;  // the agent's: its disk reads, its CPU

@@ -2,8 +2,8 @@
 
 #include <errno.h>
 
-#include <algorithm>
 #include <sys/socket.h>
+#include <algorithm>
 
 #include "absl/strings/str_cat.h"
 #include "common/clock.h"
@@ -61,15 +61,18 @@ PushResult PushNative(const PushTarget& target, PayloadSource& source, const Pus
   return result;
 }
 
-void SendOverConnection(int sock, PayloadSource& source, uint64_t length, bool send_footer,
-                        const PushOptions& options, PushResult& result) {
+void SendOverConnection(int sock, PayloadSource& source, uint64_t length, bool send_footer, const PushOptions& options,
+                        PushResult& result) {
   absl::Status sent;
   {
     SocketWriter writer(sock);
     LoopOutcome loop = PushLoop(source, length, options, writer, result);
     switch (loop.end) {
-      case LoopEnd::kDone: break;
-      case LoopEnd::kWriteFailed: sent = loop.status; break;
+      case LoopEnd::kDone:
+        break;
+      case LoopEnd::kWriteFailed:
+        sent = loop.status;
+        break;
       case LoopEnd::kCancelled:
         // Closing without the half-close makes the receiver see a short stream: it
         // aborts the transfer and removes the partial file.

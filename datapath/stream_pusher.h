@@ -18,11 +18,11 @@
 namespace nasperf {
 
 struct PushTarget {
-  HostPort data;                 // the receiver's data port
+  HostPort data;  // the receiver's data port
   uint64_t transfer_id = 0;
   Ticket ticket{};
   uint64_t length = 0;
-  bool send_footer = false;      // the receiver expects DataFooter after the payload
+  bool send_footer = false;  // the receiver expects DataFooter after the payload
 };
 
 PushResult PushNative(const PushTarget& target, PayloadSource& source, const PushOptions& options);
@@ -31,8 +31,8 @@ PushResult PushNative(const PushTarget& target, PayloadSource& source, const Pus
 // footer when `send_footer`, the half-close, and the trailer (result.trailer). Fills
 // result's timings from the first payload byte on; result.status is OK only with a
 // trailer.
-void SendOverConnection(int sock, PayloadSource& source, uint64_t length, bool send_footer,
-                        const PushOptions& options, PushResult& result);
+void SendOverConnection(int sock, PayloadSource& source, uint64_t length, bool send_footer, const PushOptions& options,
+                        PushResult& result);
 
 }  // namespace nasperf
 

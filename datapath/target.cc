@@ -145,8 +145,7 @@ absl::StatusOr<uint64_t> Target::FreeBytes() const {
 }
 
 absl::StatusOr<std::unique_ptr<BlockWriter>> Target::Create(const std::string& name, WriteMode mode,
-                                                            const SyncPolicy& sync,
-                                                            std::string* created_name) {
+                                                            const SyncPolicy& sync, std::string* created_name) {
   if (name.empty() || name.find('/') != std::string::npos || name[0] == '.') {
     return absl::InvalidArgumentError(absl::StrCat("refusing file name \"", name, "\""));
   }
@@ -169,14 +168,17 @@ absl::StatusOr<std::unique_ptr<BlockWriter>> Target::Create(const std::string& n
 }
 
 absl::StatusOr<Fd> Target::OpenForRead(const std::string& name, uint64_t* size) const {
-  if (discard_) return absl::FailedPreconditionError("a discard receiver has no files to read: start it with --target DIR");
+  if (discard_)
+    return absl::FailedPreconditionError("a discard receiver has no files to read: start it with --target DIR");
   if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos) {
-    return absl::InvalidArgumentError(absl::StrCat("refusing to read \"", name, "\": give a file name in the target, no '/'"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("refusing to read \"", name, "\": give a file name in the target, no '/'"));
   }
   const std::string full = absl::StrCat(path_, "/", name);
   Fd fd(::openat(dir_.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
   if (!fd.valid()) {
-    return ErrnoStatus(errno, errno == ELOOP ? absl::StrCat("read ", full, " (a symlink: refused)") : absl::StrCat("read ", full));
+    return ErrnoStatus(
+        errno, errno == ELOOP ? absl::StrCat("read ", full, " (a symlink: refused)") : absl::StrCat("read ", full));
   }
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) return ErrnoStatus(errno, absl::StrCat("stat ", full));

@@ -34,8 +34,7 @@ class Target {
 
   // Creates `name` (a receiver-made name, no slashes); if it exists, "name.1.dat"...
   // Returns the name actually used and a writer for it.
-  absl::StatusOr<std::unique_ptr<BlockWriter>> Create(const std::string& name, WriteMode mode,
-                                                      const SyncPolicy& sync,
+  absl::StatusOr<std::unique_ptr<BlockWriter>> Create(const std::string& name, WriteMode mode, const SyncPolicy& sync,
                                                       std::string* created_name);
   absl::Status Remove(const std::string& name);
 

@@ -87,8 +87,8 @@ class ArrivalSampler {
 };
 
 // Reads up to `want` bytes; sets *eof when the source ended first.
-absl::Status Fill(ByteSource& source, uint8_t* data, size_t want, size_t* got,
-                  PipelineResult* result, int64_t (*clock)()) {
+absl::Status Fill(ByteSource& source, uint8_t* data, size_t want, size_t* got, PipelineResult* result,
+                  int64_t (*clock)()) {
   *got = 0;
   while (*got < want) {
     absl::StatusOr<size_t> n = source.Read(data + *got, want - *got);
@@ -104,9 +104,8 @@ absl::Status Fill(ByteSource& source, uint8_t* data, size_t want, size_t* got,
 void Abort(PipelineResult* result, absl::Status status, uint64_t length) {
   result->end = PipelineEnd::kAborted;
   result->error_code = ErrnoOf(status);
-  result->status = status.ok() ? absl::AbortedError(absl::StrCat(
-                                     "sender closed the connection after ", result->bytes_received,
-                                     " of ", length, " bytes"))
+  result->status = status.ok() ? absl::AbortedError(absl::StrCat("sender closed the connection after ",
+                                                                 result->bytes_received, " of ", length, " bytes"))
                                : status;
 }
 
@@ -263,12 +262,9 @@ ReadEnd ReadBlocks(ByteSource& source, uint64_t length, Exchange& exchange, cons
   return end;
 }
 
-
-
 // The reader on the calling thread, the writer on its own; the writer's CPU time is
 // added to result.cpu.
-PipelineResult RunWithWriter(ByteSource& source, BlockWriter* writer, uint64_t length,
-                             const PipelineOptions& options) {
+PipelineResult RunWithWriter(ByteSource& source, BlockWriter* writer, uint64_t length, const PipelineOptions& options) {
   PipelineResult result;
   std::vector<AlignedBuffer> buffers;
   Exchange exchange;
@@ -319,8 +315,13 @@ class SplicedRun {
  public:
   SplicedRun(const ByteSource& source, BlockWriter* writer, SplicePipe pipe, Fd null_device, uint64_t length,
              const PipelineOptions& options)
-      : source_(source), socket_fd_(source.SpliceFd()), writer_(writer), pipe_(std::move(pipe)), null_(std::move(null_device)),
-        length_(length), options_(options) {}
+      : source_(source),
+        socket_fd_(source.SpliceFd()),
+        writer_(writer),
+        pipe_(std::move(pipe)),
+        null_(std::move(null_device)),
+        length_(length),
+        options_(options) {}
 
   PipelineResult Run() {
     result_.spliced = true;
@@ -443,11 +444,10 @@ std::optional<PipelineResult> TrySpliced(ByteSource& source, BlockWriter* writer
 
 }  // namespace
 
-PipelineResult RunPipeline(ByteSource& source, BlockWriter* writer, uint64_t length,
-                           const PipelineOptions& options) {
+PipelineResult RunPipeline(ByteSource& source, BlockWriter* writer, uint64_t length, const PipelineOptions& options) {
   const CpuTime start = ThreadCpuTime();
   std::optional<PipelineResult> spliced = TrySpliced(source, writer, length, options);
-  PipelineResult result = spliced           ? std::move(*spliced)
+  PipelineResult result = spliced             ? std::move(*spliced)
                           : writer == nullptr ? RunDiscard(source, length, options)
                                               : RunWithWriter(source, writer, length, options);
   result.cpu += ThreadCpuTime() - start;

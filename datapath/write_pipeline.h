@@ -57,9 +57,9 @@ class BlockWriter {
 inline constexpr size_t kPipelineAlignment = 4096;
 
 struct PipelineOptions {
-  size_t buffer_size = 1 << 20;   // multiple of kPipelineAlignment
+  size_t buffer_size = 1 << 20;  // multiple of kPipelineAlignment
   int buffer_count = 8;
-  uint64_t sync_every = 0;        // bytes between SyncData calls; 0 = never
+  uint64_t sync_every = 0;  // bytes between SyncData calls; 0 = never
   bool checksum = false;
   double interval_s = 0;
   const std::atomic<bool>* cancel = nullptr;  // set by shutdown (or Ctrl-C on a reading client); checked between blocks
@@ -72,23 +72,23 @@ enum class PipelineEnd { kOk, kFailed, kAborted };
 
 struct PipelineResult {
   PipelineEnd end = PipelineEnd::kOk;
-  absl::Status status;            // why it did not end kOk
-  int error_code = 0;             // errno behind status, 0 when none
+  absl::Status status;  // why it did not end kOk
+  int error_code = 0;   // errno behind status, 0 when none
   uint64_t bytes_received = 0;
   uint64_t bytes_written = 0;
-  int64_t first_byte_ns = 0;      // monotonic; 0 when no byte arrived
+  int64_t first_byte_ns = 0;  // monotonic; 0 when no byte arrived
   int64_t last_byte_ns = 0;
-  int64_t written_ns = 0;         // last Write returned
-  int64_t durable_ns = 0;         // Finish returned
-  int64_t write_ns = 0;           // inside Write and SyncData
-  int64_t sync_ns = 0;            // inside Finish
+  int64_t written_ns = 0;  // last Write returned
+  int64_t durable_ns = 0;  // Finish returned
+  int64_t write_ns = 0;    // inside Write and SyncData
+  int64_t sync_ns = 0;     // inside Finish
   int64_t net_wait_ns = 0;
   int64_t disk_wait_ns = 0;
   bool has_checksum = false;
   uint64_t checksum = 0;
   std::vector<IntervalSample> samples;
-  CpuTime cpu;                    // the reading and the writing thread, from start to end
-  bool spliced = false;           // moved by splice, not copied through our buffers
+  CpuTime cpu;           // the reading and the writing thread, from start to end
+  bool spliced = false;  // moved by splice, not copied through our buffers
   // The busier thread's CPU demand (CpuBusy) while bytes streamed: the reader to the
   // last byte, the writer to the last write (the final sync waits on the disk, and
   // counts as disk wait). -1 unknown, or the run ended early.
@@ -98,8 +98,7 @@ struct PipelineResult {
 // Moves exactly `length` bytes from source to writer. writer == nullptr is the
 // discard target: the bytes are read and dropped on the caller's thread (spliced
 // into /dev/null when nothing needs to see them).
-PipelineResult RunPipeline(ByteSource& source, BlockWriter* writer, uint64_t length,
-                           const PipelineOptions& options);
+PipelineResult RunPipeline(ByteSource& source, BlockWriter* writer, uint64_t length, const PipelineOptions& options);
 
 }  // namespace nasperf
 

@@ -23,9 +23,9 @@
 #include "common/receiver_client.h"
 #include "common/validate.h"
 #include "proto/nasperf.grpc.pb.h"
+#include "sender/sender.h"
 #include "transport/path_check.h"
 #include "transport/registry.h"
-#include "sender/sender.h"
 
 namespace nasperf {
 namespace {
@@ -114,8 +114,8 @@ absl::Status RefuseWhatTheTransportCannotDo(const RunOptions& o) {
   asks.read_cache = asks.read;  // a lab read always sets the NAS's cache state
   std::vector<Refusal> refused = RefusalsFor(o.transport, asks);
   if (refused.empty()) return absl::OkStatus();
-  static constexpr const char* kAsked[] = {"verify", "write_mode", "an SSH login", "direction read",
-                                           "a read of a file it lays out", "the NAS's cache"};
+  static constexpr const char* kAsked[] = {
+      "verify", "write_mode", "an SSH login", "direction read", "a read of a file it lays out", "the NAS's cache"};
   return absl::InvalidArgumentError(absl::StrCat("transport ", Name(o.transport), " cannot do ",
                                                  kAsked[static_cast<int>(refused.front().ask)], "; transport ",
                                                  refused.front().able, " can"));
@@ -123,9 +123,7 @@ absl::Status RefuseWhatTheTransportCannotDo(const RunOptions& o) {
 
 class AgentImpl final : public AgentService, public proto::Agent::Service {
  public:
-  explicit AgentImpl(const AgentOptions& options) : options_(options) {
-    null_console_ = std::fopen("/dev/null", "w");
-  }
+  explicit AgentImpl(const AgentOptions& options) : options_(options) { null_console_ = std::fopen("/dev/null", "w"); }
   ~AgentImpl() override {
     Shutdown();
     if (null_console_ != nullptr) std::fclose(null_console_);
@@ -150,8 +148,8 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
     for (auto& [address, spool] : spools_) {
       size_t left = spool->Drain(absl::Seconds(10));
       if (left > 0) {
-        Log(LogLevel::kWarning, kComponent, "%d reports still spooled in %s for collector %s", left,
-            spool->dir(), address);
+        Log(LogLevel::kWarning, kComponent, "%d reports still spooled in %s for collector %s", left, spool->dir(),
+            address);
       }
     }
   }
@@ -238,7 +236,8 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
     }
     for (auto& job : jobs) job->Cancel();
     reply->set_jobs(static_cast<uint32_t>(jobs.size()));
-    if (!jobs.empty()) Log(LogLevel::kInfo, kComponent, "aborting %d job(s) on request of %s", jobs.size(), context->peer());
+    if (!jobs.empty())
+      Log(LogLevel::kInfo, kComponent, "aborting %d job(s) on request of %s", jobs.size(), context->peer());
     return grpc::Status::OK;
   }
 
@@ -332,7 +331,8 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
     if (!direction.ok()) return direction.status();
     o.direction = *direction;
     if (o.direction == Direction::kRead) {
-      if (!o.file.empty()) return absl::InvalidArgumentError("a read streams a file the receiver lays out: give a size");
+      if (!o.file.empty())
+        return absl::InvalidArgumentError("a read streams a file the receiver lays out: give a size");
       auto cache = ParseOr(job.cache(), CacheState::kCold);
       if (!cache.ok()) return cache.status();
       o.cache = *cache;
@@ -408,7 +408,8 @@ absl::Status SetJobTransport(const proto::SenderJob& job, RunOptions& o) {
   const bool login_given = !job.ssh_host().empty() || !job.ssh_user().empty() || job.ssh_port() != 0 ||
                            !job.ssh_dir().empty() || !job.ssh_identity().empty() || !job.ssh_known_hosts().empty();
   if (caps.agent) {
-    if (login_given) return absl::InvalidArgumentError(absl::StrCat("transport ", Name(o.transport), " takes no SSH login"));
+    if (login_given)
+      return absl::InvalidArgumentError(absl::StrCat("transport ", Name(o.transport), " takes no SSH login"));
     auto to = ParseHostPort(job.to(), kAgentPort);
     if (!to.ok()) return to.status();
     o.to = *to;
@@ -417,11 +418,10 @@ absl::Status SetJobTransport(const proto::SenderJob& job, RunOptions& o) {
   if (!caps.ssh_login || !job.to().empty()) {
     return absl::InvalidArgumentError(absl::StrCat("transport ", Name(o.transport), " needs an SSH login and no `to`"));
   }
-  for (const auto& [field, value, max] : {std::tuple{"ssh_user", &job.ssh_user(), 64},
-                                          std::tuple{"ssh_host", &job.ssh_host(), 255},
-                                          std::tuple{"ssh_dir", &job.ssh_dir(), 4096},
-                                          std::tuple{"ssh_identity", &job.ssh_identity(), 4096},
-                                          std::tuple{"ssh_known_hosts", &job.ssh_known_hosts(), 4096}}) {
+  for (const auto& [field, value, max] :
+       {std::tuple{"ssh_user", &job.ssh_user(), 64}, std::tuple{"ssh_host", &job.ssh_host(), 255},
+        std::tuple{"ssh_dir", &job.ssh_dir(), 4096}, std::tuple{"ssh_identity", &job.ssh_identity(), 4096},
+        std::tuple{"ssh_known_hosts", &job.ssh_known_hosts(), 4096}}) {
     if (absl::Status s = CheckLoginText(field, *value, static_cast<size_t>(max)); !s.ok()) return s;
   }
   if (job.ssh_host().empty() || !absl::StartsWith(job.ssh_dir(), "/") || job.ssh_port() > 65535) {
@@ -469,8 +469,8 @@ absl::StatusOr<std::string> AllowedSourceFile(const std::string& file, const std
     return absl::PermissionDeniedError(
         "this agent sends generated data only; start it with --allow-source DIR to send files under DIR");
   }
-  const absl::Status refused = absl::PermissionDeniedError(
-      absl::StrCat(file, " is not a file under this agent's --allow-source directories"));
+  const absl::Status refused =
+      absl::PermissionDeniedError(absl::StrCat(file, " is not a file under this agent's --allow-source directories"));
   char resolved[PATH_MAX];
   struct stat st {};
   if (file.size() >= PATH_MAX || ::realpath(file.c_str(), resolved) == nullptr) return refused;

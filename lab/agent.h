@@ -20,12 +20,12 @@
 namespace nasperf {
 
 struct AgentOptions {
-  std::string token;                   // checked on every call; also sent to receivers and collectors
-  std::string spool_root;              // where rows wait while a collector is unreachable
+  std::string token;       // checked on every call; also sent to receivers and collectors
+  std::string spool_root;  // where rows wait while a collector is unreachable
   // Toward receivers and collectors; null = plain. A job's receiver must show the key
   // the controller pinned for it; a collector is trusted as this agent's flags say.
   std::shared_ptr<const PeerTrust> trust;
-  std::FILE* console = nullptr;        // one line per job and the sender's table; null = quiet
+  std::FILE* console = nullptr;  // one line per job and the sender's table; null = quiet
   // Canonical directories (CanonicalDirectory) whose regular files a job may send;
   // empty: jobs send generated data only. A token holder must not make the agent
   // send, or even confirm, any other file it can read.

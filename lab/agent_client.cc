@@ -15,14 +15,15 @@ class GrpcAgentConnection : public AgentConnection {
  public:
   GrpcAgentConnection(const PlanHost& host, const std::string& token, const PeerTrust* trust,
                       const std::string& fingerprint)
-      : name_(host.name), address_(FormatHostPort(host.agent)), token_(token),
+      : name_(host.name),
+        address_(FormatHostPort(host.agent)),
+        token_(token),
         stub_(proto::Agent::NewStub(NewChannel(address_, trust, fingerprint))) {}
 
   absl::Status StartSender(const proto::SenderJob& job) override {
     proto::StartSenderReply reply;
-    return Call("start a transfer", absl::Seconds(10), [&](grpc::ClientContext* c) {
-      return stub_->StartSender(c, job, &reply);
-    });
+    return Call("start a transfer", absl::Seconds(10),
+                [&](grpc::ClientContext* c) { return stub_->StartSender(c, job, &reply); });
   }
 
   absl::Status Go(const std::string& job_id, int64_t start_at_unix_ns) override {
@@ -30,9 +31,8 @@ class GrpcAgentConnection : public AgentConnection {
     request.set_job_id(job_id);
     request.set_start_at_unix_ns(start_at_unix_ns);
     proto::GoReply reply;
-    return Call("release the barrier", absl::Seconds(5), [&](grpc::ClientContext* c) {
-      return stub_->Go(c, request, &reply);
-    });
+    return Call("release the barrier", absl::Seconds(5),
+                [&](grpc::ClientContext* c) { return stub_->Go(c, request, &reply); });
   }
 
   absl::StatusOr<proto::JobState> WaitJob(const std::string& job_id, bool until_ready, double wait_s) override {
@@ -41,9 +41,8 @@ class GrpcAgentConnection : public AgentConnection {
     request.set_until_ready(until_ready);
     request.set_wait_s(wait_s);
     proto::JobState state;
-    absl::Status s = Call("wait for a transfer", absl::Seconds(wait_s + 10), [&](grpc::ClientContext* c) {
-      return stub_->WaitJob(c, request, &state);
-    });
+    absl::Status s = Call("wait for a transfer", absl::Seconds(wait_s + 10),
+                          [&](grpc::ClientContext* c) { return stub_->WaitJob(c, request, &state); });
     if (!s.ok()) return s;
     if (!state.done()) return state;
     if (s = FetchRemainingRows(request, &state); !s.ok()) return s;
@@ -64,9 +63,8 @@ class GrpcAgentConnection : public AgentConnection {
 
   absl::StatusOr<proto::CheckPathReply> CheckPath(const proto::CheckPathRequest& request) override {
     proto::CheckPathReply reply;
-    absl::Status s = Call("check the path", absl::Seconds(30), [&](grpc::ClientContext* c) {
-      return stub_->CheckPath(c, request, &reply);
-    });
+    absl::Status s = Call("check the path", absl::Seconds(30),
+                          [&](grpc::ClientContext* c) { return stub_->CheckPath(c, request, &reply); });
     if (!s.ok()) return s;
     return reply;
   }
@@ -82,9 +80,8 @@ class GrpcAgentConnection : public AgentConnection {
     while (static_cast<uint32_t>(state->reports_size()) < state->total_reports()) {
       request.set_first_report(static_cast<uint32_t>(state->reports_size()));
       proto::JobState page;
-      absl::Status s = Call("fetch a transfer's rows", absl::Seconds(10), [&](grpc::ClientContext* c) {
-        return stub_->WaitJob(c, request, &page);
-      });
+      absl::Status s = Call("fetch a transfer's rows", absl::Seconds(10),
+                            [&](grpc::ClientContext* c) { return stub_->WaitJob(c, request, &page); });
       if (!s.ok()) return s;
       if (page.reports_size() == 0) {
         return absl::DataLossError(absl::StrCat("host ", name_, ": agent sent an empty page of rows"));
@@ -101,8 +98,8 @@ class GrpcAgentConnection : public AgentConnection {
     grpc::Status status = rpc(&context);
     if (status.ok()) return absl::OkStatus();
     if (status.error_code() == grpc::StatusCode::UNIMPLEMENTED) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "host ", name_, ": ", address_, " runs `nasperf receiver`, not `nasperf agent`"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("host ", name_, ": ", address_, " runs `nasperf receiver`, not `nasperf agent`"));
     }
     absl::Status s = FromGrpc(status, absl::StrCat("host ", name_, ": agent"), address_);
     return absl::Status(s.code(), absl::StrCat(s.message(), " (", what, ")"));
@@ -114,8 +111,8 @@ class GrpcAgentConnection : public AgentConnection {
 
 }  // namespace
 
-std::unique_ptr<AgentConnection> ConnectAgent(const PlanHost& host, const std::string& token,
-                                              const PeerTrust* trust, const std::string& fingerprint) {
+std::unique_ptr<AgentConnection> ConnectAgent(const PlanHost& host, const std::string& token, const PeerTrust* trust,
+                                              const std::string& fingerprint) {
   return std::make_unique<GrpcAgentConnection>(host, token, trust, fingerprint);
 }
 

@@ -32,8 +32,8 @@ class AgentConnection {
 
 // fingerprint: the key the agent must show (one started over SSH); empty: trust
 // decides (common/tls.h). trust may be null (plaintext, tests).
-std::unique_ptr<AgentConnection> ConnectAgent(const PlanHost& host, const std::string& token,
-                                              const PeerTrust* trust, const std::string& fingerprint);
+std::unique_ptr<AgentConnection> ConnectAgent(const PlanHost& host, const std::string& token, const PeerTrust* trust,
+                                              const std::string& fingerprint);
 
 }  // namespace nasperf
 

@@ -20,8 +20,7 @@ std::string TransferLine(const TransferTally& t) {
   return absl::StrFormat("  %-22s %2d stream%s %10s  send %9s  durable %9s  %s", absl::StrCat(p.from, " -> ", p.to),
                          p.streams, p.streams == 1 ? " " : "s", p.file.empty() ? FormatSize(p.size) : "file",
                          show_send ? absl::StrFormat("%.1f MB/s", t.send_mb_per_s) : "-",
-                         show_durable ? absl::StrFormat("%.1f MB/s", t.durable_mb_per_s) : "-",
-                         t.ok ? "ok" : t.error);
+                         show_durable ? absl::StrFormat("%.1f MB/s", t.durable_mb_per_s) : "-", t.ok ? "ok" : t.error);
 }
 
 }  // namespace
@@ -33,19 +32,18 @@ void LabConsole::Line(const std::string& text) {
 
 void LabConsole::Banner(const std::string& run_id, const Plan& plan) {
   const int transfers = static_cast<int>(plan.transfers.size());
-  Line(absl::StrFormat("lab %s%s: %d transfer%s per run, %d run%s%s%s", run_id,
-                       plan.label.empty() ? "" : absl::StrCat(" \"", plan.label, "\""), transfers, Plural(transfers),
-                       plan.runs, Plural(plan.runs),
-                       plan.warmup > 0 ? absl::StrCat(" after ", plan.warmup, " warm-up") : "",
-                       plan.pause > absl::ZeroDuration() ? absl::StrCat(", pause ", absl::FormatDuration(plan.pause))
-                                                         : ""));
+  Line(absl::StrFormat(
+      "lab %s%s: %d transfer%s per run, %d run%s%s%s", run_id,
+      plan.label.empty() ? "" : absl::StrCat(" \"", plan.label, "\""), transfers, Plural(transfers), plan.runs,
+      Plural(plan.runs), plan.warmup > 0 ? absl::StrCat(" after ", plan.warmup, " warm-up") : "",
+      plan.pause > absl::ZeroDuration() ? absl::StrCat(", pause ", absl::FormatDuration(plan.pause)) : ""));
 }
 
 void LabConsole::HostChecked(const PlanHost& host, const proto::HelloReply& hello) {
-  Line(absl::StrFormat("  %-10s %-21s nasperf %s on %s, target %s%s", host.name, FormatHostPort(host.agent),
-                       hello.version(), hello.host(), hello.target(),
-                       hello.target() == kDiscardTarget ? ""
-                                                        : absl::StrCat(" (", FormatSize(hello.free_bytes()), " free)")));
+  Line(absl::StrFormat(
+      "  %-10s %-21s nasperf %s on %s, target %s%s", host.name, FormatHostPort(host.agent), hello.version(),
+      hello.host(), hello.target(),
+      hello.target() == kDiscardTarget ? "" : absl::StrCat(" (", FormatSize(hello.free_bytes()), " free)")));
 }
 
 void LabConsole::PathChecked(const std::string& transfer_name, const PlanTransfer& transfer,

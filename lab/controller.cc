@@ -1,7 +1,7 @@
 #include "lab/controller.h"
 
-#include <algorithm>
 #include <fcntl.h>
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <optional>
@@ -27,10 +27,10 @@
 #include "lab/console.h"
 #include "lab/job_tracker.h"
 #include "lab/preflight.h"
-#include "ssh/remote_start.h"
 #include "lab/tally.h"
 #include "proto/nasperf.grpc.pb.h"
 #include "sender/sender.h"
+#include "ssh/remote_start.h"
 
 namespace nasperf {
 namespace {
@@ -150,8 +150,10 @@ class Lab {
       if (seen >= expected_rows_) return;
       absl::SleepFor(absl::Milliseconds(100));
     }
-    Line(absl::StrFormat("warning: the collector has %d of %d rows; the agents keep the rest in their spools "
-                         "(nasperf flush --collector ...)", seen, expected_rows_));
+    Line(
+        absl::StrFormat("warning: the collector has %d of %d rows; the agents keep the rest in their spools "
+                        "(nasperf flush --collector ...)",
+                        seen, expected_rows_));
   }
 
   void StopCollector() {
@@ -186,7 +188,8 @@ class Lab {
       r.target = host.target;
       r.flags = host.agent_flags;
       r.token = o_.token;
-      auto started = RemoteAgent::Start(r, [&](const std::string& line) { Line(absl::StrCat("  ", host.name, ": ", line)); });
+      auto started =
+          RemoteAgent::Start(r, [&](const std::string& line) { Line(absl::StrCat("  ", host.name, ": ", line)); });
       if (!started.ok()) {
         problems.push_back(absl::StrCat("host ", host.name, ": ", started.status().message()));
         continue;
@@ -197,15 +200,16 @@ class Lab {
       remote_.push_back(std::move(*started));  // listening: Start waited for its port
     }
     if (problems.empty()) return absl::OkStatus();
-    return absl::FailedPreconditionError(absl::StrCat("cannot start agents over ssh; nothing ran:\n  ",
-                                                      absl::StrJoin(problems, "\n  ")));
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot start agents over ssh; nothing ran:\n  ", absl::StrJoin(problems, "\n  ")));
   }
 
   void StopRemoteAgents() {
     for (auto& agent : remote_) {
       if (absl::Status s = agent->Stop(); !s.ok()) Line(absl::StrCat("warning: ", s.message()));
     }
-    if (!remote_.empty()) Line(absl::StrFormat("stopped %d agent%s started over ssh", remote_.size(), remote_.size() == 1 ? "" : "s"));
+    if (!remote_.empty())
+      Line(absl::StrFormat("stopped %d agent%s started over ssh", remote_.size(), remote_.size() == 1 ? "" : "s"));
     remote_.clear();
   }
 
@@ -255,9 +259,9 @@ class Lab {
     }
     add(CapacityProblems(plan_, hellos, bytes_per_run));
     if (problems.empty()) return absl::OkStatus();
-    return absl::FailedPreconditionError(absl::StrCat(
-        problems.size(), " problem", problems.size() == 1 ? "" : "s", " before the first run; nothing ran:\n  ",
-        absl::StrJoin(problems, "\n  ")));
+    return absl::FailedPreconditionError(absl::StrCat(problems.size(), " problem", problems.size() == 1 ? "" : "s",
+                                                      " before the first run; nothing ran:\n  ",
+                                                      absl::StrJoin(problems, "\n  ")));
   }
 
   // ------------------------------------------------------------ one run
@@ -356,7 +360,8 @@ class Lab {
 
   void PauseInterruptibly() {
     const absl::Time until = absl::Now() + plan_.pause;
-    while (absl::Now() < until && !Interrupted()) absl::SleepFor(std::min(absl::Milliseconds(100), until - absl::Now()));
+    while (absl::Now() < until && !Interrupted())
+      absl::SleepFor(std::min(absl::Milliseconds(100), until - absl::Now()));
   }
 
   void EndRunOnReceivers() {
@@ -364,7 +369,8 @@ class Lab {
     for (const PlanTransfer& t : plan_.transfers) {
       if (!t.ToIsHost() || done[t.to]) continue;  // over SSH the transport cleaned up
       done[t.to] = true;
-      if (auto ended = ClientFor(*plan_.FindHost(t.to)).EndRun(outcome_.run_id); !ended.ok()) Line(absl::StrCat("warning: cleanup: ", ended.status().message()));
+      if (auto ended = ClientFor(*plan_.FindHost(t.to)).EndRun(outcome_.run_id); !ended.ok())
+        Line(absl::StrCat("warning: cleanup: ", ended.status().message()));
     }
   }
 

@@ -33,11 +33,11 @@ struct LabOptions {
 struct LabOutcome {
   std::string run_id;
   int runs_done = 0;
-  int transfers = 0;        // sender rows, warm-ups included
+  int transfers = 0;  // sender rows, warm-ups included
   int failed = 0;
   int aborted = 0;
-  bool stopped = false;     // on_failure = "stop" ended the lab early
-  bool interrupted = false; // LabOptions::stop
+  bool stopped = false;       // on_failure = "stop" ended the lab early
+  bool interrupted = false;   // LabOptions::stop
   std::string transfers_csv;  // empty with an external collector
 };
 

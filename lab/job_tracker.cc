@@ -83,8 +83,7 @@ class Tracker {
         auto state = Wait(t, /*until_ready=*/false);
         if (!state.ok()) {
           if (++t.unanswered >= o_.unanswered_before_dead || absl::IsNotFound(state.status())) {
-            MarkLost(t, FailedOrAborted(),
-                     absl::StrCat("agent stopped answering mid-run: ", state.status().message()));
+            MarkLost(t, FailedOrAborted(), absl::StrCat("agent stopped answering mid-run: ", state.status().message()));
           } else {
             pending = true;
             absl::SleepFor(o_.retry_pause);

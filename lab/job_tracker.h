@@ -32,7 +32,7 @@ struct LabJob {
 
 struct JobTrackerOptions {
   absl::Duration ready_timeout = absl::Seconds(20);
-  absl::Duration start_delay = absl::Milliseconds(250);  // barrier release → first byte
+  absl::Duration start_delay = absl::Milliseconds(250);    // barrier release → first byte
   absl::Duration wait_per_call = absl::Milliseconds(500);  // WaitJob's long poll
   absl::Duration retry_pause = absl::Milliseconds(300);    // after a call that failed
   int unanswered_before_dead = 3;                          // consecutive failed calls

@@ -40,8 +40,8 @@ class TableReader {
   absl::Status OnlyKeys(const std::set<std::string>& allowed) const {
     for (auto&& [key, node] : table_) {
       if (allowed.count(std::string(key.str())) == 0) {
-        return Error(node, absl::StrCat("unknown key \"", std::string(key.str()), "\" (expected one of: ",
-                                        absl::StrJoin(allowed, ", "), ")"));
+        return Error(node, absl::StrCat("unknown key \"", std::string(key.str()),
+                                        "\" (expected one of: ", absl::StrJoin(allowed, ", "), ")"));
       }
     }
     return absl::OkStatus();
@@ -138,11 +138,12 @@ absl::Status ReadHost(const std::string& path, const toml::table& table, int ind
   PlanHost host;
   host.line = static_cast<int>(table.source().begin.line);
   TableReader r(path, table, absl::StrCat("[[host]] ", index, ": "));
-  NASPERF_RETURN_IF_ERROR(r.OnlyKeys({"name", "agent", "target", "mtu", "ssh", "ssh_identity", "ssh_known_hosts",
-                                      "nasperf", "agent_flags"}));
+  NASPERF_RETURN_IF_ERROR(r.OnlyKeys(
+      {"name", "agent", "target", "mtu", "ssh", "ssh_identity", "ssh_known_hosts", "nasperf", "agent_flags"}));
   if (const toml::node* flags = r.Find("agent_flags")) {
     const toml::array* array = flags->as_array();
-    if (array == nullptr) return r.Error(*flags, "agent_flags must be an array of strings, e.g. [\"--min-free\", \"off\"]");
+    if (array == nullptr)
+      return r.Error(*flags, "agent_flags must be an array of strings, e.g. [\"--min-free\", \"off\"]");
     for (const toml::node& flag : *array) {
       if (!flag.is_string()) return r.Error(flag, "agent_flags must be an array of strings");
       host.agent_flags.push_back(*flag.value<std::string>());
@@ -177,16 +178,16 @@ absl::Status ParseSshLogin(const std::string& text, PlanTransfer* t) {
   auto to = ParseSshDestination(text);
   if (!to.ok()) return to.status();
   uint32_t port = 0;
-  if (size_t colon = to->dir.find(':'); colon != std::string::npos && colon > 0 &&
-                                         absl::SimpleAtoi(to->dir.substr(0, colon), &port)) {
+  if (size_t colon = to->dir.find(':');
+      colon != std::string::npos && colon > 0 && absl::SimpleAtoi(to->dir.substr(0, colon), &port)) {
     if (port == 0 || port > 65535) {
       return absl::InvalidArgumentError(absl::StrCat("port ", port, " in \"", text, "\" is not 1..65535"));
     }
     to->dir = to->dir.substr(colon + 1);
   }
   if (!absl::StartsWith(to->dir, "/")) {
-    return absl::InvalidArgumentError(absl::StrCat("expected [user@]host[:port]:/dir, got \"", text,
-                                                   "\" (the directory must be absolute)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("expected [user@]host[:port]:/dir, got \"", text, "\" (the directory must be absolute)"));
   }
   t->ssh_to = *std::move(to);
   t->ssh_port = static_cast<uint16_t>(port);
@@ -204,9 +205,9 @@ absl::Status ReadTransportAndTo(const TableReader& r, const Plan& plan, PlanTran
     return r.Error(*r.Find("from"), absl::StrCat("from = \"", t->from, "\" names no [[host]]"));
   }
   if (!caps.barrier) {
-    return r.ErrorAt("transport", absl::StrCat("transport = \"", word,
-                                               "\" cannot wait at a lab's start barrier; use transport = \"",
-                                               TransportsWith(&TransportCaps::barrier), "\""));
+    return r.ErrorAt("transport",
+                     absl::StrCat("transport = \"", word, "\" cannot wait at a lab's start barrier; use transport = \"",
+                                  TransportsWith(&TransportCaps::barrier), "\""));
   }
   if (caps.agent) {
     if (plan.FindHost(t->to) == nullptr) {
@@ -275,9 +276,9 @@ absl::Status ReadTransfer(const std::string& path, const toml::table& table, int
   PlanTransfer t;
   t.line = static_cast<int>(table.source().begin.line);
   TableReader r(path, table, absl::StrCat("[[transfer]] ", index, ": "));
-  NASPERF_RETURN_IF_ERROR(r.OnlyKeys({"from", "to", "transport", "ssh_identity", "ssh_known_hosts", "size", "file",
-                                      "streams", "write_mode", "sync", "pattern", "verify", "direction", "cache",
-                                      "read_mode"}));
+  NASPERF_RETURN_IF_ERROR(
+      r.OnlyKeys({"from", "to", "transport", "ssh_identity", "ssh_known_hosts", "size", "file", "streams", "write_mode",
+                  "sync", "pattern", "verify", "direction", "cache", "read_mode"}));
   NASPERF_RETURN_IF_ERROR(r.String("from", &t.from, true));
   NASPERF_RETURN_IF_ERROR(ReadTransportAndTo(r, *plan, &t));
   NASPERF_RETURN_IF_ERROR(r.Size("size", &t.size));
@@ -311,24 +312,24 @@ absl::Status ReadTransfer(const std::string& path, const toml::table& table, int
 
 // Each element of an array of tables ([[host]], [[transfer]]); anything else is an error.
 template <typename ReadOne>
-absl::Status ReadArray(const std::string& path, const toml::table& root, const std::string& key,
-                       ReadOne read, Plan* plan) {
+absl::Status ReadArray(const std::string& path, const toml::table& root, const std::string& key, ReadOne read,
+                       Plan* plan) {
   const toml::node* node = root.get(key);
   if (node == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": no [[", key, "]] tables"));
   }
   const toml::array* array = node->as_array();
   if (array == nullptr) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, ":", static_cast<uint64_t>(node->source().begin.line), ": ", key, " must be [[", key, "]] tables"));
+    return absl::InvalidArgumentError(absl::StrCat(path, ":", static_cast<uint64_t>(node->source().begin.line), ": ",
+                                                   key, " must be [[", key, "]] tables"));
   }
   int index = 0;
   for (const toml::node& element : *array) {
     ++index;
     const toml::table* table = element.as_table();
     if (table == nullptr) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(path, ":", static_cast<uint64_t>(element.source().begin.line), ": ", key, " must be [[", key, "]] tables"));
+      return absl::InvalidArgumentError(absl::StrCat(path, ":", static_cast<uint64_t>(element.source().begin.line),
+                                                     ": ", key, " must be [[", key, "]] tables"));
     }
     NASPERF_RETURN_IF_ERROR(read(path, *table, index, plan));
   }
@@ -337,9 +338,8 @@ absl::Status ReadArray(const std::string& path, const toml::table& root, const s
 
 absl::Status ReadPlan(const std::string& path, const toml::table& root, Plan* plan) {
   TableReader r(path, root, "");
-  NASPERF_RETURN_IF_ERROR(r.OnlyKeys({"label", "runs", "warmup", "pause", "on_failure", "cleanup",
-                                      "interval", "link_speed", "start_delay", "collector", "host",
-                                      "transfer"}));
+  NASPERF_RETURN_IF_ERROR(r.OnlyKeys({"label", "runs", "warmup", "pause", "on_failure", "cleanup", "interval",
+                                      "link_speed", "start_delay", "collector", "host", "transfer"}));
   NASPERF_RETURN_IF_ERROR(r.String("label", &plan->label));
   NASPERF_RETURN_IF_ERROR(r.Int("runs", &plan->runs, 1, 100000));
   NASPERF_RETURN_IF_ERROR(r.Int("warmup", &plan->warmup, 0, 1000));

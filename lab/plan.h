@@ -22,38 +22,38 @@ namespace nasperf {
 struct PlanHost {
   std::string name;
   HostPort agent{"", kAgentPort};
-  std::string target;                 // what its agent must write into; empty = any
-  std::optional<uint32_t> mtu;        // expected interface MTU; checked before the runs
+  std::string target;           // what its agent must write into; empty = any
+  std::optional<uint32_t> mtu;  // expected interface MTU; checked before the runs
   // `nasperf lab --ssh`: how to start the agent when none answers (ssh/remote_start.h).
-  std::string ssh;                    // [user@]host[:port]
+  std::string ssh;  // [user@]host[:port]
   std::string ssh_identity, ssh_known_hosts;
-  std::string nasperf;                // the binary on that host; empty: upload this one (ssh/deploy.h)
+  std::string nasperf;                   // the binary on that host; empty: upload this one (ssh/deploy.h)
   std::vector<std::string> agent_flags;  // more flags for an agent started over SSH
   int line = 0;
 };
 
 struct PlanTransfer {
-  std::string from;                   // a host name: its agent sends (or, for a read, takes)
+  std::string from;  // a host name: its agent sends (or, for a read, takes)
   // A transport with an agent on the far end (TransportCaps::agent): a host name.
   // One that logs in over SSH (TransportCaps::ssh_login): `[user@]host[:port]:/dir`,
   // parsed into ssh_to and ssh_port.
   std::string to;
   TransportKind transport = DefaultTransport();  // transport = "…" (transport/registry.h)
-  SshDestination ssh_to;              // dir is absolute
-  uint16_t ssh_port = 0;              // 0: the agent's ~/.ssh/config, else 22
+  SshDestination ssh_to;                         // dir is absolute
+  uint16_t ssh_port = 0;                         // 0: the agent's ~/.ssh/config, else 22
   // Files on the sending agent's host (not the controller's, unlike [[host]]'s keys
   // of the same name): its key and its known_hosts for the login. Empty: its defaults.
   std::string ssh_identity, ssh_known_hosts;
-  uint64_t size = 0;                  // generated data, or
-  std::string file;                   // a file on the sending host
+  uint64_t size = 0;  // generated data, or
+  std::string file;   // a file on the sending host
   int streams = 1;
   std::string write_mode = "buffered";
   std::string sync_policy = "end";
   std::string pattern = "random";
   bool verify = false;
-  std::string direction = "write";    // read: `to` streams a file it lays out to `from`
-  std::string cache = "cold";         // reads: the NAS's page cache before each run
-  std::string read_mode = "buffered"; // reads: through the NAS's page cache, or direct (O_DIRECT)
+  std::string direction = "write";     // read: `to` streams a file it lays out to `from`
+  std::string cache = "cold";          // reads: the NAS's page cache before each run
+  std::string read_mode = "buffered";  // reads: through the NAS's page cache, or direct (O_DIRECT)
   int line = 0;
 
   // `to` names a [[host]] whose agent takes the bytes (else it is an SSH login, and
@@ -63,8 +63,8 @@ struct PlanTransfer {
 
 struct PlanCollector {
   std::string out = "./nasperf-results";  // the embedded collector writes here
-  HostPort listen{"", 0};             // the embedded collector's address (port 0: any)
-  std::string address;                // an external collector HOST:PORT instead
+  HostPort listen{"", 0};                 // the embedded collector's address (port 0: any)
+  std::string address;                    // an external collector HOST:PORT instead
 };
 
 struct Plan {
@@ -73,10 +73,10 @@ struct Plan {
   int runs = 1;
   int warmup = 0;
   absl::Duration pause = absl::ZeroDuration();
-  bool stop_on_failure = true;        // on_failure = "stop" (default) or "continue"
-  std::optional<Cleanup> cleanup;     // unset: the receivers' default
+  bool stop_on_failure = true;     // on_failure = "stop" (default) or "continue"
+  std::optional<Cleanup> cleanup;  // unset: the receivers' default
   double interval_s = 1.0;
-  uint32_t link_mbps = 0;             // link_speed: for line_rate_pct on shaped links
+  uint32_t link_mbps = 0;                                // link_speed: for line_rate_pct on shaped links
   absl::Duration start_delay = absl::Milliseconds(250);  // barrier: go -> first byte
   PlanCollector collector;
   std::vector<PlanHost> hosts;

@@ -53,11 +53,10 @@ std::vector<std::string> CapacityProblems(const Plan& plan, const std::map<std::
     if (found == hellos.end()) continue;
     const proto::HelloReply& rx = found->second;
     if (rx.target() != kDiscardTarget && bytes + rx.min_free() > rx.free_bytes()) {
-      problems.push_back(absl::StrCat("host ", name, ": one run writes ", FormatSize(bytes), " into ", rx.target(),
-                                      ", which has ", FormatSize(rx.free_bytes()), " free",
-                                      rx.min_free() > 0
-                                          ? absl::StrCat(" and must keep ", FormatSize(rx.min_free()), " (its --min-free)")
-                                          : ""));
+      problems.push_back(absl::StrCat(
+          "host ", name, ": one run writes ", FormatSize(bytes), " into ", rx.target(), ", which has ",
+          FormatSize(rx.free_bytes()), " free",
+          rx.min_free() > 0 ? absl::StrCat(" and must keep ", FormatSize(rx.min_free()), " (its --min-free)") : ""));
     }
     if (rx.max_size() == 0) continue;
     for (const PlanTransfer& t : plan.transfers) {

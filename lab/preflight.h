@@ -21,8 +21,8 @@ std::vector<std::string> HostProblems(const PlanHost& host, const proto::HelloRe
 
 // One transfer's path as its sending agent saw it: the receiver takes its write
 // mode; the interface MTUs are the plan's.
-std::vector<std::string> TransferProblems(const std::string& name, const PlanTransfer& transfer,
-                                          const PlanHost& from, const PlanHost& to, const proto::HelloReply& rx,
+std::vector<std::string> TransferProblems(const std::string& name, const PlanTransfer& transfer, const PlanHost& from,
+                                          const PlanHost& to, const proto::HelloReply& rx,
                                           const proto::CheckPathReply& path);
 
 // Every receiving host has room for one run (bytes_per_run, by host name, beyond its

@@ -18,8 +18,8 @@ struct TransferTally {
   double send_mb_per_s = 0;     // sum over its streams' ok sender rows
   double durable_mb_per_s = 0;  // sum over its receiver rows
   int receiver_rows = 0;
-  bool ok = true;               // every sender row ok
-  std::string error;            // the first failed sender row's "status: error"
+  bool ok = true;     // every sender row ok
+  std::string error;  // the first failed sender row's "status: error"
 };
 
 // The aggregate at one receiver: the sum over its concurrent transfers.
@@ -38,15 +38,15 @@ struct RunTally {
   // The spread of the ok streams' first bytes; needs two of them.
   std::optional<double> start_skew_ms;
   int sender_rows = 0;
-  int failed = 0;   // sender rows not ok (aborted included)
+  int failed = 0;  // sender rows not ok (aborted included)
   int aborted = 0;
 };
 
 RunTally TallyRun(const std::vector<LabJob>& jobs);
 
 struct LabTotals {
-  int sender_rows = 0, failed = 0, aborted = 0;  // warm-ups included
-  std::vector<double> start_skews_ms;           // timed runs only
+  int sender_rows = 0, failed = 0, aborted = 0;           // warm-ups included
+  std::vector<double> start_skews_ms;                     // timed runs only
   std::map<std::string, std::vector<double>> aggregates;  // receiver → send MB/s of its complete timed runs
 
   void Add(const RunTally& run, bool warmup);

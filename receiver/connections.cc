@@ -71,7 +71,8 @@ void ConnectionThreads::CloseAll() {
     for (const Connection& c : connections_) {
       if (!c.done) ::shutdown(c.fd, SHUT_RDWR);
     }
-    mu_.Await(absl::Condition(+[](int* running) { return *running == 0; }, &running_));
+    mu_.Await(absl::Condition(
+        +[](int* running) { return *running == 0; }, &running_));
   }
   JoinFinished();
 }

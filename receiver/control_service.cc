@@ -13,8 +13,7 @@
 
 namespace nasperf {
 
-grpc::Status ControlService::Hello(grpc::ServerContext* context, const proto::HelloRequest*,
-                   proto::HelloReply* reply) {
+grpc::Status ControlService::Hello(grpc::ServerContext* context, const proto::HelloRequest*, proto::HelloReply* reply) {
   if (grpc::Status s = CheckToken(context); !s.ok()) return s;
   reply->set_host(host_);
   reply->set_version(NASPERF_VERSION);
@@ -36,12 +35,11 @@ grpc::Status ControlService::Hello(grpc::ServerContext* context, const proto::He
 }
 
 grpc::Status ControlService::OpenTransfer(grpc::ServerContext* context, const proto::OpenTransferRequest* request,
-                          proto::OpenTransferReply* reply) {
+                                          proto::OpenTransferReply* reply) {
   if (grpc::Status s = CheckToken(context); !s.ok()) return s;
   absl::StatusOr<TransferPlan> plan = Plan(*request);
   if (!plan.ok()) {
-    Log(LogLevel::kInfo, kComponent, "refused transfer from %s: %s", context->peer(),
-        plan.status().message());
+    Log(LogLevel::kInfo, kComponent, "refused transfer from %s: %s", context->peer(), plan.status().message());
     return ToGrpc(plan.status());
   }
   reply->set_transfer_id(plan->id);
@@ -53,7 +51,7 @@ grpc::Status ControlService::OpenTransfer(grpc::ServerContext* context, const pr
 }
 
 grpc::Status ControlService::PrepareRead(grpc::ServerContext* context, const proto::PrepareReadRequest* request,
-                         proto::PrepareReadReply* reply) {
+                                         proto::PrepareReadReply* reply) {
   if (grpc::Status s = CheckToken(context); !s.ok()) return s;
   Cleanup cleanup = options_.cleanup;
   if (!request->cleanup().empty()) {
@@ -76,7 +74,7 @@ grpc::Status ControlService::PrepareRead(grpc::ServerContext* context, const pro
 }
 
 grpc::Status ControlService::FetchReport(grpc::ServerContext* context, const proto::FetchReportRequest* request,
-                         proto::TransferReport* reply) {
+                                         proto::TransferReport* reply) {
   if (grpc::Status s = CheckToken(context); !s.ok()) return s;
   const double wait = BoundedWaitSeconds(request->wait_s(), 60);
   auto report = table_.Fetch(request->transfer_id(), absl::Seconds(wait));
@@ -86,7 +84,7 @@ grpc::Status ControlService::FetchReport(grpc::ServerContext* context, const pro
 }
 
 grpc::Status ControlService::EndRun(grpc::ServerContext* context, const proto::EndRunRequest* request,
-                    proto::EndRunReply* reply) {
+                                    proto::EndRunReply* reply) {
   if (grpc::Status s = CheckToken(context); !s.ok()) return s;
   uint32_t removed = 0;
   for (const std::string& name : table_.TakeRunFiles(request->run_id())) {
@@ -95,7 +93,6 @@ grpc::Status ControlService::EndRun(grpc::ServerContext* context, const proto::E
   reply->set_files_removed(removed);
   return grpc::Status::OK;
 }
-
 
 grpc::Status ControlService::CheckToken(grpc::ServerContext* context) {
   return nasperf::CheckToken(*context, options_.token, kComponent);
@@ -119,8 +116,7 @@ absl::StatusOr<TransferPlan> ControlService::Plan(const proto::OpenTransferReque
   }
   if (options_.max_size > 0 && request.size() > options_.max_size) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "size ", FormatSize(request.size()), " is above this receiver's --max-size ",
-        FormatSize(options_.max_size)));
+        "size ", FormatSize(request.size()), " is above this receiver's --max-size ", FormatSize(options_.max_size)));
   }
   if (absl::Status s = CheckInterval(request.interval_s()); !s.ok()) return s;
   TransferPlan plan;
@@ -158,9 +154,8 @@ absl::StatusOr<TransferPlan> ControlService::Plan(const proto::OpenTransferReque
     uint64_t available = *free > reserved ? *free - reserved : 0;
     if (request.size() > available || available - request.size() < options_.min_free) {
       return absl::ResourceExhaustedError(absl::StrCat(
-          "not enough free space on ", target_.path(), ": ", FormatSize(request.size()),
-          " requested, ", FormatSize(available), " free (after transfers in flight), --min-free ",
-          FormatSize(options_.min_free)));
+          "not enough free space on ", target_.path(), ": ", FormatSize(request.size()), " requested, ",
+          FormatSize(available), " free (after transfers in flight), --min-free ", FormatSize(options_.min_free)));
     }
   }
   return table_.Add(std::move(plan));
@@ -187,10 +182,10 @@ absl::StatusOr<TransferPlan> ControlService::PlanRead(TransferPlan plan) {
     }
   }
   if (length != request.size()) {
-    return absl::InvalidArgumentError(absl::StrCat(request.read_file(), " has ", length, " bytes, not ", request.size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat(request.read_file(), " has ", length, " bytes, not ", request.size()));
   }
   return table_.Add(std::move(plan));
 }
-
 
 }  // namespace nasperf

@@ -23,11 +23,9 @@ class ControlService final : public proto::Receiver::Service {
   // Nothing is owned; everything outlives the service. pmtu may be null (no probes).
   ControlService(const ReceiverOptions& options, std::string host, Target& target, TransferTable& table,
                  uint16_t data_port, PmtuResponder* pmtu)
-      : options_(options), host_(std::move(host)), target_(target), table_(table), data_port_(data_port),
-        pmtu_(pmtu) {}
+      : options_(options), host_(std::move(host)), target_(target), table_(table), data_port_(data_port), pmtu_(pmtu) {}
 
-  grpc::Status Hello(grpc::ServerContext* context, const proto::HelloRequest*,
-                     proto::HelloReply* reply) override;
+  grpc::Status Hello(grpc::ServerContext* context, const proto::HelloRequest*, proto::HelloReply* reply) override;
   grpc::Status OpenTransfer(grpc::ServerContext* context, const proto::OpenTransferRequest* request,
                             proto::OpenTransferReply* reply) override;
   grpc::Status PrepareRead(grpc::ServerContext* context, const proto::PrepareReadRequest* request,

@@ -74,8 +74,7 @@ void DataListener::Refuse(const std::string& peer, absl::string_view why, uint64
   Count(counter);
   uint64_t held = 0;
   if (refusal_log_.Allow(&held)) {
-    Log(LogLevel::kWarning, kComponent, "refused data connection from %s: %s%s", peer, why,
-        LogThrottle::Held(held));
+    Log(LogLevel::kWarning, kComponent, "refused data connection from %s: %s%s", peer, why, LogThrottle::Held(held));
   }
 }
 
@@ -122,11 +121,14 @@ std::optional<DataFooter> DataListener::ReadFooter(int fd, uint64_t id, const st
   uint8_t bytes[kFooterSize];
   absl::StatusOr<size_t> got = ReadFull(fd, bytes, sizeof bytes, "read footer");
   absl::StatusOr<DataFooter> footer = !got.ok() ? absl::StatusOr<DataFooter>(got.status())
-                                      : *got < kFooterSize ? absl::DataLossError("the connection ended before the footer")
-                                                           : DecodeFooter(bytes, sizeof bytes);
+                                      : *got < kFooterSize
+                                          ? absl::DataLossError("the connection ended before the footer")
+                                          : DecodeFooter(bytes, sizeof bytes);
   if (footer.ok()) return *footer;
-  Log(LogLevel::kWarning, kComponent, "transfer %d from %s: no usable footer (%s); its verdict cannot name the "
-      "sender's source", id, peer, footer.status().message());
+  Log(LogLevel::kWarning, kComponent,
+      "transfer %d from %s: no usable footer (%s); its verdict cannot name the "
+      "sender's source",
+      id, peer, footer.status().message());
   return std::nullopt;
 }
 
@@ -214,8 +216,7 @@ void DataListener::Serve(int fd, const std::string& source) {
   }
   if (options_.reports != nullptr) {
     if (absl::Status s = options_.reports->Submit(report); !s.ok()) {
-      Log(LogLevel::kError, kComponent, "cannot keep the report of transfer %d: %s", plan.id,
-          s.message());
+      Log(LogLevel::kError, kComponent, "cannot keep the report of transfer %d: %s", plan.id, s.message());
     }
   }
   table_.Complete(plan.id, std::move(report));
@@ -223,7 +224,7 @@ void DataListener::Serve(int fd, const std::string& source) {
 
 // A write: the payload into the target, the footer, the trailer, cleanup, figures.
 void DataListener::ServeWrite(int fd, const TransferPlan& plan, const std::string& peer, int64_t accepted_ns,
-                  const SessionFacts& facts, proto::TransferReport& report) {
+                              const SessionFacts& facts, proto::TransferReport& report) {
   const proto::OpenTransferRequest& request = plan.request;
   if (request.window_bytes() > 0) SetSocketBuffer(fd, SO_RCVBUF, request.window_bytes());
   std::string file_name;
@@ -245,7 +246,7 @@ void DataListener::ServeWrite(int fd, const TransferPlan& plan, const std::strin
 
 // A read: the file to the client (read_session.h); this thread's CPU is the row's.
 void DataListener::ServeReadOn(int fd, const TransferPlan& plan, int64_t accepted_ns, const SessionFacts& facts,
-                   proto::TransferReport& report) {
+                               proto::TransferReport& report) {
   const proto::OpenTransferRequest& request = plan.request;
   if (request.window_bytes() > 0) SetSocketBuffer(fd, SO_SNDBUF, request.window_bytes());
   // A client that stops taking bytes is gone after --idle-timeout, as a silent sender is.
@@ -285,6 +286,5 @@ void DataListener::DrainBriefly(int fd) {
     if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) break;
   }
 }
-
 
 }  // namespace nasperf

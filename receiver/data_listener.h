@@ -35,7 +35,9 @@ class DataListener {
       : options_(options), host_(std::move(host)), target_(target), table_(table), listener_(std::move(listener)) {}
   ~DataListener() { Stop(); }
 
-  void Start() { accept_thread_ = std::thread([this] { AcceptLoop(); }); }
+  void Start() {
+    accept_thread_ = std::thread([this] { AcceptLoop(); });
+  }
   // Stops accepting and aborts transfers in flight (their files are removed); returns
   // when every connection's thread has ended.
   void Stop();

@@ -15,11 +15,11 @@ namespace nasperf {
 
 // Where the row's cells come from besides the transfer's plan.
 struct SessionFacts {
-  std::string host, peer;            // this receiver's name; the sender's address
+  std::string host, peer;  // this receiver's name; the sender's address
   int64_t accepted_wall_ns = 0;
-  bool discard = false;              // the discard target: no write mode, no sync
-  std::optional<uint32_t> mtu;       // of the interface the data came in on
-  std::optional<uint32_t> link_mbps; // the sender's --link-speed, else the NIC's
+  bool discard = false;               // the discard target: no write mode, no sync
+  std::optional<uint32_t> mtu;        // of the interface the data came in on
+  std::optional<uint32_t> link_mbps;  // the sender's --link-speed, else the NIC's
   std::optional<uint32_t> mss;
 };
 

@@ -23,9 +23,9 @@ std::string ReadFileName(const std::string& run_id, int stream) {
 bool IsLaidOutName(const std::string& name) { return absl::StartsWith(name, kLaidOutPrefix); }
 
 absl::Status ExistingFilesNotServed(const std::string& name) {
-  return absl::PermissionDeniedError(absl::StrCat(
-      "this receiver does not serve existing files (", name,
-      "): start it with --serve-existing-files to let token holders read files in its target"));
+  return absl::PermissionDeniedError(
+      absl::StrCat("this receiver does not serve existing files (", name,
+                   "): start it with --serve-existing-files to let token holders read files in its target"));
 }
 
 absl::StatusOr<proto::PrepareReadReply> PrepareRead(Target& target, const proto::PrepareReadRequest& request,
@@ -52,8 +52,8 @@ absl::StatusOr<proto::PrepareReadReply> PrepareRead(Target& target, const proto:
   absl::StatusOr<Fd> fd = target.OpenForRead(reply.file(), &length);
   if (!fd.ok()) return fd.status();
   const std::string path = absl::StrCat(target.path(), "/", reply.file());
-  absl::Status cached = *cache == CacheState::kCold ? DropCachedPages(fd->get(), path)
-                                                    : ReadThrough(fd->get(), length, path);
+  absl::Status cached =
+      *cache == CacheState::kCold ? DropCachedPages(fd->get(), path) : ReadThrough(fd->get(), length, path);
   if (!cached.ok()) return cached;
   if (*cache == CacheState::kCold || *read_mode == ReadMode::kDirect) {
     reply.set_caveat(ColdCacheCaveat(fd->get(), *read_mode));
@@ -70,8 +70,8 @@ ServedRead ServeRead(int sock, const TransferPlan& plan, const Target& target, c
   uint64_t length = 0;
   absl::StatusOr<Fd> fd = target.OpenForRead(request.read_file(), &length);
   if (fd.ok() && length != request.size()) {
-    fd = absl::FailedPreconditionError(absl::StrCat(request.read_file(), " changed size: ", length, " bytes, ",
-                                                    request.size(), " planned"));
+    fd = absl::FailedPreconditionError(
+        absl::StrCat(request.read_file(), " changed size: ", length, " bytes, ", request.size(), " planned"));
   }
   if (!fd.ok()) {
     served.push.status = fd.status();

@@ -68,8 +68,7 @@ class ReceiverImpl final : public Receiver {
     server_ = builder.BuildAndStart();
     if (server_ == nullptr || selected == 0) {
       return absl::UnavailableError(absl::StrCat(
-          "cannot listen on ", FormatHostPort({listen_host, options_.listen.port}),
-          " for control (port in use?)"));
+          "cannot listen on ", FormatHostPort({listen_host, options_.listen.port}), " for control (port in use?)"));
     }
     control_port_ = static_cast<uint16_t>(selected);
     data_->Start();

@@ -23,22 +23,22 @@
 namespace nasperf {
 
 struct ReceiverOptions {
-  std::string target;                  // a directory, or "discard"
-  HostPort listen{"", kAgentPort};           // control (gRPC); port 0 = ephemeral
-  uint16_t data_port = 0;              // 0: control port + 1, or ephemeral when that is 0
-  std::string token;                   // required
+  std::string target;               // a directory, or "discard"
+  HostPort listen{"", kAgentPort};  // control (gRPC); port 0 = ephemeral
+  uint16_t data_port = 0;           // 0: control port + 1, or ephemeral when that is 0
+  std::string token;                // required
   bool check_free = true;
-  uint64_t min_free = 1ULL << 30;      // refuse a transfer that leaves less than this
-  uint64_t max_size = 0;               // 0 = no limit
-  Cleanup cleanup = Cleanup::kEach;   // default when the sender does not ask
+  uint64_t min_free = 1ULL << 30;    // refuse a transfer that leaves less than this
+  uint64_t max_size = 0;             // 0 = no limit
+  Cleanup cleanup = Cleanup::kEach;  // default when the sender does not ask
   absl::Duration ticket_ttl = absl::Seconds(30);
   absl::Duration idle_timeout = absl::Seconds(60);
   int max_transfers = 64;
   // Reads: token holders may read files nasperf laid out; existing files of the
   // target (the user's data) only with this (--serve-existing-files).
   bool serve_existing_files = false;
-  ServerTls tls;                       // the control port's TLS; default: this host's own key
-  ReportSink* reports = nullptr;       // each finished transfer's row goes here too
+  ServerTls tls;                  // the control port's TLS; default: this host's own key
+  ReportSink* reports = nullptr;  // each finished transfer's row goes here too
   // More gRPC services on the control port, same TLS (`nasperf agent` adds its Agent
   // service). Not owned; must outlive Shutdown(); each checks the token itself.
   std::vector<grpc::Service*> extra_services;
@@ -48,9 +48,9 @@ struct ReceiverCounters {
   uint64_t ok = 0;
   uint64_t failed = 0;
   uint64_t aborted = 0;
-  uint64_t refused = 0;                // data connections closed before any file existed
-  uint64_t timed_out = 0;              // no whole header within 5 s of accept
-  uint64_t over_limit = 0;             // closed at accept: too many at once (from one address)
+  uint64_t refused = 0;     // data connections closed before any file existed
+  uint64_t timed_out = 0;   // no whole header within 5 s of accept
+  uint64_t over_limit = 0;  // closed at accept: too many at once (from one address)
 };
 
 class Receiver {

@@ -60,10 +60,9 @@ absl::StatusOr<TransferPlan> TransferTable::Claim(const DataHeader& header) {
   }
   if (header.transfer_id != plan.id || header.payload_length != plan.request.size()) {
     reserved_ -= plan.reserve_bytes;
-    return absl::PermissionDeniedError(absl::StrCat(
-        "header does not match its ticket (transfer ", header.transfer_id, ", ",
-        header.payload_length, " bytes; expected transfer ", plan.id, ", ", plan.request.size(),
-        " bytes)"));
+    return absl::PermissionDeniedError(absl::StrCat("header does not match its ticket (transfer ", header.transfer_id,
+                                                    ", ", header.payload_length, " bytes; expected transfer ", plan.id,
+                                                    ", ", plan.request.size(), " bytes)"));
   }
   running_[plan.id] = plan.reserve_bytes;
   return plan;

@@ -28,10 +28,10 @@ struct TransferPlan {
   WriteMode mode = WriteMode::kBuffered;
   SyncPolicy sync;
   Cleanup cleanup = Cleanup::kEach;
-  int64_t expires_ns = 0;       // monotonic
+  int64_t expires_ns = 0;  // monotonic
   Direction direction = Direction::kWrite;
   ReadMode read_mode = ReadMode::kBuffered;  // reads: how the file is read (checked in PlanRead)
-  uint64_t reserve_bytes = 0;   // held against the free-space guard: a write's size, 0 for a read
+  uint64_t reserve_bytes = 0;                // held against the free-space guard: a write's size, 0 for a read
 };
 
 class TransferTable {

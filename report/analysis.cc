@@ -151,8 +151,8 @@ bool Drifts(const TrendResult& t, size_t n) { return n >= 4 && t.p < kAlpha && t
 
 void WarnAboutStreams(const GroupRows& g, std::vector<std::string>* warnings) {
   if (g.iterations_with_failed_streams > 0) {
-    warnings->push_back(absl::StrFormat("%s (%s): %d iteration%s left out because one of its streams failed",
-                                        g.group, Name(g.role), g.iterations_with_failed_streams,
+    warnings->push_back(absl::StrFormat("%s (%s): %d iteration%s left out because one of its streams failed", g.group,
+                                        Name(g.role), g.iterations_with_failed_streams,
                                         g.iterations_with_failed_streams == 1 ? "" : "s"));
   }
 }
@@ -161,11 +161,21 @@ std::string JsonString(absl::string_view s) {
   std::string out = "\"";
   for (unsigned char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (c < 0x20) {
           out += absl::StrFormat("\\u%04x", c);
@@ -206,8 +216,10 @@ std::string DistinctValues(const std::vector<const TransferRecord*>& rows, const
 
 std::string PathText(const std::vector<const TransferRecord*>& rows) {
   std::vector<std::string> parts;
-  for (const auto& [column, name, unit] : {std::tuple{"mtu", "MTU", ""}, {"path_mtu", "path MTU", ""},
-                                           {"mss", "MSS", ""}, {"link_mbps", "link", " Mb/s"}}) {
+  for (const auto& [column, name, unit] : {std::tuple{"mtu", "MTU", ""},
+                                           {"path_mtu", "path MTU", ""},
+                                           {"mss", "MSS", ""},
+                                           {"link_mbps", "link", " Mb/s"}}) {
     std::string values = DistinctValues(rows, column);
     if (!values.empty()) parts.push_back(absl::StrCat(name, " ", values, unit));
   }
@@ -228,9 +240,9 @@ std::string ObservationText(const GroupRows& g) {
     hosts.insert(r->host);
     most_streams = std::max(most_streams, ++streams[IterationKey(*r)]);
   }
-  std::string text = hosts.size() > 1 ? absl::StrFormat("one per host and iteration (%d hosts, each its own MB/s)",
-                                                        hosts.size())
-                                      : "one per iteration";
+  std::string text = hosts.size() > 1
+                         ? absl::StrFormat("one per host and iteration (%d hosts, each its own MB/s)", hosts.size())
+                         : "one per iteration";
   if (most_streams > 1) absl::StrAppendFormat(&text, "; up to %d streams of one added together", most_streams);
   return text;
 }
@@ -328,8 +340,8 @@ std::string VerdictText(const Comparison& c, size_t baseline_n, bool* significan
     return absl::StrFormat("too few runs to tell (n=%d vs %d; %+.1f%%)", baseline_n, n, c.difference.percent);
   }
   if (c.test.smallest_possible_p > kAlpha) {
-    return absl::StrFormat("too few runs to tell: n=%d vs %d can never reach p<%.2f (%+.1f%%)", baseline_n, n,
-                           kAlpha, c.difference.percent);
+    return absl::StrFormat("too few runs to tell: n=%d vs %d can never reach p<%.2f (%+.1f%%)", baseline_n, n, kAlpha,
+                           c.difference.percent);
   }
   const MedianDifference& d = c.difference;
   if (c.test.p < kAlpha && d.ci_low > 0) {
@@ -340,12 +352,11 @@ std::string VerdictText(const Comparison& c, size_t baseline_n, bool* significan
     *significant = true;
     return absl::StrFormat("slower by %.1f%% (95%% CI %.1f–%.1f%%)", -d.percent, -d.ci_high, -d.ci_low);
   }
-  return absl::StrFormat("no significant difference (%+.1f%%, 95%% CI %+.1f–%+.1f%%)", d.percent, d.ci_low,
-                         d.ci_high);
+  return absl::StrFormat("no significant difference (%+.1f%%, 95%% CI %+.1f–%+.1f%%)", d.percent, d.ci_low, d.ci_high);
 }
 
-absl::StatusOr<CompareResult> Compare(const ResultTable& table, const std::string& by,
-                                      const std::string& baseline, std::optional<Role> role) {
+absl::StatusOr<CompareResult> Compare(const ResultTable& table, const std::string& by, const std::string& baseline,
+                                      std::optional<Role> role) {
   if (absl::Status s = CheckColumn(table, by); !s.ok()) return s;
   CompareResult result;
   result.by = by;
@@ -458,13 +469,14 @@ std::string ReportText(const ReportResult& report) {
   flush_notes();
   for (const std::string& line : VerdictLegend(report)) absl::StrAppend(&out, "  ", line, "\n");
   if (report.warmups_skipped > 0) {
-    absl::StrAppend(&out, "warm-ups skipped: ", report.warmups_skipped, report.warmups_skipped == 1 ? " row\n" : " rows\n");
+    absl::StrAppend(&out, "warm-ups skipped: ", report.warmups_skipped,
+                    report.warmups_skipped == 1 ? " row\n" : " rows\n");
   }
   if (!report.failures.empty()) {
     absl::StrAppend(&out, "\nfailures (never averaged in): ", report.failures.size(), "\n");
     for (const TransferRecord* r : report.failures) {
-      absl::StrAppendFormat(&out, "  %-16s %-8s iter %3d stream %d  %-7s %s  [%s]\n", r->label, Name(r->role), r->iteration,
-                            r->stream, Name(r->status), r->error.empty() ? "-" : r->error, r->source);
+      absl::StrAppendFormat(&out, "  %-16s %-8s iter %3d stream %d  %-7s %s  [%s]\n", r->label, Name(r->role),
+                            r->iteration, r->stream, Name(r->status), r->error.empty() ? "-" : r->error, r->source);
     }
   }
   for (const std::string& w : report.warnings) absl::StrAppend(&out, "warning: ", w, "\n");
@@ -476,12 +488,11 @@ std::string ReportJson(const ReportResult& report) {
   for (const GroupSummary& g : report.groups) {
     std::vector<std::string> mix;
     for (const auto& [verdict, count] : g.bottlenecks) mix.push_back(absl::StrCat(JsonString(verdict), ":", count));
-    groups.push_back(absl::StrCat("{\"label\":", JsonString(g.group), ",\"role\":", JsonString(Name(g.role)), ",",
-                                  SummaryJson(g.stats), ",\"bottleneck\":{", absl::StrJoin(mix, ","),
-                                  "},\"trend_p\":", JsonNumber(g.trend.p),
-                                  ",\"sen_slope\":", JsonNumber(g.trend.sen_slope),
-                                  ",\"drifts\":", g.drifts ? "true" : "false",
-                                  ",\"observation\":", JsonString(g.observation), ",\"path\":", JsonString(g.path), "}"));
+    groups.push_back(absl::StrCat(
+        "{\"label\":", JsonString(g.group), ",\"role\":", JsonString(Name(g.role)), ",", SummaryJson(g.stats),
+        ",\"bottleneck\":{", absl::StrJoin(mix, ","), "},\"trend_p\":", JsonNumber(g.trend.p),
+        ",\"sen_slope\":", JsonNumber(g.trend.sen_slope), ",\"drifts\":", g.drifts ? "true" : "false",
+        ",\"observation\":", JsonString(g.observation), ",\"path\":", JsonString(g.path), "}"));
   }
   std::vector<std::string> failures;
   for (const TransferRecord* r : report.failures) {
@@ -491,13 +502,13 @@ std::string ReportJson(const ReportResult& report) {
                                     ",\"source\":", JsonString(r->source), "}"));
   }
   return absl::StrCat("{\"groups\":[", absl::StrJoin(groups, ","), "],\"failures\":[", absl::StrJoin(failures, ","),
-                      "],\"warmups_skipped\":", report.warmups_skipped,
-                      ",\"warnings\":", JsonStrings(report.warnings), "}\n");
+                      "],\"warmups_skipped\":", report.warmups_skipped, ",\"warnings\":", JsonStrings(report.warnings),
+                      "}\n");
 }
 
 std::string CompareText(const CompareResult& c) {
-  std::string out = absl::StrCat("compare by ", c.by, ", ", Name(c.role), " ", RateMeaning(c.role), ", baseline ",
-                                 c.baseline, "\n");
+  std::string out =
+      absl::StrCat("compare by ", c.by, ", ", Name(c.role), " ", RateMeaning(c.role), ", baseline ", c.baseline, "\n");
   int width = std::max<int>(16, static_cast<int>(c.by.size()));
   for (const Comparison& r : c.rows) width = std::max(width, static_cast<int>(r.group.size()));
   absl::StrAppendFormat(&out, "  %-*s %4s %9s %9s %9s  %s\n", width, c.by, "n", "median", "diff", "p", "verdict");

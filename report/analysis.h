@@ -45,10 +45,10 @@ struct GroupSummary {
   Summary stats;
   std::map<std::string, int> bottlenecks;  // verdict -> rows
   TrendResult trend;
-  bool drifts = false;                     // trend p < kAlpha with n >= 4
+  bool drifts = false;  // trend p < kAlpha with n >= 4
   std::vector<double> rates_in_order;
-  std::vector<size_t> run_ordinals;   // as in GroupRows
-  std::vector<std::string> hosts;     // as in GroupRows
+  std::vector<size_t> run_ordinals;  // as in GroupRows
+  std::vector<std::string> hosts;    // as in GroupRows
   // What one of the n observations is: "one per iteration", "one per iteration: its 3
   // streams together", "one per host and iteration (3 hosts, each its own MB/s)".
   std::string observation;
@@ -61,8 +61,8 @@ struct GroupSummary {
 std::string TrendText(const GroupSummary& g);
 
 struct ReportResult {
-  std::vector<GroupSummary> groups;                // by role (receiver first), then group order
-  std::vector<const TransferRecord*> failures;     // status != ok, warm-ups included
+  std::vector<GroupSummary> groups;             // by role (receiver first), then group order
+  std::vector<const TransferRecord*> failures;  // status != ok, warm-ups included
   size_t warmups_skipped = 0;
   std::vector<std::string> warnings;
 };
@@ -94,8 +94,8 @@ struct CompareResult {
 
 // role nullopt picks the receiver's durable MB/s when there are receiver rows, else the
 // sender's end-to-end MB/s. baseline "" = the first group in file order.
-absl::StatusOr<CompareResult> Compare(const ResultTable& table, const std::string& by,
-                                      const std::string& baseline, std::optional<Role> role);
+absl::StatusOr<CompareResult> Compare(const ResultTable& table, const std::string& by, const std::string& baseline,
+                                      std::optional<Role> role);
 
 // The verdict sentence for one comparison (exposed for tests).
 std::string VerdictText(const Comparison& c, size_t baseline_n, bool* significant);

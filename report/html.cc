@@ -19,12 +19,23 @@ std::string HtmlEscape(absl::string_view text) {
   out.reserve(text.size());
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -34,8 +45,7 @@ namespace {
 
 constexpr double kWidth = 960, kHeight = 330;
 constexpr double kLeft = 70, kRight = 180, kTop = 20, kBottom = 50;  // the legend sits on the right
-const char* const kPalette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
-                                "#9467bd", "#8c564b", "#e377c2", "#17becf"};
+const char* const kPalette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"};
 
 std::string Color(size_t i) { return kPalette[i % (sizeof(kPalette) / sizeof(kPalette[0]))]; }
 
@@ -99,8 +109,8 @@ class Plot {
                           "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" class=\"axis\"/>"
                           "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" class=\"axis\"/>",
                           kLeft, kWidth - kRight, Y(y_lo_), Y(y_lo_), kLeft, kLeft, Y(y_lo_), Y(y_hi_));
-    absl::StrAppendFormat(&out, "<text x=\"%.1f\" y=\"%.1f\" class=\"xtitle\">%s</text>",
-                          (kLeft + kWidth - kRight) / 2, kHeight - 10, HtmlEscape(x_title));
+    absl::StrAppendFormat(&out, "<text x=\"%.1f\" y=\"%.1f\" class=\"xtitle\">%s</text>", (kLeft + kWidth - kRight) / 2,
+                          kHeight - 10, HtmlEscape(x_title));
     absl::StrAppendFormat(&out, "<text transform=\"translate(16 %.1f) rotate(-90)\" class=\"ytitle\">%s</text>",
                           (kTop + kHeight - kBottom) / 2, HtmlEscape(y_title));
     return out + "</g>";
@@ -174,12 +184,11 @@ std::string IterationChart(const std::vector<const GroupSummary*>& groups, Role 
                             Color(i), points, HtmlEscape(g.group), lines.size());
     }
     for (size_t k = 0; k < g.rates_in_order.size(); ++k) {
-      absl::StrAppendFormat(&out,
-                            "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"><title>%s run %d%s: %s MB/s</title></circle>",
-                            plot.X(static_cast<double>(g.run_ordinals[k])), plot.Y(g.rates_in_order[k]), Color(i),
-                            HtmlEscape(g.group), g.run_ordinals[k],
-                            lines.size() > 1 ? HtmlEscape(absl::StrCat(" (", g.hosts[k], ")")) : "",
-                            Num(g.rates_in_order[k]));
+      absl::StrAppendFormat(
+          &out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"><title>%s run %d%s: %s MB/s</title></circle>",
+          plot.X(static_cast<double>(g.run_ordinals[k])), plot.Y(g.rates_in_order[k]), Color(i), HtmlEscape(g.group),
+          g.run_ordinals[k], lines.size() > 1 ? HtmlEscape(absl::StrCat(" (", g.hosts[k], ")")) : "",
+          Num(g.rates_in_order[k]));
     }
   }
   out += "</g>" + Legend(names) + "</svg>";
@@ -216,13 +225,14 @@ std::string BoxChart(const std::vector<const GroupSummary*>& groups, Role role) 
       absl::StrAppendFormat(&out, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#444\"/>",
                             cx - box_width / 4, cx + box_width / 4, plot.Y(w), plot.Y(w));
     }
+    absl::StrAppendFormat(
+        &out,
+        "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" fill-opacity=\"0.35\" "
+        "stroke=\"%s\"><title>%s: median %s, quartiles %s-%s, min %s, max %s MB/s</title></rect>",
+        cx - box_width / 2, plot.Y(q3), box_width, std::max(1.0, plot.Y(q1) - plot.Y(q3)), color, color,
+        HtmlEscape(groups[i]->group), Num(median), Num(q1), Num(q3), Num(sorted.front()), Num(sorted.back()));
     absl::StrAppendFormat(&out,
-                          "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" fill-opacity=\"0.35\" "
-                          "stroke=\"%s\"><title>%s: median %s, quartiles %s-%s, min %s, max %s MB/s</title></rect>",
-                          cx - box_width / 2, plot.Y(q3), box_width, std::max(1.0, plot.Y(q1) - plot.Y(q3)), color,
-                          color, HtmlEscape(groups[i]->group), Num(median), Num(q1), Num(q3), Num(sorted.front()),
-                          Num(sorted.back()));
-    absl::StrAppendFormat(&out, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#000\" stroke-width=\"2\"/>",
+                          "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#000\" stroke-width=\"2\"/>",
                           cx - box_width / 2, cx + box_width / 2, plot.Y(median), plot.Y(median));
     for (size_t k = 0; k < sorted.size(); ++k) {
       double jitter = (static_cast<double>(k % 5) - 2) * box_width / 12;
@@ -239,8 +249,7 @@ std::string BoxChart(const std::vector<const GroupSummary*>& groups, Role role) 
 // Per-interval MB/s of every measured transfer against seconds since its first byte.
 // Samples of warm-ups and failed transfers are left out like their rows; samples
 // with no transfer row at all (a samples.csv given alone) are shown.
-std::string TimelineChart(const ResultTable& table, Role role,
-                          const std::vector<std::string>& group_order) {
+std::string TimelineChart(const ResultTable& table, Role role, const std::vector<std::string>& group_order) {
   const std::vector<SampleRecord>& samples = table.samples;
   std::set<std::string> measured, unmeasured;
   for (const TransferRecord& r : table.transfers) {
@@ -276,7 +285,8 @@ std::string TimelineChart(const ResultTable& table, Role role,
     std::stable_sort(points.begin(), points.end(),
                      [](const SampleRecord* a, const SampleRecord* b) { return a->t_s < b->t_s; });
     std::string coords;
-    for (const SampleRecord* p : points) absl::StrAppendFormat(&coords, "%.1f,%.1f ", plot.X(p->t_s), plot.Y(p->mb_per_s));
+    for (const SampleRecord* p : points)
+      absl::StrAppendFormat(&coords, "%.1f,%.1f ", plot.X(p->t_s), plot.Y(p->mb_per_s));
     const SampleRecord& first = *points.front();
     absl::StrAppendFormat(&out,
                           "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" stroke-opacity=\"0.75\" "
@@ -358,8 +368,9 @@ std::string SummaryTable(const ReportResult& report) {
     std::vector<std::string> mix;
     for (const auto& [verdict, count] : g.bottlenecks) mix.push_back(absl::StrCat(verdict, " ", count));
     const Summary& s = g.stats;
-    out += Row({g.group, Name(g.role), absl::StrCat(s.n), Num(s.median), Num(s.mean), Num(s.stddev), Num(s.min), Num(s.max),
-                Num(s.p5), Num(s.p95), absl::StrJoin(mix, ", "), TrendText(g), g.observation, g.path.empty() ? "-" : g.path});
+    out += Row({g.group, Name(g.role), absl::StrCat(s.n), Num(s.median), Num(s.mean), Num(s.stddev), Num(s.min),
+                Num(s.max), Num(s.p5), Num(s.p95), absl::StrJoin(mix, ", "), TrendText(g), g.observation,
+                g.path.empty() ? "-" : g.path});
   }
   out += "</table>\n";
   std::vector<std::string> legend = VerdictLegend(report);
@@ -368,17 +379,18 @@ std::string SummaryTable(const ReportResult& report) {
 }
 
 std::string CompareTable(const CompareResult& c) {
-  std::string out = absl::StrCat("<p>By <b>", HtmlEscape(c.by), "</b>, ", Name(c.role), " ",
-                                 HtmlEscape(RateMeaning(c.role)), ", against <b>", HtmlEscape(c.baseline),
-                                 "</b>.</p>\n<table class=\"compare\">\n");
+  std::string out =
+      absl::StrCat("<p>By <b>", HtmlEscape(c.by), "</b>, ", Name(c.role), " ", HtmlEscape(RateMeaning(c.role)),
+                   ", against <b>", HtmlEscape(c.baseline), "</b>.</p>\n<table class=\"compare\">\n");
   out += Row({c.by, "n", "median MB/s", "difference", "95% CI", "Mann-Whitney p", "verdict"}, "th");
   for (const Comparison& r : c.rows) {
     if (r.baseline) {
       out += Row({r.group, absl::StrCat(r.stats.n), Num(r.stats.median), "", "", "", r.verdict});
     } else {
-      out += Row({r.group, absl::StrCat(r.stats.n), Num(r.stats.median), absl::StrFormat("%+.1f%%", r.difference.percent),
-                  absl::StrFormat("%+.1f%% to %+.1f%%", r.difference.ci_low, r.difference.ci_high),
-                  absl::StrFormat("%.4f (%s)", r.test.p, r.test.exact ? "exact" : "normal approx."), r.verdict});
+      out +=
+          Row({r.group, absl::StrCat(r.stats.n), Num(r.stats.median), absl::StrFormat("%+.1f%%", r.difference.percent),
+               absl::StrFormat("%+.1f%% to %+.1f%%", r.difference.ci_low, r.difference.ci_high),
+               absl::StrFormat("%.4f (%s)", r.test.p, r.test.exact ? "exact" : "normal approx."), r.verdict});
     }
   }
   return out + "</table>\n";
@@ -451,8 +463,8 @@ std::string RenderHtmlReport(const HtmlReportInput& in) {
     out += "<h2>Failures (never averaged in)</h2>\n<table>\n";
     out += Row({"label", "role", "iteration", "stream", "status", "error", "where"}, "th");
     for (const TransferRecord* r : report.failures) {
-      out += Row({r->label, Name(r->role), absl::StrCat(r->iteration), absl::StrCat(r->stream), Name(r->status), r->error,
-                  r->source});
+      out += Row({r->label, Name(r->role), absl::StrCat(r->iteration), absl::StrCat(r->stream), Name(r->status),
+                  r->error, r->source});
     }
     out += "</table>\n";
   }

@@ -111,8 +111,8 @@ MannWhitneyResult MannWhitneyU(const std::vector<double>& x, const std::vector<d
   return r;
 }
 
-MedianDifference BootstrapMedianDifference(const std::vector<double>& x, const std::vector<double>& y,
-                                           int resamples, uint64_t seed) {
+MedianDifference BootstrapMedianDifference(const std::vector<double>& x, const std::vector<double>& y, int resamples,
+                                           uint64_t seed) {
   MedianDifference d;
   if (x.empty() || y.empty()) return d;
   auto percent = [](double base, double other) { return base == 0 ? 0.0 : (other / base - 1.0) * 100.0; };

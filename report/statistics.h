@@ -12,9 +12,9 @@
 namespace nasperf {
 
 struct MannWhitneyResult {
-  double u = 0;       // U of the first sample: pairs (x, y) with x > y, ties count 1/2
-  double p = 1;       // two-sided
-  bool exact = false; // exact distribution (no ties, small samples) or normal approximation
+  double u = 0;                    // U of the first sample: pairs (x, y) with x > y, ties count 1/2
+  double p = 1;                    // two-sided
+  bool exact = false;              // exact distribution (no ties, small samples) or normal approximation
   double smallest_possible_p = 0;  // the best p these sample sizes could ever give
 };
 
@@ -28,8 +28,8 @@ MannWhitneyResult MannWhitneyU(const std::vector<double>& x, const std::vector<d
 double MannWhitneyExactCdf(size_t n1, size_t n2, double u);
 
 struct MedianDifference {
-  double percent = 0;   // (median(y) / median(x) - 1) * 100
-  double ci_low = 0;    // 95% percentile bootstrap interval of the same
+  double percent = 0;  // (median(y) / median(x) - 1) * 100
+  double ci_low = 0;   // 95% percentile bootstrap interval of the same
   double ci_high = 0;
 };
 
@@ -40,7 +40,7 @@ MedianDifference BootstrapMedianDifference(const std::vector<double>& x, const s
                                            int resamples = 10000, uint64_t seed = 20261202);
 
 struct TrendResult {
-  double s = 0;          // Mann-Kendall S
+  double s = 0;  // Mann-Kendall S
   double z = 0;
   double p = 1;          // two-sided, normal approximation with tie correction
   double sen_slope = 0;  // median of pairwise slopes, units per step

@@ -31,8 +31,7 @@ absl::StatusOr<std::map<std::string, size_t>> IndexHeader(const std::string& pat
   std::map<std::string, size_t> index;
   for (size_t i = 0; i < header.size(); ++i) {
     if (!index.emplace(header[i], i).second) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(path, ":1: column '", header[i], "' appears twice in the header"));
+      return absl::InvalidArgumentError(absl::StrCat(path, ":1: column '", header[i], "' appears twice in the header"));
     }
   }
   return index;
@@ -45,15 +44,13 @@ absl::Status RequireColumns(const std::string& path, const std::map<std::string,
     if (index.count(column) == 0) missing.push_back(column);
   }
   if (missing.empty()) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(path, ":1: header lacks the column",
-                                                 missing.size() == 1 ? " " : "s ",
+  return absl::InvalidArgumentError(absl::StrCat(path, ":1: header lacks the column", missing.size() == 1 ? " " : "s ",
                                                  absl::StrJoin(missing, ", ")));
 }
 
 absl::Status BadCell(const std::string& where, const std::string& column, const std::string& value,
                      const char* expected) {
-  return absl::InvalidArgumentError(
-      absl::StrCat(where, ": column ", column, ": '", value, "' is not ", expected));
+  return absl::InvalidArgumentError(absl::StrCat(where, ": column ", column, ": '", value, "' is not ", expected));
 }
 
 // A word column (role, status) through its Parse: other words are refused here.
@@ -70,9 +67,8 @@ absl::Status ParseWord(const std::string& where, const std::string& column, cons
 // Walks the records of one file, checking the field count against the header.
 // `visit(fields, "path:line")` is called for every data record.
 template <typename Visit>
-absl::Status ForEachRecord(const std::string& path, const std::string& text,
-                           const std::vector<std::string>& required, ResultTable* table,
-                           Visit visit) {
+absl::Status ForEachRecord(const std::string& path, const std::string& text, const std::vector<std::string>& required,
+                           ResultTable* table, Visit visit) {
   CsvReader reader(text);
   std::vector<std::string> header;
   auto got = reader.Next(&header);
@@ -89,28 +85,27 @@ absl::Status ForEachRecord(const std::string& path, const std::string& text,
     std::string where = absl::StrCat(path, ":", reader.line());
     if (fields.size() == 1 && fields[0].empty()) continue;  // a blank line
     if (fields.size() != header.size()) {
-      return absl::InvalidArgumentError(absl::StrCat(where, ": ", fields.size(), " fields, the header has ",
-                                                     header.size()));
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": ", fields.size(), " fields, the header has ", header.size()));
     }
     if (absl::Status s = visit(fields, *index, where); !s.ok()) return s;
   }
   if (reader.torn()) {
-    table->warnings.push_back(absl::StrCat(path, ": the last line has no newline (a write in progress or a "
+    table->warnings.push_back(absl::StrCat(path,
+                                           ": the last line has no newline (a write in progress or a "
                                            "crash); it was left out"));
   }
   return absl::OkStatus();
 }
 
-absl::Status ParseInt(const std::string& where, const std::string& column, const std::string& value,
-                      long long* out) {
+absl::Status ParseInt(const std::string& where, const std::string& column, const std::string& value, long long* out) {
   int64_t v = 0;
   if (!absl::SimpleAtoi(value, &v)) return BadCell(where, column, value, "a whole number");
   *out = v;
   return absl::OkStatus();
 }
 
-absl::Status ParseDouble(const std::string& where, const std::string& column, const std::string& value,
-                         double* out) {
+absl::Status ParseDouble(const std::string& where, const std::string& column, const std::string& value, double* out) {
   double v = 0;
   // Bounded, so sums and means over any number of rows stay finite.
   if (!absl::SimpleAtod(value, &v) || !std::isfinite(v) || std::fabs(v) > 1e15) {
@@ -233,43 +228,45 @@ std::string TransferKey(const std::string& run_id, Role role, const std::string&
 }
 
 absl::Status ParseTransfersCsv(const std::string& path, const std::string& text, ResultTable* table) {
-  return ForEachRecord(
-      path, text, {"label", "iteration", "role", "mb_per_s", "status"}, table,
-      [&](const std::vector<std::string>& fields, const std::map<std::string, size_t>& index,
-          const std::string& where) -> absl::Status {
-        TransferRecord r;
-        r.source = where;
-        for (const auto& [name, i] : index) r.cells[name] = fields[i];
-        if (absl::Status s = ReadKnownColumns(fields, index, where, &r.row); !s.ok()) return s;
-        if (absl::Status s = TakeStatisticsFields(index.count("warmup") > 0, where, &r); !s.ok()) return s;
-        table->transfers.push_back(std::move(r));
-        return absl::OkStatus();
-      });
+  return ForEachRecord(path, text, {"label", "iteration", "role", "mb_per_s", "status"}, table,
+                       [&](const std::vector<std::string>& fields, const std::map<std::string, size_t>& index,
+                           const std::string& where) -> absl::Status {
+                         TransferRecord r;
+                         r.source = where;
+                         for (const auto& [name, i] : index) r.cells[name] = fields[i];
+                         if (absl::Status s = ReadKnownColumns(fields, index, where, &r.row); !s.ok()) return s;
+                         if (absl::Status s = TakeStatisticsFields(index.count("warmup") > 0, where, &r); !s.ok())
+                           return s;
+                         table->transfers.push_back(std::move(r));
+                         return absl::OkStatus();
+                       });
 }
 
 absl::Status ParseSamplesCsv(const std::string& path, const std::string& text, ResultTable* table) {
-  return ForEachRecord(
-      path, text, {"label", "iteration", "role", "t_s", "mb_per_s"}, table,
-      [&](const std::vector<std::string>& fields, const std::map<std::string, size_t>& index,
-          const std::string& where) -> absl::Status {
-        auto cell = [&](const char* name) -> std::string {
-          auto it = index.find(name);
-          return it == index.end() ? std::string() : fields[it->second];
-        };
-        SampleRecord s;
-        s.run_id = cell("run_id");
-        s.label = cell("label");
-        if (absl::Status st = ParseWord(where, "role", cell("role"), &s.role); !st.ok()) return st;
-        s.host = cell("host");
-        if (absl::Status st = ParseInt(where, "iteration", cell("iteration"), &s.iteration); !st.ok()) return st;
-        if (!cell("stream").empty()) {
-          if (absl::Status st = ParseInt(where, "stream", cell("stream"), &s.stream); !st.ok()) return st;
-        }
-        if (absl::Status st = ParseDouble(where, "t_s", cell("t_s"), &s.t_s); !st.ok()) return st;
-        if (absl::Status st = ParseDouble(where, "mb_per_s", cell("mb_per_s"), &s.mb_per_s); !st.ok()) return st;
-        table->samples.push_back(std::move(s));
-        return absl::OkStatus();
-      });
+  return ForEachRecord(path, text, {"label", "iteration", "role", "t_s", "mb_per_s"}, table,
+                       [&](const std::vector<std::string>& fields, const std::map<std::string, size_t>& index,
+                           const std::string& where) -> absl::Status {
+                         auto cell = [&](const char* name) -> std::string {
+                           auto it = index.find(name);
+                           return it == index.end() ? std::string() : fields[it->second];
+                         };
+                         SampleRecord s;
+                         s.run_id = cell("run_id");
+                         s.label = cell("label");
+                         if (absl::Status st = ParseWord(where, "role", cell("role"), &s.role); !st.ok()) return st;
+                         s.host = cell("host");
+                         if (absl::Status st = ParseInt(where, "iteration", cell("iteration"), &s.iteration); !st.ok())
+                           return st;
+                         if (!cell("stream").empty()) {
+                           if (absl::Status st = ParseInt(where, "stream", cell("stream"), &s.stream); !st.ok())
+                             return st;
+                         }
+                         if (absl::Status st = ParseDouble(where, "t_s", cell("t_s"), &s.t_s); !st.ok()) return st;
+                         if (absl::Status st = ParseDouble(where, "mb_per_s", cell("mb_per_s"), &s.mb_per_s); !st.ok())
+                           return st;
+                         table->samples.push_back(std::move(s));
+                         return absl::OkStatus();
+                       });
 }
 
 absl::StatusOr<ResultTable> LoadResults(const std::vector<std::string>& inputs) {

@@ -30,7 +30,7 @@ struct TransferRecord {
   long long stream = 0;
   bool warmup = false;
   bool has_rate = false;
-  double mb_per_s = 0;  // sender: end to end; receiver: durable (docs/DESIGN.md §6, measurement semantics)
+  double mb_per_s = 0;     // sender: end to end; receiver: durable (docs/DESIGN.md §6, measurement semantics)
   double bytes = -1;       // -1: unknown
   double duration_s = -1;  // the time mb_per_s is measured over; -1: unknown
 
@@ -68,10 +68,8 @@ std::string TransferKey(const std::string& run_id, Role role, const std::string&
 absl::StatusOr<ResultTable> LoadResults(const std::vector<std::string>& inputs);
 
 // Parses one file's text; `path` only names it in errors. Appends to *table.
-absl::Status ParseTransfersCsv(const std::string& path, const std::string& text,
-                               ResultTable* table);
-absl::Status ParseSamplesCsv(const std::string& path, const std::string& text,
-                             ResultTable* table);
+absl::Status ParseTransfersCsv(const std::string& path, const std::string& text, ResultTable* table);
+absl::Status ParseSamplesCsv(const std::string& path, const std::string& text, ResultTable* table);
 
 }  // namespace nasperf
 

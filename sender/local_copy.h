@@ -22,8 +22,8 @@ namespace nasperf {
 class LocalCopy {
  public:
   // `directory` empty: the bytes are dropped (discard). A directory must take `mode`.
-  static absl::StatusOr<std::unique_ptr<LocalCopy>> Open(const std::string& directory, WriteMode mode,
-                                                         SyncPolicy sync, Cleanup cleanup);
+  static absl::StatusOr<std::unique_ptr<LocalCopy>> Open(const std::string& directory, WriteMode mode, SyncPolicy sync,
+                                                         Cleanup cleanup);
 
   bool discard() const { return target_->discard(); }
   const std::string& path() const { return target_->path(); }

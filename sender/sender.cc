@@ -182,8 +182,8 @@ std::string IterationName(int iteration, bool warmup) {
 }
 
 std::string TableHeader() {
-  return absl::StrFormat("%6s %6s %11s %11s %13s %10s %8s %12s  %s", "iter", "stream", "bytes",
-                         "send MB/s", "durable MB/s", "1st byte", "sync s", "verdict", "status");
+  return absl::StrFormat("%6s %6s %11s %11s %13s %10s %8s %12s  %s", "iter", "stream", "bytes", "send MB/s",
+                         "durable MB/s", "1st byte", "sync s", "verdict", "status");
 }
 
 // The row that knows when the data was durable: the receiver's, or over SSH the
@@ -199,33 +199,29 @@ const proto::TransferReport* DurableRow(const TransferResult& r) {
 
 std::string TableLine(const TransferResult& r) {
   const proto::TransferReport& s = r.sender;
-  auto num = [](bool has, double v, const char* format) {
-    return has ? absl::StrFormat(format, v) : std::string("-");
-  };
+  auto num = [](bool has, double v, const char* format) { return has ? absl::StrFormat(format, v) : std::string("-"); };
   const proto::TransferReport* rx = DurableRow(r);
   std::string status = s.status() == Name(Status::kOk) ? "ok" : absl::StrCat(s.status(), ": ", s.error());
-  return absl::StrFormat(
-      "%6s %6d %11s %11s %13s %10s %8s %12s  %s", IterationName(s.iteration(), s.warmup()),
-      s.stream(), s.has_bytes() ? FormatSize(s.bytes()) : "-",
-      num(s.has_mb_per_s(), s.mb_per_s(), "%.1f"),
-      num(rx && rx->has_mb_per_s(), rx ? rx->mb_per_s() : 0, "%.1f"),
-      num(s.has_first_byte_s(), s.first_byte_s() * 1e3, "%.2fms"),
-      num(rx && rx->has_sync_s(), rx ? rx->sync_s() : 0, "%.3f"),
-      s.bottleneck().empty() ? "-" : s.bottleneck(), status);
+  return absl::StrFormat("%6s %6d %11s %11s %13s %10s %8s %12s  %s", IterationName(s.iteration(), s.warmup()),
+                         s.stream(), s.has_bytes() ? FormatSize(s.bytes()) : "-",
+                         num(s.has_mb_per_s(), s.mb_per_s(), "%.1f"),
+                         num(rx && rx->has_mb_per_s(), rx ? rx->mb_per_s() : 0, "%.1f"),
+                         num(s.has_first_byte_s(), s.first_byte_s() * 1e3, "%.2fms"),
+                         num(rx && rx->has_sync_s(), rx ? rx->sync_s() : 0, "%.3f"),
+                         s.bottleneck().empty() ? "-" : s.bottleneck(), status);
 }
 
 std::string SummaryLine(const char* name, const std::vector<double>& values) {
   Summary s = Summarize(values);
   if (s.n == 0) return absl::StrFormat("  %-14s %4d", name, 0);
-  return absl::StrFormat("  %-14s %4d %10.1f %10.1f %10.1f %10.1f %10.1f", name, s.n, s.median,
-                         s.mean, s.min, s.max, s.stddev);
+  return absl::StrFormat("  %-14s %4d %10.1f %10.1f %10.1f %10.1f %10.1f", name, s.n, s.median, s.mean, s.min, s.max,
+                         s.stddev);
 }
 
 }  // namespace
 
 std::string NewRunId() {
-  return absl::StrCat(absl::FormatTime("%Y%m%d-%H%M%S", absl::Now(), absl::UTCTimeZone()), "-",
-                      RandomHex(2));
+  return absl::StrCat(absl::FormatTime("%Y%m%d-%H%M%S", absl::Now(), absl::UTCTimeZone()), "-", RandomHex(2));
 }
 
 namespace {
@@ -244,7 +240,8 @@ absl::StatusOr<uint64_t> PayloadLength(const SenderOptions& options) {
     length = static_cast<uint64_t>(st.st_size);
   }
   // A read of an existing file on the NAS learns its length from the NAS.
-  if (length == 0 && options.remote_file.empty()) return absl::InvalidArgumentError("nothing to send: give --size or --file");
+  if (length == 0 && options.remote_file.empty())
+    return absl::InvalidArgumentError("nothing to send: give --size or --file");
   return length;
 }
 
@@ -257,15 +254,15 @@ std::string RunHeadline(const SenderOptions& options, const LoopContext& loop) {
                                                         : absl::StrCat("over ", Name(options.transport)),
         options.streams, options.streams == 1 ? "" : "s",
         options.local_target.empty() ? "nothing (discard)"
-                                     : absl::StrCat(options.local_target, ", write ", Name(options.write_mode), ", sync ",
-                                                    SyncPolicyName(options.sync_policy)),
+                                     : absl::StrCat(options.local_target, ", write ", Name(options.write_mode),
+                                                    ", sync ", SyncPolicyName(options.sync_policy)),
         options.warmup > 0 ? absl::StrCat(", ", options.warmup, " warm-up") : "");
   }
   return absl::StrFormat(
       "run %s%s: %d x %s%s, %d stream%s, %s, sync %s%s", loop.run_id,
-      options.label.empty() ? "" : absl::StrCat(" \"", options.label, "\""), options.runs,
-      FormatSize(loop.length), options.file.empty() ? " generated" : absl::StrCat(" of ", options.file),
-      options.streams, options.streams == 1 ? "" : "s",
+      options.label.empty() ? "" : absl::StrCat(" \"", options.label, "\""), options.runs, FormatSize(loop.length),
+      options.file.empty() ? " generated" : absl::StrCat(" of ", options.file), options.streams,
+      options.streams == 1 ? "" : "s",
       TransportFor(options.transport).caps.write_modes ? absl::StrCat("write ", Name(options.write_mode))
                                                        : absl::StrCat("over ", Name(options.transport)),
       SyncPolicyName(options.sync_policy), options.warmup > 0 ? absl::StrCat(", ", options.warmup, " warm-up") : "");
@@ -301,9 +298,8 @@ std::vector<TransferResult> RunIteration(const LoopContext& loop, Console& conso
   }
   std::vector<std::thread> threads;
   for (int s = 0; s < options.streams; ++s) {
-    threads.emplace_back([&, s] {
-      results[s] = RunStream(loop, iteration, warmup, options.first_stream + s, &progress[s]);
-    });
+    threads.emplace_back(
+        [&, s] { results[s] = RunStream(loop, iteration, warmup, options.first_stream + s, &progress[s]); });
   }
   for (auto& t : threads) t.join();
   done.Notify();
@@ -343,11 +339,11 @@ void PrintSummary(Console& console, const SenderOptions& options, const Tally& t
   console.Line("");
   console.Line(absl::StrFormat("summary: %d transfers measured%s, %d failed", tally.send_rates.size(),
                                options.warmup > 0 ? " (warm-ups not counted)" : "", failed));
-  console.Line(absl::StrFormat("  %-14s %4s %10s %10s %10s %10s %10s", "MB/s", "n", "median", "mean", "min", "max",
-                               "stddev"));
+  console.Line(
+      absl::StrFormat("  %-14s %4s %10s %10s %10s %10s %10s", "MB/s", "n", "median", "mean", "min", "max", "stddev"));
   console.Line(SummaryLine("send (e2e)", tally.send_rates));
-  console.Line(SummaryLine(TransportFor(options.transport).caps.agent ? "durable (rx)" : "durable (sync)",
-                           tally.durable_rates));
+  console.Line(
+      SummaryLine(TransportFor(options.transport).caps.agent ? "durable (rx)" : "durable (sync)", tally.durable_rates));
   if (tally.sender_bytes > 0) {
     std::string cpu = absl::StrFormat("  CPU s/GB: sender %.2f", tally.sender_cpu_s / (tally.sender_bytes / 1e9));
     if (tally.receiver_bytes > 0) {
@@ -364,7 +360,8 @@ void PrintSummary(Console& console, const SenderOptions& options, const Tally& t
   if (mix.empty()) return;
   console.Line(absl::StrCat("  bottleneck: ", absl::StrJoin(mix, ", ")));
   for (const auto& [verdict, count] : tally.verdicts) {
-    if (verdict != Name(Bottleneck::kBalanced)) console.Line(absl::StrCat("    ", verdict, ": ", VerdictMeaning(verdict)));
+    if (verdict != Name(Bottleneck::kBalanced))
+      console.Line(absl::StrCat("    ", verdict, ": ", VerdictMeaning(verdict)));
   }
 }
 
@@ -406,8 +403,8 @@ absl::StatusOr<SenderOutcome> RunSenderWith(const SenderOptions& options, Transp
     if (!opened.ok()) return opened.status();
     local = std::move(*opened);
   }
-  LoopContext loop{options, transport, options.run_id.empty() ? NewRunId() : options.run_id, LocalHostName(),
-                   *length, local.get()};
+  LoopContext loop{options,         transport, options.run_id.empty() ? NewRunId() : options.run_id,
+                   LocalHostName(), *length,   local.get()};
   if (absl::Status started =
           transport.Start(loop.run_id, *length, [&](const std::string& line) { console.Line(line); });
       !started.ok()) {

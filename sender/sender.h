@@ -6,8 +6,8 @@
 #ifndef NASPERF_SENDER_SENDER_H_
 #define NASPERF_SENDER_SENDER_H_
 
-#include <cstdint>
 #include <atomic>
+#include <cstdint>
 #include <cstdio>
 #include <functional>
 #include <string>
@@ -26,8 +26,8 @@ using SenderOptions = RunOptions;
 
 struct SenderOutcome {
   std::string run_id;
-  int transfers = 0;                // sender rows written
-  int failed = 0;                   // not ok, warm-ups included
+  int transfers = 0;  // sender rows written
+  int failed = 0;     // not ok, warm-ups included
 };
 
 // A run id safe in file names: UTC time plus random hex.
@@ -36,8 +36,7 @@ std::string NewRunId();
 // Errors before the loop starts (unreachable receiver or SSH server, wrong token,
 // refused host key or login, unreadable file) are returned; everything after is
 // recorded in rows and counted.
-absl::StatusOr<SenderOutcome> RunSender(const SenderOptions& options, ReportSink& sink,
-                                        std::FILE* console);
+absl::StatusOr<SenderOutcome> RunSender(const SenderOptions& options, ReportSink& sink, std::FILE* console);
 // The same loop over a transport made elsewhere (a test's fake); options.transport
 // only names it in the rows.
 absl::StatusOr<SenderOutcome> RunSenderWith(const SenderOptions& options, Transport& transport, ReportSink& sink,

@@ -41,7 +41,8 @@ absl::StatusOr<std::string> ReadBinary(const std::string& path) {
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) return ErrnoStatus(errno, absl::StrCat("stat ", path));
   if (!S_ISREG(st.st_mode) || static_cast<uint64_t>(st.st_size) > kMaxDeployBytes) {
-    return absl::InvalidArgumentError(absl::StrCat(path, " is not a regular file of at most ", kMaxDeployBytes >> 20, " MiB"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, " is not a regular file of at most ", kMaxDeployBytes >> 20, " MiB"));
   }
   std::string image(static_cast<size_t>(st.st_size), '\0');
   auto read = ReadFull(fd.get(), image.data(), image.size(), absl::StrCat("read ", path));
@@ -101,8 +102,10 @@ absl::Status CheckCacheDirectory(SshConnection& c, sftp_session sftp, const std:
         absl::StrCat("ssh ", c.where(), ": ", dir, " is not a directory (a symlink?); remove it and run again"));
   }
   if ((permissions & 022) != 0) {
-    return absl::FailedPreconditionError(absl::StrFormat("ssh %s: %s is writable by others (mode %03o); chmod 700 "
-                                                         "it and run again", c.where(), dir, permissions & 0777));
+    return absl::FailedPreconditionError(
+        absl::StrFormat("ssh %s: %s is writable by others (mode %03o); chmod 700 "
+                        "it and run again",
+                        c.where(), dir, permissions & 0777));
   }
   return absl::OkStatus();
 }
@@ -136,13 +139,16 @@ absl::StatusOr<HostFacts> AskHost(SshConnection& c) {
   if (!probe.ok()) return probe.status();
   std::vector<std::string> lines = absl::StrSplit(*probe, '\n', absl::SkipEmpty());
   if (lines.size() != 2 || lines[1].size() > 1024 || lines[1].front() != '/' || Printable(lines[1]) != lines[1]) {
-    return absl::FailedPreconditionError(absl::StrCat("ssh ", c.where(), ": cannot tell the processor and cache "
-                                                      "directory (uname -m and $HOME said: ", Printable(*probe), ")"));
+    return absl::FailedPreconditionError(absl::StrCat("ssh ", c.where(),
+                                                      ": cannot tell the processor and cache "
+                                                      "directory (uname -m and $HOME said: ",
+                                                      Printable(*probe), ")"));
   }
   HostFacts facts{MachineFromUname(lines[0]), lines[1]};
   if (facts.machine == Machine::kOther) {
     return absl::FailedPreconditionError(absl::StrCat("ssh ", c.where(), ": the host's processor is ",
-                                                      Printable(lines[0]), "; nasperf is built for x86_64 and aarch64"));
+                                                      Printable(lines[0]),
+                                                      "; nasperf is built for x86_64 and aarch64"));
   }
   return facts;
 }
@@ -186,9 +192,12 @@ absl::Status PlaceImage(SshConnection& c, sftp_session sftp, const std::string& 
 
 const char* MachineName(Machine machine) {
   switch (machine) {
-    case Machine::kX86_64: return "x86_64";
-    case Machine::kAarch64: return "aarch64";
-    case Machine::kOther: break;
+    case Machine::kX86_64:
+      return "x86_64";
+    case Machine::kAarch64:
+      return "aarch64";
+    case Machine::kOther:
+      break;
   }
   return "another processor";
 }
@@ -202,16 +211,18 @@ Machine MachineFromUname(absl::string_view uname_m) {
 
 absl::StatusOr<ElfFacts> ReadElfFacts(absl::string_view image) {
   constexpr size_t kHeaderSize = 64;
-  if (image.size() < kHeaderSize || image.substr(0, 4) != "\x7f" "ELF") {
+  if (image.size() < kHeaderSize || image.substr(0, 4) !=
+                                        "\x7f"
+                                        "ELF") {
     return absl::InvalidArgumentError("not an ELF executable");
   }
   if (image[4] != 2 || image[5] != 1) return absl::InvalidArgumentError("not a 64-bit little-endian ELF file");
   ElfFacts facts;
   const uint16_t machine = Le16(image, 18);
-  facts.machine = machine == kElfMachineX86_64   ? Machine::kX86_64
+  facts.machine = machine == kElfMachineX86_64    ? Machine::kX86_64
                   : machine == kElfMachineAarch64 ? Machine::kAarch64
                                                   : Machine::kOther;
-  const uint64_t table = Le64(image, 32);      // e_phoff
+  const uint64_t table = Le64(image, 32);       // e_phoff
   const uint16_t entry_size = Le16(image, 54);  // e_phentsize
   const uint16_t entries = Le16(image, 56);     // e_phnum
   if (entry_size < 4 || table > image.size() || uint64_t{entry_size} * entries > image.size() - table) {
@@ -219,7 +230,8 @@ absl::StatusOr<ElfFacts> ReadElfFacts(absl::string_view image) {
   }
   facts.is_static = true;
   for (uint16_t i = 0; i < entries; ++i) {
-    if (Le32(image, static_cast<size_t>(table) + size_t{i} * entry_size) == kProgramInterpreter) facts.is_static = false;
+    if (Le32(image, static_cast<size_t>(table) + size_t{i} * entry_size) == kProgramInterpreter)
+      facts.is_static = false;
   }
   return facts;
 }
@@ -234,17 +246,19 @@ absl::StatusOr<DeployedBinary> DeployBinary(SshConnection& c, const std::string&
   const std::string build_hint =
       "scripts/package.sh builds it, NASPERF_AARCH64=1 scripts/package.sh the aarch64 one too";
   if (!facts->is_static) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        named, " is linked against shared libraries the NAS does not have: pass --deploy-binary with the static "
-               "build (", build_hint, ")"));
+    return absl::FailedPreconditionError(
+        absl::StrCat(named,
+                     " is linked against shared libraries the NAS does not have: pass --deploy-binary with the static "
+                     "build (",
+                     build_hint, ")"));
   }
   auto host = AskHost(c);
   if (!host.ok()) return host.status();
   if (host->machine != facts->machine) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "ssh ", c.where(), ": the host is ", MachineName(host->machine), " but ", named, " is built for ",
-        MachineName(facts->machine), ": pass --deploy-binary dist/nasperf-VERSION-linux-",
-        MachineName(host->machine), " (", build_hint, ")"));
+    return absl::FailedPreconditionError(absl::StrCat("ssh ", c.where(), ": the host is ", MachineName(host->machine),
+                                                      " but ", named, " is built for ", MachineName(facts->machine),
+                                                      ": pass --deploy-binary dist/nasperf-VERSION-linux-",
+                                                      MachineName(host->machine), " (", build_hint, ")"));
   }
 
   auto sftp = c.Sftp();

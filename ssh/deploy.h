@@ -32,11 +32,11 @@ absl::StatusOr<ElfFacts> ReadElfFacts(absl::string_view image);
 constexpr uint64_t kMaxDeployBytes = 128ULL << 20;
 
 struct DeployedBinary {
-  std::string path;      // on the host, absolute
+  std::string path;  // on the host, absolute
   Machine machine = Machine::kOther;
   bool uploaded = false;  // false: the cached copy was the same
   uint64_t bytes = 0;
-  double seconds = 0;     // upload and read-back
+  double seconds = 0;  // upload and read-back
 };
 
 // `local`: the binary to put there; empty = this process's own (/proc/self/exe). It

@@ -23,7 +23,7 @@ namespace {
 
 constexpr absl::Duration kStartTimeout = absl::Seconds(45);  // a first key on a slow NAS CPU, then the listen
 constexpr absl::Duration kStopTimeout = absl::Seconds(30);   // open transfers abort, partial files go
-constexpr size_t kKeptOutput = 4096;                          // of what the process printed after the start
+constexpr size_t kKeptOutput = 4096;                         // of what the process printed after the start
 
 // The start script: token from stdin, the TLS key printed, then the process in the
 // background with the channel as its stdin (fd 3 carries it past the shell's
@@ -39,14 +39,18 @@ std::string StartScript(const RemoteAgentOptions& o, const std::string& binary) 
   return absl::StrCat(
       "IFS= read -r NASPERF_TOKEN || exit 90; export NASPERF_TOKEN\n"
       "dir=$(mktemp -d \"${TMPDIR:-/tmp}/nasperf-XXXXXX\") || exit 91\n"
-      "key=$(", bin, " fingerprint 2>&1) || { echo \"error=$key\"; exit 92; }\n"
+      "key=$(",
+      bin,
+      " fingerprint 2>&1) || { echo \"error=$key\"; exit 92; }\n"
       "echo \"key=${key%% *}\"\n"
       "set -- $SSH_CONNECTION; echo \"addr=$3\"\n"
       "case $3 in *:*) listen=\"[$3]:0\" ;; *) listen=\"$3:0\" ;; esac\n"
       "exec 3<&0\n",
-      run, " >\"$dir/log\" 2>&1 <&3 3<&- &\n"
+      run,
+      " >\"$dir/log\" 2>&1 <&3 3<&- &\n"
       "pid=$!; exec 3<&-; echo \"pid=$pid\"\n"
-      "n=0; while [ ! -s \"$dir/ports\" ] && kill -0 $pid 2>/dev/null && [ $n -lt 400 ]; do sleep 0.1; n=$((n+1)); done\n"
+      "n=0; while [ ! -s \"$dir/ports\" ] && kill -0 $pid 2>/dev/null && [ $n -lt 400 ]; do sleep 0.1; n=$((n+1)); "
+      "done\n"
       "cat \"$dir/ports\" 2>/dev/null; echo ready\n"
       "wait $pid; echo \"exit=$?\"; tail -n 5 \"$dir/log\"; rm -rf \"$dir\"\n");
 }
@@ -174,7 +178,8 @@ absl::StatusOr<std::string> ReadUntilReady(SshConnection& c, ssh_channel channel
     if (n == SSH_ERROR) return c.Failure("read the start's output");
     if (n == 0 && ssh_channel_is_eof(channel)) break;
     out.append(buffer, static_cast<size_t>(n));
-    if (out.size() > kMaxCommandOutput) return absl::ResourceExhaustedError(absl::StrCat("ssh ", c.where(), ": the start printed too much"));
+    if (out.size() > kMaxCommandOutput)
+      return absl::ResourceExhaustedError(absl::StrCat("ssh ", c.where(), ": the start printed too much"));
   }
   return out;
 }
@@ -239,16 +244,18 @@ absl::StatusOr<std::unique_ptr<RemoteAgent>> RemoteAgent::Start(const RemoteAgen
     std::string rest = *out;
     char buffer[4096];
     int n;
-    while (rest.size() < kMaxCommandOutput && (n = ssh_channel_read_timeout(channel, buffer, sizeof buffer, 0, 5000)) > 0) {
+    while (rest.size() < kMaxCommandOutput &&
+           (n = ssh_channel_read_timeout(channel, buffer, sizeof buffer, 0, 5000)) > 0) {
       rest.append(buffer, static_cast<size_t>(n));
     }
     const std::string error = Field(rest, "error");
-    return fail(absl::UnavailableError(absl::StrCat(where, ": ", binary, " ", o.role, " did not start",
-                                                    error.empty() ? LinesAfter(rest, "exit=") : absl::StrCat(": ", Printable(error)))));
+    return fail(absl::UnavailableError(
+        absl::StrCat(where, ": ", binary, " ", o.role, " did not start",
+                     error.empty() ? LinesAfter(rest, "exit=") : absl::StrCat(": ", Printable(error)))));
   }
   if (key.empty() || !CheckFingerprint("key", key).ok()) {
-    return fail(absl::UnavailableError(absl::StrCat(where, ": ", binary, " fingerprint printed no TLS key: ",
-                                                    Printable(out->substr(0, 200)))));
+    return fail(absl::UnavailableError(
+        absl::StrCat(where, ": ", binary, " fingerprint printed no TLS key: ", Printable(out->substr(0, 200)))));
   }
   HostPort address;
   if (!o.listen.empty()) {
@@ -259,11 +266,10 @@ absl::StatusOr<std::unique_ptr<RemoteAgent>> RemoteAgent::Start(const RemoteAgen
   if (address.host.empty() || address.host == "0.0.0.0" || address.host == "::") address.host = Field(*out, "addr");
   auto checked = ParseHostPort(FormatHostPort({address.host, static_cast<uint16_t>(port)}), kAgentPort);
   if (address.host.empty() || !checked.ok()) {
-    return fail(absl::UnavailableError(absl::StrCat(where, ": cannot tell the host's address (SSH_CONNECTION): ",
-                                                    Printable(out->substr(0, 200)))));
+    return fail(absl::UnavailableError(
+        absl::StrCat(where, ": cannot tell the host's address (SSH_CONNECTION): ", Printable(out->substr(0, 200)))));
   }
-  return std::unique_ptr<RemoteAgent>(
-      new RemoteAgentImpl(std::move(*connection), channel, pid, *checked, key, binary));
+  return std::unique_ptr<RemoteAgent>(new RemoteAgentImpl(std::move(*connection), channel, pid, *checked, key, binary));
 }
 
 }  // namespace nasperf

@@ -22,12 +22,12 @@
 namespace nasperf {
 
 struct RemoteAgentOptions {
-  SshOptions ssh;                // destination (its dir unused), port, keys, host-key policy
-  std::string role = "agent";    // "agent" or "receiver"
-  std::string nasperf;           // a nasperf already on the host; empty: upload deploy_binary
-  std::string deploy_binary;     // local static binary to upload; empty: this process's own
-  std::string listen;            // --listen; empty: the host's address this SSH connection reached, port 0
-  std::string target;            // --target; empty: discard
+  SshOptions ssh;                  // destination (its dir unused), port, keys, host-key policy
+  std::string role = "agent";      // "agent" or "receiver"
+  std::string nasperf;             // a nasperf already on the host; empty: upload deploy_binary
+  std::string deploy_binary;       // local static binary to upload; empty: this process's own
+  std::string listen;              // --listen; empty: the host's address this SSH connection reached, port 0
+  std::string target;              // --target; empty: discard
   std::vector<std::string> flags;  // more flags, e.g. {"--min-free", "off"}
   std::string token;
 };
@@ -40,8 +40,7 @@ class RemoteAgent {
   // Connects, checks the host key, authenticates, uploads when asked, starts the
   // process and waits until it listens. say() hears about a recorded host key and
   // the upload.
-  static absl::StatusOr<std::unique_ptr<RemoteAgent>> Start(const RemoteAgentOptions& options,
-                                                            const ConsoleLine& say);
+  static absl::StatusOr<std::unique_ptr<RemoteAgent>> Start(const RemoteAgentOptions& options, const ConsoleLine& say);
   virtual ~RemoteAgent() = default;
   virtual int remote_pid() const = 0;
   // Where its control port listens, as reachable from here.

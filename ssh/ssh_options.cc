@@ -18,8 +18,7 @@ std::string ShellQuote(absl::string_view text) {
 
 absl::StatusOr<SshDestination> ParseSshDestination(absl::string_view text) {
   const auto bad = [&](absl::string_view why) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("expected [user@]host:/remote/dir, got \"", text, "\" (", why, ")"));
+    return absl::InvalidArgumentError(absl::StrCat("expected [user@]host:/remote/dir, got \"", text, "\" (", why, ")"));
   };
   SshDestination d;
   absl::string_view rest = text;

@@ -31,18 +31,17 @@ constexpr size_t kMaxSftpWrite = 255 << 10;
 constexpr size_t kSftpWritesInFlight = 16;
 
 struct SshOptions {
-  bool sftp = true;                 // false: scp (ssh_scp_push_file64)
+  bool sftp = true;  // false: scp (ssh_scp_push_file64)
   SshDestination to;
-  uint16_t port = 0;                // --ssh-port; 0: ~/.ssh/config's, else 22
-  std::string identity;             // --identity; empty: ssh-agent, then the default keys
-  std::string known_hosts;          // empty: ~/.ssh/known_hosts
-  std::string config_file;          // empty: ~/.ssh/config, then /etc/ssh/ssh_config
-  bool accept_new_host_key = false; // StrictHostKeyChecking=accept-new
-  bool prompt = false;              // on a TTY: may ask for a password or passphrase
+  uint16_t port = 0;                 // --ssh-port; 0: ~/.ssh/config's, else 22
+  std::string identity;              // --identity; empty: ssh-agent, then the default keys
+  std::string known_hosts;           // empty: ~/.ssh/known_hosts
+  std::string config_file;           // empty: ~/.ssh/config, then /etc/ssh/ssh_config
+  bool accept_new_host_key = false;  // StrictHostKeyChecking=accept-new
+  bool prompt = false;               // on a TTY: may ask for a password or passphrase
   size_t sftp_write_size = kMaxSftpWrite;
   size_t sftp_writes_in_flight = kSftpWritesInFlight;
 };
-
 
 // `text` in single quotes for a POSIX shell.
 std::string ShellQuote(absl::string_view text);

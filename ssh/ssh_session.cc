@@ -22,23 +22,34 @@ int PromptOnTty(const char* prompt, char* buf, size_t len, int echo, int verify,
 
 std::string SftpCodeText(int code) {
   switch (code) {
-    case SSH_FX_OK: return "ok";
-    case SSH_FX_EOF: return "end of file";
-    case SSH_FX_NO_SUCH_FILE: return "no such file or directory";
-    case SSH_FX_PERMISSION_DENIED: return "permission denied";
-    case SSH_FX_FAILURE: return "the server's write or open failed (disk full? quota? file exists?)";
-    case SSH_FX_BAD_MESSAGE: return "bad message";
-    case SSH_FX_NO_CONNECTION: return "no connection";
-    case SSH_FX_CONNECTION_LOST: return "connection lost";
-    case SSH_FX_OP_UNSUPPORTED: return "operation not supported by the server";
-    case SSH_FX_FILE_ALREADY_EXISTS: return "file already exists";
-    case SSH_FX_WRITE_PROTECT: return "write protected";
-    default: return absl::StrCat("SFTP error ", code);
+    case SSH_FX_OK:
+      return "ok";
+    case SSH_FX_EOF:
+      return "end of file";
+    case SSH_FX_NO_SUCH_FILE:
+      return "no such file or directory";
+    case SSH_FX_PERMISSION_DENIED:
+      return "permission denied";
+    case SSH_FX_FAILURE:
+      return "the server's write or open failed (disk full? quota? file exists?)";
+    case SSH_FX_BAD_MESSAGE:
+      return "bad message";
+    case SSH_FX_NO_CONNECTION:
+      return "no connection";
+    case SSH_FX_CONNECTION_LOST:
+      return "connection lost";
+    case SSH_FX_OP_UNSUPPORTED:
+      return "operation not supported by the server";
+    case SSH_FX_FILE_ALREADY_EXISTS:
+      return "file already exists";
+    case SSH_FX_WRITE_PROTECT:
+      return "write protected";
+    default:
+      return absl::StrCat("SFTP error ", code);
   }
 }
 
-absl::StatusOr<std::unique_ptr<SshConnection>> SshConnection::Open(const SshOptions& options,
-                                                                   const ConsoleLine& say) {
+absl::StatusOr<std::unique_ptr<SshConnection>> SshConnection::Open(const SshOptions& options, const ConsoleLine& say) {
   std::unique_ptr<SshConnection> c(new SshConnection());
   if (c->session_ == nullptr) return absl::ResourceExhaustedError("ssh_new failed");
   if (absl::Status s = c->Connect(options); !s.ok()) return s;
@@ -50,15 +61,15 @@ absl::StatusOr<std::unique_ptr<SshConnection>> SshConnection::Open(const SshOpti
 }
 
 absl::Status SshConnection::Connect(const SshOptions& o) {
-  const std::string alias = absl::StrCat(o.to.user.empty() ? "" : o.to.user + "@", o.to.host,
-                                         o.port ? absl::StrCat(":", o.port) : "");
+  const std::string alias =
+      absl::StrCat(o.to.user.empty() ? "" : o.to.user + "@", o.to.host, o.port ? absl::StrCat(":", o.port) : "");
   // Order matters: the host picks the ~/.ssh/config section; flags given on the
   // command line then override what the config said, as with ssh.
   ssh_options_set(session_, SSH_OPTIONS_HOST, o.to.host.c_str());
   if (!o.to.user.empty()) ssh_options_set(session_, SSH_OPTIONS_USER, o.to.user.c_str());
   if (ssh_options_parse_config(session_, o.config_file.empty() ? nullptr : o.config_file.c_str()) < 0) {
-    return absl::InvalidArgumentError(absl::StrCat("ssh config ", o.config_file.empty() ? "~/.ssh/config" : o.config_file,
-                                                   ": ", ssh_get_error(session_)));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "ssh config ", o.config_file.empty() ? "~/.ssh/config" : o.config_file, ": ", ssh_get_error(session_)));
   }
   if (!o.config_file.empty()) {
     struct stat st {};
@@ -125,30 +136,31 @@ absl::Status SshConnection::CheckHostKey(const SshOptions& o, const ConsoleLine&
     case SSH_KNOWN_HOSTS_OTHER:
       // Never accepted, not even with --accept-new-host-key (StrictHostKeyChecking
       // accept-new refuses a changed key too): it may be a man in the middle.
-      return absl::PermissionDeniedError(absl::StrCat(
-          "ssh ", where_, ": the host key CHANGED: the server now shows ", host_key_,
-          ", which differs from the key recorded in ", file,
-          " (a reinstalled NAS, or someone in between); if you expect the change, remove the old "
-          "line (ssh-keygen -R '", port_ == 22 ? host_ : absl::StrCat("[", host_, "]:", port_), "'",
-          o.known_hosts.empty() ? "" : absl::StrCat(" -f ", file), ") and run again"));
+      return absl::PermissionDeniedError(
+          absl::StrCat("ssh ", where_, ": the host key CHANGED: the server now shows ", host_key_,
+                       ", which differs from the key recorded in ", file,
+                       " (a reinstalled NAS, or someone in between); if you expect the change, remove the old "
+                       "line (ssh-keygen -R '",
+                       port_ == 22 ? host_ : absl::StrCat("[", host_, "]:", port_), "'",
+                       o.known_hosts.empty() ? "" : absl::StrCat(" -f ", file), ") and run again"));
     case SSH_KNOWN_HOSTS_NOT_FOUND:
     case SSH_KNOWN_HOSTS_UNKNOWN:
       if (!o.accept_new_host_key) {
-        return absl::PermissionDeniedError(absl::StrCat(
-            "ssh ", where_, ": unknown host key ", host_key_, " (not in ", file,
-            "); check the fingerprint on the NAS (ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub) and "
-            "run again with --accept-new-host-key to record it"));
+        return absl::PermissionDeniedError(
+            absl::StrCat("ssh ", where_, ": unknown host key ", host_key_, " (not in ", file,
+                         "); check the fingerprint on the NAS (ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub) and "
+                         "run again with --accept-new-host-key to record it"));
       }
       if (ssh_session_update_known_hosts(session_) != SSH_OK) {
-        return absl::InternalError(absl::StrCat("ssh ", where_, ": cannot record the host key in ", file, ": ",
-                                                ssh_get_error(session_)));
+        return absl::InternalError(
+            absl::StrCat("ssh ", where_, ": cannot record the host key in ", file, ": ", ssh_get_error(session_)));
       }
       say(absl::StrCat("ssh ", where_, ": recorded new host key ", host_key_, " in ", file));
       return absl::OkStatus();
     case SSH_KNOWN_HOSTS_ERROR:
     default:
-      return absl::InternalError(absl::StrCat("ssh ", where_, ": cannot check the host key against ", file, ": ",
-                                              ssh_get_error(session_)));
+      return absl::InternalError(
+          absl::StrCat("ssh ", where_, ": cannot check the host key against ", file, ": ", ssh_get_error(session_)));
   }
 }
 
@@ -169,8 +181,8 @@ absl::Status SshConnection::Authenticate(const SshOptions& o) {
     if (!o.identity.empty()) {
       tried = absl::StrCat("the key in ", o.identity);
       ssh_key key = nullptr;
-      if (ssh_pki_import_privkey_file(o.identity.c_str(), nullptr, o.prompt ? PromptOnTty : nullptr, nullptr,
-                                      &key) != SSH_OK) {
+      if (ssh_pki_import_privkey_file(o.identity.c_str(), nullptr, o.prompt ? PromptOnTty : nullptr, nullptr, &key) !=
+          SSH_OK) {
         return absl::InvalidArgumentError(absl::StrCat(
             "ssh ", where_, ": cannot read the private key ", o.identity,
             o.prompt ? " (missing, not a key, or wrong passphrase)"
@@ -213,9 +225,9 @@ absl::Status SshConnection::Authenticate(const SshOptions& o) {
   if (methods & SSH_AUTH_METHOD_INTERACTIVE) offered.push_back("keyboard-interactive");
   if (methods & SSH_AUTH_METHOD_GSSAPI_MIC) offered.push_back("gssapi");
   std::string hint = o.prompt ? "" : "; a password is asked only on a terminal";
-  return absl::UnauthenticatedError(absl::StrCat(
-      "ssh ", where_, ": login refused (tried ", tried.empty() ? "nothing usable" : tried,
-      "; the server accepts ", offered.empty() ? "none" : absl::StrJoin(offered, ", "), hint, ")"));
+  return absl::UnauthenticatedError(absl::StrCat("ssh ", where_, ": login refused (tried ",
+                                                 tried.empty() ? "nothing usable" : tried, "; the server accepts ",
+                                                 offered.empty() ? "none" : absl::StrJoin(offered, ", "), hint, ")"));
 }
 
 absl::StatusOr<std::string> SshConnection::Run(const std::string& command, const std::string& input,
@@ -240,8 +252,8 @@ absl::StatusOr<std::string> SshConnection::Run(const std::string& command, const
   while (true) {
     const absl::Duration left = deadline - absl::Now();
     if (left <= absl::ZeroDuration()) {
-      return done(absl::DeadlineExceededError(absl::StrCat("ssh ", where_, ": a command did not finish within ",
-                                                           absl::FormatDuration(timeout))));
+      return done(absl::DeadlineExceededError(
+          absl::StrCat("ssh ", where_, ": a command did not finish within ", absl::FormatDuration(timeout))));
     }
     int n = ssh_channel_read_timeout(channel, buffer, sizeof buffer, 0,
                                      static_cast<int>(std::max<int64_t>(1, absl::ToInt64Milliseconds(left))));
@@ -249,8 +261,8 @@ absl::StatusOr<std::string> SshConnection::Run(const std::string& command, const
     if (n == 0 && ssh_channel_is_eof(channel)) break;
     out.append(buffer, static_cast<size_t>(n));
     if (out.size() > kMaxCommandOutput) {
-      return done(absl::ResourceExhaustedError(absl::StrCat("ssh ", where_, ": a command printed more than ",
-                                                            kMaxCommandOutput, " bytes")));
+      return done(absl::ResourceExhaustedError(
+          absl::StrCat("ssh ", where_, ": a command printed more than ", kMaxCommandOutput, " bytes")));
     }
   }
   return done(out);

@@ -34,8 +34,7 @@ class SshConnection {
  public:
   // Connects, checks the host key, authenticates. say() hears about a host key
   // recorded under accept-new.
-  static absl::StatusOr<std::unique_ptr<SshConnection>> Open(const SshOptions& options,
-                                                             const ConsoleLine& say);
+  static absl::StatusOr<std::unique_ptr<SshConnection>> Open(const SshOptions& options, const ConsoleLine& say);
   ~SshConnection() {
     if (sftp_ != nullptr) sftp_free(sftp_);
     ssh_disconnect(session_);
@@ -50,8 +49,8 @@ class SshConnection {
   // libssh's SFTP layer would not expect: such a session is not used again.
   void MarkUnreusable() { reusable_ = false; }
   bool reusable() const { return reusable_ && connected(); }
-  const std::string& where() const { return where_; }     // user@host:port
-  const std::string& host() const { return host_; }       // after ~/.ssh/config
+  const std::string& where() const { return where_; }  // user@host:port
+  const std::string& host() const { return host_; }    // after ~/.ssh/config
   uint16_t port() const { return port_; }
   const std::string& host_key() const { return host_key_; }  // "ssh-ed25519 SHA256:..."
   // True for the first bulk transfer over this session, false after. sshd grows its

@@ -56,10 +56,8 @@ class NativeTransport : public Transport {
       : options_(options), client_(options.to, options.token, options.trust, options.receiver_fingerprint) {}
 
   absl::Status Start(const std::string& run_id, uint64_t length, const ConsoleLine& say) override;
-  void Push(const TransferSlot& slot, PayloadSource& source, const PushOptions& push,
-            TransferResult& out) override;
-  void Pull(const TransferSlot& slot, BlockWriter* into, const PipelineOptions& pipeline,
-            TransferResult& out) override;
+  void Push(const TransferSlot& slot, PayloadSource& source, const PushOptions& push, TransferResult& out) override;
+  void Pull(const TransferSlot& slot, BlockWriter* into, const PipelineOptions& pipeline, TransferResult& out) override;
   void Finish(const std::string& run_id) override;
   std::optional<double> CeilingMBps() const override { return path_.CeilingMBps(); }
   uint64_t Length(uint64_t asked) const override { return read_length_ > 0 ? read_length_ : asked; }
@@ -81,8 +79,8 @@ class NativeTransport : public Transport {
   std::string local_host_ = LocalHostName();
   WriteMode write_mode_ = WriteMode::kBuffered;  // as asked, or buffered after --direct-fallback
   PathFacts path_;
-  uint64_t window_bytes_ = 0;          // --window, or sized to the path; 0 = autotuning
-  uint64_t read_length_ = 0;           // reads: the NAS file's length
+  uint64_t window_bytes_ = 0;  // --window, or sized to the path; 0 = autotuning
+  uint64_t read_length_ = 0;   // reads: the NAS file's length
 };
 
 void NativeTransport::Finish(const std::string& run_id) {
@@ -108,8 +106,7 @@ absl::Status NativeTransport::Start(const std::string& run_id, uint64_t length, 
   if (options_.direct_fallback && write_mode_ == WriteMode::kDirect &&
       std::find(modes.begin(), modes.end(), Name(WriteMode::kDirect)) == modes.end()) {
     Log(LogLevel::kWarning, kComponent,
-        "the target %s refuses O_DIRECT; --direct-fallback: writing buffered instead (rows say so)",
-        hello->target());
+        "the target %s refuses O_DIRECT; --direct-fallback: writing buffered instead (rows say so)", hello->target());
     write_mode_ = WriteMode::kBuffered;
   }
   auto path = CheckPath(options_.to, *hello, options_.link_mbps);
@@ -119,8 +116,7 @@ absl::Status NativeTransport::Start(const std::string& run_id, uint64_t length, 
   say(PathLine(path_));
   for (const std::string& warning : PathWarnings(path_)) Log(LogLevel::kWarning, kComponent, "%s", warning);
   if (uint32_t mss = PathMaxSegment(path_)) {
-    say(absl::StrFormat("mss: data connections capped at %d bytes to fit the path MTU %d", mss,
-                        *path_.path_mtu));
+    say(absl::StrFormat("mss: data connections capped at %d bytes to fit the path MTU %d", mss, *path_.path_mtu));
   }
   if (window_bytes_ > 0) {
     say(absl::StrFormat("window: %s socket buffers (%s)", FormatSize(window_bytes_),
@@ -219,8 +215,8 @@ void NativeTransport::Pull(const TransferSlot& slot, BlockWriter* into, const Pi
   request.set_read_mode(Name(o.read_mode));
   std::optional<proto::OpenTransferReply> open = Open(request, out);
   if (!open) return;
-  PullResult pulled = PullNative(TargetOf(o.to, *open, prepared->length()), into, pipeline, window_bytes_,
-                                 PathMaxSegment(path_));
+  PullResult pulled =
+      PullNative(TargetOf(o.to, *open, prepared->length()), into, pipeline, window_bytes_, PathMaxSegment(path_));
   row.set_transfer_id(open->transfer_id());
   row.set_peer(FormatHostPort({o.to.host, static_cast<uint16_t>(open->data_port())}));
   if (pulled.mss) row.set_mss(*pulled.mss);
@@ -290,8 +286,7 @@ void NativeTransport::FetchReceiverRow(uint64_t transfer_id, TransferResult& out
     out.receiver = *fetched;
     if (!options_.receiver_name.empty()) out.receiver->set_host(options_.receiver_name);
   } else if (!absl::IsNotFound(fetched.status())) {
-    Log(LogLevel::kWarning, kComponent, "no receiver row for transfer %d: %s", transfer_id,
-        fetched.status().message());
+    Log(LogLevel::kWarning, kComponent, "no receiver row for transfer %d: %s", transfer_id, fetched.status().message());
   }
 }
 
@@ -308,9 +303,8 @@ void NativeTransport::Judge(const TransferSlot& slot, const PushResult& r, Trans
   const DataTrailer& t = *r.trailer;
   if (t.status != TrailerStatus::kOk) {
     row.set_status(Name(t.status == TrailerStatus::kAborted ? Status::kAborted : Status::kFailed));
-    row.set_error(out.receiver && !out.receiver->error().empty()
-                      ? absl::StrCat("receiver: ", out.receiver->error())
-                      : TrailerError(t));
+    row.set_error(out.receiver && !out.receiver->error().empty() ? absl::StrCat("receiver: ", out.receiver->error())
+                                                                 : TrailerError(t));
     return;
   }
   RecordTimings(r, path_.CeilingMBps(), row);

@@ -4,8 +4,8 @@
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "common/netinfo.h"
 #include "common/pmtu.h"
 #include "common/policy.h"
@@ -117,10 +117,10 @@ std::string PathMtuText(const PathFacts& f, bool say_how) {
 std::vector<std::string> PathWarnings(const PathFacts& f) {
   std::vector<std::string> warnings;
   if (f.mtu && f.peer_mtu && *f.mtu != *f.peer_mtu) {
-    warnings.push_back(absl::StrFormat(
-        "MTU mismatch: %d here, %d on the receiver; frames above %d bytes cannot be used end to "
-        "end - set the same MTU on both NICs (and the switch ports between them)",
-        *f.mtu, *f.peer_mtu, std::min(*f.mtu, *f.peer_mtu)));
+    warnings.push_back(
+        absl::StrFormat("MTU mismatch: %d here, %d on the receiver; frames above %d bytes cannot be used end to "
+                        "end - set the same MTU on both NICs (and the switch ports between them)",
+                        *f.mtu, *f.peer_mtu, std::min(*f.mtu, *f.peer_mtu)));
   }
   const std::optional<uint32_t> ends = f.EndsMtu();
   if (!f.path_mtu && !f.probe_offered) {
@@ -128,19 +128,19 @@ std::vector<std::string> PathWarnings(const PathFacts& f) {
         "path MTU unknown: the receiver does not answer path MTU probes (an older nasperf, or "
         "its UDP port was taken - see the receiver's log)");
   } else if (!f.path_mtu) {
-    warnings.push_back(absl::StrFormat(
-        "path MTU unknown: no answer to UDP probes from %s - a firewall dropping UDP to the "
-        "receiver's data port",
-        f.receiver.host));
+    warnings.push_back(
+        absl::StrFormat("path MTU unknown: no answer to UDP probes from %s - a firewall dropping UDP to the "
+                        "receiver's data port",
+                        f.receiver.host));
   } else if (ends && *f.path_mtu < *ends) {
     if (*ends > kJumboAbove) {
-      warnings.push_back(absl::StrFormat(
-          "jumbo frames do not pass end to end: both ends allow %d but only %d-byte packets "
-          "arrive%s - check the switch or bridge between them (its ports' MTU)",
-          *ends, *f.path_mtu, f.icmp_seen ? " (a router said so)" : ""));
+      warnings.push_back(
+          absl::StrFormat("jumbo frames do not pass end to end: both ends allow %d but only %d-byte packets "
+                          "arrive%s - check the switch or bridge between them (its ports' MTU)",
+                          *ends, *f.path_mtu, f.icmp_seen ? " (a router said so)" : ""));
     } else {
-      warnings.push_back(absl::StrFormat(
-          "path MTU %d is below the interfaces' %d - a tunnel or VPN on the way?", *f.path_mtu, *ends));
+      warnings.push_back(
+          absl::StrFormat("path MTU %d is below the interfaces' %d - a tunnel or VPN on the way?", *f.path_mtu, *ends));
     }
   }
   // Above about 16 KiB MTU (loopback) Linux bounds the MSS to half the peer's
@@ -148,27 +148,27 @@ std::vector<std::string> PathWarnings(const PathFacts& f) {
   if (f.mss && f.EffectiveMtu() && *f.EffectiveMtu() <= kLargestJumbo) {
     const uint32_t expected = *f.EffectiveMtu() - TcpOverhead(f.ipv6);
     if (*f.mss + kMssSlack < expected) {
-      warnings.push_back(absl::StrFormat(
-          "MSS %d is lower than MTU %d implies (%d): something on the path clamps the MSS "
-          "(a firewall or router 'MSS clamping' rule) - check it",
-          *f.mss, *f.EffectiveMtu(), expected));
+      warnings.push_back(
+          absl::StrFormat("MSS %d is lower than MTU %d implies (%d): something on the path clamps the MSS "
+                          "(a firewall or router 'MSS clamping' rule) - check it",
+                          *f.mss, *f.EffectiveMtu(), expected));
     }
   }
   if (!f.link_from_flag && f.link_mbps && f.nic_max_mbps && *f.link_mbps < *f.nic_max_mbps) {
-    warnings.push_back(absl::StrFormat(
-        "link %s negotiated at %d Mb/s but the NIC can do %d Mb/s - check the cable, the switch "
-        "port and its speed setting",
-        f.interface, *f.link_mbps, *f.nic_max_mbps));
+    warnings.push_back(
+        absl::StrFormat("link %s negotiated at %d Mb/s but the NIC can do %d Mb/s - check the cable, the switch "
+                        "port and its speed setting",
+                        f.interface, *f.link_mbps, *f.nic_max_mbps));
   }
   return warnings;
 }
 
 std::string PathLine(const PathFacts& f) {
-  std::string line = absl::StrFormat(
-      "path: %s via %s (%s), MTU %s, link %s%s; receiver MTU %s; path MTU %s, MSS %s",
-      FormatHostPort(f.receiver), f.interface.empty() ? "?" : f.interface,
-      f.local_address.empty() ? "?" : f.local_address, Show(f.mtu), Show(f.link_mbps, " Mb/s"),
-      f.link_from_flag ? " (--link-speed)" : "", Show(f.peer_mtu), PathMtuText(f, false), Show(f.mss));
+  std::string line =
+      absl::StrFormat("path: %s via %s (%s), MTU %s, link %s%s; receiver MTU %s; path MTU %s, MSS %s",
+                      FormatHostPort(f.receiver), f.interface.empty() ? "?" : f.interface,
+                      f.local_address.empty() ? "?" : f.local_address, Show(f.mtu), Show(f.link_mbps, " Mb/s"),
+                      f.link_from_flag ? " (--link-speed)" : "", Show(f.peer_mtu), PathMtuText(f, false), Show(f.mss));
   if (f.rtt_ms > 0) absl::StrAppendFormat(&line, ", RTT %.2f ms", f.rtt_ms);
   if (auto ceiling = f.CeilingMBps()) absl::StrAppendFormat(&line, ", TCP ceiling %.0f MB/s", *ceiling);
   return line;
@@ -198,10 +198,9 @@ absl::StatusOr<int> RunProbe(const ProbeOptions& options, std::FILE* out) {
   auto row = [out](const char* name, const std::string& value) {
     std::fprintf(out, "  %-16s %s\n", name, value.c_str());
   };
-  std::fprintf(out, "receiver %s (nasperf %s) at %s\n", hello->host().c_str(),
-               hello->version().c_str(), FormatHostPort(options.to).c_str());
-  row("interface", f.interface.empty() ? "unknown"
-                                       : absl::StrCat(f.interface, " (", f.local_address, ")"));
+  std::fprintf(out, "receiver %s (nasperf %s) at %s\n", hello->host().c_str(), hello->version().c_str(),
+               FormatHostPort(options.to).c_str());
+  row("interface", f.interface.empty() ? "unknown" : absl::StrCat(f.interface, " (", f.local_address, ")"));
   row("local MTU", Show(f.mtu));
   row("receiver MTU", Show(f.peer_mtu));
   row("path MTU", PathMtuText(f, true));
@@ -212,10 +211,9 @@ absl::StatusOr<int> RunProbe(const ProbeOptions& options, std::FILE* out) {
   auto ceiling = f.CeilingMBps();
   row("TCP ceiling", ceiling ? absl::StrFormat("%.0f MB/s", *ceiling) : "unknown (no link speed)");
   const uint64_t window = AutoWindowBytes(f);
-  row("socket buffers",
-      window ? absl::StrCat(FormatSize(window), " (2 x bandwidth-delay product)")
-             : f.link_mbps && f.rtt_ms > 0 ? "kernel autotuning (covers the bandwidth-delay product)"
-                                           : "kernel autotuning (no link speed or RTT to size them by)");
+  row("socket buffers", window ? absl::StrCat(FormatSize(window), " (2 x bandwidth-delay product)")
+                        : f.link_mbps && f.rtt_ms > 0 ? "kernel autotuning (covers the bandwidth-delay product)"
+                                                      : "kernel autotuning (no link speed or RTT to size them by)");
   std::vector<std::string> warnings = PathWarnings(f);
   for (const std::string& w : warnings) std::fprintf(out, "warning: %s\n", w.c_str());
   std::fprintf(out, "%s\n", warnings.empty() ? "path ok" : "path has problems (see warnings)");

@@ -20,21 +20,21 @@
 namespace nasperf {
 
 struct PathFacts {
-  HostPort receiver;                  // the control address
-  std::string interface;              // local interface toward the receiver; empty = unknown
+  HostPort receiver;      // the control address
+  std::string interface;  // local interface toward the receiver; empty = unknown
   std::string local_address;
   std::optional<uint32_t> mtu;        // that interface's MTU
   std::optional<uint32_t> link_mbps;  // --link-speed, else the negotiated NIC speed
   bool link_from_flag = false;
-  std::optional<uint32_t> nic_max_mbps;  // fastest mode the local NIC supports
-  std::optional<uint32_t> peer_mtu;   // the receiver's interface MTU (Hello)
-  std::optional<uint32_t> path_mtu;   // the MTU the probe's finding means (MtuMeant)
+  std::optional<uint32_t> nic_max_mbps;     // fastest mode the local NIC supports
+  std::optional<uint32_t> peer_mtu;         // the receiver's interface MTU (Hello)
+  std::optional<uint32_t> path_mtu;         // the MTU the probe's finding means (MtuMeant)
   std::optional<uint32_t> path_mtu_probed;  // largest DF datagram that arrived whole
-  std::optional<uint32_t> mss;        // TCP_MAXSEG of a data connection
+  std::optional<uint32_t> mss;              // TCP_MAXSEG of a data connection
   bool ipv6 = false;
   bool icmp_seen = false;
-  bool probe_offered = false;         // the receiver's Hello named a probe port
-  double rtt_ms = 0;                  // 0 = not measured
+  bool probe_offered = false;  // the receiver's Hello named a probe port
+  double rtt_ms = 0;           // 0 = not measured
 
   // The smaller of the two interfaces' MTUs (the local one when the peer's is unknown).
   std::optional<uint32_t> EndsMtu() const;
@@ -75,7 +75,7 @@ uint64_t AutoWindowBytes(const PathFacts& facts);
 struct ProbeOptions {
   HostPort to{"", kAgentPort};
   std::string token;
-  uint32_t link_mbps = 0;             // --link-speed
+  uint32_t link_mbps = 0;  // --link-speed
   std::shared_ptr<const PeerTrust> trust;
 };
 

@@ -27,7 +27,7 @@ struct TransportCaps {
   bool reads = false;        // --direction read
   bool read_cache = false;   // --cache and --read-mode: the far end's page cache is ours to set
   bool reads_laid_out = false;  // a read may read a file the far end lays out (--size); else only --remote-file
-  bool barrier = false;      // a write's streams wait in RunOptions::before_first_byte: a lab can start them together
+  bool barrier = false;  // a write's streams wait in RunOptions::before_first_byte: a lab can start them together
 };
 
 struct TransportEntry {

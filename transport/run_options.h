@@ -24,42 +24,42 @@ namespace nasperf {
 
 struct RunOptions {
   TransportKind transport = TransportKind::kNative;
-  HostPort to{"", kAgentPort};             // native: the receiver's control port
-  SshOptions ssh;                    // scp, sftp: destination, keys, host key policy
+  HostPort to{"", kAgentPort};  // native: the receiver's control port
+  SshOptions ssh;               // scp, sftp: destination, keys, host key policy
   std::string token;
-  std::string file;                 // send this file, or
-  uint64_t size = 0;                // generated data of this size
+  std::string file;   // send this file, or
+  uint64_t size = 0;  // generated data of this size
   Pattern pattern = Pattern::kRandom;
   int runs = 1;
   int warmup = 0;
   int streams = 1;
   absl::Duration pause = absl::ZeroDuration();
   std::string label;
-  std::string run_id;               // empty: generated
+  std::string run_id;  // empty: generated
   WriteMode write_mode = WriteMode::kBuffered;
-  SyncPolicy sync_policy;           // default: end
-  std::optional<Cleanup> cleanup;   // none: the receiver's default (over SSH: each)
+  SyncPolicy sync_policy;          // default: end
+  std::optional<Cleanup> cleanup;  // none: the receiver's default (over SSH: each)
   bool verify = false;
   // Reads (--direction read): the NAS agent streams a file of its target to us.
   Direction direction = Direction::kWrite;
-  CacheState cache = CacheState::kCold;   // the NAS's page cache before each run
+  CacheState cache = CacheState::kCold;      // the NAS's page cache before each run
   ReadMode read_mode = ReadMode::kBuffered;  // how the NAS agent reads: page cache or O_DIRECT
-  std::string remote_file;          // read this existing file of the target; empty: lay one out of --size
-  std::string local_target;         // write what arrives here (write mode, sync, cleanup apply); empty: discard
+  std::string remote_file;                   // read this existing file of the target; empty: lay one out of --size
+  std::string local_target;  // write what arrives here (write mode, sync, cleanup apply); empty: discard
   double interval_s = 1.0;
-  bool progress = false;            // live progress line (a TTY)
-  uint32_t link_mbps = 0;           // --link-speed: overrides what the NIC reports (veth, shaping)
-  uint64_t window_bytes = 0;        // --window: fixed socket buffers; 0 = sized to the path
-  bool direct_fallback = false;     // --direct-fallback: buffered when the target refuses O_DIRECT
+  bool progress = false;                   // live progress line (a TTY)
+  uint32_t link_mbps = 0;                  // --link-speed: overrides what the NIC reports (veth, shaping)
+  uint64_t window_bytes = 0;               // --window: fixed socket buffers; 0 = sized to the path
+  bool direct_fallback = false;            // --direct-fallback: buffered when the target refuses O_DIRECT
   std::shared_ptr<const PeerTrust> trust;  // TLS toward the receiver (common/tls.h); null = plain
   std::string receiver_fingerprint;        // the receiver must show this key (lab); empty: trust decides
 
   // For a lab run (lab/agent.h) driven by a controller; the defaults leave a plain
   // `nasperf sender` as it was.
-  int iteration_offset = 0;         // added to every iteration number
-  int first_stream = 0;             // streams are numbered first_stream..: unique within a lab run
-  std::string host_name;            // host column of sender rows; empty = this machine's name
-  std::string receiver_name;        // host column of the receiver's rows; empty = as it reports
+  int iteration_offset = 0;                   // added to every iteration number
+  int first_stream = 0;                       // streams are numbered first_stream..: unique within a lab run
+  std::string host_name;                      // host column of sender rows; empty = this machine's name
+  std::string receiver_name;                  // host column of the receiver's rows; empty = as it reports
   const std::atomic<bool>* cancel = nullptr;  // set: stop pushing, rows say "aborted"
   // Called on each stream's thread once its OpenTransfer returned (also when it was
   // refused), before the connect and first byte: the lab's barrier. A non-OK status

@@ -166,8 +166,8 @@ class SftpWritePipeline {
       message.assign(reinterpret_cast<const char*>(body.data() + 8), message_length);
     }
     // SFTP v3 has no "disk full": OpenSSH answers ENOSPC and EDQUOT with a bare Failure.
-    std::string reason = code == SSH_FX_FAILURE ? "it could not write (disk full or over quota?)"
-                                                : SftpCodeText(static_cast<int>(code));
+    std::string reason =
+        code == SSH_FX_FAILURE ? "it could not write (disk full or over quota?)" : SftpCodeText(static_cast<int>(code));
     if (!message.empty() && message != "Failure") absl::StrAppend(&reason, " (", message, ")");
     return absl::InternalError(absl::StrCat("the server refused a write: ", reason));
   }
@@ -182,8 +182,8 @@ class SftpWritePipeline {
 // A failed pipelined write: a lost connection explains it best, else the server's reason.
 absl::Status WriteFailure(const SshConnection& c, const std::string& path, uint64_t at, const absl::Status& why) {
   if (!c.connected()) return c.Failure(absl::StrCat("sftp write ", path, " at byte ", at));
-  return absl::Status(why.code(), absl::StrCat("sftp write ", path, " near byte ", at, " on ", c.where(), ": ",
-                                               why.message()));
+  return absl::Status(why.code(),
+                      absl::StrCat("sftp write ", path, " near byte ", at, " on ", c.where(), ": ", why.message()));
 }
 
 // One SFTP file as the push loop's writer: pieces of at most `write_size` bytes,
@@ -345,10 +345,8 @@ class SshTransport : public Transport {
   SshTransport(const SshOptions& options, const SshRunPlan& plan) : options_(options), plan_(plan) {}
 
   absl::Status Start(const std::string& run_id, uint64_t length, const ConsoleLine& say) override;
-  void Push(const TransferSlot& slot, PayloadSource& source, const PushOptions& push,
-            TransferResult& out) override;
-  void Pull(const TransferSlot& slot, BlockWriter* into, const PipelineOptions& pipeline,
-            TransferResult& out) override;
+  void Push(const TransferSlot& slot, PayloadSource& source, const PushOptions& push, TransferResult& out) override;
+  void Pull(const TransferSlot& slot, BlockWriter* into, const PipelineOptions& pipeline, TransferResult& out) override;
   void Finish(const std::string& run_id) override;
   std::optional<double> CeilingMBps() const override { return ceiling_mb_per_s_; }
   uint64_t Length(uint64_t asked) const override { return read_length_ > 0 ? read_length_ : asked; }
@@ -368,9 +366,9 @@ class SshTransport : public Transport {
 
   const SshOptions options_;
   SshRunPlan plan_;
-  SyncPolicy effective_sync_;       // what the rows can honestly claim
-  uint64_t sync_every_ = 0;         // every=SIZE, bytes; 0: only at the end
-  bool fsync_ = false;              // sftp_fsync after the last byte (and every sync_every_)
+  SyncPolicy effective_sync_;          // what the rows can honestly claim
+  uint64_t sync_every_ = 0;            // every=SIZE, bytes; 0: only at the end
+  bool fsync_ = false;                 // sftp_fsync after the last byte (and every sync_every_)
   bool sftp_for_housekeeping_ = true;  // scp: the server also offers SFTP
   std::optional<uint32_t> mtu_, link_mbps_;
   std::optional<double> ceiling_mb_per_s_;
@@ -433,8 +431,8 @@ absl::Status SshTransport::Start(const std::string& run_id, uint64_t length, con
         if (needed > free_bytes) {
           return absl::FailedPreconditionError(absl::StrCat(
               c.where(), ": ", options_.to.dir, " has ", FormatSize(free_bytes), " free, this run would write up to ",
-              FormatSize(needed), " there (", plan_.files_at_once, " file", plan_.files_at_once == 1 ? "" : "s",
-              " of ", FormatSize(length), " at once); use --cleanup each, fewer runs or a smaller size"));
+              FormatSize(needed), " there (", plan_.files_at_once, " file", plan_.files_at_once == 1 ? "" : "s", " of ",
+              FormatSize(length), " at once); use --cleanup each, fewer runs or a smaller size"));
         }
       }
     }
@@ -461,16 +459,14 @@ absl::Status SshTransport::Start(const std::string& run_id, uint64_t length, con
   }
   if (plan_.link_mbps > 0) link_mbps_ = plan_.link_mbps;
   if (mtu_ && link_mbps_) ceiling_mb_per_s_ = TcpGoodputCeilingMBps(*link_mbps_, *mtu_);
-  say(absl::StrFormat("%s %s (%s, host key %s, cipher %s): %s, %s, %s", options_.sftp ? "sftp" : "scp",
-                      c.where(), ssh_get_serverbanner(c.session()) ? ssh_get_serverbanner(c.session()) : "?",
-                      c.host_key(), ssh_get_cipher_out(c.session()) ? ssh_get_cipher_out(c.session()) : "?",
-                      options_.to.dir, free_text,
-                      fsync_ ? "fsync@openssh.com offered" : "no remote sync (times end at the last byte)"));
-  say(absl::StrFormat("path: %s via %s (%s), MTU %s, link %s%s; no agent there: receiver columns stay empty",
-                      peer_, facts.ok() ? facts->name : "?", facts.ok() ? facts->local_address : "?",
-                      mtu_ ? absl::StrCat(*mtu_) : "unknown",
-                      link_mbps_ ? absl::StrCat(*link_mbps_, " Mb/s") : "unknown",
-                      plan_.link_mbps > 0 ? " (--link-speed)" : ""));
+  say(absl::StrFormat("%s %s (%s, host key %s, cipher %s): %s, %s, %s", options_.sftp ? "sftp" : "scp", c.where(),
+                      ssh_get_serverbanner(c.session()) ? ssh_get_serverbanner(c.session()) : "?", c.host_key(),
+                      ssh_get_cipher_out(c.session()) ? ssh_get_cipher_out(c.session()) : "?", options_.to.dir,
+                      free_text, fsync_ ? "fsync@openssh.com offered" : "no remote sync (times end at the last byte)"));
+  say(absl::StrFormat(
+      "path: %s via %s (%s), MTU %s, link %s%s; no agent there: receiver columns stay empty", peer_,
+      facts.ok() ? facts->name : "?", facts.ok() ? facts->local_address : "?", mtu_ ? absl::StrCat(*mtu_) : "unknown",
+      link_mbps_ ? absl::StrCat(*link_mbps_, " Mb/s") : "unknown", plan_.link_mbps > 0 ? " (--link-speed)" : ""));
   absl::MutexLock lock(&mu_);
   connections_[0] = std::move(*opened);
   return absl::OkStatus();
@@ -531,8 +527,7 @@ void SshTransport::FillPathCells(proto::TransferReport& row) const {
   if (link_mbps_) row.set_link_mbps(*link_mbps_);
 }
 
-void SshTransport::Push(const TransferSlot& slot, PayloadSource& source, const PushOptions& push,
-                        TransferResult& out) {
+void SshTransport::Push(const TransferSlot& slot, PayloadSource& source, const PushOptions& push, TransferResult& out) {
   proto::TransferReport& row = out.sender;
   FillPathCells(row);
   row.set_sync_policy(SyncPolicyName(effective_sync_));
@@ -581,9 +576,8 @@ void SshTransport::Push(const TransferSlot& slot, PayloadSource& source, const P
   }
 }
 
-absl::Status SshTransport::PushSftp(SshConnection& c, const std::string& path, uint64_t length,
-                                    PayloadSource& source, const PushOptions& push, StreamBarrier& barrier,
-                                    PushResult& r) {
+absl::Status SshTransport::PushSftp(SshConnection& c, const std::string& path, uint64_t length, PayloadSource& source,
+                                    const PushOptions& push, StreamBarrier& barrier, PushResult& r) {
   absl::StatusOr<sftp_session> sftp = c.Sftp();
   if (!sftp.ok()) return sftp.status();
   // O_EXCL: a file already there is somebody's data, never overwritten.
@@ -612,9 +606,8 @@ absl::Status SshTransport::PushSftp(SshConnection& c, const std::string& path, u
 // to speak the scp protocol through libssh, which is what this baseline measures.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-absl::Status SshTransport::PushScp(SshConnection& c, const std::string& name, uint64_t length,
-                                   PayloadSource& source, const PushOptions& push, StreamBarrier& barrier,
-                                   PushResult& r) {
+absl::Status SshTransport::PushScp(SshConnection& c, const std::string& name, uint64_t length, PayloadSource& source,
+                                   const PushOptions& push, StreamBarrier& barrier, PushResult& r) {
   const std::string path = RemotePath(options_.to.dir, name);
   if (sftp_for_housekeeping_) {
     // scp itself would overwrite: look first.
@@ -681,9 +674,7 @@ void SshTransport::Finish(const std::string& run_id) {
 
 }  // namespace
 
-
-absl::StatusOr<std::unique_ptr<Transport>> NewSshTransport(const SshOptions& options,
-                                                           const SshRunPlan& plan) {
+absl::StatusOr<std::unique_ptr<Transport>> NewSshTransport(const SshOptions& options, const SshRunPlan& plan) {
   static std::once_flag once;
   static int init_rc = 0;
   std::call_once(once, [] { init_rc = ssh_init(); });
@@ -722,7 +713,7 @@ TransportEntry ScpTransportEntry() {
 TransportEntry SftpTransportEntry() {
   TransportCaps caps;
   caps.ssh_login = true;
-  caps.reads = true;  // of an existing --remote-file: the server's cache is not ours to set
+  caps.reads = true;    // of an existing --remote-file: the server's cache is not ours to set
   caps.barrier = true;  // SshTransport::Push (a read's Pull does not wait: no lab read over sftp)
   return {TransportKind::kSftp, "SFTP to any SSH server (no agent; syncs with fsync@openssh.com when offered)", caps,
           &MakeSshTransport};

@@ -7,8 +7,8 @@
 #ifndef NASPERF_TRANSPORT_SSH_H_
 #define NASPERF_TRANSPORT_SSH_H_
 
-#include <cstddef>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -24,10 +24,10 @@ namespace nasperf {
 
 // What the SSH transport needs from the run beyond the destination.
 struct SshRunPlan {
-  SyncPolicy sync_policy;           // sftp with fsync@openssh.com; scp: none (reads: the local target's)
+  SyncPolicy sync_policy;  // sftp with fsync@openssh.com; scp: none (reads: the local target's)
   Cleanup cleanup = Cleanup::kEach;
-  uint64_t files_at_once = 1;       // most files the run leaves on the target at once
-  uint32_t link_mbps = 0;           // --link-speed
+  uint64_t files_at_once = 1;  // most files the run leaves on the target at once
+  uint32_t link_mbps = 0;      // --link-speed
   // Reads over sftp (`--direction read`): pull remote_file (in the destination
   // directory); where it lands is the loop's (sender/local_copy.h).
   Direction direction = Direction::kWrite;
@@ -37,8 +37,7 @@ struct SshRunPlan {
   std::function<absl::Status()> before_first_byte;
 };
 
-absl::StatusOr<std::unique_ptr<Transport>> NewSshTransport(const SshOptions& options,
-                                                           const SshRunPlan& plan);
+absl::StatusOr<std::unique_ptr<Transport>> NewSshTransport(const SshOptions& options, const SshRunPlan& plan);
 // The registry entries: scp and sftp, one implementation.
 TransportEntry ScpTransportEntry();
 TransportEntry SftpTransportEntry();

@@ -32,7 +32,7 @@ struct TransferSlot {
 struct TransferResult {
   proto::TransferReport sender;
   std::optional<proto::TransferReport> receiver;  // only an agent can write this row
-  bool stop_loop = false;  // a refusal that every later transfer would meet too
+  bool stop_loop = false;                         // a refusal that every later transfer would meet too
   // The transfer also paid a one-off start-up cost of the transport's session (the
   // first over a new SSH session): its rate is not the loop's steady rate.
   bool startup = false;

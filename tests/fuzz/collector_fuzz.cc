@@ -47,7 +47,8 @@ void CheckLines(const std::string& text, size_t columns) {
     if (cells.size() != columns) __builtin_trap();
     for (const std::string& cell : cells) {
       size_t first = cell.find_first_not_of(" \t");
-      if (first != std::string::npos && (cell[first] == '=' || cell[first] == '+' || cell[first] == '@')) __builtin_trap();
+      if (first != std::string::npos && (cell[first] == '=' || cell[first] == '+' || cell[first] == '@'))
+        __builtin_trap();
     }
   }
 }

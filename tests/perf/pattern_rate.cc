@@ -24,7 +24,7 @@ int main() {
     checksum.Update(source.Next(offset, PatternSource::kChunk), PatternSource::kChunk);
   }
   double hash_s = NanosToSeconds(MonoNanos() - start);
-  std::printf("pattern_mb_s=%.0f xxh3_mb_s=%.0f (%llu)\n", kBytes / pattern_s / 1e6,
-              kBytes / 4 / hash_s / 1e6, static_cast<unsigned long long>(sink + checksum.Digest() % 2));
+  std::printf("pattern_mb_s=%.0f xxh3_mb_s=%.0f (%llu)\n", kBytes / pattern_s / 1e6, kBytes / 4 / hash_s / 1e6,
+              static_cast<unsigned long long>(sink + checksum.Digest() % 2));
   return 0;
 }

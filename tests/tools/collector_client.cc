@@ -57,8 +57,8 @@ proto::TransferReport MakeReport(const std::string& run, int iteration, int stre
 }
 
 // THREADS reporters x N distinct reports each, one channel per reporter.
-int Flood(const HostPort& address, const std::string& token, const std::shared_ptr<const PeerTrust>& trust, const std::string& run,
-          int threads, int per_thread) {
+int Flood(const HostPort& address, const std::string& token, const std::shared_ptr<const PeerTrust>& trust,
+          const std::string& run, int threads, int per_thread) {
   std::vector<std::thread> workers;
   std::vector<int> failures(threads, 0);
   std::vector<std::string> first_error(threads);
@@ -84,13 +84,14 @@ int Flood(const HostPort& address, const std::string& token, const std::shared_p
     failed += failures[t];
     if (failures[t] > 0 && why.empty()) why = absl::StrCat(" (reporter ", t, ", first: ", first_error[t], ")");
   }
-  std::printf("run_id=%s reports=%d seconds=%.3f reports_per_s=%.0f failed=%d\n", run.c_str(),
-              threads * per_thread, seconds, threads * per_thread / seconds, failed);
+  std::printf("run_id=%s reports=%d seconds=%.3f reports_per_s=%.0f failed=%d\n", run.c_str(), threads * per_thread,
+              seconds, threads * per_thread / seconds, failed);
   return failed == 0 ? 0 : Fail(absl::StrCat(failed, " reports failed or were duplicates", why));
 }
 
 // Oversized and malformed fields: every one must be refused as INVALID_ARGUMENT.
-int Malformed(const HostPort& address, const std::string& token, const std::shared_ptr<const PeerTrust>& trust, const std::string& run) {
+int Malformed(const HostPort& address, const std::string& token, const std::shared_ptr<const PeerTrust>& trust,
+              const std::string& run) {
   CollectorClient client(address, token, trust);
   std::vector<std::pair<std::string, proto::TransferReport>> cases;
   auto add = [&](const std::string& name, auto mutate) {
@@ -112,8 +113,8 @@ int Malformed(const HostPort& address, const std::string& token, const std::shar
   for (const auto& [name, report] : cases) {
     auto result = client.Report(report);
     if (result.ok() || !absl::IsInvalidArgument(result.status())) {
-      return Fail(absl::StrCat(name, ": expected INVALID_ARGUMENT, got ",
-                               result.ok() ? "OK" : result.status().ToString()));
+      return Fail(
+          absl::StrCat(name, ": expected INVALID_ARGUMENT, got ", result.ok() ? "OK" : result.status().ToString()));
     }
   }
   return 0;

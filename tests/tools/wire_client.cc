@@ -166,8 +166,7 @@ int TicketModes(ReceiverClient& client, const HostPort& data, const std::string&
   }
   if (mode == "expired") {
     // The expiry is a property of time itself: wait past the ticket's TTL.
-    std::this_thread::sleep_for(std::chrono::milliseconds(
-        static_cast<int64_t>(open->ticket_ttl_s() * 1000) + 500));
+    std::this_thread::sleep_for(std::chrono::milliseconds(static_cast<int64_t>(open->ticket_ttl_s() * 1000) + 500));
     return Exchange(data, header, size) == Answer::kRefusalTrailer ? 0 : Fail("expired ticket was not refused");
   }
   if (mode == "wrong-length") {

@@ -3,8 +3,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -62,14 +62,14 @@ proto::TransferReport Report(uint64_t id, const std::string& role) {
 
 TEST(CsvSink, ContractColumnsInOrder) {
   const std::vector<std::string> contract = {
-      "run_id", "label", "iteration", "stream", "role", "host", "peer", "transport", "bytes",
-      "started_at", "duration_s", "mb_per_s", "first_byte_s", "write_s", "sync_s",
-      "net_wait_pct", "disk_wait_pct", "bottleneck", "write_mode", "sync_policy", "mtu",
-      "path_mtu", "mss", "link_mbps", "line_rate_pct", "checksum", "verified", "status", "error"};
+      "run_id",        "label",      "iteration",  "stream",      "role",         "host",     "peer",   "transport",
+      "bytes",         "started_at", "duration_s", "mb_per_s",    "first_byte_s", "write_s",  "sync_s", "net_wait_pct",
+      "disk_wait_pct", "bottleneck", "write_mode", "sync_policy", "mtu",          "path_mtu", "mss",    "link_mbps",
+      "line_rate_pct", "checksum",   "verified",   "status",      "error"};
   ASSERT_GE(TransferColumns().size(), contract.size());
   EXPECT_TRUE(std::equal(contract.begin(), contract.end(), TransferColumns().begin()));
-  const std::vector<std::string> samples = {"run_id", "label", "iteration", "stream", "role",
-                                            "host", "t_s", "bytes", "mb_per_s"};
+  const std::vector<std::string> samples = {"run_id", "label", "iteration", "stream",  "role",
+                                            "host",   "t_s",   "bytes",     "mb_per_s"};
   EXPECT_TRUE(std::equal(samples.begin(), samples.end(), SampleColumns().begin()));
 }
 
@@ -91,7 +91,7 @@ TEST(CsvSink, RowsUnknownsAndGuards) {
   EXPECT_EQ(column("error"), "write /mnt/x: No space left on device, \"really\"");
   EXPECT_EQ(column("started_at"), "2025-12-02T10:40:00.123Z");
   EXPECT_EQ(column("mb_per_s"), "2.00");
-  EXPECT_EQ(column("mtu"), "");       // unknown: empty, never 0
+  EXPECT_EQ(column("mtu"), "");  // unknown: empty, never 0
   EXPECT_EQ(column("net_wait_pct"), "");
   EXPECT_EQ(column("verified"), "");
   EXPECT_EQ(column("transfer_id"), "1");

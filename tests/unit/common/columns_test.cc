@@ -34,11 +34,38 @@ constexpr char kHeaderSoFar[] =
     "source_wait_pct,notes,cpu_user_s,cpu_sys_s,cpu_busy_pct,direction,cache,cache_resident_pct,read_mode";
 
 // The columns CheckReport bounded before the table: each must still have a bound.
-const char* const kBoundedBeforeTheTable[] = {
-    "run_id", "label", "iteration", "stream", "role", "host", "peer", "transport", "started_at", "duration_s",
-    "mb_per_s", "first_byte_s", "write_s", "sync_s", "net_wait_pct", "disk_wait_pct", "bottleneck", "write_mode",
-    "sync_policy", "line_rate_pct", "checksum", "status", "error", "source_wait_pct", "notes", "cpu_user_s",
-    "cpu_sys_s", "cpu_busy_pct", "direction", "cache", "cache_resident_pct", "read_mode"};
+const char* const kBoundedBeforeTheTable[] = {"run_id",
+                                              "label",
+                                              "iteration",
+                                              "stream",
+                                              "role",
+                                              "host",
+                                              "peer",
+                                              "transport",
+                                              "started_at",
+                                              "duration_s",
+                                              "mb_per_s",
+                                              "first_byte_s",
+                                              "write_s",
+                                              "sync_s",
+                                              "net_wait_pct",
+                                              "disk_wait_pct",
+                                              "bottleneck",
+                                              "write_mode",
+                                              "sync_policy",
+                                              "line_rate_pct",
+                                              "checksum",
+                                              "status",
+                                              "error",
+                                              "source_wait_pct",
+                                              "notes",
+                                              "cpu_user_s",
+                                              "cpu_sys_s",
+                                              "cpu_busy_pct",
+                                              "direction",
+                                              "cache",
+                                              "cache_resident_pct",
+                                              "read_mode"};
 
 // Sets a whole-number field of any width.
 void SetWhole(const FieldDescriptor* field, int64_t value, proto::TransferReport* r) {
@@ -68,9 +95,10 @@ void SetValid(const TransferColumn& column, proto::TransferReport* r) {
       }
       return;
     case CellFormat::kInteger:
-      SetWhole(field, column.bound.kind == ColumnBound::Kind::kRange
-                          ? std::max<int64_t>(column.bound.min, std::min<int64_t>(column.bound.max, 1))
-                          : 1,
+      SetWhole(field,
+               column.bound.kind == ColumnBound::Kind::kRange
+                   ? std::max<int64_t>(column.bound.min, std::min<int64_t>(column.bound.max, 1))
+                   : 1,
                r);
       return;
     case CellFormat::kSeconds:
@@ -178,8 +206,7 @@ TEST(TransferColumnTable, EachColumnHasACellInTransferRowEmptyWhenUnknown) {
     proto::TransferReport unset = FullReport();
     unset.GetReflection()->ClearField(&unset, column.field);
     const std::string cell = Cells(TransferRow(unset))[i];
-    if (column.field->has_presence() || column.format == CellFormat::kTime ||
-        column.format == CellFormat::kText) {
+    if (column.field->has_presence() || column.format == CellFormat::kTime || column.format == CellFormat::kText) {
       EXPECT_EQ(cell, "") << column.name << " unknown, but its cell says something";
     } else {
       // Fields without presence (iteration, transfer_id, warmup) always have a value.

@@ -26,10 +26,22 @@ TEST(CsvText, FormulaGuard) {
   EXPECT_EQ(FormulaGuard(" =1+1"), "' =1+1");
   EXPECT_EQ(FormulaGuard("\n=cmd|' /C calc'!A0"), "'\n=cmd|' /C calc'!A0");
   EXPECT_EQ(FormulaGuard("\r\n+1"), "'\r\n+1");
-  EXPECT_EQ(FormulaGuard("\xef\xbc\x9d" "1+1"), "'\xef\xbc\x9d" "1+1");  // U+FF1D
-  EXPECT_EQ(FormulaGuard("\xef\xbc\x8b" "1"), "'\xef\xbc\x8b" "1");      // U+FF0B
-  EXPECT_EQ(FormulaGuard("  \xef\xbc\x8d" "1"), "'  \xef\xbc\x8d" "1");  // U+FF0D after blanks
-  EXPECT_EQ(FormulaGuard("\xef\xbc\xa0" "SUM"), "'\xef\xbc\xa0" "SUM");  // U+FF20
+  EXPECT_EQ(FormulaGuard("\xef\xbc\x9d"
+                         "1+1"),
+            "'\xef\xbc\x9d"
+            "1+1");  // U+FF1D
+  EXPECT_EQ(FormulaGuard("\xef\xbc\x8b"
+                         "1"),
+            "'\xef\xbc\x8b"
+            "1");  // U+FF0B
+  EXPECT_EQ(FormulaGuard("  \xef\xbc\x8d"
+                         "1"),
+            "'  \xef\xbc\x8d"
+            "1");  // U+FF0D after blanks
+  EXPECT_EQ(FormulaGuard("\xef\xbc\xa0"
+                         "SUM"),
+            "'\xef\xbc\xa0"
+            "SUM");  // U+FF20
   EXPECT_EQ(FormulaGuard("  plain label"), "  plain label");
   EXPECT_EQ(FormulaGuard("   "), "   ");
   EXPECT_EQ(FormulaGuard(""), "");

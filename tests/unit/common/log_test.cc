@@ -8,7 +8,9 @@ namespace {
 
 TEST(Printable, ControlCharactersBecomeQuestionMarks) {
   EXPECT_EQ(Printable("nas\x1b[2J\nbox\r\t\x7f"), "nas?[2J?box???");
-  EXPECT_EQ(Printable("\xc2\x9b" "31m"), "?31m");  // C1 CSI in UTF-8
+  EXPECT_EQ(Printable("\xc2\x9b"
+                      "31m"),
+            "?31m");                                                         // C1 CSI in UTF-8
   EXPECT_EQ(Printable("caf\xc3\xa9 \xc2\xa0ok"), "caf\xc3\xa9 \xc2\xa0ok");  // other UTF-8 stays
   EXPECT_EQ(Printable(std::string("a\0b", 3)), "a?b");
 }

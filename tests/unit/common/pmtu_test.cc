@@ -163,8 +163,8 @@ TEST(PathMtu, LateAnswersStillCountAsArrived) {
       if (::poll(&p, 1, 20) <= 0) continue;
       sockaddr_in from{};
       socklen_t from_length = sizeof from;
-      ssize_t n = ::recvfrom(relay.get(), datagram.data(), datagram.size(), 0,
-                             reinterpret_cast<sockaddr*>(&from), &from_length);
+      ssize_t n = ::recvfrom(relay.get(), datagram.data(), datagram.size(), 0, reinterpret_cast<sockaddr*>(&from),
+                             &from_length);
       if (n <= 0 || ::send(upstream.get(), datagram.data(), n, 0) != n) continue;
       uint8_t reply[64];
       ssize_t r = ::recv(upstream.get(), reply, sizeof reply, 0);

@@ -37,8 +37,8 @@ TEST(IntervalSampler, AStallBecomesOneLongSample) {
 // one before it: every byte stays, and no rate comes from a sliver of time.
 TEST(IntervalSampler, ALastSliverJoinsTheSampleBeforeIt) {
   IntervalSampler s(1.0, 0);
-  s.Add(150'000'000, kSecond);          // closes [0, 1 s]
-  s.Add(150'000'000, 2 * kSecond);      // closes [1, 2 s]
+  s.Add(150'000'000, kSecond);      // closes [0, 1 s]
+  s.Add(150'000'000, 2 * kSecond);  // closes [1, 2 s]
   s.Add(13'600'000, 2 * kSecond + kSecond / 100);
   s.Finish(2 * kSecond + kSecond / 100);
   ASSERT_EQ(s.samples().size(), 2u);

@@ -35,7 +35,10 @@ TEST(Token, SimultaneousFirstStartsAgreeOnOneToken) {
     for (int i = 0; i < kAgents; ++i) {
       agents.emplace_back([&, i] {
         auto token = LoadToken("", /*generate_if_missing=*/true);
-        if (token.ok()) tokens[i] = token->token; else errors[i] = std::string(token.status().message());
+        if (token.ok())
+          tokens[i] = token->token;
+        else
+          errors[i] = std::string(token.status().message());
       });
     }
     for (auto& t : agents) t.join();

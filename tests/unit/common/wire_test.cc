@@ -29,7 +29,7 @@ TEST(Wire, HeaderIsLittleEndianAtFixedOffsets) {
   auto bytes = EncodeHeader(SampleHeader());
   EXPECT_EQ(std::memcmp(bytes.data(), "NSPFDATA", 8), 0);
   EXPECT_EQ(bytes[8], kWireVersion);
-  EXPECT_EQ(bytes[16], 42); // transfer id, low byte first
+  EXPECT_EQ(bytes[16], 42);  // transfer id, low byte first
   EXPECT_EQ(bytes[12], kHeaderSize);
 }
 

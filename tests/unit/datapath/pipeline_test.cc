@@ -60,8 +60,7 @@ class MemorySource : public ByteSource {
  public:
   // before_read runs at the start of every Read that returns data (a slow network).
   MemorySource(uint64_t length, size_t max_read, std::function<void()> before_read = {})
-      : pattern_(Pattern::kRandom, 5), length_(length), max_read_(max_read),
-        before_read_(std::move(before_read)) {}
+      : pattern_(Pattern::kRandom, 5), length_(length), max_read_(max_read), before_read_(std::move(before_read)) {}
   absl::StatusOr<size_t> Read(uint8_t* data, size_t size) override {
     if (offset_ >= length_) return 0;
     if (before_read_) before_read_();

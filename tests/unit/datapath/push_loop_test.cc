@@ -11,8 +11,8 @@
 
 #include <atomic>
 #include <optional>
-#include <thread>
 #include <string>
+#include <thread>
 
 #include "common/checksum.h"
 #include "common/fd.h"

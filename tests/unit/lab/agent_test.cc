@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "gtest/gtest.h"
 #include "common/policy.h"
+#include "gtest/gtest.h"
 
 namespace nasperf {
 namespace {

@@ -189,7 +189,8 @@ TEST_F(JobTrackerTest, AnAgentThatStopsAnsweringMidRunLosesOnlyTheStreamsItDidNo
   EXPECT_TRUE(jobs[0].agent_rows.empty());
   ASSERT_THAT(Streams(jobs[0].lost_rows, "sender"), ElementsAre(0, 1));
   EXPECT_EQ(jobs[0].lost_rows[0].status(), "failed");
-  EXPECT_THAT(jobs[0].lost_rows[0].error(), ::testing::HasSubstr("agent stopped answering mid-run: connection refused"));
+  EXPECT_THAT(jobs[0].lost_rows[0].error(),
+              ::testing::HasSubstr("agent stopped answering mid-run: connection refused"));
 }
 
 TEST_F(JobTrackerTest, TwoFailedCallsInARowAreNotYetDeath) {

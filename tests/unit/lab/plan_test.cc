@@ -76,7 +76,8 @@ agent = "10.0.0.2"
 from = "a"
 to = "b"
 file = "/data/big.mov"
-)", "p.toml");
+)",
+                        "p.toml");
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(plan->runs, 1);
   EXPECT_TRUE(plan->stop_on_failure);
@@ -95,8 +96,8 @@ std::string GoodWith(const std::string& from, const std::string& to) {
 }
 
 TEST(PlanTest, ATransferMayRead) {
-  auto plan = ParsePlan(GoodWith("streams = 2", "direction = \"read\"\ncache = \"warm\"\nread_mode = \"direct\""),
-                        "p.toml");
+  auto plan =
+      ParsePlan(GoodWith("streams = 2", "direction = \"read\"\ncache = \"warm\"\nread_mode = \"direct\""), "p.toml");
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(plan->transfers[0].direction, "read");
   EXPECT_EQ(plan->transfers[0].cache, "warm");
@@ -129,14 +130,16 @@ INSTANTIATE_TEST_SUITE_P(
         BadPlan{"BadPause", GoodWith("pause = \"30s\"", "pause = \"30 parsecs\""), "plan.toml:4: pause:"},
         BadPlan{"BadOnFailure", GoodWith("on_failure = \"continue\"", "on_failure = \"retry\""),
                 "plan.toml:5: on_failure = \"retry\" is not one of: continue, stop"},
-        BadPlan{"BadLinkSpeed", GoodWith("link_speed = \"10gbit\"", "link_speed = \"fast\""), "plan.toml:6: link_speed:"},
+        BadPlan{"BadLinkSpeed", GoodWith("link_speed = \"10gbit\"", "link_speed = \"fast\""),
+                "plan.toml:6: link_speed:"},
         BadPlan{"UnknownCollectorKey", GoodWith("out = \"results\"", "outdir = \"results\""),
                 "plan.toml:8: [collector]: unknown key \"outdir\""},
         BadPlan{"ListenAndAddress", GoodWith("out = \"results\"", "address = \"10.0.0.1:7700\""),
                 "give listen (embedded collector) or address (external), not both"},
         BadPlan{"HostWithoutAgent", GoodWith("agent = \"198.18.1.10:7600\"", ""),
                 "plan.toml:10: [[host]] 1: missing key \"agent\""},
-        BadPlan{"BadAgentAddress", GoodWith("198.18.1.10:7600", "198.18.1.10:99999"), "plan.toml:12: [[host]] 1: agent:"},
+        BadPlan{"BadAgentAddress", GoodWith("198.18.1.10:7600", "198.18.1.10:99999"),
+                "plan.toml:12: [[host]] 1: agent:"},
         BadPlan{"DuplicateHost", GoodWith("name = \"client1\"", "name = \"nas\""),
                 "plan.toml:16: [[host]] 2: host \"nas\" is already defined at line 10"},
         BadPlan{"BadMtu", GoodWith("mtu = 9000", "mtu = 12"), "plan.toml:14: [[host]] 1: mtu = 12 is not between"},
@@ -146,7 +149,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadPlan{"SizeAndFile", GoodWith("size = \"4GiB\"", "size = \"4GiB\"\nfile = \"/x\""),
                 "give either size = \"4GiB\" or file = \"/path\" (not both)"},
         BadPlan{"BadSize", GoodWith("size = \"4GiB\"", "size = \"lots\""), "plan.toml:21: [[transfer]] 1: size:"},
-        BadPlan{"TooManyStreams", GoodWith("streams = 2", "streams = 65"), "plan.toml:22: [[transfer]] 1: streams = 65"},
+        BadPlan{"TooManyStreams", GoodWith("streams = 2", "streams = 65"),
+                "plan.toml:22: [[transfer]] 1: streams = 65"},
         BadPlan{"BadWriteMode", GoodWith("write_mode = \"direct\"", "write_mode = \"fast\""),
                 "plan.toml:23: [[transfer]] 1: write_mode = \"fast\" is not one of"},
         BadPlan{"BadSync", GoodWith("sync = \"every=64MiB\"", "sync = \"sometimes\""),
@@ -170,7 +174,8 @@ ssh = "root@198.18.1.10:2222"
 ssh_identity = "/k/id"
 ssh_known_hosts = "/k/known"
 nasperf = "/opt/nasperf"
-agent_flags = ["--min-free", "off"])"), "plan.toml");
+agent_flags = ["--min-free", "off"])"),
+                        "plan.toml");
   ASSERT_TRUE(plan.ok()) << plan.status();
   const PlanHost& nas = plan->hosts[0];
   EXPECT_EQ(nas.ssh, "root@198.18.1.10:2222");
@@ -188,8 +193,9 @@ agent_flags = ["--min-free", "off"])"), "plan.toml");
 // One client whose agent sends over an SSH transport; `lines` go into the transfer.
 std::string SshTransferPlan(const std::string& lines) {
   return "[[host]]\nname = \"client1\"\nagent = \"198.18.0.11\"\n"  // lines 1-3
-         "[[transfer]]\nfrom = \"client1\"\nsize = \"32MiB\"\n" +    // lines 4-6
-         lines + "\n";
+         "[[transfer]]\nfrom = \"client1\"\nsize = \"32MiB\"\n" +   // lines 4-6
+         lines +
+         "\n";
 }
 
 TEST(PlanTest, TransportDefaultsToTheRegistrysFirst) {
@@ -204,7 +210,8 @@ TEST(PlanTest, AnSshTransportSendsToALogin) {
 to = "root@198.18.1.10:2222:/mnt/cache"
 ssh_identity = "/root/.ssh/id_ed25519"
 ssh_known_hosts = "/etc/nasperf/known_hosts"
-sync = "end")"), "plan.toml");
+sync = "end")"),
+                        "plan.toml");
   ASSERT_TRUE(plan.ok()) << plan.status();
   const PlanTransfer& t = plan->transfers[0];
   EXPECT_EQ(t.transport, *Parse<TransportKind>("sftp"));
@@ -231,22 +238,22 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         BadPlan{"UnknownTransport", SshTransferPlan("transport = \"smb\"\nto = \"nas:/x\""),
                 "plan.toml:7: [[transfer]] 1: transport = \"smb\" is not one of: native, scp, sftp"},
-        BadPlan{"DirectOverSftp",
-                GoodWith("to = \"nas\"", "to = \"root@nas:/x\"\ntransport = \"sftp\""),
+        BadPlan{"DirectOverSftp", GoodWith("to = \"nas\"", "to = \"root@nas:/x\"\ntransport = \"sftp\""),
                 "plan.toml:24: [[transfer]] 1: write_mode: transport = \"sftp\" cannot; transport = \"native\" can"},
         BadPlan{"VerifyOverScp", SshTransferPlan("transport = \"scp\"\nto = \"nas:/x\"\nverify = true"),
                 "plan.toml:9: [[transfer]] 1: verify: transport = \"scp\" cannot; transport = \"native\" can; "
                 "compare files with cmp or sha256sum"},
-        BadPlan{"ReadOverSftp",
-                SshTransferPlan("transport = \"sftp\"\nto = \"nas:/x\"\ndirection = \"read\""),
+        BadPlan{"ReadOverSftp", SshTransferPlan("transport = \"sftp\"\nto = \"nas:/x\"\ndirection = \"read\""),
                 "plan.toml:9: [[transfer]] 1: direction: transport = \"sftp\" cannot; transport = \"native\" can "
                 "(a plan's read streams a file `to` lays out)"},
         BadPlan{"SftpToAHostName", GoodWith("to = \"nas\"", "to = \"nas\"\ntransport = \"sftp\""),
-                "plan.toml:20: [[transfer]] 1: to: transport = \"sftp\" logs in over SSH: expected [user@]host:/remote/dir"},
+                "plan.toml:20: [[transfer]] 1: to: transport = \"sftp\" logs in over SSH: expected "
+                "[user@]host:/remote/dir"},
         BadPlan{"SftpToARelativeDir", SshTransferPlan("transport = \"sftp\"\nto = \"nas:2222:bench\""),
                 "the directory must be absolute"},
-        BadPlan{"LoginKeysWithAnAgent", GoodWith("streams = 2", "ssh_identity = \"/k/id\""),
-                "plan.toml:22: [[transfer]] 1: ssh_identity: transport = \"native\" cannot; transport = \"scp|sftp\" can"},
+        BadPlan{
+            "LoginKeysWithAnAgent", GoodWith("streams = 2", "ssh_identity = \"/k/id\""),
+            "plan.toml:22: [[transfer]] 1: ssh_identity: transport = \"native\" cannot; transport = \"scp|sftp\" can"},
         BadPlan{"RelativeIdentity", SshTransferPlan("transport = \"sftp\"\nto = \"nas:/x\"\nssh_identity = \"id\""),
                 "ssh_identity must be an absolute path on the sending agent's host"}),
     [](const ::testing::TestParamInfo<BadPlan>& info) { return info.param.name; });

@@ -44,10 +44,12 @@ TEST(ConnectionThreads, EachServeRunsOnItsOwnThreadAndItsSocketIsClosedAfter) {
   ConnectionThreads threads(4, 4);
   Pair a, b;
   absl::Notification a_served;
-  ASSERT_EQ(threads.Start(a.theirs, "10.0.0.1", [&](int fd) {
-    EXPECT_EQ(fd, a.theirs);
-    a_served.Notify();
-  }), ConnectionThreads::Refusal::kNone);
+  ASSERT_EQ(threads.Start(a.theirs, "10.0.0.1",
+                          [&](int fd) {
+                            EXPECT_EQ(fd, a.theirs);
+                            a_served.Notify();
+                          }),
+            ConnectionThreads::Refusal::kNone);
   ASSERT_EQ(threads.Start(b.theirs, "10.0.0.1", ServeUntilClosed), ConnectionThreads::Refusal::kNone);
   a_served.WaitForNotification();
   EXPECT_TRUE(a.PeerClosed()) << "the socket is closed once its serve returned";
@@ -98,10 +100,13 @@ TEST(ConnectionThreads, FinishedThreadsAreJoinedAsNewOnesStart) {
   for (int i = 0; i < 50; ++i) {
     Pair p;
     absl::Notification done;
-    ASSERT_EQ(threads.Start(p.theirs, "10.0.0.1", [&](int) {
-      threads.Admitted("10.0.0.1");
-      done.Notify();
-    }), ConnectionThreads::Refusal::kNone) << "round " << i;
+    ASSERT_EQ(threads.Start(p.theirs, "10.0.0.1",
+                            [&](int) {
+                              threads.Admitted("10.0.0.1");
+                              done.Notify();
+                            }),
+              ConnectionThreads::Refusal::kNone)
+        << "round " << i;
     done.WaitForNotification();
     ASSERT_TRUE(p.PeerClosed());
     // The socket is closed in the same critical section that frees the slot.

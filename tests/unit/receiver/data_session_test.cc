@@ -2,8 +2,8 @@
 // alone: the cells known at admission, the figures and verdict of a finished
 // transfer, line_rate_pct against the link's TCP ceiling, and the trailer the
 // sender reads (times relative to the first byte).
-#include "datapath/rows.h"
 #include "receiver/data_session.h"
+#include "datapath/rows.h"
 
 #include "common/netinfo.h"
 #include "common/validate.h"
@@ -33,9 +33,9 @@ PipelineResult Finished() {
   r.bytes_written = 100'000'000;
   r.first_byte_ns = 1'000'000'000;
   r.last_byte_ns = 1'800'000'000;
-  r.durable_ns = 2'000'000'000;   // 1 s from first byte to durable
+  r.durable_ns = 2'000'000'000;  // 1 s from first byte to durable
   r.sync_ns = 200'000'000;
-  r.disk_wait_ns = 300'000'000;   // with the sync: 50 % of the span waited on the disk
+  r.disk_wait_ns = 300'000'000;  // with the sync: 50 % of the span waited on the disk
   r.net_wait_ns = 100'000'000;
   return r;
 }
@@ -179,14 +179,14 @@ PushResult Served() {
   PushResult r;
   r.first_byte_ns = 1'000'000'000;
   r.last_byte_ns = 1'900'000'000;
-  r.ack_ns = 2'000'000'000;          // 1 s from the first byte read to the client's answer
+  r.ack_ns = 2'000'000'000;  // 1 s from the first byte read to the client's answer
   r.bytes_sent = 60'000'000;
-  r.source_ns = 800'000'000;         // 80 % of it reading the NAS's disk
+  r.source_ns = 800'000'000;  // 80 % of it reading the NAS's disk
   r.cpu_busy_pct = 12;
   DataTrailer t;
   t.bytes_written = 60'000'000;
   t.durable_ns = 1'000'000'000;
-  t.net_wait_ns = 850'000'000;       // the client waited for data: for the disk, mostly
+  t.net_wait_ns = 850'000'000;  // the client waited for data: for the disk, mostly
   t.disk_wait_ns = 10'000'000;
   t.cpu_busy_pct = 5;
   r.trailer = t;

@@ -154,10 +154,8 @@ TEST_F(HostileReceiver, AnotherDataPortVersionIsRefusedInWords) {
     service_.hello.set_wire_version(other);
     auto hello = Client().Hello();
     ASSERT_FALSE(hello.ok());
-    EXPECT_NE(hello.status().message().find("run the same nasperf on both ends"), std::string::npos)
-        << hello.status();
-    EXPECT_NE(hello.status().message().find(absl::StrCat("speaks version ", other == 0 ? 1 : other)),
-              std::string::npos)
+    EXPECT_NE(hello.status().message().find("run the same nasperf on both ends"), std::string::npos) << hello.status();
+    EXPECT_NE(hello.status().message().find(absl::StrCat("speaks version ", other == 0 ? 1 : other)), std::string::npos)
         << hello.status();
   }
 }

@@ -128,12 +128,16 @@ TEST(Compare, ByAnotherColumn) {
 // Reads and writes never share a statistic: the same label splits by direction, and
 // `--by direction` / `--by cache` work, also on files from before those columns.
 TEST(Report, ReadsAndWritesAreNeverOneStatistic) {
-  std::string csv = "run_id,label,iteration,stream,role,host,started_at,mb_per_s,status,warmup,direction,cache,read_mode\n";
+  std::string csv =
+      "run_id,label,iteration,stream,role,host,started_at,mb_per_s,status,warmup,direction,cache,read_mode\n";
   for (int i = 1; i <= 3; ++i) {
     csv += absl::StrCat("w,array,", i, ",0,receiver,nas,2026-12-02T10:00:0", i, ".000Z,150,ok,false,write,,\n");
-    csv += absl::StrCat("r,array,", i, ",0,receiver,nas,2026-12-02T10:01:0", i, ".000Z,60,ok,false,read,cold,buffered\n");
-    csv += absl::StrCat("r2,array,", i, ",0,receiver,nas,2026-12-02T10:02:0", i, ".000Z,900,ok,false,read,warm,buffered\n");
-    csv += absl::StrCat("r3,array,", i, ",0,receiver,nas,2026-12-02T10:03:0", i, ".000Z,58,ok,false,read,warm,direct\n");
+    csv +=
+        absl::StrCat("r,array,", i, ",0,receiver,nas,2026-12-02T10:01:0", i, ".000Z,60,ok,false,read,cold,buffered\n");
+    csv += absl::StrCat("r2,array,", i, ",0,receiver,nas,2026-12-02T10:02:0", i,
+                        ".000Z,900,ok,false,read,warm,buffered\n");
+    csv +=
+        absl::StrCat("r3,array,", i, ",0,receiver,nas,2026-12-02T10:03:0", i, ".000Z,58,ok,false,read,warm,direct\n");
   }
   ResultTable t = Table(csv);
   auto by_label = SummarizeResults(t, Role::kReceiver, "label");
@@ -264,7 +268,8 @@ TEST(Report, ALongLabelKeepsTheColumnsAligned) {
 // compare --by path_mtu pooled cache and array rows without a word.
 TEST(Compare, SaysWhenAGroupPoolsLabelsAndWhereNarrowsIt) {
   // Two sender runs: the array's rows (and its sample) under their own run id.
-  ResultTable t = Table(absl::StrReplaceAll(Csv({{"cache", kBase}, {"array", kFaster}}), {{"\nr,array,", "\nr2,array,"}}));
+  ResultTable t =
+      Table(absl::StrReplaceAll(Csv({{"cache", kBase}, {"array", kFaster}}), {{"\nr,array,", "\nr2,array,"}}));
   t.samples.push_back({"r", "cache", Role::kReceiver, "nas", 1, 0, 0.5, 100});
   t.samples.push_back({"r2", "array", Role::kReceiver, "nas", 1, 0, 0.5, 100});
   auto pooled = Compare(t, "mtu", "", Role::kReceiver);
@@ -315,7 +320,8 @@ TEST(Html, EscapesEverythingFromTheCsvAndFetchesNothing) {
   std::string evil = "\"<script>alert('x')</script>&\"";
   std::string csv = Csv({{"plain", kBase}});
   csv += "r," + evil + ",1,0,receiver,<b>host</b>,2026-12-02T11:00:00.000Z,300,disk,ok,,false,1500\n";
-  csv += "r," + evil + ",2,0,receiver,<b>host</b>,2026-12-02T11:00:01.000Z,,disk,failed,\"<img src=x onerror=y>\",false,1500\n";
+  csv += "r," + evil +
+         ",2,0,receiver,<b>host</b>,2026-12-02T11:00:01.000Z,,disk,failed,\"<img src=x onerror=y>\",false,1500\n";
   ResultTable t = Table(csv);
   t.samples.push_back({"r", "<i>s</i>", Role::kReceiver, "h", 1, 0, 0.5, 100});
   // The warm-up (iteration 0) and the failed transfer (99) of "plain": left out of the timeline.
@@ -347,9 +353,7 @@ TEST(Html, EscapesEverythingFromTheCsvAndFetchesNothing) {
   }
 }
 
-TEST(Html, EscapeTable) {
-  EXPECT_EQ(HtmlEscape("a<b>&\"'c"), "a&lt;b&gt;&amp;&quot;&#39;c");
-}
+TEST(Html, EscapeTable) { EXPECT_EQ(HtmlEscape("a<b>&\"'c"), "a&lt;b&gt;&amp;&quot;&#39;c"); }
 
 }  // namespace
 }  // namespace nasperf

@@ -25,8 +25,7 @@ constexpr char kHeader[] =
     "source_wait_pct\n";
 
 std::string Row(const std::string& label, int iteration, const std::string& role, const std::string& rate,
-                const std::string& status = "ok", const std::string& warmup = "false",
-                const std::string& error = "") {
+                const std::string& status = "ok", const std::string& warmup = "false", const std::string& error = "") {
   return "r1," + label + "," + std::to_string(iteration) + ",0," + role +
          ",nas,10.0.0.2,native,1000,2026-12-02T10:00:0" + std::to_string(iteration % 10) + ".000Z,1.0," + rate +
          ",0.001,0.5,0.1,1.0,50.0,disk,buffered,end,9000,,8948,10000,40.0,,false," + status + "," + error + "," +
@@ -94,7 +93,8 @@ TEST(ResultTable, MalformedFilesNameFileAndLine) {
     ResultTable t;
     absl::Status s = ParseTransfersCsv("e.csv", std::string(kHeader) + Row("x", 1, "sender", "1"), &t);
     EXPECT_TRUE(s.ok());
-    absl::Status bad_iteration = ParseTransfersCsv("e.csv", "label,iteration,role,mb_per_s,status\nx,one,sender,1,ok\n", &t);
+    absl::Status bad_iteration =
+        ParseTransfersCsv("e.csv", "label,iteration,role,mb_per_s,status\nx,one,sender,1,ok\n", &t);
     EXPECT_THAT(bad_iteration.message(), HasSubstr("e.csv:2: column iteration: 'one' is not a whole number"));
   }
   {
@@ -187,8 +187,9 @@ TEST_F(ResultFiles, MergesDirectoriesAndFilesAndCountsATransferOnce) {
   Write("day1/samples.csv",
         "run_id,label,iteration,stream,role,host,t_s,bytes,mb_per_s,transfer_id\n"
         "r1,a,1,0,receiver,nas,1.000,100000000,100.00,1\n");
-  std::string day2 = Write("day2.csv", "extra,status,label,iteration,role,mb_per_s,run_id,stream,host\n"
-                                       "z,ok,b,1,receiver,150,r2,0,nas\n");
+  std::string day2 = Write("day2.csv",
+                           "extra,status,label,iteration,role,mb_per_s,run_id,stream,host\n"
+                           "z,ok,b,1,receiver,150,r2,0,nas\n");
   // day1's transfers.csv named twice (as its directory and as a file): counted once.
   auto table = LoadResults({dir_ + "/day1", day2, dir_ + "/day1/transfers.csv"});
   ASSERT_TRUE(table.ok()) << table.status();

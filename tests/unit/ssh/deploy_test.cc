@@ -17,7 +17,9 @@ namespace {
 // each type given.
 std::string Elf(uint16_t machine, std::initializer_list<uint32_t> types) {
   std::string image(64 + 56 * types.size(), '\0');
-  image.replace(0, 4, "\x7f" "ELF");
+  image.replace(0, 4,
+                "\x7f"
+                "ELF");
   image[4] = 2;  // 64-bit
   image[5] = 1;  // little-endian
   image[18] = static_cast<char>(machine & 0xff);
@@ -63,7 +65,9 @@ TEST(ReadElfFacts, ThisTestBinaryIsDynamicForThisProcessor) {
 
 TEST(ReadElfFacts, RefusesWhatIsNotA64BitLittleEndianElf) {
   EXPECT_FALSE(ReadElfFacts("#!/bin/sh\necho hello\n" + std::string(64, ' ')).ok());
-  EXPECT_FALSE(ReadElfFacts("\x7f" "ELF").ok());  // too short
+  EXPECT_FALSE(ReadElfFacts("\x7f"
+                            "ELF")
+                   .ok());  // too short
   std::string thirty_two_bit = Elf(62, {1});
   thirty_two_bit[4] = 1;
   EXPECT_FALSE(ReadElfFacts(thirty_two_bit).ok());

@@ -49,7 +49,8 @@ TEST(Registry, RefusalsFollowTheCapabilities) {
   const TransportKind native = *Parse<TransportKind>("native"), scp = *Parse<TransportKind>("scp"),
                       sftp = *Parse<TransportKind>("sftp");
   EXPECT_EQ(asks(native, everything), std::vector<Ask>{Ask::kSshLogin});
-  EXPECT_EQ(asks(sftp, everything), (std::vector<Ask>{Ask::kVerify, Ask::kWriteMode, Ask::kReadLaidOut, Ask::kReadCache}));
+  EXPECT_EQ(asks(sftp, everything),
+            (std::vector<Ask>{Ask::kVerify, Ask::kWriteMode, Ask::kReadLaidOut, Ask::kReadCache}));
   EXPECT_EQ(asks(scp, everything),
             (std::vector<Ask>{Ask::kVerify, Ask::kWriteMode, Ask::kRead, Ask::kReadLaidOut, Ask::kReadCache}));
   const std::vector<Refusal> refused = RefusalsFor(sftp, everything);
