@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: installs what is missing, runs shellcheck over
-# every shell script (seconds, so a slip there shows at once), builds, runs ctest
+# every shell script and scripts/check-code.sh over the C++ (format, function length;
+# seconds, so a slip there shows at once), builds, runs ctest
 # (unit + integration with real processes; the root-only tests need root; before it,
 # scripts/package.sh builds the static binary one of them runs in a chroot), then
 # builds again with AddressSanitizer + UBSan and runs the tests there, then fuzzes
@@ -119,6 +120,7 @@ run_shellcheck() {
   return 1
 }
 stage "shellcheck" run_shellcheck
+stage "code shape (scripts/check-code.sh: clang-format, functions <= 80 lines)" scripts/check-code.sh
 
 if stage "build (RelWithDebInfo)" build_tree "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo; then
   # The self-contained binaries for NAS systems: integration.static_binary runs the
