@@ -46,7 +46,8 @@ absl::StatusOr<proto::OpenTransferReply> ReceiverClient::OpenTransfer(const prot
   return reply;
 }
 
-absl::StatusOr<proto::TransferReport> ReceiverClient::FetchReport(uint64_t transfer_id, absl::Duration wait) {
+absl::StatusOr<proto::TransferReport> ReceiverClient::FetchReport(const proto::OpenTransferRequest& opened,
+                                                                  uint64_t transfer_id, absl::Duration wait) {
   grpc::ClientContext context;
   PrepareCall(&context, token_, wait + absl::Seconds(10));
   proto::FetchReportRequest request;
@@ -55,7 +56,7 @@ absl::StatusOr<proto::TransferReport> ReceiverClient::FetchReport(uint64_t trans
   proto::TransferReport reply;
   grpc::Status status = stub_->FetchReport(&context, request, &reply);
   if (!status.ok()) return FromGrpc(status, "receiver", FormatHostPort(address_));
-  if (absl::Status bad = CheckFetchedReport(reply, transfer_id); !bad.ok()) return Refuse(bad);
+  if (absl::Status bad = CheckFetchedReport(reply, transfer_id, opened); !bad.ok()) return Refuse(bad);
   return reply;
 }
 

@@ -25,7 +25,10 @@ class ReceiverClient {
 
   absl::StatusOr<proto::HelloReply> Hello();
   absl::StatusOr<proto::OpenTransferReply> OpenTransfer(const proto::OpenTransferRequest& request);
-  absl::StatusOr<proto::TransferReport> FetchReport(uint64_t transfer_id, absl::Duration wait);
+  // The receiver's row for the transfer `opened` made (its reply's id): refused unless
+  // it names that transfer (CheckFetchedReport).
+  absl::StatusOr<proto::TransferReport> FetchReport(const proto::OpenTransferRequest& opened, uint64_t transfer_id,
+                                                    absl::Duration wait);
   absl::StatusOr<proto::EndRunReply> EndRun(const std::string& run_id);
   // May lay out request.size bytes on the NAS's disk: the deadline grows with it.
   absl::StatusOr<proto::PrepareReadReply> PrepareRead(const proto::PrepareReadRequest& request);

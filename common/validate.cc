@@ -208,12 +208,19 @@ absl::Status CheckPrepareReadReply(const proto::PrepareReadReply& r, const proto
   return Bounded("receiver's read caveat", r.caveat(), 1000);
 }
 
-absl::Status CheckFetchedReport(const proto::TransferReport& r, uint64_t transfer_id) {
+absl::Status CheckFetchedReport(const proto::TransferReport& r, uint64_t transfer_id,
+                                const proto::OpenTransferRequest& opened) {
   if (absl::Status s = CheckReport(r); !s.ok()) return s;
   if (r.role() != Name(Role::kReceiver)) return absl::InvalidArgumentError("receiver's row has role " + r.role());
   if (r.transfer_id() != transfer_id) {
     return absl::InvalidArgumentError(
         absl::StrCat("receiver's row is for transfer ", r.transfer_id(), ", asked for ", transfer_id));
+  }
+  if (r.run_id() != opened.run_id() || r.label() != opened.label() || r.iteration() != opened.iteration() ||
+      r.stream() != opened.stream()) {
+    return absl::InvalidArgumentError(absl::StrCat("receiver's row for transfer ", transfer_id, " names run ",
+                                                   r.run_id(), " iteration ", r.iteration(), " stream ", r.stream(),
+                                                   ", not the transfer that was opened"));
   }
   return absl::OkStatus();
 }

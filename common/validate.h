@@ -47,9 +47,11 @@ absl::Status CheckOpenTransferReply(const proto::OpenTransferReply& reply);
 absl::Status CheckPrepareReadReply(const proto::PrepareReadReply& reply, const proto::PrepareReadRequest& request);
 // A plain file name in a target: no '/', not "." or "..", no control characters.
 absl::Status CheckFileName(const std::string& field, const std::string& name);
-// A receiver's own row as FetchReport returns it: a valid report, role receiver,
-// for the transfer that was asked about.
-absl::Status CheckFetchedReport(const proto::TransferReport& report, uint64_t transfer_id);
+// A receiver's own row as FetchReport returns it: a valid report, role receiver, for
+// the transfer that was asked about and with the run id, label, iteration and stream
+// it was opened with (a row for another run would plant a baseline for `compare`).
+absl::Status CheckFetchedReport(const proto::TransferReport& report, uint64_t transfer_id,
+                                const proto::OpenTransferRequest& opened);
 
 }  // namespace nasperf
 

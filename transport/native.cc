@@ -71,7 +71,7 @@ class NativeTransport : public Transport {
   void FillPathCells(proto::TransferReport& row) const;
   // The opened transfer, or false with the row's error set (and the lab's barrier passed).
   std::optional<proto::OpenTransferReply> Open(const proto::OpenTransferRequest& request, TransferResult& out);
-  void FetchReceiverRow(uint64_t transfer_id, TransferResult& out);
+  void FetchReceiverRow(const proto::OpenTransferRequest& opened, uint64_t transfer_id, TransferResult& out);
   void Judge(const TransferSlot& slot, const PushResult& r, TransferResult& out) const;
 
   const RunOptions& options_;
@@ -225,7 +225,7 @@ void NativeTransport::Pull(const TransferSlot& slot, BlockWriter* into, const Pi
     return;
   }
   AddReadClientFigures(pulled.pipeline, pulled.start_ns, into != nullptr, pulled.footer, path_.CeilingMBps(), &row);
-  if (pulled.pipeline.first_byte_ns != 0) FetchReceiverRow(open->transfer_id(), out);
+  if (pulled.pipeline.first_byte_ns != 0) FetchReceiverRow(request, open->transfer_id(), out);
 }
 
 void NativeTransport::FillPathCells(proto::TransferReport& row) const {
@@ -242,7 +242,8 @@ void NativeTransport::Push(const TransferSlot& slot, PayloadSource& source, cons
   FillPathCells(row);
   row.set_write_mode(Name(write_mode_));
 
-  std::optional<proto::OpenTransferReply> open = Open(OpenRequest(slot), out);
+  const proto::OpenTransferRequest request = OpenRequest(slot);
+  std::optional<proto::OpenTransferReply> open = Open(request, out);
   if (!open) return;
   PushTarget target = TargetOf(o.to, *open, slot.length);
   PushOptions native = push;
@@ -254,7 +255,7 @@ void NativeTransport::Push(const TransferSlot& slot, PayloadSource& source, cons
   row.set_peer(FormatHostPort(target.data));
   RecordPush(r, row);
   // The receiver's own row: it exists whenever the data connection got that far.
-  if (r.trailer || r.bytes_sent > 0) FetchReceiverRow(open->transfer_id(), out);
+  if (r.trailer || r.bytes_sent > 0) FetchReceiverRow(request, open->transfer_id(), out);
   Judge(slot, r, out);
 }
 
@@ -280,8 +281,9 @@ proto::OpenTransferRequest NativeTransport::OpenRequest(const TransferSlot& slot
   return request;
 }
 
-void NativeTransport::FetchReceiverRow(uint64_t transfer_id, TransferResult& out) {
-  auto fetched = client_.FetchReport(transfer_id, absl::Seconds(30));
+void NativeTransport::FetchReceiverRow(const proto::OpenTransferRequest& opened, uint64_t transfer_id,
+                                       TransferResult& out) {
+  auto fetched = client_.FetchReport(opened, transfer_id, absl::Seconds(30));
   if (fetched.ok()) {
     out.receiver = *fetched;
     if (!options_.receiver_name.empty()) out.receiver->set_host(options_.receiver_name);

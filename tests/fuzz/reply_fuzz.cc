@@ -106,7 +106,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (got->ticket().size() != header.ticket.size()) __builtin_trap();
     std::copy(got->ticket().begin(), got->ticket().end(), header.ticket.begin());
   }
-  if (auto got = h.client->FetchReport(report.transfer_id(), absl::Seconds(1)); got.ok()) {
+  proto::OpenTransferRequest opened;  // the transfer the fuzzed row claims to be
+  opened.set_run_id(report.run_id());
+  opened.set_label(report.label());
+  opened.set_iteration(report.iteration());
+  opened.set_stream(report.stream());
+  if (auto got = h.client->FetchReport(opened, report.transfer_id(), absl::Seconds(1)); got.ok()) {
     if (!std::isfinite(got->mb_per_s()) || got->mb_per_s() < 0) __builtin_trap();
   }
   return 0;

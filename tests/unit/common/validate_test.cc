@@ -157,10 +157,18 @@ TEST(CheckPrepareReadReply, APlainFileOfTheAskedSize) {
 TEST(CheckFetchedReport, OnlyTheReceiversRowForThatTransfer) {
   proto::TransferReport r = GoodReport();
   r.set_transfer_id(9);
-  EXPECT_TRUE(CheckFetchedReport(r, 9).ok());
-  EXPECT_FALSE(CheckFetchedReport(r, 10).ok());
+  proto::OpenTransferRequest opened;
+  opened.set_run_id(r.run_id());
+  opened.set_label(r.label());
+  opened.set_iteration(r.iteration());
+  opened.set_stream(r.stream());
+  EXPECT_TRUE(CheckFetchedReport(r, 9, opened).ok());
+  EXPECT_FALSE(CheckFetchedReport(r, 10, opened).ok());
+  proto::OpenTransferRequest other_run = opened;
+  other_run.set_run_id(r.run_id() + "x");
+  EXPECT_FALSE(CheckFetchedReport(r, 9, other_run).ok()) << "a row planted for another run";
   r.set_role("sender");
-  EXPECT_FALSE(CheckFetchedReport(r, 9).ok());
+  EXPECT_FALSE(CheckFetchedReport(r, 9, opened).ok());
 }
 
 }  // namespace

@@ -167,13 +167,31 @@ TEST_F(HostileReceiver, FetchedRowsMustBeTheReceiversOwnAndSane) {
   r.set_transport("native");
   r.set_status("ok");
   r.set_transfer_id(7);
-  EXPECT_TRUE(Client().FetchReport(7, absl::Seconds(1)).ok());
-  EXPECT_FALSE(Client().FetchReport(8, absl::Seconds(1)).ok()) << "another transfer's row";
+  r.set_label("base");
+  r.set_iteration(2);
+  r.set_stream(1);
+  proto::OpenTransferRequest opened;
+  opened.set_run_id("run1");
+  opened.set_label("base");
+  opened.set_iteration(2);
+  opened.set_stream(1);
+  EXPECT_TRUE(Client().FetchReport(opened, 7, absl::Seconds(1)).ok());
+  EXPECT_FALSE(Client().FetchReport(opened, 8, absl::Seconds(1)).ok()) << "another transfer's row";
+  // Issue 29, row 8: a row planted for another run, label, iteration or stream.
+  for (int field = 0; field < 4; ++field) {
+    proto::OpenTransferRequest other = opened;
+    if (field == 0) other.set_run_id("run2");
+    if (field == 1) other.set_label("cache-on");
+    if (field == 2) other.set_iteration(3);
+    if (field == 3) other.set_stream(0);
+    EXPECT_FALSE(Client().FetchReport(other, 7, absl::Seconds(1)).ok())
+        << "a row for another transfer, field " << field;
+  }
   r.set_mb_per_s(std::numeric_limits<double>::infinity());
-  EXPECT_FALSE(Client().FetchReport(7, absl::Seconds(1)).ok()) << "infinite MB/s";
+  EXPECT_FALSE(Client().FetchReport(opened, 7, absl::Seconds(1)).ok()) << "infinite MB/s";
   r.clear_mb_per_s();
   r.set_role("sender");
-  EXPECT_FALSE(Client().FetchReport(7, absl::Seconds(1)).ok()) << "a sender row from the receiver";
+  EXPECT_FALSE(Client().FetchReport(opened, 7, absl::Seconds(1)).ok()) << "a sender row from the receiver";
 }
 
 // The whole sender loop against a receiver that hands out a 100,000-byte ticket:
