@@ -63,11 +63,15 @@ grpc::Status ControlService::PrepareRead(grpc::ServerContext* context, const pro
   absl::StatusOr<proto::PrepareReadReply> prepared =
       !request->remote_file().empty() && !options_.serve_existing_files
           ? absl::StatusOr<proto::PrepareReadReply>(ExistingFilesNotServed(request->remote_file()))
-          : nasperf::PrepareRead(target_, *request, &laid_out);
+          : nasperf::PrepareRead(
+                target_, *request,
+                options_.serve_existing_files || table_.WasLaidOut(ReadFileName(request->run_id(), request->stream())),
+                &laid_out);
   if (!prepared.ok()) {
     Log(LogLevel::kInfo, kComponent, "refused read setup from %s: %s", context->peer(), prepared.status().message());
     return ToGrpc(prepared.status());
   }
+  if (request->remote_file().empty()) table_.NoteLaidOut(prepared->file());
   if (laid_out && cleanup != Cleanup::kNever) table_.KeepUntilRunEnds(request->run_id(), prepared->file());
   *reply = std::move(*prepared);
   return grpc::Status::OK;
@@ -165,7 +169,7 @@ absl::StatusOr<TransferPlan> ControlService::Plan(const proto::OpenTransferReque
 absl::StatusOr<TransferPlan> ControlService::PlanRead(TransferPlan plan) {
   const proto::OpenTransferRequest& request = plan.request;
   if (absl::Status s = CheckFileName("read file", request.read_file()); !s.ok()) return s;
-  if (!IsLaidOutName(request.read_file()) && !options_.serve_existing_files) {
+  if (!table_.WasLaidOut(request.read_file()) && !options_.serve_existing_files) {
     return ExistingFilesNotServed(request.read_file());
   }
   if (auto cache = Parse<CacheState>(request.cache()); !cache.ok()) return cache.status();

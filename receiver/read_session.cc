@@ -20,8 +20,6 @@ std::string ReadFileName(const std::string& run_id, int stream) {
   return absl::StrCat(kLaidOutPrefix, run_id, "-", stream, ".dat");
 }
 
-bool IsLaidOutName(const std::string& name) { return absl::StartsWith(name, kLaidOutPrefix); }
-
 absl::Status ExistingFilesNotServed(const std::string& name) {
   return absl::PermissionDeniedError(
       absl::StrCat("this receiver does not serve existing files (", name,
@@ -29,7 +27,7 @@ absl::Status ExistingFilesNotServed(const std::string& name) {
 }
 
 absl::StatusOr<proto::PrepareReadReply> PrepareRead(Target& target, const proto::PrepareReadRequest& request,
-                                                    bool* laid_out) {
+                                                    bool reuse_existing, bool* laid_out) {
   *laid_out = false;
   if (absl::Status s = CheckRunId(request.run_id()); !s.ok()) return s;
   if (request.stream() < 0 || request.stream() > 1023) return absl::InvalidArgumentError("stream out of range");
@@ -42,6 +40,9 @@ absl::StatusOr<proto::PrepareReadReply> PrepareRead(Target& target, const proto:
   if (request.remote_file().empty()) {
     if (request.size() == 0) return absl::InvalidArgumentError("size must be positive");
     reply.set_file(ReadFileName(request.run_id(), request.stream()));
+    uint64_t existing = 0;
+    if (!reuse_existing && target.OpenForRead(reply.file(), &existing).ok())
+      return ExistingFilesNotServed(reply.file());
     const uint64_t seed = std::hash<std::string>()(request.run_id()) ^ static_cast<uint64_t>(request.stream());
     if (absl::Status s = target.LayOut(reply.file(), request.size(), seed, laid_out); !s.ok()) return s;
   } else {

@@ -20,15 +20,15 @@ namespace nasperf {
 
 // The file the request names (an existing one in the target), or the one it lays out
 // (nasperf-read-RUN-STREAM.dat, the generated payload, synced), then the cache state:
-// cold drops the file's pages, warm reads it through once. *laid_out: this call wrote
-// the file (it goes when the run ends, per cleanup).
+// cold drops the file's pages, warm reads it through once. A file already there under
+// the laid-out name is read again only when `reuse_existing` (this receiver laid it
+// out, or it serves existing files): anyone may name a file nasperf-read-*. *laid_out:
+// this call wrote the file (it goes when the run ends, per cleanup).
 absl::StatusOr<proto::PrepareReadReply> PrepareRead(Target& target, const proto::PrepareReadRequest& request,
-                                                    bool* laid_out);
+                                                    bool reuse_existing, bool* laid_out);
 
 // The name PrepareRead lays a stream's file out under.
 std::string ReadFileName(const std::string& run_id, int stream);
-// Whether `name` is one PrepareRead lays out (anything else is the user's data).
-bool IsLaidOutName(const std::string& name);
 // The refusal for an existing file when the receiver does not serve them.
 absl::Status ExistingFilesNotServed(const std::string& name);
 

@@ -112,10 +112,24 @@ void TransferTable::KeepUntilRunEnds(const std::string& run_id, const std::strin
   run_files_[run_id].push_back(file_name);
 }
 
+void TransferTable::NoteLaidOut(const std::string& file_name) {
+  absl::MutexLock lock(&mu_);
+  laid_out_.insert(file_name);
+}
+
+bool TransferTable::WasLaidOut(const std::string& file_name) {
+  absl::MutexLock lock(&mu_);
+  return laid_out_.contains(file_name);
+}
+
+// The run's files leave the laid-out set too: the caller removes them, and a file
+// planted later under the same name is not ours.
 std::vector<std::string> TransferTable::TakeRunFiles(const std::string& run_id) {
   absl::MutexLock lock(&mu_);
   auto node = run_files_.extract(run_id);
-  return node.empty() ? std::vector<std::string>{} : std::move(node.mapped());
+  if (node.empty()) return {};
+  for (const std::string& name : node.mapped()) laid_out_.erase(name);
+  return std::move(node.mapped());
 }
 
 std::vector<std::string> TransferTable::TakeAllRunFiles() {
@@ -123,6 +137,7 @@ std::vector<std::string> TransferTable::TakeAllRunFiles() {
   std::vector<std::string> all;
   for (auto& [run, files] : run_files_) all.insert(all.end(), files.begin(), files.end());
   run_files_.clear();
+  laid_out_.clear();
   return all;
 }
 

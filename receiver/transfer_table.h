@@ -51,6 +51,10 @@ class TransferTable {
 
   uint64_t reserved_bytes();
   void KeepUntilRunEnds(const std::string& run_id, const std::string& file_name);
+  // The files this receiver laid out for reads (PrepareRead) and has not removed: the
+  // only ones it serves to a token holder without --serve-existing-files.
+  void NoteLaidOut(const std::string& file_name);
+  bool WasLaidOut(const std::string& file_name);
   std::vector<std::string> TakeRunFiles(const std::string& run_id);
   std::vector<std::string> TakeAllRunFiles();
 
@@ -69,6 +73,7 @@ class TransferTable {
   std::deque<uint64_t> report_order_ ABSL_GUARDED_BY(mu_);
   uint64_t reserved_ ABSL_GUARDED_BY(mu_) = 0;
   absl::flat_hash_map<std::string, std::vector<std::string>> run_files_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_set<std::string> laid_out_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace nasperf

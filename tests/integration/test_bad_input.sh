@@ -50,8 +50,11 @@ check_after "sender with a wrong token"
 # read and never takes a byte is dropped after --idle-timeout (here 2 s), and the
 # receiver goes on serving.
 echo "not yours" >"$T/target/secret.txt"
+printf 'planted' >"$T/target/nasperf-read-planted-0.dat"  # issue 29, row 9: a laid-out name nasperf did not lay out
 wire_client 127.0.0.1:"$rx_PORT" "$NASPERF_TOKEN" read-unserved >"$T/wire-read-unserved.log" 2>&1 \
   || fail "wire_client read-unserved: $(cat "$T/wire-read-unserved.log")"
+[ "$(cat "$T/target/nasperf-read-planted-0.dat")" = planted ] || fail "the planted file was changed"
+rm "$T/target/nasperf-read-planted-0.dat"
 start_receiver rx_idle --target "$T/target" --min-free off --idle-timeout 2s
 timeout 90 "$WIRE_CLIENT" 127.0.0.1:"$rx_idle_PORT" "$NASPERF_TOKEN" read-stall $((64 << 20)) >"$T/wire-read-stall.log" 2>&1 \
   || fail "wire_client read-stall: $(cat "$T/wire-read-stall.log")"

@@ -5,7 +5,8 @@
 // MODE: garbage | truncated | reuse | expired | wrong-length | control-garbage |
 //       wrong-token | bad-path-facts | ok | read-unserved | read-stall
 // read-unserved: OpenTransfer for a read of secret.txt in the target, skipping
-// PrepareRead, from a receiver that does not serve existing files: must be refused.
+// PrepareRead, from a receiver that does not serve existing files: must be refused;
+// so must a read of nasperf-read-planted-0.dat, directly or through PrepareRead.
 // read-stall: a read of a laid-out file whose client sends the header and then never
 // reads: the receiver must give up (its --idle-timeout) and keep serving.
 #include <poll.h>
@@ -110,6 +111,22 @@ int ReadUnserved(ReceiverClient& client) {
   auto open = client.OpenTransfer(request);
   if (open.ok() || !absl::IsPermissionDenied(open.status())) {
     return Fail(absl::StrCat("a read of the user's file was not refused: ", open.status().ToString()));
+  }
+  // A file someone put there under a laid-out name (the caller writes 7 bytes to
+  // nasperf-read-planted-0.dat): neither read directly nor taken over by PrepareRead.
+  request.set_read_file("nasperf-read-planted-0.dat");
+  request.set_size(7);
+  open = client.OpenTransfer(request);
+  if (open.ok() || !absl::IsPermissionDenied(open.status())) {
+    return Fail(absl::StrCat("a read of a planted nasperf-read-* file was not refused: ", open.status().ToString()));
+  }
+  proto::PrepareReadRequest prepare;
+  prepare.set_run_id("planted");
+  prepare.set_size(7);
+  prepare.set_cache("cold");
+  auto prepared = client.PrepareRead(prepare);
+  if (prepared.ok() || !absl::IsPermissionDenied(prepared.status())) {
+    return Fail(absl::StrCat("PrepareRead took over a planted file: ", prepared.status().ToString()));
   }
   return 0;
 }
