@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # A lab plan whose transfer says `transport = "sftp"`: the client's agent logs in to
 # a real sshd on the NAS (no agent there) with its own throwaway key and known_hosts,
 # both streams wait at the lab's barrier and start on the controller's Go, and the
@@ -7,6 +8,7 @@ source "$(dirname "$0")/lib.sh"
 
 lab_up --mtu 1500 --rate 1gbit --disk-size 1G
 lab_agent c client
+# shellcheck disable=SC2119  # lab_sshd's one argument (SETENV) is optional
 lab_sshd
 
 size=16777216
