@@ -3,6 +3,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 
 namespace nasperf {
 
@@ -19,26 +20,39 @@ std::string CsvQuote(absl::string_view value) {
 
 namespace {
 
-// = + - @ and their full-width forms (U+FF1D, U+FF0B, U+FF0D, U+FF20), which some
-// spreadsheets read as the ASCII ones.
+// = + - @, their full-width forms (U+FF1D, U+FF0B, U+FF0D, U+FF20) and the small
+// ones (U+FE66, U+FE62, U+FE63), which some spreadsheets read as the ASCII ones.
 bool StartsFormula(absl::string_view text) {
   if (!text.empty() && absl::string_view("=+-@").find(text.front()) != absl::string_view::npos) return true;
-  for (absl::string_view wide : {"\xef\xbc\x9d", "\xef\xbc\x8b", "\xef\xbc\x8d", "\xef\xbc\xa0"}) {
+  for (absl::string_view wide : {"\xef\xbc\x9d", "\xef\xbc\x8b", "\xef\xbc\x8d", "\xef\xbc\xa0", "\xef\xb9\xa6",
+                                 "\xef\xb9\xa2", "\xef\xb9\xa3"}) {
     if (absl::StartsWith(text, wide)) return true;
   }
   return false;
 }
 
+// What spreadsheets skip before they look for a formula: ASCII blanks and line
+// breaks (VT and FF too), NBSP, the ideographic space U+3000, a byte-order mark and a
+// zero-width space.
+absl::string_view SkipLeadingBlanks(absl::string_view text) {
+  static constexpr absl::string_view kBlanks[] = {" ",  "\t",       "\r",           "\n",           "\v",
+                                                  "\f", "\xc2\xa0", "\xe3\x80\x80", "\xef\xbb\xbf", "\xe2\x80\x8b"};
+  for (bool skipped = true; skipped && !text.empty();) {
+    skipped = false;
+    for (absl::string_view blank : kBlanks) {
+      if (absl::ConsumePrefix(&text, blank)) skipped = true;
+    }
+  }
+  return text;
+}
+
 }  // namespace
 
 std::string FormulaGuard(absl::string_view value) {
-  // Spreadsheets skip leading blanks and line breaks before looking for a formula,
-  // and a cell that starts with a tab, CR or LF is suspect on its own.
-  const size_t first = value.find_first_not_of(" \t\r\n");
-  const bool blank_start = !value.empty() && absl::string_view("\t\r\n").find(value.front()) != absl::string_view::npos;
-  if (blank_start || (first != absl::string_view::npos && StartsFormula(value.substr(first)))) {
-    return absl::StrCat("'", value);
-  }
+  // A cell that starts with a control blank (tab, CR, LF, VT, FF) is suspect on its own.
+  const bool control_start =
+      !value.empty() && absl::string_view("\t\r\n\v\f").find(value.front()) != absl::string_view::npos;
+  if (control_start || StartsFormula(SkipLeadingBlanks(value))) return absl::StrCat("'", value);
   return std::string(value);
 }
 

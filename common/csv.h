@@ -15,8 +15,9 @@ namespace nasperf {
 
 // A cell as RFC 4180 wants it: quoted when it holds a comma, quote, CR or LF.
 std::string CsvQuote(absl::string_view value);
-// For text a user or a peer typed (labels, errors, host names): a leading = + - @ tab
-// or CR gets a ' in front so spreadsheets show it as text. This is the cell's value
+// For text a user or a peer typed (labels, errors, host names): a leading = + - @
+// (after any blank a spreadsheet skips, in any of their wide forms) or control blank
+// gets a ' in front so spreadsheets show it as text. This is the cell's value
 // as a CSV reader gives it back.
 std::string FormulaGuard(absl::string_view value);
 // CsvQuote(FormulaGuard(value)).

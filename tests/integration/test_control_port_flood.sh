@@ -18,7 +18,7 @@ ulimit -Sn "$hard"
 grep -q "^Max open files *$hard " "/proc/$rx_PID/limits" \
   || fail "the receiver kept its soft limit: $(grep 'Max open files' "/proc/$rx_PID/limits")"
 
-python3 "$(dirname "$0")/idle_connections.py" "$rx_PORT" 1100 30 127.0.0.3 "$T/idle.ready" >"$T/idle.out" 2>&1 &
+python3 "$(dirname "$0")/connection_flood.py" idle "$rx_PORT" 1100 30 127.0.0.3 "$T/idle.ready" >"$T/idle.out" 2>&1 &
 flood=$!
 PIDS+=("$flood")
 wait_for "the idle connections to open" 60 test -s "$T/idle.ready"

@@ -10,7 +10,7 @@ command -v python3 >/dev/null || skip "python3 is not installed"
 
 mkdir -p "$T/target"
 start_receiver rx --target "$T/target" --min-free off
-python3 "$(dirname "$0")/trickle_headers.py" "$rx_DATA" 256 20 127.0.0.2 "$T/flood.ready" >"$T/flood.out" 2>&1 &
+python3 "$(dirname "$0")/connection_flood.py" trickle "$rx_DATA" 256 20 127.0.0.2 "$T/flood.ready" >"$T/flood.out" 2>&1 &
 flood=$!
 PIDS+=("$flood")
 wait_for "the flood to open its connections" 60 test -s "$T/flood.ready"

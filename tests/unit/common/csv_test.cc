@@ -47,6 +47,22 @@ TEST(CsvText, FormulaGuard) {
   EXPECT_EQ(FormulaGuard(""), "");
 }
 
+// Issue 29, row 11: the leading characters spreadsheets also skip, and the small forms.
+TEST(CsvText, FormulaGuardSeesPastEveryBlankASpreadsheetSkips) {
+  for (std::string blank : {"\v", "\f", "\xc2\xa0", "\xe3\x80\x80", "\xef\xbb\xbf", "\xe2\x80\x8b"}) {
+    const std::string cell = blank + "=1+1";
+    EXPECT_EQ(FormulaGuard(cell), "'" + cell) << "a formula after a blank of " << blank.size() << " bytes";
+    EXPECT_EQ(FormulaGuard(blank + blank + "@SUM"), "'" + blank + blank + "@SUM");
+  }
+  EXPECT_EQ(FormulaGuard("\v"), "'\v");  // a control blank first is suspect on its own
+  EXPECT_EQ(FormulaGuard("\f"), "'\f");
+  for (std::string small : {"\xef\xb9\xa6", "\xef\xb9\xa2", "\xef\xb9\xa3"}) {  // U+FE66, U+FE62, U+FE63
+    EXPECT_EQ(FormulaGuard(small + "1"), "'" + small + "1");
+  }
+  EXPECT_EQ(FormulaGuard("\xc2\xa0label"), "\xc2\xa0label");  // a blank alone is no formula
+  EXPECT_EQ(FormulaGuard("\xe2\x80\x8b"), "\xe2\x80\x8b");
+}
+
 TEST(CsvReader, RoundTripsWhatWeWrite) {
   std::vector<std::string> cells = {"a,b", "q\"uote", "multi\nline", "", "=x", "plain"};
   std::vector<std::string> quoted;
