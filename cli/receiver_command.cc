@@ -133,9 +133,9 @@ int RunReceiver(const ReceiverFlags& f, bool as_agent = false) {
     agent_options.trust = trust;
     agent_options.console = stdout;
     for (const std::string& dir : f.allow_source) {
-      auto canonical = CanonicalDirectory(dir);
-      if (!canonical.ok()) UsageError(cmd, "--allow-source", canonical.status().message());
-      agent_options.allowed_sources.push_back(*canonical);
+      auto allowed = OpenAllowedDirectory(dir);
+      if (!allowed.ok()) UsageError(cmd, "--allow-source", allowed.status().message());
+      agent_options.allowed_sources.push_back(*std::move(allowed));
     }
     agent = AgentService::Create(agent_options);
     options.extra_services.push_back(agent->service());

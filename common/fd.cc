@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -11,14 +12,17 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "absl/strings/cord.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "common/clock.h"
 
 namespace nasperf {
@@ -175,6 +179,55 @@ absl::Status AppendLines(const std::string& path, absl::string_view header, absl
   absl::Status status = WriteAll(fd.get(), text.data(), text.size(), absl::StrCat("write ", path));
   if (status.ok() && ::fdatasync(fd.get()) != 0) status = ErrnoStatus(errno, absl::StrCat("fdatasync ", path));
   return status;
+}
+
+namespace {
+
+// The last component opened by either walk: not a FIFO's blocking open, not a link.
+constexpr int kOpenLeaf = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK;
+
+absl::StatusOr<Fd> OpenBeneathByComponents(int dir, const std::vector<absl::string_view>& parts,
+                                           absl::string_view relative) {
+  Fd held;
+  int at = dir;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const std::string name(parts[i]);
+    const bool leaf = i + 1 == parts.size();
+    Fd next(::openat(at, name.c_str(), leaf ? kOpenLeaf : O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!next.valid()) return ErrnoStatus(errno, absl::StrCat("open ", relative));
+    held = std::move(next);
+    at = held.get();
+  }
+  return held;
+}
+
+}  // namespace
+
+absl::StatusOr<Fd> OpenBeneath(int dir, absl::string_view relative, BeneathWalk walk) {
+  std::vector<absl::string_view> parts = absl::StrSplit(relative, '/', absl::SkipEmpty());
+  parts.erase(std::remove(parts.begin(), parts.end(), "."), parts.end());
+  if (parts.empty() || relative.front() == '/' || std::count(parts.begin(), parts.end(), "..") > 0) {
+    return absl::InvalidArgumentError(absl::StrCat(relative, " is not a path beneath the directory"));
+  }
+  Fd fd;
+  if (walk == BeneathWalk::kAuto) {
+    open_how how{};
+    how.flags = kOpenLeaf;
+    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+    const std::string path(relative);
+    fd.Reset(static_cast<int>(::syscall(SYS_openat2, dir, path.c_str(), &how, sizeof(how))));
+    if (!fd.valid() && errno != ENOSYS) return ErrnoStatus(errno, absl::StrCat("open ", relative));
+  }
+  if (!fd.valid()) {
+    auto walked = OpenBeneathByComponents(dir, parts, relative);
+    if (!walked.ok()) return walked.status();
+    fd = std::move(*walked);
+  }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return ErrnoStatus(errno, absl::StrCat("stat ", relative));
+  if (!S_ISREG(st.st_mode)) return absl::FailedPreconditionError(absl::StrCat(relative, " is not a regular file"));
+  ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) & ~O_NONBLOCK);
+  return fd;
 }
 
 absl::StatusOr<HostPort> ParseHostPort(absl::string_view text, uint16_t default_port, bool allow_zero) {

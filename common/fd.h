@@ -66,6 +66,16 @@ absl::Status ReplaceFile(const std::string& path, absl::string_view content, mod
 // CSV files beside the collector's (lab-runs.csv).
 absl::Status AppendLines(const std::string& path, absl::string_view header, absl::string_view lines);
 
+// Opens the regular file `relative` for reading beneath the directory `dir`,
+// following no symlink and no "..": a name checked once cannot be swapped for a
+// link to elsewhere before it is used, because the caller keeps the descriptor.
+// openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS) where the kernel has it (5.6 on),
+// else (kWalk, or ENOSYS: NAS kernels such as DSM's 4.4) one O_NOFOLLOW openat per
+// component from `dir`. Fails alike for a missing file, a link and a non-regular
+// file; the status carries errno text for logs, not for peers.
+enum class BeneathWalk { kAuto, kComponents };
+absl::StatusOr<Fd> OpenBeneath(int dir, absl::string_view relative, BeneathWalk walk = BeneathWalk::kAuto);
+
 struct HostPort {
   std::string host;
   uint16_t port = 0;

@@ -168,10 +168,20 @@ std::unique_ptr<PayloadSource> GeneratedSource(Pattern pattern, uint64_t seed) {
   return std::make_unique<Generated>(pattern, seed);
 }
 
-absl::StatusOr<std::unique_ptr<PayloadSource>> FileSource(const std::string& path) {
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+namespace {
+
+absl::StatusOr<Fd> OpenSourceFile(const std::string& path, const Fd* opened) {
+  Fd fd(opened != nullptr ? ::fcntl(opened->get(), F_DUPFD_CLOEXEC, 0) : ::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd.valid()) return ErrnoStatus(errno, absl::StrCat("open ", path));
-  return FileSource(std::move(fd), path, /*direct=*/false);
+  return fd;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<PayloadSource>> FileSource(const std::string& path, const Fd* opened) {
+  auto fd = OpenSourceFile(path, opened);
+  if (!fd.ok()) return fd.status();
+  return FileSource(*std::move(fd), path, /*direct=*/false);
 }
 
 std::unique_ptr<PayloadSource> FileSource(Fd fd, const std::string& path, bool direct) {
@@ -183,11 +193,13 @@ namespace {
 
 constexpr int64_t kProbeTimeNs = 2'000'000'000;  // a very slow disk is slow enough after this long
 
-// MB/s reading [0, length) from the disk, bypassing the cache where the file system
-// allows (a buffered read otherwise: then those bytes are cached afterwards).
-absl::StatusOr<double> DiskReadMBps(const std::string& path, uint64_t length) {
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_DIRECT));
-  if (!fd.valid()) fd = Fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+// MB/s reading [0, length) of the open file `source` from the disk, bypassing the
+// cache where the file system allows (a buffered read otherwise: then those bytes
+// are cached afterwards). O_DIRECT comes from reopening the descriptor's own inode
+// through /proc, so the name is never looked up again.
+absl::StatusOr<double> DiskReadMBps(const Fd& source, const std::string& path, uint64_t length) {
+  Fd fd(::open(absl::StrCat("/proc/self/fd/", source.get()).c_str(), O_RDONLY | O_CLOEXEC | O_DIRECT));
+  if (!fd.valid()) fd = Fd(::fcntl(source.get(), F_DUPFD_CLOEXEC, 0));
   if (!fd.valid()) return ErrnoStatus(errno, absl::StrCat("open ", path));
   std::unique_ptr<uint8_t, decltype(&std::free)> buffer(
       static_cast<uint8_t*>(std::aligned_alloc(4096, PayloadSource::kChunk)), &std::free);
@@ -207,9 +219,10 @@ absl::StatusOr<double> DiskReadMBps(const std::string& path, uint64_t length) {
 
 }  // namespace
 
-absl::StatusOr<SourceProbe> ProbeSource(const std::string& path) {
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd.valid()) return ErrnoStatus(errno, absl::StrCat("open ", path));
+absl::StatusOr<SourceProbe> ProbeSource(const std::string& path, const Fd* opened) {
+  auto opened_fd = OpenSourceFile(path, opened);
+  if (!opened_fd.ok()) return opened_fd.status();
+  const Fd& fd = *opened_fd;
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) return ErrnoStatus(errno, absl::StrCat("stat ", path));
   const uint64_t length = std::min<uint64_t>(static_cast<uint64_t>(st.st_size), kProbeBytes);
@@ -219,7 +232,7 @@ absl::StatusOr<SourceProbe> ProbeSource(const std::string& path) {
   if (!resident.ok()) return resident.status();
   probe.resident_pct = *resident;
   if (probe.resident_pct >= 50) return probe;
-  auto rate = DiskReadMBps(path, length);
+  auto rate = DiskReadMBps(fd, path, length);
   if (!rate.ok()) return rate.status();
   probe.disk_mb_per_s = *rate;
   return probe;

@@ -27,8 +27,10 @@ class PayloadSource {
 };
 
 std::unique_ptr<PayloadSource> GeneratedSource(Pattern pattern, uint64_t seed);
-// Opens the file for one transfer (its own descriptor: streams run in parallel).
-absl::StatusOr<std::unique_ptr<PayloadSource>> FileSource(const std::string& path);
+// The file for one transfer, on its own descriptor (streams run in parallel): a dup
+// of `opened` when the file was opened once where it was checked (an agent's
+// --allow-source, RunOptions::file_fd), else a fresh open of path.
+absl::StatusOr<std::unique_ptr<PayloadSource>> FileSource(const std::string& path, const Fd* opened = nullptr);
 // A file already opened (by the NAS agent, inside its target); `path` names it in errors.
 // `direct`: fd has O_DIRECT (ReadPastCache), so reads go in whole blocks and never splice.
 std::unique_ptr<PayloadSource> FileSource(Fd fd, const std::string& path, bool direct);
@@ -42,7 +44,7 @@ struct SourceProbe {
   std::optional<double> disk_mb_per_s;  // measured only when under half was cached
 };
 inline constexpr uint64_t kProbeBytes = 32ULL << 20;
-absl::StatusOr<SourceProbe> ProbeSource(const std::string& path);
+absl::StatusOr<SourceProbe> ProbeSource(const std::string& path, const Fd* opened = nullptr);
 
 // One line when the probe says the source may set the pace: not cached, and its
 // disk slower than the path's TCP ceiling. Empty otherwise.

@@ -1,5 +1,6 @@
 #include "lab/agent.h"
 
+#include <fcntl.h>
 #include <limits.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
 #include "collector/collector_client.h"
 #include "collector/spool.h"
@@ -245,14 +247,9 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
                          proto::CheckPathReply* reply) override {
     if (grpc::Status s = CheckToken(*context, options_.token, kComponent); !s.ok()) return s;
     if (!request->file().empty()) {
-      auto file = AllowedSourceFile(request->file(), options_.allowed_sources);
+      auto file = OpenAllowedSource(request->file(), options_.allowed_sources);
       if (!file.ok()) return ToGrpc(file.status());
-      struct stat st {};
-      if (::stat(file->c_str(), &st) != 0 || st.st_size == 0) {
-        return ToGrpc(absl::FailedPreconditionError(absl::StrCat(request->file(), " is empty on this host")));
-      }
-      if (auto readable = FileSourceCheck(*file); !readable.ok()) return ToGrpc(readable);
-      reply->set_file_size(static_cast<uint64_t>(st.st_size));
+      reply->set_file_size(file->size);
     }
     auto to = ParseHostPort(request->to(), kAgentPort);
     if (!to.ok()) return ToGrpc(to.status());
@@ -273,13 +270,6 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
   }
 
  private:
-  static absl::Status FileSourceCheck(const std::string& path) {
-    std::FILE* f = std::fopen(path.c_str(), "rb");
-    if (f == nullptr) return absl::FailedPreconditionError(absl::StrCat("cannot read ", path, " on this host"));
-    std::fclose(f);
-    return absl::OkStatus();
-  }
-
   std::shared_ptr<Job> Find(const std::string& id) {
     absl::MutexLock lock(&mu_);
     auto it = jobs_.find(id);
@@ -297,9 +287,10 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
     if (absl::Status s = SetJobTransport(job, o); !s.ok()) return s;
     o.token = options_.token;
     if (!job.file().empty()) {
-      auto file = AllowedSourceFile(job.file(), options_.allowed_sources);
+      auto file = OpenAllowedSource(job.file(), options_.allowed_sources);
       if (!file.ok()) return file.status();
-      o.file = *file;
+      o.file = file->path;
+      o.file_fd = file->fd;
     }
     o.size = job.size();
     auto pattern = ParsePattern(job.pattern().empty() ? "random" : job.pattern());
@@ -455,30 +446,41 @@ bool PageOfRows(const std::vector<proto::TransferReport>& rows, uint32_t first, 
   return i == rows.size();
 }
 
-absl::StatusOr<std::string> CanonicalDirectory(const std::string& dir) {
+absl::StatusOr<AllowedDirectory> OpenAllowedDirectory(const std::string& dir) {
   char resolved[PATH_MAX];
-  struct stat st {};
-  if (::realpath(dir.c_str(), resolved) == nullptr || ::stat(resolved, &st) != 0 || !S_ISDIR(st.st_mode)) {
+  auto fd = std::make_shared<Fd>(::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!fd->valid() || ::realpath(dir.c_str(), resolved) == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat(dir, " is not a directory"));
   }
-  return std::string(resolved);
+  AllowedDirectory allowed;
+  allowed.given = absl::StartsWith(dir, "/") ? std::string(absl::StripSuffix(dir, "/")) : "";
+  allowed.canonical = resolved;
+  allowed.fd = std::move(fd);
+  return allowed;
 }
 
-absl::StatusOr<std::string> AllowedSourceFile(const std::string& file, const std::vector<std::string>& allowed) {
+absl::StatusOr<AllowedSource> OpenAllowedSource(const std::string& file, const std::vector<AllowedDirectory>& allowed) {
   if (allowed.empty()) {
     return absl::PermissionDeniedError(
         "this agent sends generated data only; start it with --allow-source DIR to send files under DIR");
   }
   const absl::Status refused =
       absl::PermissionDeniedError(absl::StrCat(file, " is not a file under this agent's --allow-source directories"));
-  char resolved[PATH_MAX];
-  struct stat st {};
-  if (file.size() >= PATH_MAX || ::realpath(file.c_str(), resolved) == nullptr) return refused;
-  const std::string canonical = resolved;
-  for (const std::string& dir : allowed) {
-    const std::string prefix = dir == "/" ? dir : dir + "/";
-    if (absl::StartsWith(canonical, prefix) && ::stat(resolved, &st) == 0 && S_ISREG(st.st_mode)) {
-      return canonical;
+  if (file.size() >= PATH_MAX) return refused;
+  for (const AllowedDirectory& dir : allowed) {
+    for (const std::string& name : {dir.given, dir.canonical}) {
+      if (name.empty()) continue;
+      absl::string_view relative = file;
+      if (!absl::ConsumePrefix(&relative, name == "/" ? name : name + "/")) continue;
+      auto fd = OpenBeneath(dir.fd->get(), relative);
+      struct stat st {};
+      if (!fd.ok() || ::fstat(fd->get(), &st) != 0) return refused;
+      if (st.st_size == 0) return absl::FailedPreconditionError(absl::StrCat(file, " is empty on this host"));
+      AllowedSource source;
+      source.path = file;
+      source.size = static_cast<uint64_t>(st.st_size);
+      source.fd = std::make_shared<const Fd>(std::move(*fd));
+      return source;
     }
   }
   return refused;

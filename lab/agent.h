@@ -13,11 +13,21 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/fd.h"
 #include "common/grpc_auth.h"
 #include "proto/nasperf.pb.h"
 #include "transport/run_options.h"
 
 namespace nasperf {
+
+// An --allow-source directory, opened once when the agent starts: files are opened
+// beneath this descriptor, never by a path a peer could redirect.
+struct AllowedDirectory {
+  std::string given;      // as the operator wrote it, when absolute
+  std::string canonical;  // realpath
+  std::shared_ptr<const Fd> fd;
+};
+absl::StatusOr<AllowedDirectory> OpenAllowedDirectory(const std::string& dir);
 
 struct AgentOptions {
   std::string token;       // checked on every call; also sent to receivers and collectors
@@ -26,10 +36,10 @@ struct AgentOptions {
   // the controller pinned for it; a collector is trusted as this agent's flags say.
   std::shared_ptr<const PeerTrust> trust;
   std::FILE* console = nullptr;  // one line per job and the sender's table; null = quiet
-  // Canonical directories (CanonicalDirectory) whose regular files a job may send;
-  // empty: jobs send generated data only. A token holder must not make the agent
-  // send, or even confirm, any other file it can read.
-  std::vector<std::string> allowed_sources;
+  // Directories (OpenAllowedDirectory) whose regular files a job may send; empty:
+  // jobs send generated data only. A token holder must not make the agent send, or
+  // even confirm, any other file it can read.
+  std::vector<AllowedDirectory> allowed_sources;
 };
 
 // WaitJob's page: rows from `first` on, as many as fit in max_bytes (at least one),
@@ -37,12 +47,17 @@ struct AgentOptions {
 bool PageOfRows(const std::vector<proto::TransferReport>& rows, uint32_t first, size_t max_bytes,
                 proto::JobState* reply);
 
-// realpath(dir), which must be a directory: what --allow-source stores.
-absl::StatusOr<std::string> CanonicalDirectory(const std::string& dir);
-// The canonical path of `file` when it resolves (symlinks followed) to a regular
-// file under one of `allowed`; otherwise one error that says nothing about whether
-// a file outside them exists.
-absl::StatusOr<std::string> AllowedSourceFile(const std::string& file, const std::vector<std::string>& allowed);
+// A file a job may send: `file` must name, without "..", a path beneath one of
+// `allowed` (as given or canonical) that is a regular file reached through no
+// symlink (OpenBeneath). It is opened here, once; the job reads this descriptor and
+// never opens the name again, so swapping the file for a link after the check sends
+// nothing new. Every refusal is the same line, whether or not anything exists there.
+struct AllowedSource {
+  std::string path;
+  std::shared_ptr<const Fd> fd;
+  uint64_t size = 0;
+};
+absl::StatusOr<AllowedSource> OpenAllowedSource(const std::string& file, const std::vector<AllowedDirectory>& allowed);
 
 // A job's transport and where it sends, checked as a peer's words: a receiver's
 // control address for a transport with an agent there (and no SSH login), or an

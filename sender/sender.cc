@@ -109,7 +109,7 @@ void PushStream(const LoopContext& loop, const TransferSlot& slot, std::atomic<u
                     static_cast<uint64_t>(slot.stream);
     source = GeneratedSource(o.pattern, seed);
   } else {
-    auto file = FileSource(o.file);
+    auto file = FileSource(o.file, o.file_fd.get());
     if (!file.ok()) {
       out.sender.set_error(std::string(file.status().message()));
       return;
@@ -231,10 +231,10 @@ namespace {
 absl::StatusOr<uint64_t> PayloadLength(const SenderOptions& options) {
   uint64_t length = options.size;
   if (!options.file.empty()) {
-    auto probe = FileSource(options.file);
+    auto probe = FileSource(options.file, options.file_fd.get());
     if (!probe.ok()) return probe.status();
     struct stat st {};
-    if (::stat(options.file.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
+    if (::fstat(probe->get()->file_fd(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
       return absl::InvalidArgumentError(absl::StrCat(options.file, " is not a non-empty regular file"));
     }
     length = static_cast<uint64_t>(st.st_size);
@@ -371,9 +371,9 @@ namespace {
 
 // A --file source that is not cached and whose disk reads slower than the path can
 // carry sets the pace of every run: say so before the first one.
-void WarnIfSourceIsSlow(const std::string& file, std::optional<double> ceiling_mb_per_s) {
+void WarnIfSourceIsSlow(const std::string& file, const Fd* opened, std::optional<double> ceiling_mb_per_s) {
   if (!ceiling_mb_per_s) return;
-  auto probe = ProbeSource(file);
+  auto probe = ProbeSource(file, opened);
   if (!probe.ok()) {
     Log(LogLevel::kWarning, kComponent, "could not look at the source before the runs: %s", probe.status().message());
     return;
@@ -412,7 +412,7 @@ absl::StatusOr<SenderOutcome> RunSenderWith(const SenderOptions& options, Transp
   }
   loop.length = transport.Length(loop.length);
   console.Line(RunHeadline(options, loop));
-  if (!options.file.empty()) WarnIfSourceIsSlow(options.file, transport.CeilingMBps());
+  if (!options.file.empty()) WarnIfSourceIsSlow(options.file, options.file_fd.get(), transport.CeilingMBps());
   if (options.file.empty() && options.pattern == Pattern::kZero) {
     Log(LogLevel::kWarning, kComponent,
         "--pattern zero: compressing file systems (ZFS lz4, btrfs zstd) store zeros almost for "

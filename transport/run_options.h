@@ -27,7 +27,10 @@ struct RunOptions {
   HostPort to{"", kAgentPort};  // native: the receiver's control port
   SshOptions ssh;               // scp, sftp: destination, keys, host key policy
   std::string token;
-  std::string file;   // send this file, or
+  std::string file;  // send this file, or
+  // When set, `file` was opened once where it was checked (an agent's
+  // --allow-source): every read dups this and the name is never opened again.
+  std::shared_ptr<const Fd> file_fd;
   uint64_t size = 0;  // generated data of this size
   Pattern pattern = Pattern::kRandom;
   int runs = 1;

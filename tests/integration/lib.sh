@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # Shared helpers for the integration tests. Sourced by each test_*.sh with
-#   $1 = path to nasperf, $2 = path to wire_client.
+#   $1 = path to nasperf, $2 = wire_client, $3 = collector_client, $4 = agent_client.
 # Every wait is bounded; every process a test starts is killed on exit.
 set -euo pipefail
 
@@ -9,6 +9,8 @@ NASPERF=${1:?usage: test_x.sh NASPERF WIRE_CLIENT}
 WIRE_CLIENT=${2:-}
 # shellcheck disable=SC2034  # used by the tests that source this file
 COLLECTOR_CLIENT=${3:-}
+# shellcheck disable=SC2034  # used by the tests that source this file
+AGENT_CLIENT=${4:-}
 T=$(mktemp -d /tmp/nasperf-it.XXXXXX)
 NASPERF_TOKEN=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
 export NASPERF_TOKEN

@@ -1,8 +1,10 @@
 // File and socket helpers that stand between nasperf and hostile input:
 // ReadFullBy's one deadline for a header that trickles in, and ReplaceFile never
-// writing through a symlink planted beside its target.
+// writing through a symlink planted beside its target, OpenBeneath reaching no file
+// through a link or "..", whichever way it walks.
 #include "common/fd.h"
 
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -114,6 +116,50 @@ TEST(AppendLines, HeaderOnceThenRowsAndNeverThroughASymlink) {
   ::unlink(path.c_str());
   ::rmdir(dir.c_str());
 }
+
+class Beneath : public testing::TestWithParam<BeneathWalk> {
+ protected:
+  void SetUp() override {
+    root_ = std::string(::testing::TempDir()) + "/beneath-XXXXXX";
+    ASSERT_NE(mkdtemp(root_.data()), nullptr);
+    std::filesystem::create_directories(root_ + "/allowed/sub");
+    std::filesystem::create_directories(root_ + "/private");
+    std::ofstream(root_ + "/allowed/sub/data") << "allowed";
+    std::ofstream(root_ + "/private/secret") << "secret";
+    std::filesystem::create_symlink(root_ + "/private/secret", root_ + "/allowed/link-out");
+    std::filesystem::create_directory_symlink(root_ + "/private", root_ + "/allowed/dir-out");
+    ASSERT_EQ(::mkfifo((root_ + "/allowed/fifo").c_str(), 0600), 0);
+    dir_ = Fd(::open((root_ + "/allowed").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    ASSERT_TRUE(dir_.valid());
+  }
+  void TearDown() override { std::filesystem::remove_all(root_); }
+  std::string Read(const Fd& fd) {
+    char buffer[64];
+    ssize_t n = ::pread(fd.get(), buffer, sizeof buffer, 0);
+    return n < 0 ? "" : std::string(buffer, static_cast<size_t>(n));
+  }
+  std::string root_;
+  Fd dir_;
+};
+
+TEST_P(Beneath, OpensARegularFileAndKeepsItWhenTheNameIsSwappedForALink) {
+  auto fd = OpenBeneath(dir_.get(), "sub/./data", GetParam());
+  ASSERT_TRUE(fd.ok()) << fd.status();
+  std::filesystem::remove(root_ + "/allowed/sub/data");
+  std::filesystem::create_symlink(root_ + "/private/secret", root_ + "/allowed/sub/data");
+  EXPECT_EQ(Read(*fd), "allowed");
+  EXPECT_FALSE(OpenBeneath(dir_.get(), "sub/data", GetParam()).ok()) << "the swapped-in link was followed";
+}
+
+TEST_P(Beneath, RefusesLinksDotDotAbsolutePathsAndAnythingButARegularFile) {
+  for (const char* path : {"link-out", "dir-out/secret", "../private/secret", "sub/../../private/secret", "/etc/passwd",
+                           "", "sub", "fifo", "no-such-file"}) {
+    auto fd = OpenBeneath(dir_.get(), path, GetParam());
+    EXPECT_FALSE(fd.ok()) << path << " was opened";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(BothWalks, Beneath, testing::Values(BeneathWalk::kAuto, BeneathWalk::kComponents));
 
 }  // namespace
 }  // namespace nasperf

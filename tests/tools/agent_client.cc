@@ -1,0 +1,79 @@
+// Test tool: drives a real agent's job one RPC at a time, as a lab controller would,
+// so a test can act between the steps (swap a file after the agent checked it, hold
+// jobs at the barrier).
+//   agent_client HOST:PORT TOKEN ready JOB RECEIVER FILE
+//       StartSender: JOB sends FILE once to the receiver's control address (its
+//       file kept there: cleanup never), then waits until it stands at the barrier.
+//   agent_client HOST:PORT TOKEN go JOB
+//       Go now, then waits for the job's rows; prints "ROLE STATUS ERROR" per row.
+// TLS as a nasperf client (this HOME's key is trusted). Exits 0 when the agent did
+// each step, 1 with one line why otherwise.
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/clock.h"
+#include "common/tls.h"
+#include "lab/agent_client.h"
+
+using namespace nasperf;
+
+namespace {
+
+int Fail(const std::string& why) {
+  std::fprintf(stderr, "agent_client: %s\n", why.c_str());
+  return 1;
+}
+
+int Ready(AgentConnection& agent, const std::string& job_id, const std::string& receiver, const std::string& file) {
+  proto::SenderJob job;
+  job.set_job_id(job_id);
+  job.set_to(receiver);
+  job.set_file(file);
+  job.set_streams(1);
+  job.set_run_id(absl::StrCat("agent-client-", WallNanos()));
+  job.set_label("agent-client");
+  job.set_iteration(1);
+  job.set_cleanup("never");
+  if (absl::Status started = agent.StartSender(job); !started.ok()) return Fail(std::string(started.message()));
+  auto state = agent.WaitJob(job_id, /*until_ready=*/true, 30);
+  if (!state.ok()) return Fail(std::string(state.status().message()));
+  if (state->ready() < state->streams()) return Fail(absl::StrCat("not ready: ", state->error()));
+  std::printf("ready\n");
+  return 0;
+}
+
+int Go(AgentConnection& agent, const std::string& job_id) {
+  if (absl::Status went = agent.Go(job_id, WallNanos()); !went.ok()) return Fail(std::string(went.message()));
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    auto state = agent.WaitJob(job_id, /*until_ready=*/false, 30);
+    if (!state.ok()) return Fail(std::string(state.status().message()));
+    if (!state->done()) continue;
+    if (!state->error().empty()) return Fail(state->error());
+    for (const proto::TransferReport& row : state->reports()) {
+      std::printf("%s %s %s\n", row.role().c_str(), row.status().c_str(), row.error().c_str());
+    }
+    return 0;
+  }
+  return Fail("the job did not finish in 120 s");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.size() < 4) return Fail("usage: agent_client HOST:PORT TOKEN ready JOB RECEIVER FILE | go JOB");
+  PlanHost host;
+  host.name = "agent";
+  auto address = ParseHostPort(args[0], kAgentPort);
+  if (!address.ok()) return Fail(std::string(address.status().message()));
+  host.agent = *address;
+  auto trust = PeerTrust::Create(ClientTls{});
+  if (!trust.ok()) return Fail(std::string(trust.status().message()));
+  std::unique_ptr<AgentConnection> agent = ConnectAgent(host, args[1], trust->get(), "");
+  if (args[2] == "ready" && args.size() == 6) return Ready(*agent, args[3], args[4], args[5]);
+  if (args[2] == "go") return Go(*agent, args[3]);
+  return Fail(absl::StrCat("unknown mode ", args[2]));
+}
