@@ -138,16 +138,16 @@ absl::StatusOr<HostFacts> AskHost(SshConnection& c) {
   auto probe = c.Run("uname -m; printf '%s\\n' \"${XDG_CACHE_HOME:-$HOME/.cache}\"", "", absl::Seconds(20));
   if (!probe.ok()) return probe.status();
   std::vector<std::string> lines = absl::StrSplit(*probe, '\n', absl::SkipEmpty());
-  if (lines.size() != 2 || lines[1].size() > 1024 || lines[1].front() != '/' || Printable(lines[1]) != lines[1]) {
+  if (lines.size() != 2 || lines[1].size() > 1024 || lines[1].front() != '/' || TerminalSafe(lines[1]) != lines[1]) {
     return absl::FailedPreconditionError(absl::StrCat("ssh ", c.where(),
                                                       ": cannot tell the processor and cache "
                                                       "directory (uname -m and $HOME said: ",
-                                                      Printable(*probe), ")"));
+                                                      TerminalSafe(*probe), ")"));
   }
   HostFacts facts{MachineFromUname(lines[0]), lines[1]};
   if (facts.machine == Machine::kOther) {
     return absl::FailedPreconditionError(absl::StrCat("ssh ", c.where(), ": the host's processor is ",
-                                                      Printable(lines[0]),
+                                                      TerminalSafe(lines[0]),
                                                       "; nasperf is built for x86_64 and aarch64"));
   }
   return facts;

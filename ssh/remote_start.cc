@@ -71,7 +71,7 @@ std::string LinesAfter(absl::string_view out, absl::string_view marker) {
   if (at == absl::string_view::npos) return "";
   size_t end = out.find('\n', at + 1);
   absl::string_view rest = absl::StripAsciiWhitespace(end == absl::string_view::npos ? "" : out.substr(end + 1));
-  return rest.empty() ? "" : absl::StrCat(": ", Printable(rest.substr(0, 600)));
+  return rest.empty() ? "" : absl::StrCat(": ", TerminalSafe(rest.substr(0, 600)));
 }
 
 class RemoteAgentImpl final : public RemoteAgent {
@@ -171,7 +171,7 @@ absl::StatusOr<std::string> ReadUntilReady(SshConnection& c, ssh_channel channel
     const absl::Duration left = deadline - absl::Now();
     if (left <= absl::ZeroDuration()) {
       return absl::DeadlineExceededError(absl::StrCat("ssh ", c.where(), ": nasperf did not start within ",
-                                                      absl::FormatDuration(kStartTimeout), ": ", Printable(out)));
+                                                      absl::FormatDuration(kStartTimeout), ": ", TerminalSafe(out)));
     }
     int n = ssh_channel_read_timeout(channel, buffer, sizeof buffer, 0,
                                      static_cast<int>(std::max<int64_t>(1, absl::ToInt64Milliseconds(left))));
@@ -251,11 +251,11 @@ absl::StatusOr<std::unique_ptr<RemoteAgent>> RemoteAgent::Start(const RemoteAgen
     const std::string error = Field(rest, "error");
     return fail(absl::UnavailableError(
         absl::StrCat(where, ": ", binary, " ", o.role, " did not start",
-                     error.empty() ? LinesAfter(rest, "exit=") : absl::StrCat(": ", Printable(error)))));
+                     error.empty() ? LinesAfter(rest, "exit=") : absl::StrCat(": ", TerminalSafe(error)))));
   }
   if (key.empty() || !CheckFingerprint("key", key).ok()) {
     return fail(absl::UnavailableError(
-        absl::StrCat(where, ": ", binary, " fingerprint printed no TLS key: ", Printable(out->substr(0, 200)))));
+        absl::StrCat(where, ": ", binary, " fingerprint printed no TLS key: ", TerminalSafe(out->substr(0, 200)))));
   }
   HostPort address;
   if (!o.listen.empty()) {
@@ -267,7 +267,7 @@ absl::StatusOr<std::unique_ptr<RemoteAgent>> RemoteAgent::Start(const RemoteAgen
   auto checked = ParseHostPort(FormatHostPort({address.host, static_cast<uint16_t>(port)}), kAgentPort);
   if (address.host.empty() || !checked.ok()) {
     return fail(absl::UnavailableError(
-        absl::StrCat(where, ": cannot tell the host's address (SSH_CONNECTION): ", Printable(out->substr(0, 200)))));
+        absl::StrCat(where, ": cannot tell the host's address (SSH_CONNECTION): ", TerminalSafe(out->substr(0, 200)))));
   }
   return std::unique_ptr<RemoteAgent>(new RemoteAgentImpl(std::move(*connection), channel, pid, *checked, key, binary));
 }
