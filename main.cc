@@ -42,7 +42,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     std::string where;
     for (const CLI::App* sub : app.get_subcommands()) where = absl::StrCat(" ", sub->get_name());
-    std::fprintf(stderr, "nasperf%s: %s (see --help)\n", where.c_str(), e.what());
+    std::fprintf(stderr, "nasperf%s: %s (see --help)\n", where.c_str(), TerminalSafe(e.what()).c_str());  // --config
     return kUsageError;
   }
   if (verbose) SetLogLevel(LogLevel::kDebug);

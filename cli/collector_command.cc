@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "collector/collector.h"
+#include "common/log.h"
 
 namespace nasperf::cli {
 namespace {
@@ -46,7 +47,7 @@ int RunCollector(const CollectorFlags& f) {
   options.token = token.token;
   const StopSignals signals = StopSignals::Block();
   if (absl::StatusOr<uint64_t> files = RaiseFileLimit(); !files.ok()) {
-    std::fprintf(stderr, "nasperf %s: warning: %s\n", cmd.c_str(), std::string(files.status().message()).c_str());
+    std::fprintf(stderr, "nasperf %s: warning: %s\n", cmd.c_str(), TerminalSafe(files.status().message()).c_str());
   }
   auto collector = Collector::Start(options);
   if (!collector.ok()) return Fail(cmd, collector.status());

@@ -10,11 +10,12 @@
 
 #include "collector/collector_client.h"
 #include "common/fd.h"
+#include "common/log.h"
 
 namespace nasperf::cli {
 
 [[noreturn]] void UsageError(const std::string& command, const std::string& flag, absl::string_view message) {
-  std::fprintf(stderr, "nasperf %s: %s: %s\n", command.c_str(), flag.c_str(), std::string(message).c_str());
+  std::fprintf(stderr, "nasperf %s: %s: %s\n", command.c_str(), flag.c_str(), TerminalSafe(message).c_str());
   std::exit(kUsageError);
 }
 
@@ -50,8 +51,11 @@ HostPort AddressFlag(const std::string& command, const std::string& flag, const 
   return *hp;
 }
 
+// The error exit: the message may quote a peer (its gRPC error, its version) or a file.
+// Line breaks stay: a lab's preflight lists one problem per line.
 int Fail(const std::string& command, const absl::Status& status) {
-  std::fprintf(stderr, "nasperf %s: %s\n", command.c_str(), std::string(status.message()).c_str());
+  std::fprintf(stderr, "nasperf %s: %s\n", command.c_str(),
+               TerminalSafe(status.message(), /*keep_newlines=*/true).c_str());
   return 1;
 }
 

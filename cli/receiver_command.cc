@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "common/fd.h"
+#include "common/log.h"
 #include "lab/agent.h"
 #include "receiver/receiver.h"
 
@@ -141,7 +142,7 @@ int RunReceiver(const ReceiverFlags& f, bool as_agent = false) {
     options.extra_services.push_back(agent->service());
   }
   if (absl::StatusOr<uint64_t> files = RaiseFileLimit(); !files.ok()) {
-    std::fprintf(stderr, "nasperf %s: warning: %s\n", cmd.c_str(), std::string(files.status().message()).c_str());
+    std::fprintf(stderr, "nasperf %s: warning: %s\n", cmd.c_str(), TerminalSafe(files.status().message()).c_str());
   }
   auto receiver = Receiver::Start(options);
   if (!receiver.ok()) return Fail(cmd, receiver.status());

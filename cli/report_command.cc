@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "common/log.h"
 #include "report/analysis.h"
 #include "report/html.h"
 #include "report/table.h"
@@ -76,7 +77,8 @@ int RunReport(const ReportFlags& f) {
   const std::optional<Role> role = RoleFlag(cmd, f.role);
   auto report = SummarizeResults(*table, role);
   if (!report.ok()) return Fail(cmd, report.status());
-  std::fputs((f.json ? ReportJson(*report) : ReportText(*report)).c_str(), stdout);
+  // Labels, hosts and errors come from CSV files of any origin.
+  std::fputs(TerminalSafe(f.json ? ReportJson(*report) : ReportText(*report), /*keep_newlines=*/true).c_str(), stdout);
   if (!f.html.empty()) {
     if (absl::Status s = WriteHtmlReportFor(*table, role, f.html, "nasperf " NASPERF_VERSION); !s.ok()) {
       return Fail(cmd, s);
@@ -92,7 +94,8 @@ int RunCompare(const ReportFlags& f) {
   if (!table.ok()) return Fail(cmd, table.status());
   auto compare = Compare(*table, f.by, f.baseline, RoleFlag(cmd, f.role));
   if (!compare.ok()) return Fail(cmd, compare.status());
-  std::fputs((f.json ? CompareJson(*compare) : CompareText(*compare)).c_str(), stdout);
+  std::fputs(TerminalSafe(f.json ? CompareJson(*compare) : CompareText(*compare), /*keep_newlines=*/true).c_str(),
+             stdout);
   return 0;
 }
 

@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "collector/csv_sink.h"
+#include "common/log.h"
 #include "common/payload.h"
 #include "common/validate.h"
 #include "receiver/receiver.h"
@@ -337,7 +338,7 @@ absl::StatusOr<std::unique_ptr<RemoteAgent>> StartDeployedReceiver(const SenderF
   r.target = options.ssh.to.dir;
   r.token = RandomHex(32);
   auto remote = RemoteAgent::Start(r, [](const std::string& line) {
-    std::printf("%s\n", line.c_str());
+    std::printf("%s\n", TerminalSafe(line).c_str());  // paths the host named
     std::fflush(stdout);
   });
   if (!remote.ok()) return remote.status();
@@ -383,7 +384,7 @@ int RunSenderCommand(const SenderFlags& f) {
       std::printf("ssh %s: receiver stopped\n", options->ssh.to.host.c_str());
       std::fflush(stdout);
     } else {
-      std::fprintf(stderr, "nasperf sender: %s\n", std::string(stopped.message()).c_str());
+      std::fprintf(stderr, "nasperf sender: %s\n", TerminalSafe(stopped.message()).c_str());  // the host's log lines
       if (outcome.ok()) outcome = stopped;
     }
   }

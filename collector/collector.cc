@@ -109,8 +109,9 @@ class CollectorImpl final : public Collector, public proto::Collector::Service {
     std::string status = r.status() == Name(Status::kOk) ? "ok" : absl::StrCat(r.status(), ": ", r.error());
     // Host, label and error come from peers: no control characters reach the terminal.
     std::fprintf(options_.console, "%-8s %-16s %-14s %5s/%-2d %12s  %s%s\n", r.role().c_str(),
-                 Printable(r.host()).c_str(), r.label().empty() ? "-" : Printable(r.label()).c_str(), iteration.c_str(),
-                 r.stream(), rate.c_str(), Printable(status).c_str(), Printable(summary).c_str());
+                 TerminalSafe(r.host()).c_str(), r.label().empty() ? "-" : TerminalSafe(r.label()).c_str(),
+                 iteration.c_str(), r.stream(), rate.c_str(), TerminalSafe(status).c_str(),
+                 TerminalSafe(summary).c_str());
     std::fflush(options_.console);
   }
 

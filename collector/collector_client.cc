@@ -1,6 +1,7 @@
 #include "collector/collector_client.h"
 
 #include "absl/strings/str_cat.h"
+#include "common/log.h"
 
 namespace nasperf {
 
@@ -23,8 +24,9 @@ absl::StatusOr<bool> CollectorClient::Report(const proto::TransferReport& report
   grpc::Status status = stub_->Report(&context, report, &ack);
   if (status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) {
     // Too large for this collector after all (its limit may be lower): never deliverable.
-    return absl::InvalidArgumentError(absl::StrCat("collector ", FormatHostPort(address_),
-                                                   " cannot take a report this large: ", status.error_message()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("collector ", FormatHostPort(address_),
+                     " cannot take a report this large: ", TerminalSafe(status.error_message())));
   }
   if (!status.ok()) return FromGrpc(status, "collector", FormatHostPort(address_));
   return ack.duplicate();

@@ -39,7 +39,7 @@ struct ColumnBound {
     kNone,       // any value of the field's type
     kRunId,      // CheckRunId: it becomes part of file names
     kPlainText,  // at most max_bytes, no NUL and no control characters
-    kText,       // at most max_bytes, no NUL (line breaks allowed: errors, notes)
+    kText,       // at most max_bytes; of the control characters only '\n' and '\t' (errors, notes)
     kWord,       // one of words(), or empty when empty_ok
     kRange,      // a whole number in [min, max]
     kFigure,     // when set: finite, 0 to kMaxFigure

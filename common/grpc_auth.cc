@@ -43,8 +43,8 @@ grpc::Status CheckToken(const grpc::ServerContext& context, const std::string& t
     static LogThrottle* throttle = new LogThrottle(10, 10.0);
     uint64_t held = 0;
     if (throttle->Allow(&held)) {
-      Log(LogLevel::kWarning, component, "refused a call from %s: wrong or missing token%s", Printable(context.peer()),
-          LogThrottle::Held(held));
+      Log(LogLevel::kWarning, component, "refused a call from %s: wrong or missing token%s",
+          TerminalSafe(context.peer()), LogThrottle::Held(held));
     }
     return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
                         "wrong or missing token (set NASPERF_TOKEN or --token-file to the same "
@@ -74,9 +74,10 @@ absl::Status FromGrpc(const grpc::Status& status, const std::string& what, const
     if (auto refusal = TakePinRefusal(address)) {
       return absl::UnauthenticatedError(absl::StrCat(what, " ", address, ": ", *refusal));
     }
-    return absl::Status(code, absl::StrCat(what, " ", address, " unreachable: ", status.error_message()));
+    return absl::Status(code, absl::StrCat(what, " ", address, " unreachable: ", TerminalSafe(status.error_message())));
   }
-  return absl::Status(code, absl::StrCat(what, " ", address, ": ", status.error_message()));
+  // The peer wrote this text: it reaches consoles and error cells escaped (common/log.h).
+  return absl::Status(code, absl::StrCat(what, " ", address, ": ", TerminalSafe(status.error_message())));
 }
 
 }  // namespace nasperf

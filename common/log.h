@@ -1,7 +1,8 @@
 // A tiny leveled logger to stderr (Abseil 20220623 has no absl/log). Lines are
 // "nasperf <component>: message"; each line is written with one call, so lines from
 // several threads never interleave, and control characters in it (a peer's host
-// name or error, say) are shown as '?' so no peer can drive the terminal.
+// name or error, say) are shown as escapes (TerminalSafe) so no peer can drive the
+// terminal.
 // A LogThrottle keeps a flood of one kind of line down. Thread-safe.
 #ifndef NASPERF_COMMON_LOG_H_
 #define NASPERF_COMMON_LOG_H_
@@ -31,9 +32,12 @@ void Log(LogLevel level, absl::string_view component, const absl::FormatSpec<Arg
   if (LogEnabled(level)) LogLine(level, component, absl::StrFormat(format, args...));
 }
 
-// text with ASCII control characters (newlines and ESC included) and the UTF-8
-// C1 controls replaced by '?': safe to print on one terminal line.
-std::string Printable(absl::string_view text);
+// The one sanitizer for text a peer or a file supplied on its way to a terminal: C0
+// controls (ESC, so every escape sequence; newlines, CR, DEL), C1 controls (U+0080 to
+// U+009F), the invisible bidi and line-separator marks, and bytes that are not valid
+// UTF-8 become visible escapes ("\x1b", one per byte); printable ASCII and other valid
+// UTF-8 stay as they are. keep_newlines: '\n' stays, for multi-line output (a report).
+std::string TerminalSafe(absl::string_view text, bool keep_newlines = false);
 
 // At most `lines` let through per `window_s` seconds; the rest are counted and the
 // count is told with the next line let through (see Held()).

@@ -210,7 +210,7 @@ class KnownAgents {
                        "start (or `nasperf fingerprint` there), then run again with --accept-new-agent-key"));
     }
     if (address.size() > kMaxAddressChars || address.find_first_of(" \t\r\n#") != std::string::npos) {
-      return absl::InvalidArgumentError(absl::StrCat("cannot pin a key for the address ", Printable(address)));
+      return absl::InvalidArgumentError(absl::StrCat("cannot pin a key for the address ", TerminalSafe(address)));
     }
     std::string line = absl::StrCat(address, " ", seen, "\n");
     absl::Status appended = Append(line);

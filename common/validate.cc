@@ -45,6 +45,18 @@ absl::Status OneOf(const std::string& field, const std::string& value) {
   return OneOfWords(field, value, Names<T>(), /*empty_ok=*/false);
 }
 
+// The first control character in value: C0 and DEL (but '\n' and '\t' when
+// line_breaks_ok), or C1 (U+0080 to U+009F in UTF-8; CSI and OSC to some terminals).
+bool HasControlCharacter(const std::string& value, bool line_breaks_ok) {
+  for (size_t i = 0; i < value.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(value[i]);
+    if (line_breaks_ok && (c == '\n' || c == '\t')) continue;
+    if (c < 0x20 || c == 0x7f) return true;
+    if (c == 0xc2 && i + 1 < value.size() && (static_cast<unsigned char>(value[i + 1]) & 0xe0) == 0x80) return true;
+  }
+  return false;
+}
+
 absl::Status Bounded(const std::string& field, const std::string& value, size_t max) {
   if (value.size() > max) {
     return absl::InvalidArgumentError(absl::StrCat(field, " is ", value.size(), " bytes, at most ", max));
@@ -86,8 +98,13 @@ absl::Status CheckColumn(const TransferColumn& column, const proto::TransferRepo
       return CheckRunId(TextValue(column, r));
     case ColumnBound::Kind::kPlainText:
       return CheckPlainText(column.name, TextValue(column, r), bound.max_bytes);
-    case ColumnBound::Kind::kText:
-      return Bounded(column.name, TextValue(column, r), bound.max_bytes);
+    case ColumnBound::Kind::kText: {
+      const std::string value = TextValue(column, r);
+      if (absl::Status s = Bounded(column.name, value, bound.max_bytes); !s.ok()) return s;
+      if (!HasControlCharacter(value, /*line_breaks_ok=*/true)) return absl::OkStatus();
+      return absl::InvalidArgumentError(
+          absl::StrCat(column.name, " contains a control character other than a line break or tab"));
+    }
     case ColumnBound::Kind::kWord:
       return OneOfWords(column.name, TextValue(column, r), bound.words(), bound.empty_ok);
     case ColumnBound::Kind::kRange: {
@@ -113,10 +130,8 @@ absl::Status CheckColumn(const TransferColumn& column, const proto::TransferRepo
 
 absl::Status CheckPlainText(const std::string& field, const std::string& value, size_t max) {
   if (absl::Status s = Bounded(field, value, max); !s.ok()) return s;
-  for (char c : value) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-      return absl::InvalidArgumentError(absl::StrCat(field, " contains a control character"));
-    }
+  if (HasControlCharacter(value, /*line_breaks_ok=*/false)) {
+    return absl::InvalidArgumentError(absl::StrCat(field, " contains a control character"));
   }
   return absl::OkStatus();
 }
@@ -160,10 +175,10 @@ absl::Status CheckReport(const proto::TransferReport& r) {
 }
 
 absl::Status CheckHelloReply(const proto::HelloReply& r) {
-  if (absl::Status s =
-          FirstError({Bounded("receiver host", r.host(), 255), Bounded("receiver version", r.version(), 64),
-                      Bounded("receiver target", r.target(), 4096), Port("receiver data port", r.data_port(), false),
-                      Port("receiver probe port", r.probe_port(), true)});
+  if (absl::Status s = FirstError(
+          {CheckPlainText("receiver host", r.host(), 255), CheckPlainText("receiver version", r.version(), 64),
+           Bounded("receiver target", r.target(), 4096), Port("receiver data port", r.data_port(), false),
+           Port("receiver probe port", r.probe_port(), true)});
       !s.ok()) {
     return s;
   }

@@ -14,8 +14,8 @@ namespace nasperf {
 
 // 1-64 of [A-Za-z0-9._-], not starting with '.' or '-'.
 absl::Status CheckRunId(const std::string& run_id);
-// At most max bytes, no NUL and no control characters (newlines, ESC): for text
-// that reaches consoles and CSV cells read back line by line.
+// At most max bytes, no NUL and no control characters (newlines, ESC, the UTF-8 C1
+// controls): for text that reaches consoles and CSV cells read back line by line.
 absl::Status CheckPlainText(const std::string& field, const std::string& value, size_t max);
 // The label, iteration and stream every transfer carries: the same bounds when a
 // transfer is opened and when its report arrives.

@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/fd.h"
+#include "common/log.h"
 #include "common/policy.h"
 #include "common/stats.h"
 #include "common/units.h"
@@ -26,7 +27,7 @@ std::string TransferLine(const TransferTally& t) {
 }  // namespace
 
 void LabConsole::Line(const std::string& text) {
-  std::fprintf(out_, "%s\n", text.c_str());
+  std::fprintf(out_, "%s\n", TerminalSafe(text).c_str());  // agents' names, errors and paths are peers' text
   std::fflush(out_);
 }
 

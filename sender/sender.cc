@@ -46,12 +46,12 @@ class Console {
   void Line(const std::string& text) {
     absl::MutexLock lock(&mu_);
     ClearProgressLocked();
-    std::fprintf(out_, "%s\n", Printable(text).c_str());  // labels and errors may come from peers
+    std::fprintf(out_, "%s\n", TerminalSafe(text).c_str());  // labels and errors may come from peers
     std::fflush(out_);
   }
   void Progress(const std::string& text) {
     absl::MutexLock lock(&mu_);
-    std::fprintf(out_, "\r%s\033[K", text.c_str());
+    std::fprintf(out_, "\r%s\033[K", TerminalSafe(text).c_str());
     std::fflush(out_);
     progress_shown_ = true;
   }

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
@@ -15,6 +16,7 @@
 #include "common/fd.h"
 #include "common/log.h"
 #include "common/token.h"
+#include "ssh/ssh_options.h"
 #include "ssh/ssh_session.h"
 
 namespace nasperf {
@@ -89,25 +91,71 @@ absl::Status MakeRemoteDirectory(SshConnection& c, sftp_session sftp, const std:
   return c.Failure(absl::StrCat("create ", path));
 }
 
-// The cache must be a real directory only its owner can write: anyone else could
-// otherwise swap the binary that runs as this user.
-absl::Status CheckCacheDirectory(SshConnection& c, sftp_session sftp, const std::string& dir) {
-  sftp_attributes attributes = sftp_lstat(sftp, dir.c_str());
-  if (attributes == nullptr) return c.Failure(absl::StrCat("look at ", dir));
-  const uint32_t permissions = attributes->permissions;
-  const uint8_t type = attributes->type;
-  sftp_attributes_free(attributes);
-  if (type != SSH_FILEXFER_TYPE_DIRECTORY) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("ssh ", c.where(), ": ", dir, " is not a directory (a symlink?); remove it and run again"));
+// What CheckPrivateDirectory found: the directory with every symlink resolved, and
+// why it is no place for a program this user runs ("" when it is one).
+struct CheckedDirectory {
+  std::string path;
+  std::string unsafe;
+};
+
+// Why `dir` at this component, owned by `owner` with `mode`, lets someone other than
+// the user (uid) and root change what lies below it; "" when it does not. A root-owned
+// sticky directory (/tmp) may be above the last one: there nobody renames or removes
+// what is not theirs.
+std::string WhyNotPrivate(const std::string& dir, uint8_t type, uint32_t owner, uint32_t mode, uint32_t uid,
+                          bool last) {
+  if (type != SSH_FILEXFER_TYPE_DIRECTORY) return absl::StrCat(dir, " is not a directory");
+  if (owner != uid && owner != 0) return absl::StrCat(dir, " belongs to another user (uid ", owner, ")");
+  const bool shared_sticky = !last && owner == 0 && (mode & S_ISVTX) != 0;
+  if ((mode & 022) != 0 && !shared_sticky) {
+    return absl::StrFormat("%s is writable by others (mode %03o)", dir, mode & 0777);
   }
-  if ((permissions & 022) != 0) {
+  return "";
+}
+
+// `dir` resolved by the host (realpath), then it and every directory above it looked
+// at (lstat): each must belong to the user or root and be writable by nobody else.
+// Then only the user and root can change that path, so a binary checked there stays
+// the one that runs: nobody else can swap it, or a directory above it, in between.
+absl::StatusOr<CheckedDirectory> CheckPrivateDirectory(SshConnection& c, sftp_session sftp, const std::string& dir,
+                                                       uint32_t uid) {
+  char* real = sftp_canonicalize_path(sftp, dir.c_str());
+  if (real == nullptr) return c.Failure(absl::StrCat("resolve ", dir));
+  CheckedDirectory checked{real, ""};
+  ssh_string_free_char(real);
+  if (checked.path.empty() || checked.path.front() != '/' || checked.path.size() > 4096 ||
+      TerminalSafe(checked.path) != checked.path) {
     return absl::FailedPreconditionError(
-        absl::StrFormat("ssh %s: %s is writable by others (mode %03o); chmod 700 "
-                        "it and run again",
-                        c.where(), dir, permissions & 0777));
+        absl::StrCat("ssh ", c.where(), ": ", dir, " resolves to ", TerminalSafe(checked.path), ", not a plain path"));
   }
-  return absl::OkStatus();
+  for (size_t end = 0; checked.unsafe.empty(); end = checked.path.find('/', end + 1)) {  // "/" first
+    const std::string component = end == 0 ? "/" : checked.path.substr(0, end);
+    const bool last = end == std::string::npos || checked.path == "/";
+    sftp_attributes a = sftp_lstat(sftp, component.c_str());
+    if (a == nullptr) return c.Failure(absl::StrCat("look at ", component));
+    checked.unsafe = WhyNotPrivate(component, a->type, a->uid, a->permissions, uid, last);
+    sftp_attributes_free(a);
+    if (last) break;
+  }
+  return checked;
+}
+
+// A directory of the user's own for this run only (mktemp -d: mode 0700), checked like
+// the cache; for when the cache is not private.
+absl::StatusOr<std::string> PrivateTemporaryDirectory(SshConnection& c, sftp_session sftp, uint32_t uid) {
+  auto made = c.Run("mktemp -d \"${TMPDIR:-/tmp}/nasperf-bin-XXXXXX\"", "", absl::Seconds(20));
+  if (!made.ok()) return made.status();
+  const std::string dir(absl::StripAsciiWhitespace(*made));
+  if (dir.empty() || dir.front() != '/' || dir.size() > 1024 || TerminalSafe(dir) != dir) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("ssh ", c.where(), ": mktemp -d made no directory: ", TerminalSafe(made->substr(0, 200))));
+  }
+  auto checked = CheckPrivateDirectory(c, sftp, dir, uid);
+  if (checked.ok() && checked->unsafe.empty()) return checked->path;
+  (void)c.Run(absl::StrCat("rm -rf -- ", ShellQuote(dir)), "", absl::Seconds(20));
+  if (!checked.ok()) return checked.status();
+  return absl::FailedPreconditionError(absl::StrCat("ssh ", c.where(), ": no private directory for the binary: ",
+                                                    checked->unsafe, "; set TMPDIR there to one of your own"));
 }
 
 absl::Status Upload(SshConnection& c, sftp_session sftp, const std::string& path, absl::string_view image) {
@@ -128,45 +176,51 @@ absl::Status Upload(SshConnection& c, sftp_session sftp, const std::string& path
   return absl::OkStatus();
 }
 
-// What the host says about itself: its processor and its cache directory.
+// What the host says about itself: its processor, the user and its cache directory.
 struct HostFacts {
   Machine machine = Machine::kOther;
+  uint32_t uid = 0;   // the user this session runs as (id -u)
   std::string cache;  // ${XDG_CACHE_HOME:-$HOME/.cache}, absolute
 };
 
 absl::StatusOr<HostFacts> AskHost(SshConnection& c) {
-  auto probe = c.Run("uname -m; printf '%s\\n' \"${XDG_CACHE_HOME:-$HOME/.cache}\"", "", absl::Seconds(20));
+  auto probe = c.Run("uname -m; id -u; printf '%s\\n' \"${XDG_CACHE_HOME:-$HOME/.cache}\"", "", absl::Seconds(20));
   if (!probe.ok()) return probe.status();
   std::vector<std::string> lines = absl::StrSplit(*probe, '\n', absl::SkipEmpty());
-  if (lines.size() != 2 || lines[1].size() > 1024 || lines[1].front() != '/' || Printable(lines[1]) != lines[1]) {
+  HostFacts facts;
+  if (lines.size() != 3 || !absl::SimpleAtoi(lines[1], &facts.uid) || lines[2].size() > 1024 ||
+      lines[2].front() != '/' || TerminalSafe(lines[2]) != lines[2]) {
     return absl::FailedPreconditionError(absl::StrCat("ssh ", c.where(),
-                                                      ": cannot tell the processor and cache "
-                                                      "directory (uname -m and $HOME said: ",
-                                                      Printable(*probe), ")"));
+                                                      ": cannot tell the processor, user and cache "
+                                                      "directory (uname -m, id -u and $HOME said: ",
+                                                      TerminalSafe(*probe), ")"));
   }
-  HostFacts facts{MachineFromUname(lines[0]), lines[1]};
+  facts.machine = MachineFromUname(lines[0]);
+  facts.cache = lines[2];
   if (facts.machine == Machine::kOther) {
     return absl::FailedPreconditionError(absl::StrCat("ssh ", c.where(), ": the host's processor is ",
-                                                      Printable(lines[0]),
+                                                      TerminalSafe(lines[0]),
                                                       "; nasperf is built for x86_64 and aarch64"));
   }
   return facts;
 }
 
 // Puts `image` at `path` unless the same bytes are there already (read back either way).
+// A cached copy counts only when it is the user's own and writable by nobody else.
 absl::Status PlaceImage(SshConnection& c, sftp_session sftp, const std::string& path, absl::string_view image,
-                        const std::string& named, bool* uploaded) {
+                        const std::string& named, uint32_t uid, bool* uploaded) {
   const uint64_t digest = Digest(image);
   *uploaded = false;
   if (sftp_attributes cached = sftp_lstat(sftp, path.c_str()); cached != nullptr) {
-    const bool same_size = cached->type == SSH_FILEXFER_TYPE_REGULAR && cached->size == image.size();
+    const bool same_size = cached->type == SSH_FILEXFER_TYPE_REGULAR && cached->size == image.size() &&
+                           cached->uid == uid && (cached->permissions & 022) == 0;
     sftp_attributes_free(cached);
     if (same_size) {
       auto seen = RemoteDigest(c, sftp, path, image.size());
       if (!seen.ok()) return seen.status();
       if (*seen == digest) return absl::OkStatus();
     }
-    sftp_unlink(sftp, path.c_str());  // damaged: replaced below
+    sftp_unlink(sftp, path.c_str());  // damaged or not the user's: replaced below
   }
   const std::string part = absl::StrCat(path, ".part-", RandomHex(4));
   absl::Status placed = Upload(c, sftp, part, image);
@@ -186,6 +240,25 @@ absl::Status PlaceImage(SshConnection& c, sftp_session sftp, const std::string& 
   }
   *uploaded = true;
   return absl::OkStatus();
+}
+
+// The cache (resolved) when it is private; else a private temporary directory, with
+// deployed->note saying why and deployed->temporary naming it.
+absl::StatusOr<std::string> CacheOrTemporaryDirectory(SshConnection& c, sftp_session sftp, const HostFacts& host,
+                                                      DeployedBinary* deployed) {
+  const std::string cache = absl::StrCat(host.cache, "/nasperf");
+  for (const std::string& d : {host.cache, cache}) {
+    if (absl::Status s = MakeRemoteDirectory(c, sftp, d); !s.ok()) return s;
+  }
+  auto checked = CheckPrivateDirectory(c, sftp, cache, host.uid);
+  if (!checked.ok()) return checked.status();
+  if (checked->unsafe.empty()) return checked->path;
+  auto temporary = PrivateTemporaryDirectory(c, sftp, host.uid);
+  if (!temporary.ok()) return temporary.status();
+  deployed->temporary = *temporary;
+  deployed->note = absl::StrCat("ssh ", c.where(), ": not using the cache ", cache, ": ", checked->unsafe,
+                                ", so another user could swap the program; using ", *temporary, " for this run");
+  return *temporary;
 }
 
 }  // namespace
@@ -263,17 +336,19 @@ absl::StatusOr<DeployedBinary> DeployBinary(SshConnection& c, const std::string&
 
   auto sftp = c.Sftp();
   if (!sftp.ok()) return sftp.status();
-  const std::string dir = absl::StrCat(host->cache, "/nasperf");
-  for (const std::string& d : {host->cache, dir}) {
-    if (absl::Status s = MakeRemoteDirectory(c, *sftp, d); !s.ok()) return s;
-  }
-  if (absl::Status s = CheckCacheDirectory(c, *sftp, dir); !s.ok()) return s;
   DeployedBinary deployed;
+  auto dir = CacheOrTemporaryDirectory(c, *sftp, *host, &deployed);
+  if (!dir.ok()) return dir.status();
   deployed.machine = host->machine;
-  deployed.path = absl::StrCat(dir, "/nasperf-", MachineName(host->machine), "-", ChecksumHex(Digest(*image)));
+  deployed.path = absl::StrCat(*dir, "/nasperf-", MachineName(host->machine), "-", ChecksumHex(Digest(*image)));
   deployed.bytes = image->size();
   const int64_t start = MonoNanos();
-  if (absl::Status s = PlaceImage(c, *sftp, deployed.path, *image, named, &deployed.uploaded); !s.ok()) return s;
+  if (absl::Status s = PlaceImage(c, *sftp, deployed.path, *image, named, host->uid, &deployed.uploaded); !s.ok()) {
+    if (!deployed.temporary.empty()) {
+      (void)c.Run(absl::StrCat("rm -rf -- ", ShellQuote(deployed.temporary)), "", absl::Seconds(20));
+    }
+    return s;
+  }
   deployed.seconds = NanosToSeconds(MonoNanos() - start);
   return deployed;
 }

@@ -1,10 +1,13 @@
 #include "ssh/remote_start.h"
 
+#include <arpa/inet.h>
 #include <libssh/libssh.h>
 
+#include <algorithm>
 #include <atomic>
 #include <thread>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -29,7 +32,8 @@ constexpr size_t kKeptOutput = 4096;                         // of what the proc
 // background with the channel as its stdin (fd 3 carries it past the shell's
 // /dev/null for background jobs), its ports once listening, and at the end its exit
 // status and the last lines of its log.
-std::string StartScript(const RemoteAgentOptions& o, const std::string& binary) {
+// A private temporary directory the binary was put in goes when the script ends.
+std::string StartScript(const RemoteAgentOptions& o, const std::string& binary, const std::string& temporary) {
   const std::string bin = ShellQuote(binary);
   std::string listen = o.listen.empty() ? "\"$listen\"" : ShellQuote(o.listen);
   std::string run = absl::StrCat(bin, " ", o.role, " --listen ", listen, " --target ",
@@ -37,6 +41,9 @@ std::string StartScript(const RemoteAgentOptions& o, const std::string& binary) 
                                  " --port-file \"$dir/ports\" --stop-with-stdin");
   for (const std::string& flag : o.flags) absl::StrAppend(&run, " ", ShellQuote(flag));
   return absl::StrCat(
+      temporary.empty()
+          ? ""
+          : absl::StrCat("bin_dir=", ShellQuote(temporary), "; trap 'rm -rf -- \"$bin_dir\"' EXIT HUP INT PIPE TERM\n"),
       "IFS= read -r NASPERF_TOKEN || exit 90; export NASPERF_TOKEN\n"
       "dir=$(mktemp -d \"${TMPDIR:-/tmp}/nasperf-XXXXXX\") || exit 91\n"
       "key=$(",
@@ -71,7 +78,7 @@ std::string LinesAfter(absl::string_view out, absl::string_view marker) {
   if (at == absl::string_view::npos) return "";
   size_t end = out.find('\n', at + 1);
   absl::string_view rest = absl::StripAsciiWhitespace(end == absl::string_view::npos ? "" : out.substr(end + 1));
-  return rest.empty() ? "" : absl::StrCat(": ", Printable(rest.substr(0, 600)));
+  return rest.empty() ? "" : absl::StrCat(": ", TerminalSafe(rest.substr(0, 600)));
 }
 
 class RemoteAgentImpl final : public RemoteAgent {
@@ -171,7 +178,7 @@ absl::StatusOr<std::string> ReadUntilReady(SshConnection& c, ssh_channel channel
     const absl::Duration left = deadline - absl::Now();
     if (left <= absl::ZeroDuration()) {
       return absl::DeadlineExceededError(absl::StrCat("ssh ", c.where(), ": nasperf did not start within ",
-                                                      absl::FormatDuration(kStartTimeout), ": ", Printable(out)));
+                                                      absl::FormatDuration(kStartTimeout), ": ", TerminalSafe(out)));
     }
     int n = ssh_channel_read_timeout(channel, buffer, sizeof buffer, 0,
                                      static_cast<int>(std::max<int64_t>(1, absl::ToInt64Milliseconds(left))));
@@ -185,6 +192,24 @@ absl::StatusOr<std::string> ReadUntilReady(SshConnection& c, ssh_channel channel
 }
 
 }  // namespace
+
+absl::StatusOr<std::string> ParseRemoteAddress(const std::string& addr) {
+  const size_t percent = addr.find('%');
+  const std::string ip = addr.substr(0, percent);
+  const std::string zone = percent == std::string::npos ? "" : addr.substr(percent + 1);
+  in6_addr v6{};
+  in_addr v4{};
+  const bool is_v6 = inet_pton(AF_INET6, ip.c_str(), &v6) == 1;
+  const bool zone_ok =
+      percent == std::string::npos ||
+      (is_v6 && !zone.empty() && zone.size() <= 16 && std::all_of(zone.begin(), zone.end(), [](char z) {
+         return absl::ascii_isalnum(z) || z == '.' || z == '_' || z == '-';
+       }));
+  if ((is_v6 || (percent == std::string::npos && inet_pton(AF_INET, ip.c_str(), &v4) == 1)) && zone_ok) return addr;
+  return absl::InvalidArgumentError(absl::StrCat("the host gave \"", TerminalSafe(addr.substr(0, 100)),
+                                                 "\" as the address this connection reached (SSH_CONNECTION), "
+                                                 "which is not an IP address"));
+}
 
 absl::StatusOr<SshOptions> LabSshOptions(const std::string& ssh, std::string identity, std::string known_hosts) {
   SshOptions options;
@@ -208,9 +233,12 @@ absl::StatusOr<std::unique_ptr<RemoteAgent>> RemoteAgent::Start(const RemoteAgen
   SshConnection& c = **connection;
   const std::string where = absl::StrCat("ssh ", c.where());
   std::string binary = o.nasperf;
+  std::string temporary;  // the binary's private directory for this run, if any
   if (binary.empty()) {
     auto deployed = DeployBinary(c, o.deploy_binary);
     if (!deployed.ok()) return deployed.status();
+    if (!deployed->note.empty()) say(deployed->note);
+    temporary = deployed->temporary;
     say(absl::StrFormat("%s: %s nasperf for %s (%.1f MiB) %s %s in %.1f s", where,
                         deployed->uploaded ? "uploaded" : "reusing the cached", MachineName(deployed->machine),
                         static_cast<double>(deployed->bytes) / (1 << 20), deployed->uploaded ? "to" : "at",
@@ -223,9 +251,10 @@ absl::StatusOr<std::unique_ptr<RemoteAgent>> RemoteAgent::Start(const RemoteAgen
   auto fail = [&](absl::Status status) {
     ssh_channel_close(channel);
     ssh_channel_free(channel);
+    if (!temporary.empty()) (void)c.Run(absl::StrCat("rm -rf -- ", ShellQuote(temporary)), "", absl::Seconds(20));
     return status;
   };
-  const std::string script = StartScript(o, binary);
+  const std::string script = StartScript(o, binary, temporary);
   if (ssh_channel_open_session(channel) != SSH_OK || ssh_channel_request_exec(channel, script.c_str()) != SSH_OK) {
     return fail(c.Failure("start nasperf"));
   }
@@ -251,11 +280,11 @@ absl::StatusOr<std::unique_ptr<RemoteAgent>> RemoteAgent::Start(const RemoteAgen
     const std::string error = Field(rest, "error");
     return fail(absl::UnavailableError(
         absl::StrCat(where, ": ", binary, " ", o.role, " did not start",
-                     error.empty() ? LinesAfter(rest, "exit=") : absl::StrCat(": ", Printable(error)))));
+                     error.empty() ? LinesAfter(rest, "exit=") : absl::StrCat(": ", TerminalSafe(error)))));
   }
   if (key.empty() || !CheckFingerprint("key", key).ok()) {
     return fail(absl::UnavailableError(
-        absl::StrCat(where, ": ", binary, " fingerprint printed no TLS key: ", Printable(out->substr(0, 200)))));
+        absl::StrCat(where, ": ", binary, " fingerprint printed no TLS key: ", TerminalSafe(out->substr(0, 200)))));
   }
   HostPort address;
   if (!o.listen.empty()) {
@@ -263,11 +292,15 @@ absl::StatusOr<std::unique_ptr<RemoteAgent>> RemoteAgent::Start(const RemoteAgen
     if (!listen.ok()) return fail(listen.status());
     address = *listen;
   }
-  if (address.host.empty() || address.host == "0.0.0.0" || address.host == "::") address.host = Field(*out, "addr");
+  if (address.host.empty() || address.host == "0.0.0.0" || address.host == "::") {
+    auto reached = ParseRemoteAddress(Field(*out, "addr"));  // never a name to look up
+    if (!reached.ok()) return fail(absl::UnavailableError(absl::StrCat(where, ": ", reached.status().message())));
+    address.host = *reached;
+  }
   auto checked = ParseHostPort(FormatHostPort({address.host, static_cast<uint16_t>(port)}), kAgentPort);
   if (address.host.empty() || !checked.ok()) {
     return fail(absl::UnavailableError(
-        absl::StrCat(where, ": cannot tell the host's address (SSH_CONNECTION): ", Printable(out->substr(0, 200)))));
+        absl::StrCat(where, ": cannot tell the host's address (SSH_CONNECTION): ", TerminalSafe(out->substr(0, 200)))));
   }
   return std::unique_ptr<RemoteAgent>(new RemoteAgentImpl(std::move(*connection), channel, pid, *checked, key, binary));
 }

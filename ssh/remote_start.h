@@ -32,6 +32,12 @@ struct RemoteAgentOptions {
   std::string token;
 };
 
+// The start script's `addr=` line (the host's own address of this SSH connection, from
+// SSH_CONNECTION): an IPv4 or IPv6 literal (IPv6 with a %zone), returned as it is;
+// anything else, a name (never looked up) or an escape sequence, is refused with one
+// line.
+absl::StatusOr<std::string> ParseRemoteAddress(const std::string& addr);
+
 // Parses a lab host's `ssh = "[user@]host[:port]"` into the destination and port.
 absl::StatusOr<SshOptions> LabSshOptions(const std::string& ssh, std::string identity, std::string known_hosts);
 

@@ -77,15 +77,16 @@ class SshConnection {
   }
 
   // A libssh failure: the connection's state first (a lost connection explains
-  // everything after it), then the SFTP status code when there is one.
+  // everything after it), then the SFTP status code when there is one. libssh's text
+  // may quote the server (a disconnect reason): it is escaped here, where it enters.
   absl::Status Failure(absl::string_view what) const {
     if (!connected()) {
       return absl::UnavailableError(
-          absl::StrCat(what, " on ", where_, ": connection lost (", ssh_get_error(session_), ")"));
+          absl::StrCat(what, " on ", where_, ": connection lost (", TerminalSafe(ssh_get_error(session_)), ")"));
     }
     int code = sftp_ != nullptr ? sftp_get_error(sftp_) : SSH_FX_OK;
     if (code != SSH_FX_OK) return absl::InternalError(absl::StrCat(what, " on ", where_, ": ", SftpCodeText(code)));
-    return absl::InternalError(absl::StrCat(what, " on ", where_, ": ", ssh_get_error(session_)));
+    return absl::InternalError(absl::StrCat(what, " on ", where_, ": ", TerminalSafe(ssh_get_error(session_))));
   }
 
  private:

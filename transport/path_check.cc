@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/log.h"
 #include "common/netinfo.h"
 #include "common/pmtu.h"
 #include "common/policy.h"
@@ -195,11 +196,13 @@ absl::StatusOr<int> RunProbe(const ProbeOptions& options, std::FILE* out) {
   auto facts = CheckPath(options.to, *hello, options.link_mbps);
   if (!facts.ok()) return facts.status();
   const PathFacts& f = *facts;
+  // The receiver names its host and version and the interface's name comes from the
+  // system: every value goes to the terminal through TerminalSafe.
   auto row = [out](const char* name, const std::string& value) {
-    std::fprintf(out, "  %-16s %s\n", name, value.c_str());
+    std::fprintf(out, "  %-16s %s\n", name, TerminalSafe(value).c_str());
   };
-  std::fprintf(out, "receiver %s (nasperf %s) at %s\n", hello->host().c_str(), hello->version().c_str(),
-               FormatHostPort(options.to).c_str());
+  std::fprintf(out, "receiver %s (nasperf %s) at %s\n", TerminalSafe(hello->host()).c_str(),
+               TerminalSafe(hello->version()).c_str(), TerminalSafe(FormatHostPort(options.to)).c_str());
   row("interface", f.interface.empty() ? "unknown" : absl::StrCat(f.interface, " (", f.local_address, ")"));
   row("local MTU", Show(f.mtu));
   row("receiver MTU", Show(f.peer_mtu));
@@ -215,7 +218,7 @@ absl::StatusOr<int> RunProbe(const ProbeOptions& options, std::FILE* out) {
                         : f.link_mbps && f.rtt_ms > 0 ? "kernel autotuning (covers the bandwidth-delay product)"
                                                       : "kernel autotuning (no link speed or RTT to size them by)");
   std::vector<std::string> warnings = PathWarnings(f);
-  for (const std::string& w : warnings) std::fprintf(out, "warning: %s\n", w.c_str());
+  for (const std::string& w : warnings) std::fprintf(out, "warning: %s\n", TerminalSafe(w).c_str());
   std::fprintf(out, "%s\n", warnings.empty() ? "path ok" : "path has problems (see warnings)");
   std::fflush(out);
   return warnings.empty() ? 0 : 1;

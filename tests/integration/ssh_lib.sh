@@ -21,7 +21,8 @@ IDENTITY=$CLIENT_DIR/id_ed25519
 HOST_FINGERPRINT=$(ssh-keygen -lf "$SSHD_DIR/host_ed25519.pub" | awk '{print $2}')
 
 # start_sshd: sshd on a free loopback port; sets SSHD_PID and SSHD_PORT. The same
-# host key every time, so a restarted sshd is the same "NAS".
+# host key every time, so a restarted sshd is the same "NAS". SSHD_SETENV: more
+# NAME=VALUE words for the sessions' environment (e.g. XDG_CACHE_HOME).
 start_sshd() {
   # sshd cannot take port 0: a port picked free can still be taken before sshd
   # binds it, so a bind failure picks another (a few times, then fails).
@@ -41,7 +42,7 @@ PasswordAuthentication no
 KbdInteractiveAuthentication no
 PermitRootLogin prohibit-password
 Subsystem sftp internal-sftp
-SetEnv SHLVL=1
+SetEnv SHLVL=1 ${SSHD_SETENV:-}
 UseDNS no
 EOF
     /usr/sbin/sshd -t -f "$SSHD_DIR/sshd_config" || fail "sshd -t rejected the config"

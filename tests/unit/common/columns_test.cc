@@ -155,6 +155,13 @@ std::vector<std::pair<std::string, proto::TransferReport>> OutOfBounds(const Tra
         reflection->SetString(r, f, std::string(bound.max_bytes + 1, 'x'));
       });
       spoil([&](R reflection, proto::TransferReport* r) { reflection->SetString(r, f, std::string("a\0b", 3)); });
+      // An escape sequence sets a reader's window title (issue 29 row 10); C1 CSI too.
+      spoil([&](R reflection, proto::TransferReport* r) { reflection->SetString(r, f, "x\x1b]0;pwned\x07"); });
+      spoil([&](R reflection, proto::TransferReport* r) {
+        reflection->SetString(r, f,
+                              "x\xc2\x9b"
+                              "2J");
+      });
       break;
     case ColumnBound::Kind::kWord:
       spoil([&](R reflection, proto::TransferReport* r) { reflection->SetString(r, f, "no-such-word"); });

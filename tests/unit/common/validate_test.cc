@@ -67,6 +67,33 @@ TEST(CheckReport, RefusesHostileText) {
   ExpectRefused([](proto::TransferReport& r) { r.set_label("cache\nrun2,evil"); }, "label");
   ExpectRefused([](proto::TransferReport& r) { r.set_host("nas\x1b[2J"); }, "host");
   ExpectRefused([](proto::TransferReport& r) { r.set_peer("10.0.0.1\r"); }, "peer");
+  ExpectRefused(
+      [](proto::TransferReport& r) {
+        r.set_label(
+            "cache\xc2\x9b"
+            "2J");
+      },
+      "label");  // C1 CSI
+}
+
+// Issue 29 row 10: error and notes may span lines, but an escape sequence in them
+// would reach the terminal of whoever reads the CSV back (`nasperf report`).
+TEST(CheckReport, ErrorAndNotesHoldNoEscapeSequence) {
+  ExpectRefused([](proto::TransferReport& r) { r.set_error("disk full\x1b]0;pwned\x07"); }, "error");
+  ExpectRefused([](proto::TransferReport& r) { r.set_error("\x1b[2J"); }, "error");
+  ExpectRefused([](proto::TransferReport& r) { r.set_notes("slow\x1b[2J"); }, "notes");
+  ExpectRefused([](proto::TransferReport& r) { r.set_notes("a\rb"); }, "notes");
+  ExpectRefused(
+      [](proto::TransferReport& r) {
+        r.set_error(
+            "\xc2\x9d"
+            "0;pwned");
+      },
+      "error");  // C1 OSC
+  proto::TransferReport r = GoodReport();
+  r.set_error("receiver: write failed\n\tENOSPC on /pool");
+  r.set_notes("caf\xc3\xa9; line one\nline two");
+  EXPECT_TRUE(CheckReport(r).ok()) << CheckReport(r);
 }
 
 TEST(CheckReport, RefusesSamplesThatAreNoRate) {
@@ -121,6 +148,12 @@ TEST(CheckHelloReply, PortsMtuAndModes) {
   r.set_data_port(7601);
   r.add_write_modes("direct");
   EXPECT_TRUE(CheckHelloReply(r).ok());
+  r.set_host("nas\x1b]0;pwned\x07");  // probe prints it
+  EXPECT_FALSE(CheckHelloReply(r).ok());
+  r.set_host("nas");
+  r.set_version("0.1\x1b[2J");  // the wire-version error quotes it
+  EXPECT_FALSE(CheckHelloReply(r).ok());
+  r.set_version("0.1.0");
   r.set_probe_port(70000);
   EXPECT_FALSE(CheckHelloReply(r).ok());
   r.set_probe_port(0);

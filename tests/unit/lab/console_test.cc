@@ -72,5 +72,32 @@ TEST_F(ConsoleTest, TheSummaryGivesMediansAndWhereTheResultsAre) {
   EXPECT_THAT(text, HasSubstr("results: results/transfers.csv (nasperf report results)\n"));
 }
 
+// Issue 29 row 10: an agent names its host, version and target, a path check sends
+// its own line, a transfer's error comes from a peer: none of it drives the terminal.
+TEST_F(ConsoleTest, APeersTextReachesTheTerminalEscaped) {
+  PlanHost host;
+  host.name = "nas";
+  proto::HelloReply hello;
+  hello.set_version("0.1.0\x1b[2J");
+  hello.set_host("nas\x1b]0;pwned\x07");
+  hello.set_target(
+      "/pool\xc2\x9b"
+      "31m");
+  LabConsole console(out_);
+  console.HostChecked(host, hello);
+  PlanTransfer transfer;
+  transfer.from = "c1";
+  transfer.to = "nas";
+  proto::CheckPathReply path;
+  path.set_line("path ok\x1b[1A");
+  path.add_warnings("\x1b]8;;http://evil\x1b\\click");
+  console.PathChecked("c1->nas", transfer, path);
+  const std::string text = Printed();
+  EXPECT_EQ(text.find('\x1b'), std::string::npos) << text;
+  EXPECT_EQ(text.find("\xc2\x9b"), std::string::npos) << text;
+  EXPECT_THAT(text, HasSubstr("nasperf 0.1.0\\x1b[2J on nas\\x1b]0;pwned\\x07, target /pool\\xc2\\x9b31m"));
+  EXPECT_THAT(text, HasSubstr("c1 -> nas: path ok\\x1b[1A\n"));
+}
+
 }  // namespace
 }  // namespace nasperf
