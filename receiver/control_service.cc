@@ -118,10 +118,7 @@ absl::StatusOr<TransferPlan> ControlService::Plan(const proto::OpenTransferReque
   if (request.window_bytes() > kMaxWindow) {
     return absl::InvalidArgumentError(absl::StrCat("window above ", FormatSize(kMaxWindow)));
   }
-  if (options_.max_size > 0 && request.size() > options_.max_size) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "size ", FormatSize(request.size()), " is above this receiver's --max-size ", FormatSize(options_.max_size)));
-  }
+  if (absl::Status s = CheckSize(request.size()); !s.ok()) return s;
   if (absl::Status s = CheckInterval(request.interval_s()); !s.ok()) return s;
   TransferPlan plan;
   plan.request = request;
@@ -151,18 +148,22 @@ absl::StatusOr<TransferPlan> ControlService::Plan(const proto::OpenTransferReque
     if (!cleanup.ok()) return cleanup.status();
     plan.cleanup = *cleanup;
   }
-  if (!target_.discard() && options_.check_free) {
-    auto free = target_.FreeBytes();
-    if (!free.ok()) return free.status();
-    uint64_t reserved = table_.reserved_bytes();
-    uint64_t available = *free > reserved ? *free - reserved : 0;
-    if (request.size() > available || available - request.size() < options_.min_free) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "not enough free space on ", target_.path(), ": ", FormatSize(request.size()), " requested, ",
-          FormatSize(available), " free (after transfers in flight), --min-free ", FormatSize(options_.min_free)));
-    }
-  }
+  absl::MutexLock admitting(&admit_mu_);
+  if (absl::Status s = CheckRoom(request.size()); !s.ok()) return s;
   return table_.Add(std::move(plan));
+}
+
+absl::Status ControlService::CheckSize(uint64_t size) const {
+  if (options_.max_size > 0 && size > options_.max_size) {
+    return absl::InvalidArgumentError(absl::StrCat("size ", FormatSize(size), " is above this receiver's --max-size ",
+                                                   FormatSize(options_.max_size)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ControlService::CheckRoom(uint64_t size) {
+  if (!options_.check_free) return absl::OkStatus();
+  return target_.CheckRoom(size, table_.reserved_bytes(), options_.min_free);
 }
 
 // A read streams a file PrepareRead answered with: it must still be there, as long.
