@@ -1,5 +1,7 @@
 #include "receiver/control_service.h"
 
+#include <optional>
+
 #include "absl/strings/str_cat.h"
 #include "common/grpc_auth.h"
 #include "common/log.h"
@@ -59,6 +61,18 @@ grpc::Status ControlService::PrepareRead(grpc::ServerContext* context, const pro
     if (!asked.ok()) return ToGrpc(asked.status());
     cleanup = *asked;
   }
+  // A file about to be laid out is admitted as a write of its size would be, and
+  // holds a transfer slot and its bytes while it is written.
+  std::optional<uint64_t> hold;
+  const LayOutAdmission admit = [&](uint64_t size) -> absl::Status {
+    if (absl::Status s = CheckSize(size); !s.ok()) return s;
+    absl::MutexLock admitting(&admit_mu_);
+    if (absl::Status s = CheckRoom(size); !s.ok()) return s;
+    absl::StatusOr<uint64_t> held = table_.BeginLayOut(size);
+    if (!held.ok()) return held.status();
+    hold = *held;
+    return absl::OkStatus();
+  };
   bool laid_out = false;
   absl::StatusOr<proto::PrepareReadReply> prepared =
       !request->remote_file().empty() && !options_.serve_existing_files
@@ -66,12 +80,15 @@ grpc::Status ControlService::PrepareRead(grpc::ServerContext* context, const pro
           : nasperf::PrepareRead(
                 target_, *request,
                 options_.serve_existing_files || table_.WasLaidOut(ReadFileName(request->run_id(), request->stream())),
-                &laid_out);
+                admit, &laid_out);
+  if (hold) table_.EndLayOut(*hold);
   if (!prepared.ok()) {
     Log(LogLevel::kInfo, kComponent, "refused read setup from %s: %s", context->peer(), prepared.status().message());
     return ToGrpc(prepared.status());
   }
-  if (request->remote_file().empty()) table_.NoteLaidOut(prepared->file());
+  // Only what this call wrote is ours: it is served, and removed at EndRun (unless the
+  // peer asked cleanup=never) or when the receiver stops, whichever comes first.
+  if (laid_out) table_.NoteLaidOut(prepared->file());
   if (laid_out && cleanup != Cleanup::kNever) table_.KeepUntilRunEnds(request->run_id(), prepared->file());
   *reply = std::move(*prepared);
   return grpc::Status::OK;
