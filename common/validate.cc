@@ -214,8 +214,10 @@ absl::Status CheckFileName(const std::string& field, const std::string& name) {
 
 absl::Status CheckPrepareReadReply(const proto::PrepareReadReply& r, const proto::PrepareReadRequest& request) {
   if (absl::Status s = CheckFileName("receiver's read file", r.file()); !s.ok()) return s;
-  if (r.length() == 0 || (request.remote_file().empty() && r.length() != request.size())) {
-    return absl::InvalidArgumentError(absl::StrCat("receiver's read file has ", r.length(), " bytes"));
+  if (r.length() == 0 || r.length() > kMaxReadLength ||
+      (request.remote_file().empty() && r.length() != request.size())) {
+    return absl::InvalidArgumentError(absl::StrCat("receiver's read file has ", r.length(), " bytes",
+                                                   r.length() > kMaxReadLength ? " (more than 1 PiB)" : ""));
   }
   if (!std::isfinite(r.setup_s()) || r.setup_s() < 0 || r.setup_s() > 86400) {
     return absl::InvalidArgumentError(absl::StrCat("receiver's read setup took ", r.setup_s(), " s"));

@@ -5,6 +5,7 @@
 #ifndef NASPERF_COMMON_VALIDATE_H_
 #define NASPERF_COMMON_VALIDATE_H_
 
+#include <cstdint>
 #include <string>
 
 #include "absl/status/status.h"
@@ -42,8 +43,11 @@ double BoundedWaitSeconds(double requested_s, double max_s);
 // impostor on the control port must not be able to steer the sender.
 absl::Status CheckHelloReply(const proto::HelloReply& reply);
 absl::Status CheckOpenTransferReply(const proto::OpenTransferReply& reply);
-// The file a read will use: a plain name, a length (the asked size when laid out),
-// a finite setup time, a short caveat.
+// The longest file a far end may announce for a read (1 PiB): past it a length is
+// corrupt or hostile, whatever the local disk (the reading client checks its room too).
+inline constexpr uint64_t kMaxReadLength = uint64_t{1} << 50;
+// The file a read will use: a plain name, a length (1 B..kMaxReadLength; the asked
+// size when laid out), a finite setup time, a short caveat.
 absl::Status CheckPrepareReadReply(const proto::PrepareReadReply& reply, const proto::PrepareReadRequest& request);
 // A plain file name in a target: no '/', not "." or "..", no control characters.
 absl::Status CheckFileName(const std::string& field, const std::string& name);

@@ -144,6 +144,18 @@ absl::StatusOr<uint64_t> Target::FreeBytes() const {
   return static_cast<uint64_t>(st.f_bavail) * st.f_frsize;
 }
 
+absl::Status Target::CheckRoom(uint64_t size, uint64_t reserved, uint64_t min_free) const {
+  if (discard_) return absl::OkStatus();
+  absl::StatusOr<uint64_t> free = FreeBytes();
+  if (!free.ok()) return free.status();
+  const uint64_t available = *free > reserved ? *free - reserved : 0;
+  if (size <= available && available - size >= min_free) return absl::OkStatus();
+  return absl::ResourceExhaustedError(
+      absl::StrCat("not enough free space on ", path_, ": ", FormatSize(size), " requested, ", FormatSize(available),
+                   reserved > 0 ? " free after transfers in flight" : " free",
+                   min_free > 0 ? absl::StrCat(", --min-free ", FormatSize(min_free)) : ""));
+}
+
 absl::StatusOr<std::unique_ptr<BlockWriter>> Target::Create(const std::string& name, WriteMode mode,
                                                             const SyncPolicy& sync, std::string* created_name) {
   if (name.empty() || name.find('/') != std::string::npos || name[0] == '.') {

@@ -31,6 +31,12 @@ class Target {
 
   // Bytes available to an unprivileged writer; 0 for discard.
   absl::StatusOr<uint64_t> FreeBytes() const;
+  // The free-space guard every writer into a target uses (the receiver's writes and
+  // laid-out read files, a reading client's --local-target): `size` more bytes must
+  // fit in what is free after `reserved` (bytes promised to writes in flight) and
+  // leave `min_free`. RESOURCE_EXHAUSTED naming the directory and the figures
+  // otherwise; always OK for discard.
+  absl::Status CheckRoom(uint64_t size, uint64_t reserved, uint64_t min_free) const;
 
   // Creates `name` (a receiver-made name, no slashes); if it exists, "name.1.dat"...
   // Returns the name actually used and a writer for it.

@@ -1,5 +1,7 @@
 #include "receiver/control_service.h"
 
+#include <optional>
+
 #include "absl/strings/str_cat.h"
 #include "common/grpc_auth.h"
 #include "common/log.h"
@@ -59,6 +61,18 @@ grpc::Status ControlService::PrepareRead(grpc::ServerContext* context, const pro
     if (!asked.ok()) return ToGrpc(asked.status());
     cleanup = *asked;
   }
+  // A file about to be laid out is admitted as a write of its size would be, and
+  // holds a transfer slot and its bytes while it is written.
+  std::optional<uint64_t> hold;
+  const LayOutAdmission admit = [&](uint64_t size) -> absl::Status {
+    if (absl::Status s = CheckSize(size); !s.ok()) return s;
+    absl::MutexLock admitting(&admit_mu_);
+    if (absl::Status s = CheckRoom(size); !s.ok()) return s;
+    absl::StatusOr<uint64_t> held = table_.BeginLayOut(size);
+    if (!held.ok()) return held.status();
+    hold = *held;
+    return absl::OkStatus();
+  };
   bool laid_out = false;
   absl::StatusOr<proto::PrepareReadReply> prepared =
       !request->remote_file().empty() && !options_.serve_existing_files
@@ -66,12 +80,15 @@ grpc::Status ControlService::PrepareRead(grpc::ServerContext* context, const pro
           : nasperf::PrepareRead(
                 target_, *request,
                 options_.serve_existing_files || table_.WasLaidOut(ReadFileName(request->run_id(), request->stream())),
-                &laid_out);
+                admit, &laid_out);
+  if (hold) table_.EndLayOut(*hold);
   if (!prepared.ok()) {
     Log(LogLevel::kInfo, kComponent, "refused read setup from %s: %s", context->peer(), prepared.status().message());
     return ToGrpc(prepared.status());
   }
-  if (request->remote_file().empty()) table_.NoteLaidOut(prepared->file());
+  // Only what this call wrote is ours: it is served, and removed at EndRun (unless the
+  // peer asked cleanup=never) or when the receiver stops, whichever comes first.
+  if (laid_out) table_.NoteLaidOut(prepared->file());
   if (laid_out && cleanup != Cleanup::kNever) table_.KeepUntilRunEnds(request->run_id(), prepared->file());
   *reply = std::move(*prepared);
   return grpc::Status::OK;
@@ -118,10 +135,7 @@ absl::StatusOr<TransferPlan> ControlService::Plan(const proto::OpenTransferReque
   if (request.window_bytes() > kMaxWindow) {
     return absl::InvalidArgumentError(absl::StrCat("window above ", FormatSize(kMaxWindow)));
   }
-  if (options_.max_size > 0 && request.size() > options_.max_size) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "size ", FormatSize(request.size()), " is above this receiver's --max-size ", FormatSize(options_.max_size)));
-  }
+  if (absl::Status s = CheckSize(request.size()); !s.ok()) return s;
   if (absl::Status s = CheckInterval(request.interval_s()); !s.ok()) return s;
   TransferPlan plan;
   plan.request = request;
@@ -151,18 +165,22 @@ absl::StatusOr<TransferPlan> ControlService::Plan(const proto::OpenTransferReque
     if (!cleanup.ok()) return cleanup.status();
     plan.cleanup = *cleanup;
   }
-  if (!target_.discard() && options_.check_free) {
-    auto free = target_.FreeBytes();
-    if (!free.ok()) return free.status();
-    uint64_t reserved = table_.reserved_bytes();
-    uint64_t available = *free > reserved ? *free - reserved : 0;
-    if (request.size() > available || available - request.size() < options_.min_free) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "not enough free space on ", target_.path(), ": ", FormatSize(request.size()), " requested, ",
-          FormatSize(available), " free (after transfers in flight), --min-free ", FormatSize(options_.min_free)));
-    }
-  }
+  absl::MutexLock admitting(&admit_mu_);
+  if (absl::Status s = CheckRoom(request.size()); !s.ok()) return s;
   return table_.Add(std::move(plan));
+}
+
+absl::Status ControlService::CheckSize(uint64_t size) const {
+  if (options_.max_size > 0 && size > options_.max_size) {
+    return absl::InvalidArgumentError(absl::StrCat("size ", FormatSize(size), " is above this receiver's --max-size ",
+                                                   FormatSize(options_.max_size)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ControlService::CheckRoom(uint64_t size) {
+  if (!options_.check_free) return absl::OkStatus();
+  return target_.CheckRoom(size, table_.reserved_bytes(), options_.min_free);
 }
 
 // A read streams a file PrepareRead answered with: it must still be there, as long.

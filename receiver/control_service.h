@@ -1,7 +1,8 @@
 // The receiver's control service (Hello, OpenTransfer, PrepareRead, FetchReport,
 // EndRun): checks the token and every field a caller sends, and plans transfers into
 // the ticket table the data listener claims them from. Runs on gRPC's threads; the
-// table and the target it shares with the data listener are thread-safe.
+// table and the target it shares with the data listener are thread-safe, and
+// admit_mu_ makes each free-space check and its reservation one step.
 #ifndef NASPERF_RECEIVER_CONTROL_SERVICE_H_
 #define NASPERF_RECEIVER_CONTROL_SERVICE_H_
 
@@ -10,6 +11,7 @@
 #include <utility>
 
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "common/pmtu.h"
 #include "datapath/target.h"
 #include "proto/nasperf.grpc.pb.h"
@@ -39,6 +41,10 @@ class ControlService final : public proto::Receiver::Service {
   grpc::Status CheckToken(grpc::ServerContext* context);
   absl::StatusOr<TransferPlan> Plan(const proto::OpenTransferRequest& request);
   absl::StatusOr<TransferPlan> PlanRead(TransferPlan plan);
+  // The limits a write and a read file PrepareRead lays out obey alike: --max-size,
+  // and the free-space guard (--min-free, after the bytes of transfers in flight).
+  absl::Status CheckSize(uint64_t size) const;
+  absl::Status CheckRoom(uint64_t size);
 
   static constexpr char kComponent[] = "receiver";
   const ReceiverOptions& options_;
@@ -47,6 +53,9 @@ class ControlService final : public proto::Receiver::Service {
   TransferTable& table_;
   const uint16_t data_port_;
   PmtuResponder* const pmtu_;
+  // Held from a free-space check to the reservation it allows (a write's plan, a read
+  // file's layout), so two callers cannot both be promised the same free bytes.
+  absl::Mutex admit_mu_;
 };
 
 }  // namespace nasperf

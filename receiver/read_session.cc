@@ -27,7 +27,7 @@ absl::Status ExistingFilesNotServed(const std::string& name) {
 }
 
 absl::StatusOr<proto::PrepareReadReply> PrepareRead(Target& target, const proto::PrepareReadRequest& request,
-                                                    bool reuse_existing, bool* laid_out) {
+                                                    bool reuse_existing, const LayOutAdmission& admit, bool* laid_out) {
   *laid_out = false;
   if (absl::Status s = CheckRunId(request.run_id()); !s.ok()) return s;
   if (request.stream() < 0 || request.stream() > 1023) return absl::InvalidArgumentError("stream out of range");
@@ -41,8 +41,11 @@ absl::StatusOr<proto::PrepareReadReply> PrepareRead(Target& target, const proto:
     if (request.size() == 0) return absl::InvalidArgumentError("size must be positive");
     reply.set_file(ReadFileName(request.run_id(), request.stream()));
     uint64_t existing = 0;
-    if (!reuse_existing && target.OpenForRead(reply.file(), &existing).ok())
-      return ExistingFilesNotServed(reply.file());
+    const bool there = target.OpenForRead(reply.file(), &existing).ok();
+    if (there && !reuse_existing) return ExistingFilesNotServed(reply.file());
+    if (!there) {
+      if (absl::Status s = admit(request.size()); !s.ok()) return s;
+    }
     const uint64_t seed = std::hash<std::string>()(request.run_id()) ^ static_cast<uint64_t>(request.stream());
     if (absl::Status s = target.LayOut(reply.file(), request.size(), seed, laid_out); !s.ok()) return s;
   } else {

@@ -8,6 +8,8 @@
 #define NASPERF_RECEIVER_READ_SESSION_H_
 
 #include <atomic>
+#include <cstdint>
+#include <functional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -22,10 +24,12 @@ namespace nasperf {
 // (nasperf-read-RUN-STREAM.dat, the generated payload, synced), then the cache state:
 // cold drops the file's pages, warm reads it through once. A file already there under
 // the laid-out name is read again only when `reuse_existing` (this receiver laid it
-// out, or it serves existing files): anyone may name a file nasperf-read-*. *laid_out:
+// out, or it serves existing files): anyone may name a file nasperf-read-*. A file
+// that is not there yet is written only after `admit(size)` said yes. *laid_out:
 // this call wrote the file (it goes when the run ends, per cleanup).
+using LayOutAdmission = std::function<absl::Status(uint64_t size)>;
 absl::StatusOr<proto::PrepareReadReply> PrepareRead(Target& target, const proto::PrepareReadRequest& request,
-                                                    bool reuse_existing, bool* laid_out);
+                                                    bool reuse_existing, const LayOutAdmission& admit, bool* laid_out);
 
 // The name PrepareRead lays a stream's file out under.
 std::string ReadFileName(const std::string& run_id, int stream);

@@ -64,7 +64,9 @@ class Receiver {
   // The control port's TLS: what clients pin, and a line for the start banner.
   virtual const ServerSecurity& security() const = 0;
   // Stops accepting, aborts transfers in flight (their files are removed), applies
-  // cleanup=end to what is left and returns when every thread has ended. Idempotent.
+  // cleanup=end to what is left, removes every read file it laid out (also those a
+  // peer asked to keep: cleanup=never) and returns when every thread has ended.
+  // Idempotent.
   virtual void Shutdown() = 0;
 };
 

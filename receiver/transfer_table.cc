@@ -24,19 +24,41 @@ void TransferTable::DropExpiredLocked() {
   }
 }
 
-absl::StatusOr<TransferPlan> TransferTable::Add(TransferPlan plan) {
-  absl::MutexLock lock(&mu_);
+absl::Status TransferTable::CheckRoomForOneMoreLocked() {
   DropExpiredLocked();
-  if (static_cast<int>(pending_.size() + running_.size()) >= max_active_) {
+  if (static_cast<int>(pending_.size() + running_.size() + laying_out_.size()) >= max_active_) {
     return absl::ResourceExhaustedError(
         absl::StrCat("receiver is busy: ", max_active_, " transfers already open (--max-transfers)"));
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<TransferPlan> TransferTable::Add(TransferPlan plan) {
+  absl::MutexLock lock(&mu_);
+  if (absl::Status s = CheckRoomForOneMoreLocked(); !s.ok()) return s;
   plan.id = next_id_++;
   RandomBytes(plan.ticket.data(), plan.ticket.size());
   plan.expires_ns = MonoNanos() + absl::ToInt64Nanoseconds(ticket_ttl_);
   reserved_ += plan.reserve_bytes;
   pending_[TicketKey(plan.ticket)] = plan;
   return plan;
+}
+
+absl::StatusOr<uint64_t> TransferTable::BeginLayOut(uint64_t bytes) {
+  absl::MutexLock lock(&mu_);
+  if (absl::Status s = CheckRoomForOneMoreLocked(); !s.ok()) return s;
+  const uint64_t id = next_id_++;
+  laying_out_[id] = bytes;
+  reserved_ += bytes;
+  return id;
+}
+
+void TransferTable::EndLayOut(uint64_t id) {
+  absl::MutexLock lock(&mu_);
+  if (auto it = laying_out_.find(id); it != laying_out_.end()) {
+    reserved_ -= it->second;
+    laying_out_.erase(it);
+  }
 }
 
 absl::StatusOr<TransferPlan> TransferTable::Claim(const DataHeader& header) {
@@ -134,11 +156,11 @@ std::vector<std::string> TransferTable::TakeRunFiles(const std::string& run_id) 
 
 std::vector<std::string> TransferTable::TakeAllRunFiles() {
   absl::MutexLock lock(&mu_);
-  std::vector<std::string> all;
-  for (auto& [run, files] : run_files_) all.insert(all.end(), files.begin(), files.end());
+  absl::flat_hash_set<std::string> all(laid_out_.begin(), laid_out_.end());
+  for (auto& [run, files] : run_files_) all.insert(files.begin(), files.end());
   run_files_.clear();
   laid_out_.clear();
-  return all;
+  return std::vector<std::string>(all.begin(), all.end());
 }
 
 }  // namespace nasperf

@@ -39,8 +39,12 @@ class TransferTable {
   TransferTable(absl::Duration ticket_ttl, int max_active, size_t reports_kept = 4096);
 
   // Gives the plan an id and a fresh ticket and reserves its size. Refuses when
-  // max_active transfers are already planned or running.
+  // max_active transfers are already planned, running or laying out a read file.
   absl::StatusOr<TransferPlan> Add(TransferPlan plan);
+  // A read file PrepareRead is about to lay out: it counts as an open transfer and
+  // holds `bytes` against the free-space guard until EndLayOut(id), refused as Add.
+  absl::StatusOr<uint64_t> BeginLayOut(uint64_t bytes);
+  void EndLayOut(uint64_t id);
   // The one use of a ticket. Refuses unknown, used or expired tickets, and a header
   // whose transfer id or length does not match the plan.
   absl::StatusOr<TransferPlan> Claim(const DataHeader& header);
@@ -56,10 +60,15 @@ class TransferTable {
   void NoteLaidOut(const std::string& file_name);
   bool WasLaidOut(const std::string& file_name);
   std::vector<std::string> TakeRunFiles(const std::string& run_id);
+  // For the receiver's stop: every file still kept for a run's end, and every read
+  // file it laid out, also those a peer asked to keep (cleanup=never): none of them
+  // outlives the receiver. Each name once.
   std::vector<std::string> TakeAllRunFiles();
 
  private:
   void DropExpiredLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // --max-transfers: planned, running and laying out together.
+  absl::Status CheckRoomForOneMoreLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const absl::Duration ticket_ttl_;
   const int max_active_;
@@ -68,7 +77,8 @@ class TransferTable {
   uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
   absl::flat_hash_map<std::string, TransferPlan> pending_ ABSL_GUARDED_BY(mu_);  // by ticket
   absl::flat_hash_set<std::string> used_tickets_ ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_map<uint64_t, uint64_t> running_ ABSL_GUARDED_BY(mu_);  // id -> bytes
+  absl::flat_hash_map<uint64_t, uint64_t> running_ ABSL_GUARDED_BY(mu_);     // id -> bytes
+  absl::flat_hash_map<uint64_t, uint64_t> laying_out_ ABSL_GUARDED_BY(mu_);  // id -> bytes
   absl::flat_hash_map<uint64_t, proto::TransferReport> reports_ ABSL_GUARDED_BY(mu_);
   std::deque<uint64_t> report_order_ ABSL_GUARDED_BY(mu_);
   uint64_t reserved_ ABSL_GUARDED_BY(mu_) = 0;

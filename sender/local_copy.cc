@@ -1,6 +1,11 @@
 #include "sender/local_copy.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/units.h"
 
 namespace nasperf {
 
@@ -24,14 +29,43 @@ void LocalCopy::FillRow(proto::TransferReport& row) const {
   }
 }
 
-absl::StatusOr<std::unique_ptr<BlockWriter>> LocalCopy::Create(const std::string& file_name, std::string* name) {
+// The client keeps no margin of its own (no --min-free): its disk, its choice of
+// directory; the copies must fit, no more.
+absl::Status LocalCopy::CheckRoomForRun(uint64_t length, int streams, int transfers) const {
+  if (discard()) return absl::OkStatus();
+  const uint64_t copies = static_cast<uint64_t>(std::max(streams, 1)) *
+                          (cleanup_ == Cleanup::kEach ? 1 : static_cast<uint64_t>(std::max(transfers, 1)));
+  const uint64_t bytes = length > UINT64_MAX / copies ? UINT64_MAX : length * copies;
+  if (absl::Status room = target_->CheckRoom(bytes, 0, 0); !room.ok()) {
+    return absl::ResourceExhaustedError(absl::StrCat("--local-target cannot take ", copies, " cop",
+                                                     copies == 1 ? "y" : "ies", " of the ", FormatSize(length),
+                                                     " the far end announced: ", room.message()));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<BlockWriter>> LocalCopy::Create(const std::string& file_name, uint64_t length,
+                                                               std::string* name) {
   name->clear();
   if (discard()) return std::unique_ptr<BlockWriter>();
-  return target_->Create(file_name, mode_, sync_, name);
+  absl::MutexLock lock(&mu_);
+  if (absl::Status room = target_->CheckRoom(length, held_, 0); !room.ok()) return room;
+  auto writer = target_->Create(file_name, mode_, sync_, name);
+  if (!writer.ok()) return writer;
+  writing_[*name] = length;
+  held_ += length;
+  return writer;
 }
 
 void LocalCopy::Settle(const std::string& name, bool ok) {
   if (name.empty()) return;
+  {
+    absl::MutexLock lock(&mu_);
+    if (auto it = writing_.find(name); it != writing_.end()) {
+      held_ -= it->second;
+      writing_.erase(it);
+    }
+  }
   if (!ok || cleanup_ == Cleanup::kEach) {
     (void)target_->Remove(name);
   } else if (cleanup_ == Cleanup::kEnd) {

@@ -143,7 +143,7 @@ void PullStream(const LoopContext& loop, const TransferSlot& slot, TransferResul
   proto::TransferReport& row = out.sender;
   loop.local->FillRow(row);
   std::string name;
-  auto writer = loop.local->Create(TransferFileName(slot.run_id, slot.iteration, slot.stream), &name);
+  auto writer = loop.local->Create(TransferFileName(slot.run_id, slot.iteration, slot.stream), slot.length, &name);
   if (!writer.ok()) {
     row.set_error(std::string(writer.status().message()));
     return;
@@ -411,6 +411,14 @@ absl::StatusOr<SenderOutcome> RunSenderWith(const SenderOptions& options, Transp
     return started;
   }
   loop.length = transport.Length(loop.length);
+  if (local != nullptr) {
+    // A read's length is the far end's word: nothing is written before it fits here.
+    if (absl::Status room = local->CheckRoomForRun(loop.length, options.streams, options.warmup + options.runs);
+        !room.ok()) {
+      transport.Finish(loop.run_id);
+      return room;
+    }
+  }
   console.Line(RunHeadline(options, loop));
   if (!options.file.empty()) WarnIfSourceIsSlow(options.file, options.file_fd.get(), transport.CeilingMBps());
   if (options.file.empty() && options.pattern == Pattern::kZero) {

@@ -201,6 +201,12 @@ void NativeTransport::Pull(const TransferSlot& slot, BlockWriter* into, const Pi
   row.set_read_mode(Name(o.read_mode));
   // The cache state, set again before every run (untimed), then the transfer.
   absl::StatusOr<proto::PrepareReadReply> prepared = client_.PrepareRead(ReadSetup(slot.run_id, slot.stream, o.cache));
+  // The local copy's room was checked for the length announced at the start.
+  if (prepared.ok() && prepared->length() != read_length_) {
+    prepared = absl::FailedPreconditionError(absl::StrCat("the NAS's read file ", prepared->file(), " now has ",
+                                                          prepared->length(), " bytes, ", read_length_,
+                                                          " when the run started"));
+  }
   if (!prepared.ok()) {
     row.set_error(std::string(prepared.status().message()));
     out.stop_loop = IsConfigurationError(prepared.status());

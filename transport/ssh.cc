@@ -482,6 +482,10 @@ absl::Status SshTransport::StartReads(SshConnection& c, sftp_session sftp, const
   if (!regular || read_length_ == 0) {
     return absl::InvalidArgumentError(absl::StrCat(c.where(), ": ", path, " is not a non-empty regular file"));
   }
+  if (read_length_ > kMaxReadLength) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(c.where(), ": ", path, " is said to hold ", read_length_, " bytes (more than 1 PiB)"));
+  }
   say(absl::StrFormat("sftp read: %s, %s (the server's page cache is not ours to control: cache unknown)", path,
                       FormatSize(read_length_)));
   return absl::OkStatus();

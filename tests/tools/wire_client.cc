@@ -3,12 +3,16 @@
 // Exits 0 when the receiver refused the way it should, 1 (with one line saying why) otherwise.
 //   wire_client CONTROL_HOST:PORT TOKEN MODE [SIZE]
 // MODE: garbage | truncated | reuse | expired | wrong-length | control-garbage |
-//       wrong-token | bad-path-facts | ok | read-unserved | read-stall
+//       wrong-token | bad-path-facts | ok | read-unserved | read-stall | read-layout-busy
 // read-unserved: OpenTransfer for a read of secret.txt in the target, skipping
 // PrepareRead, from a receiver that does not serve existing files: must be refused;
 // so must a read of nasperf-read-planted-0.dat, directly or through PrepareRead.
 // read-stall: a read of a laid-out file whose client sends the header and then never
 // reads: the receiver must give up (its --idle-timeout) and keep serving.
+// read-layout-busy: takes every transfer slot of the receiver with write transfers it
+// opens and never starts (until one is refused as busy), then asks PrepareRead to
+// lay out a new SIZE-byte file with cleanup=never: must be refused (--max-transfers),
+// and the refusal is printed as the one line a client sees.
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -19,6 +23,7 @@
 #include <string>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/fd.h"
@@ -164,6 +169,31 @@ int ReadStall(ReceiverClient& client, const HostPort& data, uint64_t size) {
   return Fail("the receiver kept a stalled read open for 60 s");
 }
 
+int ReadLayOutBusy(ReceiverClient& client, uint64_t size) {
+  proto::OpenTransferRequest write;
+  write.set_run_id("wire-busy");
+  write.set_size(1 << 20);
+  int opened = 0;
+  for (; opened < 1024; ++opened) {
+    auto open = client.OpenTransfer(write);
+    if (!open.ok() && absl::StrContains(open.status().message(), "--max-transfers")) break;
+    if (!open.ok()) return Fail(std::string(open.status().message()));
+  }
+  if (opened == 1024) return Fail("the receiver took 1024 transfers at once");
+  proto::PrepareReadRequest prepare;
+  prepare.set_run_id("wire-busy");
+  prepare.set_size(size);
+  prepare.set_cache("cold");
+  prepare.set_cleanup("never");
+  auto prepared = client.PrepareRead(prepare);
+  if (prepared.ok()) {
+    return Fail(absl::StrCat("a PrepareRead past --max-transfers (", opened, " transfers open) was not refused: ",
+                             prepared->laid_out() ? "it laid out " : "it found ", prepared->file()));
+  }
+  std::printf("%s\n", std::string(prepared.status().message()).c_str());
+  return absl::IsResourceExhausted(prepared.status()) ? 0 : Fail("refused for another reason");
+}
+
 // The modes that spend a real ticket on the data port.
 int TicketModes(ReceiverClient& client, const HostPort& data, const std::string& mode, uint64_t size) {
   proto::OpenTransferRequest request;
@@ -236,5 +266,6 @@ int main(int argc, char** argv) {
   if (mode == "bad-path-facts") return BadPathFacts(client, size);
   if (mode == "read-unserved") return ReadUnserved(client);
   if (mode == "read-stall") return ReadStall(client, data, size);
+  if (mode == "read-layout-busy") return ReadLayOutBusy(client, size);
   return TicketModes(client, data, mode, size);
 }

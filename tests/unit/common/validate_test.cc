@@ -182,6 +182,10 @@ TEST(CheckPrepareReadReply, APlainFileOfTheAskedSize) {
   EXPECT_TRUE(CheckPrepareReadReply(r, asked).ok()) << "an existing file has its own length";
   r.set_length(0);
   EXPECT_FALSE(CheckPrepareReadReply(r, asked).ok());
+  r.set_length(kMaxReadLength + 1);
+  EXPECT_FALSE(CheckPrepareReadReply(r, asked).ok()) << "a length no NAS file has (issue 29, row 13)";
+  r.set_length(kMaxReadLength);
+  EXPECT_TRUE(CheckPrepareReadReply(r, asked).ok());
   r.set_length(5);
   r.set_setup_s(kInf);
   EXPECT_FALSE(CheckPrepareReadReply(r, asked).ok());

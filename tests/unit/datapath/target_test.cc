@@ -114,6 +114,26 @@ TEST(Target, DiscardNeedsNoDirectory) {
   EXPECT_EQ(*(*target)->FreeBytes(), 0u);
 }
 
+// The one free-space guard (issue 29, rows 4 and 13): what is free, less what is
+// promised to writes in flight, must hold the size and leave min_free.
+TEST(Target, CheckRoomCountsReservedBytesAndMinFree) {
+  const std::string dir = TempDir();
+  auto target = Target::Open(dir);
+  ASSERT_TRUE(target.ok()) << target.status();
+  auto free = (*target)->FreeBytes();
+  ASSERT_TRUE(free.ok()) << free.status();
+  ASSERT_GT(*free, 1u << 20) << "the test needs 1 MiB free in /var/tmp";
+  EXPECT_TRUE((*target)->CheckRoom(4096, 0, 0).ok());
+  absl::Status over = (*target)->CheckRoom(*free + (1ull << 30), 0, 0);
+  EXPECT_TRUE(absl::IsResourceExhausted(over)) << over;
+  EXPECT_NE(over.message().find(dir), std::string::npos) << over;
+  EXPECT_FALSE((*target)->CheckRoom(4096, *free + (1ull << 30), 0).ok()) << "reserved bytes are not free";
+  absl::Status margin = (*target)->CheckRoom(4096, 0, *free + (1ull << 30));
+  EXPECT_NE(margin.message().find("--min-free"), std::string::npos) << margin;
+  EXPECT_TRUE((*Target::Open("discard"))->CheckRoom(UINT64_MAX, 0, UINT64_MAX).ok());
+  std::filesystem::remove_all(dir);
+}
+
 // Bytes that differ from page to page, so a misplaced page shows.
 std::string StreamBytes(size_t size) {
   std::string bytes(size, '\0');

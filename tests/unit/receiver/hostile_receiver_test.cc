@@ -2,8 +2,12 @@
 // before use and fails with one clear line; nothing it sends reaches memory it
 // should not (the ticket once went into a 16-byte array unchecked), and the sender's
 // loop records a failed row instead of crashing. A real gRPC server on loopback.
+#include <unistd.h>
+
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <limits>
 #include <memory>
 #include <string>
@@ -35,11 +39,25 @@ class ScriptedReceiver : public proto::Receiver::Service {
     *reply = hello;
     return grpc::Status::OK;
   }
+  std::vector<uint64_t> read_lengths{1};  // PrepareRead: one per call, the last one repeated
+
   grpc::Status OpenTransfer(grpc::ServerContext*, const proto::OpenTransferRequest*,
                             proto::OpenTransferReply* reply) override {
+    absl::MutexLock lock(&mu);
+    ++opened;
     *reply = open;
     return grpc::Status::OK;
   }
+  grpc::Status PrepareRead(grpc::ServerContext*, const proto::PrepareReadRequest* request,
+                           proto::PrepareReadReply* reply) override {
+    absl::MutexLock lock(&mu);
+    reply->set_file(request->remote_file());
+    reply->set_length(read_lengths[std::min(prepared++, read_lengths.size() - 1)]);
+    return grpc::Status::OK;
+  }
+  absl::Mutex mu;
+  size_t prepared ABSL_GUARDED_BY(mu) = 0;
+  int opened ABSL_GUARDED_BY(mu) = 0;
   grpc::Status FetchReport(grpc::ServerContext*, const proto::FetchReportRequest*,
                            proto::TransferReport* reply) override {
     *reply = report;
@@ -211,6 +229,52 @@ TEST_F(HostileReceiver, SenderLoopRecordsAFailedRowForAnOversizedTicket) {
   ASSERT_EQ(sink.rows.size(), 1u);
   EXPECT_EQ(sink.rows[0].status(), "failed");
   EXPECT_NE(sink.rows[0].error().find("100000-byte ticket"), std::string::npos) << sink.rows[0].error();
+}
+
+// Issue 29, row 13: a NAS that announces one length as the run starts (the local
+// copy's room is checked for it) and a far larger one before a run gets a failed row;
+// no transfer is opened and not a byte lands in --local-target.
+TEST_F(HostileReceiver, AReadFileThatGrowsAfterTheStartIsRefused) {
+  service_.read_lengths = {1 << 20, uint64_t{1} << 40};
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("nasperf-hostile-read-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  SenderOptions options;
+  options.to = {"127.0.0.1", static_cast<uint16_t>(port_)};
+  options.token = "token";
+  options.direction = Direction::kRead;
+  options.remote_file = "big.bin";
+  options.local_target = dir.string();
+  options.run_id = "hostile-read";
+  MemorySink sink;
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> console(std::tmpfile(), &std::fclose);
+  auto outcome = RunSender(options, sink, console.get());
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_EQ(outcome->failed, 1);
+  ASSERT_EQ(sink.rows.size(), 1u);
+  EXPECT_NE(sink.rows[0].error().find("when the run started"), std::string::npos) << sink.rows[0].error();
+  {
+    absl::MutexLock lock(&service_.mu);
+    EXPECT_EQ(service_.opened, 0);
+  }
+  EXPECT_TRUE(std::filesystem::is_empty(dir));
+  std::filesystem::remove_all(dir);
+}
+
+// ... and a length no file has is refused where it enters, before the run starts.
+TEST_F(HostileReceiver, AReadLengthPastOnePebibyteIsRefusedAtTheStart) {
+  service_.read_lengths = {(uint64_t{1} << 50) + 1};
+  SenderOptions options;
+  options.to = {"127.0.0.1", static_cast<uint16_t>(port_)};
+  options.token = "token";
+  options.direction = Direction::kRead;
+  options.remote_file = "big.bin";
+  MemorySink sink;
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> console(std::tmpfile(), &std::fclose);
+  auto outcome = RunSender(options, sink, console.get());
+  ASSERT_FALSE(outcome.ok());
+  EXPECT_NE(outcome.status().message().find("more than 1 PiB"), std::string::npos) << outcome.status();
+  EXPECT_TRUE(sink.rows.empty());
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "receiver/transfer_table.h"
 
+#include <algorithm>
 #include <thread>
 
 #include "absl/synchronization/notification.h"
@@ -82,6 +83,23 @@ TEST(TransferTable, LimitsOpenTransfers) {
   EXPECT_TRUE(absl::IsResourceExhausted(third.status()));
 }
 
+// Issue 29, row 4: a read file being laid out counts against --max-transfers and the
+// free-space guard like a write of its size, until it is written.
+TEST(TransferTable, ALayOutHoldsASlotAndItsBytes) {
+  TransferTable table(absl::Seconds(30), 2);
+  auto laying = table.BeginLayOut(100);
+  ASSERT_TRUE(laying.ok()) << laying.status();
+  EXPECT_EQ(table.reserved_bytes(), 100u);
+  ASSERT_TRUE(table.Add(Plan(1)).ok());
+  EXPECT_TRUE(absl::IsResourceExhausted(table.Add(Plan(1)).status()));
+  auto another = table.BeginLayOut(1);
+  ASSERT_FALSE(another.ok());
+  EXPECT_NE(another.status().message().find("--max-transfers"), std::string::npos) << another.status();
+  table.EndLayOut(*laying);
+  EXPECT_EQ(table.reserved_bytes(), 1u);
+  EXPECT_TRUE(table.Add(Plan(1)).ok());
+}
+
 TEST(TransferTable, FetchWaitsForCompletion) {
   TransferTable table(absl::Seconds(30), 8);
   auto plan = table.Add(Plan(10));
@@ -109,6 +127,21 @@ TEST(TransferTable, RunFilesAreTakenOnce) {
   EXPECT_EQ(table.TakeRunFiles("r1"), (std::vector<std::string>{"a", "b"}));
   EXPECT_TRUE(table.TakeRunFiles("r1").empty());
   EXPECT_EQ(table.TakeAllRunFiles(), (std::vector<std::string>{"c"}));
+}
+
+// Issue 29, row 4: at the receiver's stop every laid-out read file goes, also one a
+// peer asked to keep (cleanup=never: never noted for its run's end), each name once.
+TEST(TransferTable, TheStopTakesEveryLaidOutFile) {
+  TransferTable table(absl::Seconds(30), 8);
+  table.NoteLaidOut("kept-by-peer");
+  table.NoteLaidOut("read-r1");
+  table.KeepUntilRunEnds("r1", "read-r1");
+  table.KeepUntilRunEnds("r1", "write-r1");
+  std::vector<std::string> all = table.TakeAllRunFiles();
+  std::sort(all.begin(), all.end());
+  EXPECT_EQ(all, (std::vector<std::string>{"kept-by-peer", "read-r1", "write-r1"}));
+  EXPECT_FALSE(table.WasLaidOut("kept-by-peer"));
+  EXPECT_TRUE(table.TakeAllRunFiles().empty());
 }
 
 }  // namespace

@@ -179,5 +179,31 @@ TEST(FakeTransport, AReadLandsInTheLocalCopyAndIsRemovedAfterEachRun) {
   std::filesystem::remove_all(dir);
 }
 
+// Issue 29, row 13: a read whose announced length the local target cannot hold is
+// refused with one line before any transfer, and nothing is written there.
+TEST(FakeTransport, AReadLongerThanTheLocalTargetsRoomIsRefusedBeforeWriting) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("nasperf-fake-room-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  SenderOptions o = WriteOptions();
+  o.direction = Direction::kRead;
+  o.size = uint64_t{1} << 50;  // 1 PiB: no test machine's temporary directory has it free
+  o.local_target = dir.string();
+  FakeTransport fake;
+  Rows sink;
+  std::FILE* console = std::tmpfile();
+  auto outcome = RunSenderWith(o, fake, sink, console);
+  std::fclose(console);
+  ASSERT_FALSE(outcome.ok());
+  EXPECT_TRUE(absl::IsResourceExhausted(outcome.status())) << outcome.status();
+  EXPECT_NE(outcome.status().message().find("--local-target"), std::string::npos) << outcome.status();
+  EXPECT_EQ(outcome.status().message().find('\n'), std::string::npos) << outcome.status();
+  EXPECT_EQ(fake.pulled_into_file, 0);
+  EXPECT_TRUE(fake.finished) << "the far end is told the run ended (its laid-out files go)";
+  EXPECT_TRUE(sink.rows.empty());
+  EXPECT_TRUE(std::filesystem::is_empty(dir));
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace nasperf
