@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "collector/csv_sink.h"
 #include "common/log.h"
 #include "common/policy.h"
@@ -19,6 +20,11 @@ namespace nasperf {
 namespace {
 
 constexpr char kComponent[] = "collector";
+// Reports stored at once (docs/DESIGN.md §5). A report past them waits up to
+// kBusyWait (less when its deadline is nearer) for a turn, then gets UNAVAILABLE and
+// its reporter sends it again later, as after an outage (collector/spool.h).
+constexpr int kMaxConcurrentReports = 4;
+constexpr absl::Duration kBusyWait = absl::Seconds(5);
 
 class CollectorImpl final : public Collector, public proto::Collector::Service {
  public:
@@ -38,6 +44,8 @@ class CollectorImpl final : public Collector, public proto::Collector::Service {
     security_ = std::move(*security);
     grpc::ServerBuilder builder;
     ConfigureServer(&builder);
+    // Nothing larger is a report (common/validate.h): refused before it is parsed.
+    builder.SetMaxReceiveMessageSize(kMaxReportBytes);
     std::string host = options_.listen.host.empty() ? "0.0.0.0" : options_.listen.host;
     int selected = 0;
     builder.AddListeningPort(FormatHostPort({host, options_.listen.port}), security_.credentials, &selected);
@@ -74,8 +82,19 @@ class CollectorImpl final : public Collector, public proto::Collector::Service {
       Log(LogLevel::kWarning, kComponent, "refused a report from %s: %s", context->peer(), s.message());
       return ToGrpc(s);
     }
+    if (!TakeTurn(*context)) {
+      uint64_t held = 0;
+      if (busy_.Allow(&held)) {
+        Log(LogLevel::kWarning, kComponent, "busy: %d reports being stored; %s sends again later%s",
+            kMaxConcurrentReports, context->peer(), LogThrottle::Held(held));
+      }
+      return grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                          absl::StrCat("collector busy storing ", kMaxConcurrentReports, " reports; send again later"));
+    }
     bool duplicate = false;
-    if (absl::Status s = sink_->Append(*report, &duplicate); !s.ok()) {
+    absl::Status stored = sink_->Append(*report, &duplicate);
+    EndTurn();
+    if (absl::Status s = stored; !s.ok()) {
       uint64_t held = 0;
       if (store_errors_.Allow(&held)) Log(LogLevel::kError, kComponent, "%s%s", s.message(), LogThrottle::Held(held));
       return grpc::Status(grpc::StatusCode::UNAVAILABLE, std::string(s.message()));
@@ -87,6 +106,20 @@ class CollectorImpl final : public Collector, public proto::Collector::Service {
   }
 
  private:
+  // A turn to store a report: false when none came free in time.
+  bool TakeTurn(const grpc::ServerContext& context) {
+    absl::Duration wait = std::min(kBusyWait, absl::FromChrono(context.deadline() - std::chrono::system_clock::now()));
+    auto room = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(turns_mu_) { return storing_ < kMaxConcurrentReports; };
+    const bool got = turns_mu_.LockWhenWithTimeout(absl::Condition(&room), wait);
+    if (got) ++storing_;
+    turns_mu_.Unlock();
+    return got;
+  }
+  void EndTurn() {
+    absl::MutexLock lock(&turns_mu_);
+    --storing_;
+  }
+
   void Count(uint64_t CollectorCounters::*field) {
     absl::MutexLock lock(&mu_);
     ++(counters_.*field);
@@ -117,6 +150,9 @@ class CollectorImpl final : public Collector, public proto::Collector::Service {
 
   const CollectorOptions options_;
   LogThrottle store_errors_{5, 60.0};
+  LogThrottle busy_{5, 60.0};
+  absl::Mutex turns_mu_;
+  int storing_ ABSL_GUARDED_BY(turns_mu_) = 0;  // reports in sink_->Append, at most kMaxConcurrentReports
   std::unique_ptr<CsvSink> sink_;
   std::unique_ptr<grpc::Server> server_;
   uint16_t port_ = 0;

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
+#include "common/validate.h"
 
 namespace nasperf {
 
@@ -14,9 +15,9 @@ CollectorClient::CollectorClient(const HostPort& address, std::string token, std
 absl::StatusOr<bool> CollectorClient::Report(const proto::TransferReport& report, absl::Duration deadline) {
   // A report the collector could never take is refused here, as invalid, so the
   // spool sets it aside instead of retrying it forever in front of the others.
-  if (report.ByteSizeLong() > static_cast<size_t>(kMaxMessageBytes) - 4096) {
+  if (report.ByteSizeLong() > static_cast<size_t>(kMaxReportBytes)) {
     return absl::InvalidArgumentError(absl::StrCat("report of ", report.ByteSizeLong(), " bytes is above the ",
-                                                   kMaxMessageBytes, " a collector takes"));
+                                                   kMaxReportBytes, " a collector takes"));
   }
   grpc::ClientContext context;
   PrepareCall(&context, token_, deadline);

@@ -5,8 +5,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <openssl/sha.h>
+#include <stdlib.h>
+
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -49,6 +53,81 @@ std::string Key(absl::string_view run_id, absl::string_view role, absl::string_v
   return absl::StrCat(run_id, "\x1f", role, "\x1f", host, "\x1f", iteration, "\x1f", stream, "\x1f", transfer_id);
 }
 
+// What the sink keeps of a key: 16 bytes of its SHA-256, whatever the key's length.
+// A peer that picks keys still cannot find two that collide.
+absl::uint128 KeyDigest(const std::string& key) {
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(key.data()), key.size(), digest);
+  uint64_t high = 0, low = 0;
+  for (int i = 0; i < 8; ++i) {
+    high = (high << 8) | digest[i];
+    low = (low << 8) | digest[8 + i];
+  }
+  return absl::MakeUint128(high, low);
+}
+
+// The widest a sample row's own cells get once CheckReport passed them: t_s bounded by
+// kMaxFigure ("%.3f": 17 characters), bytes and transfer id 20 digits each, the rate
+// below kMaxMegabytesPerSecond ("%.2f": 13), four commas and the "\n".
+constexpr size_t kSampleCellsMaxBytes = 17 + 20 + 13 + 20 + 5;
+// Sample rows are written in batches of about this size.
+constexpr size_t kWriteBatch = 64 << 10;
+// transfers.csv is read in pieces of this size; no row of ours comes near it (its
+// cells are bounded, common/columns.h), so a longer one is not a nasperf row.
+constexpr size_t kReadPiece = 1 << 20;
+
+// The cells every sample row of a report starts with, the comma after them included.
+std::string SamplePrefix(const proto::TransferReport& r) {
+  return absl::StrCat(CsvText(r.run_id()), ",", CsvText(r.label()), ",", r.iteration(), ",", r.stream(), ",",
+                      CsvText(r.role()), ",", CsvText(r.host()), ",");
+}
+
+// One samples.csv line, as CsvLine would make it from the cells of SampleColumns().
+void AppendSampleRow(absl::string_view prefix, const proto::Sample& s, uint64_t transfer_id, std::string* out) {
+  // CheckReport bounds the rate; a non-finite one still never reaches the file.
+  double rate = s.interval_s() > 0 ? static_cast<double>(s.bytes()) / s.interval_s() / 1e6 : 0;
+  if (!std::isfinite(rate)) rate = 0;
+  absl::StrAppend(out, prefix, absl::StrFormat("%.3f", s.t_s()), ",", s.bytes(), ",", Rate(rate), ",", transfer_id,
+                  "\n");
+}
+
+// Hands each complete record of the CSV file fd (read from its current offset to
+// its end, a piece at a time) to `record`. *torn gets what follows the last complete
+// record (a crash's partial row; empty when none), *torn_at where it starts.
+absl::Status ForEachRecord(int fd, const std::string& path,
+                           const std::function<absl::Status(const std::vector<std::string>&)>& record,
+                           uint64_t* torn_at, std::string* torn) {
+  std::string buffer;  // the unread rest of the last piece, then the next piece
+  uint64_t buffer_at = 0;
+  int line = 1;
+  std::vector<std::string> fields;
+  for (bool end = false; !end;) {
+    const size_t kept = buffer.size();
+    buffer.resize(kept + kReadPiece);
+    auto n = ReadFull(fd, buffer.data() + kept, kReadPiece, absl::StrCat("read ", path));
+    if (!n.ok()) return n.status();
+    buffer.resize(kept + *n);
+    end = *n < kReadPiece;
+    CsvReader reader(buffer, line);
+    while (true) {
+      auto more = reader.Next(&fields);
+      if (!more.ok()) return absl::DataLossError(absl::StrCat(path, ": ", more.status().message()));
+      if (!*more) break;
+      if (absl::Status s = record(fields); !s.ok()) return s;
+    }
+    line = reader.next_line();
+    buffer.erase(0, reader.complete_bytes());
+    buffer_at += reader.complete_bytes();
+    if (buffer.size() > kReadPiece) {
+      return absl::DataLossError(
+          absl::StrCat(path, ": the row on line ", line, " is longer than ", kReadPiece, " bytes: not a nasperf row"));
+    }
+  }
+  *torn_at = buffer_at;
+  *torn = std::move(buffer);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 std::string TransferRow(const proto::TransferReport& r) {
@@ -58,15 +137,9 @@ std::string TransferRow(const proto::TransferReport& r) {
 }
 
 std::string SampleRows(const proto::TransferReport& r) {
+  const std::string prefix = SamplePrefix(r);
   std::string out;
-  for (const proto::Sample& s : r.samples()) {
-    // CheckReport bounds the rate; a non-finite one still never reaches the file.
-    double rate = s.interval_s() > 0 ? static_cast<double>(s.bytes()) / s.interval_s() / 1e6 : 0;
-    if (!std::isfinite(rate)) rate = 0;
-    out += CsvLine({CsvText(r.run_id()), CsvText(r.label()), absl::StrCat(r.iteration()), absl::StrCat(r.stream()),
-                    CsvText(r.role()), CsvText(r.host()), absl::StrFormat("%.3f", s.t_s()), absl::StrCat(s.bytes()),
-                    Rate(rate), absl::StrCat(r.transfer_id())});
-  }
+  for (const proto::Sample& s : r.samples()) AppendSampleRow(prefix, s, r.transfer_id(), &out);
   return out;
 }
 
@@ -190,46 +263,34 @@ std::string QuotedLine(const std::vector<std::string>& cells, size_t width) {
 absl::Status CsvSink::OpenTransfers(const std::string& path, const std::vector<std::string>& columns, Fd* out) {
   Fd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644));
   if (!fd.valid()) return ErrnoStatus(errno, absl::StrCat("open ", path));
-  struct stat st {};
-  if (fstat(fd.get(), &st) != 0) return ErrnoStatus(errno, absl::StrCat("stat ", path));
-  std::string text(static_cast<size_t>(st.st_size), '\0');
-  if (auto n = ReadFull(fd.get(), text.data(), text.size(), absl::StrCat("read ", path)); !n.ok()) {
-    return n.status();
-  }
-  CsvReader reader(text);
-  std::vector<std::string> header, fields;
+  std::vector<std::string> header;
   std::vector<size_t> key_columns;
-  std::vector<std::vector<std::string>> older_rows;  // kept only to rewrite an older file
-  while (true) {
-    auto more = reader.Next(&fields);
-    if (!more.ok()) return absl::DataLossError(absl::StrCat(path, ": ", more.status().message()));
-    if (!*more) break;
+  auto row = [&](const std::vector<std::string>& fields) -> absl::Status {
     if (header.empty()) {
       header = fields;
       auto keys = CheckTransfersHeader(path, header, columns);
       if (!keys.ok()) return keys.status();
       key_columns = *keys;
-      continue;
+      return absl::OkStatus();
     }
-    if (fields.size() != header.size()) continue;  // a report of this file will say so
+    if (fields.size() != header.size()) return absl::OkStatus();  // a report of this file will say so
     auto k = [&](int i) { return absl::string_view(fields[key_columns[i]]); };
-    seen_.insert(Key(k(0), k(1), k(2), k(3), k(4), k(5)));
+    seen_.insert(KeyDigest(Key(k(0), k(1), k(2), k(3), k(4), k(5))));
     ++open_info_.rows_found;
-    if (header.size() < columns.size()) older_rows.push_back(fields);
-  }
-  if (reader.torn()) {
-    if (absl::Status s = SetAsideTorn(fd.get(), path, absl::string_view(text).substr(reader.complete_bytes()),
-                                      reader.complete_bytes());
-        !s.ok()) {
-      return s;
-    }
-    if (reader.complete_bytes() == 0) header.clear();
+    return absl::OkStatus();
+  };
+  uint64_t torn_at = 0;
+  std::string torn;
+  if (absl::Status s = ForEachRecord(fd.get(), path, row, &torn_at, &torn); !s.ok()) return s;
+  if (!torn.empty()) {
+    if (absl::Status s = SetAsideTorn(fd.get(), path, torn, torn_at); !s.ok()) return s;
+    if (torn_at == 0) header.clear();
   }
   if (header.empty()) {
     std::string line = QuotedLine(columns, columns.size());
     if (absl::Status s = WriteAll(fd.get(), line.data(), line.size(), path); !s.ok()) return s;
   } else if (header.size() < columns.size()) {
-    if (absl::Status s = RewriteWithColumns(path, header.size(), columns, older_rows, &fd); !s.ok()) return s;
+    if (absl::Status s = RewriteWithColumns(path, header.size(), columns, &fd); !s.ok()) return s;
   }
   *out = std::move(fd);
   return absl::OkStatus();
@@ -238,11 +299,42 @@ absl::Status CsvSink::OpenTransfers(const std::string& path, const std::vector<s
 // An older nasperf's file gets this version's header, and its rows empty new cells,
 // in one atomic replace; rows appended after it line up with the header again.
 absl::Status CsvSink::RewriteWithColumns(const std::string& path, size_t old_width,
-                                         const std::vector<std::string>& columns,
-                                         const std::vector<std::vector<std::string>>& rows, Fd* fd) {
-  std::string text = QuotedLine(columns, columns.size());
-  for (const auto& row : rows) text += QuotedLine(row, columns.size());
-  if (absl::Status s = ReplaceFile(path, text, 0644, /*durable=*/true); !s.ok()) return s;
+                                         const std::vector<std::string>& columns, Fd* fd) {
+  std::string tmp = path + ".tmp-XXXXXX";
+  Fd out(::mkostemp(tmp.data(), O_CLOEXEC));  // O_CREAT | O_EXCL, mode 0600
+  if (!out.valid()) return ErrnoStatus(errno, absl::StrCat("create a temporary file for ", path));
+  std::string batch = QuotedLine(columns, columns.size());
+  size_t rows = 0;
+  bool header = true;
+  auto row = [&](const std::vector<std::string>& fields) -> absl::Status {
+    if (header || fields.size() != old_width) {  // the old header; rows that do not fit it are dropped
+      header = false;
+      return absl::OkStatus();
+    }
+    batch += QuotedLine(fields, columns.size());
+    ++rows;
+    if (batch.size() < kWriteBatch) return absl::OkStatus();
+    absl::Status s = WriteAll(out.get(), batch.data(), batch.size(), absl::StrCat("write ", tmp));
+    batch.clear();
+    return s;
+  };
+  uint64_t torn_at = 0;
+  std::string torn;  // already set aside by OpenTransfers
+  absl::Status status =
+      ::lseek(fd->get(), 0, SEEK_SET) == 0 ? absl::OkStatus() : ErrnoStatus(errno, absl::StrCat("seek ", path));
+  if (status.ok()) status = ForEachRecord(fd->get(), path, row, &torn_at, &torn);
+  if (status.ok()) status = WriteAll(out.get(), batch.data(), batch.size(), absl::StrCat("write ", tmp));
+  if (status.ok() && ::fchmod(out.get(), 0644) != 0) status = ErrnoStatus(errno, absl::StrCat("chmod ", tmp));
+  if (status.ok() && ::fsync(out.get()) != 0) status = ErrnoStatus(errno, absl::StrCat("fsync ", tmp));
+  if (status.ok() && ::rename(tmp.c_str(), path.c_str()) != 0) {
+    status = ErrnoStatus(errno, absl::StrCat("rename ", tmp, " to ", path));
+  }
+  if (!status.ok()) {
+    ::unlink(tmp.c_str());
+    return status;
+  }
+  Fd dir_fd(::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dir_fd.valid()) ::fsync(dir_fd.get());
   Fd reopened(::open(path.c_str(), O_RDWR | O_APPEND | O_CLOEXEC | O_NOFOLLOW));
   if (!reopened.valid()) return ErrnoStatus(errno, absl::StrCat("open ", path));
   *fd = std::move(reopened);
@@ -250,7 +342,20 @@ absl::Status CsvSink::RewriteWithColumns(const std::string& path, size_t old_wid
   Log(LogLevel::kWarning, "collector",
       "%s came from an older nasperf (%d columns); rewrote it with %d (%d rows kept, "
       "new cells empty)",
-      path, old_width, columns.size(), rows.size());
+      path, old_width, columns.size(), rows);
+  return absl::OkStatus();
+}
+
+absl::Status CsvSink::WriteSamples(const proto::TransferReport& report, absl::string_view prefix) {
+  std::string batch;
+  batch.reserve(kWriteBatch + prefix.size() + kSampleCellsMaxBytes);
+  for (int i = 0; i < report.samples_size(); ++i) {
+    AppendSampleRow(prefix, report.samples(i), report.transfer_id(), &batch);
+    if (batch.size() < kWriteBatch && i + 1 < report.samples_size()) continue;
+    if (absl::Status s = WriteAll(samples_.get(), batch.data(), batch.size(), samples_path()); !s.ok()) return s;
+    stored_bytes_ += batch.size();
+    batch.clear();
+  }
   return absl::OkStatus();
 }
 
@@ -262,34 +367,32 @@ absl::Status CsvSink::Submit(const proto::TransferReport& report) {
 absl::Status CsvSink::Append(const proto::TransferReport& report, bool* duplicate) {
   // The key is built from the cells as they read back from the file, so keys rebuilt
   // on Open match keys of new reports even where the formula guard changed a cell.
-  std::string key =
-      Key(FormulaGuard(report.run_id()), FormulaGuard(report.role()), FormulaGuard(report.host()),
-          absl::StrCat(report.iteration()), absl::StrCat(report.stream()), absl::StrCat(report.transfer_id()));
-  std::string row = TransferRow(report);
-  std::string samples = SampleRows(report);
+  const absl::uint128 key = KeyDigest(Key(FormulaGuard(report.run_id()), FormulaGuard(report.role()),
+                                          FormulaGuard(report.host()), absl::StrCat(report.iteration()),
+                                          absl::StrCat(report.stream()), absl::StrCat(report.transfer_id())));
+  const std::string row = TransferRow(report);  // one line: its cells are bounded
+  const std::string prefix = SamplePrefix(report);
+  // What the report can add at most, known before a single sample row is formatted.
+  const uint64_t growth =
+      row.size() + static_cast<uint64_t>(report.samples_size()) * (prefix.size() + kSampleCellsMaxBytes);
   uint64_t my_sequence = 0;
   {
     absl::MutexLock lock(&mu_);
     *duplicate = seen_.contains(key);
     if (*duplicate) return absl::OkStatus();
-    const uint64_t growth = row.size() + samples.size();
     if (max_bytes_ > 0 && stored_bytes_ + growth > max_bytes_) {
       return absl::FailedPreconditionError(
-          absl::StrCat(dir_, " holds ", stored_bytes_, " bytes of results; a row of ", growth,
+          absl::StrCat(dir_, " holds ", stored_bytes_, " bytes of results; a report of up to ", growth,
                        " more would pass the store's limit of ", max_bytes_,
                        " (--max-store): make room or raise it; the reporters keep the rows until then"));
     }
-    stored_bytes_ += growth;
     // Samples first: a crash between the two writes leaves samples without their
     // row, and the retried report then writes both (samples are not keyed).
-    if (!samples.empty()) {
-      if (absl::Status s = WriteAll(samples_.get(), samples.data(), samples.size(), samples_path()); !s.ok()) {
-        return s;
-      }
-    }
+    if (absl::Status s = WriteSamples(report, prefix); !s.ok()) return s;
     if (absl::Status s = WriteAll(transfers_.get(), row.data(), row.size(), transfers_path()); !s.ok()) {
       return s;
     }
+    stored_bytes_ += row.size();
     seen_.insert(key);
     my_sequence = ++written_;
   }

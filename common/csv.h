@@ -27,15 +27,17 @@ std::string CsvLine(const std::vector<std::string>& cells);
 
 class CsvReader {
  public:
-  explicit CsvReader(absl::string_view data) : data_(data) {}
+  // first_line: the line data starts on, for a file read in pieces.
+  explicit CsvReader(absl::string_view data, int first_line = 1) : data_(data), next_line_(first_line) {}
   // Reads the next record into fields. Returns false at the end. A record whose last
   // line has no "\n" sets torn() and is not returned. Errors name the line.
   absl::StatusOr<bool> Next(std::vector<std::string>* fields);
   // 1-based line on which the record last returned started.
   int line() const { return record_line_; }
   bool torn() const { return torn_; }
-  // Byte offset just past the last complete record.
+  // Byte offset just past the last complete record, and the line it ends before.
   size_t complete_bytes() const { return complete_bytes_; }
+  int next_line() const { return next_line_; }
 
  private:
   absl::StatusOr<bool> NextRecord(std::vector<std::string>* fields);

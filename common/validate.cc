@@ -12,6 +12,7 @@
 #include "absl/strings/strip.h"
 #include "common/columns.h"
 #include "common/policy.h"
+#include "common/sampler.h"
 #include "common/wire.h"
 
 namespace nasperf {
@@ -161,10 +162,16 @@ absl::Status CheckReport(const proto::TransferReport& r) {
   for (const TransferColumn& column : TransferColumnTable()) {
     if (absl::Status s = CheckColumn(column, r); !s.ok()) return s;
   }
-  if (r.samples_size() > 1000000) return absl::InvalidArgumentError("too many samples");
+  static_assert(static_cast<size_t>(kMaxSamplesPerReport) == IntervalSampler::kMaxSamples,
+                "the collector takes what a sampler keeps");
+  if (r.samples_size() > kMaxSamplesPerReport) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("report has ", r.samples_size(), " samples, at most ", kMaxSamplesPerReport));
+  }
   for (const proto::Sample& s : r.samples()) {
-    if (!std::isfinite(s.t_s()) || s.t_s() < 0 || !std::isfinite(s.interval_s()) || s.interval_s() < 0) {
-      return absl::InvalidArgumentError("a sample has a negative or non-finite time");
+    // Bounded as figures are (kMaxFigure): a sample's cells have a known largest width.
+    if (!(s.t_s() >= 0 && s.t_s() <= kMaxFigure) || !(s.interval_s() >= 0 && s.interval_s() <= kMaxFigure)) {
+      return absl::InvalidArgumentError("a sample has a negative, huge or non-finite time");
     }
     if (s.bytes() > 0 && !(static_cast<double>(s.bytes()) / 1e6 <= s.interval_s() * kMaxMegabytesPerSecond)) {
       return absl::InvalidArgumentError(

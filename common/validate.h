@@ -22,9 +22,20 @@ absl::Status CheckPlainText(const std::string& field, const std::string& value, 
 // transfer is opened and when its report arrives.
 absl::Status CheckTransferKey(const std::string& label, int iteration, int stream);
 // Column by column, each held to its bound in common/columns.h (known words, bounded
-// text, finite non-negative figures); then samples whose rate (bytes over their
-// interval) is finite and below kMaxMegabytesPerSecond.
+// text, finite non-negative figures); then at most kMaxSamplesPerReport samples, each
+// with times in [0, kMaxFigure] and a rate (bytes over its interval) below
+// kMaxMegabytesPerSecond.
 absl::Status CheckReport(const proto::TransferReport& report);
+// No report carries more samples than a sampler keeps (IntervalSampler::kMaxSamples,
+// common/sampler.h): every sample is a samples.csv row, so this bounds what one
+// report can add to the store.
+inline constexpr int kMaxSamplesPerReport = 65536;
+// The largest encoded report a collector reads: that many samples at their largest
+// (31 bytes each) plus every text column at its bound fits with room to spare. A
+// message is parsed before anything can check it, and a parsed sample costs tens of
+// bytes however few it took on the wire: this limit bounds that too.
+inline constexpr int kMaxReportBytes = 3 << 20;
+static_assert(kMaxSamplesPerReport * 31 + (64 << 10) < kMaxReportBytes, "a full report must fit");
 
 // The sampling interval a user, a plan or a sender asks for: 0 (off) or 10 ms..1 h.
 // Shorter intervals turn a sample's few bytes into meaningless (even infinite) rates.

@@ -7,6 +7,11 @@
 //   malformed             oversized and malformed fields: every one INVALID_ARGUMENT
 //   wrong-token           UNAUTHENTICATED
 //   unreachable           the call must fail (e.g. plaintext against a TLS collector)
+//   big THREADS SAMPLES   THREADS reporters at once, each one report of SAMPLES samples
+//                         with the longest label and host allowed, sent as is (no
+//                         client-side size check); each must be stored or refused
+//                         (INVALID_ARGUMENT, RESOURCE_EXHAUSTED); "busy" is retried.
+//                         Prints stored=N refused=M.
 // Exits 0 when the collector behaved as it should, 1 with one line why otherwise.
 #include <cmath>
 #include <cstdio>
@@ -16,11 +21,13 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "collector/collector_client.h"
 #include "common/clock.h"
 #include "common/grpc_auth.h"
+#include "proto/nasperf.grpc.pb.h"
 
 using namespace nasperf;
 
@@ -120,6 +127,55 @@ int Malformed(const HostPort& address, const std::string& token, const std::shar
   return 0;
 }
 
+// One report of `samples` samples whose rows are as wide as CheckReport lets them be.
+proto::TransferReport BigReport(const std::string& run, int stream, int samples) {
+  proto::TransferReport r = MakeReport(run, 1, stream);
+  r.set_label(std::string(200, 'L'));
+  r.set_host(std::string(255, 'h'));
+  r.clear_samples();
+  for (int i = 0; i < samples; ++i) r.add_samples()->set_t_s(i + 1);  // 11 bytes each on the wire
+  return r;
+}
+
+// THREADS reporters at once, one big report each, over the bare stub.
+int Big(const HostPort& address, const std::string& token, const std::shared_ptr<const PeerTrust>& trust,
+        const std::string& run, int threads, int samples) {
+  std::vector<std::thread> workers;
+  std::vector<std::string> outcome(threads);
+  for (int t = 0; t < threads; ++t) {
+    workers.emplace_back([&, t] {
+      auto stub = proto::Collector::NewStub(NewChannel(FormatHostPort(address), trust.get()));
+      const proto::TransferReport report = BigReport(run, t, samples);
+      grpc::Status status;
+      for (int attempt = 0; attempt < 5; ++attempt) {
+        grpc::ClientContext context;
+        PrepareCall(&context, token, absl::Seconds(60));
+        proto::ReportAck ack;
+        status = stub->Report(&context, report, &ack);
+        if (status.error_code() != grpc::StatusCode::UNAVAILABLE ||
+            !absl::StrContains(status.error_message(), "busy")) {
+          break;
+        }
+      }
+      const grpc::StatusCode code = status.error_code();
+      outcome[t] = code == grpc::StatusCode::OK ? "stored"
+                   : code == grpc::StatusCode::INVALID_ARGUMENT || code == grpc::StatusCode::RESOURCE_EXHAUSTED
+                       ? "refused"
+                       : absl::StrCat("failed: ", static_cast<int>(status.error_code()), " ", status.error_message());
+    });
+  }
+  for (auto& w : workers) w.join();
+  int stored = 0, refused = 0;
+  std::string why;
+  for (const std::string& o : outcome) {
+    stored += o == "stored";
+    refused += o == "refused";
+    if (o != "stored" && o != "refused" && why.empty()) why = o;
+  }
+  std::printf("stored=%d refused=%d\n", stored, refused);
+  return why.empty() ? 0 : Fail(absl::StrCat("a big report ", why));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -160,6 +216,14 @@ int main(int argc, char** argv) {
       return Fail("flood THREADS N");
     }
     return Flood(*address, token, *trust, run, threads, per_thread);
+  }
+  if (mode == "big") {
+    int threads = 0, samples = 0;
+    if (args.size() < 5 || !absl::SimpleAtoi(args[3], &threads) || !absl::SimpleAtoi(args[4], &samples) ||
+        threads < 1 || threads > 64 || samples < 0) {
+      return Fail("big THREADS SAMPLES");
+    }
+    return Big(*address, token, *trust, run, threads, samples);
   }
   if (mode == "malformed") return Malformed(*address, token, *trust, run);
   if (mode == "wrong-token") {

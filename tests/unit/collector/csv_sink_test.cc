@@ -190,6 +190,38 @@ TEST(CsvSink, TornLastLineIsSetAside) {
   std::filesystem::remove_all(dir);
 }
 
+// A restart reads transfers.csv in 1 MiB pieces: rows whose quoted error cell spans
+// lines, and so pieces, are keyed all the same, and a torn end is still set aside.
+TEST(CsvSink, RestartReadsTransfersInPiecesAcrossMultiLineCells) {
+  std::string dir = TempDir();
+  constexpr uint64_t kRows = 3000;  // about 3 MiB of rows
+  {
+    ASSERT_TRUE(CsvSink::Open(dir).ok());  // the header
+    std::ofstream append(dir + "/transfers.csv", std::ios::app);
+    for (uint64_t id = 1; id <= kRows; ++id) {
+      proto::TransferReport r = Report(id, "sender");
+      r.set_error(std::string(500, 'x') + "\nsecond line, \"quoted\"\n" + std::string(500, 'y'));
+      append << TransferRow(r);
+    }
+    append << "run1,\"half a row\n with an open quote";
+  }
+  ASSERT_GT(std::filesystem::file_size(dir + "/transfers.csv"), 2u << 20);
+  auto sink = CsvSink::Open(dir);
+  ASSERT_TRUE(sink.ok()) << sink.status();
+  EXPECT_EQ((*sink)->open_info().rows_found, kRows);
+  EXPECT_EQ((*sink)->open_info().set_aside.size(), 1u);
+  for (uint64_t id : {uint64_t{1}, kRows / 2, kRows}) {
+    bool duplicate = false;
+    ASSERT_TRUE((*sink)->Append(Report(id, "sender"), &duplicate).ok());
+    EXPECT_TRUE(duplicate) << id;
+  }
+  bool duplicate = true;
+  ASSERT_TRUE((*sink)->Append(Report(kRows + 1, "sender"), &duplicate).ok());
+  EXPECT_FALSE(duplicate);
+  EXPECT_EQ(Rows(dir + "/transfers.csv").size(), kRows + 2);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(CsvSink, RefusesAForeignFile) {
   std::string dir = TempDir();
   { std::ofstream(dir + "/transfers.csv") << "name,age\nbob,3\n"; }

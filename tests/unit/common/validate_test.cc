@@ -108,6 +108,21 @@ TEST(CheckReport, RefusesSamplesThatAreNoRate) {
   EXPECT_TRUE(CheckReport(empty_interval).ok()) << "no bytes in no time is no rate at all, and harmless";
 }
 
+// Every sample becomes a samples.csv row: a report carries no more than a sampler
+// keeps (the old limit, a million, let one report become ~600 MB of rows), and each
+// sample's cells have a largest width.
+TEST(CheckReport, AtMostASamplersSamplesEachOfBoundedWidth) {
+  proto::TransferReport full = GoodReport();
+  for (int i = 1; i < kMaxSamplesPerReport; ++i) *full.add_samples() = full.samples(0);
+  EXPECT_TRUE(CheckReport(full).ok());
+  *full.add_samples() = full.samples(0);
+  absl::Status s = CheckReport(full);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("65537 samples, at most 65536"), std::string::npos) << s;
+  ExpectRefused([](proto::TransferReport& r) { r.mutable_samples(0)->set_t_s(1e300); }, "huge");
+  ExpectRefused([](proto::TransferReport& r) { r.mutable_samples(0)->set_interval_s(2e12); }, "huge");
+}
+
 TEST(CheckInterval, ZeroOrTenMillisecondsToAnHour) {
   EXPECT_TRUE(CheckInterval(0).ok());
   EXPECT_TRUE(CheckInterval(0.01).ok());
