@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Connection floods against a nasperf port, from SOURCE (a 127.x address):
-  connection_flood.py MODE PORT COUNT SECONDS SOURCE READY_FILE
+  connection_flood.py MODE PORT COUNT SECONDS SOURCE READY_FILE [SERVER_PID]
 opens COUNT TCP connections, writes the number connected to READY_FILE, then for at
 most SECONDS:
   trickle  sends one byte on each every second (a slow-header flood on a data port);
@@ -11,12 +11,14 @@ most SECONDS:
            trickles a byte a second, and one the server closes is opened again from
            the same address at a next tick (10 a second, up to 50 ms of reopening
            each), until SECONDS or SIGTERM.
-           Every tick it counts the flood connections the server holds (accepted, in
-           its descriptor table and established: /proc/net/tcp*, inode not 0).
+           Every tick it counts the flood connections the server (SERVER_PID) holds:
+           sockets in its descriptor table that /proc/net/tcp* shows established
+           from a flood address to PORT.
 Prints "connected N closed M" at the end (M: connections the server closed on us);
 hold adds "reopened R held_max H" (H: most flood connections the server held at once
 after READY_FILE was written). Bounded in count and time; loopback only."""
 import ipaddress
+import os
 import resource
 import select
 import signal
@@ -26,7 +28,9 @@ import time
 
 mode, port, count, seconds, source, ready_file = (sys.argv[1], int(sys.argv[2]), int(sys.argv[3]),
                                                   float(sys.argv[4]), sys.argv[5], sys.argv[6])
+server_pid = int(sys.argv[7]) if len(sys.argv) > 7 else None
 assert mode in ("trickle", "idle", "hold"), "MODE is trickle, idle or hold"
+assert mode != "hold" or server_pid, "hold needs SERVER_PID"
 sources = source.split(",") if mode == "hold" else [source]
 assert all(s.startswith("127.") or s.startswith("fd00::") for s in sources), "loopback only"
 assert count * len(sources) <= 4096, "bounded"
@@ -95,10 +99,27 @@ def wait_for_close(sockets, end):
     return closed
 
 
+def socket_inodes(pid):
+    """The inodes of the sockets in process `pid`'s descriptor table, read first and
+    fast: a descriptor the server closes while /proc/net/tcp is read is not counted
+    twice (its successor usually takes the same number, and is not in the set)."""
+    inodes = set()
+    fd_dir = f"/proc/{pid}/fd"
+    for name in os.listdir(fd_dir):
+        try:
+            target = os.readlink(f"{fd_dir}/{name}")
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[8:-1])
+    return inodes
+
+
 def held_by_server(flood_addresses):
-    """Flood connections the server has accepted and still holds: established, on
-    its port, from a flood address, and owned by a socket (a connection still in the
-    accept queue, or closed by the server, has inode 0 or another state)."""
+    """Flood connections the server holds: in its descriptor table, established, on
+    its port, from a flood address (one still in the accept queue has no descriptor;
+    one the server shut down is no longer established)."""
+    owned = socket_inodes(server_pid)
     held = 0
     for table, family in (("/proc/net/tcp", socket.AF_INET), ("/proc/net/tcp6", socket.AF_INET6)):
         try:
@@ -109,7 +130,7 @@ def held_by_server(flood_addresses):
         for line in lines:
             fields = line.split()
             local, remote, state, inode = fields[1], fields[2], fields[3], fields[9]
-            if state != "01" or inode == "0" or int(local.split(":")[1], 16) != port:
+            if state != "01" or inode not in owned or int(local.split(":")[1], 16) != port:
                 continue
             raw = bytes.fromhex(remote.split(":")[0])
             raw = b"".join(raw[i:i + 4][::-1] for i in range(0, len(raw), 4))  # host-order words

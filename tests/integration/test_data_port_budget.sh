@@ -16,15 +16,16 @@ FLOOD=$(dirname "$0")/connection_flood.py
 UNADMITTED_BUDGET=64 # ConnectionLimits in receiver/data_listener.h
 PER_SOURCE=16
 
-# flood_and_transfer NAME DATA_PORT CONTROL_ADDRESS SOURCES MAX_HELD [netns...]: the
-# hold flood from SOURCES, three real transfers while it holds on, then the flood's
-# own count of what the receiver held at most (no more than MAX_HELD may be: the one
-# being accepted as the receiver closes another counts too, hence +1 in the callers).
+# flood_and_transfer NAME DATA_PORT CONTROL_ADDRESS SOURCES MAX_HELD RX_PID [netns...]:
+# the hold flood from SOURCES, three real transfers while it holds on, then the
+# flood's own count of the connections the receiver RX_PID held at most (no more than
+# MAX_HELD may be: one accepted just before the receiver closes it counts too, hence
+# +1 in the callers).
 flood_and_transfer() {
-  local name=$1 data=$2 control=$3 sources=$4 max_held=$5
-  shift 5
+  local name=$1 data=$2 control=$3 sources=$4 max_held=$5 rx_pid=$6
+  shift 6
   local ready=$T/$name.flood.ready out=$T/$name.flood.out flood
-  "$@" python3 "$FLOOD" hold "$data" "$PER_SOURCE" 180 "$sources" "$ready" >"$out" 2>&1 &
+  "$@" python3 "$FLOOD" hold "$data" "$PER_SOURCE" 180 "$sources" "$ready" "$rx_pid" >"$out" 2>&1 &
   flood=$!
   PIDS+=("$flood")
   wait_for "the $name flood to open its connections" 60 test -s "$ready"
@@ -62,7 +63,7 @@ final_counts() {
 mkdir -p "$T/target"
 start_receiver rx --target "$T/target" --min-free off
 sources=$(seq -s, -f '127.0.0.%g' 2 30)
-flood_and_transfer v4 "$rx_DATA" 127.0.0.1:"$rx_PORT" "$sources" $((UNADMITTED_BUDGET + 1))
+flood_and_transfer v4 "$rx_DATA" 127.0.0.1:"$rx_PORT" "$sources" $((UNADMITTED_BUDGET + 1)) "$rx_PID"
 final_counts rx "$rx_PID"
 echo "ok: IPv4: real transfers through a slow-header flood from 29 addresses; at most $UNADMITTED_BUDGET held"
 
@@ -82,6 +83,6 @@ PIDS+=("$rx6")
 wait_port_file "the IPv6 receiver to listen" "$T/rx6.ports" "$rx6" "$T/rx6.log"
 sources=$(seq -s, -f 'fd00::%g' 2 21)
 flood_and_transfer v6 "$(sed -n 's/^data=//p' "$T/rx6.ports")" "[::1]:$(sed -n 's/^control=//p' "$T/rx6.ports")" \
-  "$sources" $((PER_SOURCE + 1)) ip netns exec "$ns"
+  "$sources" $((PER_SOURCE + 1)) "$rx6" ip netns exec "$ns"
 final_counts rx6 "$rx6"
 echo "ok: IPv6: 20 addresses of one /64 count as one source; at most $PER_SOURCE held; real transfers from ::1 went through"
