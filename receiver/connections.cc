@@ -1,39 +1,57 @@
 #include "receiver/connections.h"
 
-#include <sys/socket.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstring>
 #include <vector>
+
+#include "absl/strings/str_cat.h"
 
 namespace nasperf {
 
-ConnectionThreads::ConnectionThreads(int max_total, int max_unadmitted)
-    : max_total_(max_total), max_unadmitted_(max_unadmitted) {}
+std::string SourceGroup(const sockaddr_storage& address) {
+  char text[INET6_ADDRSTRLEN] = "?";
+  if (address.ss_family == AF_INET) {
+    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in&>(address).sin_addr, text, sizeof text);
+    return text;
+  }
+  if (address.ss_family != AF_INET6) return text;
+  in6_addr ip = reinterpret_cast<const sockaddr_in6&>(address).sin6_addr;
+  if (IN6_IS_ADDR_V4MAPPED(&ip)) {  // an IPv4 peer on a dual-stack socket
+    inet_ntop(AF_INET, &ip.s6_addr[12], text, sizeof text);
+    return text;
+  }
+  std::memset(&ip.s6_addr[8], 0, 8);  // the interface identifier is the host's own choice
+  inet_ntop(AF_INET6, &ip, text, sizeof text);
+  return absl::StrCat(text, "/64");
+}
+
+ConnectionThreads::ConnectionThreads(ConnectionLimits limits) : limits_(limits) {}
 
 ConnectionThreads::~ConnectionThreads() { CloseAll(); }
 
-ConnectionThreads::Refusal ConnectionThreads::Start(int fd, const std::string& source,
-                                                    std::function<void(int fd)> serve) {
+ConnectionThreads::Refusal ConnectionThreads::Start(int fd, const std::string& group, Serve serve) {
   JoinFinished();
   absl::MutexLock lock(&mu_);
-  Refusal refusal = Refusal::kNone;
-  if (closed_ || running_ >= max_total_) {
-    refusal = Refusal::kTooMany;
-  } else if (unadmitted_[source] >= max_unadmitted_) {
-    refusal = Refusal::kTooManyUnadmitted;
-  }
+  const Refusal refusal = Admission(group);
   if (refusal != Refusal::kNone) {
-    if (unadmitted_[source] == 0) unadmitted_.erase(source);
     ::close(fd);
     return refusal;
   }
-  ++unadmitted_[source];
+  const bool crowded = unadmitted_ > limits_.unadmitted / 2;
+  ++unadmitted_by_group_[group];
+  ++unadmitted_;
   ++running_;
   Connection& c = connections_.emplace_back();
   c.fd = fd;
-  c.thread = std::thread([this, &c, serve = std::move(serve)] {
-    serve(c.fd);
+  c.group = group;
+  c.thread = std::thread([this, &c, crowded, serve = std::move(serve)] {
+    serve(c.fd, crowded);
     absl::MutexLock lock(&mu_);
+    Settle(c);  // a serve that returned before its header
     ::close(c.fd);
     c.done = true;
     --running_;
@@ -41,10 +59,52 @@ ConnectionThreads::Refusal ConnectionThreads::Start(int fd, const std::string& s
   return Refusal::kNone;
 }
 
-void ConnectionThreads::Admitted(const std::string& source) {
+// Whether a connection from `group` may start now; may drop another to make room.
+ConnectionThreads::Refusal ConnectionThreads::Admission(const std::string& group) {
+  if (closed_ || running_ >= limits_.total) return Refusal::kTooMany;
+  const int mine = UnadmittedIn(group);
+  if (mine >= limits_.unadmitted_per_source) return Refusal::kTooManyFromSource;
+  if (unadmitted_ < limits_.unadmitted) return Refusal::kNone;
+  Connection* victim = OldestOfLargestGroup();
+  if (victim == nullptr || UnadmittedIn(victim->group) <= mine) return Refusal::kUnadmittedBudgetFull;
+  Settle(*victim);
+  victim->dropped = true;
+  ::shutdown(victim->fd, SHUT_RDWR);  // its header read fails; its thread closes it
+  return Refusal::kNone;
+}
+
+// The oldest unadmitted connection among those of the group holding the most.
+ConnectionThreads::Connection* ConnectionThreads::OldestOfLargestGroup() {
+  int most = 0;
+  for (const auto& [group, count] : unadmitted_by_group_) most = std::max(most, count);
+  for (Connection& c : connections_) {
+    if (c.unadmitted && UnadmittedIn(c.group) == most) return &c;
+  }
+  return nullptr;
+}
+
+int ConnectionThreads::UnadmittedIn(const std::string& group) const {
+  auto it = unadmitted_by_group_.find(group);
+  return it == unadmitted_by_group_.end() ? 0 : it->second;
+}
+
+// `c` no longer counts as unadmitted (no-op once settled).
+void ConnectionThreads::Settle(Connection& c) {
+  if (!c.unadmitted) return;
+  c.unadmitted = false;
+  --unadmitted_;
+  auto it = unadmitted_by_group_.find(c.group);
+  if (it != unadmitted_by_group_.end() && --it->second <= 0) unadmitted_by_group_.erase(it);
+}
+
+bool ConnectionThreads::HeaderDone(int fd) {
   absl::MutexLock lock(&mu_);
-  auto it = unadmitted_.find(source);
-  if (it != unadmitted_.end() && --it->second <= 0) unadmitted_.erase(it);
+  for (Connection& c : connections_) {
+    if (c.fd != fd || c.done) continue;
+    Settle(c);
+    return !c.dropped;
+  }
+  return false;  // not one of ours
 }
 
 // A done thread has nothing left to do but return, so joining it does not block.
@@ -80,6 +140,11 @@ void ConnectionThreads::CloseAll() {
 int ConnectionThreads::active() const {
   absl::MutexLock lock(&mu_);
   return running_;
+}
+
+int ConnectionThreads::unadmitted() const {
+  absl::MutexLock lock(&mu_);
+  return unadmitted_;
 }
 
 }  // namespace nasperf

@@ -20,10 +20,12 @@ namespace {
 
 constexpr char kComponent[] = "receiver";
 // A data connection must present its whole header this soon after accept, however
-// it trickles in, and one address may hold only so many connections that have not
-// yet (DataListener::kMaxUnadmittedPerSource): a slow-header flood cannot hold the
-// slots real transfers need.
+// it trickles in; one that arrives while more than half the unadmitted budget is in
+// use (ConnectionThreads, "crowded") gets the shorter deadline: a real sender's
+// header follows its connect at once, and a slow-header flood then turns its slots
+// over five times as fast.
 constexpr int64_t kHeaderDeadlineNs = 5'000'000'000;
+constexpr int64_t kCrowdedHeaderDeadlineNs = 1'000'000'000;
 
 }  // namespace
 
@@ -50,15 +52,18 @@ void DataListener::AcceptLoop() {
       Log(LogLevel::kError, kComponent, "accept: %s", strerror(errno));
       return;
     }
-    const std::string source = AddressText(from);  // connections are counted per source host
-    switch (connections_.Start(fd, source, [this, source](int fd) { Serve(fd, source); })) {
+    const std::string source = SourceGroup(from);  // unadmitted connections are counted per source group
+    switch (connections_.Start(fd, source, [this](int fd, bool crowded) { Serve(fd, crowded); })) {
       case ConnectionThreads::Refusal::kNone:
         break;
       case ConnectionThreads::Refusal::kTooMany:
         Refuse(source, "too many connections", &ReceiverCounters::over_limit);
         break;
-      case ConnectionThreads::Refusal::kTooManyUnadmitted:
-        Refuse(source, "too many connections from this address without a header yet", &ReceiverCounters::over_limit);
+      case ConnectionThreads::Refusal::kTooManyFromSource:
+        Refuse(source, "too many connections from this source without a header yet", &ReceiverCounters::over_limit);
+        break;
+      case ConnectionThreads::Refusal::kUnadmittedBudgetFull:
+        Refuse(source, "too many connections without a header yet", &ReceiverCounters::over_limit);
         break;
     }
   }
@@ -78,12 +83,15 @@ void DataListener::Refuse(const std::string& peer, absl::string_view why, uint64
   }
 }
 
-// The header phase: the whole header within kHeaderDeadlineNs of accept and a
-// ticket the table accepts, or the connection is refused (nothing exists yet).
-std::optional<TransferPlan> DataListener::Admit(int fd, const std::string& peer, int64_t accepted_ns) {
+// The header phase: the whole header by header_deadline_ns and a ticket the table
+// accepts, or the connection is refused (nothing exists yet).
+std::optional<TransferPlan> DataListener::Admit(int fd, const std::string& peer, int64_t header_deadline_ns) {
   uint8_t header_bytes[kHeaderSize];
-  absl::StatusOr<size_t> got =
-      ReadFullBy(fd, header_bytes, sizeof header_bytes, accepted_ns + kHeaderDeadlineNs, "read header");
+  absl::StatusOr<size_t> got = ReadFullBy(fd, header_bytes, sizeof header_bytes, header_deadline_ns, "read header");
+  if (!connections_.HeaderDone(fd)) {
+    Refuse(peer, "dropped without a header to make room for another source", &ReceiverCounters::over_limit);
+    return std::nullopt;
+  }
   if (!got.ok()) {
     Refuse(peer, got.status().message(),
            absl::IsDeadlineExceeded(got.status()) ? &ReceiverCounters::timed_out : &ReceiverCounters::refused);
@@ -174,12 +182,12 @@ PipelineResult DataListener::ReceiveInto(int fd, const TransferPlan& plan, std::
   return result;
 }
 
-void DataListener::Serve(int fd, const std::string& source) {
+void DataListener::Serve(int fd, bool crowded) {
   const std::string peer = PeerName(fd);
   const int64_t accepted_ns = MonoNanos();
   const int64_t accepted_wall = WallNanos();
-  std::optional<TransferPlan> admitted = Admit(fd, peer, accepted_ns);
-  connections_.Admitted(source);
+  std::optional<TransferPlan> admitted =
+      Admit(fd, peer, accepted_ns + (crowded ? kCrowdedHeaderDeadlineNs : kHeaderDeadlineNs));
   if (!admitted) return;
   SetReceiveTimeout(fd, 10);  // the payload: a sender silent this long is gone
   const TransferPlan& plan = *admitted;

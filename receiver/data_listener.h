@@ -53,11 +53,11 @@ class DataListener {
   // Counts the refusal; logs it unless a flood of them is under way.
   void Refuse(const std::string& peer, absl::string_view why,
               uint64_t ReceiverCounters::*counter = &ReceiverCounters::refused);
-  std::optional<TransferPlan> Admit(int fd, const std::string& peer, int64_t accepted_ns);
+  std::optional<TransferPlan> Admit(int fd, const std::string& peer, int64_t header_deadline_ns);
   std::optional<DataFooter> ReadFooter(int fd, uint64_t id, const std::string& peer);
   void SendTrailer(int fd, const DataTrailer& trailer);
   PipelineResult ReceiveInto(int fd, const TransferPlan& plan, std::string* file_name);
-  void Serve(int fd, const std::string& source);
+  void Serve(int fd, bool crowded);
   void ServeWrite(int fd, const TransferPlan& plan, const std::string& peer, int64_t accepted_ns,
                   const SessionFacts& facts, proto::TransferReport& report);
   void ServeReadOn(int fd, const TransferPlan& plan, int64_t accepted_ns, const SessionFacts& facts,
@@ -71,9 +71,9 @@ class DataListener {
   Fd listener_;
   std::thread accept_thread_;
   std::atomic<bool> stopping_{false};
-  static constexpr int kMaxConnections = 256;
-  static constexpr int kMaxUnadmittedPerSource = 16;
-  ConnectionThreads connections_{kMaxConnections, kMaxUnadmittedPerSource};
+  // 256 connections at once; at most 64 of them without a header yet (so 192 stay
+  // for admitted transfers), 16 of those from one source group (SourceGroup).
+  ConnectionThreads connections_{ConnectionLimits{256, 64, 16}};
   LogThrottle refusal_log_{10, 10.0};
   mutable absl::Mutex counters_mu_;
   ReceiverCounters counters_ ABSL_GUARDED_BY(counters_mu_);

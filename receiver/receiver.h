@@ -49,8 +49,8 @@ struct ReceiverCounters {
   uint64_t failed = 0;
   uint64_t aborted = 0;
   uint64_t refused = 0;     // data connections closed before any file existed
-  uint64_t timed_out = 0;   // no whole header within 5 s of accept
-  uint64_t over_limit = 0;  // closed at accept: too many at once (from one address)
+  uint64_t timed_out = 0;   // no whole header within 5 s of accept (1 s when crowded)
+  uint64_t over_limit = 0;  // closed at accept, or dropped before a header: too many at once
 };
 
 class Receiver {
