@@ -101,19 +101,27 @@ for ahead in 3600 -3600; do
   fi
 done
 
+# start_when_room JOB STREAMS SIZE PATTERN [COLLECTOR]: StartSender, again while the
+# agent says RESOURCE_EXHAUSTED (aborted jobs count until their streams end), 30 s at most.
+start_when_room() {
+  local job=$1; shift
+  # shellcheck disable=SC2317  # called by wait_for
+  taken() {
+    local rc=0
+    client start "$job" "$NAS" "$@" >"$T/$job.log" 2>&1 || rc=$?
+    [ "$rc" -eq 0 ] && return 0
+    grep -q "^refused RESOURCE_EXHAUSTED" "$T/$job.log" || fail "job $job: $(cat "$T/$job.log")"
+    return 1
+  }
+  wait_for "room for job $job" 30 taken "$@"
+}
 
 # Abort frees the jobs (their rows wait for WaitJob); then one job of the largest
-# legal size fits alone, and one stream more does not.
+# legal size fits alone, and one stream more does not. (Its data is not sent: 64
+# connections at once from one address may pass the receiver's limit of connections
+# without a header yet, which is not what this test is about.)
 client abort >"$T/abort.log" 2>&1 || fail "abort failed: $(cat "$T/abort.log")"
-# shellcheck disable=SC2317  # called by wait_for
-big_accepted() {
-  local rc=0
-  client start big "$NAS" 64 1048576 zero >"$T/big.log" 2>&1 || rc=$?
-  [ "$rc" -eq 0 ] && return 0
-  grep -q "^refused RESOURCE_EXHAUSTED" "$T/big.log" || fail "the 64-stream job: $(cat "$T/big.log")"
-  return 1
-}
-wait_for "the aborted jobs to end and a 64-stream job to be taken" 30 big_accepted
+start_when_room big 64 1048576 zero
 client wait-ready big >>"$T/big.log" 2>&1 || fail "the 64-stream job did not reach the barrier: $(cat "$T/big.log")"
 rc=0
 client start one-more "$NAS" 1 1048576 zero >"$T/one-more.log" 2>&1 || rc=$?
@@ -121,13 +129,11 @@ if [ "$rc" -ne 2 ] || ! grep -q "^refused RESOURCE_EXHAUSTED .*hold 64 streams a
   "$T/one-more.log"; then
   fail "a 65th stream was not refused: $(cat "$T/one-more.log")"
 fi
-client go big >"$T/big-go.log" 2>&1 || fail "the 64-stream job failed: $(cat "$T/big-go.log")"
-[ "$(grep -c "^sender ok" "$T/big-go.log")" -eq 64 ] || fail "the 64-stream job: $(cat "$T/big-go.log")"
+client abort >>"$T/abort.log" 2>&1 || fail "abort failed: $(cat "$T/abort.log")"
 
 # A normal job still runs and reports; its spool goes once the collector has its rows.
 start_collector rows
-client start normal "$NAS" 2 4194304 random "127.0.0.1:$rows_PORT" >"$T/normal.log" 2>&1 \
-  || fail "a normal job was refused after the attack: $(cat "$T/normal.log")"
+start_when_room normal 2 4194304 random "127.0.0.1:$rows_PORT"
 client go normal >>"$T/normal.log" 2>&1 || fail "the normal job failed: $(cat "$T/normal.log")"
 [ "$(grep -c "^sender ok" "$T/normal.log")" -eq 2 ] || fail "the normal job's rows: $(cat "$T/normal.log")"
 # shellcheck disable=SC2317  # called by wait_for
