@@ -466,8 +466,8 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
         }
       }
       for (auto& job : cancel) {
-        Log(LogLevel::kWarning, kComponent, "job %s: no start signal within %s of its start; aborted",
-            job->spec.job_id(), absl::FormatDuration(options_.limits.wait_for_go));
+        Log(LogLevel::kWarning, kComponent, "job %s: no Go within %s of StartSender; aborted", job->spec.job_id(),
+            absl::FormatDuration(options_.limits.wait_for_go));
         job->Cancel();
       }
       for (auto& job : forget) {
