@@ -85,6 +85,9 @@ absl::Status SpoolingSink::Submit(const proto::TransferReport& report) {
   if (!report.SerializeToString(&data)) return absl::InternalError("cannot serialize a report");
   std::string name = absl::StrFormat("%020d-%s%s", WallNanos(), RandomHex(6), kSuffix);
   std::string path = absl::StrCat(dir_, "/", name);
+  // Again each time: an agent sharing this spool root removes the directory when it
+  // is empty and no job of its own reports there (lab/agent.cc).
+  if (absl::Status s = MakeDirectories(dir_, 0700); !s.ok()) return s;
   if (absl::Status s = ReplaceFile(path, data, 0600, /*durable=*/true); !s.ok()) return s;
   absl::MutexLock lock(&mu_);
   ++wakeups_;

@@ -5,9 +5,11 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <map>
+#include <optional>
 #include <thread>
 #include <tuple>
 #include <vector>
@@ -34,9 +36,18 @@ namespace {
 
 constexpr char kComponent[] = "agent";
 constexpr absl::Duration kBarrierTimeout = absl::Seconds(120);
+// How often the time limits are checked (AgentLimits: a job waiting for Go, unread rows).
+constexpr absl::Duration kSweepEvery = absl::Seconds(1);
+// A spool no job uses any more ends once its reports are delivered; one whose
+// collector stays away ends after kSpoolLinger, or at once when more than
+// kMaxIdleSpools wait so (its files stay on disk: the next spool for that collector,
+// or `nasperf collector flush`, delivers them).
+constexpr absl::Duration kSpoolLinger = absl::Minutes(10);
+constexpr int kMaxIdleSpools = 8;
 
 struct Job {
   proto::SenderJob spec;
+  std::string spool_key;  // AgentImpl::spools_; empty: no collector
   std::atomic<bool> cancel{false};
   absl::Mutex mu;
   int ready ABSL_GUARDED_BY(mu) = 0;
@@ -125,7 +136,10 @@ absl::Status RefuseWhatTheTransportCannotDo(const RunOptions& o) {
 
 class AgentImpl final : public AgentService, public proto::Agent::Service {
  public:
-  explicit AgentImpl(const AgentOptions& options) : options_(options) { null_console_ = std::fopen("/dev/null", "w"); }
+  explicit AgentImpl(const AgentOptions& options) : options_(options), ledger_(options.limits) {
+    null_console_ = std::fopen("/dev/null", "w");
+    sweeper_ = std::thread([this] { SweepLoop(); });
+  }
   ~AgentImpl() override {
     Shutdown();
     if (null_console_ != nullptr) std::fclose(null_console_);
@@ -142,15 +156,16 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
       for (auto& [id, job] : jobs_) jobs.push_back(job);
       jobs_.clear();
     }
+    if (sweeper_.joinable()) sweeper_.join();
     for (auto& job : jobs) job->Cancel();
     for (auto& job : jobs) {
       if (job->thread.joinable()) job->thread.join();
     }
     absl::MutexLock lock(&mu_);
     for (auto& [address, spool] : spools_) {
-      size_t left = spool->Drain(absl::Seconds(10));
+      size_t left = spool.sink->Drain(absl::Seconds(10));
       if (left > 0) {
-        Log(LogLevel::kWarning, kComponent, "%d reports still spooled in %s for collector %s", left, spool->dir(),
+        Log(LogLevel::kWarning, kComponent, "%d reports still spooled in %s for collector %s", left, spool.sink->dir(),
             address);
       }
     }
@@ -161,18 +176,30 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
     if (grpc::Status s = CheckToken(*context, options_.token, kComponent); !s.ok()) return s;
     auto options = MakeOptions(*request);
     if (!options.ok()) return ToGrpc(options.status());
-    ReportSink* onward = nullptr;
+    std::optional<HostPort> collector;
     if (!request->collector().empty()) {
-      auto spool = SpoolFor(request->collector(), request->collector_fingerprint(), PeerHost(*context));
-      if (!spool.ok()) return ToGrpc(spool.status());
-      onward = *spool;
+      auto address = ParseHostPort(request->collector(), kCollectorPort);
+      if (!address.ok()) return ToGrpc(address.status());
+      if (address->host.empty()) address->host = PeerHost(*context);  // ":PORT": where the controller runs
+      collector = *address;
     }
     auto job = std::make_shared<Job>();
     job->spec = *request;
+    // Counted first: a refused job makes nothing (no thread, no payload pool, no spool).
     absl::MutexLock lock(&mu_);
     if (shut_down_) return ToGrpc(absl::UnavailableError("the agent is stopping"));
-    if (jobs_.count(request->job_id()) > 0) {
-      return ToGrpc(absl::AlreadyExistsError(absl::StrCat("job ", request->job_id(), " exists")));
+    if (absl::Status admitted = ledger_.Admit(request->job_id(), request->streams(), absl::Now()); !admitted.ok()) {
+      if (absl::IsResourceExhausted(admitted)) RefusalLog(*context, admitted);
+      return ToGrpc(admitted);
+    }
+    ReportSink* onward = nullptr;
+    if (collector) {
+      auto spool = AcquireSpool(*collector, request->collector_fingerprint(), job.get());
+      if (!spool.ok()) {
+        ledger_.Remove(request->job_id());
+        return ToGrpc(spool.status());
+      }
+      onward = *spool;
     }
     jobs_[request->job_id()] = job;
     Job* raw = job.get();
@@ -186,6 +213,16 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
     if (grpc::Status s = CheckToken(*context, options_.token, kComponent); !s.ok()) return s;
     std::shared_ptr<Job> job = Find(request->job_id());
     if (job == nullptr) return ToGrpc(absl::NotFoundError(absl::StrCat("no job ", request->job_id())));
+    // A start far ahead would hold the job's streams (threads, payload pools) that long.
+    if (absl::Status near =
+            CheckGoInstant(absl::FromUnixNanos(request->start_at_unix_ns()), absl::Now(), options_.limits);
+        !near.ok()) {
+      return ToGrpc(near);
+    }
+    {
+      absl::MutexLock lock(&mu_);
+      ledger_.Released(request->job_id());
+    }
     absl::MutexLock lock(&job->mu);
     job->go_at_ns = request->start_at_unix_ns();
     return grpc::Status::OK;
@@ -216,12 +253,17 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
       }
     }
     if (done) {  // all handed over: forget the job; whoever removes it joins its thread
-      size_t removed = 0;
+      bool removed = false;
       {
         absl::MutexLock lock(&mu_);
-        removed = jobs_.erase(request->job_id());
+        auto it = jobs_.find(request->job_id());
+        if (it != jobs_.end() && it->second == job) {
+          ForgetLocked(*job);
+          jobs_.erase(it);
+          removed = true;
+        }
       }
-      if (removed > 0 && job->thread.joinable()) job->thread.join();
+      if (removed && job->thread.joinable()) job->thread.join();
     }
     return grpc::Status::OK;
   }
@@ -348,29 +390,107 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
     return o;
   }
 
-  // One spool per collector; ":PORT" means the collector runs where the controller does.
-  // MakeOptions checked the fingerprint.
-  absl::StatusOr<ReportSink*> SpoolFor(const std::string& collector, const std::string& fingerprint,
-                                       const std::string& caller) {
-    auto address = ParseHostPort(collector, kCollectorPort);
-    if (!address.ok()) return address.status();
-    if (address->host.empty()) address->host = caller;
-    const std::string key = absl::StrCat(FormatHostPort(*address), " ", fingerprint);
-    absl::MutexLock lock(&mu_);
+  // One spool per collector and key, made for the first job that reports there and
+  // shared by the jobs after it; `job` holds it until ForgetLocked. MakeOptions
+  // checked the fingerprint.
+  absl::StatusOr<ReportSink*> AcquireSpool(const HostPort& address, const std::string& fingerprint, Job* job)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    const std::string key = absl::StrCat(FormatHostPort(address), " ", fingerprint);
     auto it = spools_.find(key);
-    if (it != spools_.end()) return it->second.get();
-    auto spool = SpoolingSink::Start(
-        std::make_unique<CollectorClient>(*address, options_.token, options_.trust, fingerprint), options_.spool_root);
-    if (!spool.ok()) return spool.status();
-    ReportSink* sink = spool->get();
-    spools_[key] = std::move(*spool);
-    return sink;
+    if (it == spools_.end()) {
+      auto sink = SpoolingSink::Start(
+          std::make_unique<CollectorClient>(address, options_.token, options_.trust, fingerprint), options_.spool_root);
+      if (!sink.ok()) return sink.status();
+      it = spools_.emplace(key, SharedSpool{std::move(*sink), 0, absl::InfinitePast()}).first;
+    }
+    ++it->second.jobs;
+    job->spool_key = key;
+    return it->second.sink.get();
+  }
+
+  // The job leaves the books: its spool loses a user (SweepLoop ends it once idle).
+  void ForgetLocked(Job& job) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    ledger_.Remove(job.spec.job_id());
+    if (job.spool_key.empty()) return;
+    auto it = spools_.find(job.spool_key);
+    if (it != spools_.end() && --it->second.jobs == 0) it->second.idle_since = absl::Now();
+  }
+
+  // A flood of refused jobs must not fill the disk with log lines.
+  void RefusalLog(const grpc::ServerContext& context, const absl::Status& refused) {
+    static LogThrottle* throttle = new LogThrottle(10, 10.0);
+    uint64_t held = 0;
+    if (throttle->Allow(&held)) {
+      Log(LogLevel::kWarning, kComponent, "refused a job from %s: %s%s", context.peer(), refused.message(),
+          LogThrottle::Held(held));
+    }
+  }
+
+  // Once a kSweepEvery: cancels jobs that waited too long for Go, forgets finished
+  // jobs nobody read, and ends spools no job uses once they are delivered (or idle
+  // too long, or too many).
+  void SweepLoop() {
+    while (true) {
+      std::vector<std::shared_ptr<Job>> cancel, forget;
+      std::vector<std::unique_ptr<SpoolingSink>> ended;
+      {
+        absl::MutexLock lock(&mu_);
+        auto stop = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return shut_down_; };
+        mu_.AwaitWithTimeout(absl::Condition(&stop), kSweepEvery);
+        if (shut_down_) return;
+        const absl::Time now = absl::Now();
+        JobLedger::Due due = ledger_.Sweep(now);
+        for (const std::string& id : due.cancel) {
+          auto it = jobs_.find(id);
+          if (it != jobs_.end() && !it->second->cancel.load()) cancel.push_back(it->second);
+        }
+        for (const std::string& id : due.forget) {
+          auto it = jobs_.find(id);
+          if (it == jobs_.end()) continue;
+          ForgetLocked(*it->second);
+          forget.push_back(it->second);
+          jobs_.erase(it);
+        }
+        int idle = 0;
+        for (auto& [key, spool] : spools_) idle += spool.jobs == 0 ? 1 : 0;
+        for (auto it = spools_.begin(); it != spools_.end();) {
+          SharedSpool& spool = it->second;
+          if (spool.jobs == 0 &&
+              (idle > kMaxIdleSpools || now - spool.idle_since > kSpoolLinger || spool.sink->Pending() == 0)) {
+            --idle;
+            ended.push_back(std::move(spool.sink));
+            it = spools_.erase(it);
+          } else {
+            ++it;
+          }
+        }
+      }
+      for (auto& job : cancel) {
+        Log(LogLevel::kWarning, kComponent, "job %s: no Go within %s of StartSender; aborted", job->spec.job_id(),
+            absl::FormatDuration(options_.limits.wait_for_go));
+        job->Cancel();
+      }
+      for (auto& job : forget) {
+        Log(LogLevel::kInfo, kComponent, "job %s: rows never fetched; forgotten", job->spec.job_id());
+        if (job->thread.joinable()) job->thread.join();
+      }
+      for (auto& sink : ended) {
+        const std::string dir = sink->dir();
+        const size_t left = sink->Pending();
+        sink.reset();                               // stops its delivery thread
+        if (left == 0) (void)::rmdir(dir.c_str());  // only if empty: another agent may share it
+      }
+    }
   }
 
   void RunJob(Job* job, SenderOptions options, ReportSink* onward) {
     JobSink sink(job, onward);
     std::FILE* console = options_.console != nullptr ? options_.console : null_console_;
     absl::StatusOr<SenderOutcome> outcome = RunSender(options, sink, console);
+    {
+      absl::MutexLock lock(&mu_);  // its streams are gone: they no longer count
+      ledger_.Finished(job->spec.job_id(), absl::Now());
+    }
     absl::MutexLock lock(&job->mu);
     if (!outcome.ok()) {
       job->error = std::string(outcome.status().message());
@@ -384,7 +504,14 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
   absl::Mutex mu_;
   bool shut_down_ ABSL_GUARDED_BY(mu_) = false;
   std::map<std::string, std::shared_ptr<Job>> jobs_ ABSL_GUARDED_BY(mu_);
-  std::map<std::string, std::unique_ptr<SpoolingSink>> spools_ ABSL_GUARDED_BY(mu_);
+  JobLedger ledger_ ABSL_GUARDED_BY(mu_);
+  struct SharedSpool {
+    std::unique_ptr<SpoolingSink> sink;
+    int jobs = 0;  // jobs in jobs_ that report through it
+    absl::Time idle_since;
+  };
+  std::map<std::string, SharedSpool> spools_ ABSL_GUARDED_BY(mu_);
+  std::thread sweeper_;
 };
 
 }  // namespace

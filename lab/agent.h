@@ -2,8 +2,10 @@
 // port): runs sender jobs for a lab controller (lab/controller.h). A job opens its
 // transfers, holds every stream at a barrier until the controller's start instant
 // (Go), pushes, and keeps the rows for WaitJob while also reporting them to the
-// plan's collector through a spool. All RPCs are thread-safe; each job runs on its
-// own thread; Shutdown() aborts and joins them.
+// plan's collector through a spool, made for an accepted job and ended once no job
+// uses it and its reports are delivered. All RPCs are thread-safe; each job runs on
+// its own thread, and one more thread enforces the time limits (AgentLimits);
+// Shutdown() aborts and joins them.
 #ifndef NASPERF_LAB_AGENT_H_
 #define NASPERF_LAB_AGENT_H_
 
@@ -15,6 +17,7 @@
 #include "absl/status/statusor.h"
 #include "common/fd.h"
 #include "common/grpc_auth.h"
+#include "lab/agent_limits.h"
 #include "proto/nasperf.pb.h"
 #include "transport/run_options.h"
 
@@ -40,6 +43,10 @@ struct AgentOptions {
   // jobs send generated data only. A token holder must not make the agent send, or
   // even confirm, any other file it can read.
   std::vector<AllowedDirectory> allowed_sources;
+  // How many jobs and streams at once, how long a job waits for Go or its rows for
+  // WaitJob, how far Go's instant may be (lab/agent_limits.h). A refused StartSender
+  // makes nothing: no thread, no payload pool, no spool.
+  AgentLimits limits;
 };
 
 // WaitJob's page: rows from `first` on, as many as fit in max_bytes (at least one),

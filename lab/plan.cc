@@ -12,6 +12,7 @@
 #include "common/policy.h"
 #include "common/units.h"
 #include "common/validate.h"
+#include "lab/agent_limits.h"
 #include "toml++/toml.h"
 #include "transport/registry.h"
 
@@ -306,6 +307,19 @@ absl::Status ReadTransfer(const std::string& path, const toml::table& table, int
     }
   }
   NASPERF_RETURN_IF_ERROR(RefuseWhatTheTransportCannotDo(r, t));
+  // A run starts every transfer at once, each as one job on its `from` agent, which
+  // refuses past its limits (lab/agent_limits.h): say so here, before anything runs.
+  int jobs = 1, streams = t.streams;
+  for (const PlanTransfer& other : plan->transfers) {
+    if (other.from != t.from) continue;
+    ++jobs;
+    streams += other.streams;
+  }
+  if (jobs > kMaxAgentJobs || streams > kMaxAgentStreams) {
+    return r.Error(absl::StrCat("host ", t.from, " would run ", jobs, " transfers of ", streams,
+                                " streams in all at once; an agent runs at most ", kMaxAgentJobs, " and ",
+                                kMaxAgentStreams, " streams"));
+  }
   plan->transfers.push_back(std::move(t));
   return absl::OkStatus();
 }

@@ -6,6 +6,17 @@
 //       file kept there: cleanup never), then waits until it stands at the barrier.
 //   agent_client HOST:PORT TOKEN go JOB
 //       Go now, then waits for the job's rows; prints "ROLE STATUS ERROR" per row.
+//   agent_client HOST:PORT TOKEN start JOB RECEIVER STREAMS SIZE PATTERN [COLLECTOR]
+//       StartSender only: JOB sends SIZE bytes of generated data (PATTERN: random,
+//       zero...) on each of STREAMS streams, reporting to COLLECTOR when given.
+//       Prints "accepted", or "refused CODE MESSAGE" and exits 2.
+//   agent_client HOST:PORT TOKEN wait-ready JOB
+//       Waits (30 s at most) until every stream of JOB stands at the barrier.
+//   agent_client HOST:PORT TOKEN go-at JOB SECONDS
+//       Go with a start instant SECONDS from now (may be negative); prints "ok", or
+//       "refused CODE MESSAGE" and exits 2.
+//   agent_client HOST:PORT TOKEN abort
+//       Aborts every job of the agent.
 // TLS as a nasperf client (this HOME's key is trusted). Exits 0 when the agent did
 // each step, 1 with one line why otherwise.
 #include <cstdio>
@@ -13,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/clock.h"
 #include "common/tls.h"
@@ -60,11 +72,60 @@ int Go(AgentConnection& agent, const std::string& job_id) {
   return Fail("the job did not finish in 120 s");
 }
 
+// "refused CODE MESSAGE", exit 2: the agent answered and said no.
+int Refused(const absl::Status& status) {
+  std::printf("refused %s %s\n", absl::StatusCodeToString(status.code()).c_str(),
+              std::string(status.message()).c_str());
+  return 2;
+}
+
+int Start(AgentConnection& agent, const std::vector<std::string>& args) {
+  proto::SenderJob job;
+  int streams = 0;
+  uint64_t size = 0;
+  if (!absl::SimpleAtoi(args[5], &streams) || !absl::SimpleAtoi(args[6], &size)) return Fail("bad STREAMS or SIZE");
+  job.set_job_id(args[3]);
+  job.set_to(args[4]);
+  job.set_streams(streams);
+  job.set_size(size);
+  job.set_run_id(absl::StrCat("agent-client-", WallNanos()));
+  job.set_label("agent-client");
+  job.set_iteration(1);
+  job.set_pattern(args[7]);
+  if (args.size() > 8) job.set_collector(args[8]);
+  if (absl::Status started = agent.StartSender(job); !started.ok()) return Refused(started);
+  std::printf("accepted\n");
+  return 0;
+}
+
+int WaitReady(AgentConnection& agent, const std::string& job_id) {
+  auto state = agent.WaitJob(job_id, /*until_ready=*/true, 30);
+  if (!state.ok()) return Fail(std::string(state.status().message()));
+  if (state->ready() < state->streams()) {
+    return Fail(absl::StrCat("not ready: ", state->ready(), " of ", state->streams(), " ", state->error()));
+  }
+  std::printf("ready\n");
+  return 0;
+}
+
+int GoAt(AgentConnection& agent, const std::string& job_id, const std::string& seconds) {
+  double ahead = 0;
+  if (!absl::SimpleAtod(seconds, &ahead)) return Fail("bad SECONDS");
+  const int64_t at = WallNanos() + static_cast<int64_t>(ahead * 1e9);
+  if (absl::Status went = agent.Go(job_id, at); !went.ok()) return Refused(went);
+  std::printf("ok\n");
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.size() < 4) return Fail("usage: agent_client HOST:PORT TOKEN ready JOB RECEIVER FILE | go JOB");
+  if (args.size() < 3) {
+    return Fail(
+        "usage: agent_client HOST:PORT TOKEN ready JOB RECEIVER FILE | go JOB | start JOB RECEIVER STREAMS SIZE "
+        "PATTERN [COLLECTOR] | wait-ready JOB | go-at JOB SECONDS | abort");
+  }
   PlanHost host;
   host.name = "agent";
   auto address = ParseHostPort(args[0], kAgentPort);
@@ -74,6 +135,14 @@ int main(int argc, char** argv) {
   if (!trust.ok()) return Fail(std::string(trust.status().message()));
   std::unique_ptr<AgentConnection> agent = ConnectAgent(host, args[1], trust->get(), "");
   if (args[2] == "ready" && args.size() == 6) return Ready(*agent, args[3], args[4], args[5]);
-  if (args[2] == "go") return Go(*agent, args[3]);
+  if (args[2] == "go" && args.size() == 4) return Go(*agent, args[3]);
+  if (args[2] == "start" && (args.size() == 8 || args.size() == 9)) return Start(*agent, args);
+  if (args[2] == "wait-ready" && args.size() == 4) return WaitReady(*agent, args[3]);
+  if (args[2] == "go-at" && args.size() == 5) return GoAt(*agent, args[3], args[4]);
+  if (args[2] == "abort") {
+    if (absl::Status aborted = agent->Abort(""); !aborted.ok()) return Fail(std::string(aborted.message()));
+    std::printf("aborted\n");
+    return 0;
+  }
   return Fail(absl::StrCat("unknown mode ", args[2]));
 }

@@ -3,6 +3,8 @@
 // line, and the reports after it still land; nothing waits behind it forever.
 #include "collector/spool.h"
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -66,6 +68,23 @@ TEST(Spool, AnUndeliverableReportIsSetAsideAndTheNextOneLands) {
   EXPECT_EQ(set_aside, 1) << "the huge report should wait in the spool as .rejected for a human";
   spool->reset();
   (*collector)->Shutdown();
+  std::filesystem::remove_all(root);
+}
+
+// Two agents on one host may share a spool root; one removes the collector's
+// directory when it is empty and none of its own jobs reports there. The other
+// still spools: Submit makes the directory again.
+TEST(Spool, ASubmitAfterTheDirectoryWentMakesItAgain) {
+  std::string root = std::filesystem::temp_directory_path() / "nasperf-spool-XXXXXX";
+  ASSERT_NE(mkdtemp(root.data()), nullptr);
+  // Nothing listens on port 1: the report stays spooled.
+  auto spool =
+      SpoolingSink::Start(std::make_unique<CollectorClient>(HostPort{"127.0.0.1", 1}, "token"), root + "/spool");
+  ASSERT_TRUE(spool.ok()) << spool.status();
+  ASSERT_EQ(::rmdir((*spool)->dir().c_str()), 0);
+  ASSERT_TRUE((*spool)->Submit(Row(1, 1)).ok());
+  EXPECT_EQ((*spool)->Pending(), 1u);
+  spool->reset();
   std::filesystem::remove_all(root);
 }
 

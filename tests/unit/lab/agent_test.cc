@@ -1,6 +1,7 @@
 // WaitJob's paging: a finished job's rows come back in pages that each fit the
 // message limit, read the way the lab controller reads them (first_report = rows so
-// far), and put back together they are every row once, in order.
+// far), and put back together they are every row once, in order. Then a job's
+// transport and source checks, and the agent's limits on a real agent.
 #include "lab/agent.h"
 
 #include <unistd.h>
@@ -11,8 +12,12 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "common/clock.h"
 #include "common/policy.h"
 #include "gtest/gtest.h"
+#include "lab/agent_client.h"
+#include "receiver/receiver.h"
 
 namespace nasperf {
 namespace {
@@ -167,6 +172,101 @@ TEST(OpenAllowedSource, OpensOnceBeneathTheDirectoryAndRefusesEverythingElseAlik
     EXPECT_EQ(refused.status().message(), name + " is not a file under this agent's --allow-source directories");
   }
   std::filesystem::remove_all(root);
+}
+
+// The limits on a real agent over loopback gRPC (plaintext, sending to its own
+// discard receiver), with its times shortened: a job past the limits is refused, a
+// Go far ahead is refused, a job never released is aborted, and a finished job
+// nobody reads is forgotten. The counting itself: agent_limits_test.cc.
+class AgentLimitsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    AgentOptions agent;
+    agent.token = "token";
+    agent.spool_root = std::string(::testing::TempDir()) + "/agent-limits-spool";
+    agent.limits.max_jobs = 2;
+    agent.limits.max_streams = 2;
+    agent.limits.wait_for_go = absl::Seconds(1);
+    agent.limits.unread_lifetime = absl::Seconds(1);
+    service_ = AgentService::Create(agent);
+    ReceiverOptions options;
+    options.target = "discard";
+    options.listen = {"127.0.0.1", 0};
+    options.token = "token";
+    options.min_free = 0;
+    options.tls.plaintext = true;
+    options.extra_services.push_back(service_->service());
+    auto receiver = Receiver::Start(options);
+    ASSERT_TRUE(receiver.ok()) << receiver.status();
+    receiver_ = std::move(*receiver);
+    PlanHost host;
+    host.name = "agent";
+    host.agent = {"127.0.0.1", receiver_->control_port()};
+    agent_ = ConnectAgent(host, "token", nullptr, "");
+  }
+  void TearDown() override {
+    service_->Shutdown();
+    if (receiver_) receiver_->Shutdown();
+  }
+
+  proto::SenderJob Job(const std::string& id, int streams) const {
+    proto::SenderJob job;
+    job.set_job_id(id);
+    job.set_to(absl::StrCat("127.0.0.1:", receiver_->control_port()));
+    job.set_streams(streams);
+    job.set_size(1 << 20);
+    job.set_pattern("zero");
+    job.set_run_id("agent-limits");
+    job.set_label("limits");
+    job.set_iteration(1);
+    return job;
+  }
+  // Polls StartSender while the agent is full, 20 s at most.
+  absl::Status StartWhenRoom(const proto::SenderJob& job) {
+    absl::Status s;
+    for (absl::Time end = absl::Now() + absl::Seconds(20); absl::Now() < end;) {
+      s = agent_->StartSender(job);
+      if (!absl::IsResourceExhausted(s)) return s;
+      absl::SleepFor(absl::Milliseconds(50));
+    }
+    return s;
+  }
+
+  std::unique_ptr<AgentService> service_;
+  std::unique_ptr<Receiver> receiver_;
+  std::unique_ptr<AgentConnection> agent_;
+};
+
+TEST_F(AgentLimitsTest, RefusesPastItsLimitsAbortsAJobNeverReleasedAndForgetsUnreadRows) {
+  ASSERT_TRUE(agent_->StartSender(Job("read-never", 2)).ok());
+  auto ready = agent_->WaitJob("read-never", /*until_ready=*/true, 10);
+  ASSERT_TRUE(ready.ok()) << ready.status();
+  ASSERT_EQ(ready->ready(), 2);
+  absl::Status full = agent_->StartSender(Job("one-stream-more", 1));
+  EXPECT_TRUE(absl::IsResourceExhausted(full)) << full;
+  absl::Status far = agent_->Go("read-never", WallNanos() + 3'600'000'000'000);
+  EXPECT_TRUE(absl::IsInvalidArgument(far)) << far;
+  EXPECT_NE(std::string(far.message()).find("the start instant is 3600.0 s from now"), std::string::npos) << far;
+  ASSERT_TRUE(agent_->Go("read-never", WallNanos()).ok());
+
+  // Its streams end, so a new job fits; that one is never released and is aborted.
+  ASSERT_TRUE(StartWhenRoom(Job("held", 2)).ok());
+  absl::StatusOr<proto::JobState> held;
+  for (int i = 0; i < 10 && !(held.ok() && held->done()); ++i) held = agent_->WaitJob("held", false, 2);
+  ASSERT_TRUE(held.ok()) << held.status();
+  ASSERT_TRUE(held->done()) << "a job never released still runs";
+  ASSERT_EQ(held->reports_size(), 2);
+  EXPECT_EQ(held->reports(0).status(), "aborted");
+
+  // The first job's rows were never read: forgotten after unread_lifetime, so its id
+  // is free again (asked without WaitJob, which would read them).
+  absl::Status reused;
+  for (absl::Time end = absl::Now() + absl::Seconds(10); absl::Now() < end;) {
+    reused = agent_->StartSender(Job("read-never", 1));
+    if (!absl::IsAlreadyExists(reused)) break;
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  EXPECT_TRUE(reused.ok()) << reused;
 }
 
 }  // namespace

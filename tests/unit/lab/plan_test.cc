@@ -6,6 +6,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "lab/agent_limits.h"
 #include "transport/registry.h"
 
 namespace nasperf {
@@ -167,6 +168,29 @@ INSTANTIATE_TEST_SUITE_P(
                 "plan.toml: no [[transfer]] tables"},
         BadPlan{"HostNotATable", "label = \"x\"\nhost = 3\n", "plan.toml:2: host must be [[host]] tables"}),
     [](const ::testing::TestParamInfo<BadPlan>& info) { return info.param.name; });
+
+// A run starts every transfer of one host at once, each a job of its agent: a plan
+// the agent would refuse (lab/agent_limits.h) is refused here, naming the transfer.
+TEST(PlanTest, AHostsTransfersFitItsAgentsLimits) {
+  auto with = [](int transfers, int streams) {
+    std::string text = kGood;
+    for (int i = 0; i < transfers; ++i) {
+      text += "[[transfer]]\nfrom = \"client1\"\nto = \"nas\"\nsize = \"1GiB\"\nstreams = " + std::to_string(streams) +
+              "\n";
+    }
+    return ParsePlan(text, "plan.toml");
+  };
+  EXPECT_TRUE(with(kMaxAgentJobs - 1, 2).ok()) << "8 jobs of 2 streams";
+  EXPECT_TRUE(with(1, kMaxAgentStreams - 2).ok()) << "64 streams in all";
+  auto jobs = with(kMaxAgentJobs, 1);
+  ASSERT_FALSE(jobs.ok());
+  EXPECT_THAT(std::string(jobs.status().message()),
+              HasSubstr("[[transfer]] 9: host client1 would run 9 transfers of 10 streams in all at once; an agent "
+                        "runs at most 8 and 64 streams"));
+  auto streams = with(1, kMaxAgentStreams - 1);
+  ASSERT_FALSE(streams.ok());
+  EXPECT_THAT(std::string(streams.status().message()), HasSubstr("2 transfers of 65 streams"));
+}
 
 TEST(PlanTest, SshKeysForStartingAgents) {
   auto plan = ParsePlan(GoodWith("mtu = 9000", R"(mtu = 9000
