@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -62,6 +63,9 @@ ConnectionThreads::Refusal ConnectionThreads::Start(int fd, const std::string& g
 // Whether a connection from `group` may start now; may drop another to make room.
 ConnectionThreads::Refusal ConnectionThreads::Admission(const std::string& group) {
   if (closed_ || running_ >= limits_.total) return Refusal::kTooMany;
+  if (UnadmittedIn(group) >= limits_.unadmitted_per_source || unadmitted_ >= limits_.unadmitted) {
+    SettleArrivedHeaders();
+  }
   const int mine = UnadmittedIn(group);
   if (mine >= limits_.unadmitted_per_source) return Refusal::kTooManyFromSource;
   if (unadmitted_ < limits_.unadmitted) return Refusal::kNone;
@@ -71,6 +75,17 @@ ConnectionThreads::Refusal ConnectionThreads::Admission(const std::string& group
   victim->dropped = true;
   ::shutdown(victim->fd, SHUT_RDWR);  // its header read fails; its thread closes it
   return Refusal::kNone;
+}
+
+// Only a budget's limit pays for these ioctls: at most `unadmitted` of them.
+void ConnectionThreads::SettleArrivedHeaders() {
+  if (limits_.header_bytes == 0) return;
+  for (Connection& c : connections_) {
+    int queued = 0;
+    if (c.unadmitted && ::ioctl(c.fd, FIONREAD, &queued) == 0 && static_cast<size_t>(queued) >= limits_.header_bytes) {
+      Settle(c);
+    }
+  }
 }
 
 // The oldest unadmitted connection among those of the group holding the most.

@@ -11,6 +11,7 @@
 
 #include <sys/socket.h>
 
+#include <cstddef>
 #include <functional>
 #include <list>
 #include <string>
@@ -31,6 +32,10 @@ struct ConnectionLimits {
   int total = 256;                 // connections at once, admitted or not
   int unadmitted = 64;             // of those, without a header yet (all sources)
   int unadmitted_per_source = 16;  // of those, from one source group
+  // A connection with this many bytes queued has its whole header in: it waits for
+  // our CPU, not for its peer, so it stops counting as unadmitted when a budget is
+  // reached (a real sender's 64 streams from one address, on a busy NAS). 0: never.
+  size_t header_bytes = 0;
 };
 
 class ConnectionThreads {
@@ -75,6 +80,7 @@ class ConnectionThreads {
     std::thread thread;
   };
   Refusal Admission(const std::string& group) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void SettleArrivedHeaders() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   Connection* OldestOfLargestGroup() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   int UnadmittedIn(const std::string& group) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Settle(Connection& c) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -73,7 +73,7 @@ class DataListener {
   std::atomic<bool> stopping_{false};
   // 256 connections at once; at most 64 of them without a header yet (so 192 stay
   // for admitted transfers), 16 of those from one source group (SourceGroup).
-  ConnectionThreads connections_{ConnectionLimits{256, 64, 16}};
+  ConnectionThreads connections_{ConnectionLimits{256, 64, 16, kHeaderSize}};
   LogThrottle refusal_log_{10, 10.0};
   mutable absl::Mutex counters_mu_;
   ReceiverCounters counters_ ABSL_GUARDED_BY(counters_mu_);

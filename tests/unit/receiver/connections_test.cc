@@ -105,6 +105,35 @@ TEST(ConnectionThreads, OneSourceMayHoldOnlySoManyUnadmittedConnections) {
   EXPECT_EQ(threads.active(), 4);
 }  // the destructor closes all and joins
 
+// Holds serves without reading their sockets until the test ends (also an early one).
+struct HeldServes {
+  absl::Notification release;
+  ~HeldServes() { release.Notify(); }
+  ConnectionThreads::Serve Serve() {
+    return [this](int, bool) { release.WaitForNotification(); };
+  }
+};
+
+TEST(ConnectionThreads, AConnectionWhoseHeaderHasArrivedDoesNotCountAgainstTheBudgets) {
+  ConnectionThreads threads({64, 8, 2, /*header_bytes=*/4});
+  HeldServes held;  // destroyed first: the serves return before threads' CloseAll waits
+  std::vector<std::unique_ptr<Pair>> senders;
+  for (int i = 0; i < 12; ++i) {  // one source's streams, headers sent, not yet read by a starved NAS
+    senders.push_back(std::make_unique<Pair>());
+    ASSERT_EQ(::send(senders.back()->ours, "HEAD", 4, 0), 4);
+    ASSERT_EQ(threads.Start(senders.back()->theirs, "10.0.0.1", held.Serve()), ConnectionThreads::Refusal::kNone)
+        << "stream " << i << " of a sender whose header came at once";
+  }
+  Pair partial, silent, third;
+  ASSERT_EQ(::send(partial.ours, "HEA", 3, 0), 3);
+  ASSERT_EQ(threads.Start(partial.theirs, "10.0.0.1", held.Serve()), ConnectionThreads::Refusal::kNone);
+  ASSERT_EQ(threads.Start(silent.theirs, "10.0.0.1", held.Serve()), ConnectionThreads::Refusal::kNone);
+  EXPECT_EQ(threads.Start(third.theirs, "10.0.0.1", held.Serve()), ConnectionThreads::Refusal::kTooManyFromSource)
+      << "a header not yet whole still counts against the source's budget";
+  EXPECT_EQ(threads.unadmitted(), 2);
+  EXPECT_EQ(threads.active(), 14);
+}
+
 TEST(ConnectionThreads, FinishedThreadsAreJoinedAsNewOnesStart) {
   ConnectionThreads threads({1, 1, 1});
   for (int i = 0; i < 50; ++i) {
