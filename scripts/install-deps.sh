@@ -15,6 +15,7 @@ packages=(
   clang libclang-rt-14-dev
   openssh-server openssh-client iperf3 iproute2 e2fsprogs util-linux procps python3 binutils tcpdump
   shellcheck clang-format universal-ctags
+  samba smbclient nfs-ganesha nfs-ganesha-vfs rpcbind libnfs-utils
 )
 [ "${NASPERF_WITH_BROWSER:-0}" = 1 ] && packages+=(chromium)
 [ "${NASPERF_WITH_FIO:-0}" = 1 ] && packages+=(fio)

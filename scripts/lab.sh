@@ -17,6 +17,10 @@
 #                                     (where a `nasperf lab` controller goes)
 #   scripts/lab.sh wait ADDR:PORT...  wait (at most 20 s) until each answers TCP from the hop
 #                                     (receivers and agents started in the background)
+#   scripts/lab.sh shares             a real Samba (smbd) and NFSv3 server (nfs-ganesha with its
+#                                     own rpcbind) on the NAS, sharing the cache and the array as
+#                                     smb://root@NAS/cache|array and nfs://NAS/srv/nasperf-lab/LAB/cache|array
+#                                     (SMB's credentials file is in the lab's state); down stops them
 # Inside the lab, `nasperf` is this checkout's build/nasperf when there is one (it
 # comes first on PATH), so commands read the same as on a real NAS.
 #
@@ -257,6 +261,9 @@ down() {
     rmdir "$CGROUP" 2>/dev/null || true
   fi
   [ -f "$STATE/images" ] && rm -rf "$(cat "$STATE/images")"
+  # The shares' bind points (the binds went with nfs-ganesha's mount namespace).
+  rm -rf "/srv/nasperf-lab/$LAB"
+  rmdir /srv/nasperf-lab 2>/dev/null || true
   rm -rf "$STATE"
   echo "lab $LAB down"
 }
@@ -311,6 +318,123 @@ wait_ports() {
   done
 }
 
+# A throwaway smbd: its own directories, password database and log, all in $1;
+# shares the cache and the array as "cache" and "array" to root.
+smb_conf() {
+  local dir=$1
+  cat <<EOF
+[global]
+  server role = standalone server
+  interfaces = $NAS_IP
+  bind interfaces only = yes
+  disable netbios = yes
+  smb ports = 445
+  lock directory = $dir/lock
+  state directory = $dir/state
+  cache directory = $dir/cache
+  private dir = $dir/private
+  pid directory = $dir/pid
+  ncalrpc dir = $dir/ncalrpc
+  log file = $dir/log.%m
+  passdb backend = tdbsam:$dir/private/passdb.tdb
+  map to guest = never
+  load printers = no
+  printing = bsd
+  printcap name = /dev/null
+[cache]
+  path = $STATE/cache
+  read only = no
+[array]
+  path = $STATE/array
+  read only = no
+EOF
+}
+
+# nfs-ganesha serving NFSv3 only (Debian's libnfs 4.0 encodes NFSv4 writes wrongly):
+# the cache and the array, bound under $1, since its namespace gets a private /run.
+ganesha_conf() {
+  local root=$1 id=0 disk
+  cat <<EOF
+NFS_CORE_PARAM {
+  Protocols = 3;
+  Enable_NLM = false;
+  Enable_RQUOTA = false;
+  Enable_UDP = false;
+  Plugins_Dir = "/usr/lib/x86_64-linux-gnu/ganesha";
+}
+NFSv4 { Graceless = true; RecoveryRoot = "$root/conf/recovery"; }
+EOF
+  for disk in cache array; do
+    id=$((id + 1))
+    echo "EXPORT { Export_Id = $id; Path = \"$root/$disk\"; Pseudo = \"/$disk\"; Protocols = 3; Access_Type = RW;"
+    echo "  Squash = No_Root_Squash; SecType = sys; FSAL { Name = VFS; } }"
+  done
+}
+
+start_smbd() {
+  local dir=$STATE/smb password
+  mkdir -p "$dir"/{lock,state,cache,private,pid,ncalrpc}
+  chmod 700 "$dir"
+  smb_conf "$dir" >"$dir/smb.conf"
+  password=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
+  printf '%s\n%s\n' "$password" "$password" | smbpasswd -c "$dir/smb.conf" -s -a root >/dev/null
+  (umask 077; printf 'username=root\npassword=%s\n' "$password" >"$dir/credentials")
+  # setsid: smbd's exit signals its process group, which would be ours.
+  (run_in nas setsid smbd -F --no-process-group --debug-stdout -s "$dir/smb.conf") >"$dir/smbd.log" 2>&1 &
+  wait_ports "$NAS_IP:445"
+}
+
+start_ganesha() {
+  local root=/srv/nasperf-lab/$LAB conf=$STATE/nfs
+  mkdir -p "$root"/{cache,array,conf} "$conf/recovery"
+  ganesha_conf "$root" >"$conf/ganesha.conf"
+  # A mount namespace of its own: the binds, and a /run for an rpcbind socket that
+  # another lab's rpcbind does not share ($STATE, under /run, is bound out first).
+  cat >"$conf/start.sh" <<EOF
+set -e
+mount --make-rprivate /
+mount --bind "$STATE/cache" "$root/cache"
+mount --bind "$STATE/array" "$root/array"
+mount --bind "$conf" "$root/conf"
+mount -t tmpfs tmpfs /run
+mkdir -p /run/rpcbind /run/ganesha
+rpcbind -w -f &
+for _ in \$(seq 100); do [ -S /run/rpcbind.sock ] && break; sleep 0.05; done
+exec ganesha.nfsd -F -f "$root/conf/ganesha.conf" -L "$root/conf/ganesha.log" -p /run/ganesha/pid
+EOF
+  (run_in nas setsid unshare -m bash "$conf/start.sh") >"$conf/start.log" 2>&1 &
+  wait_ports "$NAS_IP:2049"
+  for _ in $(seq 100); do  # MOUNT registers with rpcbind after the NFS port opens
+    ip netns exec "$NAS_NS" rpcinfo -p 127.0.0.1 2>/dev/null | grep -q mountd && return 0
+    sleep 0.1
+  done
+  die "nfs-ganesha did not register its mount service (see $conf/ganesha.log)"
+}
+
+# shares: the NAS's file servers, for SMB and NFS transfers and for copies to observe.
+shares() {
+  is_up || die "lab $LAB is down (scripts/lab.sh up first)"
+  [ -f "$STATE/shares" ] && die "the shares of lab $LAB are already up"
+  local tool
+  for tool in smbd smbpasswd ganesha.nfsd rpcbind rpcinfo; do
+    command -v "$tool" >/dev/null || die "no $tool: scripts/install-deps.sh installs Samba and nfs-ganesha"
+  done
+  # shellcheck disable=SC1091
+  . "$STATE/env"
+  start_smbd
+  start_ganesha
+  cat >>"$STATE/env" <<EOF
+SMB_CREDENTIALS=$STATE/smb/credentials
+NFS_ROOT=/srv/nasperf-lab/$LAB
+EOF
+  touch "$STATE/shares"
+  echo "lab $LAB shares up on $NAS_IP:"
+  echo "  smb://root@$NAS_IP/cache and /array (credentials: $STATE/smb/credentials), e.g."
+  echo "    scripts/lab.sh client -- smbclient //$NAS_IP/cache -A $STATE/smb/credentials -m SMB3 -c 'put FILE NAME'"
+  echo "  nfs://$NAS_IP/srv/nasperf-lab/$LAB/cache and .../array (NFSv3), e.g."
+  echo "    scripts/lab.sh client -- nfs-cp FILE 'nfs://$NAS_IP/srv/nasperf-lab/$LAB/cache/NAME?uid=0&gid=0&version=3&autoreconnect=0'"
+}
+
 command=${1:-}
 [ $# -gt 0 ] && shift
 case $command in
@@ -320,5 +444,6 @@ case $command in
   shape) need_root; shape "$@" ;;
   nas|client|client[0-9]*|hop) need_root; run_in "$command" "$@" ;;
   wait) need_root; wait_ports "$@" ;;
-  *) echo "usage: scripts/lab.sh up [options] | down | status | shape RATE | wait ADDR:PORT... | nas|client|clientK|hop -- CMD" >&2; exit 2 ;;
+  shares) need_root; shares ;;
+  *) echo "usage: scripts/lab.sh up [options] | down | status | shape RATE | wait ADDR:PORT... | shares | nas|client|clientK|hop -- CMD" >&2; exit 2 ;;
 esac

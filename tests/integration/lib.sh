@@ -357,6 +357,19 @@ lab_up() {
   . "/run/nasperf-lab/$NASPERF_LAB/env"
 }
 
+# lab_shares: the lab's Samba and nfs-ganesha (scripts/lab.sh shares) on the NAS;
+# sets SMB_CREDENTIALS and NFS_ROOT. Stopped with the lab. Their own clients
+# (smbclient, nfs-cp) make the baselines, so they are needed too.
+lab_shares() {
+  local tool
+  for tool in smbd ganesha.nfsd smbclient nfs-cp; do
+    command -v $tool >/dev/null || skip "no $tool (scripts/install-deps.sh installs Samba, nfs-ganesha and their clients)"
+  done
+  "$LAB_SH" shares >"$T/shares.log" 2>&1 || fail "lab.sh shares: $(cat "$T/shares.log")"
+  # shellcheck disable=SC1090
+  . "/run/nasperf-lab/$NASPERF_LAB/env"
+}
+
 # sweep_dead_labs: tears down the labs of test runs that were killed before their
 # cleanup ran (ctest's timeout kills with SIGKILL): their RAM images would
 # otherwise pile up in /dev/shm. A test lab is named t<pid> of its test process.
