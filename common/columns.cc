@@ -106,6 +106,12 @@ constexpr TransferColumn kDeclared[] = {
      "Reads, the NAS agent's row: share of the file's pages in its page cache as the run began"},
     {"read_mode", kAppended, kText, "", WordBound(&Names<ReadMode>, true),
      "Reads: how the agent read the file (--read-mode); empty on writes and SSH rows"},
+    {"burst_mb_per_s", kAppended, kRate, "MB/s", FigureBound(),
+     "Receiver, writes: MB/s before the cache cliff (a sustained drop in its samples); empty when there was none"},
+    {"burst_bytes", kAppended, kInteger, "bytes", NoBound(),
+     "Receiver, writes: bytes taken before the cache cliff, about what the NAS's caches absorbed; empty when none"},
+    {"sustained_mb_per_s", kAppended, kRate, "MB/s", FigureBound(),
+     "Receiver, writes: MB/s from the cache cliff to the end, what the disks sustained; empty when there was none"},
 };
 
 // The field type each format writes and reads.

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "common/cache_knee.h"
 #include "common/checksum.h"
 #include "common/clock.h"
 #include "common/netinfo.h"
@@ -20,6 +21,15 @@ void SetLineRate(double ceiling_mb_per_s, proto::TransferReport* row) {
   std::string note;
   if (auto pct = LineRatePct(row->mb_per_s(), ceiling_mb_per_s, &note)) row->set_line_rate_pct(*pct);
   AppendNote(note, *row);
+}
+
+// The cache cliff, from the samples of the end that wrote (this one).
+void AddCacheKnee(proto::TransferReport* row) {
+  const std::optional<CacheKnee> knee = FindCacheKnee(row->samples());
+  if (!knee) return;
+  row->set_burst_mb_per_s(knee->burst_mb_per_s);
+  row->set_burst_bytes(knee->burst_bytes);
+  row->set_sustained_mb_per_s(knee->sustained_mb_per_s);
 }
 
 }  // namespace
@@ -85,6 +95,7 @@ void AddFigures(const PipelineResult& r, int64_t accepted_ns, std::optional<uint
     report->set_error(std::string(r.status.message()));
   }
   AddSamples(r.samples, report);
+  if (r.end == PipelineEnd::kOk) AddCacheKnee(report);
   report->set_cpu_user_s(r.cpu.user_s);
   report->set_cpu_sys_s(r.cpu.sys_s);
   if (r.cpu_busy_pct >= 0) report->set_cpu_busy_pct(r.cpu_busy_pct);
