@@ -711,7 +711,7 @@ TransportEntry ScpTransportEntry() {
   caps.ssh_login = true;
   caps.barrier = true;  // SshTransport::Push
   return {TransportKind::kScp, "the scp protocol to any SSH server (no agent; cannot sync or read)", caps,
-          &MakeSshTransport};
+          &MakeSshTransport, &AddSshLoginFlags};
 }
 
 TransportEntry SftpTransportEntry() {
@@ -720,7 +720,7 @@ TransportEntry SftpTransportEntry() {
   caps.reads = true;    // of an existing --remote-file: the server's cache is not ours to set
   caps.barrier = true;  // SshTransport::Push (a read's Pull does not wait: no lab read over sftp)
   return {TransportKind::kSftp, "SFTP to any SSH server (no agent; syncs with fsync@openssh.com when offered)", caps,
-          &MakeSshTransport};
+          &MakeSshTransport, &AddSshLoginFlags};
 }
 
 }  // namespace nasperf
