@@ -1,6 +1,7 @@
 // nasperf sender, probe and demo: the flags of the client end and their wiring.
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -8,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -30,18 +32,37 @@ namespace {
 
 // ----------------------------------------------------------------- sender
 
+// A flag a transport declared (TransportEntry::add_flags), and whose it is.
+struct TransportFlag {
+  CLI::Option* option;
+  AddTransportFlags owner;
+  bool ssh_login;  // its owners log in over SSH: with --to user@host:/dir it is the receiver's login
+};
+
 struct SenderFlags {
   std::string to, file, size, pattern = "random", pause = "0s", label, run_id, cleanup, out = "./nasperf-results",
                               interval = "1s", token_file, link_speed, window;
   std::string write_mode = Name(WriteMode::kBuffered), sync = SyncPolicyName({});
-  std::string transport = Name(DefaultTransport()), identity, known_hosts, ssh_config, deploy_binary;
+  std::string transport = Name(DefaultTransport()), deploy_binary;
   std::string direction = Name(Direction::kWrite), cache, read_mode, remote_file, local_target;
-  uint16_t ssh_port = 0;
-  bool accept_new_host_key = false;
+  RunOptions from_transport_flags;  // what the transports' own flags set (e.g. .ssh)
+  std::vector<TransportFlag> transport_flags;
   int runs = 1, warmup = 0, streams = 1;
   bool verify = false, no_progress = false, direct_fallback = false;
   ReportingFlags reporting;
 };
+
+// Each transport's own flags, in registry order, each owner's once.
+void AddTransportsFlags(CLI::App& cmd, SenderFlags& f) {
+  std::vector<AddTransportFlags> added;
+  for (const TransportEntry& entry : Transports()) {
+    if (entry.add_flags == nullptr || std::find(added.begin(), added.end(), entry.add_flags) != added.end()) continue;
+    added.push_back(entry.add_flags);
+    for (CLI::Option* option : entry.add_flags(cmd, f.from_transport_flags)) {
+      f.transport_flags.push_back({option, entry.add_flags, entry.caps.ssh_login});
+    }
+  }
+}
 
 CLI::App* AddSender(CLI::App& app, SenderFlags& f) {
   auto* cmd = app.add_subcommand(
@@ -53,16 +74,7 @@ CLI::App* AddSender(CLI::App& app, SenderFlags& f) {
   cmd->add_option("--transport", f.transport, "native (the receiver agent), or scp/sftp to any SSH server (no agent)")
       ->capture_default_str()
       ->check(CLI::IsMember(Names<TransportKind>()));
-  cmd->add_option("--ssh-port", f.ssh_port, "SSH port (default: ~/.ssh/config's, else 22)")
-      ->check(CLI::Range(1, 65535));
-  cmd->add_option("--identity", f.identity,
-                  "SSH private key file to log in with (default: ssh-agent, then ~/.ssh/id_*)");
-  cmd->add_option("--known-hosts", f.known_hosts,
-                  "known_hosts file to check the SSH host key against (default ~/.ssh/known_hosts)");
-  cmd->add_option("--ssh-config", f.ssh_config,
-                  "ssh_config file to read (default ~/.ssh/config and /etc/ssh/ssh_config)");
-  cmd->add_flag("--accept-new-host-key", f.accept_new_host_key,
-                "Record an unknown SSH host key (a changed one is still refused)");
+  AddTransportsFlags(*cmd, f);
   cmd->add_option(
       "--deploy-binary", f.deploy_binary,
       "With --to user@host:/dir: the static nasperf to upload (default: this one, if it is the static build)");
@@ -126,15 +138,10 @@ CLI::App* AddSender(CLI::App& app, SenderFlags& f) {
 
 // The SSH login for --to [user@]host:/dir: destination, keys, host-key policy.
 SshOptions MakeSshLogin(const SenderFlags& f) {
-  SshOptions ssh;
+  SshOptions ssh = f.from_transport_flags.ssh;  // --identity, --known-hosts, ...
   auto destination = ParseSshDestination(f.to);
   if (!destination.ok()) UsageError("sender", "--to", destination.status().message());
   ssh.to = *destination;
-  ssh.port = f.ssh_port;
-  ssh.identity = f.identity;
-  ssh.known_hosts = f.known_hosts;
-  ssh.config_file = f.ssh_config;
-  ssh.accept_new_host_key = f.accept_new_host_key;
   ssh.prompt = isatty(STDIN_FILENO) != 0;
   return ssh;
 }
@@ -168,23 +175,29 @@ bool DeploysReceiver(const SenderFlags& f) {
   return destination.ok() && absl::StartsWith(destination->dir, "/");
 }
 
+// The transport flags given that `kind`'s entry does not declare, in --help order.
+// With --to [user@]host:/dir and an agent's transport, the SSH login flags are the
+// receiver's login, so they are not foreign then.
+std::vector<const TransportFlag*> ForeignFlagsGiven(const SenderFlags& f, TransportKind kind) {
+  const bool deploys = DeploysReceiver(f);
+  std::vector<const TransportFlag*> foreign;
+  for (const TransportFlag& flag : f.transport_flags) {
+    if (flag.option->count() == 0 || flag.owner == TransportFor(kind).add_flags) continue;
+    if (!(deploys && flag.ssh_login)) foreign.push_back(&flag);
+  }
+  return foreign;
+}
+
 // The flags the chosen transport cannot honour (RefusalsFor, shared with lab plans),
 // the first refused in one line.
 void RefuseWhatTheTransportCannotDo(const SenderFlags& f, TransportKind kind) {
   const std::string cmd = "sender";
   const std::string name = Name(kind);
-  const std::pair<bool, const char*> login_flags[] = {{f.ssh_port != 0, "--ssh-port"},
-                                                      {!f.identity.empty(), "--identity"},
-                                                      {!f.known_hosts.empty(), "--known-hosts"},
-                                                      {!f.ssh_config.empty(), "--ssh-config"},
-                                                      {f.accept_new_host_key, "--accept-new-host-key"}};
+  const std::vector<const TransportFlag*> foreign = ForeignFlagsGiven(f, kind);
   TransportAsks asks;
   asks.verify = f.verify;
   asks.write_mode = EnumFlag<WriteMode>(cmd, "--write-mode", f.write_mode);
-  // With --to [user@]host:/dir and an agent's transport, the login is the receiver's.
-  if (!DeploysReceiver(f)) {
-    for (auto [given, flag] : login_flags) asks.ssh_login = asks.ssh_login || given;
-  }
+  for (const TransportFlag* flag : foreign) asks.ssh_login = asks.ssh_login || flag->ssh_login;
   asks.read = EnumFlag<Direction>(cmd, "--direction", f.direction) == Direction::kRead;
   asks.read_laid_out = f.remote_file.empty();
   asks.read_cache = !f.cache.empty() || !f.read_mode.empty();
@@ -198,9 +211,11 @@ void RefuseWhatTheTransportCannotDo(const SenderFlags& f, TransportKind kind) {
         UsageError(cmd, "--write-mode",
                    absl::StrCat("--transport ", name, " cannot: it needs --transport ", refused.able));
       case Ask::kSshLogin:
-        for (auto [given, flag] : login_flags) {
-          if (given)
-            UsageError(cmd, flag, absl::StrCat("only with --to [user@]host:/dir or --transport ", refused.able));
+        for (const TransportFlag* flag : foreign) {
+          if (flag->ssh_login) {
+            UsageError(cmd, flag->option->get_name(),
+                       absl::StrCat("only with --to [user@]host:/dir or --transport ", refused.able));
+          }
         }
         break;
       case Ask::kRead:
@@ -213,6 +228,9 @@ void RefuseWhatTheTransportCannotDo(const SenderFlags& f, TransportKind kind) {
                    absl::StrCat("needs --transport ", refused.able, ": over ", name,
                                 " the server's page cache is not nasperf's to control"));
     }
+  }
+  for (const TransportFlag* flag : foreign) {  // of another transport, e.g. another SSH login
+    UsageError(cmd, flag->option->get_name(), absl::StrCat("only with --transport ", TransportsWith(flag->owner)));
   }
 }
 

@@ -35,6 +35,14 @@ std::string TransportsWith(bool TransportCaps::*cap) {
   return absl::StrJoin(names, "|");
 }
 
+std::string TransportsWith(AddTransportFlags add) {
+  std::vector<std::string> names;
+  for (const TransportEntry& entry : Transports()) {
+    if (entry.add_flags == add) names.push_back(Name(entry.kind));
+  }
+  return absl::StrJoin(names, "|");
+}
+
 std::vector<Refusal> RefusalsFor(TransportKind kind, const TransportAsks& asks) {
   const TransportCaps& caps = TransportFor(kind).caps;
   std::vector<Refusal> refused;

@@ -1,8 +1,8 @@
 // The transports a run can measure with, one entry each: its word (--transport,
 // the CSV's transport column, a lab plan's `transport`), what it can do, and how to
-// make it. The loop, the CLI and the lab ask here instead of naming a transport; a
-// new transport is a file of its own that defines its entry, and one line in
-// registry.cc. Built once, read-only after: thread-safe.
+// make it, and the flags of its own. The loop, the CLI and the lab ask here instead
+// of naming a transport; a new transport is a file of its own that defines its entry,
+// and one line in registry.cc. Built once, read-only after: thread-safe.
 #ifndef NASPERF_TRANSPORT_REGISTRY_H_
 #define NASPERF_TRANSPORT_REGISTRY_H_
 
@@ -15,7 +15,18 @@
 #include "transport/run_options.h"
 #include "transport/transport.h"
 
+namespace CLI {
+class App;
+class Option;
+}  // namespace CLI
+
 namespace nasperf {
+
+// Declares a transport's own flags on `nasperf sender`, bound to its part of `into`
+// (RunOptions::ssh for the SSH logins), and returns them so the CLI can tell which
+// were given. Several entries may share one: the CLI declares each function's flags
+// once, and refuses a given flag when the chosen transport's entry has another.
+using AddTransportFlags = std::vector<CLI::Option*> (*)(CLI::App& sender, RunOptions& into);
 
 // What a transport can do, so that a flag it cannot honour is refused in one line
 // before the run and each figure is said only where it can be true.
@@ -36,6 +47,7 @@ struct TransportEntry {
   TransportCaps caps;
   // `options` must outlive the transport.
   absl::StatusOr<std::unique_ptr<Transport>> (*make)(const RunOptions& options);
+  AddTransportFlags add_flags = nullptr;  // null: no flags of its own
 };
 
 // What a run asks of its transport that not every transport can do. The CLI fills
@@ -66,6 +78,8 @@ const TransportEntry& TransportFor(TransportKind kind);
 TransportKind DefaultTransport();
 // The words of the transports that have `cap`, as "scp|sftp", for refusals.
 std::string TransportsWith(bool TransportCaps::*cap);
+// The words of the transports whose flags `add` declares, as "scp|sftp".
+std::string TransportsWith(AddTransportFlags add);
 
 }  // namespace nasperf
 

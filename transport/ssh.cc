@@ -32,6 +32,7 @@
 #include "datapath/target.h"
 #include "datapath/write_pipeline.h"
 #include "ssh/ssh_session.h"
+#include "transport/remote_fs.h"
 
 namespace nasperf {
 namespace {
@@ -186,67 +187,140 @@ absl::Status WriteFailure(const SshConnection& c, const std::string& path, uint6
                       absl::StrCat("sftp write ", path, " near byte ", at, " on ", c.where(), ": ", why.message()));
 }
 
-// One SFTP file as the push loop's writer: pieces of at most `write_size` bytes,
-// pipelined when `in_flight` > 1 (SftpWritePipeline), an fsync every `sync_every`
-// bytes before the last; Finish drains, syncs and closes.
-class SftpWriter : public ChunkWriter {
+// One open SFTP file as a RemoteFile: writes of at most `write_size` bytes each,
+// pipelined when `in_flight` > 1 (SftpWritePipeline). After a pipelined write
+// failed, the channel may still owe replies: the session is not used again.
+class SftpFile : public RemoteFile {
  public:
-  SftpWriter(SshConnection& c, sftp_file file, const std::string& path, uint64_t length, size_t write_size,
-             size_t in_flight, uint64_t sync_every)
-      : c_(c), file_(file), path_(path), length_(length), write_size_(write_size), sync_every_(sync_every) {
+  SftpFile(SshConnection& c, sftp_file file, std::string path, size_t write_size, size_t in_flight)
+      : c_(c), file_(file), path_(std::move(path)), write_size_(write_size) {
     if (in_flight > 1) pipeline_.emplace(file, in_flight);
   }
+  ~SftpFile() override { (void)Close(); }
 
   // The source's buffer goes to libssh as it is: no copy of our own.
-  absl::Status Write(const uint8_t* data, size_t size, uint64_t offset) override {
+  absl::Status PWrite(const uint8_t* data, size_t size, uint64_t offset) override {
+    if (!pipeline_ && offset != position_ && sftp_seek64(file_, offset) != 0) {
+      return Failed(c_.Failure(absl::StrCat("sftp seek ", path_, " to byte ", offset)));
+    }
     for (size_t done = 0; done < size;) {
       const size_t n = std::min(write_size_, size - done);
       const uint64_t at = offset + done;
       if (pipeline_) {
-        if (absl::Status s = pipeline_->Write(data + done, n, at); !s.ok()) return WriteFailure(c_, path_, at, s);
+        if (absl::Status s = pipeline_->Write(data + done, n, at); !s.ok()) {
+          return Failed(WriteFailure(c_, path_, at, s));
+        }
       } else if (sftp_write(file_, data + done, n) != static_cast<ssize_t>(n)) {
-        return c_.Failure(absl::StrCat("sftp write ", path_, " at byte ", at));
+        return Failed(c_.Failure(absl::StrCat("sftp write ", path_, " at byte ", at)));
       }
       done += n;
-      since_sync_ += n;
-      if (sync_every_ > 0 && since_sync_ >= sync_every_ && at + n < length_) {
-        if (absl::Status s = Sync(at + n); !s.ok()) return s;
-      }
     }
+    position_ = offset + size;
     return absl::OkStatus();
   }
 
-  // After the loop (status: how it ended): the last replies, the final fsync when
-  // the server offers it, and close, which reports the server's close(2): a late
-  // write error (NFS, quota) shows there.
-  absl::Status Finish(absl::Status status, bool fsync) {
-    if (pipeline_ && status.ok()) {
-      if (absl::Status s = pipeline_->Drain(); !s.ok()) status = WriteFailure(c_, path_, length_, s);
-    }
-    if (pipeline_ && !status.ok()) c_.MarkUnreusable();
-    if (status.ok() && fsync && sftp_fsync(file_) != 0) status = c_.Failure(absl::StrCat("sftp fsync ", path_));
+  absl::StatusOr<size_t> PRead(uint8_t* data, size_t size, uint64_t offset) override {
+    if (absl::Status s = Drain(); !s.ok()) return s;
+    if (sftp_seek64(file_, offset) != 0) return c_.Failure(absl::StrCat("sftp seek ", path_, " to byte ", offset));
+    const ssize_t got = sftp_read(file_, data, size);
+    if (got < 0) return c_.Failure(absl::StrCat("sftp read ", path_, " at byte ", offset));
+    position_ = offset + static_cast<uint64_t>(got);
+    return static_cast<size_t>(got);
+  }
+
+  absl::Status Sync() override {
+    if (absl::Status s = Drain(); !s.ok()) return s;
+    if (sftp_fsync(file_) != 0) return c_.Failure(absl::StrCat("sftp fsync ", path_));
+    return absl::OkStatus();
+  }
+
+  // sftp_close reports the server's close(2).
+  absl::Status Close() override {
+    if (file_ == nullptr) return absl::OkStatus();
+    absl::Status status = failed_ ? absl::OkStatus() : Drain();
+    if (pipeline_ && failed_) c_.MarkUnreusable();
     if (sftp_close(file_) != SSH_NO_ERROR && status.ok()) status = c_.Failure(absl::StrCat("sftp close ", path_));
+    file_ = nullptr;
     return status;
   }
 
  private:
-  absl::Status Sync(uint64_t at) {
-    if (pipeline_) {
-      if (absl::Status s = pipeline_->Drain(); !s.ok()) return WriteFailure(c_, path_, at, s);
-    }
-    if (sftp_fsync(file_) != 0) return c_.Failure(absl::StrCat("sftp fsync ", path_));
-    since_sync_ = 0;
+  absl::Status Drain() {
+    if (!pipeline_) return absl::OkStatus();
+    if (absl::Status s = pipeline_->Drain(); !s.ok()) return Failed(WriteFailure(c_, path_, position_, s));
     return absl::OkStatus();
+  }
+  absl::Status Failed(absl::Status s) {
+    failed_ = true;
+    return s;
   }
 
   SshConnection& c_;
-  const sftp_file file_;
-  const std::string& path_;
-  const uint64_t length_;
+  sftp_file file_;
+  const std::string path_;
   const size_t write_size_;
-  const uint64_t sync_every_;
-  uint64_t since_sync_ = 0;
+  uint64_t position_ = 0;
+  bool failed_ = false;
   std::optional<SftpWritePipeline> pipeline_;
+};
+
+// A connection's SFTP session as a RemoteFs: sftp's files, and the housekeeping of
+// scp's (free space, names, cleanup).
+class SftpFs : public RemoteFs {
+ public:
+  SftpFs(SshConnection& c, sftp_session sftp, const SshOptions& options) : c_(c), sftp_(sftp), options_(options) {}
+
+  const std::string& Where() const override { return c_.where(); }
+
+  absl::StatusOr<std::unique_ptr<RemoteFile>> Create(const std::string& path) override {
+    // O_EXCL: a file already there is somebody's data, never overwritten.
+    sftp_file file = sftp_open(sftp_, path.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
+    if (file == nullptr) {
+      if (absl::Status there = NothingAt(path); !there.ok()) return there;
+      return c_.Failure(absl::StrCat("sftp open ", path));
+    }
+    return std::make_unique<SftpFile>(c_, file, path, options_.sftp_write_size, options_.sftp_writes_in_flight);
+  }
+
+  absl::StatusOr<std::unique_ptr<RemoteFile>> Open(const std::string& path) override {
+    sftp_file file = sftp_open(sftp_, path.c_str(), O_RDONLY, 0);
+    if (file == nullptr) return c_.Failure(absl::StrCat("sftp open ", path));
+    return std::make_unique<SftpFile>(c_, file, path, options_.sftp_write_size, 1);
+  }
+
+  absl::StatusOr<uint64_t> FreeBytes(const std::string& dir) override {
+    if (!sftp_extension_supported(sftp_, "statvfs@openssh.com", "2")) {
+      return absl::UnimplementedError("no statvfs@openssh.com");
+    }
+    sftp_statvfs_t fs = sftp_statvfs(sftp_, dir.c_str());
+    if (fs == nullptr) return c_.Failure(absl::StrCat("sftp statvfs ", dir));
+    const uint64_t free_bytes = fs->f_bavail * fs->f_frsize;
+    sftp_statvfs_free(fs);
+    return free_bytes;
+  }
+
+  absl::Status CanSync() override {
+    if (sftp_extension_supported(sftp_, "fsync@openssh.com", "1")) return absl::OkStatus();
+    return absl::UnimplementedError("the server does not offer fsync@openssh.com");
+  }
+
+  absl::Status Unlink(const std::string& path) override {
+    if (sftp_unlink(sftp_, path.c_str()) != 0) return c_.Failure(absl::StrCat("cleanup: remove ", path));
+    return absl::OkStatus();
+  }
+
+  // ALREADY_EXISTS when anything is at `path`: a symlink, even dangling, is there too.
+  absl::Status NothingAt(const std::string& path) {
+    sftp_attributes there = sftp_lstat(sftp_, path.c_str());
+    if (there == nullptr) return absl::OkStatus();
+    sftp_attributes_free(there);
+    return absl::AlreadyExistsError(absl::StrCat(c_.where(), ": ", path, " already exists; nasperf never overwrites"));
+  }
+
+ private:
+  SshConnection& c_;
+  const sftp_session sftp_;
+  const SshOptions& options_;
 };
 
 // libssh 0.10 marks its SCP API deprecated (0.11 keeps it); it is still the one way
@@ -342,7 +416,8 @@ class SftpSource : public ByteSource {
 
 class SshTransport : public Transport {
  public:
-  SshTransport(const SshOptions& options, const SshRunPlan& plan) : options_(options), plan_(plan) {}
+  SshTransport(const SshOptions& options, const SshRunPlan& plan)
+      : options_(options), plan_(plan), run_({plan.sync_policy, plan.cleanup, plan.files_at_once}) {}
 
   absl::Status Start(const std::string& run_id, uint64_t length, const ConsoleLine& say) override;
   void Push(const TransferSlot& slot, PayloadSource& source, const PushOptions& push, TransferResult& out) override;
@@ -362,13 +437,16 @@ class SshTransport : public Transport {
                         const PushOptions& push, StreamBarrier& barrier, PushResult& r);
   absl::Status PushScp(SshConnection& c, const std::string& name, uint64_t length, PayloadSource& source,
                        const PushOptions& push, StreamBarrier& barrier, PushResult& r);
-  void Remove(SshConnection& c, const std::string& path);
+  // The connection's SFTP session for names and cleanup; none when scp has no SFTP
+  // next to it.
+  std::optional<SftpFs> HousekeepingFs(SshConnection& c);
+  // The destination is a directory: a typo fails before any transfer.
+  absl::Status CheckDirectory(SshConnection& c, sftp_session sftp);
 
   const SshOptions options_;
   SshRunPlan plan_;
-  SyncPolicy effective_sync_;          // what the rows can honestly claim
-  uint64_t sync_every_ = 0;            // every=SIZE, bytes; 0: only at the end
-  bool fsync_ = false;                 // sftp_fsync after the last byte (and every sync_every_)
+  RemoteFsRun run_;                    // free space, sync fallback, cleanup: as for every remote file system
+  bool fsync_ = false;                 // the files can be synced (sftp with fsync@openssh.com)
   bool sftp_for_housekeeping_ = true;  // scp: the server also offers SFTP
   std::optional<uint32_t> mtu_, link_mbps_;
   std::optional<double> ceiling_mb_per_s_;
@@ -377,7 +455,6 @@ class SshTransport : public Transport {
 
   absl::Mutex mu_;
   std::map<int, std::unique_ptr<SshConnection>> connections_ ABSL_GUARDED_BY(mu_);
-  std::vector<std::string> kept_files_ ABSL_GUARDED_BY(mu_);  // for --cleanup end
 };
 
 absl::StatusOr<SshConnection*> SshTransport::ConnectionFor(int stream) {
@@ -402,7 +479,8 @@ absl::Status SshTransport::Start(const std::string& run_id, uint64_t length, con
   SshConnection& c = **opened;
   peer_ = absl::StrCat(c.host(), ":", c.port());
 
-  std::string free_text = "free space unknown (no statvfs@openssh.com)";
+  std::optional<SftpFs> fs;
+  absl::Status can_sync = absl::UnimplementedError("scp has no way to sync");
   absl::StatusOr<sftp_session> sftp = c.Sftp();
   if (!sftp.ok()) {
     if (options_.sftp) return sftp.status();
@@ -413,43 +491,16 @@ absl::Status SshTransport::Start(const std::string& run_id, uint64_t length, con
     if (plan_.direction == Direction::kRead) {
       if (absl::Status s = StartReads(c, *sftp, say); !s.ok()) return s;
     }
-    sftp_attributes dir = sftp_stat(*sftp, options_.to.dir.c_str());
-    if (dir == nullptr) return c.Failure(absl::StrCat("remote directory ", options_.to.dir));
-    bool is_dir = dir->type == SSH_FILEXFER_TYPE_DIRECTORY;
-    sftp_attributes_free(dir);
-    if (!is_dir) {
-      return absl::InvalidArgumentError(absl::StrCat(c.where(), ": ", options_.to.dir, " is not a directory"));
-    }
-    fsync_ = options_.sftp && sftp_extension_supported(*sftp, "fsync@openssh.com", "1");
-    if (plan_.direction == Direction::kWrite && sftp_extension_supported(*sftp, "statvfs@openssh.com", "2")) {
-      sftp_statvfs_t fs = sftp_statvfs(*sftp, options_.to.dir.c_str());
-      if (fs != nullptr) {
-        uint64_t free_bytes = fs->f_bavail * fs->f_frsize;
-        sftp_statvfs_free(fs);
-        uint64_t needed = length * plan_.files_at_once;
-        free_text = absl::StrCat(FormatSize(free_bytes), " free");
-        if (needed > free_bytes) {
-          return absl::FailedPreconditionError(absl::StrCat(
-              c.where(), ": ", options_.to.dir, " has ", FormatSize(free_bytes), " free, this run would write up to ",
-              FormatSize(needed), " there (", plan_.files_at_once, " file", plan_.files_at_once == 1 ? "" : "s", " of ",
-              FormatSize(length), " at once); use --cleanup each, fewer runs or a smaller size"));
-        }
-      }
-    }
+    if (absl::Status s = CheckDirectory(c, *sftp); !s.ok()) return s;
+    fs.emplace(c, *sftp, options_);
+    if (options_.sftp) can_sync = fs->CanSync();
   }
-
-  effective_sync_ = plan_.sync_policy;
-  if (plan_.direction == Direction::kRead) {
-    // A read syncs the local target, which takes any policy.
-  } else if (plan_.sync_policy.kind != SyncPolicy::kNone && !fsync_) {
-    effective_sync_ = SyncPolicy{SyncPolicy::kNone, 0};
-    Log(LogLevel::kWarning, kComponent,
-        "%s: %s, so --sync %s cannot be honoured: the figures end when the server has the last byte "
-        "(sync_policy none in the CSV), not when it is on disk",
-        c.where(), options_.sftp ? "the server does not offer fsync@openssh.com" : "scp has no way to sync",
-        SyncPolicyName(plan_.sync_policy));
-  } else if (plan_.sync_policy.kind == SyncPolicy::kEvery) {
-    sync_every_ = plan_.sync_policy.every_bytes;
+  fsync_ = can_sync.ok();
+  std::string free_text = "free space unknown (no statvfs@openssh.com)";
+  if (plan_.direction == Direction::kWrite) {  // a read syncs the local target, which takes any policy
+    absl::StatusOr<std::string> started = run_.Start(fs ? &*fs : nullptr, c.where(), options_.to.dir, length, can_sync);
+    if (!started.ok()) return started.status();
+    free_text = *started;
   }
 
   auto facts = InterfaceToward(c.host());
@@ -470,6 +521,25 @@ absl::Status SshTransport::Start(const std::string& run_id, uint64_t length, con
   absl::MutexLock lock(&mu_);
   connections_[0] = std::move(*opened);
   return absl::OkStatus();
+}
+
+absl::Status SshTransport::CheckDirectory(SshConnection& c, sftp_session sftp) {
+  sftp_attributes dir = sftp_stat(sftp, options_.to.dir.c_str());
+  if (dir == nullptr) return c.Failure(absl::StrCat("remote directory ", options_.to.dir));
+  const bool is_dir = dir->type == SSH_FILEXFER_TYPE_DIRECTORY;
+  sftp_attributes_free(dir);
+  if (!is_dir) return absl::InvalidArgumentError(absl::StrCat(c.where(), ": ", options_.to.dir, " is not a directory"));
+  return absl::OkStatus();
+}
+
+std::optional<SftpFs> SshTransport::HousekeepingFs(SshConnection& c) {
+  if (!sftp_for_housekeeping_) return std::nullopt;
+  absl::StatusOr<sftp_session> sftp = c.Sftp();
+  if (!sftp.ok()) {
+    Log(LogLevel::kWarning, kComponent, "cleanup: %s", sftp.status().message());
+    return std::nullopt;
+  }
+  return std::optional<SftpFs>(std::in_place, c, *sftp, options_);
 }
 
 absl::Status SshTransport::StartReads(SshConnection& c, sftp_session sftp, const ConsoleLine& say) {
@@ -534,7 +604,6 @@ void SshTransport::FillPathCells(proto::TransferReport& row) const {
 void SshTransport::Push(const TransferSlot& slot, PayloadSource& source, const PushOptions& push, TransferResult& out) {
   proto::TransferReport& row = out.sender;
   FillPathCells(row);
-  row.set_sync_policy(SyncPolicyName(effective_sync_));
   const std::string name = TransferFileName(slot.run_id, slot.iteration, slot.stream);
   const std::string path = RemotePath(options_.to.dir, name);
 
@@ -550,60 +619,18 @@ void SshTransport::Push(const TransferSlot& slot, PayloadSource& source, const P
                            : PushScp(**c, name, slot.length, source, push, barrier, r);
   }
   (void)barrier.Wait();  // a stream that failed before its first byte never holds the others back
-  RecordPush(r, row);
-  if (!status.ok()) {
-    if (absl::IsCancelled(status)) row.set_status(Name(Status::kAborted));
-    row.set_error(std::string(status.message()));
-    // A partial file helps nobody; an existing file that was not ours stays.
-    if (c.ok() && (*c)->connected() && r.first_byte_ns != 0 && plan_.cleanup != Cleanup::kNever) Remove(**c, path);
-    return;
-  }
-  RecordTimings(r, ceiling_mb_per_s_, row);
-  const double source_pct = Pct(r.source_ns, r.ack_ns - r.first_byte_ns);
-  row.set_source_wait_pct(source_pct);
-  // Over SSH only this end can be told apart: its source, and its own CPU (the
-  // cipher runs on the pushing thread). The network, the server's cipher and the far
-  // disk all look alike from here, so nothing else is said.
-  VerdictFigures figures;
-  figures.source_wait_pct = source_pct;
-  figures.sender_cpu_pct = r.cpu_busy_pct;
-  if (const std::string verdict = Verdict(figures);
-      verdict == Name(Bottleneck::kSource) || verdict == Name(Bottleneck::kSenderCpu)) {
-    row.set_bottleneck(verdict);
-  }
-  row.set_status(Name(Status::kOk));
-  if (plan_.cleanup == Cleanup::kEach) {
-    Remove(**c, path);
-  } else if (plan_.cleanup == Cleanup::kEnd) {
-    absl::MutexLock lock(&mu_);
-    kept_files_.push_back(path);
-  }
+  run_.RecordRow(r, status, ceiling_mb_per_s_, row);
+  std::optional<SftpFs> fs = c.ok() && (*c)->connected() ? HousekeepingFs(**c) : std::nullopt;
+  run_.Done(fs ? &*fs : nullptr, path, status.ok(), r.first_byte_ns != 0);
 }
 
 absl::Status SshTransport::PushSftp(SshConnection& c, const std::string& path, uint64_t length, PayloadSource& source,
                                     const PushOptions& push, StreamBarrier& barrier, PushResult& r) {
   absl::StatusOr<sftp_session> sftp = c.Sftp();
   if (!sftp.ok()) return sftp.status();
-  // O_EXCL: a file already there is somebody's data, never overwritten.
-  sftp_file file = sftp_open(*sftp, path.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
-  if (file == nullptr) {
-    sftp_attributes there = sftp_lstat(*sftp, path.c_str());  // a symlink, even dangling, is there too
-    if (there != nullptr) {
-      sftp_attributes_free(there);
-      return absl::AlreadyExistsError(absl::StrCat(c.where(), ": ", path, " already exists; nasperf never overwrites"));
-    }
-    return c.Failure(absl::StrCat("sftp open ", path));
-  }
-  if (absl::Status released = barrier.Wait(); !released.ok()) {
-    sftp_close(file);
-    sftp_unlink(*sftp, path.c_str());  // empty, and ours: O_EXCL made it
-    return released;
-  }
-  SftpWriter writer(c, file, path, length, options_.sftp_write_size, options_.sftp_writes_in_flight, sync_every_);
-  LoopOutcome loop = PushLoop(source, length, push, writer, r);
-  absl::Status status = writer.Finish(loop.status, fsync_);
-  r.ack_ns = MonoNanos();
-  return status;
+  SftpFs fs(c, *sftp, options_);
+  return run_.Write(
+      fs, path, length, source, push, [&barrier] { return barrier.Wait(); }, r);
 }
 
 // libssh 0.10 marks its SCP API deprecated (0.11 keeps it); it is still the one way
@@ -617,11 +644,7 @@ absl::Status SshTransport::PushScp(SshConnection& c, const std::string& name, ui
     // scp itself would overwrite: look first.
     absl::StatusOr<sftp_session> sftp = c.Sftp();
     if (!sftp.ok()) return sftp.status();
-    sftp_attributes there = sftp_lstat(*sftp, path.c_str());  // a symlink, even dangling, is there too
-    if (there != nullptr) {
-      sftp_attributes_free(there);
-      return absl::AlreadyExistsError(absl::StrCat(c.where(), ": ", path, " already exists; nasperf never overwrites"));
-    }
+    if (absl::Status there = SftpFs(c, *sftp, options_).NothingAt(path); !there.ok()) return there;
   }
   ssh_scp scp = ssh_scp_new(c.session(), SSH_SCP_WRITE, options_.to.dir.c_str());
   if (scp == nullptr) return c.Failure("scp");
@@ -637,7 +660,7 @@ absl::Status SshTransport::PushScp(SshConnection& c, const std::string& name, ui
   if (absl::Status released = barrier.Wait(); !released.ok()) {
     ssh_scp_close(scp);  // the remote scp made an empty file: ours, so it goes
     ssh_scp_free(scp);
-    Remove(c, path);
+    if (std::optional<SftpFs> fs = HousekeepingFs(c); fs) (void)fs->Unlink(path);
     return released;
   }
   ScpWriter writer(c, scp, path);
@@ -650,26 +673,13 @@ absl::Status SshTransport::PushScp(SshConnection& c, const std::string& name, ui
 }
 #pragma GCC diagnostic pop
 
-void SshTransport::Remove(SshConnection& c, const std::string& path) {
-  if (!sftp_for_housekeeping_) return;
-  absl::StatusOr<sftp_session> sftp = c.Sftp();
-  if (!sftp.ok() || sftp_unlink(*sftp, path.c_str()) != 0) {
-    Log(LogLevel::kWarning, kComponent, "%s", c.Failure(absl::StrCat("cleanup: remove ", path)).message());
-  }
-}
-
 void SshTransport::Finish(const std::string& run_id) {
-  std::vector<std::string> files;
-  {
-    absl::MutexLock lock(&mu_);
-    files.swap(kept_files_);
-  }
-  if (!files.empty()) {
+  if (run_.HasKept()) {
     absl::StatusOr<SshConnection*> c = ConnectionFor(0);
     if (!c.ok()) {
       Log(LogLevel::kWarning, kComponent, "cleanup at the end: %s", c.status().message());
-    } else {
-      for (const std::string& path : files) Remove(**c, path);
+    } else if (std::optional<SftpFs> fs = HousekeepingFs(**c); fs) {
+      run_.Finish(*fs);
     }
   }
   absl::MutexLock lock(&mu_);
@@ -711,7 +721,7 @@ TransportEntry ScpTransportEntry() {
   caps.ssh_login = true;
   caps.barrier = true;  // SshTransport::Push
   return {TransportKind::kScp, "the scp protocol to any SSH server (no agent; cannot sync or read)", caps,
-          &MakeSshTransport};
+          &MakeSshTransport, &AddSshLoginFlags};
 }
 
 TransportEntry SftpTransportEntry() {
@@ -720,7 +730,7 @@ TransportEntry SftpTransportEntry() {
   caps.reads = true;    // of an existing --remote-file: the server's cache is not ours to set
   caps.barrier = true;  // SshTransport::Push (a read's Pull does not wait: no lab read over sftp)
   return {TransportKind::kSftp, "SFTP to any SSH server (no agent; syncs with fsync@openssh.com when offered)", caps,
-          &MakeSshTransport};
+          &MakeSshTransport, &AddSshLoginFlags};
 }
 
 }  // namespace nasperf

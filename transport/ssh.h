@@ -13,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -38,6 +39,9 @@ struct SshRunPlan {
 };
 
 absl::StatusOr<std::unique_ptr<Transport>> NewSshTransport(const SshOptions& options, const SshRunPlan& plan);
+// --ssh-port, --identity, --known-hosts, --ssh-config, --accept-new-host-key into
+// `into.ssh` (transport/ssh_flags.cc): both entries' flags.
+std::vector<CLI::Option*> AddSshLoginFlags(CLI::App& sender, RunOptions& into);
 // The registry entries: scp and sftp, one implementation.
 TransportEntry ScpTransportEntry();
 TransportEntry SftpTransportEntry();

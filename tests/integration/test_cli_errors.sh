@@ -34,6 +34,15 @@ expect read_mode_on_write 2 '--read-mode: only with --direction read' -- "$NASPE
 expect bad_read_mode 2 '--read-mode' -- "$NASPERF" sender --to x --size 1MiB --direction read --read-mode mmap
 expect read_mode_over_sftp 2 '--read-mode: needs --transport native: over sftp the server.s page cache' -- \
   "$NASPERF" sender --transport sftp --to u@h:/d --direction read --remote-file f --read-mode direct
+# The SSH login flags are the scp/sftp entries' own (transport/ssh_flags.cc): refused
+# with native unless --to names a login that starts the receiver.
+for flag in "--ssh-port 22" "--identity k" "--known-hosts f" "--ssh-config f" --accept-new-host-key; do
+  name=${flag%% *}
+  # shellcheck disable=SC2086  # the flag and its value are two words
+  expect "login_flag_${name#--}_with_native" 2 "^nasperf sender: $name: only with --to \\[user@\\]host:/dir or --transport scp\\|sftp\$" -- \
+    "$NASPERF" sender --to x --size 1MiB $flag
+done
+expect bad_ssh_port 2 '--ssh-port' -- "$NASPERF" sender --transport sftp --to u@h:/d --size 1MiB --ssh-port 70000
 expect probe_no_host 2 'to' -- "$NASPERF" probe
 expect probe_bad_speed 2 '--link-speed' -- "$NASPERF" probe 127.0.0.1 --link-speed fast
 

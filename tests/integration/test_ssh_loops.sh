@@ -4,8 +4,9 @@
 # byte-identical to the source and write ok sender rows (no receiver rows: there is
 # no agent) into the same transfers.csv as a native run, so they compare side by
 # side. Also: ~/.ssh/config is honoured, a name that exists is never overwritten,
-# --cleanup each leaves nothing, a run that would fill the target is refused, and
-# --direction read pulls an existing remote file byte for byte.
+# --cleanup each or end leaves nothing, --sync every=SIZE is what the rows say, a
+# run that would fill the target is refused, and --direction read pulls an existing
+# remote file byte for byte.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/ssh_lib.sh"
 
@@ -76,6 +77,12 @@ grep -q "already exists" "$T/again-scp.log" || fail "no clear 'exists' error fro
 rm -f "$T"/remote/*
 ssh_sender sftp --size 8MiB --runs 2 --out "$T/clean" >"$T/clean.log" 2>&1 || fail "cleanup run failed: $(tail -3 "$T/clean.log")"
 ssh_sender scp --size 8MiB --runs 1 --cleanup end --out "$T/clean" >>"$T/clean.log" 2>&1 || fail "scp cleanup run failed"
+# sftp keeping its files to the end and syncing on the way (transport/remote_fs.cc's
+# RemoteFsRun, as every remote file system): the rows claim the policy they had.
+ssh_sender sftp --size 8MiB --runs 2 --sync every=2MiB --cleanup end --out "$T/every" >>"$T/clean.log" 2>&1 \
+  || fail "sftp --sync every --cleanup end failed: $(tail -3 "$T/clean.log")"
+[ "$(csv_col "$T/every/transfers.csv" sync_policy | sort -u)" = "every=2MiB" ] \
+  || fail "sftp rows must say every=2MiB: $(csv_col "$T/every/transfers.csv" sync_policy | sort -u)"
 [ -z "$(ls "$T/remote")" ] || fail "files left behind by --cleanup each/end: $(ls "$T/remote")"
 
 # A run that would fill the target is refused before it starts.

@@ -33,6 +33,15 @@ TEST(Registry, CapabilitiesNameTheTransportsThatHaveThem) {
   for (const TransportEntry& entry : Transports()) EXPECT_NE(entry.caps.agent, entry.caps.ssh_login);
 }
 
+// The SSH login flags are the scp and sftp entries' own (one function both point at):
+// the CLI declares them once and refuses them with native, naming "scp|sftp".
+TEST(Registry, TheSshLoginFlagsBelongToTheSshTransports) {
+  EXPECT_EQ(TransportFor(TransportKind::kNative).add_flags, nullptr);
+  const AddTransportFlags ssh = TransportFor(TransportKind::kSftp).add_flags;
+  ASSERT_NE(ssh, nullptr);
+  EXPECT_EQ(TransportsWith(ssh), TransportsWith(&TransportCaps::ssh_login));
+}
+
 // The one refusal function the sender's flags, a lab plan and an agent's job go
 // through: each ask is refused exactly when the transport lacks its capability.
 TEST(Registry, RefusalsFollowTheCapabilities) {

@@ -1,0 +1,255 @@
+// What every remote file system's run does (transport/remote_fs.h), proved over an
+// in-memory RemoteFs with no network: the free-space refusal, the sync fallback, the
+// syncs a policy asks for, cleanup, and a failing write as a failed row.
+#include "transport/remote_fs.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "common/clock.h"
+#include "common/policy.h"
+#include "datapath/payload_source.h"
+#include "gtest/gtest.h"
+
+namespace nasperf {
+namespace {
+
+constexpr uint64_t kMiB = 1 << 20;
+
+// The server's side: files by path, and what it can do.
+struct FakeServer {
+  std::map<std::string, std::string> files;
+  std::optional<uint64_t> free_bytes;  // none: it cannot say
+  bool can_sync = true;
+  int syncs = 0;
+  std::optional<uint64_t> full_at;  // a write past this byte fails as a full disk would
+};
+
+class FakeFile : public RemoteFile {
+ public:
+  FakeFile(FakeServer& server, std::string path) : server_(server), path_(std::move(path)) {}
+  absl::Status PWrite(const uint8_t* data, size_t size, uint64_t offset) override {
+    if (server_.full_at && offset + size > *server_.full_at) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("write ", path_, " at byte ", offset, " on fake:22: No space left on device"));
+    }
+    std::string& file = server_.files[path_];
+    if (file.size() < offset + size) file.resize(offset + size);
+    file.replace(offset, size, reinterpret_cast<const char*>(data), size);
+    return absl::OkStatus();
+  }
+  absl::StatusOr<size_t> PRead(uint8_t* data, size_t size, uint64_t offset) override {
+    const std::string& file = server_.files[path_];
+    if (offset >= file.size()) return 0;
+    return file.copy(reinterpret_cast<char*>(data), size, offset);
+  }
+  absl::Status Sync() override {
+    ++server_.syncs;
+    return absl::OkStatus();
+  }
+  absl::Status Close() override { return absl::OkStatus(); }
+
+ private:
+  FakeServer& server_;
+  const std::string path_;
+};
+
+class FakeFs : public RemoteFs {
+ public:
+  explicit FakeFs(FakeServer& server) : server_(server) {}
+  const std::string& Where() const override { return where_; }
+  absl::StatusOr<std::unique_ptr<RemoteFile>> Create(const std::string& path) override {
+    if (server_.files.count(path) > 0) return absl::AlreadyExistsError(absl::StrCat(path, " already exists"));
+    server_.files[path];
+    return std::make_unique<FakeFile>(server_, path);
+  }
+  absl::StatusOr<std::unique_ptr<RemoteFile>> Open(const std::string& path) override {
+    if (server_.files.count(path) == 0) return absl::NotFoundError(path);
+    return std::make_unique<FakeFile>(server_, path);
+  }
+  absl::StatusOr<uint64_t> FreeBytes(const std::string& dir) override {
+    if (!server_.free_bytes) return absl::UnimplementedError("no statvfs");
+    return *server_.free_bytes;
+  }
+  absl::Status CanSync() override {
+    return server_.can_sync ? absl::OkStatus() : absl::UnimplementedError("the fake offers no fsync");
+  }
+  absl::Status Unlink(const std::string& path) override {
+    if (server_.files.erase(path) == 0) return absl::NotFoundError(absl::StrCat("cleanup: remove ", path));
+    return absl::OkStatus();
+  }
+
+ private:
+  FakeServer& server_;
+  const std::string where_ = "fake:22";
+};
+
+RemoteRunPlan Plan(SyncPolicy sync, Cleanup cleanup, uint64_t files_at_once = 1) {
+  RemoteRunPlan plan;
+  plan.sync_policy = sync;
+  plan.cleanup = cleanup;
+  plan.files_at_once = files_at_once;
+  return plan;
+}
+
+// One transfer as a transport makes it: the row arrives "failed", as the loop hands it over.
+struct Transfer {
+  absl::Status status;
+  PushResult r;
+  proto::TransferReport row;
+};
+Transfer Write(RemoteFsRun& run, FakeFs& fs, const std::string& path, uint64_t length) {
+  Transfer t;
+  t.row.set_status(Name(Status::kFailed));
+  t.r.start_wall_ns = WallNanos();
+  t.r.start_ns = MonoNanos();
+  auto source = GeneratedSource(Pattern::kRandom, 1);
+  t.status = run.Write(fs, path, length, *source, PushOptions{}, nullptr, t.r);
+  run.RecordRow(t.r, t.status, std::nullopt, t.row);
+  run.Done(&fs, path, t.status.ok(), t.r.first_byte_ns != 0);
+  return t;
+}
+
+TEST(RemoteFsRun, RefusesWhenTheFilesTheRunLeavesDoNotFit) {
+  FakeServer server;
+  server.free_bytes = 10 * kMiB;
+  FakeFs fs(server);
+  RemoteFsRun run(Plan({}, Cleanup::kEnd, /*files_at_once=*/3));
+  absl::StatusOr<std::string> started = run.Start(&fs, fs.Where(), "/dir", 4 * kMiB, fs.CanSync());
+  ASSERT_FALSE(started.ok());
+  EXPECT_EQ(started.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(started.status().message().find("fake:22: /dir has"), std::string::npos) << started.status();
+  EXPECT_NE(started.status().message().find("this run would write up to"), std::string::npos) << started.status();
+  EXPECT_NE(started.status().message().find("3 files"), std::string::npos) << started.status();
+
+  server.free_bytes = 12 * kMiB;  // exactly enough
+  started = run.Start(&fs, fs.Where(), "/dir", 4 * kMiB, fs.CanSync());
+  ASSERT_TRUE(started.ok()) << started.status();
+  EXPECT_NE(started->find(" free"), std::string::npos) << *started;
+}
+
+TEST(RemoteFsRun, FreeSpaceTheServerCannotTellIsSaidNotRefused) {
+  FakeServer server;
+  FakeFs fs(server);
+  RemoteFsRun run(Plan({}, Cleanup::kEach));
+  absl::StatusOr<std::string> started = run.Start(&fs, fs.Where(), "/dir", 4 * kMiB, fs.CanSync());
+  ASSERT_TRUE(started.ok()) << started.status();
+  EXPECT_EQ(*started, "free space unknown (no statvfs)");
+}
+
+TEST(RemoteFsRun, FallsBackToSyncNoneWhenTheServerCannotSyncAndTheRowSaysSo) {
+  FakeServer server;
+  server.can_sync = false;
+  FakeFs fs(server);
+  RemoteFsRun run(Plan(SyncPolicy{SyncPolicy::kEnd, 0}, Cleanup::kEach));
+  ASSERT_TRUE(run.Start(&fs, fs.Where(), "/dir", kMiB, fs.CanSync()).ok());
+  EXPECT_EQ(run.sync().kind, SyncPolicy::kNone);
+  Transfer t = Write(run, fs, "/dir/a", kMiB);
+  ASSERT_TRUE(t.status.ok()) << t.status;
+  EXPECT_EQ(server.syncs, 0);
+  EXPECT_EQ(t.row.sync_policy(), "none");
+  EXPECT_EQ(t.row.status(), Name(Status::kOk));
+}
+
+TEST(RemoteFsRun, SyncsAsThePolicySays) {
+  for (const SyncPolicy& policy :
+       {SyncPolicy{SyncPolicy::kNone, 0}, SyncPolicy{SyncPolicy::kEnd, 0}, SyncPolicy{SyncPolicy::kEvery, kMiB}}) {
+    FakeServer server;
+    FakeFs fs(server);
+    RemoteFsRun run(Plan(policy, Cleanup::kEach));
+    ASSERT_TRUE(run.Start(&fs, fs.Where(), "/dir", 8 * kMiB, fs.CanSync()).ok());
+    Transfer t = Write(run, fs, "/dir/a", 8 * kMiB);
+    ASSERT_TRUE(t.status.ok()) << t.status;
+    EXPECT_EQ(t.row.sync_policy(), SyncPolicyName(policy));
+    if (policy.kind == SyncPolicy::kNone) EXPECT_EQ(server.syncs, 0);
+    if (policy.kind == SyncPolicy::kEnd) EXPECT_EQ(server.syncs, 1);
+    if (policy.kind == SyncPolicy::kEvery) EXPECT_GT(server.syncs, 1);
+  }
+}
+
+TEST(RemoteFsRun, CleansUpEachAtTheEndOrNever) {
+  FakeServer server;
+  FakeFs fs(server);
+  RemoteFsRun each(Plan({}, Cleanup::kEach));
+  ASSERT_TRUE(Write(each, fs, "/dir/each", kMiB).status.ok());
+  EXPECT_EQ(server.files.count("/dir/each"), 0u);
+
+  RemoteFsRun end(Plan({}, Cleanup::kEnd));
+  ASSERT_TRUE(Write(end, fs, "/dir/end", kMiB).status.ok());
+  EXPECT_EQ(server.files.at("/dir/end").size(), kMiB);  // whole, until the run ends
+  EXPECT_TRUE(end.HasKept());
+  end.Finish(fs);
+  EXPECT_EQ(server.files.count("/dir/end"), 0u);
+
+  RemoteFsRun never(Plan({}, Cleanup::kNever));
+  ASSERT_TRUE(Write(never, fs, "/dir/never", kMiB).status.ok());
+  EXPECT_FALSE(never.HasKept());
+  EXPECT_EQ(server.files.count("/dir/never"), 1u);
+}
+
+TEST(RemoteFsRun, AFailingWriteIsAFailedRowWithTheServersReasonAndLeavesNoPartialFile) {
+  FakeServer server;
+  server.full_at = 2 * kMiB;
+  FakeFs fs(server);
+  RemoteFsRun run(Plan(SyncPolicy{SyncPolicy::kEnd, 0}, Cleanup::kEnd));
+  ASSERT_TRUE(run.Start(&fs, fs.Where(), "/dir", 8 * kMiB, fs.CanSync()).ok());
+  Transfer t = Write(run, fs, "/dir/full", 8 * kMiB);
+  EXPECT_FALSE(t.status.ok());
+  EXPECT_EQ(t.row.status(), Name(Status::kFailed));
+  EXPECT_NE(t.row.error().find("write /dir/full at byte"), std::string::npos) << t.row.error();
+  EXPECT_NE(t.row.error().find("No space left on device"), std::string::npos) << t.row.error();
+  EXPECT_EQ(server.syncs, 0);                      // nothing to claim on disk
+  EXPECT_EQ(server.files.count("/dir/full"), 0u);  // a partial file helps nobody
+  EXPECT_FALSE(run.HasKept());
+}
+
+TEST(RemoteFsRun, AnExistingFileIsNeitherOverwrittenNorRemoved) {
+  FakeServer server;
+  server.files["/dir/theirs"] = "somebody's data";
+  FakeFs fs(server);
+  RemoteFsRun run(Plan({}, Cleanup::kEach));
+  Transfer t = Write(run, fs, "/dir/theirs", kMiB);
+  EXPECT_EQ(t.status.code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(t.row.status(), Name(Status::kFailed));
+  EXPECT_EQ(server.files.at("/dir/theirs"), "somebody's data");
+}
+
+TEST(RemoteFsRun, ABarrierThatFailsRemovesTheEmptyFile) {
+  FakeServer server;
+  FakeFs fs(server);
+  RemoteFsRun run(Plan({}, Cleanup::kNever));
+  PushResult r;
+  auto source = GeneratedSource(Pattern::kZero, 1);
+  absl::Status status = run.Write(
+      fs, "/dir/a", kMiB, *source, PushOptions{}, [] { return absl::CancelledError("the lab gave up"); }, r);
+  EXPECT_TRUE(absl::IsCancelled(status)) << status;
+  EXPECT_EQ(server.files.count("/dir/a"), 0u);
+}
+
+TEST(RemoteFsRun, WhatWasWrittenReadsBack) {
+  FakeServer server;
+  FakeFs fs(server);
+  RemoteFsRun run(Plan({}, Cleanup::kNever));
+  ASSERT_TRUE(Write(run, fs, "/dir/a", 3 * kMiB + 5).status.ok());
+  auto file = fs.Open("/dir/a");
+  ASSERT_TRUE(file.ok()) << file.status();
+  std::string back(3 * kMiB + 5, '\0');
+  auto got = (*file)->PRead(reinterpret_cast<uint8_t*>(back.data()), back.size(), 0);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(*got, back.size());
+  auto source = GeneratedSource(Pattern::kRandom, 1);
+  for (uint64_t at = 0; at < back.size(); at += PayloadSource::kChunk) {
+    const size_t n = std::min<uint64_t>(PayloadSource::kChunk, back.size() - at);
+    auto expected = source->Chunk(at, n);
+    ASSERT_TRUE(expected.ok());
+    ASSERT_EQ(0, std::memcmp(back.data() + at, *expected, n)) << "at byte " << at;
+  }
+}
+
+}  // namespace
+}  // namespace nasperf

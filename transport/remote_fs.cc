@@ -1,0 +1,148 @@
+#include "transport/remote_fs.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/units.h"
+#include "common/verdict.h"
+#include "datapath/rows.h"
+
+namespace nasperf {
+namespace {
+
+constexpr char kComponent[] = "sender";
+
+// The push loop's writer into one remote file: an fsync every `sync_every` bytes
+// (every=SIZE) before the last, so the final one is the run's own.
+class RemoteFileWriter : public ChunkWriter {
+ public:
+  RemoteFileWriter(RemoteFile& file, uint64_t length, uint64_t sync_every)
+      : file_(file), length_(length), sync_every_(sync_every) {}
+
+  absl::Status Write(const uint8_t* data, size_t size, uint64_t offset) override {
+    if (absl::Status s = file_.PWrite(data, size, offset); !s.ok()) return s;
+    since_sync_ += size;
+    if (sync_every_ > 0 && since_sync_ >= sync_every_ && offset + size < length_) {
+      if (absl::Status s = file_.Sync(); !s.ok()) return s;
+      since_sync_ = 0;
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  RemoteFile& file_;
+  const uint64_t length_;
+  const uint64_t sync_every_;
+  uint64_t since_sync_ = 0;
+};
+
+}  // namespace
+
+absl::StatusOr<std::string> RemoteFsRun::Start(RemoteFs* fs, const std::string& where, const std::string& dir,
+                                               uint64_t length, const absl::Status& can_sync) {
+  std::string free_text = "free space unknown";
+  if (fs != nullptr) {
+    absl::StatusOr<uint64_t> free_bytes = fs->FreeBytes(dir);
+    if (!free_bytes.ok()) {
+      free_text = absl::StrCat("free space unknown (", free_bytes.status().message(), ")");
+    } else {
+      const uint64_t needed = length * plan_.files_at_once;
+      free_text = absl::StrCat(FormatSize(*free_bytes), " free");
+      if (needed > *free_bytes) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            where, ": ", dir, " has ", FormatSize(*free_bytes), " free, this run would write up to ",
+            FormatSize(needed), " there (", plan_.files_at_once, " file", plan_.files_at_once == 1 ? "" : "s", " of ",
+            FormatSize(length), " at once); use --cleanup each, fewer runs or a smaller size"));
+      }
+    }
+  }
+  sync_ = plan_.sync_policy;
+  if (plan_.sync_policy.kind != SyncPolicy::kNone && !can_sync.ok()) {
+    sync_ = SyncPolicy{SyncPolicy::kNone, 0};
+    Log(LogLevel::kWarning, kComponent,
+        "%s: %s, so --sync %s cannot be honoured: the figures end when the server has the last byte "
+        "(sync_policy none in the CSV), not when it is on disk",
+        where, can_sync.message(), SyncPolicyName(plan_.sync_policy));
+  }
+  return free_text;
+}
+
+absl::Status RemoteFsRun::Write(RemoteFs& fs, const std::string& path, uint64_t length, PayloadSource& source,
+                                const PushOptions& push, const std::function<absl::Status()>& before_first_byte,
+                                PushResult& r) const {
+  absl::StatusOr<std::unique_ptr<RemoteFile>> file = fs.Create(path);
+  if (!file.ok()) return file.status();
+  if (absl::Status released = before_first_byte ? before_first_byte() : absl::OkStatus(); !released.ok()) {
+    (void)(*file)->Close();
+    (void)fs.Unlink(path);  // empty, and ours: Create made it
+    return released;
+  }
+  const uint64_t sync_every = sync_.kind == SyncPolicy::kEvery ? sync_.every_bytes : 0;
+  RemoteFileWriter writer(**file, length, sync_every);
+  absl::Status status = PushLoop(source, length, push, writer, r).status;
+  if (status.ok() && sync_.kind != SyncPolicy::kNone) status = (*file)->Sync();
+  absl::Status closed = (*file)->Close();
+  if (status.ok()) status = closed;
+  r.ack_ns = MonoNanos();
+  return status;
+}
+
+void RemoteFsRun::RecordRow(const PushResult& r, const absl::Status& status, std::optional<double> ceiling_mb_per_s,
+                            proto::TransferReport& row) const {
+  row.set_sync_policy(SyncPolicyName(sync_));
+  RecordPush(r, row);
+  if (!status.ok()) {
+    if (absl::IsCancelled(status)) row.set_status(Name(Status::kAborted));
+    row.set_error(std::string(status.message()));
+    return;
+  }
+  RecordTimings(r, ceiling_mb_per_s, row);
+  const double source_pct = Pct(r.source_ns, r.ack_ns - r.first_byte_ns);
+  row.set_source_wait_pct(source_pct);
+  // The network, the server's cipher or protocol work and the far disk all look
+  // alike from here.
+  VerdictFigures figures;
+  figures.source_wait_pct = source_pct;
+  figures.sender_cpu_pct = r.cpu_busy_pct;
+  if (const std::string verdict = Verdict(figures);
+      verdict == Name(Bottleneck::kSource) || verdict == Name(Bottleneck::kSenderCpu)) {
+    row.set_bottleneck(verdict);
+  }
+  row.set_status(Name(Status::kOk));
+}
+
+void RemoteFsRun::Done(RemoteFs* fs, const std::string& path, bool ok, bool wrote) {
+  if (!ok) {
+    // An existing file that was not ours stays: only one this transfer wrote goes.
+    if (fs != nullptr && wrote && plan_.cleanup != Cleanup::kNever) Remove(*fs, path);
+  } else if (plan_.cleanup == Cleanup::kEach) {
+    if (fs != nullptr) Remove(*fs, path);
+  } else if (plan_.cleanup == Cleanup::kEnd) {
+    absl::MutexLock lock(&mu_);
+    kept_.push_back(path);
+  }
+}
+
+bool RemoteFsRun::HasKept() {
+  absl::MutexLock lock(&mu_);
+  return !kept_.empty();
+}
+
+void RemoteFsRun::Finish(RemoteFs& fs) {
+  std::vector<std::string> files;
+  {
+    absl::MutexLock lock(&mu_);
+    files.swap(kept_);
+  }
+  for (const std::string& path : files) Remove(fs, path);
+}
+
+void RemoteFsRun::Remove(RemoteFs& fs, const std::string& path) const {
+  if (absl::Status s = fs.Unlink(path); !s.ok()) {
+    Log(LogLevel::kWarning, kComponent, "%s", s.message());
+  }
+}
+
+}  // namespace nasperf

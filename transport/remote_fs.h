@@ -1,0 +1,112 @@
+// A file system nasperf reaches by path over the network with no agent there (sftp
+// now; SMB and NFS next), as the few calls a run needs, and what every such run does
+// written once over them (RemoteFsRun): the free-space check, the sync fallback, one
+// transfer into a new file, cleanup. Threading: a RemoteFs and its files are used by
+// one thread at a time (one per stream); RemoteFsRun is shared by the streams (Start
+// and Finish on the loop's thread, Write, Done and RecordRow from each stream's).
+#ifndef NASPERF_TRANSPORT_REMOTE_FS_H_
+#define NASPERF_TRANSPORT_REMOTE_FS_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "common/policy.h"
+#include "datapath/payload_source.h"
+#include "datapath/push_loop.h"
+#include "proto/nasperf.pb.h"
+
+namespace nasperf {
+
+class RemoteFile {
+ public:
+  virtual ~RemoteFile() = default;
+  // May be pipelined: the failure of an earlier write can surface at a later PWrite,
+  // at Sync or at Close.
+  virtual absl::Status PWrite(const uint8_t* data, size_t size, uint64_t offset) = 0;
+  // Up to `size` bytes at `offset`; 0 at the end of the file.
+  virtual absl::StatusOr<size_t> PRead(uint8_t* data, size_t size, uint64_t offset) = 0;
+  // Every write so far on the server's disk (fsync); only where RemoteFs::CanSync.
+  virtual absl::Status Sync() = 0;
+  // Waits for writes in flight and closes; reports the server's close(2), where a
+  // late write error (NFS, quota) shows.
+  virtual absl::Status Close() = 0;
+};
+
+class RemoteFs {
+ public:
+  virtual ~RemoteFs() = default;
+  // user@host:port, or what names the server in messages.
+  virtual const std::string& Where() const = 0;
+  // A new file for writing, never an existing one (O_EXCL): ALREADY_EXISTS when
+  // anything, even a dangling symlink, is at `path`.
+  virtual absl::StatusOr<std::unique_ptr<RemoteFile>> Create(const std::string& path) = 0;
+  virtual absl::StatusOr<std::unique_ptr<RemoteFile>> Open(const std::string& path) = 0;  // for reading
+  // What may still be written in `dir` (statvfs: f_bavail * f_frsize); an error
+  // (UNIMPLEMENTED: the server cannot say) says why it is unknown.
+  virtual absl::StatusOr<uint64_t> FreeBytes(const std::string& dir) = 0;
+  // OK when RemoteFile::Sync works here, else why it cannot.
+  virtual absl::Status CanSync() = 0;
+  virtual absl::Status Unlink(const std::string& path) = 0;
+};
+
+struct RemoteRunPlan {
+  SyncPolicy sync_policy;  // asked (--sync)
+  Cleanup cleanup = Cleanup::kEach;
+  uint64_t files_at_once = 1;  // most files the run leaves in the directory at once
+};
+
+// What a write run over a RemoteFs decides once and does per transfer.
+class RemoteFsRun {
+ public:
+  explicit RemoteFsRun(const RemoteRunPlan& plan) : plan_(plan), sync_(plan.sync_policy) {}
+
+  // Before a write run. Refuses when `dir` has less room than the files the run
+  // leaves there at once (`fs` null: the server offers no way to look); falls back to
+  // sync none, with a warning, when `can_sync` says the files cannot be synced, so no
+  // row claims a sync that did not happen. Returns the console's words on free space.
+  absl::StatusOr<std::string> Start(RemoteFs* fs, const std::string& where, const std::string& dir, uint64_t length,
+                                    const absl::Status& can_sync);
+  // The policy rows can honestly claim.
+  const SyncPolicy& sync() const { return sync_; }
+
+  // One transfer of `length` bytes of `source` into the new file `path`: created (never
+  // overwritten), `before_first_byte` waited (a failure there removes the empty file),
+  // pushed, synced as sync() says, closed. Sets r.ack_ns.
+  absl::Status Write(RemoteFs& fs, const std::string& path, uint64_t length, PayloadSource& source,
+                     const PushOptions& push, const std::function<absl::Status()>& before_first_byte,
+                     PushResult& r) const;
+  // The row of a transfer that pushed as `r` says and ended with `status`: "ok" only
+  // when it did, else "failed" (or "aborted") with the error. Only this end can be
+  // told apart (its source and its CPU), so no other verdict is given.
+  void RecordRow(const PushResult& r, const absl::Status& status, std::optional<double> ceiling_mb_per_s,
+                 proto::TransferReport& row) const;
+  // The file's fate after a transfer: a failed one that wrote goes (a partial file
+  // helps nobody) unless --cleanup never; an ok one goes now (each) or at Finish
+  // (end). `fs` null: no way to remove files (logged once at Start by the caller).
+  void Done(RemoteFs* fs, const std::string& path, bool ok, bool wrote);
+  // Files are kept for --cleanup end: Finish has work.
+  bool HasKept();
+  // After the run: removes the files kept for --cleanup end.
+  void Finish(RemoteFs& fs);
+
+ private:
+  void Remove(RemoteFs& fs, const std::string& path) const;
+
+  const RemoteRunPlan plan_;
+  SyncPolicy sync_;
+  absl::Mutex mu_;
+  std::vector<std::string> kept_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace nasperf
+
+#endif  // NASPERF_TRANSPORT_REMOTE_FS_H_
