@@ -81,11 +81,13 @@ class SegmentError {
   std::vector<Sums> sums_;
 };
 
-// Whether at least `share` of rates[from, to) lie on the side of `mid` given.
-bool MostlyOnSide(const std::vector<double>& rates, size_t from, size_t to, double mid, bool above, double share) {
+// Whether at least `share` of rates[from, to), and at least `min` of them, lie on
+// the side of `mid` given.
+bool MostlyOnSide(const std::vector<double>& rates, size_t from, size_t to, double mid, bool above, double share,
+                  size_t min) {
   size_t on_side = 0;
   for (size_t i = from; i < to; ++i) on_side += above ? rates[i] >= mid : rates[i] <= mid;
-  return on_side >= share * (to - from);
+  return on_side >= min && on_side >= share * (to - from);
 }
 
 }  // namespace
@@ -110,11 +112,16 @@ std::optional<CacheKnee> FindCacheKnee(const google::protobuf::RepeatedPtrField<
   const double mid = (burst + sustained) / 2;
   if (best == 0 || !(one_line > 0) || best_error > rules.max_fit_error_share * one_line ||
       !(sustained <= rules.max_sustained_share * burst) ||
-      !MostlyOnSide(c.rate, 0, best, mid, true, rules.min_consistent_share) ||
-      !MostlyOnSide(c.rate, best, n, mid, false, rules.min_consistent_share)) {
+      !MostlyOnSide(c.rate, 0, best, mid, true, rules.min_consistent_share, min) ||
+      !MostlyOnSide(c.rate, best, n, mid, false, rules.min_consistent_share, min)) {
     return std::nullopt;
   }
   return CacheKnee{burst, static_cast<uint64_t>(std::llround(c.mb[best] * 1e6)), sustained, c.t[best]};
+}
+
+std::optional<CacheKnee> KneeOfRow(const proto::TransferReport& row) {
+  if (!row.has_burst_mb_per_s() || !row.has_burst_bytes() || !row.has_sustained_mb_per_s()) return std::nullopt;
+  return CacheKnee{row.burst_mb_per_s(), row.burst_bytes(), row.sustained_mb_per_s(), 0};
 }
 
 std::string DescribeKnee(const CacheKnee& knee) {

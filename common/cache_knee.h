@@ -24,11 +24,13 @@ struct CacheKnee {
 };
 
 struct KneeRules {
-  int min_samples = 3;               // on each side of the knee
+  int min_samples = 3;               // on each side of the knee, and on its side of the midpoint
   double max_sustained_share = 0.6;  // sustained at most this share of the burst rate
   // Of each side's samples at least this share lies on its side of the midpoint
-  // between both rates: a drop that holds, not two slow samples in a fast run.
-  double min_consistent_share = 0.8;
+  // between both rates: a drop that holds, not two slow samples in a fast run. Half,
+  // since the kernel's dirty throttling hands over from the page cache to the disk
+  // over half a second, so samples near the knee fall on either side.
+  double min_consistent_share = 0.5;
   // The two-part fit must leave at most this share of a single line's squared error.
   double max_fit_error_share = 0.25;
 };
@@ -38,6 +40,9 @@ struct KneeRules {
 // 100,000 samples (a report holds at most 65,536) give none.
 std::optional<CacheKnee> FindCacheKnee(const google::protobuf::RepeatedPtrField<proto::Sample>& samples,
                                        const KneeRules& rules = {});
+
+// The knee a row's burst_* and sustained_mb_per_s cells state, when they are set.
+std::optional<CacheKnee> KneeOfRow(const proto::TransferReport& row);
 
 // "the NAS took 1.9 GiB at 1,210 MB/s, then its disks sustained 61 MB/s".
 std::string DescribeKnee(const CacheKnee& knee);

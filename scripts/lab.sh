@@ -8,7 +8,13 @@
 #
 #   scripts/lab.sh up [--mtu 9000] [--hop-mtu N | --switch-mtu N] [--rate 10gbit] [--delay 2ms]
 #                     [--loss 0.1%] [--array-rate 150MB] [--disk-size 4G] [--clients N]
+#                     [--cache-cliff 256MiB]
 #   scripts/lab.sh status | down
+# --cache-cliff DIRTY: a NAS whose page cache takes about DIRTY bytes of writes to the
+# array fast, then the array's rate: the array's own dirty limit (its bdi's max_bytes
+# with strict_limit, so nothing machine-wide changes), and its device throttled for
+# writes in the *root* blkio cgroup too, since writeback runs there (a child cgroup's
+# throttle slows only O_DIRECT writes from inside it). down undoes both.
 #   scripts/lab.sh shape RATE         change the link rate of a lab that is up
 #   scripts/lab.sh nas -- CMD...      run CMD on the NAS (in its namespace and cgroup)
 #   scripts/lab.sh client -- CMD...   run CMD on the client (the first one with --clients)
@@ -93,7 +99,7 @@ shape() {
 }
 
 up() {
-  local mtu=9000 hop_mtu="" switch_mtu="" rate=10gbit delay="" loss="" array_rate=150MB disk_size=4G clients=1
+  local mtu=9000 hop_mtu="" switch_mtu="" rate=10gbit delay="" loss="" array_rate=150MB disk_size=4G clients=1 cliff=""
   while [ $# -gt 0 ]; do
     case $1 in
       --mtu) mtu=$2; shift 2 ;;
@@ -105,6 +111,7 @@ up() {
       --array-rate) array_rate=$2; shift 2 ;;
       --disk-size) disk_size=$2; shift 2 ;;
       --clients) clients=$2; shift 2 ;;
+      --cache-cliff) cliff=$2; shift 2 ;;
       *) die "unknown option $1 (see the top of scripts/lab.sh)" ;;
     esac
   done
@@ -118,9 +125,10 @@ up() {
       die "MTU $m is not between 1280 and 65535"
     fi
   done
-  local rate_bits array_bps
+  local rate_bits array_bps cliff_b=""
   rate_bits=$(bits_per_s "$rate")
   array_bps=$(bytes_per_s "$array_rate")
+  [ -n "$cliff" ] && cliff_b=$(cliff_bytes "$cliff")
   is_up && die "lab $LAB is already up (scripts/lab.sh down first)"
   # RAM-backed images when /dev/shm has room for both: the "cache" then behaves like
   # NVMe instead of like this machine's own disk, and the array's limit is the throttle.
@@ -197,6 +205,7 @@ up() {
   echo "$majmin $array_bps" >"$CGROUP/blkio.throttle.write_bps_device"
   # A slow array reads slowly too (reads from the NAS, cold: sender --direction read).
   echo "$majmin $array_bps" >"$CGROUP/blkio.throttle.read_bps_device"
+  [ -n "$cliff" ] && cache_cliff "$cliff_b" "$majmin" "$array_bps"
 
   cat >"$STATE/env" <<EOF
 LAB=$LAB
@@ -221,10 +230,46 @@ EOF
   echo "lab $LAB up: $who -- hop -- nas $NAS_IP, MTU $mtu (switch $switch_mtu, hop $hop_mtu), link $rate${delay:+, delay $delay}${loss:+, loss $loss}"
   echo "  cache: $STATE/cache (ext4 on $(cat "$STATE/cache.dev"), image in $images)"
   echo "  array: $STATE/array (ext4 on $(cat "$STATE/array.dev"), reads and writes throttled to $array_rate/s; use --write-mode direct)"
+  [ -n "$cliff" ] && echo "  cache cliff: the array's page cache takes about $cliff of writes, then writeback runs at $array_rate/s"
   echo "next (nasperf in the lab is $([ -x "$REPO/build/nasperf" ] && echo "$REPO/build/nasperf" || echo "the one on PATH")):"
   echo "  scripts/lab.sh nas -- nasperf receiver --target $STATE/cache --listen $NAS_IP:7600 >receiver.log 2>&1 &"
   echo "  scripts/lab.sh wait $NAS_IP:7600"
   echo "  scripts/lab.sh client -- nasperf sender --to $NAS_IP:7600 --size 1GiB --runs 5 --link-speed $rate --accept-new-agent-key"
+}
+
+# cliff_bytes SIZE: --cache-cliff's size in bytes, checked before anything is set up.
+cliff_bytes() {
+  local dirty
+  dirty=$(bytes_per_s "$1")  # a size in the same words as a rate
+  [ "$dirty" -ge 16777216 ] || die "--cache-cliff $1 is under 16 MiB"
+  echo "$dirty"
+}
+
+# cache_cliff BYTES MAJ:MIN BPS: the device's page cache takes BYTES of writes,
+# writeback goes at BPS. What it replaces is kept in $STATE/cliff for down.
+cache_cliff() {
+  local bdi=/sys/class/bdi/$2
+  if ! [ -w "$bdi/max_bytes" ] || ! [ -w "$bdi/strict_limit" ]; then
+    # not die: the ERR trap tears down what up has made so far
+    echo "lab.sh: --cache-cliff needs a per-device dirty limit ($bdi/max_bytes, Linux 6.2 or later)" >&2
+    return 1
+  fi
+  echo "$2 $(cat "$bdi/strict_limit") $(cat "$bdi/max_ratio")" >"$STATE/cliff"
+  echo 1 >"$bdi/strict_limit"
+  echo "$1" >"$bdi/max_bytes"
+  echo "$2 $3" >/sys/fs/cgroup/blkio/blkio.throttle.write_bps_device
+}
+
+# Puts back what cache_cliff changed (a loop device keeps its bdi settings when it is
+# reused) and lifts the root throttle.
+undo_cache_cliff() {
+  [ -f "$STATE/cliff" ] || return 0
+  local majmin strict ratio
+  read -r majmin strict ratio <"$STATE/cliff"
+  echo "$majmin 0" >/sys/fs/cgroup/blkio/blkio.throttle.write_bps_device 2>/dev/null || true
+  echo "$ratio" >"/sys/class/bdi/$majmin/max_ratio" 2>/dev/null || true
+  echo "$strict" >"/sys/class/bdi/$majmin/strict_limit" 2>/dev/null || true
+  rm -f "$STATE/cliff"
 }
 
 down() {
@@ -248,6 +293,7 @@ down() {
     for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -9 "$pid" 2>/dev/null || true; done
     ip netns del "$ns" 2>/dev/null || true
   done
+  undo_cache_cliff
   for disk in cache array; do
     # Lazy: a busy mount must not stop the rest of the teardown.
     if mountpoint -q "$STATE/$disk" 2>/dev/null; then umount "$STATE/$disk" 2>/dev/null || umount -l "$STATE/$disk" || true; fi

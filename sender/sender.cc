@@ -20,6 +20,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
+#include "common/cache_knee.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/netinfo.h"
@@ -369,6 +370,20 @@ void PrintSummary(Console& console, const SenderOptions& options, const Tally& t
 
 namespace {
 
+// A transfer's table line, its cache cliff, and each role's first left-out figure
+// (`notes_said`: the roles already explained in this run).
+void SayTransfer(Console& console, const TransferResult& r, std::set<std::string>& notes_said) {
+  console.Line(TableLine(r));
+  if (const auto knee = r.receiver ? KneeOfRow(*r.receiver) : std::nullopt) {
+    console.Line(absl::StrCat("         cache cliff: ", DescribeKnee(*knee)));
+  }
+  for (const proto::TransferReport* row : {&r.sender, r.receiver ? &*r.receiver : nullptr}) {
+    if (row != nullptr && !row->notes().empty() && notes_said.insert(row->role()).second) {
+      console.Line(absl::StrCat("  warning (", row->role(), " row, said once): ", row->notes()));
+    }
+  }
+}
+
 // A --file source that is not cached and whose disk reads slower than the path can
 // carry sets the pace of every run: say so before the first one.
 void WarnIfSourceIsSlow(const std::string& file, const Fd* opened, std::optional<double> ceiling_mb_per_s) {
@@ -442,12 +457,7 @@ absl::StatusOr<SenderOutcome> RunSenderWith(const SenderOptions& options, Transp
         if (absl::Status s = sink.Submit(*r.receiver); !s.ok()) return s;
       }
       ++outcome.transfers;
-      console.Line(TableLine(r));
-      for (const proto::TransferReport* row : {&r.sender, r.receiver ? &*r.receiver : nullptr}) {
-        if (row != nullptr && !row->notes().empty() && notes_said.insert(row->role()).second) {
-          console.Line(absl::StrCat("  warning (", row->role(), " row, said once): ", row->notes()));
-        }
-      }
+      SayTransfer(console, r, notes_said);
       stop = stop || r.stop_loop;
       if (r.sender.status() != Name(Status::kOk)) {
         ++outcome.failed;

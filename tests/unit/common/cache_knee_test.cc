@@ -51,6 +51,32 @@ TEST(CacheKnee, ANoisyCliffIsStillFoundNearItsPlace) {
   EXPECT_NEAR(knee->burst_mb_per_s, 1200, 120);
 }
 
+TEST(CacheKnee, AGradualHandOverFromThePageCacheToTheDiskIsStillAKnee) {
+  // A lab NAS's receiver samples (dirty_bytes 128 MiB, writeback throttled to 60 MB/s):
+  // the kernel's dirty throttling slows the writer over half a second, not at once.
+  const double series[][2] = {{0.100, 284.56}, {0.201, 310.16}, {0.300, 280.43}, {0.432, 82.89},  {0.508, 45.24},
+                              {0.600, 191.47}, {0.704, 127.37}, {0.816, 125.52}, {0.908, 160.37}, {1.024, 39.00},
+                              {1.108, 86.80},  {1.216, 38.08},  {1.320, 39.37},  {1.428, 60.50},  {1.512, 86.32},
+                              {1.604, 81.35},  {1.716, 36.62},  {1.828, 84.85},  {1.908, 65.18},  {2.024, 53.55},
+                              {2.108, 74.21},  {2.200, 113.51}, {2.308, 67.96},  {2.404, 68.02},  {2.504, 71.78},
+                              {2.608, 69.57},  {2.700, 70.29},  {2.816, 80.50},  {2.904, 81.89},  {3.012, 78.92},
+                              {3.112, 64.50},  {3.216, 69.66},  {3.304, 71.28},  {3.436, 47.01},  {3.516, 61.40},
+                              {3.604, 0},      {3.761, 0}};
+  Samples s;
+  double last = 0;
+  for (const auto& [t, mb_per_s] : series) {
+    proto::Sample* sample = s.Add();
+    sample->set_t_s(t);
+    sample->set_interval_s(t - last);
+    sample->set_bytes(static_cast<uint64_t>(mb_per_s * 1e6 * (t - last)));
+    last = t;
+  }
+  const std::optional<CacheKnee> knee = FindCacheKnee(s);
+  ASSERT_TRUE(knee.has_value());
+  EXPECT_NEAR(static_cast<double>(knee->burst_bytes), 134.2e6, 0.5 * 134.2e6);
+  EXPECT_NEAR(knee->sustained_mb_per_s, 66, 10);
+}
+
 TEST(CacheKnee, SteadyAndJitteryWritesHaveNone) {
   Samples steady;
   Add(steady, 50, 60);
