@@ -4,10 +4,14 @@
 #include <fcntl.h>
 #include <linux/btrfs.h>
 #include <linux/magic.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -22,6 +26,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "common/fd.h"
 
 namespace nasperf {
@@ -40,6 +46,21 @@ std::string ReadAttribute(const std::string& path) {
     if (absl::ascii_iscntrl(c)) c = '?';
   }
   return value;
+}
+
+// A small text file (mountinfo), at most max bytes: a longer one is cut, never read whole.
+std::string ReadText(const std::string& path, size_t max) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  std::string text;
+  if (!fd.valid()) return text;
+  char buf[16384];
+  while (text.size() < max) {
+    const ssize_t n = ::read(fd.get(), buf, std::min(sizeof buf, max - text.size()));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    text.append(buf, static_cast<size_t>(n));
+  }
+  return text;
 }
 
 bool Exists(const std::string& path) {
@@ -159,9 +180,26 @@ std::string DevName(const std::string& path) {
   return PlainName(name) ? name : "";
 }
 
+// Without the ioctl (an older kernel, a sandbox): the fsid whose devices/ lists the
+// device the mount names; no devids then.
+void BtrfsFromMount(const std::string& sys, const FsFacts& dev, FsFacts* facts) {
+  const std::optional<MountSource> mount =
+      MountOfDevice(ReadText("/proc/self/mountinfo", 1 << 20), dev.major, dev.minor);
+  if (!mount) return;
+  const std::string name = DevName(mount->source);
+  if (name.empty()) return;
+  for (const std::string& fsid : ListDir(sys + "/fs/btrfs", 64)) {
+    if (PlainName(fsid) && Exists(absl::StrCat(sys, "/fs/btrfs/", fsid, "/devices/", name))) {
+      facts->btrfs_fsid = fsid;
+      facts->btrfs_profile = BtrfsProfile(sys, fsid);
+      return;
+    }
+  }
+}
+
 void ProbeBtrfs(int dir, const std::string& sys, FsFacts* facts) {
   btrfs_ioctl_fs_info_args info{};
-  if (::ioctl(dir, BTRFS_IOC_FS_INFO, &info) != 0) return;
+  if (::ioctl(dir, BTRFS_IOC_FS_INFO, &info) != 0) return BtrfsFromMount(sys, *facts, facts);
   facts->btrfs_fsid = FormatFsid(info.fsid);
   facts->btrfs_profile = BtrfsProfile(sys, facts->btrfs_fsid);
   const uint64_t max_id = std::min<uint64_t>(info.max_id, 4 * kMaxDevices);
@@ -175,6 +213,46 @@ void ProbeBtrfs(int dir, const std::string& sys, FsFacts* facts) {
     const std::string name = DevName(path);
     if (!name.empty()) facts->btrfs_devids[name] = static_cast<int>(devid);
   }
+}
+
+// ZFS names its vdevs only in `zpool status`; where the tool lives on NAS systems.
+constexpr const char* kZpoolPaths[] = {"/usr/sbin/zpool", "/sbin/zpool", "/usr/local/sbin/zpool"};
+constexpr int kZpoolTimeoutMs = 2000;
+constexpr unsigned long kZfsSuperMagic = 0x2fc12fc1;
+
+void ProbeZfs(const std::string& sys, FsFacts* facts) {
+  const std::optional<MountSource> mount =
+      MountOfDevice(ReadText("/proc/self/mountinfo", 1 << 20), facts->major, facts->minor);
+  if (!mount || mount->fstype != "zfs") return;
+  const std::string pool = ZfsPool(mount->source);
+  if (pool.empty()) return;
+  for (const char* zpool : kZpoolPaths) {
+    if (::access(zpool, X_OK) != 0) continue;
+    absl::StatusOr<std::string> status = RunForOutput({zpool, "status", "-P", pool}, kZpoolTimeoutMs, 1 << 20);
+    if (status.ok()) facts->zfs = ZpoolDevices(ParseZpoolStatus(*status), sys);
+    return;
+  }
+}
+
+// Reads fd until EOF, max bytes or the deadline; *whole: EOF came first.
+std::string ReadUntil(int fd, int timeout_ms, size_t max, bool* whole) {
+  std::string out;
+  const auto deadline = absl::Now() + absl::Milliseconds(timeout_ms);
+  char buf[16384];
+  *whole = false;
+  while (out.size() < max) {
+    const int64_t left = absl::ToInt64Milliseconds(deadline - absl::Now());
+    pollfd p{fd, POLLIN, 0};
+    if (left <= 0 || ::poll(&p, 1, static_cast<int>(left)) == 0) break;
+    const ssize_t n = ::read(fd, buf, std::min(sizeof buf, max - out.size()));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      *whole = n == 0;
+      break;
+    }
+    out.append(buf, static_cast<size_t>(n));
+  }
+  return out;
 }
 
 // "tank" from "  pool: tank".
@@ -250,6 +328,7 @@ absl::StatusOr<FsFacts> ProbeFileSystem(const std::string& dir, const std::strin
   struct statfs fs;
   if (::fstatfs(fd.get(), &fs) != 0) return ErrnoStatus(errno, absl::StrCat("statfs ", dir));
   if (static_cast<unsigned long>(fs.f_type) == BTRFS_SUPER_MAGIC) ProbeBtrfs(fd.get(), sys, &facts);
+  if (static_cast<unsigned long>(fs.f_type) == kZfsSuperMagic) ProbeZfs(sys, &facts);
   return facts;
 }
 
@@ -291,7 +370,8 @@ std::vector<ZpoolVdev> ParseZpoolStatus(absl::string_view text) {
     if (line.size() > 512) continue;
     std::string pool;
     if (PoolLine(line, &pool)) {
-      s = ZpoolState{pool};
+      s = ZpoolState();
+      s.pool = pool;
       continue;
     }
     const absl::string_view trimmed = absl::StripAsciiWhitespace(line);
@@ -309,6 +389,84 @@ std::vector<ZpoolVdev> ParseZpoolStatus(absl::string_view text) {
 std::string KernelNameOfPath(const std::string& path, const std::string& sys) {
   const std::string name = DevName(path);
   return name.empty() ? "" : WholeDisk(name, sys);
+}
+
+}  // namespace nasperf
+
+namespace nasperf {
+
+std::vector<BlockDevice> ZpoolDevices(const std::vector<ZpoolVdev>& vdevs, const std::string& sys) {
+  std::vector<BlockDevice> out;
+  for (const ZpoolVdev& vdev : vdevs) {
+    const std::string name = KernelNameOfPath(vdev.path, sys);
+    if (!name.empty()) AddDevice({name, vdev.role, true}, &out);
+  }
+  return out;
+}
+
+std::optional<MountSource> MountOfDevice(absl::string_view mountinfo, unsigned major, unsigned minor) {
+  const std::string dev = absl::StrCat(major, ":", minor);
+  size_t lines = 0;
+  for (absl::string_view line : absl::StrSplit(mountinfo, '\n')) {
+    if (++lines > 4096) break;
+    if (line.size() > 4096) continue;
+    const std::vector<absl::string_view> f = absl::StrSplit(line, ' ', absl::SkipEmpty());
+    if (f.size() < 10 || f[2] != dev) continue;
+    // Optional fields end at a lone "-"; the type and source follow it.
+    for (size_t i = 6; i + 2 < f.size(); ++i) {
+      if (f[i] == "-") return MountSource{std::string(f[i + 1]), std::string(f[i + 2])};
+    }
+  }
+  return std::nullopt;
+}
+
+std::string ZfsPool(absl::string_view dataset) {
+  const absl::string_view pool = dataset.substr(0, dataset.find_first_of("/@"));
+  if (pool.empty() || pool.size() > 64 || !absl::ascii_isalpha(pool[0])) return "";
+  for (char c : pool) {
+    if (!absl::ascii_isalnum(c) && c != '_' && c != '-' && c != '.' && c != ':') return "";
+  }
+  return std::string(pool);
+}
+
+absl::StatusOr<std::string> RunForOutput(const std::vector<std::string>& argv, int timeout_ms, size_t max_bytes) {
+  if (argv.empty() || argv[0].empty() || argv[0][0] != '/') {
+    return absl::InvalidArgumentError("RunForOutput needs an absolute path");
+  }
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return ErrnoStatus(errno, "pipe");
+  Fd read_end(fds[0]), write_end(fds[1]);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, write_end.get(), 1);
+  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  std::vector<char*> args;
+  for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
+  args.push_back(nullptr);
+  char* no_environment[] = {nullptr};
+  pid_t pid = 0;
+  const int rc = ::posix_spawn(&pid, argv[0].c_str(), &actions, nullptr, args.data(), no_environment);
+  posix_spawn_file_actions_destroy(&actions);
+  write_end.Reset();
+  if (rc != 0) return ErrnoStatus(rc, absl::StrCat("run ", argv[0]));
+  bool whole = false;
+  std::string out = ReadUntil(read_end.get(), timeout_ms, max_bytes, &whole);
+  // A child still there when we stop reading is killed, so the caller's bound holds. One
+  // that closed its output may be between that and its exit: its status then says
+  // killed, which is why the output, not the status, is the answer (a failing zpool
+  // prints its reason on stderr and nothing the parser takes).
+  int status = 0;
+  if (::waitpid(pid, &status, WNOHANG) != pid) {
+    ::kill(pid, SIGKILL);
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  if (!whole) {
+    return absl::DeadlineExceededError(
+        absl::StrCat(argv[0], " gave no whole answer within ", timeout_ms, " ms and ", max_bytes, " bytes"));
+  }
+  return out;
 }
 
 }  // namespace nasperf

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,26 @@ struct ZpoolVdev {
 // Parses `zpool status -P` output (bounded: at most 4096 lines of 512 bytes are read, at
 // most kMaxDevices vdevs kept). Lines that are not vdevs are skipped.
 std::vector<ZpoolVdev> ParseZpoolStatus(absl::string_view text);
+
+// The vdevs' kernel names (through KernelNameOfPath; a path that names no block device
+// is left out), roles kept, at most kMaxDevices.
+std::vector<BlockDevice> ZpoolDevices(const std::vector<ZpoolVdev>& vdevs, const std::string& sys = "/sys");
+
+// What /proc/self/mountinfo says of the mount with st_dev major:minor: its type and
+// source (a device path, or a ZFS dataset). nullopt when no line has it. Bounded as
+// ParseZpoolStatus.
+struct MountSource {
+  std::string fstype, source;
+};
+std::optional<MountSource> MountOfDevice(absl::string_view mountinfo, unsigned major, unsigned minor);
+// The pool of a ZFS dataset ("tank/media" -> "tank"); empty when it cannot be a pool name.
+std::string ZfsPool(absl::string_view dataset);
+
+// Runs argv[0] (an absolute path; no PATH search, an empty environment, stdin and stderr
+// /dev/null) and returns its standard output, whatever its exit status: at most max_bytes,
+// within timeout_ms, after which it is killed (DEADLINE_EXCEEDED when its output did not
+// end by then). For `zpool status -P`, the only place ZFS names its vdevs.
+absl::StatusOr<std::string> RunForOutput(const std::vector<std::string>& argv, int timeout_ms, size_t max_bytes);
 
 // The kernel name behind a device path (following /dev/disk/by-id links), as a whole disk;
 // empty when it names no block device.

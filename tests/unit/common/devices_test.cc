@@ -201,6 +201,62 @@ TEST(ParseZpoolStatus, AStripeAndGarbage) {
   EXPECT_EQ(ParseZpoolStatus(many).size(), kMaxDevices);
 }
 
+TEST_F(FakeSysfs, ThePoolsVdevsAreItsDevices) {
+  for (const char* disk : {"sdc", "sdd"}) {
+    Block("pci0/block", disk, disk[2] == 'c' ? "8:32" : "8:48");
+    Partition("pci0/block", disk, std::string(disk) + "1", disk[2] == 'c' ? "8:33" : "8:49");
+  }
+  const std::vector<BlockDevice> devices =
+      ZpoolDevices({{"/dev/sdc1", "member of raidz1-1, ZFS pool tank"},
+                    {"/dev/sdd1", "member of raidz1-1, ZFS pool tank"},
+                    {"/tmp/a-file-vdev", "a disk of ZFS pool tank"}},  // a file vdev is no block device
+                   root_);
+  EXPECT_THAT(devices, ElementsAre(AllOf(Field(&BlockDevice::name, "sdc"),
+                                         Field(&BlockDevice::role, "member of raidz1-1, ZFS pool tank"),
+                                         Field(&BlockDevice::under_target, true)),
+                                   Field(&BlockDevice::name, "sdd")));
+}
+
+// /proc/self/mountinfo lines as the kernel prints them: optional fields before "-".
+constexpr char kMountinfo[] =
+    "22 1 253:1 / / rw,relatime shared:1 - ext4 /dev/vda1 rw\n"
+    "36 22 0:45 / /mnt/tank/media rw,noatime shared:20 master:3 - zfs tank/media rw,xattr,posixacl\n"
+    "40 22 0:52 / /mnt/pool rw,relatime - btrfs /dev/loop7 rw,space_cache=v2,subvolid=5,subvol=/\n";
+
+TEST(MountOfDevice, TypeAndSourceAfterTheOptionalFields) {
+  auto zfs = MountOfDevice(kMountinfo, 0, 45);
+  ASSERT_TRUE(zfs.has_value());
+  EXPECT_EQ(zfs->fstype, "zfs");
+  EXPECT_EQ(zfs->source, "tank/media");
+  auto btrfs = MountOfDevice(kMountinfo, 0, 52);
+  ASSERT_TRUE(btrfs.has_value());
+  EXPECT_EQ(btrfs->source, "/dev/loop7");
+  EXPECT_FALSE(MountOfDevice(kMountinfo, 0, 99).has_value());
+  EXPECT_FALSE(MountOfDevice("36 22 0:45 / /x rw shared:20\n", 0, 45).has_value());  // no "-": not a line of it
+  EXPECT_EQ(ZfsPool("tank/media"), "tank");
+  EXPECT_EQ(ZfsPool("tank@snap"), "tank");
+  EXPECT_EQ(ZfsPool("tank"), "tank");
+  EXPECT_EQ(ZfsPool("-o/x"), "");
+  EXPECT_EQ(ZfsPool("../etc"), "");
+  EXPECT_EQ(ZfsPool("ta nk/x"), "");
+}
+
+TEST(RunForOutput, OutputWithinItsBoundsAndNoPathSearch) {
+  auto echo = RunForOutput({"/bin/echo", "pool: tank"}, 5000, 1024);
+  ASSERT_TRUE(echo.ok()) << echo.status();
+  EXPECT_EQ(*echo, "pool: tank\n");
+  auto env = RunForOutput({"/usr/bin/env"}, 5000, 1024);
+  ASSERT_TRUE(env.ok()) << env.status();
+  EXPECT_EQ(*env, "");  // nothing of the receiver's environment reaches the tool
+  EXPECT_FALSE(RunForOutput({"echo", "x"}, 5000, 1024).ok());
+  EXPECT_FALSE(RunForOutput({"/nonexistent/zpool"}, 5000, 1024).ok());
+  // Endless output and a tool that never answers: killed at the bound.
+  auto yes = RunForOutput({"/usr/bin/yes"}, 5000, 4096);
+  EXPECT_TRUE(absl::IsDeadlineExceeded(yes.status())) << yes.status();
+  auto silent = RunForOutput({"/bin/sleep", "30"}, 100, 4096);
+  EXPECT_TRUE(absl::IsDeadlineExceeded(silent.status())) << silent.status();
+}
+
 TEST_F(FakeSysfs, AVdevPathIsItsWholeDisk) {
   Block("pci0/block", "sdc", "8:32");
   Partition("pci0/block", "sdc", "sdc1", "8:33");
