@@ -404,6 +404,59 @@ std::vector<BlockDevice> ZpoolDevices(const std::vector<ZpoolVdev>& vdevs, const
   return out;
 }
 
+namespace {
+
+struct UnraidSlot {
+  std::string name, device, type;
+};
+
+// A slot's role in words, from its type where disks.ini gives one, else its name.
+std::string UnraidRole(const UnraidSlot& slot) {
+  if (slot.type == "Parity") return absl::StrCat("Unraid ", slot.name);
+  if (slot.type == "Data") return absl::StrCat("Unraid data disk ", slot.name);
+  if (slot.type == "Cache") return absl::StrCat("Unraid cache pool ", slot.name);
+  if (slot.type.empty()) return absl::StrCat("Unraid ", slot.name);
+  return absl::StrCat("Unraid ", absl::AsciiStrToLower(slot.type), " ", slot.name);
+}
+
+void ApplySlot(const UnraidSlot& slot, std::vector<BlockDevice>* devices) {
+  if (slot.device.empty() || slot.name.empty() || slot.type == "Flash") return;
+  for (BlockDevice& d : *devices) {
+    if (d.name == slot.device && d.role.empty()) d.role = UnraidRole(slot);
+  }
+}
+
+// key="value" -> value; false for any other line.
+bool IniValue(absl::string_view line, absl::string_view key, std::string* value) {
+  if (!absl::ConsumePrefix(&line, key) || !absl::ConsumePrefix(&line, "=\"") || !absl::ConsumeSuffix(&line, "\"")) {
+    return false;
+  }
+  if (line.size() > 64 || !std::all_of(line.begin(), line.end(), [](char c) { return absl::ascii_isgraph(c); })) {
+    return false;
+  }
+  *value = std::string(line);
+  return true;
+}
+
+}  // namespace
+
+void ApplyUnraidRoles(absl::string_view disks_ini, std::vector<BlockDevice>* devices) {
+  UnraidSlot slot;
+  size_t lines = 0;
+  for (absl::string_view line : absl::StrSplit(disks_ini, '\n')) {
+    if (++lines > 65536) break;
+    line = absl::StripAsciiWhitespace(line);
+    if (absl::StartsWith(line, "[")) {
+      ApplySlot(slot, devices);
+      slot = UnraidSlot();
+      continue;
+    }
+    if (IniValue(line, "name", &slot.name) || IniValue(line, "device", &slot.device)) continue;
+    IniValue(line, "type", &slot.type);
+  }
+  ApplySlot(slot, devices);
+}
+
 std::optional<MountSource> MountOfDevice(absl::string_view mountinfo, unsigned major, unsigned minor) {
   const std::string dev = absl::StrCat(major, ":", minor);
   size_t lines = 0;

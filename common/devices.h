@@ -65,6 +65,15 @@ std::vector<ZpoolVdev> ParseZpoolStatus(absl::string_view text);
 // is left out), roles kept, at most kMaxDevices.
 std::vector<BlockDevice> ZpoolDevices(const std::vector<ZpoolVdev>& vdevs, const std::string& sys = "/sys");
 
+// Unraid states its disks' assignments in this file (emhttp's disks.ini): a section per
+// slot, ["parity"], ["disk1"], ["cache"], with name="...", device="sdb" and type="Parity",
+// "Data", "Cache" or "Flash".
+inline constexpr char kUnraidDisksIni[] = "/var/local/emhttp/disks.ini";
+// Gives each device without a role the one disks.ini states: "Unraid parity", "Unraid
+// parity2", "Unraid data disk disk1", "Unraid cache pool cache"; the boot flash and empty
+// slots are skipped. Bounded as ParseZpoolStatus.
+void ApplyUnraidRoles(absl::string_view disks_ini, std::vector<BlockDevice>* devices);
+
 // What /proc/self/mountinfo says of the mount with st_dev major:minor: its type and
 // source (a device path, or a ZFS dataset). nullopt when no line has it. Bounded as
 // ParseZpoolStatus.

@@ -174,7 +174,8 @@ std::string DeviceSentence(const std::vector<DeviceFigure>& figures) {
     if (f.device.under_target) {
       part = absl::StrCat("; ", f.device.name, " ", Busy(f.busy_pct));
     } else if (f.busy_pct >= kOutsideWorthNaming) {
-      part = absl::StrCat("; ", f.device.name, " ", Busy(f.busy_pct), " (not under the target)");
+      part = absl::StrCat("; ", f.device.name, " ", Busy(f.busy_pct), " (",
+                          f.device.role.empty() ? "" : f.device.role + ", ", "not under the target)");
     }
     if (text.size() + part.size() > kMaxDetailBytes) break;  // the busiest come first: the rest matter less
     text += part;
@@ -200,6 +201,10 @@ DeviceWatch::DeviceWatch(const std::string& dir, double interval_s, const std::s
     if (std::none_of(devices_.begin(), devices_.end(), [&](const BlockDevice& d) { return d.name == disk.name; })) {
       devices_.push_back(std::move(disk));
     }
+  }
+  // Only on a real system: a fake sysfs (tests) has no Unraid beside it.
+  if (sys == "/sys") {
+    if (absl::StatusOr<std::string> ini = ReadBounded(kUnraidDisksIni); ini.ok()) ApplyUnraidRoles(*ini, &devices_);
   }
   absl::StatusOr<std::vector<DiskCounters>> before = ReadDiskstats(proc_ + "/diskstats");
   have_before_ = before.ok();

@@ -217,6 +217,63 @@ TEST_F(FakeSysfs, ThePoolsVdevsAreItsDevices) {
                                    Field(&BlockDevice::name, "sdd")));
 }
 
+// emhttp's disks.ini as Unraid 6.12 writes it (fields shortened): two parity disks, two
+// data disks, an empty slot, a cache pool and the boot flash.
+constexpr char kDisksIni[] = R"(["parity"]
+idx="0"
+name="parity"
+device="sdb"
+status="DISK_OK"
+type="Parity"
+["parity2"]
+idx="29"
+name="parity2"
+device="sdg"
+type="Parity"
+["disk1"]
+idx="1"
+name="disk1"
+device="sdc"
+type="Data"
+fsType="xfs"
+["disk2"]
+idx="2"
+name="disk2"
+device=""
+status="DISK_NP"
+type="Data"
+["cache"]
+idx="30"
+name="cache"
+device="nvme0n1"
+type="Cache"
+["flash"]
+name="flash"
+device="sda"
+type="Flash"
+)";
+
+TEST(ApplyUnraidRoles, ParityDataAndCacheAsUnraidStatesThem) {
+  std::vector<BlockDevice> devices = {{"sda", "", false},
+                                      {"sdb", "", false},
+                                      {"sdc", "", false},
+                                      {"sdg", "", false},
+                                      {"nvme0n1", "", false},
+                                      {"sdh", "", false},
+                                      {"md1", "slot 0 of the md raid1 md1", true}};
+  ApplyUnraidRoles(kDisksIni, &devices);
+  EXPECT_EQ(devices[0].role, "");  // the boot flash is no part of the array
+  EXPECT_EQ(devices[1].role, "Unraid parity");
+  EXPECT_EQ(devices[2].role, "Unraid data disk disk1");
+  EXPECT_EQ(devices[3].role, "Unraid parity2");
+  EXPECT_EQ(devices[4].role, "Unraid cache pool cache");
+  EXPECT_EQ(devices[5].role, "");                            // in no slot: nothing made up
+  EXPECT_EQ(devices[6].role, "slot 0 of the md raid1 md1");  // a role already stated stays
+  std::vector<BlockDevice> hostile = {{"sdb", "", false}};
+  ApplyUnraidRoles("[\"x\"]\nname=\"par ity\"\ndevice=\"sdb\"\ntype=\"Parity\"\n", &hostile);
+  EXPECT_EQ(hostile[0].role, "");  // a name with a blank is not one Unraid writes
+}
+
 // /proc/self/mountinfo lines as the kernel prints them: optional fields before "-".
 constexpr char kMountinfo[] =
     "22 1 253:1 / / rw,relatime shared:1 - ext4 /dev/vda1 rw\n"

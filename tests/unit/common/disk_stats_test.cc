@@ -131,6 +131,13 @@ TEST(DeviceColumns, ABusyDiskOutsideTheTargetIsNeverTheTargets) {
   EXPECT_FALSE(row.has_dirty_peak_bytes());
 }
 
+TEST(DeviceColumns, UnraidsParityOutsideTheTargetIsNamedWithItsRole) {
+  std::vector<DeviceFigure> f = Mirror();
+  f.erase(f.begin(), f.begin() + 2);
+  f[0].device.role = "Unraid parity";
+  EXPECT_EQ(DeviceSentence(f), "no device under the target was found; vda 40 % (Unraid parity, not under the target)");
+}
+
 TEST(DeviceColumns, TheSentenceStaysWithinItsColumn) {
   std::vector<DeviceFigure> f(kMaxDevices);
   for (size_t i = 0; i < f.size(); ++i) {
