@@ -85,6 +85,10 @@ if [[ " $verdicts " == *" disk "* ]]; then
   grep -q "the NAS's devices (last such run): $slow, member" "$T/sender.log" \
     || fail "the sender's summary does not name $slow: $(grep -A3 'bottleneck:' "$T/sender.log")"
 fi
+# report reads the rows back and names the device too.
+"$NASPERF" report "$T/out" >"$T/report.txt" 2>&1 || fail "report: $(tail -3 "$T/report.txt")"
+grep -q "NAS device: $slow busiest in 2 of 2 rows" "$T/report.txt" \
+  || fail "report does not name $slow: $(grep -i device "$T/report.txt")"
 dirty=$(csv_role_col "$csv" receiver dirty_peak_bytes | head -1)
 [[ $dirty =~ ^[0-9]+$ ]] || fail "dirty_peak_bytes is not a whole number: '$dirty'"
 echo "PASS: the slow member $slow named on both rows; dirty peak $dirty bytes"
