@@ -31,7 +31,8 @@ constexpr char kHeaderSoFar[] =
     "run_id,label,iteration,stream,role,host,peer,transport,bytes,started_at,duration_s,mb_per_s,"
     "first_byte_s,write_s,sync_s,net_wait_pct,disk_wait_pct,bottleneck,write_mode,sync_policy,mtu,"
     "path_mtu,mss,link_mbps,line_rate_pct,checksum,verified,status,error,transfer_id,warmup,"
-    "source_wait_pct,notes,cpu_user_s,cpu_sys_s,cpu_busy_pct,direction,cache,cache_resident_pct,read_mode";
+    "source_wait_pct,notes,cpu_user_s,cpu_sys_s,cpu_busy_pct,direction,cache,cache_resident_pct,read_mode,"
+    "busiest_device,busiest_busy_pct,device_busy,disk_detail,dirty_peak_bytes";
 
 // The columns CheckReport bounded before the table: each must still have a bound.
 const char* const kBoundedBeforeTheTable[] = {"run_id",
