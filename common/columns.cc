@@ -106,6 +106,19 @@ constexpr TransferColumn kDeclared[] = {
      "Reads, the NAS agent's row: share of the file's pages in its page cache as the run began"},
     {"read_mode", kAppended, kText, "", WordBound(&Names<ReadMode>, true),
      "Reads: how the agent read the file (--read-mode); empty on writes and SSH rows"},
+    {"busiest_device", kAppended, kText, "", DeviceBound(),
+     "Receiver (native): kernel name of the busiest block device under the target (e.g. sdb, loop7)"},
+    {"busiest_busy_pct", kAppended, kPercent, "%", ShareBound(),
+     "Receiver (native): share of the transfer busiest_device had a request in flight (/proc/diskstats io_ticks)"},
+    {"device_busy", kAppended, kText, "", DeviceListBound(32),
+     "Receiver (native): busy % of the devices under the target, then of other disks that did I/O, e.g. "
+     "loop7=99;loop6=7 (at most 32)"},
+    {"disk_detail", kAppended, kText, "", PlainTextBound(1000),  // kMaxDetailBytes
+     "Receiver (native): the device figures in words: the busiest device under the target, what the system says "
+     "it is, busy %, MB/s and queue depth; the others' busy %; busy disks outside the target named as such"},
+    {"dirty_peak_bytes", kAppended, kInteger, "bytes", NoBound(),
+     "Receiver (native): peak of Dirty + Writeback in the NAS's /proc/meminfo during the transfer: how much the "
+     "page cache held back"},
     {"burst_mb_per_s", kAppended, kRate, "MB/s", FigureBound(),
      "Receiver, writes: MB/s before the cache cliff (a sustained drop in its samples); empty when there was none"},
     {"burst_bytes", kAppended, kInteger, "bytes", NoBound(),
@@ -143,6 +156,8 @@ bool BoundFits(ColumnBound::Kind bound, CellFormat format) {
     case ColumnBound::Kind::kPlainText:
     case ColumnBound::Kind::kText:
     case ColumnBound::Kind::kWord:
+    case ColumnBound::Kind::kDevice:
+    case ColumnBound::Kind::kDeviceList:
       return format == CellFormat::kText;
     case ColumnBound::Kind::kRange:
       return format == CellFormat::kInteger;

@@ -36,15 +36,17 @@ enum class CellFormat {
 // What CheckReport (common/validate.cc) holds a column's field to.
 struct ColumnBound {
   enum class Kind {
-    kNone,       // any value of the field's type
-    kRunId,      // CheckRunId: it becomes part of file names
-    kPlainText,  // at most max_bytes, no NUL and no control characters
-    kText,       // at most max_bytes; of the control characters only '\n' and '\t' (errors, notes)
-    kWord,       // one of words(), or empty when empty_ok
-    kRange,      // a whole number in [min, max]
-    kFigure,     // when set: finite, 0 to kMaxFigure
-    kShare,      // a figure that is a share of a whole: at most 100
-    kSince1970,  // a unix time, not negative
+    kNone,        // any value of the field's type
+    kRunId,       // CheckRunId: it becomes part of file names
+    kPlainText,   // at most max_bytes, no NUL and no control characters
+    kText,        // at most max_bytes; of the control characters only '\n' and '\t' (errors, notes)
+    kWord,        // one of words(), or empty when empty_ok
+    kRange,       // a whole number in [min, max]
+    kFigure,      // when set: finite, 0 to kMaxFigure
+    kShare,       // a figure that is a share of a whole: at most 100
+    kSince1970,   // a unix time, not negative
+    kDevice,      // a kernel block device name (sdb, nvme0n1, dm-0), or empty
+    kDeviceList,  // NAME=PCT;... of kDevice names and whole percentages 0-100, at most max items
   };
   Kind kind = Kind::kNone;
   size_t max_bytes = 0;                                  // kPlainText, kText
@@ -67,6 +69,8 @@ constexpr ColumnBound RangeBound(int64_t min, int64_t max) { return {ColumnBound
 constexpr ColumnBound FigureBound() { return {ColumnBound::Kind::kFigure}; }
 constexpr ColumnBound ShareBound() { return {ColumnBound::Kind::kShare}; }
 constexpr ColumnBound Since1970Bound() { return {ColumnBound::Kind::kSince1970}; }
+constexpr ColumnBound DeviceBound() { return {ColumnBound::Kind::kDevice}; }
+constexpr ColumnBound DeviceListBound(int64_t max_items) { return {ColumnBound::Kind::kDeviceList, 0, 0, max_items}; }
 
 struct TransferColumn {
   const char* name;

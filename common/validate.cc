@@ -7,8 +7,10 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/columns.h"
 #include "common/policy.h"
@@ -89,6 +91,38 @@ absl::Status FirstError(std::initializer_list<absl::Status> checks) {
   return absl::OkStatus();
 }
 
+// A kernel block device name as /proc/diskstats prints it; never a formula or a path.
+bool DeviceName(absl::string_view name) {
+  if (name.empty() || name.size() > 64 || !absl::ascii_isalnum(name[0])) return false;
+  for (char c : name) {
+    if (!absl::ascii_isalnum(c) && c != '.' && c != '_' && c != ':' && c != '+' && c != '!' && c != '-') return false;
+  }
+  return true;
+}
+
+// NAME=PCT;...: at most max_items pairs of a device name and a whole percentage.
+absl::Status DeviceList(const std::string& field, const std::string& value, int64_t max_items) {
+  if (value.empty()) return absl::OkStatus();
+  const auto bad = [&](absl::string_view why) {
+    return absl::InvalidArgumentError(absl::StrCat(field, " \"", value.substr(0, 40), "\" ", why));
+  };
+  if (value.size() > static_cast<size_t>(max_items) * 70) return bad("is too long");
+  const std::vector<absl::string_view> items = absl::StrSplit(value, ';');
+  if (static_cast<int64_t>(items.size()) > max_items) return bad(absl::StrCat("has more than ", max_items, " devices"));
+  for (absl::string_view item : items) {
+    const size_t eq = item.find('=');
+    const absl::string_view digits = eq == absl::string_view::npos ? "" : item.substr(eq + 1);
+    int pct = -1;
+    // Digits only: SimpleAtoi would also take the blanks and line breaks around them.
+    if (eq == absl::string_view::npos || !DeviceName(item.substr(0, eq)) || digits.empty() || digits.size() > 3 ||
+        !std::all_of(digits.begin(), digits.end(), absl::ascii_isdigit) || !absl::SimpleAtoi(digits, &pct) ||
+        pct > 100) {
+      return bad("is not NAME=PCT;... with whole percentages");
+    }
+  }
+  return absl::OkStatus();
+}
+
 // The column's bound (common/columns.h) on its field of the report.
 absl::Status CheckColumn(const TransferColumn& column, const proto::TransferReport& r) {
   const ColumnBound& bound = column.bound;
@@ -123,6 +157,14 @@ absl::Status CheckColumn(const TransferColumn& column, const proto::TransferRepo
     case ColumnBound::Kind::kSince1970:
       if (NumberValue(column, r) >= 0) return absl::OkStatus();
       return absl::InvalidArgumentError(absl::StrCat(column.name, " before 1970"));
+    case ColumnBound::Kind::kDevice: {
+      const std::string value = TextValue(column, r);
+      if (value.empty() || DeviceName(value)) return absl::OkStatus();
+      return absl::InvalidArgumentError(
+          absl::StrCat(column.name, " \"", value.substr(0, 40), "\" is not a device name"));
+    }
+    case ColumnBound::Kind::kDeviceList:
+      return DeviceList(column.name, TextValue(column, r), bound.max);
   }
   return absl::OkStatus();
 }

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/clock.h"
+#include "common/disk_stats.h"
 #include "common/netinfo.h"
 #include "common/policy.h"
 #include "common/units.h"
@@ -205,19 +206,23 @@ void DataListener::Serve(int fd, bool crowded) {
   if (request.link_mbps() > 0) facts.link_mbps = request.link_mbps();  // the sender's --link-speed
   facts.mss = SocketMss(fd);
   proto::TransferReport report = AdmittedRow(plan, facts);
+  // The NAS's devices over this transfer: which one under the target held it back.
+  std::optional<DeviceWatch> devices;
+  if (!target_.discard()) devices.emplace(target_.path());
   if (plan.direction == Direction::kRead) {
     ServeReadOn(fd, plan, accepted_ns, facts, report);
   } else {
     ServeWrite(fd, plan, peer, accepted_ns, facts, report);
   }
+  if (devices) AddDeviceColumns(devices->Stop(), &report);
   const Status status = Parse<Status>(report.status()).value_or(Status::kFailed);
   Count(status == Status::kOk       ? &ReceiverCounters::ok
         : status == Status::kFailed ? &ReceiverCounters::failed
                                     : &ReceiverCounters::aborted);
   if (status == Status::kOk) {
-    Log(LogLevel::kDebug, kComponent, "transfer %d %s %s: %s in %.3f s, %.1f MB/s", plan.id,
+    Log(LogLevel::kDebug, kComponent, "transfer %d %s %s: %s in %.3f s, %.1f MB/s, %s%s%s", plan.id,
         plan.direction == Direction::kRead ? "to" : "from", peer, FormatSize(report.bytes()), report.duration_s(),
-        report.mb_per_s());
+        report.mb_per_s(), report.bottleneck(), report.disk_detail().empty() ? "" : ": ", report.disk_detail());
   } else {
     Log(LogLevel::kWarning, kComponent, "transfer %d %s %s %s: %s", plan.id,
         plan.direction == Direction::kRead ? "to" : "from", peer, report.status(), report.error());

@@ -241,6 +241,18 @@ std::string PathText(const std::vector<const TransferRecord*>& rows) {
   return absl::StrJoin(parts, ", ");
 }
 
+std::string DevicesText(const std::vector<const TransferRecord*>& rows) {
+  std::map<std::string, std::vector<double>> busy;  // busiest_device -> its busy % per row
+  for (const TransferRecord* r : rows) {
+    if (!r->row.busiest_device().empty()) busy[r->row.busiest_device()].push_back(r->row.busiest_busy_pct());
+  }
+  const auto most = std::max_element(busy.begin(), busy.end(),
+                                     [](const auto& a, const auto& b) { return a.second.size() < b.second.size(); });
+  if (most == busy.end()) return "";
+  return absl::StrFormat("%s busiest in %d of %d rows, %.0f %% busy (median)", most->first, most->second.size(),
+                         rows.size(), Summarize(most->second).median);
+}
+
 std::string ObservationText(const GroupRows& g) {
   std::set<std::string> hosts;
   size_t most_streams = 1;
@@ -282,6 +294,7 @@ absl::StatusOr<ReportResult> SummarizeResults(const ResultTable& table, std::opt
       s.stats = Summarize(s.rates_in_order);
       s.observation = ObservationText(g);
       s.path = PathText(g.rows);
+      s.devices = DevicesText(g.rows);
       for (const TransferRecord* row : g.rows) ++s.bottlenecks[row->bottleneck.empty() ? "unknown" : row->bottleneck];
       s.trend = MannKendall(s.rates_in_order);
       s.drifts = Drifts(s.trend, s.rates_in_order.size());
@@ -472,7 +485,7 @@ std::string ReportText(const ReportResult& report) {
     absl::StrAppendFormat(&out, "  %-*s %4d %9.1f %9.1f %8.1f %9.1f %9.1f %9.1f %9.1f  %s\n", width, g.group, s.n,
                           s.median, s.mean, s.stddev, s.min, s.max, s.p5, s.p95, BottleneckMix(g.bottlenecks));
     notes.push_back(absl::StrCat("    ", g.group, ": n counts ", g.observation, g.path.empty() ? "" : "; ", g.path,
-                                 "; ", TrendText(g), "\n"));
+                                 "; ", TrendText(g), g.devices.empty() ? "" : "; NAS device: ", g.devices, "\n"));
     previous = &g;
   }
   flush_notes();
@@ -497,11 +510,12 @@ std::string ReportJson(const ReportResult& report) {
   for (const GroupSummary& g : report.groups) {
     std::vector<std::string> mix;
     for (const auto& [verdict, count] : g.bottlenecks) mix.push_back(absl::StrCat(JsonString(verdict), ":", count));
-    groups.push_back(absl::StrCat(
-        "{\"label\":", JsonString(g.group), ",\"role\":", JsonString(Name(g.role)), ",", SummaryJson(g.stats),
-        ",\"bottleneck\":{", absl::StrJoin(mix, ","), "},\"trend_p\":", JsonNumber(g.trend.p),
-        ",\"sen_slope\":", JsonNumber(g.trend.sen_slope), ",\"drifts\":", g.drifts ? "true" : "false",
-        ",\"observation\":", JsonString(g.observation), ",\"path\":", JsonString(g.path), "}"));
+    groups.push_back(
+        absl::StrCat("{\"label\":", JsonString(g.group), ",\"role\":", JsonString(Name(g.role)), ",",
+                     SummaryJson(g.stats), ",\"bottleneck\":{", absl::StrJoin(mix, ","),
+                     "},\"trend_p\":", JsonNumber(g.trend.p), ",\"sen_slope\":", JsonNumber(g.trend.sen_slope),
+                     ",\"drifts\":", g.drifts ? "true" : "false", ",\"observation\":", JsonString(g.observation),
+                     ",\"path\":", JsonString(g.path), ",\"devices\":", JsonString(g.devices), "}"));
   }
   std::vector<std::string> failures;
   for (const TransferRecord* r : report.failures) {

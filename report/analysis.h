@@ -55,6 +55,9 @@ struct GroupSummary {
   // The path the group ran over, from its rows: MTU, path MTU, MSS, link and the
   // median line rate, each only when known; distinct values joined with "/".
   std::string path;
+  // The NAS's busiest device under the target over the group's receiver rows (issue 27):
+  // "loop1 busiest in 2 of 2 rows, 86 % busy (median)"; empty when no row names one.
+  std::string devices;
 };
 
 // The trend in words a reader cannot misread: a slope only when it is significant.

@@ -362,7 +362,7 @@ std::string List(const std::vector<std::string>& items);
 
 std::string SummaryTable(const ReportResult& report) {
   std::string out = "<table>\n" + Row({"label", "role", "n", "median", "mean", "stddev", "min", "max", "p5", "p95",
-                                       "bottleneck", "trend", "n counts", "path"},
+                                       "bottleneck", "trend", "n counts", "path", "NAS device"},
                                       "th");
   for (const GroupSummary& g : report.groups) {
     std::vector<std::string> mix;
@@ -370,7 +370,7 @@ std::string SummaryTable(const ReportResult& report) {
     const Summary& s = g.stats;
     out += Row({g.group, Name(g.role), absl::StrCat(s.n), Num(s.median), Num(s.mean), Num(s.stddev), Num(s.min),
                 Num(s.max), Num(s.p5), Num(s.p95), absl::StrJoin(mix, ", "), TrendText(g), g.observation,
-                g.path.empty() ? "-" : g.path});
+                g.path.empty() ? "-" : g.path, g.devices.empty() ? "-" : g.devices});
   }
   out += "</table>\n";
   std::vector<std::string> legend = VerdictLegend(report);

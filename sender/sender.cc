@@ -316,6 +316,9 @@ struct Tally {
   // CPU seconds and bytes per end, for CPU s/GB.
   double sender_cpu_s = 0, receiver_cpu_s = 0, sender_bytes = 0, receiver_bytes = 0;
   int startup_runs = 0;  // measured transfers that also paid the session's start-up
+  // The NAS's devices in words (disk_detail) on the last transfer judged disk: which
+  // device under the target held it back.
+  std::string disk_detail;
 
   void Count(const TransferResult& r) {
     if (r.sender.has_cpu_user_s()) {
@@ -331,6 +334,9 @@ struct Tally {
     const proto::TransferReport* durable = DurableRow(r);
     if (durable != nullptr && durable->has_mb_per_s()) durable_rates.push_back(durable->mb_per_s());
     if (!r.sender.bottleneck().empty()) ++verdicts[r.sender.bottleneck()];
+    if (r.sender.bottleneck() == Name(Bottleneck::kDisk) && r.receiver && !r.receiver->disk_detail().empty()) {
+      disk_detail = r.receiver->disk_detail();
+    }
   }
 };
 
@@ -363,6 +369,9 @@ void PrintSummary(Console& console, const SenderOptions& options, const Tally& t
   for (const auto& [verdict, count] : tally.verdicts) {
     if (verdict != Name(Bottleneck::kBalanced))
       console.Line(absl::StrCat("    ", verdict, ": ", VerdictMeaning(verdict)));
+    if (verdict == Name(Bottleneck::kDisk) && !tally.disk_detail.empty()) {
+      console.Line(absl::StrCat("      the NAS's devices (last such run): ", tally.disk_detail));
+    }
   }
 }
 

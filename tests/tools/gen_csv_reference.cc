@@ -35,6 +35,11 @@ std::string TextUnit(const ColumnBound& bound) {
       return absl::StrCat("text, at most ", bound.max_bytes, " bytes");
     case ColumnBound::Kind::kWord:
       return Words(bound);
+    case ColumnBound::Kind::kDevice:
+      return "a kernel block device name: 1-64 of `A-Za-z0-9._:+!-`, starting with a letter or digit; or empty";
+    case ColumnBound::Kind::kDeviceList:
+      return absl::StrCat("`NAME=PCT` pairs joined by `;`, PCT a whole number 0-100, at most ", bound.max,
+                          "; or empty");
     default:
       return "text";
   }

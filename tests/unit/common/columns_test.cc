@@ -31,7 +31,8 @@ constexpr char kHeaderSoFar[] =
     "run_id,label,iteration,stream,role,host,peer,transport,bytes,started_at,duration_s,mb_per_s,"
     "first_byte_s,write_s,sync_s,net_wait_pct,disk_wait_pct,bottleneck,write_mode,sync_policy,mtu,"
     "path_mtu,mss,link_mbps,line_rate_pct,checksum,verified,status,error,transfer_id,warmup,"
-    "source_wait_pct,notes,cpu_user_s,cpu_sys_s,cpu_busy_pct,direction,cache,cache_resident_pct,read_mode";
+    "source_wait_pct,notes,cpu_user_s,cpu_sys_s,cpu_busy_pct,direction,cache,cache_resident_pct,read_mode,"
+    "busiest_device,busiest_busy_pct,device_busy,disk_detail,dirty_peak_bytes";
 
 // The columns CheckReport bounded before the table: each must still have a bound.
 const char* const kBoundedBeforeTheTable[] = {"run_id",
@@ -90,6 +91,10 @@ void SetValid(const TransferColumn& column, proto::TransferReport* r) {
     case CellFormat::kText:
       if (column.bound.kind == ColumnBound::Kind::kWord) {
         reflection->SetString(r, field, column.bound.words().front());
+      } else if (column.bound.kind == ColumnBound::Kind::kDevice) {
+        reflection->SetString(r, field, "nvme0n1");
+      } else if (column.bound.kind == ColumnBound::Kind::kDeviceList) {
+        reflection->SetString(r, field, "sdb=99;sdc=41");
       } else {
         reflection->SetString(r, field, column.bound.kind == ColumnBound::Kind::kRunId ? "run-1" : "some text");
       }
@@ -180,6 +185,21 @@ std::vector<std::pair<std::string, proto::TransferReport>> OutOfBounds(const Tra
       break;
     case ColumnBound::Kind::kSince1970:
       spoil([&](R reflection, proto::TransferReport* r) { reflection->SetInt64(r, f, -1); });
+      break;
+    case ColumnBound::Kind::kDevice:
+      for (const char* bad : {"=cmd()", "../sda", "sd a", "sda\n"}) {
+        spoil([&](R reflection, proto::TransferReport* r) { reflection->SetString(r, f, bad); });
+      }
+      break;
+    case ColumnBound::Kind::kDeviceList:
+      for (const char* bad : {"sda", "sda=101", "=1", "sda=1;", "sda=1;;sdb=2", "sda=1\n"}) {
+        spoil([&](R reflection, proto::TransferReport* r) { reflection->SetString(r, f, bad); });
+      }
+      spoil([&](R reflection, proto::TransferReport* r) {
+        std::string many = "sda=1";
+        for (int64_t i = 0; i < bound.max; ++i) many += ";sda=1";
+        reflection->SetString(r, f, many);
+      });
       break;
   }
   return spoiled;

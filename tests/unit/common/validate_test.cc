@@ -76,6 +76,38 @@ TEST(CheckReport, RefusesHostileText) {
       "label");  // C1 CSI
 }
 
+// Issue 27: the device columns of a hostile peer's row: names that are no device
+// (a formula, a path, a control character), lists past 32 devices or with shares over 100.
+TEST(CheckReport, DeviceColumnsHoldDeviceNamesAndWholeShares) {
+  proto::TransferReport good = GoodReport();
+  good.set_busiest_device("nvme0n1");
+  good.set_busiest_busy_pct(98.5);
+  good.set_device_busy("loop7=99;loop6=7;dm-0=0;cciss!c0d0=100");
+  good.set_disk_detail("loop7, member 2 of the btrfs raid1 under the target, 98 % busy; loop6 7 %");
+  good.set_dirty_peak_bytes(1 << 30);
+  EXPECT_TRUE(CheckReport(good).ok()) << CheckReport(good);
+  ExpectRefused([](proto::TransferReport& r) { r.set_busiest_device("=HYPERLINK(1)"); }, "busiest_device");
+  ExpectRefused([](proto::TransferReport& r) { r.set_busiest_device("../sda"); }, "busiest_device");
+  ExpectRefused([](proto::TransferReport& r) { r.set_busiest_device(std::string(65, 'a')); }, "busiest_device");
+  ExpectRefused([](proto::TransferReport& r) { r.set_busiest_busy_pct(101); }, "busiest_busy_pct");
+  ExpectRefused([](proto::TransferReport& r) { r.set_busiest_busy_pct(kNaN); }, "busiest_busy_pct");
+  ExpectRefused([](proto::TransferReport& r) { r.set_device_busy("sda=101"); }, "device_busy");
+  ExpectRefused([](proto::TransferReport& r) { r.set_device_busy("sda=-1"); }, "device_busy");
+  ExpectRefused([](proto::TransferReport& r) { r.set_device_busy("sda=50;"); }, "device_busy");
+  ExpectRefused([](proto::TransferReport& r) { r.set_device_busy("sda"); }, "device_busy");
+  ExpectRefused([](proto::TransferReport& r) { r.set_device_busy("sd\na=5"); }, "device_busy");
+  ExpectRefused([](proto::TransferReport& r) { r.set_device_busy("sda=9.5"); }, "device_busy");
+  ExpectRefused(
+      [](proto::TransferReport& r) {
+        std::string many;
+        for (int i = 0; i < 33; ++i) many += "sd" + std::to_string(i) + "=1" + (i < 32 ? ";" : "");
+        r.set_device_busy(many);
+      },
+      "device_busy");
+  ExpectRefused([](proto::TransferReport& r) { r.set_disk_detail("sda\x1b[2J"); }, "disk_detail");
+  ExpectRefused([](proto::TransferReport& r) { r.set_disk_detail(std::string(1001, 'x')); }, "disk_detail");
+}
+
 // Issue 29 row 10: error and notes may span lines, but an escape sequence in them
 // would reach the terminal of whoever reads the CSV back (`nasperf report`).
 TEST(CheckReport, ErrorAndNotesHoldNoEscapeSequence) {

@@ -236,6 +236,24 @@ TEST(Report, SaysWhatNCountsAndThePath) {
   EXPECT_THAT(ReportJson(*r), HasSubstr("\"observation\":\"one per iteration; up to 3 streams"));
 }
 
+// Issue 27: which NAS device was busiest, over the group's receiver rows.
+TEST(Report, NamesTheNasDeviceThatWasBusiestMostOften) {
+  ResultTable t = Table(
+      "run_id,label,iteration,stream,role,host,bytes,duration_s,mb_per_s,status,warmup,busiest_device,"
+      "busiest_busy_pct,device_busy\n"
+      "r,mirror,1,0,receiver,nas,100000000,1.0,55,ok,false,loop1,88.0,loop1=88;loop2=8\n"
+      "r,mirror,2,0,receiver,nas,100000000,1.0,56,ok,false,loop1,84.0,loop1=84;loop2=9\n"
+      "r,mirror,3,0,receiver,nas,100000000,1.0,57,ok,false,loop2,50.0,loop2=50;loop1=40\n"
+      "r,mirror,1,0,sender,client,100000000,1.0,55,ok,false,,,\n");
+  auto r = SummarizeResults(t, std::nullopt);
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->groups.size(), 2u);
+  EXPECT_EQ(r->groups[0].devices, "loop1 busiest in 2 of 3 rows, 86 % busy (median)");
+  EXPECT_EQ(r->groups[1].devices, "");  // the sender's rows name no NAS device
+  EXPECT_THAT(ReportText(*r), HasSubstr("; NAS device: loop1 busiest in 2 of 3 rows"));
+  EXPECT_THAT(ReportJson(*r), HasSubstr("\"devices\":\"loop1 busiest in 2 of 3 rows"));
+}
+
 // "flat p=0.086, +82.1 MB/s per run" read as a slope that was not there.
 TEST(Report, ATrendIsNamedOnlyWhenItIsSignificant) {
   GroupSummary g;

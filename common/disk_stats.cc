@@ -1,0 +1,262 @@
+#include "common/disk_stats.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/time.h"
+#include "common/clock.h"
+#include "common/fd.h"
+
+namespace nasperf {
+namespace {
+
+constexpr size_t kMaxLines = 4096;
+constexpr size_t kMaxLineBytes = 512;
+// Enough for kMaxLines of /proc/diskstats; a longer file is cut, never read whole.
+constexpr size_t kMaxFileBytes = 1 << 20;
+
+absl::StatusOr<std::string> ReadBounded(const std::string& path) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return ErrnoStatus(errno, absl::StrCat("open ", path));
+  std::string text(kMaxFileBytes, '\0');
+  size_t used = 0;
+  while (used < text.size()) {
+    const ssize_t n = ::read(fd.get(), text.data() + used, text.size() - used);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ErrnoStatus(errno, absl::StrCat("read ", path));
+    if (n == 0) break;
+    used += static_cast<size_t>(n);
+  }
+  text.resize(used);
+  return text;
+}
+
+// major minor name, then at least the 11 counters every kernel since 2.6 prints.
+bool ParseDiskLine(absl::string_view line, DiskCounters* out) {
+  std::vector<absl::string_view> f = absl::StrSplit(line, ' ', absl::SkipEmpty());
+  if (f.size() < 14 || f[2].empty() || f[2].size() > 64) return false;
+  uint64_t v[11];
+  for (int i = 0; i < 11; ++i) {
+    if (!absl::SimpleAtoi(f[3 + i], &v[i])) return false;
+  }
+  out->name = std::string(f[2]);
+  out->sectors_read = v[2];
+  out->sectors_written = v[6];
+  out->io_ticks_ms = v[9];
+  out->weighted_ms = v[10];
+  return true;
+}
+
+const DiskCounters* Find(const std::vector<DiskCounters>& counters, const std::string& name) {
+  for (const DiskCounters& c : counters) {
+    if (c.name == name) return &c;
+  }
+  return nullptr;
+}
+
+// Counters wrap or reset (a device re-created between readings): no figure then.
+uint64_t Delta(uint64_t before, uint64_t after) { return after >= before ? after - before : 0; }
+
+DeviceFigure Figure(const BlockDevice& device, const DiskCounters& a, const DiskCounters& b, double elapsed_s) {
+  DeviceFigure f;
+  f.device = device;
+  const double elapsed_ms = elapsed_s * 1000;
+  f.busy_pct = std::min(100.0, 100.0 * static_cast<double>(Delta(a.io_ticks_ms, b.io_ticks_ms)) / elapsed_ms);
+  f.write_mb_s = static_cast<double>(Delta(a.sectors_written, b.sectors_written)) * 512 / elapsed_s / 1e6;
+  f.read_mb_s = static_cast<double>(Delta(a.sectors_read, b.sectors_read)) * 512 / elapsed_s / 1e6;
+  f.queue_depth = static_cast<double>(Delta(a.weighted_ms, b.weighted_ms)) / elapsed_ms;
+  return f;
+}
+
+bool MovedData(const DeviceFigure& f) { return f.busy_pct > 0 || f.write_mb_s > 0 || f.read_mb_s > 0; }
+
+std::string Busy(double pct) { return absl::StrFormat("%.0f %%", pct); }
+
+std::string Leading(const DeviceFigure& f) {
+  std::string text = absl::StrCat(f.device.name, ", ", f.device.role.empty() ? "the disk" : f.device.role,
+                                  " under the target, ", Busy(f.busy_pct), " busy");
+  if (f.write_mb_s > 0) absl::StrAppendFormat(&text, ", %.1f MB/s written", f.write_mb_s);
+  if (f.read_mb_s > 0) absl::StrAppendFormat(&text, ", %.1f MB/s read", f.read_mb_s);
+  absl::StrAppendFormat(&text, ", queue %.1f", f.queue_depth);
+  return text;
+}
+
+// Only a disk busy for this share of the transfer is worth naming outside the target.
+constexpr double kOutsideWorthNaming = 10;
+
+}  // namespace
+
+std::vector<DiskCounters> ParseDiskstats(absl::string_view text) {
+  std::vector<DiskCounters> out;
+  size_t lines = 0;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    if (++lines > kMaxLines) break;
+    DiskCounters c;
+    if (line.size() <= kMaxLineBytes && ParseDiskLine(line, &c)) out.push_back(std::move(c));
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<DiskCounters>> ReadDiskstats(const std::string& path) {
+  absl::StatusOr<std::string> text = ReadBounded(path);
+  if (!text.ok()) return text.status();
+  return ParseDiskstats(*text);
+}
+
+std::optional<uint64_t> ParseDirtyBytes(absl::string_view meminfo) {
+  std::optional<uint64_t> total;
+  size_t lines = 0;
+  for (absl::string_view line : absl::StrSplit(meminfo, '\n')) {
+    if (++lines > kMaxLines) break;
+    std::vector<absl::string_view> f = absl::StrSplit(line, ' ', absl::SkipEmpty());
+    uint64_t kb = 0;
+    if (f.size() != 3 || f[2] != "kB" || (f[0] != "Dirty:" && f[0] != "Writeback:")) continue;
+    if (!absl::SimpleAtoi(f[1], &kb) || kb > (uint64_t{1} << 40)) continue;
+    total = total.value_or(0) + kb * 1024;
+  }
+  return total;
+}
+
+std::vector<DeviceFigure> FigureDevices(const std::vector<BlockDevice>& devices,
+                                        const std::vector<DiskCounters>& before, const std::vector<DiskCounters>& after,
+                                        double elapsed_s) {
+  std::vector<DeviceFigure> out;
+  if (!(elapsed_s > 0)) return out;
+  for (const BlockDevice& device : devices) {
+    const DiskCounters* a = Find(before, device.name);
+    const DiskCounters* b = Find(after, device.name);
+    if (a == nullptr || b == nullptr) continue;
+    DeviceFigure f = Figure(device, *a, *b, elapsed_s);
+    if (device.under_target || MovedData(f)) out.push_back(std::move(f));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const DeviceFigure& x, const DeviceFigure& y) {
+    if (x.device.under_target != y.device.under_target) return x.device.under_target;
+    return x.busy_pct > y.busy_pct;
+  });
+  if (out.size() > kMaxDevices) out.resize(kMaxDevices);
+  return out;
+}
+
+const DeviceFigure* BusiestUnderTarget(const std::vector<DeviceFigure>& figures) {
+  // Sorted: the first is the busiest under the target, when there is one.
+  return !figures.empty() && figures[0].device.under_target ? &figures[0] : nullptr;
+}
+
+std::string DeviceBusyCell(const std::vector<DeviceFigure>& figures) {
+  std::vector<std::string> cells;
+  for (const DeviceFigure& f : figures) {
+    if (cells.size() == kMaxDevices) break;
+    cells.push_back(absl::StrFormat("%s=%.0f", f.device.name, f.busy_pct));
+  }
+  return absl::StrJoin(cells, ";");
+}
+
+std::string DeviceSentence(const std::vector<DeviceFigure>& figures) {
+  const DeviceFigure* busiest = BusiestUnderTarget(figures);
+  std::string text = busiest != nullptr ? Leading(*busiest) : "no device under the target was found";
+  if (text.size() > kMaxDetailBytes) {
+    size_t cut = kMaxDetailBytes;
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xc0) == 0x80) --cut;  // not inside a character
+    text.resize(cut);
+  }
+  for (const DeviceFigure& f : figures) {
+    std::string part;
+    if (&f == busiest) continue;
+    if (f.device.under_target) {
+      part = absl::StrCat("; ", f.device.name, " ", Busy(f.busy_pct));
+    } else if (f.busy_pct >= kOutsideWorthNaming) {
+      part = absl::StrCat("; ", f.device.name, " ", Busy(f.busy_pct), " (",
+                          f.device.role.empty() ? "" : f.device.role + ", ", "not under the target)");
+    }
+    if (text.size() + part.size() > kMaxDetailBytes) break;  // the busiest come first: the rest matter less
+    text += part;
+  }
+  return text;
+}
+
+void AddDeviceColumns(const DeviceWatchResult& result, proto::TransferReport* row) {
+  if (result.dirty_peak_bytes) row->set_dirty_peak_bytes(*result.dirty_peak_bytes);
+  if (result.devices.empty()) return;
+  if (const DeviceFigure* busiest = BusiestUnderTarget(result.devices)) {
+    row->set_busiest_device(busiest->device.name);
+    row->set_busiest_busy_pct(busiest->busy_pct);
+  }
+  row->set_device_busy(DeviceBusyCell(result.devices));
+  row->set_disk_detail(DeviceSentence(result.devices));
+}
+
+DeviceWatch::DeviceWatch(const std::string& dir, double interval_s, const std::string& sys, const std::string& proc)
+    : proc_(proc), interval_ns_(static_cast<int64_t>(interval_s * 1e9)) {
+  if (absl::StatusOr<FsFacts> facts = ProbeFileSystem(dir, sys); facts.ok()) devices_ = DevicesUnder(*facts, sys);
+  for (BlockDevice& disk : AllDisks(sys)) {
+    if (std::none_of(devices_.begin(), devices_.end(), [&](const BlockDevice& d) { return d.name == disk.name; })) {
+      devices_.push_back(std::move(disk));
+    }
+  }
+  // Only on a real system: a fake sysfs (tests) has no Unraid beside it.
+  if (sys == "/sys") {
+    if (absl::StatusOr<std::string> ini = ReadBounded(kUnraidDisksIni); ini.ok()) ApplyUnraidRoles(*ini, &devices_);
+  }
+  absl::StatusOr<std::vector<DiskCounters>> before = ReadDiskstats(proc_ + "/diskstats");
+  have_before_ = before.ok();
+  if (have_before_) before_ = *std::move(before);
+  start_ns_ = MonoNanos();
+  ReadDirty();
+  if (interval_ns_ > 0) thread_ = std::thread([this] { Run(); });
+}
+
+DeviceWatch::~DeviceWatch() {
+  {
+    absl::MutexLock lock(&mu_);
+    stop_ = true;
+  }
+  if (thread_.joinable()) thread_.join();
+}
+
+void DeviceWatch::ReadDirty() {
+  absl::StatusOr<std::string> meminfo = ReadBounded(proc_ + "/meminfo");
+  if (!meminfo.ok()) return;
+  const std::optional<uint64_t> dirty = ParseDirtyBytes(*meminfo);
+  if (!dirty) return;
+  absl::MutexLock lock(&mu_);
+  if (!dirty_peak_ || *dirty > *dirty_peak_) dirty_peak_ = dirty;
+}
+
+void DeviceWatch::Run() {
+  for (;;) {
+    {
+      absl::MutexLock lock(&mu_);
+      // A timed wait: the interval is the sampling period, and Stop() ends it at once.
+      mu_.AwaitWithTimeout(absl::Condition(&stop_), absl::Nanoseconds(interval_ns_));
+      if (stop_) return;
+    }
+    ReadDirty();
+  }
+}
+
+DeviceWatchResult DeviceWatch::Stop() {
+  {
+    absl::MutexLock lock(&mu_);
+    stop_ = true;
+  }
+  if (thread_.joinable()) thread_.join();
+  ReadDirty();
+  DeviceWatchResult result;
+  absl::StatusOr<std::vector<DiskCounters>> after = ReadDiskstats(proc_ + "/diskstats");
+  const double elapsed_s = NanosToSeconds(MonoNanos() - start_ns_);
+  if (have_before_ && after.ok()) result.devices = FigureDevices(devices_, before_, *after, elapsed_s);
+  absl::MutexLock lock(&mu_);
+  result.dirty_peak_bytes = dirty_peak_;
+  return result;
+}
+
+}  // namespace nasperf

@@ -1,0 +1,103 @@
+// Per-device figures of the NAS during a transfer (docs/DESIGN.md §6, measurement semantics: Devices): busy %,
+// MB/s written and read and queue depth of each block device under the target (common/devices.h)
+// and of every other disk that did I/O meanwhile, from /proc/diskstats read at the start and
+// the end; and the peak of Dirty + Writeback in /proc/meminfo, read every interval by the
+// watch's own thread. Parsers are pure; a DeviceWatch belongs to the thread that started it.
+#ifndef NASPERF_COMMON_DISK_STATS_H_
+#define NASPERF_COMMON_DISK_STATS_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "common/devices.h"
+#include "proto/nasperf.pb.h"
+
+namespace nasperf {
+
+// One line of /proc/diskstats: the counters the figures come from.
+struct DiskCounters {
+  std::string name;
+  uint64_t sectors_read = 0, sectors_written = 0;  // 512-byte sectors, whatever the device's own size
+  uint64_t io_ticks_ms = 0;                        // time with at least one request in flight
+  uint64_t weighted_ms = 0;                        // request time summed over requests
+};
+
+// At most 4096 lines of at most 512 bytes are read; a malformed line is skipped.
+std::vector<DiskCounters> ParseDiskstats(absl::string_view text);
+absl::StatusOr<std::vector<DiskCounters>> ReadDiskstats(const std::string& path = "/proc/diskstats");
+
+// Dirty + Writeback in bytes; nullopt when the text has neither.
+std::optional<uint64_t> ParseDirtyBytes(absl::string_view meminfo);
+
+struct DeviceFigure {
+  BlockDevice device;
+  double busy_pct = 0;    // io_ticks over the elapsed time, at most 100
+  double write_mb_s = 0;  // 10^6 bytes per second
+  double read_mb_s = 0;
+  double queue_depth = 0;  // weighted time over the elapsed time: requests in flight on average
+};
+
+// The devices under the target (each, even when idle) and the other disks that moved
+// data, from two readings elapsed_s apart. Sorted: under the target first, then by busy %
+// (descending); at most kMaxDevices.
+std::vector<DeviceFigure> FigureDevices(const std::vector<BlockDevice>& devices,
+                                        const std::vector<DiskCounters>& before, const std::vector<DiskCounters>& after,
+                                        double elapsed_s);
+// The busiest device under the target; nullptr when none was found.
+const DeviceFigure* BusiestUnderTarget(const std::vector<DeviceFigure>& figures);
+// "loop7=99;loop6=7": every figure's busy %, whole numbers (the device_busy column).
+std::string DeviceBusyCell(const std::vector<DeviceFigure>& figures);
+// The figures in words: "loop7, member 2 of the btrfs raid1 under the target, 98 % busy,
+// 61.0 MB/s written, queue 1.0; loop6 7 %", and busy disks outside the target named as such.
+// At most kMaxDetailBytes (the disk_detail column's bound).
+inline constexpr size_t kMaxDetailBytes = 1000;
+std::string DeviceSentence(const std::vector<DeviceFigure>& figures);
+
+struct DeviceWatchResult {
+  std::vector<DeviceFigure> devices;
+  std::optional<uint64_t> dirty_peak_bytes;
+};
+// The result's columns into a row: busiest_device, busiest_busy_pct, device_busy,
+// disk_detail and dirty_peak_bytes, each only when known.
+void AddDeviceColumns(const DeviceWatchResult& result, proto::TransferReport* row);
+
+class DeviceWatch {
+ public:
+  // Resolves the devices under `dir`, takes the first reading and starts the meminfo
+  // thread (every interval_s). `sys` and `proc` are /sys and /proc, or fakes (tests).
+  explicit DeviceWatch(const std::string& dir, double interval_s = 0.1, const std::string& sys = "/sys",
+                       const std::string& proc = "/proc");
+  ~DeviceWatch();
+  DeviceWatch(const DeviceWatch&) = delete;
+  DeviceWatch& operator=(const DeviceWatch&) = delete;
+
+  // The second reading and the figures; call once.
+  DeviceWatchResult Stop();
+
+ private:
+  void Run();
+  void ReadDirty();
+
+  std::string proc_;
+  std::vector<BlockDevice> devices_;
+  std::vector<DiskCounters> before_;
+  bool have_before_ = false;
+  int64_t start_ns_ = 0;
+  int64_t interval_ns_ = 0;
+  absl::Mutex mu_;
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  std::optional<uint64_t> dirty_peak_ ABSL_GUARDED_BY(mu_);
+  std::thread thread_;
+};
+
+}  // namespace nasperf
+
+#endif  // NASPERF_COMMON_DISK_STATS_H_
