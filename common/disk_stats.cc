@@ -92,6 +92,7 @@ std::string Leading(const DeviceFigure& f) {
 
 // Only a disk busy for this share of the transfer is worth naming outside the target.
 constexpr double kOutsideWorthNaming = 10;
+constexpr int kBusyUnderTarget = 20;  // below it no device under the target set the pace
 
 }  // namespace
 
@@ -163,6 +164,11 @@ std::string DeviceBusyCell(const std::vector<DeviceFigure>& figures) {
 std::string DeviceSentence(const std::vector<DeviceFigure>& figures) {
   const DeviceFigure* busiest = BusiestUnderTarget(figures);
   std::string text = busiest != nullptr ? Leading(*busiest) : "no device under the target was found";
+  if (busiest != nullptr && busiest->busy_pct < kBusyUnderTarget) {
+    // A disk verdict then blames no device: say so rather than name an idle one.
+    absl::StrAppend(&text, " (no device under the target was ", kBusyUnderTarget,
+                    " % busy: what held the data back sits above them, e.g. a throttle or the file system)");
+  }
   if (text.size() > kMaxDetailBytes) {
     size_t cut = kMaxDetailBytes;
     while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xc0) == 0x80) --cut;  // not inside a character

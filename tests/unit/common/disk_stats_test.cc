@@ -138,6 +138,18 @@ TEST(DeviceColumns, UnraidsParityOutsideTheTargetIsNamedWithItsRole) {
   EXPECT_EQ(DeviceSentence(f), "no device under the target was found; vda 40 % (Unraid parity, not under the target)");
 }
 
+TEST(DeviceColumns, AnIdleDeviceUnderTheTargetIsNotMadeTheCulprit) {
+  std::vector<DeviceFigure> f = Mirror();
+  f[0].busy_pct = 3;  // a throttle above the device held the writes: it looks idle
+  f[1].busy_pct = 1;
+  f.pop_back();
+  const std::string sentence = DeviceSentence(f);
+  EXPECT_NE(sentence.find("3 % busy"), std::string::npos) << sentence;
+  EXPECT_NE(sentence.find("(no device under the target was 20 % busy: what held the data back sits above them"),
+            std::string::npos)
+      << sentence;
+}
+
 TEST(DeviceColumns, TheSentenceStaysWithinItsColumn) {
   std::vector<DeviceFigure> f(kMaxDevices);
   for (size_t i = 0; i < f.size(); ++i) {
