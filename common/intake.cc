@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/columns.h"
 #include "common/policy.h"
@@ -145,6 +146,24 @@ std::optional<IntakeFigures> ComputeIntake(const std::vector<IntakeTransfer>& tr
   if (step_s <= 0) step_s = f.span_s;
   FillTimeline(pieces, std::max(step_s, f.span_s / static_cast<double>(kMaxTimelinePoints)), &f);
   return f;
+}
+
+std::string IntakeLine(const IntakeFigures& f) {
+  std::string line = absl::StrFormat("all bytes/span %.1f MB/s (%.3f s), ", f.all_mb_per_s, f.span_s);
+  if (f.overlapped) {
+    absl::StrAppendFormat(&line, "while all ran %.1f MB/s (%.3f s), ", f.while_all_mb_per_s, f.window_s);
+  } else {
+    absl::StrAppend(&line, "while all ran: never all at once, ");
+  }
+  const size_t steps = f.timeline_mb_per_s.size();
+  if (f.TimelineIsCurve()) {
+    absl::StrAppendFormat(&line, "timeline peak %.1f, median %.1f MB/s (%d steps of %.3f s)", f.peak_mb_per_s,
+                          f.median_mb_per_s, steps, f.step_s);
+  } else {
+    absl::StrAppendFormat(&line, "no timeline (%d step%s of %.3f s: too short for a curve)", steps,
+                          steps == 1 ? "" : "s", f.step_s);
+  }
+  return line;
 }
 
 std::optional<IntakeTransfer> IntakeFromRow(const proto::TransferReport& row) {

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "proto/nasperf.pb.h"
@@ -58,6 +59,11 @@ struct IntakeFigures {
 
 // nullopt when there are no transfers or none has a positive span.
 std::optional<IntakeFigures> ComputeIntake(const std::vector<IntakeTransfer>& transfers);
+
+// The figures in one line, as the lab console and `report` both print them: "all
+// bytes/span 200.0 MB/s (10.000 s), while all ran 1100.0 MB/s (1.000 s), timeline
+// peak 1100.0, median 100.0 MB/s (10 steps of 1.000 s)".
+std::string IntakeLine(const IntakeFigures& f);
 
 // An ok row's transfer, its times rounded as transfers.csv and samples.csv keep them,
 // so figures from live rows (the lab) equal those from the files (`report`). nullopt
