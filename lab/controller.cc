@@ -344,13 +344,22 @@ class Lab {
   // cannot be written is said once on the console (the transfer rows are elsewhere).
   void AppendLabRow(int iteration, bool warmup, const ReceiverTally& receiver, std::optional<double> skew_ms) {
     if (!collector_) return;
-    const std::string header = CsvLine({"run_id", "label", "iteration", "warmup", "receiver", "transfers",
-                                        "send_mb_per_s", "durable_mb_per_s", "start_skew_ms", "complete"});
-    const std::string row =
-        CsvLine({CsvText(outcome_.run_id), CsvText(plan_.label), absl::StrCat(iteration), warmup ? "true" : "false",
-                 CsvText(receiver.name), absl::StrCat(receiver.transfers),
-                 absl::StrFormat("%.3f", receiver.send_mb_per_s), absl::StrFormat("%.3f", receiver.durable_mb_per_s),
-                 skew_ms ? absl::StrFormat("%.3f", *skew_ms) : "", receiver.complete ? "true" : "false"});
+    const std::string header =
+        CsvLine({"run_id", "label", "iteration", "warmup", "receiver", "transfers", "send_mb_per_s", "durable_mb_per_s",
+                 "start_skew_ms", "complete", "all_mb_per_s", "while_all_mb_per_s", "window_s", "peak_mb_per_s",
+                 "median_mb_per_s"});
+    // The NAS's intake (common/intake.h); the two sums before it stay for scripts that
+    // read them by place, and mean what they always did.
+    const std::optional<IntakeFigures>& f = receiver.intake;
+    auto figure = [&](bool known, double v) { return known ? absl::StrFormat("%.3f", v) : std::string(); };
+    const std::string row = CsvLine(
+        {CsvText(outcome_.run_id), CsvText(plan_.label), absl::StrCat(iteration), warmup ? "true" : "false",
+         CsvText(receiver.name), absl::StrCat(receiver.transfers), absl::StrFormat("%.3f", receiver.send_mb_per_s),
+         absl::StrFormat("%.3f", receiver.durable_mb_per_s), skew_ms ? absl::StrFormat("%.3f", *skew_ms) : "",
+         receiver.complete ? "true" : "false", figure(f.has_value(), f ? f->all_mb_per_s : 0),
+         figure(f && f->overlapped, f ? f->while_all_mb_per_s : 0), figure(f && f->overlapped, f ? f->window_s : 0),
+         figure(f && f->TimelineIsCurve(), f ? f->peak_mb_per_s : 0),
+         figure(f && f->TimelineIsCurve(), f ? f->median_mb_per_s : 0)});
     absl::Status written = AppendLines(plan_.collector.out + "/lab-runs.csv", header, row);
     if (!written.ok() && !lab_rows_failed_) {
       lab_rows_failed_ = true;
