@@ -14,6 +14,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "report/analysis.h"
+#include "report/html.h"
 
 namespace nasperf {
 namespace {
@@ -170,6 +171,50 @@ TEST(RunIntake, SixteenHostsTimesThreeRunsGiveNoTrend) {
   auto compare = Compare(t, "label", "", Role::kSender);
   ASSERT_TRUE(compare.ok());
   for (const std::string& w : compare->warnings) EXPECT_THAT(w, ::testing::Not(HasSubstr("Mann-Kendall")));
+}
+
+// The timeline: 0.2-0.6 s transfers with a 1 s interval have one sample each,
+// which plotted as points fell like 1/t. Each is drawn flat at its average, said so,
+// and the NAS's intake of the run is one step, not a curve.
+TEST(RunIntake, ALabOfShortTransfersDrawsNoCurve) {
+  ResultTable t;
+  std::string transfers = kTransfersHeader, samples = kSamplesHeader;
+  for (int host = 0; host < 16; ++host) {
+    const double seconds = 0.2 + 0.025 * host;
+    absl::StrAppendFormat(&transfers,
+                          "r,lab,1,%d,receiver,nas,2026-12-02T10:00:00.0%02dZ,0.001000,%.6f,134217728,%.2f,ok,false\n",
+                          host, host, seconds, 134.217728 / seconds);
+    absl::StrAppendFormat(&samples, "r,lab,1,%d,receiver,nas,%.3f,134217728,%.2f,%d\n", host, seconds,
+                          134.217728 / seconds, host);
+  }
+  ASSERT_TRUE(ParseTransfersCsv("transfers.csv", transfers, &t).ok());
+  ASSERT_TRUE(ParseSamplesCsv("samples.csv", samples, &t).ok());
+  auto report = SummarizeResults(t, std::nullopt);
+  ASSERT_TRUE(report.ok());
+  ASSERT_EQ(report->intakes.size(), 1u);
+  EXPECT_FALSE(report->intakes[0].figures.TimelineIsCurve());
+  EXPECT_THAT(ReportText(*report), HasSubstr("no timeline ("));
+  EXPECT_THAT(ReportText(*report), HasSubstr("16 shorter than 3 samples"));
+  HtmlReportInput in{&t, &*report, nullptr, "nasperf test"};
+  const std::string html = RenderHtmlReport(in);
+  const size_t at = html.find("data-chart=\"timeline-receiver\"");
+  ASSERT_NE(at, std::string::npos);
+  const std::string timeline = html.substr(at, html.find("</svg>", at) - at);
+  EXPECT_THAT(timeline, ::testing::Not(HasSubstr("<polyline"))) << "no transfer is a curve";
+  EXPECT_THAT(timeline, HasSubstr("1 interval, drawn as its average"));
+  EXPECT_THAT(html, HasSubstr("16 transfers shorter than 3 intervals are drawn flat"));
+  EXPECT_THAT(html, HasSubstr("data-chart=\"intake-nas\""));
+}
+
+TEST(RunIntake, TheHtmlReportHasTheIntakeTableAndChart) {
+  const ResultTable t = TwoClients();
+  auto report = SummarizeResults(t, std::nullopt);
+  ASSERT_TRUE(report.ok());
+  HtmlReportInput in{&t, &*report, nullptr, "nasperf test"};
+  const std::string html = RenderHtmlReport(in);
+  EXPECT_THAT(html, HasSubstr("<td>nas</td><td>r</td><td>1</td><td>2</td><td>200.0</td><td>1100.0 (1.000 s)</td>"
+                              "<td>1100.0</td><td>100.0</td><td>1100.0</td>"));
+  EXPECT_THAT(html, HasSubstr("data-chart=\"intake-nas\""));
 }
 
 TEST(RunIntake, OneValuePerRunIsTheMedianOfItsHosts) {
