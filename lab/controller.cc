@@ -302,7 +302,7 @@ class Lab {
       job.set_cache(t.cache);
       job.set_read_mode(t.read_mode);
     }
-    job.set_interval_s(plan_.interval_s);
+    job.set_interval_s(interval_s_);
     job.set_link_mbps(plan_.link_mbps);
     job.set_collector(collector_for_agents_);
     job.set_collector_fingerprint(collector_fingerprint_);
@@ -336,8 +336,22 @@ class Lab {
     const RunTally run = TallyRun(jobs);
     totals_.Add(run, warmup);
     console_.Run(run, warmup, warmup ? k : k - plan_.warmup, warmup ? plan_.warmup : plan_.runs, iteration);
+    AdaptInterval(run);
     for (const ReceiverTally& receiver : run.receivers) AppendLabRow(iteration, warmup, receiver, run.start_skew_ms);
     return run.failed > 0;
+  }
+
+  // A transfer shorter than a few intervals has no timeline (issue 30): unless the plan
+  // names the interval, the next run samples about 10 times in this run's shortest.
+  void AdaptInterval(const RunTally& run) {
+    if (plan_.interval_set || !run.shortest_s) return;
+    const double next = SampleIntervalFor(*run.shortest_s, plan_.interval_s);
+    if (next == interval_s_) return;
+    interval_s_ = next;
+    Line(
+        absl::StrFormat("  sampling every %.0f ms from the next run (the shortest transfer took %.3f s; `interval` "
+                        "in the plan fixes it)",
+                        next * 1000, *run.shortest_s));
   }
 
   // DIR/lab-runs.csv beside transfers.csv: one row per run and receiver. A row that
@@ -385,6 +399,7 @@ class Lab {
 
   const Plan& plan_;
   const LabOptions& o_;
+  double interval_s_ = plan_.interval_s;  // what the next run samples at (AdaptInterval)
   LabOutcome outcome_;
   LabConsole console_{o_.console};
   LabTotals totals_;

@@ -53,6 +53,7 @@ RunTally TallyRun(const std::vector<LabJob>& jobs) {
         }
         t.send_mb_per_s += r.mb_per_s();
         spread.Add(r);
+        if (r.has_duration_s()) run.shortest_s = std::min(run.shortest_s.value_or(r.duration_s()), r.duration_s());
       }
     }
     ReceiverTally& sum = receivers[job.transfer->to];

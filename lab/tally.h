@@ -43,6 +43,7 @@ struct RunTally {
   std::vector<ReceiverTally> receivers;  // by name
   // The spread of the ok streams' first bytes; needs two of them.
   std::optional<double> start_skew_ms;
+  std::optional<double> shortest_s;  // the shortest ok sender row's duration
   int sender_rows = 0;
   int failed = 0;  // sender rows not ok (aborted included)
   int aborted = 0;

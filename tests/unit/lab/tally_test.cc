@@ -139,5 +139,19 @@ TEST_F(TallyTest, TheNasIntakeComesFromItsRowsNotFromTheSumOfRates) {
   EXPECT_TRUE(run.receivers[0].received.empty());
 }
 
+TEST_F(TallyTest, TheShortestOkTransferSetsTheNextInterval) {
+  std::vector<LabJob> jobs = {Job("c1", "nas", 1), Job("c2", "nas", 1)};
+  proto::TransferReport fast = Row("sender", "ok", 100), slow = Row("sender", "ok", 10);
+  fast.set_duration_s(0.3);
+  slow.set_duration_s(3);
+  proto::TransferReport failed = Row("sender", "failed", 0);
+  failed.set_duration_s(0.01);
+  jobs[0].agent_rows = {fast, slow};
+  jobs[1].agent_rows = {failed};
+  RunTally run = TallyRun(jobs);
+  ASSERT_TRUE(run.shortest_s.has_value());
+  EXPECT_DOUBLE_EQ(*run.shortest_s, 0.3);
+}
+
 }  // namespace
 }  // namespace nasperf
