@@ -144,7 +144,8 @@ std::optional<IntakeFigures> ComputeIntake(const std::vector<IntakeTransfer>& tr
     f.while_all_mb_per_s = f.window_bytes / f.window_s / 1e6;
   }
   if (step_s <= 0) step_s = f.span_s;
-  FillTimeline(pieces, std::max(step_s, f.span_s / static_cast<double>(kMaxTimelinePoints)), &f);
+  step_s = std::max({step_s, kMinTimelineStepS, f.span_s / static_cast<double>(kMaxTimelinePoints)});
+  FillTimeline(pieces, std::min(step_s, f.span_s), &f);
   return f;
 }
 
