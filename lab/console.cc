@@ -58,9 +58,11 @@ void LabConsole::Run(const RunTally& run, bool warmup, int nth, int of, int iter
                        run.start_skew_ms ? absl::StrFormat("%.2f ms", *run.start_skew_ms) : "-"));
   for (const TransferTally& t : run.transfers) Line(TransferLine(t));
   for (const ReceiverTally& r : run.receivers) {
-    Line(absl::StrFormat("  %-22s %2d transfer%s          send %9.1f MB/s  durable %14s  aggregate%s",
-                         absl::StrCat("= ", r.name), r.transfers, r.transfers == 1 ? " " : "s", r.send_mb_per_s,
-                         r.durable ? absl::StrFormat("%.1f MB/s", r.durable_mb_per_s) : "-",
+    // What the NAS took, as `report` prints it for the run; over SSH no agent there
+    // reports what arrived when.
+    Line(absl::StrFormat("  %-22s %2d transfer%s  %s%s", absl::StrCat("= ", r.name), r.transfers,
+                         r.transfers == 1 ? " " : "s",
+                         r.intake ? IntakeLine(*r.intake) : "no NAS intake (no receiver rows with times)",
                          r.complete ? "" : " (not every transfer finished)"));
   }
 }
@@ -73,10 +75,13 @@ void LabConsole::Summary(const LabOutcome& outcome, const LabTotals& totals, con
     const nasperf::Summary s = Summarize(totals.start_skews_ms);
     Line(absl::StrFormat("  start skew: median %.2f ms, max %.2f ms", s.median, s.max));
   }
-  for (const auto& [name, values] : totals.aggregates) {
-    const nasperf::Summary s = Summarize(values);
-    Line(absl::StrFormat("  %s aggregate send MB/s: median %.1f, min %.1f, max %.1f (n %d)", name, s.median, s.min,
-                         s.max, s.n));
+  for (const auto* figure : {&totals.all_mb_per_s, &totals.while_all_mb_per_s}) {
+    for (const auto& [name, values] : *figure) {
+      const nasperf::Summary s = Summarize(values);
+      Line(absl::StrFormat("  %s %s MB/s: median %.1f, min %.1f, max %.1f (n %d)", name,
+                           figure == &totals.all_mb_per_s ? "all bytes/span" : "while all ran", s.median, s.min, s.max,
+                           s.n));
+    }
   }
   if (!outcome.transfers_csv.empty()) {
     Line(absl::StrFormat("results: %s (nasperf report %s)", outcome.transfers_csv, results_dir));

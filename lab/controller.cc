@@ -302,7 +302,7 @@ class Lab {
       job.set_cache(t.cache);
       job.set_read_mode(t.read_mode);
     }
-    job.set_interval_s(plan_.interval_s);
+    job.set_interval_s(interval_s_);
     job.set_link_mbps(plan_.link_mbps);
     job.set_collector(collector_for_agents_);
     job.set_collector_fingerprint(collector_fingerprint_);
@@ -336,21 +336,44 @@ class Lab {
     const RunTally run = TallyRun(jobs);
     totals_.Add(run, warmup);
     console_.Run(run, warmup, warmup ? k : k - plan_.warmup, warmup ? plan_.warmup : plan_.runs, iteration);
+    AdaptInterval(run);
     for (const ReceiverTally& receiver : run.receivers) AppendLabRow(iteration, warmup, receiver, run.start_skew_ms);
     return run.failed > 0;
+  }
+
+  // A transfer shorter than a few intervals has no timeline (issue 30): unless the plan
+  // names the interval, the next run samples about 10 times in this run's shortest.
+  void AdaptInterval(const RunTally& run) {
+    if (plan_.interval_set || !run.shortest_s) return;
+    const double next = SampleIntervalFor(*run.shortest_s, plan_.interval_s);
+    if (next == interval_s_) return;
+    interval_s_ = next;
+    Line(
+        absl::StrFormat("  sampling every %.0f ms from the next run (the shortest transfer took %.3f s; `interval` "
+                        "in the plan fixes it)",
+                        next * 1000, *run.shortest_s));
   }
 
   // DIR/lab-runs.csv beside transfers.csv: one row per run and receiver. A row that
   // cannot be written is said once on the console (the transfer rows are elsewhere).
   void AppendLabRow(int iteration, bool warmup, const ReceiverTally& receiver, std::optional<double> skew_ms) {
     if (!collector_) return;
-    const std::string header = CsvLine({"run_id", "label", "iteration", "warmup", "receiver", "transfers",
-                                        "send_mb_per_s", "durable_mb_per_s", "start_skew_ms", "complete"});
-    const std::string row =
-        CsvLine({CsvText(outcome_.run_id), CsvText(plan_.label), absl::StrCat(iteration), warmup ? "true" : "false",
-                 CsvText(receiver.name), absl::StrCat(receiver.transfers),
-                 absl::StrFormat("%.3f", receiver.send_mb_per_s), absl::StrFormat("%.3f", receiver.durable_mb_per_s),
-                 skew_ms ? absl::StrFormat("%.3f", *skew_ms) : "", receiver.complete ? "true" : "false"});
+    const std::string header =
+        CsvLine({"run_id", "label", "iteration", "warmup", "receiver", "transfers", "send_mb_per_s", "durable_mb_per_s",
+                 "start_skew_ms", "complete", "all_mb_per_s", "while_all_mb_per_s", "window_s", "peak_mb_per_s",
+                 "median_mb_per_s"});
+    // The NAS's intake (common/intake.h); the two sums before it stay for scripts that
+    // read them by place, and mean what they always did.
+    const std::optional<IntakeFigures>& f = receiver.intake;
+    auto figure = [&](bool known, double v) { return known ? absl::StrFormat("%.3f", v) : std::string(); };
+    const std::string row = CsvLine(
+        {CsvText(outcome_.run_id), CsvText(plan_.label), absl::StrCat(iteration), warmup ? "true" : "false",
+         CsvText(receiver.name), absl::StrCat(receiver.transfers), absl::StrFormat("%.3f", receiver.send_mb_per_s),
+         absl::StrFormat("%.3f", receiver.durable_mb_per_s), skew_ms ? absl::StrFormat("%.3f", *skew_ms) : "",
+         receiver.complete ? "true" : "false", figure(f.has_value(), f ? f->all_mb_per_s : 0),
+         figure(f && f->overlapped, f ? f->while_all_mb_per_s : 0), figure(f && f->overlapped, f ? f->window_s : 0),
+         figure(f && f->TimelineIsCurve(), f ? f->peak_mb_per_s : 0),
+         figure(f && f->TimelineIsCurve(), f ? f->median_mb_per_s : 0)});
     absl::Status written = AppendLines(plan_.collector.out + "/lab-runs.csv", header, row);
     if (!written.ok() && !lab_rows_failed_) {
       lab_rows_failed_ = true;
@@ -376,6 +399,7 @@ class Lab {
 
   const Plan& plan_;
   const LabOptions& o_;
+  double interval_s_ = plan_.interval_s;  // what the next run samples at (AdaptInterval)
   LabOutcome outcome_;
   LabConsole console_{o_.console};
   LabTotals totals_;

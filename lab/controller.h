@@ -1,7 +1,7 @@
 // The lab controller (`nasperf lab PLAN.toml`): checks every agent and path of a
 // plan before anything runs, then for each run starts every transfer on its sending
 // agent, releases them all at one instant (a barrier), collects the rows, and prints
-// per transfer and per receiver (aggregate = sum over its concurrent senders) with
+// per transfer and per receiver (the NAS's intake, common/intake.h) with
 // the start skew. Rows reach one CSV through the embedded (or the plan's) collector.
 // RunLab blocks on the calling thread; `stop` may be set from any thread (Ctrl-C).
 #ifndef NASPERF_LAB_CONTROLLER_H_

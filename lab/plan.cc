@@ -1,6 +1,7 @@
 #include "lab/plan.h"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -367,6 +368,7 @@ absl::Status ReadPlan(const std::string& path, const toml::table& root, Plan* pl
   absl::Duration interval = absl::Seconds(1);
   NASPERF_RETURN_IF_ERROR(r.Duration("interval", &interval));
   plan->interval_s = absl::ToDoubleSeconds(interval);
+  plan->interval_set = r.Find("interval") != nullptr;
   if (absl::Status s = CheckInterval(plan->interval_s); !s.ok()) return r.Error(*r.Find("interval"), s.message());
   NASPERF_RETURN_IF_ERROR(r.Duration("start_delay", &plan->start_delay));
   if (plan->start_delay < absl::Milliseconds(10) || plan->start_delay > absl::Seconds(60)) {
@@ -427,6 +429,13 @@ absl::StatusOr<Plan> LoadPlan(const std::string& path) {
   std::stringstream text;
   text << in.rdbuf();
   return ParsePlan(text.str(), path);
+}
+
+double SampleIntervalFor(double shortest_s, double most_s) {
+  constexpr double kSamplesPerTransfer = 10;
+  if (!(shortest_s > 0) || !(most_s > 0)) return most_s;
+  const double ms = std::floor(shortest_s / kSamplesPerTransfer * 1000) / 1000;
+  return std::clamp(ms, kMinIntervalS, std::max(most_s, kMinIntervalS));
 }
 
 }  // namespace nasperf

@@ -76,7 +76,8 @@ struct Plan {
   bool stop_on_failure = true;     // on_failure = "stop" (default) or "continue"
   std::optional<Cleanup> cleanup;  // unset: the receivers' default
   double interval_s = 1.0;
-  uint32_t link_mbps = 0;                                // link_speed: for line_rate_pct on shaped links
+  bool interval_set = false;  // the plan names it; else the lab adapts it (SampleIntervalFor)
+  uint32_t link_mbps = 0;     // link_speed: for line_rate_pct on shaped links
   absl::Duration start_delay = absl::Milliseconds(250);  // barrier: go -> first byte
   PlanCollector collector;
   std::vector<PlanHost> hosts;
@@ -84,6 +85,11 @@ struct Plan {
 
   const PlanHost* FindHost(const std::string& name) const;
 };
+
+// The sampling interval for a run after one whose shortest transfer took
+// `shortest_s`: about 10 samples in it, so its timeline is a curve, never below
+// kMinIntervalS nor above `most_s` (the plan's default); whole milliseconds.
+double SampleIntervalFor(double shortest_s, double most_s);
 
 // Parses TOML text; `path` only names the file in messages ("plan.toml:12: ...").
 absl::StatusOr<Plan> ParsePlan(const std::string& text, const std::string& path);

@@ -40,6 +40,7 @@ RunTally TallyRun(const std::vector<LabJob>& jobs) {
         if (r.role() == Name(Role::kReceiver)) {
           if (r.has_mb_per_s()) t.durable_mb_per_s += r.mb_per_s();
           ++t.receiver_rows;
+          if (auto received = IntakeFromRow(r)) receivers[job.transfer->to].received.push_back(std::move(*received));
           continue;
         }
         ++run.sender_rows;
@@ -52,6 +53,7 @@ RunTally TallyRun(const std::vector<LabJob>& jobs) {
         }
         t.send_mb_per_s += r.mb_per_s();
         spread.Add(r);
+        if (r.has_duration_s()) run.shortest_s = std::min(run.shortest_s.value_or(r.duration_s()), r.duration_s());
       }
     }
     ReceiverTally& sum = receivers[job.transfer->to];
@@ -65,7 +67,11 @@ RunTally TallyRun(const std::vector<LabJob>& jobs) {
     sum.complete = sum.complete && t.ok && t.receiver_rows == receiver_rows_due;
     run.transfers.push_back(std::move(t));
   }
-  for (auto& [name, sum] : receivers) run.receivers.push_back(std::move(sum));
+  for (auto& [name, sum] : receivers) {
+    sum.intake = ComputeIntake(sum.received);
+    sum.received.clear();
+    run.receivers.push_back(std::move(sum));
+  }
   run.start_skew_ms = spread.SkewMs();
   return run;
 }
@@ -77,7 +83,9 @@ void LabTotals::Add(const RunTally& run, bool warmup) {
   if (warmup) return;
   if (run.start_skew_ms) start_skews_ms.push_back(*run.start_skew_ms);
   for (const ReceiverTally& r : run.receivers) {
-    if (r.complete) aggregates[r.name].push_back(r.send_mb_per_s);
+    if (!r.complete || !r.intake) continue;
+    all_mb_per_s[r.name].push_back(r.intake->all_mb_per_s);
+    if (r.intake->overlapped) while_all_mb_per_s[r.name].push_back(r.intake->while_all_mb_per_s);
   }
 }
 

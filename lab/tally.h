@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/intake.h"
 #include "lab/job_tracker.h"
 
 namespace nasperf {
@@ -22,14 +23,19 @@ struct TransferTally {
   std::string error;  // the first failed sender row's "status: error"
 };
 
-// The aggregate at one receiver: the sum over its concurrent transfers.
+// One receiver's run: what the NAS took from all its transfers together, from its
+// own rows and samples (common/intake.h, the figures `report` prints for the run).
 struct ReceiverTally {
   std::string name;
   int transfers = 0;
+  // The transfers' own MB/s added up: what the NAS took only if all started and
+  // ended together; kept for lab-runs.csv under that meaning, never printed as intake.
   double send_mb_per_s = 0;
   double durable_mb_per_s = 0;
-  bool complete = true;  // every transfer ok, with a receiver row per stream
-  bool durable = true;   // false for an SSH login: no agent there says when bytes were on disk
+  bool complete = true;                  // every transfer ok, with a receiver row per stream
+  bool durable = true;                   // false for an SSH login: no agent there says when bytes were on disk
+  std::vector<IntakeTransfer> received;  // its ok receiver rows (not kept past TallyRun)
+  std::optional<IntakeFigures> intake;   // nullopt without receiver rows (SSH) or times
 };
 
 struct RunTally {
@@ -37,6 +43,7 @@ struct RunTally {
   std::vector<ReceiverTally> receivers;  // by name
   // The spread of the ok streams' first bytes; needs two of them.
   std::optional<double> start_skew_ms;
+  std::optional<double> shortest_s;  // the shortest ok sender row's duration
   int sender_rows = 0;
   int failed = 0;  // sender rows not ok (aborted included)
   int aborted = 0;
@@ -45,9 +52,10 @@ struct RunTally {
 RunTally TallyRun(const std::vector<LabJob>& jobs);
 
 struct LabTotals {
-  int sender_rows = 0, failed = 0, aborted = 0;           // warm-ups included
-  std::vector<double> start_skews_ms;                     // timed runs only
-  std::map<std::string, std::vector<double>> aggregates;  // receiver → send MB/s of its complete timed runs
+  int sender_rows = 0, failed = 0, aborted = 0;  // warm-ups included
+  std::vector<double> start_skews_ms;            // timed runs only
+  // Receiver → all bytes/span and while-all-ran MB/s of its complete timed runs.
+  std::map<std::string, std::vector<double>> all_mb_per_s, while_all_mb_per_s;
 
   void Add(const RunTally& run, bool warmup);
 };

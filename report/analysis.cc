@@ -54,7 +54,8 @@ std::string IterationKey(const TransferRecord& r) {
 }
 
 // One MB/s per iteration (see GroupRows), in the order the iterations were taken.
-std::vector<double> IterationRates(GroupRows& g, const std::set<std::string>& failed_iterations) {
+std::vector<double> IterationRates(GroupRows& g, const std::set<std::string>& failed_iterations,
+                                   const SampleIndex& samples) {
   std::vector<std::string> order;
   std::map<std::string, std::vector<const TransferRecord*>> streams;
   for (const TransferRecord* r : g.rows) {
@@ -81,6 +82,12 @@ std::vector<double> IterationRates(GroupRows& g, const std::set<std::string>& fa
       continue;
     }
     ++g.multi_stream_iterations;
+    // What the NAS took: all bytes from the first byte to the last (common/intake.h),
+    // the figure the lab console prints for the run.
+    if (auto intake = IntakeOfRows(rows, samples)) {
+      rates.push_back(intake->all_mb_per_s);
+      continue;
+    }
     double bytes = 0, longest = 0, rate_sum = 0;
     bool known = true;
     for (const TransferRecord* r : rows) {
@@ -89,7 +96,8 @@ std::vector<double> IterationRates(GroupRows& g, const std::set<std::string>& fa
       longest = std::max(longest, r->duration_s);
       rate_sum += r->mb_per_s;
     }
-    // Without bytes and durations the streams' rates add up (they ran side by side).
+    // A file without start times: the longest stream's time; without bytes and
+    // durations either, the streams' rates add up (they ran side by side).
     rates.push_back(known ? bytes / longest / 1e6 : rate_sum);
   }
   return rates;
@@ -117,13 +125,14 @@ std::vector<GroupRows> Group(const ResultTable& table, Role role, const std::str
     }
     groups[it->second].rows.push_back(&r);
   }
+  const SampleIndex samples = IndexSamples(table);
   for (GroupRows& g : groups) {
     // RFC 3339 UTC times with a fixed format sort as text; rows without one (older
     // files) fall back to iteration order.
     std::stable_sort(g.rows.begin(), g.rows.end(), [](const TransferRecord* a, const TransferRecord* b) {
       return std::tie(a->started_at, a->iteration, a->stream) < std::tie(b->started_at, b->iteration, b->stream);
     });
-    g.rates = IterationRates(g, failed_iterations);
+    g.rates = IterationRates(g, failed_iterations, samples);
   }
   return groups;
 }
@@ -147,7 +156,7 @@ std::string DriftWarning(const std::string& group, Role role, const TrendResult&
       group, Name(role), t.sen_slope < 0 ? "falls" : "rises", t.p, t.sen_slope);
 }
 
-bool Drifts(const TrendResult& t, size_t n) { return n >= 4 && t.p < kAlpha && t.sen_slope != 0; }
+bool Drifts(const TrendResult& t, size_t n) { return n >= kMinTrendRuns && t.p < kAlpha && t.sen_slope != 0; }
 
 void WarnAboutStreams(const GroupRows& g, std::vector<std::string>* warnings) {
   if (g.iterations_with_failed_streams > 0) {
@@ -264,7 +273,8 @@ std::string ObservationText(const GroupRows& g) {
   std::string text = hosts.size() > 1
                          ? absl::StrFormat("one per host and iteration (%d hosts, each its own MB/s)", hosts.size())
                          : "one per iteration";
-  if (most_streams > 1) absl::StrAppendFormat(&text, "; up to %d streams of one added together", most_streams);
+  if (most_streams > 1)
+    absl::StrAppendFormat(&text, "; up to %d streams of one together: all bytes over their span", most_streams);
   return text;
 }
 
@@ -272,6 +282,40 @@ std::string BottleneckMix(const std::map<std::string, int>& mix) {
   std::vector<std::string> parts;
   for (const auto& [verdict, count] : mix) parts.push_back(absl::StrCat(verdict, " ", count));
   return parts.empty() ? "-" : absl::StrJoin(parts, ", ");
+}
+
+// Runs with one transfer are their own row's figure; the section is for runs where
+// several transfers met at one NAS.
+std::string IntakeText(const std::vector<RunIntake>& intakes) {
+  std::string out;
+  for (const RunIntake& run : intakes) {
+    const IntakeFigures& f = run.figures;
+    if (f.transfers < 2) continue;
+    if (out.empty()) out = "\nNAS intake per run (all its transfers together, from the receiver's rows and samples):\n";
+    absl::StrAppendFormat(&out, "  %s %s iteration %d: %d transfers, %s\n", run.host, run.run_id, run.iteration,
+                          f.transfers, IntakeLine(f));
+    std::vector<std::string> notes;
+    if (run.failed > 0) notes.push_back(absl::StrCat(run.failed, " not ok, left out"));
+    if (f.coarse > 0) notes.push_back(absl::StrCat(f.coarse, " shorter than 3 samples (each its own average)"));
+    if (f.unsampled > 0) notes.push_back(absl::StrCat(f.unsampled, " without samples (taken as even)"));
+    if (!notes.empty()) absl::StrAppend(&out, "    transfers: ", absl::StrJoin(notes, "; "), "\n");
+  }
+  return out;
+}
+
+std::string IntakeJson(const RunIntake& run) {
+  const IntakeFigures& f = run.figures;
+  return absl::StrCat(
+      "{\"run_id\":", JsonString(run.run_id), ",\"label\":", JsonString(run.label), ",\"host\":", JsonString(run.host),
+      ",\"iteration\":", run.iteration, ",\"transfers\":", f.transfers, ",\"failed\":", run.failed,
+      ",\"bytes\":", JsonNumber(f.bytes), ",\"span_s\":", JsonNumber(f.span_s),
+      ",\"all_mb_per_s\":", JsonNumber(f.all_mb_per_s),
+      ",\"window_s\":", f.overlapped ? JsonNumber(f.window_s) : "null",
+      ",\"while_all_mb_per_s\":", f.overlapped ? JsonNumber(f.while_all_mb_per_s) : "null",
+      ",\"step_s\":", JsonNumber(f.step_s), ",\"timeline_is_curve\":", f.TimelineIsCurve() ? "true" : "false",
+      ",\"peak_mb_per_s\":", JsonNumber(f.peak_mb_per_s), ",\"median_mb_per_s\":", JsonNumber(f.median_mb_per_s),
+      ",\"sum_of_rates_mb_per_s\":", JsonNumber(f.sum_of_rates_mb_per_s), ",\"coarse_transfers\":", f.coarse,
+      ",\"unsampled_transfers\":", f.unsampled, "}");
 }
 
 }  // namespace
@@ -296,8 +340,10 @@ absl::StatusOr<ReportResult> SummarizeResults(const ResultTable& table, std::opt
       s.path = PathText(g.rows);
       s.devices = DevicesText(g.rows);
       for (const TransferRecord* row : g.rows) ++s.bottlenecks[row->bottleneck.empty() ? "unknown" : row->bottleneck];
-      s.trend = MannKendall(s.rates_in_order);
-      s.drifts = Drifts(s.trend, s.rates_in_order.size());
+      const std::vector<double> per_run = PerRunValues(s.rates_in_order, s.run_ordinals);
+      s.trend_runs = per_run.size();
+      s.trend = MannKendall(per_run);
+      s.drifts = Drifts(s.trend, s.trend_runs);
       if (s.drifts) report.warnings.push_back(DriftWarning(s.group, r, s.trend));
       report.groups.push_back(std::move(s));
     }
@@ -310,6 +356,7 @@ absl::StatusOr<ReportResult> SummarizeResults(const ResultTable& table, std::opt
       ++report.warmups_skipped;
     }
   }
+  if (!role || *role == Role::kReceiver) report.intakes = RunIntakes(table);
   if (report.groups.empty()) {
     report.warnings.push_back(absl::StrCat("no measured rows", role ? absl::StrCat(" for role ", Name(*role)) : "",
                                            " (status ok, not a warm-up, with a throughput)"));
@@ -317,8 +364,20 @@ absl::StatusOr<ReportResult> SummarizeResults(const ResultTable& table, std::opt
   return report;
 }
 
+std::vector<double> PerRunValues(const std::vector<double>& values, const std::vector<size_t>& run_ordinals) {
+  if (run_ordinals.size() != values.size()) return values;  // no ordinals known: each value is a run
+  std::map<size_t, std::vector<double>> runs;
+  for (size_t i = 0; i < values.size(); ++i) runs[run_ordinals[i]].push_back(values[i]);
+  std::vector<double> out;
+  for (const auto& [ordinal, of_run] : runs) out.push_back(Summarize(of_run).median);
+  return out;
+}
+
 std::string TrendText(const GroupSummary& g) {
-  if (g.stats.n < 4) return "too few runs for a trend (n<4)";
+  if (g.trend_runs < kMinTrendRuns) {
+    return absl::StrFormat("too few runs for a trend (%d run%s, n<%d)", g.trend_runs, g.trend_runs == 1 ? "" : "s",
+                           kMinTrendRuns);
+  }
   if (!g.drifts) return absl::StrFormat("no trend (Mann-Kendall p=%.3f)", g.trend.p);
   return absl::StrFormat("%s by %.1f MB/s per run (Mann-Kendall p=%.3f)", g.trend.sen_slope < 0 ? "falls" : "rises",
                          std::fabs(g.trend.sen_slope), g.trend.p);
@@ -424,8 +483,9 @@ absl::StatusOr<CompareResult> Compare(const ResultTable& table, const std::strin
       }
     }
     c.stats = Summarize(rates);
-    TrendResult trend = MannKendall(rates);
-    if (Drifts(trend, rates.size())) result.warnings.push_back(DriftWarning(c.group, result.role, trend));
+    const std::vector<double> per_run = PerRunValues(rates, groups[i].run_ordinals);
+    TrendResult trend = MannKendall(per_run);
+    if (Drifts(trend, per_run.size())) result.warnings.push_back(DriftWarning(c.group, result.role, trend));
     if (c.baseline) {
       c.verdict = "baseline";
     } else {
@@ -489,6 +549,7 @@ std::string ReportText(const ReportResult& report) {
     previous = &g;
   }
   flush_notes();
+  absl::StrAppend(&out, IntakeText(report.intakes));
   for (const std::string& line : VerdictLegend(report)) absl::StrAppend(&out, "  ", line, "\n");
   if (report.warmups_skipped > 0) {
     absl::StrAppend(&out, "warm-ups skipped: ", report.warmups_skipped,
@@ -510,12 +571,12 @@ std::string ReportJson(const ReportResult& report) {
   for (const GroupSummary& g : report.groups) {
     std::vector<std::string> mix;
     for (const auto& [verdict, count] : g.bottlenecks) mix.push_back(absl::StrCat(JsonString(verdict), ":", count));
-    groups.push_back(
-        absl::StrCat("{\"label\":", JsonString(g.group), ",\"role\":", JsonString(Name(g.role)), ",",
-                     SummaryJson(g.stats), ",\"bottleneck\":{", absl::StrJoin(mix, ","),
-                     "},\"trend_p\":", JsonNumber(g.trend.p), ",\"sen_slope\":", JsonNumber(g.trend.sen_slope),
-                     ",\"drifts\":", g.drifts ? "true" : "false", ",\"observation\":", JsonString(g.observation),
-                     ",\"path\":", JsonString(g.path), ",\"devices\":", JsonString(g.devices), "}"));
+    groups.push_back(absl::StrCat(
+        "{\"label\":", JsonString(g.group), ",\"role\":", JsonString(Name(g.role)), ",", SummaryJson(g.stats),
+        ",\"bottleneck\":{", absl::StrJoin(mix, ","), "},\"trend_p\":", JsonNumber(g.trend.p),
+        ",\"sen_slope\":", JsonNumber(g.trend.sen_slope), ",\"trend_runs\":", g.trend_runs,
+        ",\"drifts\":", g.drifts ? "true" : "false", ",\"observation\":", JsonString(g.observation),
+        ",\"path\":", JsonString(g.path), ",\"devices\":", JsonString(g.devices), "}"));
   }
   std::vector<std::string> failures;
   for (const TransferRecord* r : report.failures) {
@@ -524,9 +585,11 @@ std::string ReportJson(const ReportResult& report) {
                                     ",\"status\":", JsonString(Name(r->status)), ",\"error\":", JsonString(r->error),
                                     ",\"source\":", JsonString(r->source), "}"));
   }
+  std::vector<std::string> intakes;
+  for (const RunIntake& run : report.intakes) intakes.push_back(IntakeJson(run));
   return absl::StrCat("{\"groups\":[", absl::StrJoin(groups, ","), "],\"failures\":[", absl::StrJoin(failures, ","),
                       "],\"warmups_skipped\":", report.warmups_skipped, ",\"warnings\":", JsonStrings(report.warnings),
-                      "}\n");
+                      ",\"intake\":[", absl::StrJoin(intakes, ","), "]}\n");
 }
 
 std::string CompareText(const CompareResult& c) {

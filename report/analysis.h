@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/stats.h"
+#include "report/run_intake.h"
 #include "report/statistics.h"
 #include "report/table.h"
 
@@ -20,6 +21,8 @@ namespace nasperf {
 // Below this many measured iterations in a group, compare says nothing about it.
 inline constexpr size_t kMinRunsPerGroup = 3;
 inline constexpr double kAlpha = 0.05;
+// Below this many runs the trend test is not run (n = 3 can never reach p < kAlpha).
+inline constexpr size_t kMinTrendRuns = 4;
 
 // The measured rows of one group, in the order they were taken, and the group's
 // observations: one MB/s per iteration. An iteration with several streams is one
@@ -44,8 +47,11 @@ struct GroupSummary {
   Role role = Role::kReceiver;
   Summary stats;
   std::map<std::string, int> bottlenecks;  // verdict -> rows
+  // Tested on one value per run (the median of its hosts' observations): several
+  // hosts of one run are not independent looks at what the run did.
   TrendResult trend;
-  bool drifts = false;  // trend p < kAlpha with n >= 4
+  size_t trend_runs = 0;
+  bool drifts = false;  // trend p < kAlpha with trend_runs >= kMinTrendRuns
   std::vector<double> rates_in_order;
   std::vector<size_t> run_ordinals;  // as in GroupRows
   std::vector<std::string> hosts;    // as in GroupRows
@@ -60,6 +66,10 @@ struct GroupSummary {
   std::string devices;
 };
 
+// One value per run, in run order: the median of the observations that share a run
+// ordinal (exposed for tests).
+std::vector<double> PerRunValues(const std::vector<double>& values, const std::vector<size_t>& run_ordinals);
+
 // The trend in words a reader cannot misread: a slope only when it is significant.
 std::string TrendText(const GroupSummary& g);
 
@@ -68,6 +78,8 @@ struct ReportResult {
   std::vector<const TransferRecord*> failures;  // status != ok, warm-ups included
   size_t warmups_skipped = 0;
   std::vector<std::string> warnings;
+  // What each NAS took per run, all its transfers together (report/run_intake.h).
+  std::vector<RunIntake> intakes;
 };
 
 // role: one role's rows, or nullopt for both. by: the column to group by (label).

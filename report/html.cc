@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/fd.h"
+#include "common/intake.h"
 
 namespace nasperf {
 
@@ -142,15 +143,15 @@ std::string SvgOpen(const std::string& name, const std::string& description) {
 
 // MB/s of every observation against its run (the n-th iteration taken, whole
 // numbers): one line per group and host, so three clients of one lab run are three
-// points above one run, not three runs; with several hosts, their sum per run dashed.
+// points above one run, not three runs. No sum of their rates: what a NAS took from
+// them together is its intake chart (they seldom all ran for the same time).
 std::string IterationChart(const std::vector<const GroupSummary*>& groups, Role role) {
   double y_hi = 0;
   size_t x_hi = 1;
   std::vector<std::string> names;
   for (const GroupSummary* g : groups) {
-    std::map<size_t, double> sums;  // the dashed per-run sum line of a multi-host group
     for (size_t k = 0; k < g->rates_in_order.size(); ++k) {
-      y_hi = std::max(y_hi, sums[g->run_ordinals[k]] += g->rates_in_order[k]);
+      y_hi = std::max(y_hi, g->rates_in_order[k]);
       x_hi = std::max(x_hi, g->run_ordinals[k]);
     }
     names.push_back(g->group);
@@ -169,19 +170,6 @@ std::string IterationChart(const std::vector<const GroupSummary*>& groups, Role 
     for (const auto& [host, points] : lines) {
       absl::StrAppendFormat(&out, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"%s\"/>", Color(i),
                             points);
-    }
-    if (lines.size() > 1) {
-      // Several hosts per run: what they moved together, dashed, above their own lines.
-      std::map<size_t, double> sums;
-      for (size_t k = 0; k < g.rates_in_order.size(); ++k) sums[g.run_ordinals[k]] += g.rates_in_order[k];
-      std::string points;
-      for (const auto& [run, sum] : sums) {
-        absl::StrAppendFormat(&points, "%.1f,%.1f ", plot.X(static_cast<double>(run)), plot.Y(sum));
-      }
-      absl::StrAppendFormat(&out,
-                            "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" stroke-dasharray=\"6 4\" "
-                            "points=\"%s\"><title>%s: all %d hosts together per run</title></polyline>",
-                            Color(i), points, HtmlEscape(g.group), lines.size());
     }
     for (size_t k = 0; k < g.rates_in_order.size(); ++k) {
       absl::StrAppendFormat(
@@ -246,10 +234,42 @@ std::string BoxChart(const std::vector<const GroupSummary*>& groups, Role role) 
   return out;
 }
 
+// One transfer's marks on the timeline. Fewer than kMinTimelineSamples samples are not
+// a curve: such a transfer is drawn flat at its average, over its time, and said so.
+std::string SeriesMarks(const Plot& plot, const std::vector<const SampleRecord*>& points, const std::string& color,
+                        bool* flat) {
+  const SampleRecord& first = *points.front();
+  const std::string title =
+      absl::StrFormat("%s iteration %d stream %d (%s)", first.label, first.iteration, first.stream, first.host);
+  *flat = points.size() < kMinTimelineSamples;
+  if (*flat) {
+    double mb = 0, previous = 0;
+    for (const SampleRecord* p : points) {
+      mb += p->bytes >= 0 ? p->bytes / 1e6 : p->mb_per_s * std::max(0.0, p->t_s - previous);
+      previous = p->t_s;
+    }
+    const double end = points.back()->t_s, average = end > 0 ? mb / end : 0;
+    return absl::StrFormat(
+        "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"1.5\" "
+        "stroke-dasharray=\"4 3\"><title>%s: %d interval%s, drawn as its average %s MB/s</title></line>",
+        plot.X(0), plot.X(end), plot.Y(average), plot.Y(average), color, HtmlEscape(title), points.size(),
+        points.size() == 1 ? "" : "s", Num(average));
+  }
+  std::string coords;
+  for (const SampleRecord* p : points)
+    absl::StrAppendFormat(&coords, "%.1f,%.1f ", plot.X(p->t_s), plot.Y(p->mb_per_s));
+  return absl::StrFormat(
+      "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" stroke-opacity=\"0.75\" "
+      "points=\"%s\"><title>%s</title></polyline>",
+      color, coords, HtmlEscape(title));
+}
+
 // Per-interval MB/s of every measured transfer against seconds since its first byte.
 // Samples of warm-ups and failed transfers are left out like their rows; samples
-// with no transfer row at all (a samples.csv given alone) are shown.
-std::string TimelineChart(const ResultTable& table, Role role, const std::vector<std::string>& group_order) {
+// with no transfer row at all (a samples.csv given alone) are shown. *flat counts the
+// transfers too short for a curve.
+std::string TimelineChart(const ResultTable& table, Role role, const std::vector<std::string>& group_order,
+                          size_t* flat) {
   const std::vector<SampleRecord>& samples = table.samples;
   std::set<std::string> measured, unmeasured;
   for (const TransferRecord& r : table.transfers) {
@@ -275,6 +295,7 @@ std::string TimelineChart(const ResultTable& table, Role role, const std::vector
       color_of[s.label] = next;
     }
   }
+  *flat = 0;
   if (keys.empty()) return "";
   Plot plot(0, t_hi, 0, y_hi * 1.05);
   std::string out = SvgOpen(absl::StrCat("timeline-", Name(role)), "Per-interval MB/s of each transfer over time");
@@ -284,22 +305,9 @@ std::string TimelineChart(const ResultTable& table, Role role, const std::vector
     std::vector<const SampleRecord*>& points = series[key];
     std::stable_sort(points.begin(), points.end(),
                      [](const SampleRecord* a, const SampleRecord* b) { return a->t_s < b->t_s; });
-    std::string coords;
-    for (const SampleRecord* p : points)
-      absl::StrAppendFormat(&coords, "%.1f,%.1f ", plot.X(p->t_s), plot.Y(p->mb_per_s));
-    const SampleRecord& first = *points.front();
-    absl::StrAppendFormat(&out,
-                          "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" stroke-opacity=\"0.75\" "
-                          "points=\"%s\"><title>%s iteration %d stream %d (%s)</title></polyline>",
-                          Color(color_of[first.label]), coords, HtmlEscape(first.label), first.iteration, first.stream,
-                          HtmlEscape(first.host));
-    // A transfer shorter than a few intervals is a point or two, too short for a visible line.
-    if (points.size() <= 3) {
-      for (const SampleRecord* p : points) {
-        absl::StrAppendFormat(&out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>", plot.X(p->t_s),
-                              plot.Y(p->mb_per_s), Color(color_of[first.label]));
-      }
-    }
+    bool is_flat = false;
+    out += SeriesMarks(plot, points, Color(color_of[points.front()->label]), &is_flat);
+    *flat += is_flat ? 1 : 0;
   }
   std::vector<std::string> names(color_of.size());
   for (const auto& [name, i] : color_of) names[i] = name;
@@ -402,6 +410,68 @@ std::string List(const std::vector<std::string>& items) {
   return out + "</ul>\n";
 }
 
+// Per NAS: what it took from all the transfers of each run together (common/intake.h),
+// one step line per run against seconds since the run's first byte.
+std::string IntakeChart(const std::string& host, const std::vector<const RunIntake*>& runs) {
+  double t_hi = 0, y_hi = 0;
+  for (const RunIntake* r : runs) {
+    t_hi = std::max(t_hi, r->figures.span_s);
+    y_hi = std::max(y_hi, r->figures.peak_mb_per_s);
+  }
+  Plot plot(0, t_hi, 0, y_hi * 1.05);
+  std::string out = SvgOpen(absl::StrCat("intake-", host), "MB/s the NAS took from all transfers of a run");
+  out += plot.Axes("seconds since the run's first byte at the NAS", "MB/s into the NAS");
+  out += "<g class=\"marks\">";
+  std::vector<std::string> names;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const IntakeFigures& f = runs[i]->figures;
+    std::string coords;
+    double at = 0;
+    for (size_t k = 0; k < f.timeline_mb_per_s.size() && k < f.timeline_len_s.size(); ++k) {
+      const double y = plot.Y(f.timeline_mb_per_s[k]);
+      at += f.timeline_len_s[k];
+      absl::StrAppendFormat(&coords, "%.1f,%.1f %.1f,%.1f ", plot.X(at - f.timeline_len_s[k]), y, plot.X(at), y);
+    }
+    const std::string name = absl::StrFormat("%s iteration %d", runs[i]->run_id, runs[i]->iteration);
+    absl::StrAppendFormat(&out,
+                          "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" points=\"%s\"><title>%s: "
+                          "%s</title></polyline>",
+                          Color(i), coords, HtmlEscape(name), HtmlEscape(IntakeLine(f)));
+    names.push_back(name);
+  }
+  out += "</g>" + Legend(names) + "</svg>";
+  return out;
+}
+
+// The NAS intake figures per run and a chart per NAS, for runs of several transfers.
+std::string IntakeSection(const ReportResult& report) {
+  std::map<std::string, std::vector<const RunIntake*>> by_host;
+  std::string rows;
+  for (const RunIntake& r : report.intakes) {
+    const IntakeFigures& f = r.figures;
+    if (f.transfers < 2) continue;
+    by_host[r.host].push_back(&r);
+    rows +=
+        Row({r.host, r.run_id, absl::StrCat(r.iteration), absl::StrCat(f.transfers), Num(f.all_mb_per_s),
+             f.overlapped ? absl::StrFormat("%s (%.3f s)", Num(f.while_all_mb_per_s), f.window_s) : "never all at once",
+             f.TimelineIsCurve() ? Num(f.peak_mb_per_s) : "-", f.TimelineIsCurve() ? Num(f.median_mb_per_s) : "-",
+             Num(f.sum_of_rates_mb_per_s)});
+  }
+  if (rows.empty()) return "";
+  std::string out =
+      "<h2>NAS intake per run: all its transfers together</h2>\n<p class=\"note\">All bytes/span: every byte over "
+      "the first byte to the last. While all ran: bytes in the window where every transfer ran, over that window "
+      "(what the NAS takes at once). Peak and median: of the summed per-interval timeline. The sum of the "
+      "transfers' own rates is shown for contrast: it is what the NAS took only when all started and ended "
+      "together.</p>\n<table>\n";
+  out += Row({"NAS", "run", "iteration", "transfers", "all bytes/span MB/s", "while all ran MB/s", "timeline peak",
+              "timeline median", "sum of rates (not intake)"},
+             "th");
+  out += rows + "</table>\n";
+  for (const auto& [host, runs] : by_host) out += IntakeChart(host, runs);
+  return out;
+}
+
 constexpr char kStyle[] = R"(
 body { font: 14px/1.45 system-ui, sans-serif; margin: 24px; color: #222; max-width: 1000px; }
 h1 { font-size: 22px; } h2 { font-size: 17px; margin-top: 28px; border-bottom: 1px solid #ddd; }
@@ -452,12 +522,21 @@ std::string RenderHtmlReport(const HtmlReportInput& in) {
     absl::StrAppend(&out, "<h2>", Name(role), ": ", HtmlEscape(RateMeaning(role)), " per iteration</h2>\n",
                     IterationChart(groups, role));
     absl::StrAppend(&out, "<h2>", Name(role), ": distribution per label</h2>\n", BoxChart(groups, role));
-    std::string timeline = TimelineChart(table, role, names);
+    size_t flat = 0;
+    std::string timeline = TimelineChart(table, role, names, &flat);
     if (!timeline.empty()) {
       absl::StrAppend(&out, "<h2>", Name(role),
                       ": per-interval timeline (a cliff is a cache filling or a disk slowing)</h2>\n", timeline);
     }
+    if (flat > 0) {
+      absl::StrAppendFormat(&out,
+                            "<p class=\"note\">%d transfer%s shorter than %d intervals %s drawn flat (dashed) at "
+                            "%s average: %s samples are not a curve. A shorter --interval shows their shape.</p>\n",
+                            flat, flat == 1 ? "" : "s", kMinTimelineSamples, flat == 1 ? "is" : "are",
+                            flat == 1 ? "its" : "their", flat == 1 ? "its" : "their");
+    }
   }
+  out += IntakeSection(report);
   absl::StrAppend(&out, "<h2>Summary</h2>\n", SummaryTable(report));
   if (!report.failures.empty()) {
     out += "<h2>Failures (never averaged in)</h2>\n<table>\n";

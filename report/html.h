@@ -1,5 +1,6 @@
 // The self-contained HTML report: inline SVG charts (MB/s per iteration per label,
-// the per-interval timeline from samples.csv, box plots per label), the summary and
+// the per-interval timeline from samples.csv, box plots per label, each NAS's intake
+// per run), the summary and
 // compare tables, failures and the run's metadata. No scripts, no network fetches;
 // every value from a CSV is HTML-escaped. Pure functions; thread-safe.
 #ifndef NASPERF_REPORT_HTML_H_

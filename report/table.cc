@@ -264,6 +264,11 @@ absl::Status ParseSamplesCsv(const std::string& path, const std::string& text, R
                          if (absl::Status st = ParseDouble(where, "t_s", cell("t_s"), &s.t_s); !st.ok()) return st;
                          if (absl::Status st = ParseDouble(where, "mb_per_s", cell("mb_per_s"), &s.mb_per_s); !st.ok())
                            return st;
+                         if (!cell("bytes").empty()) {
+                           if (absl::Status st = ParseDouble(where, "bytes", cell("bytes"), &s.bytes); !st.ok())
+                             return st;
+                           if (s.bytes < 0) return BadCell(where, "bytes", cell("bytes"), "a count of bytes");
+                         }
                          table->samples.push_back(std::move(s));
                          return absl::OkStatus();
                        });

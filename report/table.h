@@ -48,6 +48,7 @@ struct SampleRecord {
   long long stream = 0;
   double t_s = 0;
   double mb_per_s = 0;
+  double bytes = -1;  // -1: a file without the bytes column
 };
 
 struct ResultTable {

@@ -2,8 +2,10 @@
 # Two clients write to one NAS at once, driven by `nasperf lab` from the hop (which
 # reaches every agent): each run's transfers start together (the barrier: the start
 # skew is shorter than the shortest transfer, so they overlapped instead of taking
-# turns), the per-receiver aggregate is the sum of its transfers' MB/s, all rows
-# share one run id in one CSV, and `nasperf report` reads it.
+# turns), lab-runs.csv keeps the sum of its transfers' MB/s, all rows share one run id
+# in one CSV, and `nasperf report` reads it. The NAS's intake (issue 30): the console
+# and `report` print the same figures for each run, and all bytes/span is the
+# receiver rows' bytes over the span this test computes from the same rows.
 source "$(dirname "$0")/lib.sh"
 
 lab_up --clients 2 --mtu 1500 --rate 400mbit --disk-size 1G
@@ -53,11 +55,35 @@ for iteration in 1 2 3; do
   fi
   awk -v a="$aggregate" -v b="$sum" 'BEGIN { d = a - b; exit !(d < 0.02 && d > -0.02) }' \
     || fail "run $iteration: aggregate $aggregate MB/s is not the sum of its transfers ($sum MB/s)"
-  grep -q "^  = nas .* send *$aggregate" "$T/lab.log" 2>/dev/null || grep -q "= nas" "$T/lab.log" || fail "no aggregate line on the console"
 done
+grep -q "aggregate" "$T/lab.log" && fail "the console still calls a sum of rates the aggregate"
+
 grep -q "start skew: median" "$T/lab.log" || fail "no skew summary"
 ls "$CACHE"/nasperf-*.dat >/dev/null 2>&1 && fail "files left in the target: $(ls "$CACHE")"
 
 "$NASPERF" report "$T/out" >"$T/report.log" 2>&1 || fail "nasperf report: $(cat "$T/report.log")"
 grep -q "two-clients" "$T/report.log" || fail "report does not show the lab's label: $(cat "$T/report.log")"
-echo "ok: two clients, one NAS, one CSV; transfers overlapped in every run; aggregate = sum of transfers"
+# One figure per run, the same on the console and in the report.
+grep -o "= nas .*all bytes/span.*" "$T/lab.log" | sed 's/.*\(all bytes\/span\)/\1/' >"$T/console-intake.txt"
+grep -o "nas .* iteration [0-9]*: 2 transfers, all bytes/span.*" "$T/report.log" | sed 's/.*\(all bytes\/span\)/\1/' \
+  >"$T/report-intake.txt"
+[ "$(wc -l <"$T/console-intake.txt")" = 3 ] || fail "the console gave no NAS intake per run: $(cat "$T/lab.log")"
+diff "$T/console-intake.txt" "$T/report-intake.txt" || fail "the console and report disagree on the NAS's intake"
+# all bytes/span against the span of the receiver rows, computed here.
+python3 - "$csv" "$runs" <<'PY' || fail "all bytes/span is not the rows' bytes over their span"
+import csv, sys
+from datetime import datetime, timezone
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["role"] == "receiver"]
+for run in csv.DictReader(open(sys.argv[2])):
+    mine = [r for r in rows if r["iteration"] == run["iteration"]]
+    start = [datetime.strptime(r["started_at"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc).timestamp()
+             + float(r["first_byte_s"]) for r in mine]
+    end = [s + float(r["duration_s"]) for s, r in zip(start, mine)]
+    truth = sum(int(r["bytes"]) for r in mine) / (max(end) - min(start)) / 1e6
+    got = float(run["all_mb_per_s"])
+    print(f"run {run['iteration']}: all bytes/span {got:.1f} MB/s, from the rows {truth:.1f} MB/s, "
+          f"while all ran {run['while_all_mb_per_s'] or '-'} MB/s, sum of rates {run['durable_mb_per_s']} MB/s")
+    if abs(got - truth) > 0.03 * truth:
+        sys.exit(1)
+PY
+echo "ok: two clients, one NAS, one CSV; transfers overlapped in every run; console and report give one NAS intake"

@@ -11,6 +11,7 @@ namespace nasperf {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 class ConsoleTest : public ::testing::Test {
  protected:
@@ -28,7 +29,7 @@ class ConsoleTest : public ::testing::Test {
   size_t size_ = 0;
 };
 
-TEST_F(ConsoleTest, ARunShowsEachTransferAndEachReceiversAggregate) {
+TEST_F(ConsoleTest, ARunShowsEachTransferAndEachReceiversIntake) {
   PlanTransfer ok_transfer, failed_transfer;
   ok_transfer.from = "c1";
   ok_transfer.to = "nas";
@@ -42,6 +43,13 @@ TEST_F(ConsoleTest, ARunShowsEachTransferAndEachReceiversAggregate) {
   run.transfers.push_back({&ok_transfer, 230.5, 220.25, 2, true, ""});
   run.transfers.push_back({&failed_transfer, 0, 0, 0, false, "failed: agent stopped answering mid-run"});
   run.receivers.push_back({"nas", 2, 230.5, 220.25, false});
+  IntakeTransfer a, b;
+  a.duration_s = 1;
+  a.bytes = 1e9;
+  b.duration_s = 10;
+  b.bytes = 1e9;
+  run.receivers.back().intake = ComputeIntake({a, b});
+  run.receivers.push_back({"ssh-nas", 1, 80, 0, true, false});
   run.start_skew_ms = 1.25;
   LabConsole(out_).Run(run, /*warmup=*/false, 2, 3, 2);
   std::string text = Printed();
@@ -50,8 +58,11 @@ TEST_F(ConsoleTest, ARunShowsEachTransferAndEachReceiversAggregate) {
   EXPECT_THAT(text, HasSubstr("1.00 GiB  send 230.5 MB/s  durable 220.2 MB/s  ok\n"));
   EXPECT_THAT(text, HasSubstr("file  send         -  durable         -  failed: agent stopped answering mid-run\n"));
   EXPECT_THAT(text, HasSubstr("= nas"));
-  EXPECT_THAT(text, HasSubstr("aggregate (not every transfer finished)\n"));
-  EXPECT_THAT(text, HasSubstr("send     230.5 MB/s  durable     220.2 MB/s  aggregate"));
+  EXPECT_THAT(text, HasSubstr("2 transfers  all bytes/span 200.0 MB/s (10.000 s), while all ran 1100.0 MB/s "
+                              "(1.000 s), no timeline (1 step of 10.000 s: too short for a curve) (not every "
+                              "transfer finished)\n"));
+  EXPECT_THAT(text, HasSubstr("= ssh-nas               1 transfer   no NAS intake (no receiver rows with times)\n"));
+  EXPECT_THAT(text, Not(HasSubstr("aggregate")));
 }
 
 TEST_F(ConsoleTest, TheSummaryGivesMediansAndWhereTheResultsAre) {
@@ -63,12 +74,14 @@ TEST_F(ConsoleTest, TheSummaryGivesMediansAndWhereTheResultsAre) {
   totals.failed = 1;
   totals.aborted = 1;
   totals.start_skews_ms = {1, 3, 2};
-  totals.aggregates["nas"] = {100, 300, 200};
+  totals.all_mb_per_s["nas"] = {100, 300, 200};
+  totals.while_all_mb_per_s["nas"] = {400};
   LabConsole(out_).Summary(outcome, totals, "results");
   std::string text = Printed();
   EXPECT_THAT(text, HasSubstr("summary: 3 runs, 6 transfer rows, 1 failed (1 aborted)\n"));
   EXPECT_THAT(text, HasSubstr("start skew: median 2.00 ms, max 3.00 ms\n"));
-  EXPECT_THAT(text, HasSubstr("nas aggregate send MB/s: median 200.0, min 100.0, max 300.0 (n 3)\n"));
+  EXPECT_THAT(text, HasSubstr("nas all bytes/span MB/s: median 200.0, min 100.0, max 300.0 (n 3)\n"));
+  EXPECT_THAT(text, HasSubstr("nas while all ran MB/s: median 400.0, min 400.0, max 400.0 (n 1)\n"));
   EXPECT_THAT(text, HasSubstr("results: results/transfers.csv (nasperf report results)\n"));
 }
 

@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "absl/strings/str_cat.h"
+#include "common/validate.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "lab/agent_limits.h"
@@ -286,6 +288,28 @@ TEST(PlanTest, MissingFileIsNotFound) {
   auto plan = LoadPlan("/nonexistent/plan.toml");
   ASSERT_FALSE(plan.ok());
   EXPECT_THAT(std::string(plan.status().message()), HasSubstr("/nonexistent/plan.toml"));
+}
+
+}  // namespace
+}  // namespace nasperf
+
+namespace nasperf {
+namespace {
+
+// Issue 30: 0.3 s transfers sampled every second had one sample each and no timeline.
+TEST(PlanTest, TheLabSamplesAboutTenTimesInTheShortestTransfer) {
+  EXPECT_DOUBLE_EQ(SampleIntervalFor(0.3, 1.0), 0.03);
+  EXPECT_DOUBLE_EQ(SampleIntervalFor(0.305, 1.0), 0.03) << "whole milliseconds";
+  EXPECT_DOUBLE_EQ(SampleIntervalFor(60, 1.0), 1.0) << "never coarser than the plan's default";
+  EXPECT_DOUBLE_EQ(SampleIntervalFor(0.02, 1.0), kMinIntervalS) << "never finer than an agent accepts";
+  EXPECT_DOUBLE_EQ(SampleIntervalFor(0, 1.0), 1.0);
+  auto plan = ParsePlan(kGood, "plan.toml");
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_FALSE(plan->interval_set);
+  auto named = ParsePlan(absl::StrCat("interval = \"250ms\"\n", kGood), "plan.toml");
+  ASSERT_TRUE(named.ok()) << named.status();
+  EXPECT_TRUE(named->interval_set);
+  EXPECT_DOUBLE_EQ(named->interval_s, 0.25);
 }
 
 }  // namespace

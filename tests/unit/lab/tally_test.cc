@@ -1,6 +1,6 @@
-// The lab tally from rows alone: per-transfer sums, the per-receiver aggregate over
-// concurrent transfers, completeness, start skew from first bytes, and totals that
-// leave warm-ups out of the aggregates.
+// The lab tally from rows alone: per-transfer sums, the NAS's intake from its receiver
+// rows, completeness, start skew from first bytes, and totals that leave warm-ups out
+// of the intake figures.
 #include "lab/tally.h"
 
 #include "gtest/gtest.h"
@@ -17,6 +17,22 @@ proto::TransferReport Row(const std::string& role, const std::string& status, do
   r.set_started_at_unix_ns(1'000'000'000);
   if (first_byte_ns >= 0) r.set_first_byte_s(static_cast<double>(first_byte_ns) / 1e9);
   if (status != "ok") r.set_error("disk full");
+  return r;
+}
+
+// A receiver row moving `mb_per_s` for `seconds` from `start_s`, one sample a second.
+proto::TransferReport Received(double start_s, double mb_per_s, int seconds) {
+  proto::TransferReport r = Row("receiver", "ok", mb_per_s);
+  r.set_started_at_unix_ns(1'764'669'600'000'000'000 + static_cast<int64_t>(start_s * 1e9));
+  r.set_first_byte_s(0);
+  r.set_duration_s(seconds);
+  r.set_bytes(static_cast<uint64_t>(mb_per_s * 1e6) * seconds);
+  for (int k = 1; k <= seconds; ++k) {
+    proto::Sample* s = r.add_samples();
+    s->set_t_s(k);
+    s->set_bytes(static_cast<uint64_t>(mb_per_s * 1e6));
+    s->set_interval_s(1);
+  }
   return r;
 }
 
@@ -93,7 +109,7 @@ TEST_F(TallyTest, AnSshTransferIsCompleteWithSenderRowsAlone) {
 
 TEST_F(TallyTest, TotalsCountEveryRunButAggregateOnlyCompleteTimedRuns) {
   std::vector<LabJob> good = {Job("c1", "nas", 1)};
-  good[0].agent_rows = {Row("sender", "ok", 100, 1), Row("receiver", "ok", 90)};
+  good[0].agent_rows = {Row("sender", "ok", 100, 1), Received(0, 90, 2)};
   std::vector<LabJob> broken = {Job("c1", "nas", 1)};
   broken[0].lost_rows = {Row("sender", "failed", 0)};
   LabTotals totals;
@@ -102,8 +118,39 @@ TEST_F(TallyTest, TotalsCountEveryRunButAggregateOnlyCompleteTimedRuns) {
   totals.Add(TallyRun(broken), /*warmup=*/false);
   EXPECT_EQ(totals.sender_rows, 3);
   EXPECT_EQ(totals.failed, 1);
-  ASSERT_EQ(totals.aggregates["nas"].size(), 1u);
-  EXPECT_DOUBLE_EQ(totals.aggregates["nas"][0], 100);
+  ASSERT_EQ(totals.all_mb_per_s["nas"].size(), 1u);
+  EXPECT_DOUBLE_EQ(totals.all_mb_per_s["nas"][0], 90);
+  ASSERT_EQ(totals.while_all_mb_per_s["nas"].size(), 1u);
+}
+
+// The two clients: 1000 MB/s for 1 s and 100 MB/s for 10 s. Their rates add
+// up to 1100, but the NAS took 2 GB in 10 s; it ran at 1100 only while both ran.
+TEST_F(TallyTest, TheNasIntakeComesFromItsRowsNotFromTheSumOfRates) {
+  std::vector<LabJob> jobs = {Job("c1", "nas", 1), Job("c2", "nas", 1)};
+  jobs[0].agent_rows = {Row("sender", "ok", 1000, 1'000'000), Received(0, 1000, 1)};
+  jobs[1].agent_rows = {Row("sender", "ok", 100, 1'000'000), Received(0, 100, 10)};
+  RunTally run = TallyRun(jobs);
+  ASSERT_EQ(run.receivers.size(), 1u);
+  EXPECT_DOUBLE_EQ(run.receivers[0].send_mb_per_s, 1100) << "the sum, kept under its meaning for lab-runs.csv";
+  ASSERT_TRUE(run.receivers[0].intake.has_value());
+  EXPECT_DOUBLE_EQ(run.receivers[0].intake->all_mb_per_s, 200);
+  EXPECT_DOUBLE_EQ(run.receivers[0].intake->while_all_mb_per_s, 1100);
+  EXPECT_DOUBLE_EQ(run.receivers[0].intake->window_s, 1);
+  EXPECT_TRUE(run.receivers[0].received.empty());
+}
+
+TEST_F(TallyTest, TheShortestOkTransferSetsTheNextInterval) {
+  std::vector<LabJob> jobs = {Job("c1", "nas", 1), Job("c2", "nas", 1)};
+  proto::TransferReport fast = Row("sender", "ok", 100), slow = Row("sender", "ok", 10);
+  fast.set_duration_s(0.3);
+  slow.set_duration_s(3);
+  proto::TransferReport failed = Row("sender", "failed", 0);
+  failed.set_duration_s(0.01);
+  jobs[0].agent_rows = {fast, slow};
+  jobs[1].agent_rows = {failed};
+  RunTally run = TallyRun(jobs);
+  ASSERT_TRUE(run.shortest_s.has_value());
+  EXPECT_DOUBLE_EQ(*run.shortest_s, 0.3);
 }
 
 }  // namespace
