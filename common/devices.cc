@@ -18,6 +18,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
+#include <thread>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -243,7 +244,10 @@ std::string ReadUntil(int fd, int timeout_ms, size_t max, bool* whole) {
   while (out.size() < max) {
     const int64_t left = absl::ToInt64Milliseconds(deadline - absl::Now());
     pollfd p{fd, POLLIN, 0};
-    if (left <= 0 || ::poll(&p, 1, static_cast<int>(left)) == 0) break;
+    if (left <= 0) break;
+    const int ready = ::poll(&p, 1, static_cast<int>(left));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) break;  // the deadline, or poll failed: a blocking read would not keep the bound
     const ssize_t n = ::read(fd, buf, std::min(sizeof buf, max - out.size()));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
@@ -512,8 +516,13 @@ absl::StatusOr<std::string> RunForOutput(const std::vector<std::string>& argv, i
   int status = 0;
   if (::waitpid(pid, &status, WNOHANG) != pid) {
     ::kill(pid, SIGKILL);
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
+    // A child in uninterruptible sleep (zpool on a suspended pool) outlives SIGKILL: it
+    // is reaped by a thread of its own, never waited for here.
+    std::thread([pid] {
+      int reaped = 0;
+      while (::waitpid(pid, &reaped, 0) < 0 && errno == EINTR) {
+      }
+    }).detach();
   }
   if (!whole) {
     return absl::DeadlineExceededError(

@@ -27,16 +27,16 @@ constexpr size_t kMaxFileBytes = 1 << 20;
 absl::StatusOr<std::string> ReadBounded(const std::string& path) {
   Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd.valid()) return ErrnoStatus(errno, absl::StrCat("open ", path));
-  std::string text(kMaxFileBytes, '\0');
-  size_t used = 0;
-  while (used < text.size()) {
-    const ssize_t n = ::read(fd.get(), text.data() + used, text.size() - used);
+  // Grown as read: /proc/meminfo, read every 100 ms, is 1.5 KB.
+  std::string text;
+  char buffer[16384];
+  while (text.size() < kMaxFileBytes) {
+    const ssize_t n = ::read(fd.get(), buffer, std::min(sizeof buffer, kMaxFileBytes - text.size()));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return ErrnoStatus(errno, absl::StrCat("read ", path));
     if (n == 0) break;
-    used += static_cast<size_t>(n);
+    text.append(buffer, static_cast<size_t>(n));
   }
-  text.resize(used);
   return text;
 }
 
@@ -200,18 +200,26 @@ void AddDeviceColumns(const DeviceWatchResult& result, proto::TransferReport* ro
   row->set_disk_detail(DeviceSentence(result.devices));
 }
 
-DeviceWatch::DeviceWatch(const std::string& dir, double interval_s, const std::string& sys, const std::string& proc)
-    : proc_(proc), interval_ns_(static_cast<int64_t>(interval_s * 1e9)) {
-  if (absl::StatusOr<FsFacts> facts = ProbeFileSystem(dir, sys); facts.ok()) devices_ = DevicesUnder(*facts, sys);
+std::vector<BlockDevice> DevicesToWatch(const std::string& dir, const std::string& sys) {
+  std::vector<BlockDevice> devices;
+  if (absl::StatusOr<FsFacts> facts = ProbeFileSystem(dir, sys); facts.ok()) devices = DevicesUnder(*facts, sys);
   for (BlockDevice& disk : AllDisks(sys)) {
-    if (std::none_of(devices_.begin(), devices_.end(), [&](const BlockDevice& d) { return d.name == disk.name; })) {
-      devices_.push_back(std::move(disk));
+    if (std::none_of(devices.begin(), devices.end(), [&](const BlockDevice& d) { return d.name == disk.name; })) {
+      devices.push_back(std::move(disk));
     }
   }
   // Only on a real system: a fake sysfs (tests) has no Unraid beside it.
   if (sys == "/sys") {
-    if (absl::StatusOr<std::string> ini = ReadBounded(kUnraidDisksIni); ini.ok()) ApplyUnraidRoles(*ini, &devices_);
+    if (absl::StatusOr<std::string> ini = ReadBounded(kUnraidDisksIni); ini.ok()) ApplyUnraidRoles(*ini, &devices);
   }
+  return devices;
+}
+
+DeviceWatch::DeviceWatch(const std::string& dir, double interval_s, const std::string& sys, const std::string& proc)
+    : DeviceWatch(DevicesToWatch(dir, sys), interval_s, proc) {}
+
+DeviceWatch::DeviceWatch(std::vector<BlockDevice> devices, double interval_s, const std::string& proc)
+    : proc_(proc), devices_(std::move(devices)), interval_ns_(static_cast<int64_t>(interval_s * 1e9)) {
   absl::StatusOr<std::vector<DiskCounters>> before = ReadDiskstats(proc_ + "/diskstats");
   have_before_ = before.ok();
   if (have_before_) before_ = *std::move(before);

@@ -69,10 +69,17 @@ struct DeviceWatchResult {
 // disk_detail and dirty_peak_bytes, each only when known.
 void AddDeviceColumns(const DeviceWatchResult& result, proto::TransferReport* row);
 
+// The block devices under `dir`, resolved through its file system (on ZFS by running
+// `zpool status -P`: up to 2 s), then every other disk: what a DeviceWatch reads. Slow
+// enough to do once per target, never per transfer. `sys`: /sys, or a fake (tests).
+std::vector<BlockDevice> DevicesToWatch(const std::string& dir, const std::string& sys = "/sys");
+
 class DeviceWatch {
  public:
-  // Resolves the devices under `dir`, takes the first reading and starts the meminfo
-  // thread (every interval_s). `sys` and `proc` are /sys and /proc, or fakes (tests).
+  // Takes the first reading of `devices` and starts the meminfo thread (every
+  // interval_s). `proc` is /proc, or a fake (tests).
+  explicit DeviceWatch(std::vector<BlockDevice> devices, double interval_s = 0.1, const std::string& proc = "/proc");
+  // The same for the devices DevicesToWatch(dir, sys) finds.
   explicit DeviceWatch(const std::string& dir, double interval_s = 0.1, const std::string& sys = "/sys",
                        const std::string& proc = "/proc");
   ~DeviceWatch();

@@ -176,6 +176,10 @@ std::optional<IntakeTransfer> IntakeFromRow(const proto::TransferReport& row) {
     if (column == nullptr || !HasValue(*column, row)) return std::nullopt;
     if (!ReadCell(*column, FormatCell(*column, row), &kept).ok()) return std::nullopt;
   }
+  // Past these a hostile or corrupt row would overflow the nanosecond sums below.
+  constexpr int64_t kLatestStartNs = 4'000'000'000'000'000'000;  // the year 2096
+  constexpr double kLongestFirstByteS = 1e6;                     // 11 days
+  if (kept.started_at_unix_ns() > kLatestStartNs || !(kept.first_byte_s() <= kLongestFirstByteS)) return std::nullopt;
   IntakeTransfer t;
   t.first_byte_ns = kept.started_at_unix_ns() + std::llround(kept.first_byte_s() * 1e9);
   t.duration_s = kept.duration_s();

@@ -40,6 +40,8 @@ RunTally TallyRun(const std::vector<LabJob>& jobs) {
         if (r.role() == Name(Role::kReceiver)) {
           if (r.has_mb_per_s()) t.durable_mb_per_s += r.mb_per_s();
           ++t.receiver_rows;
+          // Writes only, as report counts them: a read's receiver row is the NAS giving data.
+          if (r.direction() == Name(Direction::kRead)) continue;
           if (auto received = IntakeFromRow(r)) receivers[job.transfer->to].received.push_back(std::move(*received));
           continue;
         }

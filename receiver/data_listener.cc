@@ -208,7 +208,7 @@ void DataListener::Serve(int fd, bool crowded) {
   proto::TransferReport report = AdmittedRow(plan, facts);
   // The NAS's devices over this transfer: which one under the target held it back.
   std::optional<DeviceWatch> devices;
-  if (!target_.discard()) devices.emplace(target_.path());
+  if (!target_.discard()) devices.emplace(target_devices_);
   if (plan.direction == Direction::kRead) {
     ServeReadOn(fd, plan, accepted_ns, facts, report);
   } else {

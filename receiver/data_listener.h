@@ -13,9 +13,12 @@
 #include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
+#include "common/devices.h"
+#include "common/disk_stats.h"
 #include "common/fd.h"
 #include "common/log.h"
 #include "common/wire.h"
@@ -35,7 +38,10 @@ class DataListener {
       : options_(options), host_(std::move(host)), target_(target), table_(table), listener_(std::move(listener)) {}
   ~DataListener() { Stop(); }
 
+  // Finds the target's devices once (on ZFS `zpool` may take up to 2 s: never on a
+  // transfer's clock), then accepts on a thread of its own.
   void Start() {
+    if (!target_.discard()) target_devices_ = DevicesToWatch(target_.path());
     accept_thread_ = std::thread([this] { AcceptLoop(); });
   }
   // Stops accepting and aborts transfers in flight (their files are removed); returns
@@ -70,6 +76,9 @@ class DataListener {
   TransferTable& table_;
   Fd listener_;
   std::thread accept_thread_;
+  // The target's devices (DevicesToWatch), found at Start and read-only after: a disk
+  // added while the receiver runs is seen after a restart.
+  std::vector<BlockDevice> target_devices_;
   std::atomic<bool> stopping_{false};
   // 256 connections at once; at most 64 of them without a header yet (so 192 stay
   // for admitted transfers), 16 of those from one source group (SourceGroup).

@@ -54,7 +54,10 @@ std::optional<IntakeFigures> IntakeOfRows(const std::vector<const TransferRecord
   std::vector<IntakeTransfer> transfers;
   for (const TransferRecord* r : rows) {
     if (r->status != Status::kOk) continue;
-    if (auto t = TransferOf(*r, samples)) transfers.push_back(std::move(*t));
+    std::optional<IntakeTransfer> t = TransferOf(*r, samples);
+    // A figure over some of the streams would read as all of them: none instead.
+    if (!t) return std::nullopt;
+    transfers.push_back(std::move(*t));
   }
   return ComputeIntake(transfers);
 }

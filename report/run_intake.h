@@ -19,8 +19,9 @@ namespace nasperf {
 using SampleIndex = std::map<std::string, std::vector<const SampleRecord*>>;
 SampleIndex IndexSamples(const ResultTable& table);
 
-// The intake of these rows together (the ok ones); nullopt when none has a start,
-// first byte, duration and bytes (e.g. a file from before started_at).
+// The intake of these rows together (the ok ones); nullopt when any of them lacks a
+// start, first byte, duration or bytes (e.g. a file from before started_at): a figure
+// over some of the streams would read as all of them.
 std::optional<IntakeFigures> IntakeOfRows(const std::vector<const TransferRecord*>& rows, const SampleIndex& samples);
 
 // One receiver's writes of one run and iteration, warm-ups left out.

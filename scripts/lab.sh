@@ -457,6 +457,16 @@ EOF
   die "nfs-ganesha did not register its mount service (see $conf/ganesha.log)"
 }
 
+# stop_shares: the file servers on the NAS (when `shares` failed half-way).
+stop_shares() {
+  local pid
+  for pid in $(ip netns pids "$NAS_NS" 2>/dev/null); do
+    case $(cat "/proc/$pid/comm" 2>/dev/null) in
+      smbd* | rpcbind | ganesha.nfsd) kill -9 "$pid" 2>/dev/null || true ;;
+    esac
+  done
+}
+
 # shares: the NAS's file servers, for SMB and NFS transfers and for copies to observe.
 shares() {
   is_up || die "lab $LAB is down (scripts/lab.sh up first)"
@@ -467,8 +477,12 @@ shares() {
   done
   # shellcheck disable=SC1091
   . "$STATE/env"
+  # Half a set of servers is worse than none: one that failed takes the other down,
+  # so `shares` can be run again.
+  trap 'stop_shares' EXIT
   start_smbd
   start_ganesha
+  trap - EXIT
   cat >>"$STATE/env" <<EOF
 SMB_CREDENTIALS=$STATE/smb/credentials
 NFS_ROOT=/srv/nasperf-lab/$LAB

@@ -54,7 +54,7 @@ echo "$array_dev $ARRAY_BPS" >"$root_throttle"
 truth=$(array_truth_mbs write 96)
 
 # --- the cliff: buffered writes into the page cache, then the throttled array
-send cliff "$array_PORT" 256MiB
+send cliff "$array_PORT" 384MiB  # 6 s after the knee: writeback's own post-idle burst (blk-throttle) weighs little
 burst_bytes=$(cell cliff burst_bytes) burst=$(cell cliff burst_mb_per_s) sustained=$(cell cliff sustained_mb_per_s)
 echo "cliff: $burst_bytes bytes at $burst MB/s, then $sustained MB/s; unthrottled $free_rate MB/s, dd $truth MB/s"
 [ -n "$sustained" ] || fail "no knee on a write that filled the page cache: $(cat "$T/cliff-tx.log")"

@@ -1,6 +1,7 @@
 #include "common/intake.h"
 
 #include <algorithm>
+#include <limits>
 #include <random>
 #include <set>
 
@@ -196,6 +197,21 @@ TEST(IntakeTest, ARowRoundsAsItsCsvCellsDo) {
   row.set_status("ok");
   row.clear_duration_s();
   EXPECT_FALSE(IntakeFromRow(row).has_value());
+}
+
+TEST(IntakeTest, TimesPastWhatNanosecondsHoldGiveNoTransfer) {
+  proto::TransferReport row;  // a hostile agent's row passes CheckReport's 1e12 s bound
+  row.set_status("ok");
+  row.set_started_at_unix_ns(kT0);
+  row.set_first_byte_s(1e12);
+  row.set_duration_s(1);
+  row.set_bytes(1000);
+  EXPECT_FALSE(IntakeFromRow(row).has_value()) << "1e21 ns would overflow";
+  row.set_first_byte_s(0.5);
+  row.set_started_at_unix_ns(std::numeric_limits<int64_t>::max() - 1);
+  EXPECT_FALSE(IntakeFromRow(row).has_value()) << "a start near int64's end overflows with any offset";
+  row.set_started_at_unix_ns(kT0);
+  EXPECT_TRUE(IntakeFromRow(row).has_value());
 }
 
 }  // namespace

@@ -88,6 +88,21 @@ TEST(RunIntake, StaggeredStreamsAreCountedOverTheSpanNotTheLongestStream) {
   EXPECT_THAT(ReportText(*report), HasSubstr("2 without samples (taken as even)"));
 }
 
+TEST(RunIntake, ARunWithAStreamWithoutTimesGivesNoIntakeRatherThanPartOfOne) {
+  ResultTable t;
+  std::string transfers = kTransfersHeader;
+  transfers += "r,x,1,0,receiver,nas,2026-12-02T10:00:00.000Z,0.000000,1.000000,100000000,100.00,ok,false\n";
+  transfers += "r,x,1,1,receiver,nas,2026-12-02T10:00:00.000Z,,1.000000,100000000,100.00,ok,false\n";
+  ASSERT_TRUE(ParseTransfersCsv("transfers.csv", transfers, &t).ok());
+  const SampleIndex samples = IndexSamples(t);
+  std::vector<const TransferRecord*> rows;
+  for (const TransferRecord& r : t.transfers) rows.push_back(&r);
+  EXPECT_FALSE(IntakeOfRows(rows, samples).has_value()) << "one stream's 100 MB/s is not the run's";
+  auto report = SummarizeResults(t, Role::kReceiver);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->groups[0].rates_in_order, std::vector<double>{200}) << "the streams' rates, side by side";
+}
+
 // The lab computes from live rows, `report` from their CSV cells: the same line.
 TEST(RunIntake, ALiveRowAndItsCsvGiveTheSameFigures) {
   std::vector<proto::TransferReport> rows;
