@@ -135,7 +135,8 @@ if [ "${NASPERF_QUICK:-0}" != 1 ]; then
   if stage "build with AddressSanitizer + UBSan" build_tree build-asan -DCMAKE_BUILD_TYPE=Debug -DNASPERF_SANITIZE=ON -DNASPERF_IT_TIMEOUT=600; then
     # Unit tests and the fault-injection integration tests; the long data-volume
     # ones and the rate checks against a ground truth stay in the plain build.
-    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp:print_suppressions=0" \
+      UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
       stage "ctest under ASan/UBSan" run_ctest build-asan -L 'unit|integration' -LE rate \
       -E 'integration\.(large_file_verify|sender_killed|demo|report_browser|readme_walkthroughs|cpu_accounting)'
   else

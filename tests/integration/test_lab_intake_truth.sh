@@ -6,21 +6,20 @@
 # timeline's peak at most 5 % over what the shapers let through in one 100 ms step
 # (the sum, plus each token bucket's burst: a tbf passes at most rate x T + burst in
 # any T, and its buckets start full), all bytes/span within 3 % of the bytes over the
-# span of the receiver rows; the console and `report` print the same line. Then three
-# equal clients: the three figures agree within 3 % (the peak less the three buckets'
-# bursts over its step, which a 100 ms step can show: 2 % here).
+# span of the receiver rows; the console and `report` print the same line. (Equal
+# clients, where the three figures agree, are the unit tests' case: common/intake.)
 source "$(dirname "$0")/lib.sh"
 command -v iperf3 >/dev/null || skip "iperf3 is not installed"
 
-lab_up --clients 3 --mtu 1500 --rate 1gbit
-[ "${CLIENTS:-1}" = 3 ] || fail "lab.sh up --clients 3 made $CLIENTS clients"
+lab_up --clients 2 --mtu 1500 --rate 1gbit
+[ "${CLIENTS:-1}" = 2 ] || fail "lab.sh up --clients 2 made $CLIENTS clients"
 burst=262144  # bytes: lab.sh's tbf burst at 1gbit, and ours
 slow_link() {  # client RATE: that client's NIC only (lab.sh shape changes them all)
   ip netns exec "$NASPERF_LAB-$1" tc qdisc change dev eth0 root tbf rate "$2" burst "$burst" latency 20ms
 }
 slow_link client2 100mbit
 lab_agent nas nas --target discard
-for c in 1 2 3; do lab_agent "c$c" "client$c"; done
+for c in 1 2; do lab_agent "c$c" "client$c"; done
 
 iperf_port=$((20000 + $$ % 20000))
 on_nas iperf3 -s -B "$NAS_IP" -p "$iperf_port" >"$T/iperf-server.log" 2>&1 &
@@ -50,12 +49,12 @@ plan() {  # OUT CLIENTS...: 3 runs of 48 MiB from each client, sampled every 20 
   done
 }
 
-check_runs() {  # DIR CHECK: each lab-runs.csv row through the python CHECK, with the rows' truth
-  python3 - "$1/transfers.csv" "$1/lab-runs.csv" "$2" "$fast" "$slow" "$burst" <<'PY'
+check_runs() {  # DIR: each lab-runs.csv row against the rows' truth and the links'
+  python3 - "$1/transfers.csv" "$1/lab-runs.csv" "$fast" "$slow" "$burst" <<'PY'
 import csv, sys
 from datetime import datetime, timezone
 rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["role"] == "receiver"]
-check, fast, slow, burst = sys.argv[3], float(sys.argv[4]), float(sys.argv[5]), float(sys.argv[6])
+fast, slow, burst = float(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
 step_s = 0.1  # the 20 ms samples on the timeline's grid: common/intake.h kMinTimelineStepS
 bad = 0
 for run in csv.DictReader(open(sys.argv[2])):
@@ -70,15 +69,10 @@ for run in csv.DictReader(open(sys.argv[2])):
           f"{f['while_all_mb_per_s']} over {f['window_s']} s, peak {f['peak_mb_per_s']}, median {f['median_mb_per_s']}, "
           f"sum of rates {run['durable_mb_per_s']}; links {fast:.1f} + {slow:.1f}")
     ok = abs(f["all_mb_per_s"] - span_truth) <= 0.03 * span_truth
-    if check == "two":
-        links = fast + slow
-        ok = ok and f["while_all_mb_per_s"] is not None and abs(f["while_all_mb_per_s"] - links) <= 0.05 * links
-        shaped = links + 2 * burst / step_s / 1e6
-        ok = ok and (f["peak_mb_per_s"] is None or f["peak_mb_per_s"] <= 1.05 * shaped)
-    else:
-        peak = f["peak_mb_per_s"] and f["peak_mb_per_s"] - 3 * burst / step_s / 1e6
-        figures = [f["all_mb_per_s"], f["while_all_mb_per_s"], max(peak or 0, f["all_mb_per_s"])]
-        ok = ok and None not in figures and max(figures) <= 1.03 * min(figures)
+    links = fast + slow
+    ok = ok and f["while_all_mb_per_s"] is not None and abs(f["while_all_mb_per_s"] - links) <= 0.05 * links
+    shaped = links + 2 * burst / step_s / 1e6
+    ok = ok and (f["peak_mb_per_s"] is None or f["peak_mb_per_s"] <= 1.05 * shaped)
     if not ok:
         print("  ^ out of bounds")
         bad += 1
@@ -99,12 +93,6 @@ plan "$T/two" client1 client2 >"$T/two.toml"
 on_hop "$NASPERF" lab "$T/two.toml" >"$T/two.log" 2>&1 || fail "nasperf lab failed: $(tail -20 "$T/two.log")"
 cat "$T/two.log"
 same_on_console_and_report "$T/two.log" "$T/two"
-check_runs "$T/two" two || fail "1 Gbit/s + 100 Mbit/s: a figure is off its truth"
+check_runs "$T/two" || fail "1 Gbit/s + 100 Mbit/s: a figure is off its truth"
 
-slow_link client2 1gbit
-plan "$T/three" client1 client2 client3 >"$T/three.toml"
-on_hop "$NASPERF" lab "$T/three.toml" >"$T/three.log" 2>&1 || fail "nasperf lab failed: $(tail -20 "$T/three.log")"
-cat "$T/three.log"
-same_on_console_and_report "$T/three.log" "$T/three"
-check_runs "$T/three" three || fail "three equal clients: the figures do not agree within 3 %"
-echo "ok: links $fast + $slow MB/s; while all ran, peak and all bytes/span hold to them; three equal clients agree"
+echo "ok: links $fast + $slow MB/s; while all ran, peak and all bytes/span hold to them"
