@@ -69,9 +69,11 @@ CLI::App* AddSender(CLI::App& app, SenderFlags& f) {
       "sender", "Push files or generated data to a receiver (or over scp/sftp to any SSH server) in timed runs");
   cmd->add_option("--to", f.to,
                   "Receiver HOST[:PORT] (control port, default 7600); [user@]host:/dir: start a receiver there over "
-                  "SSH for this run (nothing installed on the NAS); scp/sftp: [user@]host:/remote/dir")
+                  "SSH for this run (nothing installed on the NAS); scp/sftp: [user@]host:/remote/dir; "
+                  "nfs: nfs://host[:port]/export[/dir][?uid=N&gid=N]")
       ->required();
-  cmd->add_option("--transport", f.transport, "native (the receiver agent), or scp/sftp to any SSH server (no agent)")
+  cmd->add_option("--transport", f.transport,
+                  "native (the receiver agent), scp/sftp to any SSH server or nfs to any NFS server (no agent)")
       ->capture_default_str()
       ->check(CLI::IsMember(Names<TransportKind>()));
   AddTransportsFlags(*cmd, f);
@@ -276,6 +278,11 @@ absl::StatusOr<SenderOptions> MakeSenderOptions(const SenderFlags& f) {
   } else {
     if (caps.ssh_login) {
       o.ssh = MakeSshOptions(f);
+    } else if (caps.url) {
+      o.share = f.from_transport_flags.share;  // --nfs-in-flight, ...
+      o.share.url = f.to;
+      const TransportEntry& entry = TransportFor(o.transport);
+      if (absl::Status checked = entry.check_url(f.to); !checked.ok()) UsageError(cmd, "--to", checked.message());
     } else {
       o.to = AddressFlag(cmd, "--to", f.to, kAgentPort, false);
     }

@@ -125,6 +125,9 @@ constexpr TransferColumn kDeclared[] = {
      "Receiver, writes: bytes taken before the cache cliff, about what the NAS's caches absorbed; empty when none"},
     {"sustained_mb_per_s", kAppended, kRate, "MB/s", FigureBound(),
      "Receiver, writes: MB/s from the cache cliff to the end, what the disks sustained; empty when there was none"},
+    {"share_protocol", kAppended, kText, "", PlainTextBound(200),
+     "Share transports (nfs): what the protocol negotiated or was asked for, e.g. nfs3 wsize=1048576 "
+     "rsize=1048576 stable=unstable (WRITEs the server may cache until COMMIT) or stable=file_sync"},
 };
 
 // The field type each format writes and reads.

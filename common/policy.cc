@@ -28,8 +28,10 @@ struct Table<Cleanup> {
 template <>
 struct Table<TransportKind> {
   static constexpr const char* what = "transport";
-  static constexpr std::pair<TransportKind, const char*> entries[] = {
-      {TransportKind::kNative, "native"}, {TransportKind::kScp, "scp"}, {TransportKind::kSftp, "sftp"}};
+  static constexpr std::pair<TransportKind, const char*> entries[] = {{TransportKind::kNative, "native"},
+                                                                      {TransportKind::kScp, "scp"},
+                                                                      {TransportKind::kSftp, "sftp"},
+                                                                      {TransportKind::kNfs, "nfs"}};
 };
 template <>
 struct Table<Role> {

@@ -15,14 +15,14 @@ packages=(
   clang libclang-rt-14-dev
   openssh-server openssh-client iperf3 iproute2 e2fsprogs btrfs-progs util-linux procps python3 binutils tcpdump
   shellcheck clang-format universal-ctags
-  samba smbclient nfs-ganesha nfs-ganesha-vfs rpcbind libnfs-utils
+  samba smbclient nfs-ganesha nfs-ganesha-vfs rpcbind libnfs-utils libsmbclient-dev libnfs-dev
 )
 [ "${NASPERF_WITH_BROWSER:-0}" = 1 ] && packages+=(chromium)
 [ "${NASPERF_WITH_FIO:-0}" = 1 ] && packages+=(fio)
 if [ "${NASPERF_WITH_AARCH64:-0}" = 1 ]; then
   packages+=(g++-aarch64-linux-gnu qemu-user-static)
   for p in libgrpc++-dev libgrpc-dev libprotobuf-dev libabsl-dev libssh-dev libssl-dev libxxhash-dev \
-           libc-ares-dev libre2-dev zlib1g-dev libtomlplusplus-dev; do
+           libc-ares-dev libre2-dev zlib1g-dev libtomlplusplus-dev libnfs-dev; do
     packages+=("$p:arm64")
   done
 fi

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_join.h"
 #include "transport/native.h"
+#include "transport/nfs.h"
 #include "transport/ssh.h"
 
 namespace nasperf {
@@ -13,6 +14,7 @@ const std::vector<TransportEntry>& Transports() {
       NativeTransportEntry(),
       ScpTransportEntry(),
       SftpTransportEntry(),
+      NfsTransportEntry(),
   };
   return *entries;
 }
@@ -55,7 +57,9 @@ std::vector<Refusal> RefusalsFor(TransportKind kind, const TransportAsks& asks) 
       {asks.read && asks.read_cache, {Ask::kReadCache, &TransportCaps::read_cache}},
   };
   for (const auto& [asked, rule] : rules) {
-    if (asked && !(caps.*rule.second)) refused.push_back({rule.first, TransportsWith(rule.second)});
+    if (!asked || caps.*rule.second) continue;
+    if (rule.first == Ask::kWriteMode && asks.write_mode == WriteMode::kDsync && caps.dsync_writes) continue;
+    refused.push_back({rule.first, TransportsWith(rule.second)});
   }
   return refused;
 }

@@ -31,14 +31,16 @@ using AddTransportFlags = std::vector<CLI::Option*> (*)(CLI::App& sender, RunOpt
 // What a transport can do, so that a flag it cannot honour is refused in one line
 // before the run and each figure is said only where it can be true.
 struct TransportCaps {
-  bool agent = false;        // a nasperf receiver at the far end: its own row, the token, TLS, --to HOST[:PORT]
-  bool ssh_login = false;    // logs in over SSH: --identity, --known-hosts, --ssh-config, ... and --to user@host:/dir
-  bool write_modes = false;  // --write-mode other than buffered (and --direct-fallback)
-  bool verify = false;       // --verify: checksums at both ends
-  bool reads = false;        // --direction read
-  bool read_cache = false;   // --cache and --read-mode: the far end's page cache is ours to set
+  bool agent = false;         // a nasperf receiver at the far end: its own row, the token, TLS, --to HOST[:PORT]
+  bool ssh_login = false;     // logs in over SSH: --identity, --known-hosts, --ssh-config, ... and --to user@host:/dir
+  bool write_modes = false;   // --write-mode other than buffered (and --direct-fallback)
+  bool dsync_writes = false;  // --write-mode dsync only: a share's stable WRITEs (no O_DIRECT over NFS)
+  bool verify = false;        // --verify: checksums at both ends
+  bool reads = false;         // --direction read
+  bool read_cache = false;    // --cache and --read-mode: the far end's page cache is ours to set
   bool reads_laid_out = false;  // a read may read a file the far end lays out (--size); else only --remote-file
   bool barrier = false;  // a write's streams wait in RunOptions::before_first_byte: a lab can start them together
+  bool url = false;      // --to is the share's URL (nfs://host/export/dir), kept in RunOptions::share.url
 };
 
 struct TransportEntry {
@@ -48,6 +50,8 @@ struct TransportEntry {
   // `options` must outlive the transport.
   absl::StatusOr<std::unique_ptr<Transport>> (*make)(const RunOptions& options);
   AddTransportFlags add_flags = nullptr;  // null: no flags of its own
+  // caps.url: why --to is not a URL this transport takes, checked before the run.
+  absl::Status (*check_url)(const std::string& to) = nullptr;
 };
 
 // What a run asks of its transport that not every transport can do. The CLI fills

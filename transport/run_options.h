@@ -22,10 +22,18 @@
 
 namespace nasperf {
 
+// A share reached by URL with no agent and no kernel mount on the client (nfs://).
+struct ShareOptions {
+  std::string url;     // --to as given; the transport parses and checks it
+  int in_flight = 16;  // --nfs-in-flight: requests kept outstanding per stream, as the kernel client does
+  int timeout_s = 20;  // --nfs-timeout: an RPC unanswered this long fails the transfer (never a hang)
+};
+
 struct RunOptions {
   TransportKind transport = TransportKind::kNative;
   HostPort to{"", kAgentPort};  // native: the receiver's control port
   SshOptions ssh;               // scp, sftp: destination, keys, host key policy
+  ShareOptions share;           // nfs: the URL and the client's knobs
   std::string token;
   std::string file;  // send this file, or
   // When set, `file` was opened once where it was checked (an agent's

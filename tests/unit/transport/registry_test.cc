@@ -29,8 +29,13 @@ TEST(Registry, CapabilitiesNameTheTransportsThatHaveThem) {
   EXPECT_EQ(TransportsWith(&TransportCaps::ssh_login), "scp|sftp");
   EXPECT_EQ(TransportsWith(&TransportCaps::verify), "native");
   EXPECT_EQ(TransportsWith(&TransportCaps::reads), "native|sftp");
-  // A transport is either spoken to an agent or logged into over SSH, never both.
-  for (const TransportEntry& entry : Transports()) EXPECT_NE(entry.caps.agent, entry.caps.ssh_login);
+  EXPECT_EQ(TransportsWith(&TransportCaps::url), "nfs");
+  // A transport's --to is one of: an agent's address, an SSH login, a share's URL
+  // (then the entry checks the URL).
+  for (const TransportEntry& entry : Transports()) {
+    EXPECT_EQ(int{entry.caps.agent} + int{entry.caps.ssh_login} + int{entry.caps.url}, 1) << Name(entry.kind);
+    EXPECT_EQ(entry.caps.url, entry.check_url != nullptr) << Name(entry.kind);
+  }
 }
 
 // The SSH login flags are the scp and sftp entries' own (one function both point at):
@@ -62,6 +67,14 @@ TEST(Registry, RefusalsFollowTheCapabilities) {
             (std::vector<Ask>{Ask::kVerify, Ask::kWriteMode, Ask::kReadLaidOut, Ask::kReadCache}));
   EXPECT_EQ(asks(scp, everything),
             (std::vector<Ask>{Ask::kVerify, Ask::kWriteMode, Ask::kRead, Ask::kReadLaidOut, Ask::kReadCache}));
+  // NFS writes FILE_SYNC for dsync, but has no O_DIRECT.
+  const TransportKind nfs = *Parse<TransportKind>("nfs");
+  EXPECT_EQ(asks(nfs, everything), (std::vector<Ask>{Ask::kVerify, Ask::kWriteMode, Ask::kSshLogin, Ask::kRead,
+                                                     Ask::kReadLaidOut, Ask::kReadCache}));
+  TransportAsks dsync;
+  dsync.write_mode = WriteMode::kDsync;
+  EXPECT_TRUE(RefusalsFor(nfs, dsync).empty());
+  EXPECT_EQ(asks(sftp, dsync), std::vector<Ask>{Ask::kWriteMode});
   const std::vector<Refusal> refused = RefusalsFor(sftp, everything);
   EXPECT_EQ(refused.front().able, "native");  // who can verify
   for (const TransportEntry& entry : Transports()) {

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Issue 28: `--transport nfs` against a real nfs-ganesha (NFSv3) in the lab, each
+# rate against a ground truth measured in the same run (docs/DESIGN.md §9):
+# - the link: over a 1 Gbit/s shaped link into the fast cache, the median of three
+#   256 MiB runs within 5 % of iperf3 -l 1M moving the same bytes on the same link
+#   (a fresh connection each, as each transfer's WRITEs ramp up too);
+# - the disk: FILE_SYNC WRITEs (--write-mode dsync) into the array, whose writeback is
+#   throttled in the root blkio cgroup (ganesha writes through the page cache), within
+#   10 % of dd oflag=dsync through the same throttle on the NAS.
+# Rows say transport nfs and what was negotiated (share_protocol).
+source "$(dirname "$0")/lib.sh"
+command -v iperf3 >/dev/null || skip "iperf3 is not installed"
+
+lab_up --mtu 1500 --rate 1gbit --array-rate 40MB --cache-cliff 16MiB --disk-size 512M
+lab_shares
+nfs_to() { echo "nfs://$NAS_IP$NFS_ROOT/$1"; }
+col() { csv_role_col "$1" sender "$2"; }
+median_rate() {  # CSV: the median mb_per_s of the measured rows (iterations 1..N; warm-ups are 0 and below)
+  paste -d' ' <(col "$1" iteration) <(col "$1" mb_per_s) | awk '$1 >= 1 { print $2 }' | sort -n |
+    awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}
+
+iperf_port=$((20000 + $$ % 20000))
+on_nas iperf3 -s -B "$NAS_IP" -p "$iperf_port" >"$T/iperf-server.log" 2>&1 &
+PIDS+=($!)
+iperf_listens() { on_client bash -c "exec 3<>/dev/tcp/$NAS_IP/$iperf_port" 2>/dev/null; }
+wait_for "iperf3 server" 20 iperf_listens
+for i in 1 2 3; do
+  on_client iperf3 -c "$NAS_IP" -p "$iperf_port" -n 256M -l 1M -J >"$T/iperf-$i.json" 2>"$T/iperf.err" \
+    || fail "iperf3 failed: $(cat "$T/iperf.err")"
+  python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["end"]["sum_received"]["bits_per_second"] / 8e6)' \
+    "$T/iperf-$i.json"
+done | sort -n | sed -n 2p >"$T/iperf.mbs"
+iperf_mbs=$(cat "$T/iperf.mbs")
+
+on_client "$NASPERF" sender --transport nfs --to "$(nfs_to cache)" --size 256MiB --warmup 1 --runs 3 --sync none \
+  --link-speed 1gbit --out "$T/link" >"$T/link.log" 2>&1 || fail "nasperf over NFS failed: $(cat "$T/link.log")"
+cat "$T/link.log"
+csv=$T/link/transfers.csv
+[ "$(col "$csv" transport | sort -u)" = nfs ] || fail "rows do not say transport nfs: $(col "$csv" transport)"
+col "$csv" share_protocol | grep -qx 'nfs3 wsize=[0-9]* rsize=[0-9]* stable=unstable' \
+  || fail "share_protocol does not say what was negotiated: $(col "$csv" share_protocol)"
+col "$csv" line_rate_pct | awk '$1 > 100 { exit 1 }' || fail "a line rate over 100 %: $(col "$csv" line_rate_pct)"
+[ -z "$(ls "$CACHE"/nasperf-* 2>/dev/null)" ] || fail "files left in the export after --cleanup each"
+link=$(median_rate "$csv")
+echo "NFS into the cache: median $link MB/s, iperf3 with the same bytes $iperf_mbs MB/s"
+awk -v a="$link" -v b="$iperf_mbs" 'BEGIN { r = a / b; exit !(r > 0.95 && r < 1.05) }' \
+  || fail "NFS $link MB/s vs iperf3 $iperf_mbs MB/s on the same 1 Gbit/s link: more than 5 % apart"
+
+on_nas dd if=/dev/zero of="$ARRAY/dd.tmp" bs=1M count=64 oflag=dsync 2>"$T/dd.log" || fail "dd: $(cat "$T/dd.log")"
+rm -f "$ARRAY/dd.tmp"
+dd_mbs=$(awk '/copied/ { print $(NF-1) }' "$T/dd.log")
+on_client "$NASPERF" sender --transport nfs --to "$(nfs_to array)" --size 64MiB --runs 2 --write-mode dsync \
+  --out "$T/disk" >"$T/disk.log" 2>&1 || fail "nasperf over NFS into the array failed: $(cat "$T/disk.log")"
+cat "$T/disk.log"
+col "$T/disk/transfers.csv" share_protocol | grep -q "stable=file_sync" \
+  || fail "dsync rows do not say FILE_SYNC: $(col "$T/disk/transfers.csv" share_protocol)"
+disk=$(median_rate "$T/disk/transfers.csv")
+echo "NFS FILE_SYNC into the throttled array: median $disk MB/s, dd oflag=dsync $dd_mbs MB/s"
+awk -v a="$disk" -v b="$dd_mbs" 'BEGIN { r = a / b; exit !(r > 0.9 && r < 1.1) }' \
+  || fail "NFS $disk MB/s vs dd $dd_mbs MB/s through the same throttle: more than 10 % apart"
+echo "ok: NFS at $link MB/s on a link iperf3 puts at $iperf_mbs; $disk MB/s into an array dd puts at $dd_mbs"

@@ -1,0 +1,599 @@
+#include "transport/nfs.h"
+
+// libnfs's headers use these types without including their headers.
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/types.h>
+// clang-format off
+#include <nfsc/libnfs.h>
+#include <nfsc/libnfs-raw-nfs.h>  // NFS_V3
+// clang-format on
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/synchronization/mutex.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/netinfo.h"
+#include "common/policy.h"
+#include "common/units.h"
+#include "common/validate.h"
+#include "datapath/rows.h"
+#include "transport/remote_fs.h"
+
+namespace nasperf {
+namespace {
+
+constexpr char kComponent[] = "sender";
+constexpr size_t kMaxUrlChars = 1024;
+constexpr size_t kMaxPathComponents = 32;
+constexpr uint64_t kMaxWriteSize = 1 << 20;  // a WRITE's payload: the kernel client's largest wsize
+constexpr int kServicePollMs = 100;          // libnfs times RPCs out only when serviced
+constexpr size_t kMaxErrorChars = 300;
+
+bool HostChar(char c) { return absl::ascii_isalnum(c) || c == '.' || c == '-' || c == '_'; }
+
+std::string Joined(const std::vector<std::string>& parts, size_t count) {
+  std::string path;
+  for (size_t i = 0; i < count; ++i) absl::StrAppend(&path, "/", parts[i]);
+  return path.empty() ? "/" : path;
+}
+
+}  // namespace
+
+absl::StatusOr<NfsUrl> ParseNfsUrl(absl::string_view url) {
+  auto bad = [&](absl::string_view why) {
+    return absl::InvalidArgumentError(absl::StrCat("not an nfs://host[:port]/export[/dir] URL: ", why));
+  };
+  if (url.size() > kMaxUrlChars) return bad(absl::StrCat("longer than ", kMaxUrlChars, " characters"));
+  for (char c : url) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return bad("a control character");
+  }
+  if (!absl::ConsumePrefix(&url, "nfs://")) return bad("it must begin with nfs://");
+  NfsUrl out;
+  absl::string_view query;
+  if (size_t q = url.find('?'); q != absl::string_view::npos) {
+    query = url.substr(q + 1);
+    url = url.substr(0, q);
+  }
+  const size_t slash = url.find('/');
+  if (slash == absl::string_view::npos) return bad("no export path after the host");
+  absl::string_view authority = url.substr(0, slash);
+  if (authority.find('@') != absl::string_view::npos) return bad("NFSv3 has no user@ (use ?uid=N&gid=N)");
+  if (size_t colon = authority.find(':'); colon != absl::string_view::npos) {
+    uint32_t port = 0;
+    if (!absl::SimpleAtoi(authority.substr(colon + 1), &port) || port < 1 || port > 65535) return bad("a bad port");
+    out.port = static_cast<uint16_t>(port);
+    authority = authority.substr(0, colon);
+  }
+  if (authority.empty() || authority.size() > 253 || !std::all_of(authority.begin(), authority.end(), HostChar)) {
+    return bad("a bad host name");
+  }
+  out.host = std::string(authority);
+  std::vector<std::string> parts;
+  for (absl::string_view part : absl::StrSplit(url.substr(slash), '/', absl::SkipEmpty())) {
+    if (part == "." || part == "..") return bad("\".\" and \"..\" are not allowed in the path");
+    parts.emplace_back(part);
+  }
+  if (parts.empty()) return bad("no export path after the host");
+  if (parts.size() > kMaxPathComponents) return bad(absl::StrCat("more than ", kMaxPathComponents, " path parts"));
+  out.path = Joined(parts, parts.size());
+  for (absl::string_view pair : absl::StrSplit(query, '&', absl::SkipEmpty())) {
+    std::pair<absl::string_view, absl::string_view> kv = absl::StrSplit(pair, absl::MaxSplits('=', 1));
+    uint32_t value = 0;
+    const bool number = absl::SimpleAtoi(kv.second, &value) && value <= 0x7fffffff;
+    if (kv.first == "uid" && number) {
+      out.uid = value;
+    } else if (kv.first == "gid" && number) {
+      out.gid = value;
+    } else if (kv.first == "version" && kv.second == "3") {
+    } else if (kv.first == "version") {
+      return absl::InvalidArgumentError(
+          "NFSv4 is not offered: Debian's libnfs 4.0 encodes NFSv4 writes over ~3.9 KB wrongly; use NFSv3 "
+          "(the default)");
+    } else {
+      return bad(absl::StrCat("unknown or bad query \"", TerminalSafe(pair.substr(0, 40)), "\" (uid=N, gid=N)"));
+    }
+  }
+  return out;
+}
+
+namespace {
+
+std::string ErrorText(const char* text) {
+  if (text == nullptr || *text == '\0') return "no reason given";
+  std::string s(text, strnlen(text, kMaxErrorChars));
+  return TerminalSafe(s);
+}
+
+// One NFS context, mounted: one TCP connection to the server and the stream's
+// pipelined WRITEs on it. The slots of writes in flight belong to the session, not
+// to a file, so libnfs's callbacks (run inside nfs_service, and by
+// nfs_destroy_context for requests it cancels) always find them.
+class NfsSession {
+ public:
+  static absl::StatusOr<std::unique_ptr<NfsSession>> Mount(const NfsUrl& url, const ShareOptions& options);
+  ~NfsSession() {
+    if (nfs_ != nullptr) nfs_destroy_context(nfs_);  // cancels what is in flight, through OnWrite
+  }
+
+  nfs_context* nfs() const { return nfs_; }
+  const std::string& where() const { return where_; }
+  const std::string& export_path() const { return export_; }
+  // The directory inside the export that --to named, as libnfs paths ("/" = the export).
+  const std::string& dir() const { return dir_; }
+  uint64_t write_size() const { return write_size_; }
+  bool broken() const { return broken_; }
+
+  // A failed call: the server's reason (libnfs's words), what was done, on what.
+  absl::Status Failure(absl::string_view what, int rc) {
+    const int err = rc < 0 ? -rc : EIO;
+    const std::string text = ErrorText(nfs_get_error(nfs_));
+    if (err == ENOSPC || err == EDQUOT) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat(what, " on ", where_, ": ", std::strerror(err), " (", text, ")"));
+    }
+    return absl::UnavailableError(absl::StrCat(what, " on ", where_, ": ", std::strerror(err), " (", text, ")"));
+  }
+
+  // Queues a WRITE of data[0, size) (size <= write_size()) at offset; waits first
+  // while in_flight WRITEs are unanswered. The data is copied: the caller's buffer
+  // is free when this returns. A failed earlier WRITE shows here or at Drain.
+  absl::Status Write(nfsfh* fh, const std::string& path, const uint8_t* data, size_t size, uint64_t offset);
+  // Waits for every WRITE in flight.
+  absl::Status Drain(const std::string& path);
+  // Forgets the first write error (a new file starts clean).
+  void ResetWrites() { write_error_ = absl::OkStatus(); }
+
+ private:
+  struct Slot {
+    NfsSession* session = nullptr;
+    std::vector<uint8_t> buffer;
+    size_t size = 0;
+    uint64_t offset = 0;
+  };
+  NfsSession() = default;
+  static void OnWrite(int status, nfs_context*, void* data, void* private_data);
+  // One turn of libnfs's event loop: up to kServicePollMs of poll, then nfs_service
+  // (also with no events: that is where libnfs times requests out).
+  absl::Status ServiceOnce();
+  // Turns the loop until fewer than `most` WRITEs are in flight, or a request has
+  // gone unanswered for the timeout (the server stopped, the path went away).
+  absl::Status WaitBelow(size_t most, const std::string& path);
+
+  nfs_context* nfs_ = nullptr;
+  std::string where_, export_, dir_;
+  uint64_t write_size_ = kMaxWriteSize;
+  size_t depth_ = 16;
+  int64_t timeout_ns_ = 0;
+  bool broken_ = false;
+  std::vector<std::unique_ptr<Slot>> slots_;
+  std::vector<Slot*> free_;
+  size_t in_flight_ = 0;
+  absl::Status write_error_;
+};
+
+absl::StatusOr<std::unique_ptr<NfsSession>> NfsSession::Mount(const NfsUrl& url, const ShareOptions& options) {
+  std::vector<std::string> parts = absl::StrSplit(url.path, '/', absl::SkipEmpty());
+  absl::Status first;
+  // The export is the longest leading part of the path the server mounts; the rest
+  // is a directory inside it (NFSv3's MOUNT takes only an export's own path).
+  for (size_t count = parts.size(); count >= 1; --count) {
+    std::unique_ptr<NfsSession> s(new NfsSession);
+    s->nfs_ = nfs_init_context();
+    if (s->nfs_ == nullptr) return absl::ResourceExhaustedError("libnfs: nfs_init_context failed");
+    if (url.port != 0) {
+      // libnfs 4.0 sets the NFS port only from a URL's nfsport= argument.
+      nfs_url* applied =
+          nfs_parse_url_incomplete(s->nfs_, absl::StrCat("nfs://", url.host, "/?nfsport=", url.port).c_str());
+      if (applied == nullptr) return absl::InternalError(absl::StrCat("libnfs: ", ErrorText(nfs_get_error(s->nfs_))));
+      nfs_destroy_url(applied);
+    }
+    nfs_set_version(s->nfs_, NFS_V3);
+    nfs_set_autoreconnect(s->nfs_, 0);  // a lost server fails the transfer; libnfs would otherwise retry forever
+    nfs_set_timeout(s->nfs_, options.timeout_s * 1000);
+    nfs_set_tcp_syncnt(s->nfs_, 3);  // an unreachable host fails its connect in seconds
+    if (url.uid) nfs_set_uid(s->nfs_, static_cast<int>(*url.uid));
+    if (url.gid) nfs_set_gid(s->nfs_, static_cast<int>(*url.gid));
+    s->export_ = Joined(parts, count);
+    s->where_ = absl::StrCat(url.host, url.port ? absl::StrCat(":", url.port) : "", ":", s->export_);
+    const int rc = nfs_mount(s->nfs_, url.host.c_str(), s->export_.c_str());
+    if (rc == 0) {
+      s->dir_ = "/";
+      for (size_t i = count; i < parts.size(); ++i) absl::StrAppend(&s->dir_, s->dir_ == "/" ? "" : "/", parts[i]);
+      s->write_size_ = std::min<uint64_t>(nfs_get_writemax(s->nfs_), kMaxWriteSize);
+      if (s->write_size_ == 0) return absl::UnavailableError(absl::StrCat(s->where_, ": the server offers no wsize"));
+      s->depth_ = static_cast<size_t>(options.in_flight);
+      s->timeout_ns_ = int64_t{options.timeout_s} * 1000000000;
+      return s;
+    }
+    // The full path's own refusal says most ("no such export"), not the last prefix's.
+    if (first.ok()) {
+      first = absl::UnavailableError(absl::StrCat("nfs mount ", s->where_, ": ", std::strerror(rc < 0 ? -rc : EIO),
+                                                  " (", ErrorText(nfs_get_error(s->nfs_)), ")"));
+    }
+    // Only "no such export" or "not allowed" makes a shorter path worth a try.
+    if (rc != -ENOENT && rc != -EACCES && rc != -EPERM && rc != -EINVAL) break;
+  }
+  return first;
+}
+
+// libnfs 4.0 hands a failed WRITE's callback -EFAULT and a `data` that is not its
+// reason (seen: one stray byte), so neither is read: the context's last error says
+// what the server answered ("NFS3ERR_NOSPC").
+void NfsSession::OnWrite(int status, nfs_context* nfs, void*, void* private_data) {
+  Slot* slot = static_cast<Slot*>(private_data);
+  NfsSession& s = *slot->session;
+  --s.in_flight_;
+  s.free_.push_back(slot);
+  if (!s.write_error_.ok()) return;
+  if (status < 0) {
+    const std::string why = ErrorText(nfs_get_error(nfs));
+    const bool full = absl::StrContains(why, "NOSPC") || absl::StrContains(why, "DQUOT") || status == -ENOSPC;
+    s.write_error_ =
+        full ? absl::ResourceExhaustedError(absl::StrCat("the server refused a write at byte ", slot->offset,
+                                                         ": disk full or over quota (", why, ")"))
+             : absl::UnavailableError(absl::StrCat("a write at byte ", slot->offset, " failed: ", why));
+  } else if (static_cast<size_t>(status) != slot->size) {
+    s.write_error_ = absl::DataLossError(absl::StrCat("the server wrote ", status, " of ", slot->size,
+                                                      " bytes at offset ", slot->offset, " (disk full?)"));
+  }
+}
+
+absl::Status NfsSession::ServiceOnce() {
+  pollfd p{nfs_get_fd(nfs_), static_cast<short>(nfs_which_events(nfs_)), 0};
+  const int n = poll(&p, 1, kServicePollMs);
+  if (n < 0 && errno != EINTR) return ErrnoStatus(errno, absl::StrCat("poll on the connection to ", where_));
+  if (nfs_service(nfs_, n > 0 ? p.revents : 0) < 0) {
+    broken_ = true;
+    return absl::UnavailableError(
+        absl::StrCat("the connection to ", where_, " failed: ", ErrorText(nfs_get_error(nfs_))));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status NfsSession::WaitBelow(size_t most, const std::string& path) {
+  int64_t last_progress = MonoNanos();
+  size_t seen = in_flight_;
+  while (in_flight_ >= most && in_flight_ > 0) {
+    if (broken_) return absl::UnavailableError(absl::StrCat("the connection to ", where_, " is gone"));
+    if (absl::Status s = ServiceOnce(); !s.ok()) return s;
+    if (in_flight_ < seen) {
+      seen = in_flight_;
+      last_progress = MonoNanos();
+    } else if (MonoNanos() - last_progress > timeout_ns_ + 2 * kServicePollMs * 1000000LL) {
+      broken_ = true;  // libnfs should have timed the request out; never wait longer than it would
+      return absl::DeadlineExceededError(absl::StrCat("nfs write ", path, " on ", where_, ": no answer in ",
+                                                      timeout_ns_ / 1000000000, " s (--nfs-timeout)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status NfsSession::Write(nfsfh* fh, const std::string& path, const uint8_t* data, size_t size, uint64_t offset) {
+  if (absl::Status s = WaitBelow(depth_, path); !s.ok()) return s;
+  if (!write_error_.ok()) return write_error_;
+  if (free_.empty()) {
+    slots_.push_back(std::make_unique<Slot>());
+    slots_.back()->session = this;
+    slots_.back()->buffer.resize(write_size_);
+    free_.push_back(slots_.back().get());
+  }
+  Slot* slot = free_.back();
+  free_.pop_back();
+  std::memcpy(slot->buffer.data(), data, size);
+  slot->size = size;
+  slot->offset = offset;
+  if (nfs_pwrite_async(nfs_, fh, offset, size, slot->buffer.data(), &NfsSession::OnWrite, slot) != 0) {
+    free_.push_back(slot);
+    return absl::UnavailableError(
+        absl::StrCat("nfs write ", path, " at byte ", offset, " on ", where_, ": ", ErrorText(nfs_get_error(nfs_))));
+  }
+  ++in_flight_;
+  return absl::OkStatus();
+}
+
+absl::Status NfsSession::Drain(const std::string& path) {
+  if (absl::Status s = WaitBelow(1, path); !s.ok()) return s;
+  return write_error_;
+}
+
+// One open NFS file as a RemoteFile: WRITEs of at most the session's wsize,
+// pipelined (NfsSession::Write); COMMIT for Sync.
+class NfsFile : public RemoteFile {
+ public:
+  NfsFile(NfsSession& s, nfsfh* fh, std::string path) : s_(s), fh_(fh), path_(std::move(path)) { s_.ResetWrites(); }
+  ~NfsFile() override { (void)Close(); }
+
+  absl::Status PWrite(const uint8_t* data, size_t size, uint64_t offset) override {
+    for (size_t done = 0; done < size;) {
+      const size_t n = static_cast<size_t>(std::min<uint64_t>(s_.write_size(), size - done));
+      if (absl::Status st = s_.Write(fh_, path_, data + done, n, offset + done); !st.ok()) return Failed(st);
+      done += n;
+    }
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<size_t> PRead(uint8_t* data, size_t size, uint64_t offset) override {
+    if (absl::Status st = s_.Drain(path_); !st.ok()) return Failed(st);
+    const int got = nfs_pread(s_.nfs(), fh_, offset, std::min<uint64_t>(size, kMaxWriteSize), data);
+    if (got < 0) return Failed(s_.Failure(absl::StrCat("nfs read ", path_, " at byte ", offset), got));
+    return static_cast<size_t>(got);
+  }
+
+  // UNSTABLE WRITEs are on disk after COMMIT; libnfs's fsync sends it.
+  absl::Status Sync() override {
+    if (absl::Status st = s_.Drain(path_); !st.ok()) return Failed(st);
+    if (int rc = nfs_fsync(s_.nfs(), fh_); rc != 0) return Failed(s_.Failure(absl::StrCat("nfs commit ", path_), rc));
+    return absl::OkStatus();
+  }
+
+  absl::Status Close() override {
+    if (fh_ == nullptr) return absl::OkStatus();
+    absl::Status status = failed_ ? absl::OkStatus() : s_.Drain(path_);
+    if (!s_.broken()) {
+      if (int rc = nfs_close(s_.nfs(), fh_); rc != 0 && status.ok()) {
+        status = s_.Failure(absl::StrCat("nfs close ", path_), rc);
+      }
+    }
+    // A broken context still owns fh_: nfs_destroy_context frees it with the session.
+    fh_ = nullptr;
+    return status;
+  }
+
+ private:
+  absl::Status Failed(absl::Status st) {
+    failed_ = true;
+    return st;
+  }
+  NfsSession& s_;
+  nfsfh* fh_;
+  const std::string path_;
+  bool failed_ = false;
+};
+
+std::string InDir(const std::string& dir, const std::string& name) {
+  return dir == "/" ? absl::StrCat("/", name) : absl::StrCat(dir, "/", name);
+}
+
+class NfsFs : public RemoteFs {
+ public:
+  NfsFs(NfsSession& s, bool file_sync) : s_(s), file_sync_(file_sync) {}
+  const std::string& Where() const override { return s_.where(); }
+
+  absl::StatusOr<std::unique_ptr<RemoteFile>> Create(const std::string& path) override {
+    nfsfh* fh = nullptr;
+    // O_EXCL: NFSv3 CREATE GUARDED, refused when any name is there (a symlink too).
+    const int flags = O_WRONLY | O_CREAT | O_EXCL | (file_sync_ ? O_SYNC : 0);
+    if (int rc = nfs_create(s_.nfs(), path.c_str(), flags, 0644, &fh); rc != 0) {
+      if (rc == -EEXIST) {
+        return absl::AlreadyExistsError(
+            absl::StrCat(s_.where(), ": ", path, " already exists; nasperf never overwrites"));
+      }
+      return s_.Failure(absl::StrCat("nfs create ", path), rc);
+    }
+    return std::make_unique<NfsFile>(s_, fh, path);
+  }
+
+  absl::StatusOr<std::unique_ptr<RemoteFile>> Open(const std::string& path) override {
+    nfsfh* fh = nullptr;
+    if (int rc = nfs_open(s_.nfs(), path.c_str(), O_RDONLY, &fh); rc != 0) {
+      return s_.Failure(absl::StrCat("nfs open ", path), rc);
+    }
+    return std::make_unique<NfsFile>(s_, fh, path);
+  }
+
+  absl::StatusOr<uint64_t> FreeBytes(const std::string& dir) override {
+    nfs_statvfs_64 st{};
+    if (int rc = nfs_statvfs64(s_.nfs(), dir.c_str(), &st); rc != 0) {
+      return s_.Failure(absl::StrCat("nfs fsstat ", dir), rc);
+    }
+    if (st.f_frsize != 0 && st.f_bavail > UINT64_MAX / st.f_frsize) return UINT64_MAX;
+    return st.f_bavail * st.f_frsize;
+  }
+
+  absl::Status CanSync() override { return absl::OkStatus(); }  // COMMIT is part of NFSv3
+
+  absl::Status Unlink(const std::string& path) override {
+    if (s_.broken())
+      return absl::UnavailableError(absl::StrCat("cleanup: remove ", path, ": ", s_.where(), " is gone"));
+    if (int rc = nfs_unlink(s_.nfs(), path.c_str()); rc != 0) {
+      return s_.Failure(absl::StrCat("cleanup: remove ", path), rc);
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  NfsSession& s_;
+  const bool file_sync_;
+};
+
+class NfsTransport : public Transport {
+ public:
+  NfsTransport(const RunOptions& options, NfsUrl url)
+      : options_(options),
+        url_(std::move(url)),
+        file_sync_(options.write_mode == WriteMode::kDsync),
+        run_({options.sync_policy, options.cleanup.value_or(Cleanup::kEach), FilesAtOnce(options)}) {}
+
+  absl::Status Start(const std::string& run_id, uint64_t length, const ConsoleLine& say) override;
+  void Push(const TransferSlot& slot, PayloadSource& source, const PushOptions& push, TransferResult& out) override;
+  void Pull(const TransferSlot&, BlockWriter*, const PipelineOptions&, TransferResult& out) override {
+    out.sender.set_error("nfs reads are not built yet");  // caps.reads is false: the CLI refuses first
+  }
+  void Finish(const std::string& run_id) override;
+  std::optional<double> CeilingMBps() const override { return ceiling_mb_per_s_; }
+
+ private:
+  static uint64_t FilesAtOnce(const RunOptions& o) {
+    const bool each = o.cleanup.value_or(Cleanup::kEach) == Cleanup::kEach;
+    return static_cast<uint64_t>(o.streams) * (each ? 1 : static_cast<uint64_t>(o.runs + o.warmup));
+  }
+  absl::StatusOr<NfsSession*> SessionFor(int stream);
+
+  const RunOptions& options_;
+  const NfsUrl url_;
+  const bool file_sync_;
+  RemoteFsRun run_;
+  std::string protocol_;  // the share_protocol cell
+  std::optional<uint32_t> mtu_, link_mbps_;
+  std::optional<double> ceiling_mb_per_s_;
+  std::string peer_;
+
+  absl::Mutex mu_;
+  std::map<int, std::unique_ptr<NfsSession>> sessions_ ABSL_GUARDED_BY(mu_);
+};
+
+absl::StatusOr<NfsSession*> NfsTransport::SessionFor(int stream) {
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = sessions_.find(stream);
+    if (it != sessions_.end() && !it->second->broken()) return it->second.get();
+  }
+  auto mounted = NfsSession::Mount(url_, options_.share);
+  if (!mounted.ok()) return mounted.status();
+  absl::MutexLock lock(&mu_);
+  std::unique_ptr<NfsSession>& slot = sessions_[stream];
+  slot = std::move(*mounted);
+  return slot.get();
+}
+
+absl::Status NfsTransport::Start(const std::string& run_id, uint64_t length, const ConsoleLine& say) {
+  // The run id becomes part of file names; no agent checks it on the other side.
+  if (absl::Status valid = CheckRunId(run_id); !valid.ok()) return valid;
+  absl::StatusOr<NfsSession*> session = SessionFor(0);
+  if (!session.ok()) return session.status();
+  NfsSession& s = **session;
+  nfs_stat_64 st{};
+  if (int rc = nfs_stat64(s.nfs(), s.dir().c_str(), &st); rc != 0) {
+    return s.Failure(absl::StrCat("the directory ", s.dir(), " in the export"), rc);
+  }
+  if (!S_ISDIR(st.nfs_mode))
+    return absl::InvalidArgumentError(absl::StrCat(s.where(), ": ", s.dir(), " is not a directory"));
+  NfsFs fs(s, file_sync_);
+  absl::StatusOr<std::string> free_text = run_.Start(&fs, s.where(), s.dir(), length, fs.CanSync());
+  if (!free_text.ok()) return free_text.status();
+
+  protocol_ = absl::StrFormat("nfs3 wsize=%d rsize=%d stable=%s", s.write_size(), nfs_get_readmax(s.nfs()),
+                              file_sync_ ? "file_sync" : "unstable");
+  peer_ = url_.port ? absl::StrCat(url_.host, ":", url_.port) : url_.host;
+  auto facts = InterfaceToward(url_.host);
+  if (facts.ok()) {
+    mtu_ = facts->mtu;
+    link_mbps_ = facts->link_mbps;
+  }
+  if (options_.link_mbps > 0) link_mbps_ = options_.link_mbps;
+  if (mtu_ && link_mbps_) ceiling_mb_per_s_ = TcpGoodputCeilingMBps(*link_mbps_, *mtu_);
+  const char* sync_words = run_.sync().kind == SyncPolicy::kNone ? "no COMMIT (times end at the last WRITE's answer)"
+                                                                 : "COMMIT as --sync says";
+  say(absl::StrFormat(
+      "nfs %s (NFSv3, wsize %s, rsize %s, %d WRITEs in flight per stream): %s, %s, %s", s.where(),
+      FormatSize(s.write_size()), FormatSize(nfs_get_readmax(s.nfs())), options_.share.in_flight, s.dir(), *free_text,
+      file_sync_ ? "FILE_SYNC writes (--write-mode dsync)" : absl::StrCat("UNSTABLE writes, ", sync_words)));
+  say(absl::StrFormat(
+      "path: %s via %s (%s), MTU %s, link %s%s; no agent there: receiver columns stay empty", peer_,
+      facts.ok() ? facts->name : "?", facts.ok() ? facts->local_address : "?", mtu_ ? absl::StrCat(*mtu_) : "unknown",
+      link_mbps_ ? absl::StrCat(*link_mbps_, " Mb/s") : "unknown", options_.link_mbps > 0 ? " (--link-speed)" : ""));
+  return absl::OkStatus();
+}
+
+void NfsTransport::Push(const TransferSlot& slot, PayloadSource& source, const PushOptions& push, TransferResult& out) {
+  proto::TransferReport& row = out.sender;
+  row.set_peer(peer_);
+  if (mtu_) row.set_mtu(*mtu_);
+  if (link_mbps_) row.set_link_mbps(*link_mbps_);
+  row.set_share_protocol(protocol_);
+  row.set_write_mode(Name(options_.write_mode));  // dsync: FILE_SYNC WRITEs; buffered: UNSTABLE
+
+  PushResult r;
+  r.start_wall_ns = WallNanos();
+  r.start_ns = MonoNanos();
+  absl::StatusOr<NfsSession*> session = SessionFor(slot.stream);
+  std::string path;
+  absl::Status status = session.status();
+  if (status.ok()) {
+    path = InDir((*session)->dir(), TransferFileName(slot.run_id, slot.iteration, slot.stream));
+    NfsFs fs(**session, file_sync_);
+    const std::function<absl::Status()>& wait = options_.before_first_byte;
+    status = run_.Write(
+        fs, path, slot.length, source, push,
+        [&] {
+          absl::Status released = wait ? wait() : absl::OkStatus();
+          r.start_wall_ns = WallNanos();  // the barrier's wait is not the transfer's
+          r.start_ns = MonoNanos();
+          return released;
+        },
+        r);
+  } else if (options_.before_first_byte) {
+    (void)options_.before_first_byte();  // a stream that failed before its first byte never holds the others back
+  }
+  run_.RecordRow(r, status, ceiling_mb_per_s_, row);
+  if (session.ok()) {
+    NfsFs fs(**session, file_sync_);  // on a lost server, Unlink says the partial file stays
+    run_.Done(&fs, path, status.ok(), r.first_byte_ns != 0);
+  }
+}
+
+void NfsTransport::Finish(const std::string&) {
+  if (run_.HasKept()) {
+    absl::StatusOr<NfsSession*> s = SessionFor(0);
+    if (!s.ok()) {
+      Log(LogLevel::kWarning, kComponent, "cleanup at the end: %s", s.status().message());
+    } else {
+      NfsFs fs(**s, file_sync_);
+      run_.Finish(fs);
+    }
+  }
+  absl::MutexLock lock(&mu_);
+  sessions_.clear();
+}
+
+absl::StatusOr<std::unique_ptr<Transport>> MakeNfsTransport(const RunOptions& options) {
+  absl::StatusOr<NfsUrl> url = ParseNfsUrl(options.share.url);
+  if (!url.ok()) return url.status();
+  return std::unique_ptr<Transport>(new NfsTransport(options, *std::move(url)));
+}
+
+std::vector<CLI::Option*> AddNfsFlags(CLI::App& sender, RunOptions& into) {
+  return {
+      sender.add_option("--nfs-in-flight", into.share.in_flight, "nfs: WRITEs kept in flight per stream")
+          ->check(CLI::Range(1, 256)),
+      sender
+          .add_option("--nfs-timeout", into.share.timeout_s,
+                      "nfs: seconds an unanswered request may take before the transfer fails")
+          ->check(CLI::Range(1, 600)),
+  };
+}
+
+absl::Status CheckNfsTo(const std::string& to) { return ParseNfsUrl(to).status(); }
+
+}  // namespace
+
+TransportEntry NfsTransportEntry() {
+  TransportCaps caps;
+  caps.dsync_writes = true;  // FILE_SYNC WRITEs
+  caps.url = true;
+  caps.barrier = true;  // NfsTransport::Push
+  TransportEntry entry{TransportKind::kNfs,
+                       "NFSv3 to any NFS server, from user space (no agent, no mount; COMMIT for --sync)", caps,
+                       &MakeNfsTransport, &AddNfsFlags};
+  entry.check_url = &CheckNfsTo;
+  return entry;
+}
+
+}  // namespace nasperf
