@@ -19,8 +19,11 @@
 # first: nasperf --cache cold; fio --invalidate=1). Every tool in 1 MiB reads.
 # `lab` (root, not in `all`): the namespace lab's link (scripts/lab.sh) shaped to
 # LAB_RATE at MTU 1500 and 9000, iperf3 vs nasperf into discard, with line_rate_pct.
+# `shares` (root, not in `all`): nasperf --transport nfs next to libnfs's own nfs-cp, the
+# same SHARE_SIZE file from /dev/shm into the lab's nfs-ganesha export of its RAM-backed
+# cache, over the lab link at SHARE_RATE (default 10gbit: far above 1 Gbit/s).
 #   ROUNDS=3 SIZE=4GiB SSH_SIZE=1GiB READ_SIZE=2GiB REPORTS=100000 LAB_RATE=4gbit \
-#     scripts/bench.sh [network|collector|ssh|reads|lab|all]
+#     SHARE_SIZE=1GiB SHARE_RATE=10gbit scripts/bench.sh [network|collector|ssh|reads|lab|shares|all]
 # (run nothing else meanwhile)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -195,6 +198,51 @@ bench_lab() {
   echo "machine: $(nproc) cores, $(uname -r), $(date -u +%Y-%m-%d)"
 }
 
+# One lab; interleaved rounds of nfs-cp and nasperf, both from the client namespace,
+# the same file into the same export. nfs-cp's time is its whole run (mount included, a
+# few ms), nasperf's its row's: first WRITE to the last answer (no COMMIT: nfs-cp sends none).
+bench_shares() {
+  [ "$(id -u)" -eq 0 ] || { echo "bench: shares needs root" >&2; exit 1; }
+  command -v nfs-cp >/dev/null || { echo "bench: no nfs-cp (package libnfs-utils)" >&2; exit 1; }
+  local rate=${SHARE_RATE:-10gbit} size=${SHARE_SIZE:-1GiB} src=$SHM/share-src.bin round bytes t0 t1
+  local ours=() theirs=()
+  BENCH_LAB=bench$$
+  export NASPERF_LAB=$BENCH_LAB
+  bytes=$(numfmt --from=iec "${size%iB}")
+  scripts/lab.sh up --mtu 9000 --rate "$rate" --disk-size "$(( bytes * 2 / 1048576 + 256 ))M" >"$T/shares-up.log"
+  scripts/lab.sh shares >"$T/shares.log"
+  # shellcheck disable=SC1090
+  . "/run/nasperf-lab/$NASPERF_LAB/env"
+  head -c "$bytes" /dev/urandom >"$src"
+  local url="nfs://$NAS_IP$NFS_ROOT/cache"
+  for round in $(seq "$ROUNDS"); do
+    echo "bench: shares round $round/$ROUNDS" >&2
+    t0=$(date +%s%N)
+    scripts/lab.sh client -- nfs-cp "$src" "$url/nfs-cp.bin?uid=0&gid=0&version=3&autoreconnect=0" >/dev/null
+    t1=$(date +%s%N)
+    theirs+=("$(awk -v b="$bytes" -v ns=$(( t1 - t0 )) 'BEGIN {printf "%.1f", b / ns * 1000}')")
+    rm -f "$CACHE/nfs-cp.bin"
+    scripts/lab.sh client -- "$NASPERF" sender --transport nfs --to "$url" --file "$src" --runs 1 --sync none \
+      --no-progress --out "$T/shares-$round" >"$T/shares-tx.log" 2>&1 || { cat "$T/shares-tx.log" >&2; exit 1; }
+    ours+=("$(awk -F, 'NR==1 {for (i=1;i<=NF;i++) if ($i=="mb_per_s") m=i; next} {print $m}' "$T/shares-$round/transfers.csv")")
+  done
+  local mo mt
+  mo=$(median <<<"${ours[*]}"); mt=$(median <<<"${theirs[*]}")
+  cat <<TABLE
+| NFSv3 to nfs-ganesha, lab link $rate MTU 9000, $size from /dev/shm into a RAM-backed export, median of $ROUNDS rounds | MB/s | ratio |
+|---|---:|---:|
+| libnfs's nfs-cp (whole run, mount included) | $mt | |
+| nasperf --transport nfs --sync none | $mo | **$(ratio "$mo" "$mt")** vs nfs-cp |
+
+rounds (MB/s): nfs-cp [${theirs[*]}] nasperf [${ours[*]}]
+machine: $(nproc) cores, $(uname -r), $(date -u +%Y-%m-%d)
+
+TABLE
+  rm -f "$src"
+  scripts/lab.sh down >/dev/null
+  BENCH_LAB=""
+}
+
 median() { tr ' ' '\n' | grep . | sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'; }
 m() { median <<<"${results[$1]}"; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
@@ -326,6 +374,7 @@ TABLE
 }
 
 if [ "$WHAT" = lab ]; then bench_lab; exit 0; fi
+if [ "$WHAT" = shares ]; then bench_shares; exit 0; fi
 if [ "$WHAT" = collector ] || [ "$WHAT" = all ]; then bench_collector; fi
 [ "$WHAT" = collector ] && exit 0
 if [ "$WHAT" = ssh ] || [ "$WHAT" = all ]; then bench_ssh; fi

@@ -14,8 +14,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <deque>
+#include <functional>
 #include <map>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "CLI/CLI.hpp"
@@ -27,13 +30,16 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/types/span.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/netinfo.h"
 #include "common/policy.h"
 #include "common/units.h"
 #include "common/validate.h"
+#include "common/verdict.h"
 #include "datapath/rows.h"
+#include "datapath/write_pipeline.h"
 #include "transport/remote_fs.h"
 
 namespace nasperf {
@@ -139,6 +145,8 @@ class NfsSession {
   const std::string& dir() const { return dir_; }
   uint64_t write_size() const { return write_size_; }
   bool broken() const { return broken_; }
+  // Requests may still be owed: the connection is not used again.
+  void MarkBroken() { broken_ = true; }
 
   // A failed call: the server's reason (libnfs's words), what was done, on what.
   absl::Status Failure(absl::string_view what, int rc) {
@@ -160,25 +168,41 @@ class NfsSession {
   // Forgets the first write error (a new file starts clean).
   void ResetWrites() { write_error_ = absl::OkStatus(); }
 
+  // Reads: queues a READ of `size` bytes (at most read_size()) at offset; answers are
+  // taken in the order queued, whatever order they arrive in.
+  absl::Status QueueRead(nfsfh* fh, const std::string& path, uint64_t offset, size_t size);
+  // The oldest queued READ's bytes once answered (valid until the next call), or why
+  // it failed; a short answer is the caller's to judge.
+  absl::StatusOr<absl::Span<const uint8_t>> NextRead(const std::string& path);
+  size_t reads_queued() const { return reads_.size(); }
+  uint64_t read_size() const { return read_size_; }
+
  private:
   struct Slot {
     NfsSession* session = nullptr;
     std::vector<uint8_t> buffer;
     size_t size = 0;
     uint64_t offset = 0;
+    // Reads: set by OnRead.
+    bool answered = false;
+    size_t got = 0;
+    absl::Status error;
   };
   NfsSession() = default;
+  Slot* TakeSlot();
   static void OnWrite(int status, nfs_context*, void* data, void* private_data);
+  static void OnRead(int status, nfs_context*, void* data, void* private_data);
+  // Turns the loop until done() holds, or a request has gone unanswered for the
+  // timeout (the server stopped, the path went away).
+  absl::Status WaitUntil(const std::function<bool()>& done, const std::string& what);
   // One turn of libnfs's event loop: up to kServicePollMs of poll, then nfs_service
   // (also with no events: that is where libnfs times requests out).
   absl::Status ServiceOnce();
-  // Turns the loop until fewer than `most` WRITEs are in flight, or a request has
-  // gone unanswered for the timeout (the server stopped, the path went away).
-  absl::Status WaitBelow(size_t most, const std::string& path);
 
   nfs_context* nfs_ = nullptr;
   std::string where_, export_, dir_;
   uint64_t write_size_ = kMaxWriteSize;
+  uint64_t read_size_ = kMaxWriteSize;
   size_t depth_ = 16;
   int64_t timeout_ns_ = 0;
   bool broken_ = false;
@@ -186,6 +210,8 @@ class NfsSession {
   std::vector<Slot*> free_;
   size_t in_flight_ = 0;
   absl::Status write_error_;
+  std::deque<Slot*> reads_;    // queued READs, oldest first
+  Slot* last_read_ = nullptr;  // the one NextRead handed out, freed at the next call
 };
 
 absl::StatusOr<std::unique_ptr<NfsSession>> NfsSession::Mount(const NfsUrl& url, const ShareOptions& options) {
@@ -217,7 +243,10 @@ absl::StatusOr<std::unique_ptr<NfsSession>> NfsSession::Mount(const NfsUrl& url,
       s->dir_ = "/";
       for (size_t i = count; i < parts.size(); ++i) absl::StrAppend(&s->dir_, s->dir_ == "/" ? "" : "/", parts[i]);
       s->write_size_ = std::min<uint64_t>(nfs_get_writemax(s->nfs_), kMaxWriteSize);
-      if (s->write_size_ == 0) return absl::UnavailableError(absl::StrCat(s->where_, ": the server offers no wsize"));
+      s->read_size_ = std::min<uint64_t>(nfs_get_readmax(s->nfs_), kMaxWriteSize);
+      if (s->write_size_ == 0 || s->read_size_ == 0) {
+        return absl::UnavailableError(absl::StrCat(s->where_, ": the server offers no wsize or rsize"));
+      }
       s->depth_ = static_cast<size_t>(options.in_flight);
       s->timeout_ns_ = int64_t{options.timeout_s} * 1000000000;
       return s;
@@ -267,10 +296,10 @@ absl::Status NfsSession::ServiceOnce() {
   return absl::OkStatus();
 }
 
-absl::Status NfsSession::WaitBelow(size_t most, const std::string& path) {
+absl::Status NfsSession::WaitUntil(const std::function<bool()>& done, const std::string& what) {
   int64_t last_progress = MonoNanos();
   size_t seen = in_flight_;
-  while (in_flight_ >= most && in_flight_ > 0) {
+  while (!done()) {
     if (broken_) return absl::UnavailableError(absl::StrCat("the connection to ", where_, " is gone"));
     if (absl::Status s = ServiceOnce(); !s.ok()) return s;
     if (in_flight_ < seen) {
@@ -278,24 +307,30 @@ absl::Status NfsSession::WaitBelow(size_t most, const std::string& path) {
       last_progress = MonoNanos();
     } else if (MonoNanos() - last_progress > timeout_ns_ + 2 * kServicePollMs * 1000000LL) {
       broken_ = true;  // libnfs should have timed the request out; never wait longer than it would
-      return absl::DeadlineExceededError(absl::StrCat("nfs write ", path, " on ", where_, ": no answer in ",
-                                                      timeout_ns_ / 1000000000, " s (--nfs-timeout)"));
+      return absl::DeadlineExceededError(
+          absl::StrCat(what, " on ", where_, ": no answer in ", timeout_ns_ / 1000000000, " s (--nfs-timeout)"));
     }
   }
   return absl::OkStatus();
 }
 
-absl::Status NfsSession::Write(nfsfh* fh, const std::string& path, const uint8_t* data, size_t size, uint64_t offset) {
-  if (absl::Status s = WaitBelow(depth_, path); !s.ok()) return s;
-  if (!write_error_.ok()) return write_error_;
+NfsSession::Slot* NfsSession::TakeSlot() {
   if (free_.empty()) {
     slots_.push_back(std::make_unique<Slot>());
     slots_.back()->session = this;
-    slots_.back()->buffer.resize(write_size_);
+    slots_.back()->buffer.resize(std::max(write_size_, read_size_));
     free_.push_back(slots_.back().get());
   }
   Slot* slot = free_.back();
   free_.pop_back();
+  return slot;
+}
+
+absl::Status NfsSession::Write(nfsfh* fh, const std::string& path, const uint8_t* data, size_t size, uint64_t offset) {
+  const std::string what = absl::StrCat("nfs write ", path);
+  if (absl::Status s = WaitUntil([&] { return in_flight_ < depth_; }, what); !s.ok()) return s;
+  if (!write_error_.ok()) return write_error_;
+  Slot* slot = TakeSlot();
   std::memcpy(slot->buffer.data(), data, size);
   slot->size = size;
   slot->offset = offset;
@@ -309,8 +344,55 @@ absl::Status NfsSession::Write(nfsfh* fh, const std::string& path, const uint8_t
 }
 
 absl::Status NfsSession::Drain(const std::string& path) {
-  if (absl::Status s = WaitBelow(1, path); !s.ok()) return s;
+  if (absl::Status s = WaitUntil([&] { return in_flight_ == 0; }, absl::StrCat("nfs write ", path)); !s.ok()) {
+    return s;
+  }
   return write_error_;
+}
+
+void NfsSession::OnRead(int status, nfs_context* nfs, void* data, void* private_data) {
+  Slot* slot = static_cast<Slot*>(private_data);
+  --slot->session->in_flight_;
+  slot->answered = true;
+  if (status < 0) {
+    slot->error = absl::UnavailableError(
+        absl::StrCat("a read at byte ", slot->offset, " failed: ", ErrorText(nfs_get_error(nfs))));
+    return;
+  }
+  // The server's count is checked against what was asked before a byte is copied.
+  slot->got = std::min<size_t>(static_cast<size_t>(status), slot->size);
+  if (data != nullptr) std::memcpy(slot->buffer.data(), data, slot->got);
+}
+
+absl::Status NfsSession::QueueRead(nfsfh* fh, const std::string& path, uint64_t offset, size_t size) {
+  Slot* slot = TakeSlot();
+  slot->size = size;
+  slot->offset = offset;
+  slot->answered = false;
+  slot->got = 0;
+  slot->error = absl::OkStatus();
+  if (nfs_pread_async(nfs_, fh, offset, size, &NfsSession::OnRead, slot) != 0) {
+    free_.push_back(slot);
+    return absl::UnavailableError(
+        absl::StrCat("nfs read ", path, " at byte ", offset, " on ", where_, ": ", ErrorText(nfs_get_error(nfs_))));
+  }
+  ++in_flight_;
+  reads_.push_back(slot);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<absl::Span<const uint8_t>> NfsSession::NextRead(const std::string& path) {
+  if (last_read_ != nullptr) free_.push_back(std::exchange(last_read_, nullptr));
+  if (reads_.empty()) return absl::Span<const uint8_t>();
+  Slot* front = reads_.front();
+  if (absl::Status s = WaitUntil([front] { return front->answered; }, absl::StrCat("nfs read ", path)); !s.ok()) {
+    return s;
+  }
+  reads_.pop_front();
+  last_read_ = front;
+  if (!front->error.ok())
+    return absl::Status(front->error.code(), absl::StrCat(front->error.message(), " on ", where_));
+  return absl::Span<const uint8_t>(front->buffer.data(), front->got);
 }
 
 // One open NFS file as a RemoteFile: WRITEs of at most the session's wsize,
@@ -423,6 +505,55 @@ class NfsFs : public RemoteFs {
   const bool file_sync_;
 };
 
+// A remote file as the write pipeline's ByteSource, for reads over NFS: READs of the
+// server's rsize, up to `depth` in flight ahead of the one being consumed, as the
+// kernel client's readahead keeps them. A short answer anywhere but at the end is an
+// error, never a silent gap.
+class NfsSource : public ByteSource {
+ public:
+  NfsSource(NfsSession& s, nfsfh* fh, std::string path, uint64_t length, size_t depth)
+      : s_(s), fh_(fh), path_(std::move(path)), length_(length), depth_(depth) {}
+
+  absl::StatusOr<size_t> Read(uint8_t* data, size_t size) override {
+    if (at_ == staged_.size()) {
+      while (asked_.size() < depth_ && requested_ < length_) {
+        const size_t n = static_cast<size_t>(std::min<uint64_t>(s_.read_size(), length_ - requested_));
+        if (absl::Status st = s_.QueueRead(fh_, path_, requested_, n); !st.ok()) return st;
+        asked_.push_back(n);
+        requested_ += n;
+      }
+      if (asked_.empty()) return 0;  // the file's end
+      absl::StatusOr<absl::Span<const uint8_t>> next = s_.NextRead(path_);
+      if (!next.ok()) return next.status();
+      const size_t wanted = asked_.front();
+      asked_.pop_front();
+      if (next->size() != wanted) {
+        return absl::DataLossError(absl::StrCat(s_.where(), ": ", path_, " gave ", next->size(), " of ", wanted,
+                                                " bytes at offset ", received_,
+                                                " (the file shrank, or the server cut the read short)"));
+      }
+      received_ += wanted;
+      staged_ = *next;
+      at_ = 0;
+    }
+    const size_t n = std::min(size, staged_.size() - at_);
+    std::memcpy(data, staged_.data() + at_, n);
+    at_ += n;
+    return n;
+  }
+
+ private:
+  NfsSession& s_;
+  nfsfh* const fh_;
+  const std::string path_;
+  const uint64_t length_;
+  const size_t depth_;
+  uint64_t requested_ = 0, received_ = 0;
+  std::deque<size_t> asked_;
+  absl::Span<const uint8_t> staged_;
+  size_t at_ = 0;
+};
+
 class NfsTransport : public Transport {
  public:
   NfsTransport(const RunOptions& options, NfsUrl url)
@@ -433,11 +564,10 @@ class NfsTransport : public Transport {
 
   absl::Status Start(const std::string& run_id, uint64_t length, const ConsoleLine& say) override;
   void Push(const TransferSlot& slot, PayloadSource& source, const PushOptions& push, TransferResult& out) override;
-  void Pull(const TransferSlot&, BlockWriter*, const PipelineOptions&, TransferResult& out) override {
-    out.sender.set_error("nfs reads are not built yet");  // caps.reads is false: the CLI refuses first
-  }
+  void Pull(const TransferSlot& slot, BlockWriter* into, const PipelineOptions& pipeline, TransferResult& out) override;
   void Finish(const std::string& run_id) override;
   std::optional<double> CeilingMBps() const override { return ceiling_mb_per_s_; }
+  uint64_t Length(uint64_t asked) const override { return read_length_ > 0 ? read_length_ : asked; }
 
  private:
   static uint64_t FilesAtOnce(const RunOptions& o) {
@@ -445,6 +575,11 @@ class NfsTransport : public Transport {
     return static_cast<uint64_t>(o.streams) * (each ? 1 : static_cast<uint64_t>(o.runs + o.warmup));
   }
   absl::StatusOr<NfsSession*> SessionFor(int stream);
+  // Reads: the remote file's length, checked.
+  absl::Status StartReads(NfsSession& s, const ConsoleLine& say);
+  // The cells of a row in either direction that say where and how.
+  void FillPathCells(proto::TransferReport& row) const;
+  std::string ReadPath(const NfsSession& s) const { return InDir(s.dir(), options_.remote_file); }
 
   const RunOptions& options_;
   const NfsUrl url_;
@@ -454,6 +589,7 @@ class NfsTransport : public Transport {
   std::optional<uint32_t> mtu_, link_mbps_;
   std::optional<double> ceiling_mb_per_s_;
   std::string peer_;
+  uint64_t read_length_ = 0;
 
   absl::Mutex mu_;
   std::map<int, std::unique_ptr<NfsSession>> sessions_ ABSL_GUARDED_BY(mu_);
@@ -486,8 +622,13 @@ absl::Status NfsTransport::Start(const std::string& run_id, uint64_t length, con
   if (!S_ISDIR(st.nfs_mode))
     return absl::InvalidArgumentError(absl::StrCat(s.where(), ": ", s.dir(), " is not a directory"));
   NfsFs fs(s, file_sync_);
-  absl::StatusOr<std::string> free_text = run_.Start(&fs, s.where(), s.dir(), length, fs.CanSync());
-  if (!free_text.ok()) return free_text.status();
+  absl::StatusOr<std::string> free_text = std::string("a read");
+  if (options_.direction == Direction::kRead) {
+    if (absl::Status st = StartReads(s, say); !st.ok()) return st;
+  } else {
+    free_text = run_.Start(&fs, s.where(), s.dir(), length, fs.CanSync());
+    if (!free_text.ok()) return free_text.status();
+  }
 
   protocol_ = absl::StrFormat("nfs3 wsize=%d rsize=%d stable=%s", s.write_size(), nfs_get_readmax(s.nfs()),
                               file_sync_ ? "file_sync" : "unstable");
@@ -512,12 +653,64 @@ absl::Status NfsTransport::Start(const std::string& run_id, uint64_t length, con
   return absl::OkStatus();
 }
 
-void NfsTransport::Push(const TransferSlot& slot, PayloadSource& source, const PushOptions& push, TransferResult& out) {
-  proto::TransferReport& row = out.sender;
+absl::Status NfsTransport::StartReads(NfsSession& s, const ConsoleLine& say) {
+  const std::string path = ReadPath(s);
+  nfs_stat_64 st{};
+  if (int rc = nfs_stat64(s.nfs(), path.c_str(), &st); rc != 0)
+    return s.Failure(absl::StrCat("remote file ", path), rc);
+  read_length_ = st.nfs_size;
+  if (!S_ISREG(st.nfs_mode) || read_length_ == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(s.where(), ": ", path, " is not a non-empty regular file"));
+  }
+  if (read_length_ > kMaxReadLength) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(s.where(), ": ", path, " is said to hold ", read_length_, " bytes (more than 1 PiB)"));
+  }
+  say(
+      absl::StrFormat("nfs read: %s, %s, %d READs in flight per stream (the server's page cache is not ours to "
+                      "control: cache unknown)",
+                      path, FormatSize(read_length_), options_.share.in_flight));
+  return absl::OkStatus();
+}
+
+void NfsTransport::FillPathCells(proto::TransferReport& row) const {
   row.set_peer(peer_);
   if (mtu_) row.set_mtu(*mtu_);
   if (link_mbps_) row.set_link_mbps(*link_mbps_);
   row.set_share_protocol(protocol_);
+}
+
+void NfsTransport::Pull(const TransferSlot& slot, BlockWriter* into, const PipelineOptions& pipeline,
+                        TransferResult& out) {
+  proto::TransferReport& row = out.sender;
+  FillPathCells(row);
+  const int64_t start_ns = MonoNanos();
+  absl::StatusOr<NfsSession*> session = SessionFor(slot.stream);
+  if (!session.ok()) {
+    row.set_error(std::string(session.status().message()));
+    return;
+  }
+  NfsSession& s = **session;
+  const std::string path = ReadPath(s);
+  nfsfh* fh = nullptr;
+  if (int rc = nfs_open(s.nfs(), path.c_str(), O_RDONLY, &fh); rc != 0) {
+    row.set_error(std::string(s.Failure(absl::StrCat("nfs open ", path), rc).message()));
+    return;
+  }
+  NfsSource source(s, fh, path, read_length_, static_cast<size_t>(options_.share.in_flight));
+  PipelineResult result = RunPipeline(source, into, read_length_, pipeline);
+  if (s.reads_queued() > 0) s.MarkBroken();  // READs still owed after an early stop
+  if (!s.broken()) (void)nfs_close(s.nfs(), fh);
+  AddReadClientFigures(result, start_ns, into != nullptr, std::nullopt, ceiling_mb_per_s_, &row);
+  // With no agent there, only this end can be told apart: its own disk and CPU.
+  if (row.bottleneck() != Name(Bottleneck::kClientDisk) && row.bottleneck() != Name(Bottleneck::kSenderCpu)) {
+    row.clear_bottleneck();
+  }
+}
+
+void NfsTransport::Push(const TransferSlot& slot, PayloadSource& source, const PushOptions& push, TransferResult& out) {
+  proto::TransferReport& row = out.sender;
+  FillPathCells(row);
   row.set_write_mode(Name(options_.write_mode));  // dsync: FILE_SYNC WRITEs; buffered: UNSTABLE
 
   PushResult r;
@@ -587,6 +780,7 @@ absl::Status CheckNfsTo(const std::string& to) { return ParseNfsUrl(to).status()
 TransportEntry NfsTransportEntry() {
   TransportCaps caps;
   caps.dsync_writes = true;  // FILE_SYNC WRITEs
+  caps.reads = true;         // of an existing --remote-file: the server's cache is not ours to set
   caps.url = true;
   caps.barrier = true;  // NfsTransport::Push
   TransportEntry entry{TransportKind::kNfs,

@@ -28,7 +28,7 @@ TEST(Registry, EveryTransportWordHasOneEntry) {
 TEST(Registry, CapabilitiesNameTheTransportsThatHaveThem) {
   EXPECT_EQ(TransportsWith(&TransportCaps::ssh_login), "scp|sftp");
   EXPECT_EQ(TransportsWith(&TransportCaps::verify), "native");
-  EXPECT_EQ(TransportsWith(&TransportCaps::reads), "native|sftp");
+  EXPECT_EQ(TransportsWith(&TransportCaps::reads), "native|sftp|nfs");
   EXPECT_EQ(TransportsWith(&TransportCaps::url), "nfs");
   // A transport's --to is one of: an agent's address, an SSH login, a share's URL
   // (then the entry checks the URL).
@@ -69,8 +69,8 @@ TEST(Registry, RefusalsFollowTheCapabilities) {
             (std::vector<Ask>{Ask::kVerify, Ask::kWriteMode, Ask::kRead, Ask::kReadLaidOut, Ask::kReadCache}));
   // NFS writes FILE_SYNC for dsync, but has no O_DIRECT.
   const TransportKind nfs = *Parse<TransportKind>("nfs");
-  EXPECT_EQ(asks(nfs, everything), (std::vector<Ask>{Ask::kVerify, Ask::kWriteMode, Ask::kSshLogin, Ask::kRead,
-                                                     Ask::kReadLaidOut, Ask::kReadCache}));
+  EXPECT_EQ(asks(nfs, everything),
+            (std::vector<Ask>{Ask::kVerify, Ask::kWriteMode, Ask::kSshLogin, Ask::kReadLaidOut, Ask::kReadCache}));
   TransportAsks dsync;
   dsync.write_mode = WriteMode::kDsync;
   EXPECT_TRUE(RefusalsFor(nfs, dsync).empty());

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Issue 28: what goes wrong over `--transport nfs` against a real nfs-ganesha, each a
-# one-line error and a non-zero exit, no row lost, nothing left hanging:
+# Issue 28: `--transport nfs` against a real nfs-ganesha, apart from its rates
+# (lab_nfs_truth): reads of an existing file come back byte for byte; and what goes
+# wrong, each a one-line error and a non-zero exit, no row lost, nothing left hanging:
 # - a URL it cannot honour, an export the server does not have, --verify;
 # - the export fills up mid-transfer (something else writes there after the
 #   free-space check): a failed row with the server's NFS3ERR_NOSPC, the partial file
@@ -29,6 +30,19 @@ rc=0; nfs_sender --to "nfs://$NAS_IP/srv/no-such-export" --size 1MiB --out "$T/n
 one_line "$T/none.log" "nfs mount $NAS_IP:/srv/no-such-export" "$rc" 1
 [ ! -e "$T/none/transfers.csv" ] || [ "$(wc -l <"$T/none/transfers.csv")" -le 1 ] || fail "rows for a run that never started"
 echo "ok: a bad URL, NFSv4, --verify and a missing export: one line each"
+
+# --- reads: an existing file, pipelined READs, byte for byte into --local-target
+head -c 24M /dev/urandom >"$CACHE/existing.bin"
+mkdir -p "$T/copies"
+nfs_sender --to "$to_cache" --direction read --remote-file existing.bin --runs 2 --local-target "$T/copies" \
+  --cleanup never --out "$T/reads" >"$T/reads.log" 2>&1 || fail "nfs reads failed: $(cat "$T/reads.log")"
+[ "$(csv_role_col "$T/reads/transfers.csv" sender status | tr '\n' ' ')" = "ok ok " ] || fail "reads: $(cat "$T/reads.log")"
+[ "$(csv_role_col "$T/reads/transfers.csv" sender direction | sort -u)" = read ] || fail "the rows do not say read"
+for copy in "$T"/copies/nasperf-*.dat; do cmp -s "$copy" "$CACHE/existing.bin" || fail "$copy differs from the NAS's file"; done
+[ "$(find "$T/copies" -name 'nasperf-*.dat' | wc -l)" = 2 ] || fail "not two copies: $(ls "$T/copies")"
+rc=0; nfs_sender --to "$to_cache" --direction read --remote-file missing.bin --out "$T/noread" >"$T/noread.log" 2>&1 || rc=$?
+one_line "$T/noread.log" "remote file /missing.bin" "$rc" 1
+echo "ok: two reads of an existing file came back byte for byte; a missing one is one line"
 
 # --- the export fills up mid-transfer
 nfs_sender --to "$to_cache" --size 160MiB --runs 2 --pause 3s --sync none --out "$T/full" >"$T/full.log" 2>&1 &
