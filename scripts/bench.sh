@@ -209,7 +209,7 @@ bench_shares() {
   BENCH_LAB=bench$$
   export NASPERF_LAB=$BENCH_LAB
   bytes=$(numfmt --from=iec "${size%iB}")
-  scripts/lab.sh up --mtu 9000 --rate "$rate" --disk-size "$(( bytes * 2 / 1048576 + 256 ))M" >"$T/shares-up.log"
+  scripts/lab.sh up --mtu 9000 --rate "$rate" --disk-size "$(( bytes * (2 * ROUNDS + 1) / 1048576 + 256 ))M" >"$T/shares-up.log"
   scripts/lab.sh shares >"$T/shares.log"
   # shellcheck disable=SC1090
   . "/run/nasperf-lab/$NASPERF_LAB/env"
@@ -218,10 +218,12 @@ bench_shares() {
   for round in $(seq "$ROUNDS"); do
     echo "bench: shares round $round/$ROUNDS" >&2
     t0=$(date +%s%N)
-    scripts/lab.sh client -- nfs-cp "$src" "$url/nfs-cp.bin?uid=0&gid=0&version=3&autoreconnect=0" >/dev/null
+    scripts/lab.sh client -- nfs-cp "$src" "$url/nfs-cp-$round.bin?uid=0&gid=0&version=3&autoreconnect=0" >/dev/null
     t1=$(date +%s%N)
     theirs+=("$(awk -v b="$bytes" -v ns=$(( t1 - t0 )) 'BEGIN {printf "%.1f", b / ns * 1000}')")
-    rm -f "$CACHE/nfs-cp.bin"
+    # Not removed on the NAS: ganesha keeps written files open (nasperf's too, after their
+    # REMOVE), so their blocks stay taken, and nfs-cp never overwrites: each round has its
+    # own name, and the disk room for every file of every round.
     scripts/lab.sh client -- "$NASPERF" sender --transport nfs --to "$url" --file "$src" --runs 1 --sync none \
       --no-progress --out "$T/shares-$round" >"$T/shares-tx.log" 2>&1 || { cat "$T/shares-tx.log" >&2; exit 1; }
     ours+=("$(awk -F, 'NR==1 {for (i=1;i<=NF;i++) if ($i=="mb_per_s") m=i; next} {print $m}' "$T/shares-$round/transfers.csv")")
