@@ -8,7 +8,8 @@
 #include <sys/types.h>
 // clang-format off
 #include <nfsc/libnfs.h>
-#include <nfsc/libnfs-raw-nfs.h>  // NFS_V3
+#include <nfsc/libnfs-raw.h>      // rpc_nfs3_read_async, nfs_get_fh
+#include <nfsc/libnfs-raw-nfs.h>  // NFS_V3, READ3res
 // clang-format on
 
 #include <algorithm>
@@ -49,6 +50,7 @@ constexpr char kComponent[] = "sender";
 constexpr size_t kMaxUrlChars = 1024;
 constexpr size_t kMaxPathComponents = 32;
 constexpr uint64_t kMaxWriteSize = 1 << 20;  // a WRITE's payload: the kernel client's largest wsize
+constexpr uint64_t kMinTransferSize = 4096;  // a smaller wsize or rsize is a million RPCs per GB: refused
 constexpr int kServicePollMs = 100;          // libnfs times RPCs out only when serviced
 constexpr size_t kMaxErrorChars = 300;
 
@@ -140,7 +142,6 @@ class NfsSession {
 
   nfs_context* nfs() const { return nfs_; }
   const std::string& where() const { return where_; }
-  const std::string& export_path() const { return export_; }
   // The directory inside the export that --to named, as libnfs paths ("/" = the export).
   const std::string& dir() const { return dir_; }
   uint64_t write_size() const { return write_size_; }
@@ -151,6 +152,9 @@ class NfsSession {
   // A failed call: the server's reason (libnfs's words), what was done, on what.
   absl::Status Failure(absl::string_view what, int rc) {
     const int err = rc < 0 ? -rc : EIO;
+    // libnfs's sync calls say EINTR for a request that timed out: the server is not
+    // asked again on this connection (each call would wait out --nfs-timeout anew).
+    if (err == EINTR || nfs_get_fd(nfs_) < 0) broken_ = true;
     const std::string text = ErrorText(nfs_get_error(nfs_));
     if (err == ENOSPC || err == EDQUOT) {
       return absl::ResourceExhaustedError(
@@ -191,7 +195,7 @@ class NfsSession {
   NfsSession() = default;
   Slot* TakeSlot();
   static void OnWrite(int status, nfs_context*, void* data, void* private_data);
-  static void OnRead(int status, nfs_context*, void* data, void* private_data);
+  static void OnRead(rpc_context* rpc, int status, void* data, void* private_data);
   // Turns the loop until done() holds, or a request has gone unanswered for the
   // timeout (the server stopped, the path went away).
   absl::Status WaitUntil(const std::function<bool()>& done, const std::string& what);
@@ -237,15 +241,16 @@ absl::StatusOr<std::unique_ptr<NfsSession>> NfsSession::Mount(const NfsUrl& url,
     if (url.uid) nfs_set_uid(s->nfs_, static_cast<int>(*url.uid));
     if (url.gid) nfs_set_gid(s->nfs_, static_cast<int>(*url.gid));
     s->export_ = Joined(parts, count);
-    s->where_ = absl::StrCat(url.host, url.port ? absl::StrCat(":", url.port) : "", ":", s->export_);
+    s->where_ = TerminalSafe(absl::StrCat(url.host, url.port ? absl::StrCat(":", url.port) : "", ":", s->export_));
     const int rc = nfs_mount(s->nfs_, url.host.c_str(), s->export_.c_str());
     if (rc == 0) {
       s->dir_ = "/";
       for (size_t i = count; i < parts.size(); ++i) absl::StrAppend(&s->dir_, s->dir_ == "/" ? "" : "/", parts[i]);
       s->write_size_ = std::min<uint64_t>(nfs_get_writemax(s->nfs_), kMaxWriteSize);
       s->read_size_ = std::min<uint64_t>(nfs_get_readmax(s->nfs_), kMaxWriteSize);
-      if (s->write_size_ == 0 || s->read_size_ == 0) {
-        return absl::UnavailableError(absl::StrCat(s->where_, ": the server offers no wsize or rsize"));
+      if (s->write_size_ < kMinTransferSize || s->read_size_ < kMinTransferSize) {
+        return absl::UnavailableError(absl::StrCat(s->where_, ": the server offers wsize ", s->write_size_,
+                                                   " and rsize ", s->read_size_, " (under 4 KiB: refused)"));
       }
       s->depth_ = static_cast<size_t>(options.in_flight);
       s->timeout_ns_ = int64_t{options.timeout_s} * 1000000000;
@@ -350,18 +355,36 @@ absl::Status NfsSession::Drain(const std::string& path) {
   return write_error_;
 }
 
-void NfsSession::OnRead(int status, nfs_context* nfs, void* data, void* private_data) {
+// A READ's reply, taken at the RPC level: libnfs 4.0's own pread trusts the reply's
+// count and hands on that many bytes whatever the server sent, so a hostile server
+// could make it read past its buffer. Here a reply counts only when its count, the
+// bytes it carries and what was asked agree.
+void NfsSession::OnRead(rpc_context* rpc, int status, void* data, void* private_data) {
   Slot* slot = static_cast<Slot*>(private_data);
   --slot->session->in_flight_;
   slot->answered = true;
-  if (status < 0) {
-    slot->error = absl::UnavailableError(
-        absl::StrCat("a read at byte ", slot->offset, " failed: ", ErrorText(nfs_get_error(nfs))));
+  const auto* res = static_cast<const READ3res*>(data);
+  if (status != RPC_STATUS_SUCCESS || res == nullptr) {
+    slot->error = absl::UnavailableError(absl::StrCat(
+        "a read at byte ", slot->offset, " failed: ",
+        status == RPC_STATUS_TIMEOUT ? "no answer (--nfs-timeout)"
+                                     : status == RPC_STATUS_CANCEL ? "cancelled" : ErrorText(rpc_get_error(rpc))));
     return;
   }
-  // The server's count is checked against what was asked before a byte is copied.
-  slot->got = std::min<size_t>(static_cast<size_t>(status), slot->size);
-  if (data != nullptr) std::memcpy(slot->buffer.data(), data, slot->got);
+  if (res->status != NFS3_OK) {
+    slot->error = absl::UnavailableError(absl::StrCat("a read at byte ", slot->offset, " failed: NFS3 status ",
+                                                      static_cast<int>(res->status)));
+    return;
+  }
+  const READ3resok& ok = res->READ3res_u.resok;
+  if (ok.count != ok.data.data_len || ok.count > slot->size || (ok.count > 0 && ok.data.data_val == nullptr)) {
+    slot->error = absl::DataLossError(absl::StrCat("a malformed READ reply at byte ", slot->offset, ": count ",
+                                                   ok.count, ", ", ok.data.data_len, " bytes, ", slot->size,
+                                                   " asked"));
+    return;
+  }
+  slot->got = ok.count;
+  if (ok.count > 0) std::memcpy(slot->buffer.data(), ok.data.data_val, ok.count);
 }
 
 absl::Status NfsSession::QueueRead(nfsfh* fh, const std::string& path, uint64_t offset, size_t size) {
@@ -371,7 +394,23 @@ absl::Status NfsSession::QueueRead(nfsfh* fh, const std::string& path, uint64_t 
   slot->answered = false;
   slot->got = 0;
   slot->error = absl::OkStatus();
-  if (nfs_pread_async(nfs_, fh, offset, size, &NfsSession::OnRead, slot) != 0) {
+  // libnfs 4.0's struct nfs_fh is private; its layout (libnfs-private.h) is a length
+  // and the handle's bytes, and an NFSv3 handle is 1 to 64 bytes (FHSIZE3).
+  struct HandleView {
+    int len;
+    char* val;
+  };
+  const auto* handle = reinterpret_cast<const HandleView*>(nfs_get_fh(fh));
+  if (handle == nullptr || handle->len < 1 || handle->len > 64 || handle->val == nullptr) {
+    free_.push_back(slot);
+    return absl::InternalError(absl::StrCat("nfs read ", path, ": libnfs gave no usable file handle"));
+  }
+  READ3args args{};
+  args.file.data.data_len = static_cast<u_int>(handle->len);
+  args.file.data.data_val = handle->val;
+  args.offset = offset;
+  args.count = static_cast<count3>(size);
+  if (rpc_nfs3_read_async(nfs_get_rpc_context(nfs_), &NfsSession::OnRead, &args, slot) != 0) {
     free_.push_back(slot);
     return absl::UnavailableError(
         absl::StrCat("nfs read ", path, " at byte ", offset, " on ", where_, ": ", ErrorText(nfs_get_error(nfs_))));
@@ -411,11 +450,14 @@ class NfsFile : public RemoteFile {
     return absl::OkStatus();
   }
 
-  absl::StatusOr<size_t> PRead(uint8_t* data, size_t size, uint64_t offset) override {
+  // Reads go through NfsSource (checked, pipelined READs), never libnfs's pread.
+  absl::StatusOr<size_t> PRead(uint8_t*, size_t, uint64_t) override {
+    return absl::UnimplementedError("nfs: reads go through NfsSource");
+  }
+
+  absl::Status Settle() override {
     if (absl::Status st = s_.Drain(path_); !st.ok()) return Failed(st);
-    const int got = nfs_pread(s_.nfs(), fh_, offset, std::min<uint64_t>(size, kMaxWriteSize), data);
-    if (got < 0) return Failed(s_.Failure(absl::StrCat("nfs read ", path_, " at byte ", offset), got));
-    return static_cast<size_t>(got);
+    return absl::OkStatus();
   }
 
   // UNSTABLE WRITEs are on disk after COMMIT; libnfs's fsync sends it.
@@ -427,13 +469,17 @@ class NfsFile : public RemoteFile {
 
   absl::Status Close() override {
     if (fh_ == nullptr) return absl::OkStatus();
-    absl::Status status = failed_ ? absl::OkStatus() : s_.Drain(path_);
+    // Every WRITE answered before CLOSE, also after a failure: libnfs frees the handle
+    // when CLOSE's COMMIT is answered, and a WRITE answered later would touch it.
+    absl::Status drained = s_.Drain(path_);
+    absl::Status status = failed_ ? absl::OkStatus() : drained;
     if (!s_.broken()) {
       if (int rc = nfs_close(s_.nfs(), fh_); rc != 0 && status.ok()) {
         status = s_.Failure(absl::StrCat("nfs close ", path_), rc);
       }
     }
-    // A broken context still owns fh_: nfs_destroy_context frees it with the session.
+    // On a broken context fh_ is left (libnfs 4.0 keeps no list of open handles, so
+    // it leaks: a few hundred bytes per lost server, never touched again).
     fh_ = nullptr;
     return status;
   }
@@ -516,6 +562,7 @@ class NfsSource : public ByteSource {
 
   absl::StatusOr<size_t> Read(uint8_t* data, size_t size) override {
     if (at_ == staged_.size()) {
+      if (first_request_ns_ == 0) first_request_ns_ = MonoNanos();
       while (asked_.size() < depth_ && requested_ < length_) {
         const size_t n = static_cast<size_t>(std::min<uint64_t>(s_.read_size(), length_ - requested_));
         if (absl::Status st = s_.QueueRead(fh_, path_, requested_, n); !st.ok()) return st;
@@ -541,6 +588,9 @@ class NfsSource : public ByteSource {
     at_ += n;
     return n;
   }
+  // When the first READ went out: a read's clock starts there, as a write's starts at
+  // its first byte (the first READ's answer is a whole rsize late).
+  int64_t first_request_ns() const { return first_request_ns_; }
 
  private:
   NfsSession& s_;
@@ -552,6 +602,7 @@ class NfsSource : public ByteSource {
   std::deque<size_t> asked_;
   absl::Span<const uint8_t> staged_;
   size_t at_ = 0;
+  int64_t first_request_ns_ = 0;
 };
 
 class NfsTransport : public Transport {
@@ -630,7 +681,7 @@ absl::Status NfsTransport::Start(const std::string& run_id, uint64_t length, con
     if (!free_text.ok()) return free_text.status();
   }
 
-  protocol_ = absl::StrFormat("nfs3 wsize=%d rsize=%d stable=%s", s.write_size(), nfs_get_readmax(s.nfs()),
+  protocol_ = absl::StrFormat("nfs3 wsize=%d rsize=%d stable=%s", s.write_size(), s.read_size(),
                               file_sync_ ? "file_sync" : "unstable");
   peer_ = url_.port ? absl::StrCat(url_.host, ":", url_.port) : url_.host;
   auto facts = InterfaceToward(url_.host);
@@ -644,7 +695,7 @@ absl::Status NfsTransport::Start(const std::string& run_id, uint64_t length, con
                                                                  : "COMMIT as --sync says";
   say(absl::StrFormat(
       "nfs %s (NFSv3, wsize %s, rsize %s, %d WRITEs in flight per stream): %s, %s, %s", s.where(),
-      FormatSize(s.write_size()), FormatSize(nfs_get_readmax(s.nfs())), options_.share.in_flight, s.dir(), *free_text,
+      FormatSize(s.write_size()), FormatSize(s.read_size()), options_.share.in_flight, s.dir(), *free_text,
       file_sync_ ? "FILE_SYNC writes (--write-mode dsync)" : absl::StrCat("UNSTABLE writes, ", sync_words)));
   say(absl::StrFormat(
       "path: %s via %s (%s), MTU %s, link %s%s; no agent there: receiver columns stay empty", peer_,
@@ -699,6 +750,7 @@ void NfsTransport::Pull(const TransferSlot& slot, BlockWriter* into, const Pipel
   }
   NfsSource source(s, fh, path, read_length_, static_cast<size_t>(options_.share.in_flight));
   PipelineResult result = RunPipeline(source, into, read_length_, pipeline);
+  if (result.first_byte_ns != 0) result.first_byte_ns = source.first_request_ns();
   if (s.reads_queued() > 0) s.MarkBroken();  // READs still owed after an early stop
   if (!s.broken()) (void)nfs_close(s.nfs(), fh);
   AddReadClientFigures(result, start_ns, into != nullptr, std::nullopt, ceiling_mb_per_s_, &row);

@@ -5,6 +5,7 @@
 #include "absl/strings/str_join.h"
 #include "transport/native.h"
 #include "transport/nfs.h"
+#include "transport/smb.h"
 #include "transport/ssh.h"
 
 namespace nasperf {
@@ -15,6 +16,7 @@ const std::vector<TransportEntry>& Transports() {
       ScpTransportEntry(),
       SftpTransportEntry(),
       NfsTransportEntry(),
+      SmbTransportEntry(),
   };
   return *entries;
 }

@@ -34,6 +34,9 @@ class RemoteFile {
   virtual absl::Status PWrite(const uint8_t* data, size_t size, uint64_t offset) = 0;
   // Up to `size` bytes at `offset`; 0 at the end of the file.
   virtual absl::StatusOr<size_t> PRead(uint8_t* data, size_t size, uint64_t offset) = 0;
+  // Waits for the answers to every write still in flight (pipelined writes): where
+  // a --sync none clock stops, before a close that may flush (NFS's COMMIT).
+  virtual absl::Status Settle() { return absl::OkStatus(); }
   // Every write so far on the server's disk (fsync); only where RemoteFs::CanSync.
   virtual absl::Status Sync() = 0;
   // Waits for writes in flight and closes; reports the server's close(2), where a

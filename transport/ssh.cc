@@ -228,6 +228,8 @@ class SftpFile : public RemoteFile {
     return static_cast<size_t>(got);
   }
 
+  absl::Status Settle() override { return Drain(); }
+
   absl::Status Sync() override {
     if (absl::Status s = Drain(); !s.ok()) return s;
     if (sftp_fsync(file_) != 0) return c_.Failure(absl::StrCat("sftp fsync ", path_));

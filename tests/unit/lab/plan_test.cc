@@ -262,8 +262,10 @@ sync = "end")"),
 INSTANTIATE_TEST_SUITE_P(
     Transports, BadPlanTest,
     ::testing::Values(
-        BadPlan{"UnknownTransport", SshTransferPlan("transport = \"smb\"\nto = \"nas:/x\""),
-                "plan.toml:7: [[transfer]] 1: transport = \"smb\" is not one of: native, scp, sftp"},
+        BadPlan{"UnknownTransport", SshTransferPlan("transport = \"afp\"\nto = \"nas:/x\""),
+                "plan.toml:7: [[transfer]] 1: transport = \"afp\" is not one of: native, scp, sftp, nfs, smb"},
+        BadPlan{"ShareTransport", SshTransferPlan("transport = \"smb\"\nto = \"nas:/x\""),
+                "plan.toml:7: [[transfer]] 1: transport = \"smb\" has no way to reach `to` in a lab"},
         BadPlan{"DirectOverSftp", GoodWith("to = \"nas\"", "to = \"root@nas:/x\"\ntransport = \"sftp\""),
                 "plan.toml:24: [[transfer]] 1: write_mode: transport = \"sftp\" cannot; transport = \"native\" can"},
         BadPlan{"VerifyOverScp", SshTransferPlan("transport = \"scp\"\nto = \"nas:/x\"\nverify = true"),

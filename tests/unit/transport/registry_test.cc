@@ -28,8 +28,8 @@ TEST(Registry, EveryTransportWordHasOneEntry) {
 TEST(Registry, CapabilitiesNameTheTransportsThatHaveThem) {
   EXPECT_EQ(TransportsWith(&TransportCaps::ssh_login), "scp|sftp");
   EXPECT_EQ(TransportsWith(&TransportCaps::verify), "native");
-  EXPECT_EQ(TransportsWith(&TransportCaps::reads), "native|sftp|nfs");
-  EXPECT_EQ(TransportsWith(&TransportCaps::url), "nfs");
+  EXPECT_EQ(TransportsWith(&TransportCaps::reads), "native|sftp|nfs|smb");
+  EXPECT_EQ(TransportsWith(&TransportCaps::url), "nfs|smb");
   // A transport's --to is one of: an agent's address, an SSH login, a share's URL
   // (then the entry checks the URL).
   for (const TransportEntry& entry : Transports()) {

@@ -1,0 +1,44 @@
+// The SMB transport (`--transport smb --to smb://[user@]host[:port]/share[/dir]`): the
+// copies Windows and macOS clients make, through Samba's libsmbclient, with no mount and
+// no agent on the NAS. libsmbclient is not thread-safe, even with one context per
+// thread: every call holds one process-wide lock, and a run has one stream (parallel
+// streams, one process each, are not built yet). Only the dynamic build has SMB:
+// libsmbclient ships no static archive (the static build's entry refuses in one line).
+#ifndef NASPERF_TRANSPORT_SMB_H_
+#define NASPERF_TRANSPORT_SMB_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "transport/registry.h"
+
+namespace nasperf {
+
+// What `--to smb://[user@]host[:port]/share[/dir]` names, checked: no "." or "..", no
+// control characters, bounded lengths.
+struct SmbUrl {
+  std::string user;  // empty: the credentials file's or $NASPERF_SMB_USER
+  std::string host;
+  uint16_t port = 0;  // 0: 445
+  std::string share;
+  std::string dir;  // "/" or "/a/b" inside the share
+};
+absl::StatusOr<SmbUrl> ParseSmbUrl(absl::string_view url);
+
+struct SmbLogin {
+  std::string user, password, domain;
+};
+// The login for `url`: --smb-credentials FILE (mount.cifs's format: username=,
+// password=, domain= lines), refused unless it is a regular file only its owner may
+// read or write; else $NASPERF_SMB_USER / $NASPERF_SMB_PASSWORD. A user in the URL
+// wins over both. Never from a command line.
+absl::StatusOr<SmbLogin> ReadSmbLogin(const SmbUrl& url, const std::string& credentials_file);
+
+// The registry entry; --smb-credentials, --smb-encrypt, --smb-min-protocol are its flags.
+TransportEntry SmbTransportEntry();
+
+}  // namespace nasperf
+
+#endif  // NASPERF_TRANSPORT_SMB_H_

@@ -1,0 +1,186 @@
+// The SMB transport's entry, URL, login and flags: in every build, libsmbclient-free,
+// so the static build knows the word and the flags and refuses in one line.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <memory>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "common/fd.h"
+#include "common/log.h"
+#include "transport/smb.h"
+
+namespace nasperf {
+
+#ifdef NASPERF_WITH_SMB
+absl::StatusOr<std::unique_ptr<Transport>> MakeSmbTransport(const RunOptions& options);  // smb.cc
+#else
+absl::StatusOr<std::unique_ptr<Transport>> MakeSmbTransport(const RunOptions&) {
+  return absl::UnimplementedError(
+      "--transport smb: this is the static build, which has no SMB (libsmbclient ships no static archive); "
+      "run a dynamic build (build/nasperf, as scripts/test.sh or cmake make it)");
+}
+#endif
+
+namespace {
+
+constexpr size_t kMaxUrlChars = 1024;
+constexpr size_t kMaxPathParts = 32;
+constexpr size_t kMaxCredentialsBytes = 64 << 10;
+constexpr size_t kMaxLoginChars = 256;
+
+bool HostChar(char c) { return absl::ascii_isalnum(c) || c == '.' || c == '-' || c == '_'; }
+bool UserChar(char c) { return absl::ascii_isalnum(c) || c == '.' || c == '-' || c == '_' || c == '$'; }
+
+}  // namespace
+
+absl::StatusOr<SmbUrl> ParseSmbUrl(absl::string_view url) {
+  auto bad = [](absl::string_view why) {
+    return absl::InvalidArgumentError(absl::StrCat("not an smb://[user@]host[:port]/share[/dir] URL: ", why));
+  };
+  if (url.size() > kMaxUrlChars) return bad(absl::StrCat("longer than ", kMaxUrlChars, " characters"));
+  for (char c : url) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return bad("a control character");
+  }
+  if (!absl::ConsumePrefix(&url, "smb://")) return bad("it must begin with smb://");
+  if (url.find_first_of("?#;\\") != absl::string_view::npos) return bad("no ?, #, ; or \\ (a credential goes in a file)");
+  const size_t slash = url.find('/');
+  if (slash == absl::string_view::npos) return bad("no share after the host");
+  absl::string_view authority = url.substr(0, slash);
+  SmbUrl out;
+  if (size_t at = authority.rfind('@'); at != absl::string_view::npos) {
+    absl::string_view user = authority.substr(0, at);
+    if (user.find(':') != absl::string_view::npos) return bad("no password in the URL (use --smb-credentials)");
+    if (user.empty() || user.size() > kMaxLoginChars || !std::all_of(user.begin(), user.end(), UserChar)) {
+      return bad("a bad user name");
+    }
+    out.user = std::string(user);
+    authority = authority.substr(at + 1);
+  }
+  if (size_t colon = authority.find(':'); colon != absl::string_view::npos) {
+    uint32_t port = 0;
+    if (!absl::SimpleAtoi(authority.substr(colon + 1), &port) || port < 1 || port > 65535) return bad("a bad port");
+    out.port = static_cast<uint16_t>(port);
+    authority = authority.substr(0, colon);
+  }
+  if (authority.empty() || authority.size() > 253 || !std::all_of(authority.begin(), authority.end(), HostChar)) {
+    return bad("a bad host name");
+  }
+  out.host = std::string(authority);
+  std::vector<std::string> parts;
+  for (absl::string_view part : absl::StrSplit(url.substr(slash), '/', absl::SkipEmpty())) {
+    if (part == "." || part == "..") return bad("\".\" and \"..\" are not allowed in the path");
+    parts.emplace_back(part);
+  }
+  if (parts.empty()) return bad("no share after the host");
+  if (parts.size() > kMaxPathParts) return bad(absl::StrCat("more than ", kMaxPathParts, " path parts"));
+  out.share = parts[0];
+  out.dir = "/";
+  for (size_t i = 1; i < parts.size(); ++i) absl::StrAppend(&out.dir, out.dir == "/" ? "" : "/", parts[i]);
+  return out;
+}
+
+absl::StatusOr<SmbLogin> ReadSmbLogin(const SmbUrl& url, const std::string& credentials_file) {
+  SmbLogin login;
+  if (!credentials_file.empty()) {
+    const std::string& path = credentials_file;
+    Fd fd(open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+    if (!fd.valid()) return ErrnoStatus(errno, absl::StrCat("--smb-credentials ", path));
+    struct stat st {};
+    if (fstat(fd.get(), &st) != 0) return ErrnoStatus(errno, absl::StrCat("--smb-credentials ", path));
+    if (!S_ISREG(st.st_mode)) return absl::InvalidArgumentError(absl::StrCat("--smb-credentials ", path, " is not a file"));
+    if ((st.st_mode & 077) != 0 || st.st_uid != geteuid()) {
+      return absl::PermissionDeniedError(absl::StrCat("--smb-credentials ", path,
+                                                      " may be read by others than its owner (or is not yours): "
+                                                      "chmod 600 it, as mount.cifs asks"));
+    }
+    if (st.st_size > static_cast<off_t>(kMaxCredentialsBytes)) {
+      return absl::InvalidArgumentError(absl::StrCat("--smb-credentials ", path, " is over 64 KiB"));
+    }
+    std::string text(static_cast<size_t>(st.st_size), '\0');
+    ssize_t got = read(fd.get(), text.data(), text.size());
+    if (got < 0) return ErrnoStatus(errno, absl::StrCat("--smb-credentials ", path));
+    text.resize(static_cast<size_t>(got));
+    int line_number = 0;
+    for (absl::string_view line : absl::StrSplit(text, '\n')) {
+      ++line_number;
+      line = absl::StripAsciiWhitespace(line);
+      if (line.empty() || line[0] == '#') continue;
+      std::pair<absl::string_view, absl::string_view> kv = absl::StrSplit(line, absl::MaxSplits('=', 1));
+      const absl::string_view key = absl::StripAsciiWhitespace(kv.first);
+      std::string value(absl::StripAsciiWhitespace(kv.second));
+      if (value.size() > kMaxLoginChars) {
+        return absl::InvalidArgumentError(absl::StrCat(path, ":", line_number, ": longer than ", kMaxLoginChars));
+      }
+      if (key == "username" || key == "user") {
+        login.user = value;
+      } else if (key == "password" || key == "pass") {
+        login.password = value;
+      } else if (key == "domain" || key == "workgroup") {
+        login.domain = value;
+      } else {
+        // The line may hold a password: never echoed.
+        return absl::InvalidArgumentError(
+            absl::StrCat(path, ":", line_number, ": not username=, password= or domain="));
+      }
+    }
+  } else {
+    if (const char* user = std::getenv("NASPERF_SMB_USER")) login.user = std::string(user).substr(0, kMaxLoginChars);
+    if (const char* pw = std::getenv("NASPERF_SMB_PASSWORD")) login.password = std::string(pw).substr(0, kMaxLoginChars);
+  }
+  if (!url.user.empty()) login.user = url.user;
+  if (login.user.empty()) {
+    return absl::InvalidArgumentError(
+        "--transport smb: no user (smb://user@host/share, username= in --smb-credentials, or $NASPERF_SMB_USER)");
+  }
+  return login;
+}
+
+namespace {
+
+std::vector<CLI::Option*> AddSmbFlags(CLI::App& sender, RunOptions& into) {
+  ShareOptions& share = into.share;
+  return {
+      sender.add_option("--smb-credentials", share.smb_credentials,
+                        "smb: a file of username=, password=, domain= lines (mount.cifs's), readable by its owner only "
+                        "(default: $NASPERF_SMB_USER, $NASPERF_SMB_PASSWORD)"),
+      sender.add_option("--smb-encrypt", share.smb_encrypt, "smb: encryption asked of the server")
+          ->check(CLI::IsMember({"default", "off", "desired", "required"}))
+          ->capture_default_str(),
+      sender.add_option("--smb-min-protocol", share.smb_min_protocol, "smb: the oldest dialect allowed")
+          ->check(CLI::IsMember({"NT1", "SMB2", "SMB2_10", "SMB3", "SMB3_00", "SMB3_02", "SMB3_11"}))
+          ->capture_default_str(),
+      sender.add_option("--smb-write-size", share.smb_write_size,
+                        "smb: bytes per WRITE, 64 KiB to 8 MiB (libsmbclient waits for each answer)")
+          ->check(CLI::Range(uint64_t{64} << 10, uint64_t{8} << 20))
+          ->capture_default_str(),
+  };
+}
+
+absl::Status CheckSmbTo(const std::string& to) { return ParseSmbUrl(to).status(); }
+
+}  // namespace
+
+TransportEntry SmbTransportEntry() {
+  TransportCaps caps;
+  caps.url = true;
+  caps.reads = true;    // of an existing --remote-file
+  caps.barrier = true;  // a write waits in RemoteFsRun::Write
+  TransportEntry entry{TransportKind::kSmb,
+                       "SMB 3 to any SMB server through libsmbclient (no agent, no mount; dynamic builds only)", caps,
+                       &MakeSmbTransport, &AddSmbFlags};
+  entry.check_url = &CheckSmbTo;
+  return entry;
+}
+
+}  // namespace nasperf
