@@ -31,7 +31,8 @@ struct Table<TransportKind> {
   static constexpr std::pair<TransportKind, const char*> entries[] = {{TransportKind::kNative, "native"},
                                                                       {TransportKind::kScp, "scp"},
                                                                       {TransportKind::kSftp, "sftp"},
-                                                                      {TransportKind::kNfs, "nfs"}, {TransportKind::kSmb, "smb"}};
+                                                                      {TransportKind::kNfs, "nfs"},
+                                                                      {TransportKind::kSmb, "smb"}};
 };
 template <>
 struct Table<Role> {

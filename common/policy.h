@@ -15,8 +15,8 @@
 
 namespace nasperf {
 
-enum class WriteMode { kBuffered, kDirect, kDsync };      // page cache, O_DIRECT, O_DSYNC
-enum class Cleanup { kEach, kEnd, kNever };               // when received files are deleted
+enum class WriteMode { kBuffered, kDirect, kDsync };            // page cache, O_DIRECT, O_DSYNC
+enum class Cleanup { kEach, kEnd, kNever };                     // when received files are deleted
 enum class TransportKind { kNative, kScp, kSftp, kNfs, kSmb };  // the transport column
 // The transport whose far end is nasperf's own receiver: the receiver's rows say it
 // (the registry lists it first, so it is also what a run uses unless told otherwise).

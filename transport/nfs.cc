@@ -365,22 +365,21 @@ void NfsSession::OnRead(rpc_context* rpc, int status, void* data, void* private_
   slot->answered = true;
   const auto* res = static_cast<const READ3res*>(data);
   if (status != RPC_STATUS_SUCCESS || res == nullptr) {
-    slot->error = absl::UnavailableError(absl::StrCat(
-        "a read at byte ", slot->offset, " failed: ",
-        status == RPC_STATUS_TIMEOUT ? "no answer (--nfs-timeout)"
-                                     : status == RPC_STATUS_CANCEL ? "cancelled" : ErrorText(rpc_get_error(rpc))));
+    slot->error = absl::UnavailableError(absl::StrCat("a read at byte ", slot->offset, " failed: ",
+                                                      status == RPC_STATUS_TIMEOUT  ? "no answer (--nfs-timeout)"
+                                                      : status == RPC_STATUS_CANCEL ? "cancelled"
+                                                                                    : ErrorText(rpc_get_error(rpc))));
     return;
   }
   if (res->status != NFS3_OK) {
-    slot->error = absl::UnavailableError(absl::StrCat("a read at byte ", slot->offset, " failed: NFS3 status ",
-                                                      static_cast<int>(res->status)));
+    slot->error = absl::UnavailableError(
+        absl::StrCat("a read at byte ", slot->offset, " failed: NFS3 status ", static_cast<int>(res->status)));
     return;
   }
   const READ3resok& ok = res->READ3res_u.resok;
   if (ok.count != ok.data.data_len || ok.count > slot->size || (ok.count > 0 && ok.data.data_val == nullptr)) {
     slot->error = absl::DataLossError(absl::StrCat("a malformed READ reply at byte ", slot->offset, ": count ",
-                                                   ok.count, ", ", ok.data.data_len, " bytes, ", slot->size,
-                                                   " asked"));
+                                                   ok.count, ", ", ok.data.data_len, " bytes, ", slot->size, " asked"));
     return;
   }
   slot->got = ok.count;

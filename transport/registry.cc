@@ -12,11 +12,7 @@ namespace nasperf {
 
 const std::vector<TransportEntry>& Transports() {
   static const auto* entries = new std::vector<TransportEntry>{
-      NativeTransportEntry(),
-      ScpTransportEntry(),
-      SftpTransportEntry(),
-      NfsTransportEntry(),
-      SmbTransportEntry(),
+      NativeTransportEntry(), ScpTransportEntry(), SftpTransportEntry(), NfsTransportEntry(), SmbTransportEntry(),
   };
   return *entries;
 }

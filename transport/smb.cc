@@ -52,7 +52,7 @@ absl::Mutex& SmbLock() {
 class SmbClient {
  public:
   static absl::StatusOr<std::unique_ptr<SmbClient>> Open(const SmbUrl& url, SmbLogin login,
-                                                        const ShareOptions& options);
+                                                         const ShareOptions& options);
   ~SmbClient() {
     absl::MutexLock lock(&SmbLock());
     if (ctx_ != nullptr) smbc_free_context(ctx_, 1);
@@ -73,8 +73,7 @@ class SmbClient {
   }
 
  private:
-  static void Auth(SMBCCTX* c, const char*, const char*, char* wg, int wglen, char* un, int unlen, char* pw,
-                   int pwlen);
+  static void Auth(SMBCCTX* c, const char*, const char*, char* wg, int wglen, char* un, int unlen, char* pw, int pwlen);
 
   SMBCCTX* ctx_ = nullptr;
   SmbUrl url_;
@@ -94,7 +93,7 @@ void SmbClient::Auth(SMBCCTX* c, const char*, const char*, char* wg, int wglen, 
 }
 
 absl::StatusOr<std::unique_ptr<SmbClient>> SmbClient::Open(const SmbUrl& url, SmbLogin login,
-                                                          const ShareOptions& options) {
+                                                           const ShareOptions& options) {
   std::unique_ptr<SmbClient> c(new SmbClient);
   c->url_ = url;
   c->login_ = std::move(login);
@@ -161,9 +160,11 @@ class SmbFile : public RemoteFile {
     absl::MutexLock lock(&SmbLock());
     if (absl::Status s = SeekTo(staged_at_); !s.ok()) return Failed(s);
     for (size_t done = 0; done < staged_.size();) {
-      const ssize_t wrote = smbc_getFunctionWrite(c_.ctx())(c_.ctx(), file_, staged_.data() + done, staged_.size() - done);
+      const ssize_t wrote =
+          smbc_getFunctionWrite(c_.ctx())(c_.ctx(), file_, staged_.data() + done, staged_.size() - done);
       if (wrote <= 0) {
-        return Failed(c_.Failure(absl::StrCat("smb write ", path_, " at byte ", staged_at_ + done), wrote < 0 ? errno : EIO));
+        return Failed(
+            c_.Failure(absl::StrCat("smb write ", path_, " at byte ", staged_at_ + done), wrote < 0 ? errno : EIO));
       }
       done += static_cast<size_t>(wrote);
       position_ += static_cast<uint64_t>(wrote);
@@ -279,7 +280,8 @@ class SmbFs : public RemoteFs {
     if (file == nullptr) {
       const int err = errno;
       if (err == EEXIST) {
-        return absl::AlreadyExistsError(absl::StrCat(c_.where(), ": ", path, " already exists; nasperf never overwrites"));
+        return absl::AlreadyExistsError(
+            absl::StrCat(c_.where(), ": ", path, " already exists; nasperf never overwrites"));
       }
       return c_.Failure(absl::StrCat(what, path), err);
     }
@@ -331,8 +333,7 @@ class SmbTransport : public Transport {
 
   absl::Status Start(const std::string& run_id, uint64_t length, const ConsoleLine& say) override;
   void Push(const TransferSlot& slot, PayloadSource& source, const PushOptions& push, TransferResult& out) override;
-  void Pull(const TransferSlot& slot, BlockWriter* into, const PipelineOptions& pipeline,
-            TransferResult& out) override;
+  void Pull(const TransferSlot& slot, BlockWriter* into, const PipelineOptions& pipeline, TransferResult& out) override;
   void Finish(const std::string& run_id) override;
   std::optional<double> CeilingMBps() const override { return ceiling_mb_per_s_; }
   uint64_t Length(uint64_t asked) const override { return read_length_ > 0 ? read_length_ : asked; }
@@ -377,8 +378,8 @@ absl::Status SmbTransport::Start(const std::string& run_id, uint64_t length, con
     if (!started.ok()) return started.status();
     free_text = *started;
   }
-  protocol_ = absl::StrFormat("smb asked min=%s encrypt=%s", options_.share.smb_min_protocol,
-                              options_.share.smb_encrypt);
+  protocol_ =
+      absl::StrFormat("smb asked min=%s encrypt=%s", options_.share.smb_min_protocol, options_.share.smb_encrypt);
   peer_ = url_.port ? absl::StrCat(url_.host, ":", url_.port) : url_.host;
   auto facts = InterfaceToward(url_.host);
   if (facts.ok()) {
@@ -387,10 +388,10 @@ absl::Status SmbTransport::Start(const std::string& run_id, uint64_t length, con
   }
   if (options_.link_mbps > 0) link_mbps_ = options_.link_mbps;
   if (mtu_ && link_mbps_) ceiling_mb_per_s_ = TcpGoodputCeilingMBps(*link_mbps_, *mtu_);
-  say(absl::StrFormat("smb %s as %s (asked: %s or newer, encryption %s; libsmbclient does not say what was "
-                      "negotiated): %s, %s, no remote flush (times end at the last WRITE's answer)",
-                      client_->where(), login_.user, options_.share.smb_min_protocol, options_.share.smb_encrypt,
-                      url_.dir, free_text));
+  say(absl::StrFormat(
+      "smb %s as %s (asked: %s or newer, encryption %s; libsmbclient does not say what was "
+      "negotiated): %s, %s, no remote flush (times end at the last WRITE's answer)",
+      client_->where(), login_.user, options_.share.smb_min_protocol, options_.share.smb_encrypt, url_.dir, free_text));
   say(absl::StrFormat(
       "path: %s via %s (%s), MTU %s, link %s%s; no agent there: receiver columns stay empty", peer_,
       facts.ok() ? facts->name : "?", facts.ok() ? facts->local_address : "?", mtu_ ? absl::StrCat(*mtu_) : "unknown",
@@ -405,8 +406,7 @@ void SmbTransport::FillPathCells(proto::TransferReport& row) const {
   row.set_share_protocol(protocol_);
 }
 
-void SmbTransport::Push(const TransferSlot& slot, PayloadSource& source, const PushOptions& push,
-                        TransferResult& out) {
+void SmbTransport::Push(const TransferSlot& slot, PayloadSource& source, const PushOptions& push, TransferResult& out) {
   proto::TransferReport& row = out.sender;
   FillPathCells(row);
   const std::string path = InDir(url_.dir, TransferFileName(slot.run_id, slot.iteration, slot.stream));
@@ -428,8 +428,7 @@ void SmbTransport::Push(const TransferSlot& slot, PayloadSource& source, const P
   run_.Done(&fs, path, status.ok(), r.first_byte_ns != 0);
 }
 
-void SmbTransport::Pull(const TransferSlot&, BlockWriter* into, const PipelineOptions& pipeline,
-                        TransferResult& out) {
+void SmbTransport::Pull(const TransferSlot&, BlockWriter* into, const PipelineOptions& pipeline, TransferResult& out) {
   proto::TransferReport& row = out.sender;
   FillPathCells(row);
   const int64_t start_ns = MonoNanos();

@@ -53,7 +53,8 @@ absl::StatusOr<SmbUrl> ParseSmbUrl(absl::string_view url) {
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return bad("a control character");
   }
   if (!absl::ConsumePrefix(&url, "smb://")) return bad("it must begin with smb://");
-  if (url.find_first_of("?#;\\") != absl::string_view::npos) return bad("no ?, #, ; or \\ (a credential goes in a file)");
+  if (url.find_first_of("?#;\\") != absl::string_view::npos)
+    return bad("no ?, #, ; or \\ (a credential goes in a file)");
   const size_t slash = url.find('/');
   if (slash == absl::string_view::npos) return bad("no share after the host");
   absl::string_view authority = url.substr(0, slash);
@@ -98,7 +99,8 @@ absl::StatusOr<SmbLogin> ReadSmbLogin(const SmbUrl& url, const std::string& cred
     if (!fd.valid()) return ErrnoStatus(errno, absl::StrCat("--smb-credentials ", path));
     struct stat st {};
     if (fstat(fd.get(), &st) != 0) return ErrnoStatus(errno, absl::StrCat("--smb-credentials ", path));
-    if (!S_ISREG(st.st_mode)) return absl::InvalidArgumentError(absl::StrCat("--smb-credentials ", path, " is not a file"));
+    if (!S_ISREG(st.st_mode))
+      return absl::InvalidArgumentError(absl::StrCat("--smb-credentials ", path, " is not a file"));
     if ((st.st_mode & 077) != 0 || st.st_uid != geteuid()) {
       return absl::PermissionDeniedError(absl::StrCat("--smb-credentials ", path,
                                                       " may be read by others than its owner (or is not yours): "
@@ -136,7 +138,8 @@ absl::StatusOr<SmbLogin> ReadSmbLogin(const SmbUrl& url, const std::string& cred
     }
   } else {
     if (const char* user = std::getenv("NASPERF_SMB_USER")) login.user = std::string(user).substr(0, kMaxLoginChars);
-    if (const char* pw = std::getenv("NASPERF_SMB_PASSWORD")) login.password = std::string(pw).substr(0, kMaxLoginChars);
+    if (const char* pw = std::getenv("NASPERF_SMB_PASSWORD"))
+      login.password = std::string(pw).substr(0, kMaxLoginChars);
   }
   if (!url.user.empty()) login.user = url.user;
   if (login.user.empty()) {
@@ -160,8 +163,9 @@ std::vector<CLI::Option*> AddSmbFlags(CLI::App& sender, RunOptions& into) {
       sender.add_option("--smb-min-protocol", share.smb_min_protocol, "smb: the oldest dialect allowed")
           ->check(CLI::IsMember({"NT1", "SMB2", "SMB2_10", "SMB3", "SMB3_00", "SMB3_02", "SMB3_11"}))
           ->capture_default_str(),
-      sender.add_option("--smb-write-size", share.smb_write_size,
-                        "smb: bytes per WRITE, 64 KiB to 8 MiB (libsmbclient waits for each answer)")
+      sender
+          .add_option("--smb-write-size", share.smb_write_size,
+                      "smb: bytes per WRITE, 64 KiB to 8 MiB (libsmbclient waits for each answer)")
           ->check(CLI::Range(uint64_t{64} << 10, uint64_t{8} << 20))
           ->capture_default_str(),
   };

@@ -1,0 +1,112 @@
+// --to smb://... and the SMB login: what is accepted, and the one line for the rest.
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "transport/smb.h"
+
+namespace nasperf {
+namespace {
+
+TEST(SmbUrlTest, UserHostPortShareAndDirectory) {
+  absl::StatusOr<SmbUrl> url = ParseSmbUrl("smb://me@nas.local:4455/media//films/new/");
+  ASSERT_TRUE(url.ok()) << url.status();
+  EXPECT_EQ(url->user, "me");
+  EXPECT_EQ(url->host, "nas.local");
+  EXPECT_EQ(url->port, 4455);
+  EXPECT_EQ(url->share, "media");
+  EXPECT_EQ(url->dir, "/films/new");
+  absl::StatusOr<SmbUrl> plain = ParseSmbUrl("smb://198.18.1.10/cache");
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(plain->dir, "/");
+  EXPECT_EQ(plain->port, 0);
+  EXPECT_TRUE(plain->user.empty());
+}
+
+TEST(SmbUrlTest, RefusesWhatItCannotHonourInOneLine) {
+  const struct {
+    const char* url;
+    const char* says;
+  } cases[] = {
+      {"nfs://nas/x", "must begin with smb://"},
+      {"smb://nas", "no share"},
+      {"smb://nas/", "no share"},
+      {"smb://me:secret@nas/x", "no password in the URL"},
+      {"smb://nas/x?domain=y", "no ?, #, ; or \\"},
+      {"smb://nas:0/x", "bad port"},
+      {"smb://n@s@nas/x", "bad user"},
+      {"smb://na s/x", "bad host"},
+      {"smb://nas/x/../y", "\"..\""},
+      {"smb://nas/x\r", "control character"},
+  };
+  for (const auto& c : cases) {
+    absl::StatusOr<SmbUrl> url = ParseSmbUrl(c.url);
+    ASSERT_FALSE(url.ok()) << c.url;
+    EXPECT_NE(url.status().message().find(c.says), std::string::npos) << c.url << ": " << url.status();
+  }
+}
+
+class SmbLoginTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char dir[] = "/tmp/smb_login_test.XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    dir_ = dir;
+    unsetenv("NASPERF_SMB_USER");
+    unsetenv("NASPERF_SMB_PASSWORD");
+  }
+  void TearDown() override { (void)system(("rm -rf " + dir_).c_str()); }
+  std::string Write(const std::string& text, mode_t mode) {
+    const std::string path = dir_ + "/cred";
+    std::ofstream(path) << text;
+    chmod(path.c_str(), mode);
+    return path;
+  }
+  std::string dir_;
+};
+
+TEST_F(SmbLoginTest, ReadsAMountCifsFileOnlyItsOwnerMayRead) {
+  SmbUrl url = *ParseSmbUrl("smb://nas/share");
+  absl::StatusOr<SmbLogin> login =
+      ReadSmbLogin(url, Write("# lab\nusername=root\npassword = s3cr=t\ndomain=WORKGROUP\n", 0600));
+  ASSERT_TRUE(login.ok()) << login.status();
+  EXPECT_EQ(login->user, "root");
+  EXPECT_EQ(login->password, "s3cr=t");
+  EXPECT_EQ(login->domain, "WORKGROUP");
+  // The URL's user wins.
+  EXPECT_EQ(ReadSmbLogin(*ParseSmbUrl("smb://me@nas/share"), dir_ + "/cred")->user, "me");
+}
+
+TEST_F(SmbLoginTest, RefusesAFileOthersMayReadAndNeverEchoesALine) {
+  SmbUrl url = *ParseSmbUrl("smb://nas/share");
+  absl::StatusOr<SmbLogin> open = ReadSmbLogin(url, Write("username=root\npassword=x\n", 0644));
+  ASSERT_FALSE(open.ok());
+  EXPECT_NE(open.status().message().find("chmod 600"), std::string::npos) << open.status();
+  absl::StatusOr<SmbLogin> odd = ReadSmbLogin(url, Write("username=root\nhunter2\n", 0600));
+  ASSERT_FALSE(odd.ok());
+  EXPECT_EQ(odd.status().message().find("hunter2"), std::string::npos) << odd.status();
+  EXPECT_NE(odd.status().message().find(":2:"), std::string::npos) << odd.status();
+  const std::string link = dir_ + "/link";
+  ASSERT_EQ(symlink((dir_ + "/cred").c_str(), link.c_str()), 0);
+  EXPECT_FALSE(ReadSmbLogin(url, link).ok());  // O_NOFOLLOW
+  EXPECT_FALSE(ReadSmbLogin(url, dir_ + "/missing").ok());
+}
+
+TEST_F(SmbLoginTest, TheEnvironmentWhenNoFileAndAUserIsNeeded) {
+  SmbUrl url = *ParseSmbUrl("smb://nas/share");
+  EXPECT_FALSE(ReadSmbLogin(url, "").ok());  // no user anywhere
+  setenv("NASPERF_SMB_USER", "backup", 1);
+  setenv("NASPERF_SMB_PASSWORD", "pw", 1);
+  absl::StatusOr<SmbLogin> login = ReadSmbLogin(url, "");
+  ASSERT_TRUE(login.ok()) << login.status();
+  EXPECT_EQ(login->user, "backup");
+  EXPECT_EQ(login->password, "pw");
+}
+
+}  // namespace
+}  // namespace nasperf
