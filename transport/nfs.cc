@@ -148,6 +148,10 @@ class NfsSession {
   bool broken() const { return broken_; }
   // Requests may still be owed: the connection is not used again.
   void MarkBroken() { broken_ = true; }
+  // A handle on a connection that is gone: its CLOSE is queued and never sent, so that
+  // nfs_destroy_context, cancelling it, frees the handle (libnfs 4.0 keeps no list of
+  // open handles of its own).
+  void Abandon(nfsfh* fh) { (void)nfs_close_async(nfs_, fh, &NfsSession::Ignore, nullptr); }
 
   // A failed call: the server's reason (libnfs's words), what was done, on what.
   absl::Status Failure(absl::string_view what, int rc) {
@@ -195,6 +199,7 @@ class NfsSession {
   NfsSession() = default;
   Slot* TakeSlot();
   static void OnWrite(int status, nfs_context*, void* data, void* private_data);
+  static void Ignore(int, nfs_context*, void*, void*) {}
   static void OnRead(rpc_context* rpc, int status, void* data, void* private_data);
   // Turns the loop until done() holds, or a request has gone unanswered for the
   // timeout (the server stopped, the path went away).
@@ -477,8 +482,7 @@ class NfsFile : public RemoteFile {
         status = s_.Failure(absl::StrCat("nfs close ", path_), rc);
       }
     }
-    // On a broken context fh_ is left (libnfs 4.0 keeps no list of open handles, so
-    // it leaks: a few hundred bytes per lost server, never touched again).
+    if (s_.broken()) s_.Abandon(fh_);
     fh_ = nullptr;
     return status;
   }
@@ -751,7 +755,11 @@ void NfsTransport::Pull(const TransferSlot& slot, BlockWriter* into, const Pipel
   PipelineResult result = RunPipeline(source, into, read_length_, pipeline);
   if (result.first_byte_ns != 0) result.first_byte_ns = source.first_request_ns();
   if (s.reads_queued() > 0) s.MarkBroken();  // READs still owed after an early stop
-  if (!s.broken()) (void)nfs_close(s.nfs(), fh);
+  if (s.broken()) {
+    s.Abandon(fh);
+  } else {
+    (void)nfs_close(s.nfs(), fh);
+  }
   AddReadClientFigures(result, start_ns, into != nullptr, std::nullopt, ceiling_mb_per_s_, &row);
   // With no agent there, only this end can be told apart: its own disk and CPU.
   if (row.bottleneck() != Name(Bottleneck::kClientDisk) && row.bottleneck() != Name(Bottleneck::kSenderCpu)) {
