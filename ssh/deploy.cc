@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -25,6 +26,7 @@ namespace {
 constexpr uint16_t kElfMachineX86_64 = 62;
 constexpr uint16_t kElfMachineAarch64 = 183;
 constexpr uint32_t kProgramInterpreter = 3;  // PT_INTERP
+constexpr size_t kElfHeadBytes = 64 << 10;   // the ELF header and program headers of any build
 constexpr size_t kSftpReadChunk = 64 << 10;
 
 uint16_t Le16(absl::string_view image, size_t at) {
@@ -37,16 +39,19 @@ uint64_t Le64(absl::string_view image, size_t at) {
   return static_cast<uint64_t>(Le32(image, at)) | static_cast<uint64_t>(Le32(image, at + 4)) << 32;
 }
 
-absl::StatusOr<std::string> ReadBinary(const std::string& path) {
+// The regular file at `path`, whole (refused when over kMaxDeployBytes), or only its
+// first `head` bytes when `head` is not 0.
+absl::StatusOr<std::string> ReadBinary(const std::string& path, size_t head = 0) {
   Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd.valid()) return ErrnoStatus(errno, absl::StrCat("open ", path));
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) return ErrnoStatus(errno, absl::StrCat("stat ", path));
-  if (!S_ISREG(st.st_mode) || static_cast<uint64_t>(st.st_size) > kMaxDeployBytes) {
+  if (!S_ISREG(st.st_mode) || (head == 0 && static_cast<uint64_t>(st.st_size) > kMaxDeployBytes)) {
     return absl::InvalidArgumentError(
         absl::StrCat(path, " is not a regular file of at most ", kMaxDeployBytes >> 20, " MiB"));
   }
-  std::string image(static_cast<size_t>(st.st_size), '\0');
+  const uint64_t size = head == 0 ? static_cast<uint64_t>(st.st_size) : std::min<uint64_t>(st.st_size, head);
+  std::string image(static_cast<size_t>(size), '\0');
   auto read = ReadFull(fd.get(), image.data(), image.size(), absl::StrCat("read ", path));
   if (!read.ok()) return read.status();
   image.resize(*read);
@@ -312,9 +317,12 @@ absl::StatusOr<ElfFacts> ReadElfFacts(absl::string_view image) {
 absl::StatusOr<DeployedBinary> DeployBinary(SshConnection& c, const std::string& local) {
   const bool own = local.empty();
   const std::string named = own ? "this nasperf" : local;
-  auto image = ReadBinary(own ? "/proc/self/exe" : local);
-  if (!image.ok()) return image.status();
-  auto facts = ReadElfFacts(*image);
+  const std::string file = own ? "/proc/self/exe" : local;
+  // The ELF headers first: a dynamic build is refused as such whatever its size (a
+  // sanitizer build is over the upload limit).
+  auto elf_head = ReadBinary(file, kElfHeadBytes);
+  if (!elf_head.ok()) return elf_head.status();
+  auto facts = ReadElfFacts(*elf_head);
   if (!facts.ok()) return absl::InvalidArgumentError(absl::StrCat(named, ": ", facts.status().message()));
   const std::string build_hint =
       "scripts/package.sh builds it, NASPERF_AARCH64=1 scripts/package.sh the aarch64 one too";
@@ -334,6 +342,12 @@ absl::StatusOr<DeployedBinary> DeployBinary(SshConnection& c, const std::string&
                                                       MachineName(host->machine), " (", build_hint, ")"));
   }
 
+  auto image = ReadBinary(file);
+  if (!image.ok()) return image.status();
+  if (auto whole = ReadElfFacts(*image);
+      !whole.ok() || whole->is_static != facts->is_static || whole->machine != facts->machine) {
+    return absl::InvalidArgumentError(absl::StrCat(named, " changed while it was read"));
+  }
   auto sftp = c.Sftp();
   if (!sftp.ok()) return sftp.status();
   DeployedBinary deployed;

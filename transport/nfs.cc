@@ -34,11 +34,9 @@
 #include "absl/types/span.h"
 #include "common/clock.h"
 #include "common/log.h"
-#include "common/netinfo.h"
 #include "common/policy.h"
 #include "common/units.h"
 #include "common/validate.h"
-#include "common/verdict.h"
 #include "datapath/rows.h"
 #include "datapath/write_pipeline.h"
 #include "transport/remote_fs.h"
@@ -498,10 +496,6 @@ class NfsFile : public RemoteFile {
   bool failed_ = false;
 };
 
-std::string InDir(const std::string& dir, const std::string& name) {
-  return dir == "/" ? absl::StrCat("/", name) : absl::StrCat(dir, "/", name);
-}
-
 class NfsFs : public RemoteFs {
  public:
   NfsFs(NfsSession& s, bool file_sync) : s_(s), file_sync_(file_sync) {}
@@ -620,7 +614,7 @@ class NfsTransport : public Transport {
   void Push(const TransferSlot& slot, PayloadSource& source, const PushOptions& push, TransferResult& out) override;
   void Pull(const TransferSlot& slot, BlockWriter* into, const PipelineOptions& pipeline, TransferResult& out) override;
   void Finish(const std::string& run_id) override;
-  std::optional<double> CeilingMBps() const override { return ceiling_mb_per_s_; }
+  std::optional<double> CeilingMBps() const override { return path_.ceiling_mb_per_s(); }
   uint64_t Length(uint64_t asked) const override { return read_length_ > 0 ? read_length_ : asked; }
 
  private:
@@ -633,16 +627,14 @@ class NfsTransport : public Transport {
   absl::Status StartReads(NfsSession& s, const ConsoleLine& say);
   // The cells of a row in either direction that say where and how.
   void FillPathCells(proto::TransferReport& row) const;
-  std::string ReadPath(const NfsSession& s) const { return InDir(s.dir(), options_.remote_file); }
+  std::string ReadPath(const NfsSession& s) const { return PathInDir(s.dir(), options_.remote_file); }
 
   const RunOptions& options_;
   const NfsUrl url_;
   const bool file_sync_;
   RemoteFsRun run_;
   std::string protocol_;  // the share_protocol cell
-  std::optional<uint32_t> mtu_, link_mbps_;
-  std::optional<double> ceiling_mb_per_s_;
-  std::string peer_;
+  RemotePathCells path_;  // peer, MTU, link of every row
   uint64_t read_length_ = 0;
 
   absl::Mutex mu_;
@@ -686,24 +678,14 @@ absl::Status NfsTransport::Start(const std::string& run_id, uint64_t length, con
 
   protocol_ = absl::StrFormat("nfs3 wsize=%d rsize=%d stable=%s", s.write_size(), s.read_size(),
                               file_sync_ ? "file_sync" : "unstable");
-  peer_ = url_.port ? absl::StrCat(url_.host, ":", url_.port) : url_.host;
-  auto facts = InterfaceToward(url_.host);
-  if (facts.ok()) {
-    mtu_ = facts->mtu;
-    link_mbps_ = facts->link_mbps;
-  }
-  if (options_.link_mbps > 0) link_mbps_ = options_.link_mbps;
-  if (mtu_ && link_mbps_) ceiling_mb_per_s_ = TcpGoodputCeilingMBps(*link_mbps_, *mtu_);
+  path_.Resolve(url_.host, url_.port ? absl::StrCat(url_.host, ":", url_.port) : url_.host, options_.link_mbps);
   const char* sync_words = run_.sync().kind == SyncPolicy::kNone ? "no COMMIT (times end at the last WRITE's answer)"
                                                                  : "COMMIT as --sync says";
   say(absl::StrFormat(
       "nfs %s (NFSv3, wsize %s, rsize %s, %d WRITEs in flight per stream): %s, %s, %s", s.where(),
       FormatSize(s.write_size()), FormatSize(s.read_size()), options_.share.in_flight, s.dir(), *free_text,
       file_sync_ ? "FILE_SYNC writes (--write-mode dsync)" : absl::StrCat("UNSTABLE writes, ", sync_words)));
-  say(absl::StrFormat(
-      "path: %s via %s (%s), MTU %s, link %s%s; no agent there: receiver columns stay empty", peer_,
-      facts.ok() ? facts->name : "?", facts.ok() ? facts->local_address : "?", mtu_ ? absl::StrCat(*mtu_) : "unknown",
-      link_mbps_ ? absl::StrCat(*link_mbps_, " Mb/s") : "unknown", options_.link_mbps > 0 ? " (--link-speed)" : ""));
+  say(path_.Describe());
   return absl::OkStatus();
 }
 
@@ -728,9 +710,7 @@ absl::Status NfsTransport::StartReads(NfsSession& s, const ConsoleLine& say) {
 }
 
 void NfsTransport::FillPathCells(proto::TransferReport& row) const {
-  row.set_peer(peer_);
-  if (mtu_) row.set_mtu(*mtu_);
-  if (link_mbps_) row.set_link_mbps(*link_mbps_);
+  path_.Fill(row);
   row.set_share_protocol(protocol_);
 }
 
@@ -760,11 +740,9 @@ void NfsTransport::Pull(const TransferSlot& slot, BlockWriter* into, const Pipel
   } else {
     (void)nfs_close(s.nfs(), fh);
   }
-  AddReadClientFigures(result, start_ns, into != nullptr, std::nullopt, ceiling_mb_per_s_, &row);
+  AddReadClientFigures(result, start_ns, into != nullptr, std::nullopt, path_.ceiling_mb_per_s(), &row);
   // With no agent there, only this end can be told apart: its own disk and CPU.
-  if (row.bottleneck() != Name(Bottleneck::kClientDisk) && row.bottleneck() != Name(Bottleneck::kSenderCpu)) {
-    row.clear_bottleneck();
-  }
+  KeepClientVerdicts(row);
 }
 
 void NfsTransport::Push(const TransferSlot& slot, PayloadSource& source, const PushOptions& push, TransferResult& out) {
@@ -779,7 +757,7 @@ void NfsTransport::Push(const TransferSlot& slot, PayloadSource& source, const P
   std::string path;
   absl::Status status = session.status();
   if (status.ok()) {
-    path = InDir((*session)->dir(), TransferFileName(slot.run_id, slot.iteration, slot.stream));
+    path = PathInDir((*session)->dir(), TransferFileName(slot.run_id, slot.iteration, slot.stream));
     NfsFs fs(**session, file_sync_);
     const std::function<absl::Status()>& wait = options_.before_first_byte;
     status = run_.Write(
@@ -794,7 +772,7 @@ void NfsTransport::Push(const TransferSlot& slot, PayloadSource& source, const P
   } else if (options_.before_first_byte) {
     (void)options_.before_first_byte();  // a stream that failed before its first byte never holds the others back
   }
-  run_.RecordRow(r, status, ceiling_mb_per_s_, row);
+  run_.RecordRow(r, status, path_.ceiling_mb_per_s(), row);
   if (session.ok()) {
     NfsFs fs(**session, file_sync_);  // on a lost server, Unlink says the partial file stays
     run_.Done(&fs, path, status.ok(), r.first_byte_ns != 0);

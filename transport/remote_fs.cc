@@ -3,8 +3,10 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/netinfo.h"
 #include "common/units.h"
 #include "common/verdict.h"
 #include "datapath/rows.h"
@@ -39,6 +41,46 @@ class RemoteFileWriter : public ChunkWriter {
 };
 
 }  // namespace
+
+std::string PathInDir(const std::string& dir, const std::string& name) {
+  if (dir.empty() || dir.back() == '/') return dir + name;
+  return absl::StrCat(dir, "/", name);
+}
+
+void RemotePathCells::Resolve(const std::string& host, const std::string& peer, uint32_t link_mbps_flag) {
+  peer_ = peer;
+  absl::StatusOr<InterfaceFacts> facts = InterfaceToward(host);
+  if (facts.ok()) {
+    interface_ = facts->name;
+    local_address_ = facts->local_address;
+    mtu_ = facts->mtu;
+    link_mbps_ = facts->link_mbps;
+  }
+  if (link_mbps_flag > 0) {
+    link_mbps_ = link_mbps_flag;
+    link_from_flag_ = true;
+  }
+  if (mtu_ && link_mbps_) ceiling_mb_per_s_ = TcpGoodputCeilingMBps(*link_mbps_, *mtu_);
+}
+
+std::string RemotePathCells::Describe() const {
+  return absl::StrFormat("path: %s via %s (%s), MTU %s, link %s%s; no agent there: receiver columns stay empty", peer_,
+                         interface_, local_address_, mtu_ ? absl::StrCat(*mtu_) : "unknown",
+                         link_mbps_ ? absl::StrCat(*link_mbps_, " Mb/s") : "unknown",
+                         link_from_flag_ ? " (--link-speed)" : "");
+}
+
+void RemotePathCells::Fill(proto::TransferReport& row) const {
+  row.set_peer(peer_);
+  if (mtu_) row.set_mtu(*mtu_);
+  if (link_mbps_) row.set_link_mbps(*link_mbps_);
+}
+
+void KeepClientVerdicts(proto::TransferReport& row) {
+  if (row.bottleneck() != Name(Bottleneck::kClientDisk) && row.bottleneck() != Name(Bottleneck::kSenderCpu)) {
+    row.clear_bottleneck();
+  }
+}
 
 absl::StatusOr<std::string> RemoteFsRun::Start(RemoteFs* fs, const std::string& where, const std::string& dir,
                                                uint64_t length, const absl::Status& can_sync) {

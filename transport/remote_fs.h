@@ -61,6 +61,33 @@ class RemoteFs {
   virtual absl::Status Unlink(const std::string& path) = 0;
 };
 
+// `name` in the remote directory `dir`, one slash between.
+std::string PathInDir(const std::string& dir, const std::string& name);
+
+// The path toward a server with no agent: the interface the kernel routes through, its
+// MTU and link speed (--link-speed wins over what the NIC says), the TCP goodput
+// ceiling they imply, and the cells every row over it carries. Set at Start on the
+// loop's thread, read-only after.
+class RemotePathCells {
+ public:
+  // `peer`: the rows' peer column (host, or host:port).
+  void Resolve(const std::string& host, const std::string& peer, uint32_t link_mbps_flag);
+  // "path: PEER via eth0 (addr), MTU 1500, link 1000 Mb/s; no agent there: ..."
+  std::string Describe() const;
+  void Fill(proto::TransferReport& row) const;  // peer, mtu, link_mbps
+  std::optional<double> ceiling_mb_per_s() const { return ceiling_mb_per_s_; }
+
+ private:
+  std::string peer_, interface_ = "?", local_address_ = "?";
+  std::optional<uint32_t> mtu_, link_mbps_;
+  bool link_from_flag_ = false;
+  std::optional<double> ceiling_mb_per_s_;
+};
+
+// A read's row over a file system with no agent: only this end can be told apart (its
+// disk, its CPU), so any other verdict is cleared.
+void KeepClientVerdicts(proto::TransferReport& row);
+
 struct RemoteRunPlan {
   SyncPolicy sync_policy;  // asked (--sync)
   Cleanup cleanup = Cleanup::kEach;

@@ -21,11 +21,9 @@
 #include "absl/synchronization/mutex.h"
 #include "common/clock.h"
 #include "common/log.h"
-#include "common/netinfo.h"
 #include "common/policy.h"
 #include "common/units.h"
 #include "common/validate.h"
-#include "common/verdict.h"
 #include "datapath/rows.h"
 #include "datapath/write_pipeline.h"
 #include "transport/remote_fs.h"
@@ -316,10 +314,6 @@ class SmbSource : public ByteSource {
   int64_t first_request_ns_ = 0;
 };
 
-std::string InDir(const std::string& dir, const std::string& name) {
-  return dir == "/" ? absl::StrCat("/", name) : absl::StrCat(dir, "/", name);
-}
-
 class SmbTransport : public Transport {
  public:
   SmbTransport(const RunOptions& options, SmbUrl url, SmbLogin login)
@@ -335,7 +329,7 @@ class SmbTransport : public Transport {
   void Push(const TransferSlot& slot, PayloadSource& source, const PushOptions& push, TransferResult& out) override;
   void Pull(const TransferSlot& slot, BlockWriter* into, const PipelineOptions& pipeline, TransferResult& out) override;
   void Finish(const std::string& run_id) override;
-  std::optional<double> CeilingMBps() const override { return ceiling_mb_per_s_; }
+  std::optional<double> CeilingMBps() const override { return path_.ceiling_mb_per_s(); }
   uint64_t Length(uint64_t asked) const override { return read_length_ > 0 ? read_length_ : asked; }
 
  private:
@@ -346,9 +340,8 @@ class SmbTransport : public Transport {
   const SmbLogin login_;
   RemoteFsRun run_;
   std::unique_ptr<SmbClient> client_;
-  std::string protocol_, peer_;
-  std::optional<uint32_t> mtu_, link_mbps_;
-  std::optional<double> ceiling_mb_per_s_;
+  std::string protocol_;
+  RemotePathCells path_;  // peer, MTU, link of every row
   uint64_t read_length_ = 0;
 };
 
@@ -365,7 +358,7 @@ absl::Status SmbTransport::Start(const std::string& run_id, uint64_t length, con
   }
   std::string free_text = "a read";
   if (options_.direction == Direction::kRead) {
-    const std::string path = InDir(url_.dir, options_.remote_file);
+    const std::string path = PathInDir(url_.dir, options_.remote_file);
     absl::StatusOr<struct stat> file = fs.Stat(path);
     if (!file.ok()) return absl::Status(file.status().code(), absl::StrCat("remote file ", file.status().message()));
     read_length_ = static_cast<uint64_t>(std::max<off_t>(file->st_size, 0));
@@ -380,36 +373,24 @@ absl::Status SmbTransport::Start(const std::string& run_id, uint64_t length, con
   }
   protocol_ =
       absl::StrFormat("smb asked min=%s encrypt=%s", options_.share.smb_min_protocol, options_.share.smb_encrypt);
-  peer_ = url_.port ? absl::StrCat(url_.host, ":", url_.port) : url_.host;
-  auto facts = InterfaceToward(url_.host);
-  if (facts.ok()) {
-    mtu_ = facts->mtu;
-    link_mbps_ = facts->link_mbps;
-  }
-  if (options_.link_mbps > 0) link_mbps_ = options_.link_mbps;
-  if (mtu_ && link_mbps_) ceiling_mb_per_s_ = TcpGoodputCeilingMBps(*link_mbps_, *mtu_);
+  path_.Resolve(url_.host, url_.port ? absl::StrCat(url_.host, ":", url_.port) : url_.host, options_.link_mbps);
   say(absl::StrFormat(
       "smb %s as %s (asked: %s or newer, encryption %s; libsmbclient does not say what was "
       "negotiated): %s, %s, no remote flush (times end at the last WRITE's answer)",
       client_->where(), login_.user, options_.share.smb_min_protocol, options_.share.smb_encrypt, url_.dir, free_text));
-  say(absl::StrFormat(
-      "path: %s via %s (%s), MTU %s, link %s%s; no agent there: receiver columns stay empty", peer_,
-      facts.ok() ? facts->name : "?", facts.ok() ? facts->local_address : "?", mtu_ ? absl::StrCat(*mtu_) : "unknown",
-      link_mbps_ ? absl::StrCat(*link_mbps_, " Mb/s") : "unknown", options_.link_mbps > 0 ? " (--link-speed)" : ""));
+  say(path_.Describe());
   return absl::OkStatus();
 }
 
 void SmbTransport::FillPathCells(proto::TransferReport& row) const {
-  row.set_peer(peer_);
-  if (mtu_) row.set_mtu(*mtu_);
-  if (link_mbps_) row.set_link_mbps(*link_mbps_);
+  path_.Fill(row);
   row.set_share_protocol(protocol_);
 }
 
 void SmbTransport::Push(const TransferSlot& slot, PayloadSource& source, const PushOptions& push, TransferResult& out) {
   proto::TransferReport& row = out.sender;
   FillPathCells(row);
-  const std::string path = InDir(url_.dir, TransferFileName(slot.run_id, slot.iteration, slot.stream));
+  const std::string path = PathInDir(url_.dir, TransferFileName(slot.run_id, slot.iteration, slot.stream));
   PushResult r;
   r.start_wall_ns = WallNanos();
   r.start_ns = MonoNanos();
@@ -424,7 +405,7 @@ void SmbTransport::Push(const TransferSlot& slot, PayloadSource& source, const P
         return released;
       },
       r);
-  run_.RecordRow(r, status, ceiling_mb_per_s_, row);
+  run_.RecordRow(r, status, path_.ceiling_mb_per_s(), row);
   run_.Done(&fs, path, status.ok(), r.first_byte_ns != 0);
 }
 
@@ -433,7 +414,7 @@ void SmbTransport::Pull(const TransferSlot&, BlockWriter* into, const PipelineOp
   FillPathCells(row);
   const int64_t start_ns = MonoNanos();
   SmbFs fs(*client_, static_cast<size_t>(options_.share.smb_write_size));
-  absl::StatusOr<std::unique_ptr<RemoteFile>> file = fs.Open(InDir(url_.dir, options_.remote_file));
+  absl::StatusOr<std::unique_ptr<RemoteFile>> file = fs.Open(PathInDir(url_.dir, options_.remote_file));
   if (!file.ok()) {
     row.set_error(std::string(file.status().message()));
     return;
@@ -442,10 +423,8 @@ void SmbTransport::Pull(const TransferSlot&, BlockWriter* into, const PipelineOp
   PipelineResult result = RunPipeline(source, into, read_length_, pipeline);
   if (result.first_byte_ns != 0) result.first_byte_ns = source.first_request_ns();
   (void)(*file)->Close();
-  AddReadClientFigures(result, start_ns, into != nullptr, std::nullopt, ceiling_mb_per_s_, &row);
-  if (row.bottleneck() != Name(Bottleneck::kClientDisk) && row.bottleneck() != Name(Bottleneck::kSenderCpu)) {
-    row.clear_bottleneck();
-  }
+  AddReadClientFigures(result, start_ns, into != nullptr, std::nullopt, path_.ceiling_mb_per_s(), &row);
+  KeepClientVerdicts(row);
 }
 
 void SmbTransport::Finish(const std::string&) {

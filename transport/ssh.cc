@@ -22,12 +22,10 @@
 #include "common/checksum.h"
 #include "common/clock.h"
 #include "common/log.h"
-#include "common/netinfo.h"
 #include "common/policy.h"
 #include "common/sampler.h"
 #include "common/units.h"
 #include "common/validate.h"
-#include "common/verdict.h"
 #include "datapath/rows.h"
 #include "datapath/target.h"
 #include "datapath/write_pipeline.h"
@@ -72,11 +70,6 @@ class StreamBarrier {
   PushResult& r_;
   bool waited_ = false;
 };
-
-std::string RemotePath(const std::string& dir, const std::string& name) {
-  if (dir.empty() || dir.back() == '/') return dir + name;
-  return absl::StrCat(dir, "/", name);
-}
 
 // libssh 0.10 has no asynchronous SFTP write (0.11 has), and sftp_write waits one
 // round trip for each request's reply, which caps a transfer at write size / RTT no
@@ -425,14 +418,12 @@ class SshTransport : public Transport {
   void Push(const TransferSlot& slot, PayloadSource& source, const PushOptions& push, TransferResult& out) override;
   void Pull(const TransferSlot& slot, BlockWriter* into, const PipelineOptions& pipeline, TransferResult& out) override;
   void Finish(const std::string& run_id) override;
-  std::optional<double> CeilingMBps() const override { return ceiling_mb_per_s_; }
+  std::optional<double> CeilingMBps() const override { return path_.ceiling_mb_per_s(); }
   uint64_t Length(uint64_t asked) const override { return read_length_ > 0 ? read_length_ : asked; }
 
  private:
   // Reads: the remote file's length.
   absl::Status StartReads(SshConnection& c, sftp_session sftp, const ConsoleLine& say);
-  // The path's cells (peer, MTU, link) of a row in either direction.
-  void FillPathCells(proto::TransferReport& row) const;
   // The stream's session, (re)connected when it is missing or was lost.
   absl::StatusOr<SshConnection*> ConnectionFor(int stream);
   absl::Status PushSftp(SshConnection& c, const std::string& path, uint64_t length, PayloadSource& source,
@@ -450,9 +441,7 @@ class SshTransport : public Transport {
   RemoteFsRun run_;                    // free space, sync fallback, cleanup: as for every remote file system
   bool fsync_ = false;                 // the files can be synced (sftp with fsync@openssh.com)
   bool sftp_for_housekeeping_ = true;  // scp: the server also offers SFTP
-  std::optional<uint32_t> mtu_, link_mbps_;
-  std::optional<double> ceiling_mb_per_s_;
-  std::string peer_;
+  RemotePathCells path_;               // peer, MTU, link of every row
   uint64_t read_length_ = 0;
 
   absl::Mutex mu_;
@@ -479,7 +468,6 @@ absl::Status SshTransport::Start(const std::string& run_id, uint64_t length, con
   auto opened = SshConnection::Open(options_, say);
   if (!opened.ok()) return opened.status();
   SshConnection& c = **opened;
-  peer_ = absl::StrCat(c.host(), ":", c.port());
 
   std::optional<SftpFs> fs;
   absl::Status can_sync = absl::UnimplementedError("scp has no way to sync");
@@ -505,21 +493,12 @@ absl::Status SshTransport::Start(const std::string& run_id, uint64_t length, con
     free_text = *started;
   }
 
-  auto facts = InterfaceToward(c.host());
-  if (facts.ok()) {
-    mtu_ = facts->mtu;
-    link_mbps_ = facts->link_mbps;
-  }
-  if (plan_.link_mbps > 0) link_mbps_ = plan_.link_mbps;
-  if (mtu_ && link_mbps_) ceiling_mb_per_s_ = TcpGoodputCeilingMBps(*link_mbps_, *mtu_);
+  path_.Resolve(c.host(), absl::StrCat(c.host(), ":", c.port()), plan_.link_mbps);
   say(absl::StrFormat("%s %s (%s, host key %s, cipher %s): %s, %s, %s", options_.sftp ? "sftp" : "scp", c.where(),
                       ssh_get_serverbanner(c.session()) ? ssh_get_serverbanner(c.session()) : "?", c.host_key(),
                       ssh_get_cipher_out(c.session()) ? ssh_get_cipher_out(c.session()) : "?", options_.to.dir,
                       free_text, fsync_ ? "fsync@openssh.com offered" : "no remote sync (times end at the last byte)"));
-  say(absl::StrFormat(
-      "path: %s via %s (%s), MTU %s, link %s%s; no agent there: receiver columns stay empty", peer_,
-      facts.ok() ? facts->name : "?", facts.ok() ? facts->local_address : "?", mtu_ ? absl::StrCat(*mtu_) : "unknown",
-      link_mbps_ ? absl::StrCat(*link_mbps_, " Mb/s") : "unknown", plan_.link_mbps > 0 ? " (--link-speed)" : ""));
+  say(path_.Describe());
   absl::MutexLock lock(&mu_);
   connections_[0] = std::move(*opened);
   return absl::OkStatus();
@@ -545,7 +524,7 @@ std::optional<SftpFs> SshTransport::HousekeepingFs(SshConnection& c) {
 }
 
 absl::Status SshTransport::StartReads(SshConnection& c, sftp_session sftp, const ConsoleLine& say) {
-  const std::string path = RemotePath(options_.to.dir, plan_.remote_file);
+  const std::string path = PathInDir(options_.to.dir, plan_.remote_file);
   sftp_attributes there = sftp_stat(sftp, path.c_str());
   if (there == nullptr) return c.Failure(absl::StrCat("remote file ", path));
   const bool regular = there->type == SSH_FILEXFER_TYPE_REGULAR;
@@ -566,8 +545,8 @@ absl::Status SshTransport::StartReads(SshConnection& c, sftp_session sftp, const
 void SshTransport::Pull(const TransferSlot& slot, BlockWriter* into, const PipelineOptions& pipeline,
                         TransferResult& out) {
   proto::TransferReport& row = out.sender;
-  FillPathCells(row);
-  const std::string path = RemotePath(options_.to.dir, plan_.remote_file);
+  path_.Fill(row);
+  const std::string path = PathInDir(options_.to.dir, plan_.remote_file);
   const int64_t start_ns = MonoNanos();
   absl::StatusOr<SshConnection*> c = ConnectionFor(slot.stream);
   if (!c.ok()) {
@@ -589,25 +568,15 @@ void SshTransport::Pull(const TransferSlot& slot, BlockWriter* into, const Pipel
   PipelineResult result = RunPipeline(source, into, read_length_, pipeline);
   if (source.abandoned()) (*c)->MarkUnreusable();
   sftp_close(file);
-  AddReadClientFigures(result, start_ns, into != nullptr, std::nullopt, ceiling_mb_per_s_, &row);
-  // Over SSH only this end can be told apart: its own disk and its own CPU (the
-  // cipher runs on the reading thread); nothing is said of the server or the wire.
-  if (row.bottleneck() != Name(Bottleneck::kClientDisk) && row.bottleneck() != Name(Bottleneck::kSenderCpu)) {
-    row.clear_bottleneck();
-  }
-}
-
-void SshTransport::FillPathCells(proto::TransferReport& row) const {
-  row.set_peer(peer_);
-  if (mtu_) row.set_mtu(*mtu_);
-  if (link_mbps_) row.set_link_mbps(*link_mbps_);
+  AddReadClientFigures(result, start_ns, into != nullptr, std::nullopt, path_.ceiling_mb_per_s(), &row);
+  KeepClientVerdicts(row);  // the cipher runs on the reading thread: sender-cpu is this end's
 }
 
 void SshTransport::Push(const TransferSlot& slot, PayloadSource& source, const PushOptions& push, TransferResult& out) {
   proto::TransferReport& row = out.sender;
-  FillPathCells(row);
+  path_.Fill(row);
   const std::string name = TransferFileName(slot.run_id, slot.iteration, slot.stream);
-  const std::string path = RemotePath(options_.to.dir, name);
+  const std::string path = PathInDir(options_.to.dir, name);
 
   PushResult r;
   r.start_wall_ns = WallNanos();
@@ -621,7 +590,7 @@ void SshTransport::Push(const TransferSlot& slot, PayloadSource& source, const P
                            : PushScp(**c, name, slot.length, source, push, barrier, r);
   }
   (void)barrier.Wait();  // a stream that failed before its first byte never holds the others back
-  run_.RecordRow(r, status, ceiling_mb_per_s_, row);
+  run_.RecordRow(r, status, path_.ceiling_mb_per_s(), row);
   std::optional<SftpFs> fs = c.ok() && (*c)->connected() ? HousekeepingFs(**c) : std::nullopt;
   run_.Done(fs ? &*fs : nullptr, path, status.ok(), r.first_byte_ns != 0);
 }
@@ -641,7 +610,7 @@ absl::Status SshTransport::PushSftp(SshConnection& c, const std::string& path, u
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 absl::Status SshTransport::PushScp(SshConnection& c, const std::string& name, uint64_t length, PayloadSource& source,
                                    const PushOptions& push, StreamBarrier& barrier, PushResult& r) {
-  const std::string path = RemotePath(options_.to.dir, name);
+  const std::string path = PathInDir(options_.to.dir, name);
   if (sftp_for_housekeeping_) {
     // scp itself would overwrite: look first.
     absl::StatusOr<sftp_session> sftp = c.Sftp();

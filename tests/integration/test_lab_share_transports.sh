@@ -77,6 +77,12 @@ refused smb-streams "use --streams 1" 1 smb_sender --to "$smb_cache" --streams 2
 echo "ok: bad URLs, NFSv4, --verify, a missing export, file or share, a wrong password, open credentials: one line each"
 
 # --- the export or share fills up mid-transfer
+fill_cache() {  # takes every free block at once (fallocate), so the transfer cannot win a race for them
+  local avail
+  avail=$(df --output=avail -B1 "$CACHE" | tail -1)
+  fallocate -l "$avail" "$CACHE/filler" 2>/dev/null || fallocate -l $((avail - (1 << 20))) "$CACHE/filler" \
+    || fail "fallocate could not fill $CACHE"
+}
 first_row() { [ -s "$1" ] && [ "$(wc -l <"$1")" -ge 2 ]; }
 for proto in smb nfs; do
   to=$nfs_cache; [ $proto = smb ] && to=$smb_cache
@@ -85,7 +91,7 @@ for proto in smb nfs; do
   sender=$!
   PIDS+=("$sender")
   wait_for "a $proto file over 16 MiB" 60 partial_file_over $((16 << 20)) "$CACHE"
-  head -c 1G /dev/zero >"$CACHE/filler" 2>/dev/null || true
+  fill_cache
   wait_for "the first $proto row" 60 first_row "$T/$proto-full/transfers.csv"
   rm -f "$CACHE/filler"
   rc=0; wait "$sender" || rc=$?
