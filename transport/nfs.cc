@@ -475,12 +475,12 @@ class NfsFile : public RemoteFile {
     // when CLOSE's COMMIT is answered, and a WRITE answered later would touch it.
     absl::Status drained = s_.Drain(path_);
     absl::Status status = failed_ ? absl::OkStatus() : drained;
-    if (!s_.broken()) {
-      if (int rc = nfs_close(s_.nfs(), fh_); rc != 0 && status.ok()) {
-        status = s_.Failure(absl::StrCat("nfs close ", path_), rc);
-      }
+    if (s_.broken()) {
+      s_.Abandon(fh_);
+    } else if (int rc = nfs_close(s_.nfs(), fh_); rc != 0 && status.ok()) {
+      // nfs_close owns the handle from here, answered or not: never abandoned twice.
+      status = s_.Failure(absl::StrCat("nfs close ", path_), rc);
     }
-    if (s_.broken()) s_.Abandon(fh_);
     fh_ = nullptr;
     return status;
   }
