@@ -1,5 +1,5 @@
-// A file system nasperf reaches by path over the network with no agent there (sftp
-// now; SMB and NFS next), as the few calls a run needs, and what every such run does
+// A file system nasperf reaches by path over the network with no agent there (sftp,
+// NFS, SMB), as the few calls a run needs, and what every such run does
 // written once over them (RemoteFsRun): the free-space check, the sync fallback, one
 // transfer into a new file, cleanup. Threading: a RemoteFs and its files are used by
 // one thread at a time (one per stream); RemoteFsRun is shared by the streams (Start
