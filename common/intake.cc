@@ -21,6 +21,7 @@ constexpr double kSampleBytesTolerance = 0.02;
 // Bytes moved evenly over [start_s, end_s], seconds since the run's first byte.
 struct Piece {
   double start_s = 0, end_s = 0, bytes = 0;
+  size_t transfer = 0;  // its index in the transfers given
 };
 
 // Bytes of [a, b) that fall in [lo, hi), the piece taken as even; a piece of no
@@ -46,9 +47,9 @@ bool SamplesUsable(const IntakeTransfer& t) {
 
 // The transfer's pieces from offset_s on; its samples scaled to the row's bytes so the
 // timeline adds up to what the rows say. Returns the transfer's end.
-double AddPieces(const IntakeTransfer& t, double offset_s, bool usable, std::vector<Piece>* pieces) {
+double AddPieces(const IntakeTransfer& t, size_t index, double offset_s, bool usable, std::vector<Piece>* pieces) {
   if (!usable) {
-    pieces->push_back({offset_s, offset_s + t.duration_s, t.bytes});
+    pieces->push_back({offset_s, offset_s + t.duration_s, t.bytes, index});
     return offset_s + t.duration_s;
   }
   double sum = 0;
@@ -56,7 +57,7 @@ double AddPieces(const IntakeTransfer& t, double offset_s, bool usable, std::vec
   const double scale = sum > 0 ? t.bytes / sum : 0;
   double previous = 0;
   for (const IntakeSample& s : t.samples) {
-    pieces->push_back({offset_s + previous, offset_s + s.t_s, s.bytes * scale});
+    pieces->push_back({offset_s + previous, offset_s + s.t_s, s.bytes * scale, index});
     previous = s.t_s;
   }
   return offset_s + std::max(t.duration_s, previous);
@@ -89,6 +90,8 @@ void FillTimeline(const std::vector<Piece>& pieces, double step_s, IntakeFigures
   const std::vector<double> edges = GridEdges(f->span_s, step_s);
   const size_t bins = edges.size() - 1;
   std::vector<double> bytes(bins, 0);
+  const bool stacked = f->transfers <= kMaxStackedTransfers;
+  std::vector<std::vector<double>> by_transfer(stacked ? f->transfers : 0, std::vector<double>(bins, 0));
   for (const Piece& p : pieces) {
     // Uniform steps but the last: the bins a piece touches follow from its ends.
     size_t first = std::min(bins - 1, static_cast<size_t>(std::max(0.0, std::floor(p.start_s / step_s))));
@@ -96,14 +99,23 @@ void FillTimeline(const std::vector<Piece>& pieces, double step_s, IntakeFigures
     if (first > 0 && p.start_s < edges[first]) --first;  // rounding at an edge
     while (last + 1 < bins && p.end_s > edges[last + 1]) ++last;
     for (size_t k = first; k <= last; ++k) {
-      bytes[k] += Overlap(p, edges[k], k + 1 == bins ? edges[k + 1] + 1 : edges[k + 1]);
+      const double in_step = Overlap(p, edges[k], k + 1 == bins ? edges[k + 1] + 1 : edges[k + 1]);
+      bytes[k] += in_step;
+      if (stacked) by_transfer[p.transfer][k] += in_step;
     }
   }
-  for (size_t k = 0; k < bins; ++k) {
+  auto rate = [&](double step_bytes, size_t k) {
     const double length = edges[k + 1] - edges[k];
-    f->timeline_len_s.push_back(length);
-    f->timeline_mb_per_s.push_back(length > 0 ? bytes[k] / length / 1e6 : 0);
+    return length > 0 ? step_bytes / length / 1e6 : 0;
+  };
+  for (size_t k = 0; k < bins; ++k) {
+    f->timeline_len_s.push_back(edges[k + 1] - edges[k]);
+    f->timeline_mb_per_s.push_back(rate(bytes[k], k));
   }
+  for (std::vector<double>& band : by_transfer) {
+    for (size_t k = 0; k < bins; ++k) band[k] = rate(band[k], k);
+  }
+  f->timeline_by_transfer_mb_per_s = std::move(by_transfer);
   std::vector<double> sorted = f->timeline_mb_per_s;
   std::sort(sorted.begin(), sorted.end());
   f->peak_mb_per_s = sorted.back();
@@ -124,7 +136,7 @@ std::optional<IntakeFigures> ComputeIntake(const std::vector<IntakeTransfer>& tr
     const double offset = static_cast<double>(t.first_byte_ns - f.first_ns) / 1e9;
     const bool usable = SamplesUsable(t);
     const size_t from = pieces.size();
-    const double end = AddPieces(t, offset, usable, &pieces);
+    const double end = AddPieces(t, i, offset, usable, &pieces);
     if (usable) step_s = std::max(step_s, MedianPieceLength(pieces, from));
     f.unsampled += usable ? 0 : 1;
     f.coarse += usable && t.samples.size() >= kMinTimelineSamples ? 0 : 1;

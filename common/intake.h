@@ -24,6 +24,9 @@ inline constexpr size_t kMaxTimelinePoints = 4096;
 // (test_lab_intake_truth: 20 ms steps peaked 12-21 % over the links' sum, 100 ms ones
 // within it).
 inline constexpr double kMinTimelineStepS = 0.1;
+// A run of more transfers keeps only its total timeline: a stack of more bands is
+// unreadable, and transfers x steps would grow without bound on a hostile file.
+inline constexpr size_t kMaxStackedTransfers = 64;
 
 struct IntakeSample {
   double t_s = 0;  // the interval's end, seconds since the transfer's first byte
@@ -53,6 +56,9 @@ struct IntakeFigures {
   double step_s = 0;
   std::vector<double> timeline_mb_per_s, timeline_len_s;
   double peak_mb_per_s = 0, median_mb_per_s = 0;
+  // Each transfer's part of every step, in the order they were given: the bands of the
+  // stacked chart, adding up to timeline_mb_per_s. Empty past kMaxStackedTransfers.
+  std::vector<std::vector<double>> timeline_by_transfer_mb_per_s;
   size_t unsampled = 0;  // transfers without usable samples: taken as even over their time
   size_t coarse = 0;     // transfers with fewer than kMinTimelineSamples samples
   // Each transfer's own bytes over its own time, added: what the NAS took only when all

@@ -443,6 +443,50 @@ std::string IntakeChart(const std::string& host, const std::vector<const RunInta
   return out;
 }
 
+// Past this many bands a legend would run off the chart; each band keeps its tooltip.
+constexpr size_t kMaxLegendBands = 12;
+
+// One run of one NAS as stacked bands, one per transfer, on the intake's grid: the top
+// edge is the NAS's intake timeline, each band what one client's transfer added to it.
+std::string IntakeStackChart(const RunIntake& run) {
+  const IntakeFigures& f = run.figures;
+  const auto& bands = f.timeline_by_transfer_mb_per_s;
+  const size_t steps = f.timeline_mb_per_s.size();
+  Plot plot(0, f.span_s, 0, f.peak_mb_per_s * 1.05);
+  std::string out = SvgOpen(absl::StrCat("intake-stack-", run.host),
+                            absl::StrFormat("MB/s the NAS %s took in run %s iteration %d, one band per transfer",
+                                            run.host, run.run_id, run.iteration));
+  out += plot.Axes(
+      absl::StrFormat("seconds since the first byte at the NAS (run %s iteration %d)", run.run_id, run.iteration),
+      "MB/s into the NAS, stacked");
+  out += "<g class=\"marks\">";
+  std::vector<double> below(steps, 0);
+  std::vector<std::string> names;
+  for (size_t b = 0; b < bands.size() && b < run.senders.size(); ++b) {
+    std::string upper, lower;
+    double at = 0;
+    for (size_t k = 0; k < steps && k < bands[b].size() && k < f.timeline_len_s.size(); ++k) {
+      const double top = below[k] + bands[b][k];
+      absl::StrAppendFormat(&upper, "%.1f,%.1f %.1f,%.1f ", plot.X(at), plot.Y(top), plot.X(at + f.timeline_len_s[k]),
+                            plot.Y(top));
+      at += f.timeline_len_s[k];
+    }
+    for (size_t k = std::min(steps, f.timeline_len_s.size()); k-- > 0;) {
+      absl::StrAppendFormat(&lower, "%.1f,%.1f %.1f,%.1f ", plot.X(at), plot.Y(below[k]),
+                            plot.X(at - f.timeline_len_s[k]), plot.Y(below[k]));
+      at -= f.timeline_len_s[k];
+      if (k < bands[b].size()) below[k] += bands[b][k];
+    }
+    absl::StrAppendFormat(&out,
+                          "<polygon fill=\"%s\" fill-opacity=\"0.75\" points=\"%s%s\"><title>%s</title></polygon>",
+                          Color(b), upper, lower, HtmlEscape(run.senders[b]));
+    names.push_back(run.senders[b]);
+  }
+  out += "</g>";
+  if (names.size() <= kMaxLegendBands) out += Legend(names);
+  return out + "</svg>";
+}
+
 // The NAS intake figures per run and a chart per NAS, for runs of several transfers.
 std::string IntakeSection(const ReportResult& report) {
   std::map<std::string, std::vector<const RunIntake*>> by_host;
@@ -463,12 +507,20 @@ std::string IntakeSection(const ReportResult& report) {
       "the first byte to the last. While all ran: bytes in the window where every transfer ran, over that window "
       "(what the NAS takes at once). Peak and median: of the summed per-interval timeline. The sum of the "
       "transfers' own rates is shown for contrast: it is what the NAS took only when all started and ended "
-      "together.</p>\n<table>\n";
+      "together. Below the table, per NAS: each run's intake timeline, then its last run stacked, one band per "
+      "transfer (who the intake came from, and when).</p>\n<table>\n";
   out += Row({"NAS", "run", "iteration", "transfers", "all bytes/span MB/s", "while all ran MB/s", "timeline peak",
               "timeline median", "sum of rates (not intake)"},
              "th");
   out += rows + "</table>\n";
-  for (const auto& [host, runs] : by_host) out += IntakeChart(host, runs);
+  for (const auto& [host, runs] : by_host) {
+    out += IntakeChart(host, runs);
+    // The last run stacked by transfer: who the NAS's intake came from, and when.
+    const RunIntake& last = *runs.back();
+    if (last.figures.TimelineIsCurve() && !last.figures.timeline_by_transfer_mb_per_s.empty()) {
+      out += IntakeStackChart(last);
+    }
+  }
   return out;
 }
 

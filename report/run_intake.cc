@@ -36,6 +36,23 @@ bool IsReceiverWrite(const TransferRecord& r) {
   return r.role == Role::kReceiver && !r.warmup && r.Cell("direction") != Name(Direction::kRead);
 }
 
+// Each sender row's host by (run, iteration, stream): a lab numbers its streams across
+// all its clients within an iteration, so the triple names one transfer.
+std::map<std::string, std::string> SenderHosts(const ResultTable& table) {
+  std::map<std::string, std::string> hosts;
+  for (const TransferRecord& r : table.transfers) {
+    if (r.role == Role::kSender) hosts.emplace(absl::StrCat(r.run_id, "\x1f", r.iteration, "\x1f", r.stream), r.host);
+  }
+  return hosts;
+}
+
+std::string SenderOf(const TransferRecord& r, const std::map<std::string, std::string>& senders) {
+  auto it = senders.find(absl::StrCat(r.run_id, "\x1f", r.iteration, "\x1f", r.stream));
+  if (it != senders.end()) return absl::StrCat(it->second, " stream ", r.stream);
+  const std::string& peer = r.Cell("peer");
+  return absl::StrCat(peer.empty() ? "stream" : peer + " stream", " ", r.stream);
+}
+
 }  // namespace
 
 SampleIndex IndexSamples(const ResultTable& table) {
@@ -64,6 +81,7 @@ std::optional<IntakeFigures> IntakeOfRows(const std::vector<const TransferRecord
 
 std::vector<RunIntake> RunIntakes(const ResultTable& table) {
   const SampleIndex samples = IndexSamples(table);
+  const std::map<std::string, std::string> sender_hosts = SenderHosts(table);
   std::vector<std::string> order;
   std::map<std::string, std::vector<const TransferRecord*>> runs;
   for (const TransferRecord& r : table.transfers) {
@@ -86,6 +104,9 @@ std::vector<RunIntake> RunIntakes(const ResultTable& table) {
     run.failed = static_cast<size_t>(
         std::count_if(rows.begin(), rows.end(), [](const TransferRecord* r) { return r->status != Status::kOk; }));
     run.figures = std::move(*figures);
+    for (const TransferRecord* r : rows) {
+      if (r->status == Status::kOk) run.senders.push_back(SenderOf(*r, sender_hosts));
+    }
     out.push_back(std::move(run));
   }
   return out;

@@ -30,6 +30,9 @@ struct RunIntake {
   long long iteration = 0;
   size_t failed = 0;  // its receiver rows that are not ok: not in the figures
   IntakeFigures figures;
+  // Who sent each transfer in the figures (the order of timeline_by_transfer_mb_per_s):
+  // the sender row's host and stream, or the receiver row's peer when no sender row is here.
+  std::vector<std::string> senders;
 };
 
 // In the order the runs were first seen.

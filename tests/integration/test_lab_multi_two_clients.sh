@@ -69,6 +69,17 @@ grep -o "nas .* iteration [0-9]*: 2 transfers, all bytes/span.*" "$T/report.log"
   >"$T/report-intake.txt"
 [ "$(wc -l <"$T/console-intake.txt")" = 3 ] || fail "the console gave no NAS intake per run: $(cat "$T/lab.log")"
 diff "$T/console-intake.txt" "$T/report-intake.txt" || fail "the console and report disagree on the NAS's intake"
+# The HTML stacks the last run by transfer, a band per client, named by its host.
+"$NASPERF" report "$T/out" --html "$T/report.html" >/dev/null 2>&1 || fail "nasperf report --html failed"
+grep -q "timeline peak" <(tail -n 1 "$T/console-intake.txt") || fail "the last run has no intake timeline to stack"
+python3 - "$T/report.html" <<'PY' || fail "the stacked intake chart lacks a band per client"
+import re, sys
+html = open(sys.argv[1]).read()
+chart = re.search(r'data-chart="intake-stack-nas".*?</svg>', html, re.S)
+bands = re.findall(r"<polygon[^>]*><title>([^<]*)</title>", chart.group(0)) if chart else []
+print("stacked bands:", bands)
+sys.exit(0 if sorted(b.split()[0] for b in bands) == ["client1", "client2"] else 1)
+PY
 # all bytes/span against the span of the receiver rows, computed here.
 python3 - "$csv" "$runs" <<'PY' || fail "all bytes/span is not the rows' bytes over their span"
 import csv, sys

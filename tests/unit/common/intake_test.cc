@@ -170,7 +170,36 @@ TEST(IntakeTest, NoFigureEverExceedsWhatTheNasTookOverAnyInterval) {
       EXPECT_LE(f->window_bytes, f->bytes * (1 + 1e-9));
     }
     EXPECT_LE(f->timeline_mb_per_s.size(), kMaxTimelinePoints + 1);
+    // The stacked chart's bands add up to the timeline, step by step.
+    ASSERT_EQ(f->timeline_by_transfer_mb_per_s.size(), transfers.size()) << "round " << round;
+    for (size_t k = 0; k < f->timeline_mb_per_s.size(); ++k) {
+      double stacked = 0;
+      for (const std::vector<double>& band : f->timeline_by_transfer_mb_per_s) stacked += band[k];
+      EXPECT_NEAR(stacked, f->timeline_mb_per_s[k], 1e-9 * f->peak_mb_per_s) << "round " << round << " step " << k;
+    }
   }
+}
+
+TEST(IntakeTest, EachBandIsOneTransfersPartOfTheIntake) {
+  // 1000 MB/s for 1 s and 100 MB/s for 10 s: the first band is 1000 in step 0 and then
+  // nothing; the second 100 throughout.
+  auto f = ComputeIntake({Even(0, 1000, 1, 1), Even(0, 100, 10, 1)});
+  ASSERT_TRUE(f.has_value());
+  ASSERT_EQ(f->timeline_by_transfer_mb_per_s.size(), 2u);
+  const std::vector<double> fast = f->timeline_by_transfer_mb_per_s[0], slow = f->timeline_by_transfer_mb_per_s[1];
+  ASSERT_EQ(fast.size(), 10u);
+  EXPECT_DOUBLE_EQ(fast[0], 1000);
+  for (size_t k = 1; k < fast.size(); ++k) EXPECT_EQ(fast[k], 0) << k;
+  for (double v : slow) EXPECT_DOUBLE_EQ(v, 100);
+}
+
+TEST(IntakeTest, PastTheBandLimitOnlyTheTotalIsKept) {
+  std::vector<IntakeTransfer> many;
+  for (size_t i = 0; i <= kMaxStackedTransfers; ++i) many.push_back(Even(0, 10, 2, 0.5));
+  auto f = ComputeIntake(many);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_TRUE(f->timeline_by_transfer_mb_per_s.empty());
+  EXPECT_NEAR(f->peak_mb_per_s, 10.0 * static_cast<double>(many.size()), 1e-6);
 }
 
 TEST(IntakeTest, ARowRoundsAsItsCsvCellsDo) {

@@ -230,6 +230,24 @@ TEST(RunIntake, TheHtmlReportHasTheIntakeTableAndChart) {
   EXPECT_THAT(html, HasSubstr("<td>nas</td><td>r</td><td>1</td><td>2</td><td>200.0</td><td>1100.0 (1.000 s)</td>"
                               "<td>1100.0</td><td>100.0</td><td>1100.0</td>"));
   EXPECT_THAT(html, HasSubstr("data-chart=\"intake-nas\""));
+  // The last run stacked: one band per client, named by its sender row.
+  const size_t at = html.find("data-chart=\"intake-stack-nas\"");
+  ASSERT_NE(at, std::string::npos);
+  const std::string stack = html.substr(at, html.find("</svg>", at) - at);
+  EXPECT_THAT(stack, HasSubstr("<title>c1 stream 0</title>"));
+  EXPECT_THAT(stack, HasSubstr("<title>c2 stream 1</title>"));
+  size_t bands = 0;
+  for (size_t p = stack.find("<polygon"); p != std::string::npos; p = stack.find("<polygon", p + 1)) ++bands;
+  EXPECT_EQ(bands, 2u);
+}
+
+TEST(RunIntake, EachTransferIsNamedByItsSender) {
+  const std::vector<RunIntake> runs = RunIntakes(TwoClients());
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].senders, (std::vector<std::string>{"c1 stream 0", "c2 stream 1"}));
+  ASSERT_EQ(runs[0].figures.timeline_by_transfer_mb_per_s.size(), 2u);
+  EXPECT_DOUBLE_EQ(runs[0].figures.timeline_by_transfer_mb_per_s[0][0], 1000);
+  EXPECT_DOUBLE_EQ(runs[0].figures.timeline_by_transfer_mb_per_s[1][0], 100);
 }
 
 TEST(RunIntake, OneValuePerRunIsTheMedianOfItsHosts) {
