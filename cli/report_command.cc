@@ -26,7 +26,7 @@ const std::vector<std::string>& GroupingColumns() {
 
 struct ReportFlags {
   std::vector<std::string> inputs, where;
-  std::string role, html, by = "label", baseline;
+  std::string role, html, by = "label", baseline, metric = "mb_per_s";
   bool json = false;
 };
 
@@ -61,6 +61,11 @@ CLI::App* AddCompare(CLI::App& app, ReportFlags& f) {
                   "when there are receiver rows");
   cmd->add_option("--by", f.by, "Column to group by")->capture_default_str()->check(CLI::IsMember(GroupingColumns()));
   cmd->add_option("--baseline", f.baseline, "Group the others are compared against (default: the first in file order)");
+  cmd->add_option("--metric", f.metric,
+                  "mb_per_s (each iteration's MB/s) or sustained_mb_per_s (the receiver's MB/s after the cache "
+                  "cliff, rows that had one)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({std::string("mb_per_s"), std::string(kSustainedMetric)}));
   return cmd;
 }
 
@@ -92,7 +97,8 @@ int RunCompare(const ReportFlags& f) {
   const std::string cmd = "compare";
   auto table = LoadReportInputs(f);
   if (!table.ok()) return Fail(cmd, table.status());
-  auto compare = Compare(*table, f.by, f.baseline, RoleFlag(cmd, f.role));
+  const CompareMetric metric = f.metric == kSustainedMetric ? CompareMetric::kSustainedMbPerS : CompareMetric::kMbPerS;
+  auto compare = Compare(*table, f.by, f.baseline, RoleFlag(cmd, f.role), metric);
   if (!compare.ok()) return Fail(cmd, compare.status());
   std::fputs(TerminalSafe(f.json ? CompareJson(*compare) : CompareText(*compare), /*keep_newlines=*/true).c_str(),
              stdout);

@@ -121,7 +121,10 @@ std::optional<CacheKnee> FindCacheKnee(const google::protobuf::RepeatedPtrField<
 
 std::optional<CacheKnee> KneeOfRow(const proto::TransferReport& row) {
   if (!row.has_burst_mb_per_s() || !row.has_burst_bytes() || !row.has_sustained_mb_per_s()) return std::nullopt;
-  return CacheKnee{row.burst_mb_per_s(), row.burst_bytes(), row.sustained_mb_per_s(), 0};
+  // The burst runs from the first byte, so its bytes over its rate is where the knee was.
+  const double knee_s =
+      row.burst_mb_per_s() > 0 ? static_cast<double>(row.burst_bytes()) / 1e6 / row.burst_mb_per_s() : 0;
+  return CacheKnee{row.burst_mb_per_s(), row.burst_bytes(), row.sustained_mb_per_s(), knee_s};
 }
 
 std::string DescribeKnee(const CacheKnee& knee) {

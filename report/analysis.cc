@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/cache_knee.h"
 #include "common/verdict.h"
 
 namespace nasperf {
@@ -262,6 +263,22 @@ std::string DevicesText(const std::vector<const TransferRecord*>& rows) {
                          rows.size(), Summarize(most->second).median);
 }
 
+std::string CacheCliffText(const std::vector<const TransferRecord*>& rows) {
+  std::vector<double> burst, bytes, sustained;
+  for (const TransferRecord* r : rows) {
+    if (std::optional<CacheKnee> knee = KneeOfRow(r->row)) {
+      burst.push_back(knee->burst_mb_per_s);
+      bytes.push_back(static_cast<double>(knee->burst_bytes));
+      sustained.push_back(knee->sustained_mb_per_s);
+    }
+  }
+  if (burst.empty()) return "";
+  const CacheKnee median{Summarize(burst).median, static_cast<uint64_t>(std::llround(Summarize(bytes).median)),
+                         Summarize(sustained).median, 0};
+  return absl::StrFormat("in %d of %d rows: %s%s", burst.size(), rows.size(), DescribeKnee(median),
+                         burst.size() > 1 ? " (medians)" : "");
+}
+
 std::string ObservationText(const GroupRows& g) {
   std::set<std::string> hosts;
   size_t most_streams = 1;
@@ -339,6 +356,7 @@ absl::StatusOr<ReportResult> SummarizeResults(const ResultTable& table, std::opt
       s.observation = ObservationText(g);
       s.path = PathText(g.rows);
       s.devices = DevicesText(g.rows);
+      s.cache_cliff = CacheCliffText(g.rows);
       for (const TransferRecord* row : g.rows) ++s.bottlenecks[row->bottleneck.empty() ? "unknown" : row->bottleneck];
       const std::vector<double> per_run = PerRunValues(s.rates_in_order, s.run_ordinals);
       s.trend_runs = per_run.size();
@@ -436,12 +454,54 @@ std::string VerdictText(const Comparison& c, size_t baseline_n, bool* significan
   return absl::StrFormat("no significant difference (%+.1f%%, 95%% CI %+.1f–%+.1f%%)", d.percent, d.ci_low, d.ci_high);
 }
 
+// The sustained metric: one value per row that had a cache cliff, in the order taken;
+// groups without one are dropped with a warning.
+void KeepSustainedRates(Role role, std::vector<GroupRows>* groups, std::vector<std::string>* warnings) {
+  std::vector<GroupRows> kept;
+  for (GroupRows& g : *groups) {
+    GroupRows s;
+    s.group = g.group;
+    s.role = role;
+    std::map<std::string, size_t> ordinal_of_run;
+    for (const TransferRecord* r : g.rows) {
+      std::optional<CacheKnee> knee = KneeOfRow(r->row);
+      if (!knee) continue;
+      s.rows.push_back(r);
+      s.rates.push_back(knee->sustained_mb_per_s);
+      auto [ordinal, added] =
+          ordinal_of_run.emplace(absl::StrCat(r->run_id, "\x1f", r->iteration), ordinal_of_run.size() + 1);
+      s.run_ordinals.push_back(ordinal->second);
+      s.hosts.push_back(r->host);
+    }
+    const size_t without = g.rows.size() - s.rows.size();
+    if (s.rows.empty()) {
+      warnings->push_back(
+          absl::StrFormat("%s: none of its %d rows had a cache cliff: left out", g.group, g.rows.size()));
+      continue;
+    }
+    if (without > 0) {
+      warnings->push_back(
+          absl::StrFormat("%s: %d of its %d rows had no cache cliff: left out", g.group, without, g.rows.size()));
+    }
+    kept.push_back(std::move(s));
+  }
+  *groups = std::move(kept);
+}
+
 absl::StatusOr<CompareResult> Compare(const ResultTable& table, const std::string& by, const std::string& baseline,
-                                      std::optional<Role> role) {
+                                      std::optional<Role> role, CompareMetric metric) {
   if (absl::Status s = CheckColumn(table, by); !s.ok()) return s;
   CompareResult result;
   result.by = by;
+  result.metric = metric;
   result.warnings = table.warnings;
+  if (metric == CompareMetric::kSustainedMbPerS) {
+    if (role && *role != Role::kReceiver) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(kSustainedMetric, " is the receiver's figure (the end that writes): leave out --role sender"));
+    }
+    role = Role::kReceiver;
+  }
   if (role) {
     result.role = *role;
   } else {
@@ -450,8 +510,11 @@ absl::StatusOr<CompareResult> Compare(const ResultTable& table, const std::strin
     result.role = roles.front();
   }
   std::vector<GroupRows> groups = Group(table, result.role, by);
+  if (metric == CompareMetric::kSustainedMbPerS) KeepSustainedRates(result.role, &groups, &result.warnings);
   if (groups.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat("no measured ", Name(result.role), " rows to compare"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "no measured ", Name(result.role), " rows",
+        metric == CompareMetric::kSustainedMbPerS ? " with a cache cliff (sustained_mb_per_s)" : "", " to compare"));
   }
   size_t base = 0;
   if (!baseline.empty()) {
@@ -545,7 +608,8 @@ std::string ReportText(const ReportResult& report) {
     absl::StrAppendFormat(&out, "  %-*s %4d %9.1f %9.1f %8.1f %9.1f %9.1f %9.1f %9.1f  %s\n", width, g.group, s.n,
                           s.median, s.mean, s.stddev, s.min, s.max, s.p5, s.p95, BottleneckMix(g.bottlenecks));
     notes.push_back(absl::StrCat("    ", g.group, ": n counts ", g.observation, g.path.empty() ? "" : "; ", g.path,
-                                 "; ", TrendText(g), g.devices.empty() ? "" : "; NAS device: ", g.devices, "\n"));
+                                 "; ", TrendText(g), g.devices.empty() ? "" : "; NAS device: ", g.devices,
+                                 g.cache_cliff.empty() ? "" : "; cache cliff ", g.cache_cliff, "\n"));
     previous = &g;
   }
   flush_notes();
@@ -573,10 +637,10 @@ std::string ReportJson(const ReportResult& report) {
     for (const auto& [verdict, count] : g.bottlenecks) mix.push_back(absl::StrCat(JsonString(verdict), ":", count));
     groups.push_back(absl::StrCat(
         "{\"label\":", JsonString(g.group), ",\"role\":", JsonString(Name(g.role)), ",", SummaryJson(g.stats),
-        ",\"bottleneck\":{", absl::StrJoin(mix, ","), "},\"trend_p\":", JsonNumber(g.trend.p),
-        ",\"sen_slope\":", JsonNumber(g.trend.sen_slope), ",\"trend_runs\":", g.trend_runs,
-        ",\"drifts\":", g.drifts ? "true" : "false", ",\"observation\":", JsonString(g.observation),
-        ",\"path\":", JsonString(g.path), ",\"devices\":", JsonString(g.devices), "}"));
+        ",\"bottleneck\":{", absl::StrJoin(mix, ","), "},\"trend_p\":", JsonNumber(g.trend.p), ",\"sen_slope\":",
+        JsonNumber(g.trend.sen_slope), ",\"trend_runs\":", g.trend_runs, ",\"drifts\":", g.drifts ? "true" : "false",
+        ",\"observation\":", JsonString(g.observation), ",\"path\":", JsonString(g.path),
+        ",\"devices\":", JsonString(g.devices), ",\"cache_cliff\":", JsonString(g.cache_cliff), "}"));
   }
   std::vector<std::string> failures;
   for (const TransferRecord* r : report.failures) {
@@ -592,9 +656,16 @@ std::string ReportJson(const ReportResult& report) {
                       ",\"intake\":[", absl::StrJoin(intakes, ","), "]}\n");
 }
 
+std::string CompareMeaning(const CompareResult& c) {
+  if (c.metric == CompareMetric::kSustainedMbPerS) {
+    return "sustained MB/s (receiver: after the cache cliff, one per row that had one)";
+  }
+  return RateMeaning(c.role);
+}
+
 std::string CompareText(const CompareResult& c) {
   std::string out =
-      absl::StrCat("compare by ", c.by, ", ", Name(c.role), " ", RateMeaning(c.role), ", baseline ", c.baseline, "\n");
+      absl::StrCat("compare by ", c.by, ", ", Name(c.role), " ", CompareMeaning(c), ", baseline ", c.baseline, "\n");
   int width = std::max<int>(16, static_cast<int>(c.by.size()));
   for (const Comparison& r : c.rows) width = std::max(width, static_cast<int>(r.group.size()));
   absl::StrAppendFormat(&out, "  %-*s %4s %9s %9s %9s  %s\n", width, c.by, "n", "median", "diff", "p", "verdict");
@@ -626,7 +697,8 @@ std::string CompareJson(const CompareResult& c) {
     absl::StrAppend(&row, ",\"verdict\":", JsonString(r.verdict), "}");
     rows.push_back(std::move(row));
   }
-  return absl::StrCat("{\"by\":", JsonString(c.by), ",\"role\":", JsonString(Name(c.role)),
+  return absl::StrCat("{\"by\":", JsonString(c.by), ",\"role\":", JsonString(Name(c.role)), ",\"metric\":",
+                      JsonString(c.metric == CompareMetric::kSustainedMbPerS ? kSustainedMetric : "mb_per_s"),
                       ",\"baseline\":", JsonString(c.baseline), ",\"rows\":[", absl::StrJoin(rows, ","),
                       "],\"warnings\":", JsonStrings(c.warnings), "}\n");
 }

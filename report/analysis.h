@@ -64,6 +64,10 @@ struct GroupSummary {
   // The NAS's busiest device under the target over the group's receiver rows (issue 27):
   // "loop1 busiest in 2 of 2 rows, 86 % busy (median)"; empty when no row names one.
   std::string devices;
+  // The cache cliff over the group's rows that had one (common/cache_knee.h), medians:
+  // "in 3 of 3 rows: the NAS took 256 MiB at 887 MB/s, then its disks sustained 57 MB/s";
+  // empty when no row had one.
+  std::string cache_cliff;
 };
 
 // One value per run, in run order: the median of the observations that share a run
@@ -100,17 +104,25 @@ struct Comparison {
   bool significant = false;
 };
 
+// What `compare` compares: each group's MB/s (per iteration, as `report`), or the MB/s
+// its writes sustained after the cache cliff (one per row that had a knee).
+enum class CompareMetric { kMbPerS, kSustainedMbPerS };
+inline constexpr char kSustainedMetric[] = "sustained_mb_per_s";
+
 struct CompareResult {
   std::string by, baseline;
   Role role = Role::kReceiver;
+  CompareMetric metric = CompareMetric::kMbPerS;
   std::vector<Comparison> rows;  // the baseline first
   std::vector<std::string> warnings;
 };
 
 // role nullopt picks the receiver's durable MB/s when there are receiver rows, else the
-// sender's end-to-end MB/s. baseline "" = the first group in file order.
+// sender's end-to-end MB/s. baseline "" = the first group in file order. The sustained
+// metric is the receiver's (the end that writes); a group none of whose rows had a
+// knee is left out, and said.
 absl::StatusOr<CompareResult> Compare(const ResultTable& table, const std::string& by, const std::string& baseline,
-                                      std::optional<Role> role);
+                                      std::optional<Role> role, CompareMetric metric = CompareMetric::kMbPerS);
 
 // The verdict sentence for one comparison (exposed for tests).
 std::string VerdictText(const Comparison& c, size_t baseline_n, bool* significant);

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/cache_knee.h"
 #include "common/fd.h"
 #include "common/intake.h"
 
@@ -264,6 +265,18 @@ std::string SeriesMarks(const Plot& plot, const std::vector<const SampleRecord*>
       color, coords, HtmlEscape(title));
 }
 
+// Where a transfer's cache cliff was (common/cache_knee.h): a drop from its burst rate to
+// the sustained one at the knee, with the knee in words.
+std::string KneeMark(const Plot& plot, const CacheKnee& knee, const std::string& color, const std::string& title) {
+  const double x = plot.X(knee.knee_s);
+  return absl::StrFormat(
+      "<g class=\"knee\"><title>%s: cache cliff at %.1f s: %s</title><line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" "
+      "y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\" stroke-dasharray=\"2 2\"/><circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" "
+      "fill=\"none\" stroke=\"%s\" stroke-width=\"2\"/></g>",
+      HtmlEscape(title), knee.knee_s, HtmlEscape(DescribeKnee(knee)), x, x, plot.Y(knee.burst_mb_per_s),
+      plot.Y(knee.sustained_mb_per_s), color, x, plot.Y(knee.burst_mb_per_s), color);
+}
+
 // Per-interval MB/s of every measured transfer against seconds since its first byte.
 // Samples of warm-ups and failed transfers are left out like their rows; samples
 // with no transfer row at all (a samples.csv given alone) are shown. *flat counts the
@@ -272,8 +285,11 @@ std::string TimelineChart(const ResultTable& table, Role role, const std::vector
                           size_t* flat) {
   const std::vector<SampleRecord>& samples = table.samples;
   std::set<std::string> measured, unmeasured;
+  std::map<std::string, CacheKnee> knees;
   for (const TransferRecord& r : table.transfers) {
-    (r.Measured() ? measured : unmeasured).insert(TransferKey(r.run_id, r.role, r.host, r.iteration, r.stream));
+    const std::string key = TransferKey(r.run_id, r.role, r.host, r.iteration, r.stream);
+    (r.Measured() ? measured : unmeasured).insert(key);
+    if (std::optional<CacheKnee> knee = KneeOfRow(r.row); knee && r.Measured()) knees.emplace(key, *knee);
   }
   std::map<std::string, size_t> color_of;
   for (size_t i = 0; i < group_order.size(); ++i) color_of[group_order[i]] = i;
@@ -306,8 +322,15 @@ std::string TimelineChart(const ResultTable& table, Role role, const std::vector
     std::stable_sort(points.begin(), points.end(),
                      [](const SampleRecord* a, const SampleRecord* b) { return a->t_s < b->t_s; });
     bool is_flat = false;
-    out += SeriesMarks(plot, points, Color(color_of[points.front()->label]), &is_flat);
+    const std::string color = Color(color_of[points.front()->label]);
+    out += SeriesMarks(plot, points, color, &is_flat);
     *flat += is_flat ? 1 : 0;
+    if (auto knee = knees.find(key); knee != knees.end() && !is_flat) {
+      const SampleRecord& first = *points.front();
+      out += KneeMark(
+          plot, knee->second, color,
+          absl::StrFormat("%s iteration %d stream %d (%s)", first.label, first.iteration, first.stream, first.host));
+    }
   }
   std::vector<std::string> names(color_of.size());
   for (const auto& [name, i] : color_of) names[i] = name;
@@ -370,7 +393,7 @@ std::string List(const std::vector<std::string>& items);
 
 std::string SummaryTable(const ReportResult& report) {
   std::string out = "<table>\n" + Row({"label", "role", "n", "median", "mean", "stddev", "min", "max", "p5", "p95",
-                                       "bottleneck", "trend", "n counts", "path", "NAS device"},
+                                       "bottleneck", "trend", "n counts", "path", "NAS device", "cache cliff"},
                                       "th");
   for (const GroupSummary& g : report.groups) {
     std::vector<std::string> mix;
@@ -378,7 +401,8 @@ std::string SummaryTable(const ReportResult& report) {
     const Summary& s = g.stats;
     out += Row({g.group, Name(g.role), absl::StrCat(s.n), Num(s.median), Num(s.mean), Num(s.stddev), Num(s.min),
                 Num(s.max), Num(s.p5), Num(s.p95), absl::StrJoin(mix, ", "), TrendText(g), g.observation,
-                g.path.empty() ? "-" : g.path, g.devices.empty() ? "-" : g.devices});
+                g.path.empty() ? "-" : g.path, g.devices.empty() ? "-" : g.devices,
+                g.cache_cliff.empty() ? "-" : g.cache_cliff});
   }
   out += "</table>\n";
   std::vector<std::string> legend = VerdictLegend(report);

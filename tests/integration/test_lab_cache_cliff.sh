@@ -63,4 +63,12 @@ within 15 "$sustained" "$truth" || fail "sustained $sustained MB/s is not within
 within 25 "$burst" "$free_rate" || fail "burst $burst MB/s is not within 25 % of the unthrottled write's $free_rate MB/s"
 grep -q "cache cliff: the NAS took .* MB/s, then its disks sustained .* MB/s" "$T/cliff-tx.log" \
   || fail "the console does not say the cliff: $(cat "$T/cliff-tx.log")"
+# report says it, the HTML marks it on the timeline, compare compares what was sustained.
+"$NASPERF" report "$T/cliff" --html "$T/cliff.html" >"$T/report.log" 2>&1 || fail "report: $(cat "$T/report.log")"
+grep -q "cache cliff in 1 of 1 rows: the NAS took" "$T/report.log" || fail "report does not say the cliff: $(cat "$T/report.log")"
+grep -q "cache cliff at [0-9.]* s: the NAS took" "$T/cliff.html" || fail "the HTML timeline does not mark the cliff"
+"$NASPERF" compare "$T/cliff" --metric sustained_mb_per_s --json >"$T/compare.json" 2>&1 \
+  || fail "compare --metric sustained_mb_per_s: $(cat "$T/compare.json")"
+python3 -c 'import json, sys; m = json.load(open(sys.argv[1]))["rows"][0]["median"]; sys.exit(abs(m - float(sys.argv[2])) > 0.01)' \
+  "$T/compare.json" "$sustained" || fail "compare's sustained median is not the row's $sustained: $(cat "$T/compare.json")"
 echo "ok: a cliff of $burst_bytes bytes at $burst MB/s, then $sustained MB/s; none on discard, unthrottled or O_DIRECT"

@@ -254,6 +254,78 @@ TEST(Report, NamesTheNasDeviceThatWasBusiestMostOften) {
   EXPECT_THAT(ReportJson(*r), HasSubstr("\"devices\":\"loop1 busiest in 2 of 3 rows"));
 }
 
+// Issue 27 item 3: the cache cliff over a group's rows, in the report and the HTML.
+constexpr char kCliffHeader[] =
+    "run_id,label,iteration,stream,role,host,bytes,duration_s,mb_per_s,status,warmup,burst_mb_per_s,burst_bytes,"
+    "sustained_mb_per_s\n";
+
+TEST(Report, SaysTheCacheCliffOfTheRowsThatHadOne) {
+  ResultTable t = Table(absl::StrCat(kCliffHeader,
+                                     "r,pool,1,0,receiver,nas,1000000000,10.0,100,ok,false,900,268435456,60\n"
+                                     "r,pool,2,0,receiver,nas,1000000000,10.0,100,ok,false,880,268435456,62\n"
+                                     "r,pool,3,0,receiver,nas,1000000000,10.0,100,ok,false,,,\n"));
+  auto r = SummarizeResults(t, std::nullopt);
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->groups.size(), 1u);
+  EXPECT_EQ(r->groups[0].cache_cliff,
+            "in 2 of 3 rows: the NAS took 256 MiB at 890 MB/s, then its disks sustained 61 MB/s (medians)");
+  EXPECT_THAT(ReportText(*r), HasSubstr("; cache cliff in 2 of 3 rows: the NAS took 256 MiB"));
+  EXPECT_THAT(ReportJson(*r), HasSubstr("\"cache_cliff\":\"in 2 of 3 rows"));
+}
+
+// compare --metric sustained_mb_per_s: what the disks held after the cache, per row
+// that had a knee; rows and groups without one are left out and said.
+TEST(Compare, ComparesTheSustainedRateAfterTheCacheCliff) {
+  std::string csv = kCliffHeader;
+  const std::vector<double> hdd = {60.1, 61.3, 59.8, 60.7, 60.2}, ssd = {240.5, 238.9, 243.1, 241.0, 239.6};
+  for (size_t i = 0; i < hdd.size(); ++i) {
+    // Equal burst rates: only the sustained part differs, and the overall MB/s barely.
+    absl::StrAppend(&csv, "r,hdd,", i + 1, ",0,receiver,nas,1000000000,5.0,200,ok,false,1200,1073741824,", hdd[i],
+                    "\n");
+    absl::StrAppend(&csv, "r,ssd,", i + 1, ",0,receiver,nas,1000000000,5.0,201,ok,false,1200,1073741824,", ssd[i],
+                    "\n");
+  }
+  absl::StrAppend(&csv, "r,ssd,6,0,receiver,nas,1000000000,5.0,201,ok,false,,,\n");
+  absl::StrAppend(&csv, "r,ram,1,0,receiver,nas,1000000000,1.0,1000,ok,false,,,\n");
+  ResultTable t = Table(csv);
+  auto c = Compare(t, "label", "", std::nullopt, CompareMetric::kSustainedMbPerS);
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_EQ(c->rows.size(), 2u);
+  EXPECT_EQ(c->rows[0].group, "hdd");
+  EXPECT_DOUBLE_EQ(c->rows[0].stats.median, 60.2);
+  EXPECT_DOUBLE_EQ(c->rows[1].stats.median, 240.5);
+  EXPECT_EQ(c->rows[1].stats.n, 5u);
+  EXPECT_TRUE(c->rows[1].significant);
+  EXPECT_THAT(c->rows[1].verdict, HasSubstr("faster by"));
+  EXPECT_THAT(c->warnings, testing::Contains(HasSubstr("ssd: 1 of its 6 rows had no cache cliff")));
+  EXPECT_THAT(c->warnings, testing::Contains(HasSubstr("ram: none of its 1 rows had a cache cliff")));
+  EXPECT_THAT(CompareText(*c), HasSubstr("sustained MB/s (receiver: after the cache cliff"));
+  EXPECT_THAT(CompareJson(*c), HasSubstr("\"metric\":\"sustained_mb_per_s\""));
+  // The sender has no such figure; a file without any knee has nothing to compare.
+  EXPECT_FALSE(Compare(t, "label", "", Role::kSender, CompareMetric::kSustainedMbPerS).ok());
+  auto none = Compare(Table(Csv({{"hdd", kBase}})), "label", "", std::nullopt, CompareMetric::kSustainedMbPerS);
+  ASSERT_FALSE(none.ok());
+  EXPECT_THAT(std::string(none.status().message()), HasSubstr("with a cache cliff"));
+}
+
+TEST(Html, MarksEachTransfersCacheCliffOnTheTimeline) {
+  std::string csv = absl::StrCat(kCliffHeader, "r,pool,1,0,receiver,nas,960000000,2.0,480,ok,false,900,900000000,60\n");
+  ResultTable t = Table(csv);
+  std::string samples = "run_id,label,iteration,stream,role,host,t_s,bytes,mb_per_s\n";
+  for (int k = 1; k <= 10; ++k) {
+    absl::StrAppend(&samples, "r,pool,1,0,receiver,nas,", k * 0.1, ",90000000,900\n");
+  }
+  for (int k = 11; k <= 20; ++k) absl::StrAppend(&samples, "r,pool,1,0,receiver,nas,", k * 0.1, ",6000000,60\n");
+  ASSERT_TRUE(ParseSamplesCsv("samples.csv", samples, &t).ok());
+  auto r = SummarizeResults(t, std::nullopt);
+  ASSERT_TRUE(r.ok());
+  HtmlReportInput in{&t, &*r, nullptr, "nasperf test"};
+  const std::string html = RenderHtmlReport(in);
+  EXPECT_THAT(html, HasSubstr("pool iteration 1 stream 0 (nas): cache cliff at 1.0 s: the NAS took 858 MiB at 900 "
+                              "MB/s, then its disks sustained 60 MB/s"));
+  EXPECT_THAT(html, HasSubstr("<td>in 1 of 1 rows: the NAS took 858 MiB at 900 MB/s"));
+}
+
 // "flat p=0.086, +82.1 MB/s per run" read as a slope that was not there.
 TEST(Report, ATrendIsNamedOnlyWhenItIsSignificant) {
   GroupSummary g;
