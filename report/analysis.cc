@@ -488,6 +488,22 @@ void KeepSustainedRates(Role role, std::vector<GroupRows>* groups, std::vector<s
   *groups = std::move(kept);
 }
 
+// The role compare reads: the one asked for, the receiver for the sustained metric, else
+// the receiver when it has measured rows.
+absl::StatusOr<Role> CompareRole(const ResultTable& table, std::optional<Role> role, CompareMetric metric) {
+  if (metric == CompareMetric::kSustainedMbPerS) {
+    if (role && *role != Role::kReceiver) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(kSustainedMetric, " is the receiver's figure (the end that writes): leave out --role sender"));
+    }
+    return Role::kReceiver;
+  }
+  if (role) return *role;
+  std::vector<Role> roles = RolesPresent(table);
+  if (roles.empty()) return absl::InvalidArgumentError("no measured rows (status ok, not a warm-up) to compare");
+  return roles.front();
+}
+
 absl::StatusOr<CompareResult> Compare(const ResultTable& table, const std::string& by, const std::string& baseline,
                                       std::optional<Role> role, CompareMetric metric) {
   if (absl::Status s = CheckColumn(table, by); !s.ok()) return s;
@@ -495,20 +511,9 @@ absl::StatusOr<CompareResult> Compare(const ResultTable& table, const std::strin
   result.by = by;
   result.metric = metric;
   result.warnings = table.warnings;
-  if (metric == CompareMetric::kSustainedMbPerS) {
-    if (role && *role != Role::kReceiver) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(kSustainedMetric, " is the receiver's figure (the end that writes): leave out --role sender"));
-    }
-    role = Role::kReceiver;
-  }
-  if (role) {
-    result.role = *role;
-  } else {
-    std::vector<Role> roles = RolesPresent(table);
-    if (roles.empty()) return absl::InvalidArgumentError("no measured rows (status ok, not a warm-up) to compare");
-    result.role = roles.front();
-  }
+  absl::StatusOr<Role> compared = CompareRole(table, role, metric);
+  if (!compared.ok()) return compared.status();
+  result.role = *compared;
   std::vector<GroupRows> groups = Group(table, result.role, by);
   if (metric == CompareMetric::kSustainedMbPerS) KeepSustainedRates(result.role, &groups, &result.warnings);
   if (groups.empty()) {
