@@ -29,7 +29,7 @@ int main(int argc, char** argv) {
   const Command commands[] = {
       AddReceiverCommand(app),  AddSenderCommand(app), AddAgentCommand(app),       AddLabCommand(app),
       AddCollectorCommand(app), AddFlushCommand(app),  AddFingerprintCommand(app), AddProbeCommand(app),
-      AddDemoCommand(app),      AddReportCommand(app), AddCompareCommand(app),
+      AddDemoCommand(app),      AddReportCommand(app), AddCompareCommand(app),     AddWatchCommand(app),
   };
   try {
     app.parse(argc, argv);

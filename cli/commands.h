@@ -34,5 +34,6 @@ Command AddFlushCommand(CLI::App& app);
 Command AddLabCommand(CLI::App& app);     // cli/lab_command.cc
 Command AddReportCommand(CLI::App& app);  // cli/report_command.cc
 Command AddCompareCommand(CLI::App& app);
+Command AddWatchCommand(CLI::App& app);  // cli/watch_command.cc
 
 }  // namespace nasperf::cli

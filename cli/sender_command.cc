@@ -75,7 +75,7 @@ CLI::App* AddSender(CLI::App& app, SenderFlags& f) {
   cmd->add_option("--transport", f.transport,
                   "native (the receiver agent), scp/sftp to any SSH server or nfs to any NFS server (no agent)")
       ->capture_default_str()
-      ->check(CLI::IsMember(Names<TransportKind>()));
+      ->check(CLI::IsMember(RunTransportWords()));
   AddTransportsFlags(*cmd, f);
   cmd->add_option(
       "--deploy-binary", f.deploy_binary,

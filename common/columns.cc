@@ -128,6 +128,8 @@ constexpr TransferColumn kDeclared[] = {
     {"share_protocol", kAppended, kText, "", PlainTextBound(200),
      "Share transports (nfs): what the protocol negotiated or was asked for, e.g. nfs3 wsize=1048576 "
      "rsize=1048576 stable=unstable (WRITEs the server may cache until COMMIT) or stable=file_sync"},
+    {"observed_file", kAppended, kText, "", PlainTextBound(1024),
+     "nasperf watch (role nas): the file the observed copy wrote, relative to the watched directory"},
 };
 
 // The field type each format writes and reads.

@@ -50,19 +50,7 @@ std::string ReadAttribute(const std::string& path) {
 }
 
 // A small text file (mountinfo), at most max bytes: a longer one is cut, never read whole.
-std::string ReadText(const std::string& path, size_t max) {
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  std::string text;
-  if (!fd.valid()) return text;
-  char buf[16384];
-  while (text.size() < max) {
-    const ssize_t n = ::read(fd.get(), buf, std::min(sizeof buf, max - text.size()));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    text.append(buf, static_cast<size_t>(n));
-  }
-  return text;
-}
+std::string ReadText(const std::string& path, size_t max) { return ReadFileBounded(path, max).value_or(""); }
 
 bool Exists(const std::string& path) {
   struct stat st;

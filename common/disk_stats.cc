@@ -24,21 +24,7 @@ constexpr size_t kMaxLineBytes = 512;
 // Enough for kMaxLines of /proc/diskstats; a longer file is cut, never read whole.
 constexpr size_t kMaxFileBytes = 1 << 20;
 
-absl::StatusOr<std::string> ReadBounded(const std::string& path) {
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd.valid()) return ErrnoStatus(errno, absl::StrCat("open ", path));
-  // Grown as read: /proc/meminfo, read every 100 ms, is 1.5 KB.
-  std::string text;
-  char buffer[16384];
-  while (text.size() < kMaxFileBytes) {
-    const ssize_t n = ::read(fd.get(), buffer, std::min(sizeof buffer, kMaxFileBytes - text.size()));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return ErrnoStatus(errno, absl::StrCat("read ", path));
-    if (n == 0) break;
-    text.append(buffer, static_cast<size_t>(n));
-  }
-  return text;
-}
+absl::StatusOr<std::string> ReadBounded(const std::string& path) { return ReadFileBounded(path, kMaxFileBytes); }
 
 // major minor name, then at least the 11 counters every kernel since 2.6 prints.
 bool ParseDiskLine(absl::string_view line, DiskCounters* out) {

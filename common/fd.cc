@@ -135,6 +135,22 @@ absl::StatusOr<size_t> ReadFullBy(int fd, void* data, size_t size, int64_t deadl
   return done;
 }
 
+absl::StatusOr<std::string> ReadFileBounded(const std::string& path, size_t max_bytes) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return ErrnoStatus(errno, absl::StrCat("open ", path));
+  // Grown as read: /proc/meminfo, read every 100 ms, is 1.5 KB.
+  std::string text;
+  char buffer[16384];
+  while (text.size() < max_bytes) {
+    const ssize_t n = ::read(fd.get(), buffer, std::min(sizeof buffer, max_bytes - text.size()));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ErrnoStatus(errno, absl::StrCat("read ", path));
+    if (n == 0) break;
+    text.append(buffer, static_cast<size_t>(n));
+  }
+  return text;
+}
+
 absl::Status MakeDirectories(const std::string& path, mode_t mode) {
   for (size_t i = 1; i <= path.size(); ++i) {
     if (i == path.size() || path[i] == '/') {

@@ -54,6 +54,10 @@ absl::StatusOr<size_t> ReadFullBy(int fd, void* data, size_t size, int64_t deadl
 
 // mkdir -p: every missing directory of path, each with `mode`; errno text names the
 // directory that failed.
+// At most max_bytes of a file (a /proc or sysfs file, a small config): a longer one is
+// cut, never read whole.
+absl::StatusOr<std::string> ReadFileBounded(const std::string& path, size_t max_bytes);
+
 absl::Status MakeDirectories(const std::string& path, mode_t mode);
 
 // Replaces path with content: written to a new temporary file beside it (created

@@ -28,16 +28,15 @@ struct Table<Cleanup> {
 template <>
 struct Table<TransportKind> {
   static constexpr const char* what = "transport";
-  static constexpr std::pair<TransportKind, const char*> entries[] = {{TransportKind::kNative, "native"},
-                                                                      {TransportKind::kScp, "scp"},
-                                                                      {TransportKind::kSftp, "sftp"},
-                                                                      {TransportKind::kNfs, "nfs"},
-                                                                      {TransportKind::kSmb, "smb"}};
+  static constexpr std::pair<TransportKind, const char*> entries[] = {
+      {TransportKind::kNative, "native"}, {TransportKind::kScp, "scp"}, {TransportKind::kSftp, "sftp"},
+      {TransportKind::kNfs, "nfs"},       {TransportKind::kSmb, "smb"}, {TransportKind::kObserved, "observed"}};
 };
 template <>
 struct Table<Role> {
   static constexpr const char* what = "role";
-  static constexpr std::pair<Role, const char*> entries[] = {{Role::kSender, "sender"}, {Role::kReceiver, "receiver"}};
+  static constexpr std::pair<Role, const char*> entries[] = {
+      {Role::kSender, "sender"}, {Role::kReceiver, "receiver"}, {Role::kNas, "nas"}};
 };
 template <>
 struct Table<Direction> {
@@ -73,7 +72,9 @@ struct Table<Bottleneck> {
                                                                    {Bottleneck::kOldSender, "sender"},
                                                                    {Bottleneck::kSenderCpu, "sender-cpu"},
                                                                    {Bottleneck::kReceiverCpu, "receiver-cpu"},
-                                                                   {Bottleneck::kClientDisk, "client-disk"}};
+                                                                   {Bottleneck::kClientDisk, "client-disk"},
+                                                                   {Bottleneck::kServerCpu, "server-cpu"},
+                                                                   {Bottleneck::kClient, "client"}};
 };
 
 }  // namespace

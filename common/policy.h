@@ -15,13 +15,16 @@
 
 namespace nasperf {
 
-enum class WriteMode { kBuffered, kDirect, kDsync };            // page cache, O_DIRECT, O_DSYNC
-enum class Cleanup { kEach, kEnd, kNever };                     // when received files are deleted
-enum class TransportKind { kNative, kScp, kSftp, kNfs, kSmb };  // the transport column
+enum class WriteMode { kBuffered, kDirect, kDsync };  // page cache, O_DIRECT, O_DSYNC
+enum class Cleanup { kEach, kEnd, kNever };           // when received files are deleted
+// kObserved: a copy some other tool made, measured on the NAS by `nasperf watch`; no
+// registry entry, so no run can ask for it.
+enum class TransportKind { kNative, kScp, kSftp, kNfs, kSmb, kObserved };  // the transport column
 // The transport whose far end is nasperf's own receiver: the receiver's rows say it
 // (the registry lists it first, so it is also what a run uses unless told otherwise).
 inline constexpr TransportKind kAgentTransport = TransportKind::kNative;
-enum class Role { kSender, kReceiver };        // the role column
+// kNas: `nasperf watch`'s row of a copy it observed on the NAS.
+enum class Role { kSender, kReceiver, kNas };  // the role column
 enum class Status { kOk, kFailed, kAborted };  // the status column
 // Which way the bytes go: to the NAS (the sender pushes) or from it (the NAS agent
 // reads a file on its target and streams it to the client). Roles keep their names.
@@ -35,7 +38,20 @@ enum class ReadMode { kBuffered, kDirect };
 // The bottleneck column. kOldSender ("sender") is what nasperf before the `source`
 // word wrote for kSource: still read (old CSVs, old peers), never written.
 // kClientDisk: for reads, the client's --local-target took the bytes slower than they came.
-enum class Bottleneck { kNetwork, kDisk, kSource, kBalanced, kOldSender, kSenderCpu, kReceiverCpu, kClientDisk };
+// kServerCpu and kClient are `watch`'s: the process serving a copy (smbd, sshd, the NFS
+// server) was CPU-bound; none of the NAS's parts was busy, so the client or its path was.
+enum class Bottleneck {
+  kNetwork,
+  kDisk,
+  kSource,
+  kBalanced,
+  kOldSender,
+  kSenderCpu,
+  kReceiverCpu,
+  kClientDisk,
+  kServerCpu,
+  kClient
+};
 
 // Parse<T>("direct") -> WriteMode::kDirect; INVALID_ARGUMENT naming the choices.
 template <typename T>

@@ -14,6 +14,8 @@ namespace nasperf {
 
 void RandomBytes(void* out, size_t size);
 std::string RandomHex(size_t bytes);
+// A run id safe in file names: UTC time plus random hex.
+std::string NewRunId();
 
 // $XDG_CONFIG_HOME/nasperf/NAME, else ~/.config/nasperf/NAME.
 std::string ConfigPath(absl::string_view name);

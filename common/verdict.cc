@@ -82,6 +82,12 @@ std::string VerdictMeaning(const std::string& word) {
       return "the client's own disk (--local-target) took the data slower than the NAS and the network gave it";
     case Bottleneck::kBalanced:
       return "no side waited on another for a fifth of the time";
+    case Bottleneck::kServerCpu:
+      return "the NAS's CPU: the process serving the copy (smbd, sshd, the NFS server) was busy or queued for a core "
+             "nearly the whole time";
+    case Bottleneck::kClient:
+      return "none of the NAS's parts was busy (disk, serving process, NIC): the client or its path held the copy "
+             "back";
   }
   return "";
 }

@@ -519,7 +519,7 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
 // Nothing else of the peer's reaches libssh: no config file, no prompt, no new
 // host keys (the known_hosts check stays strict).
 absl::Status SetJobTransport(const proto::SenderJob& job, RunOptions& o) {
-  auto kind = ParseOr(job.transport(), DefaultTransport());
+  auto kind = ParseRunTransport(job.transport());
   if (!kind.ok()) return kind.status();
   o.transport = *kind;
   const TransportCaps& caps = TransportFor(o.transport).caps;

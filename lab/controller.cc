@@ -21,6 +21,7 @@
 #include "common/policy.h"
 #include "common/receiver_client.h"
 #include "common/stats.h"
+#include "common/token.h"
 #include "common/units.h"
 #include "common/validate.h"
 #include "lab/agent_client.h"

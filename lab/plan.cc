@@ -199,8 +199,8 @@ absl::Status ParseSshLogin(const std::string& text, PlanTransfer* t) {
 // `transport` and what `to` means with it: a [[host]] with an agent, or an SSH login.
 absl::Status ReadTransportAndTo(const TableReader& r, const Plan& plan, PlanTransfer* t) {
   std::string word = Name(t->transport);
-  NASPERF_RETURN_IF_ERROR(r.OneOf("transport", &word, Names<TransportKind>()));
-  t->transport = *Parse<TransportKind>(word);
+  NASPERF_RETURN_IF_ERROR(r.OneOf("transport", &word, RunTransportWords()));
+  t->transport = *ParseRunTransport(word);
   const TransportCaps& caps = TransportFor(t->transport).caps;
   NASPERF_RETURN_IF_ERROR(r.String("to", &t->to, true));
   if (plan.FindHost(t->from) == nullptr) {

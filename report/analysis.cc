@@ -20,6 +20,8 @@ std::string RateMeaning(Role role) {
       return "durable MB/s (receiver: first byte to data on disk)";
     case Role::kSender:
       return "end-to-end MB/s (sender: first byte to the receiver's answer)";
+    case Role::kNas:
+      return "observed MB/s (nasperf watch on the NAS: first to last write of a copy another tool made)";
   }
   return "MB/s";
 }
@@ -141,7 +143,7 @@ std::vector<GroupRows> Group(const ResultTable& table, Role role, const std::str
 // Receiver first: its durable MB/s is what a NAS test is about.
 std::vector<Role> RolesPresent(const ResultTable& table) {
   std::vector<Role> roles;
-  for (Role role : {Role::kReceiver, Role::kSender}) {
+  for (Role role : {Role::kReceiver, Role::kSender, Role::kNas}) {
     if (std::any_of(table.transfers.begin(), table.transfers.end(),
                     [role](const TransferRecord& r) { return r.role == role && r.Measured(); })) {
       roles.push_back(role);

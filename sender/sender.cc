@@ -221,10 +221,6 @@ std::string SummaryLine(const char* name, const std::vector<double>& values) {
 
 }  // namespace
 
-std::string NewRunId() {
-  return absl::StrCat(absl::FormatTime("%Y%m%d-%H%M%S", absl::Now(), absl::UTCTimeZone()), "-", RandomHex(2));
-}
-
 namespace {
 
 // The bytes of each transfer: --size, or the file's length (checked readable now,

@@ -30,9 +30,6 @@ struct SenderOutcome {
   int failed = 0;     // not ok, warm-ups included
 };
 
-// A run id safe in file names: UTC time plus random hex.
-std::string NewRunId();
-
 // Errors before the loop starts (unreachable receiver or SSH server, wrong token,
 // refused host key or login, unreadable file) are returned; everything after is
 // recorded in rows and counted.

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "transport/native.h"
 #include "transport/nfs.h"
@@ -26,6 +27,21 @@ const TransportEntry& TransportFor(TransportKind kind) {
 }
 
 TransportKind DefaultTransport() { return Transports().front().kind; }
+
+std::vector<std::string> RunTransportWords() {
+  std::vector<std::string> words;
+  for (const TransportEntry& entry : Transports()) words.push_back(Name(entry.kind));
+  return words;
+}
+
+absl::StatusOr<TransportKind> ParseRunTransport(absl::string_view word) {
+  if (word.empty()) return DefaultTransport();
+  for (const TransportEntry& entry : Transports()) {
+    if (Name(entry.kind) == word) return entry.kind;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("transport '", word, "' is not one a run can use: ", absl::StrJoin(RunTransportWords(), "|")));
+}
 
 std::string TransportsWith(bool TransportCaps::*cap) {
   std::vector<std::string> names;

@@ -80,6 +80,12 @@ const std::vector<TransportEntry>& Transports();
 const TransportEntry& TransportFor(TransportKind kind);
 // The first entry: what a run uses when none is named (--transport, a plan, a job).
 TransportKind DefaultTransport();
+// The words a run can ask for: the entries'. The transport column knows more words
+// (`observed`, watch's) that no run can use.
+std::vector<std::string> RunTransportWords();
+// A run's transport word (a plan's, a job's): "" = DefaultTransport(); a word with no
+// entry is refused, naming the ones there are.
+absl::StatusOr<TransportKind> ParseRunTransport(absl::string_view word);
 // The words of the transports that have `cap`, as "scp|sftp", for refusals.
 std::string TransportsWith(bool TransportCaps::*cap);
 // The words of the transports whose flags `add` declares, as "scp|sftp".

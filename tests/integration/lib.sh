@@ -147,6 +147,9 @@ csv_col() {
   awk -F, -v col="$2" 'NR==1 { for (i=1;i<=NF;i++) if ($i==col) c=i; next } { print $c }' "$1"
 }
 
+# within PCT VALUE TRUTH: VALUE is within PCT % of TRUTH.
+within() { awk -v p="$1" -v v="$2" -v l="$3" 'BEGIN { exit !(v >= l * (1 - p / 100) && v <= l * (1 + p / 100)) }'; }
+
 # A small good transfer proves the receiver still serves.
 assert_serves() {
   local port=$1
@@ -368,6 +371,23 @@ lab_shares() {
   "$LAB_SH" shares >"$T/shares.log" 2>&1 || fail "lab.sh shares: $(cat "$T/shares.log")"
   # shellcheck disable=SC1090
   . "/run/nasperf-lab/$NASPERF_LAB/env"
+}
+
+# smbclient_mbs SHARE FILE NAME: Samba's own client putting FILE into the lab's SHARE as
+# NAME; prints its own rate in MB/s (its "(N kb/s)" is KiB/s).
+smbclient_mbs() {
+  on_client timeout 120 smbclient "//$NAS_IP/$1" -A "$SMB_CREDENTIALS" -m SMB3 -c "put $2 $3" \
+    2>&1 | sed -n 's/.*(\([0-9.]*\) kb\/s).*/\1/p' | head -1 | awk '{ printf "%.1f", $1 * 1024 / 1e6 }'
+}
+
+# scp_mbs FILE DEST: OpenSSH's scp from the lab's client to DEST (root@NAS:PATH) through
+# lab_sshd, under a pty so it prints its progress meter; prints its own rate in MB/s
+# (the meter's last figure: bytes over the time since the file began, in MiB/s).
+scp_mbs() {
+  on_client timeout 120 script -qec "scp -o BatchMode=yes -o UserKnownHostsFile=$T/ssh/known_hosts \
+    -i $T/ssh/user_ed25519 -P 2222 $1 $2" /dev/null 2>&1 | tr '\r' '\n' \
+    | sed -n 's/.* \([0-9.]*\)\([KMG]\)B\/s .*/\1 \2/p' | tail -1 \
+    | awk '{ f = $2 == "K" ? 1024 : $2 == "M" ? 1048576 : 1073741824; printf "%.1f", $1 * f / 1e6 }'
 }
 
 # sweep_dead_labs: tears down the labs of test runs that were killed before their

@@ -27,7 +27,6 @@ PY
 }
 row_cpu() { awk -F, -v role="$2" 'NR==1 { for (i=1;i<=NF;i++) { if ($i=="role") r=i; if ($i=="cpu_user_s") u=i;
   if ($i=="cpu_sys_s") s=i }; next } $r == role { t += $u + $s } END { printf "%.4f", t }' "$1"; }
-within() { awk -v p="$1" -v v="$2" -v l="$3" 'BEGIN { exit !(v >= l * (1 - p / 100) && v <= l * (1 + p / 100)) }'; }
 minus() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.4f", a - b }'; }
 
 mkdir -p "$T/target"

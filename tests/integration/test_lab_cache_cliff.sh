@@ -14,7 +14,6 @@
 # idle spell, 60-100 MB/s then 40, so that write is not steady and its knee is real.)
 source "$(dirname "$0")/lib.sh"
 
-within() { awk -v p="$1" -v v="$2" -v l="$3" 'BEGIN { exit !(v >= l * (1 - p / 100) && v <= l * (1 + p / 100)) }'; }
 dirty=$((128 << 20))
 
 lab_up --mtu 9000 --rate 1gbit --array-rate 40MB --disk-size 1G --cache-cliff 128MiB

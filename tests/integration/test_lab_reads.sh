@@ -19,7 +19,6 @@
 source "$(dirname "$0")/lib.sh"
 command -v iperf3 >/dev/null || skip "iperf3 is not installed"
 
-within() { awk -v p="$1" -v v="$2" -v l="$3" 'BEGIN { exit !(v >= l * (1 - p / 100) && v <= l * (1 + p / 100)) }'; }
 all_rows() { local role; for role in sender receiver; do csv_role_all "$1" $role "$2" "$3"; done; }
 
 lab_up --mtu 9000 --rate 10gbit --array-rate 60MB --disk-size 1500M

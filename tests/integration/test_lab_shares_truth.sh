@@ -70,11 +70,7 @@ awk -v a="$disk" -v b="$dd_mbs" 'BEGIN { r = a / b; exit !(r > 0.9 && r < 1.1) }
 
 # --- SMB: the link against iperf3 and smbclient, the array against dd
 head -c 128M /dev/urandom >"$T/payload"
-smbclient_mbs() {  # Samba's own client putting the payload: its "(N kb/s)" is KiB/s
-  on_client timeout 120 smbclient "//$NAS_IP/cache" -A "$SMB_CREDENTIALS" -m SMB3 -c "put $T/payload put-$1.bin" \
-    2>&1 | sed -n 's/.*(\([0-9.]*\) kb\/s).*/\1/p' | head -1 | awk '{ printf "%.1f", $1 * 1024 / 1e6 }'
-}
-for i in 1 2 3; do smbclient_mbs "$i"; echo; rm -f "$CACHE/put-$i.bin"; done | sort -n | sed -n 2p >"$T/smbclient.mbs"
+for i in 1 2 3; do smbclient_mbs cache "$T/payload" "put-$i.bin"; echo; rm -f "$CACHE/put-$i.bin"; done | sort -n | sed -n 2p >"$T/smbclient.mbs"
 smbclient=$(cat "$T/smbclient.mbs")
 [ -n "$smbclient" ] || fail "smbclient put gave no rate"
 on_client "$NASPERF" sender --transport smb --smb-credentials "$SMB_CREDENTIALS" --to "smb://$NAS_IP/cache" \

@@ -21,7 +21,6 @@
 source "$(dirname "$0")/lib.sh"
 
 # within PCT VALUE LIMIT: VALUE is within PCT percent of LIMIT.
-within() { awk -v p="$1" -v v="$2" -v l="$3" 'BEGIN { exit !(v >= l * (1 - p / 100) && v <= l * (1 + p / 100)) }'; }
 
 lab_up --mtu 9000 --rate 10gbit --array-rate 60MB --disk-size 1G  # small images fit in RAM
 

@@ -31,7 +31,7 @@ TEST(Policy, EveryNameRoundTrips) {
 TEST(Policy, TheListsAreTheOnesUsersSee) {
   EXPECT_EQ(Names<WriteMode>(), (std::vector<std::string>{"buffered", "direct", "dsync"}));
   EXPECT_EQ(Names<Cleanup>(), (std::vector<std::string>{"each", "end", "never"}));
-  EXPECT_EQ(Names<TransportKind>(), (std::vector<std::string>{"native", "scp", "sftp", "nfs", "smb"}));
+  EXPECT_EQ(Names<TransportKind>(), (std::vector<std::string>{"native", "scp", "sftp", "nfs", "smb", "observed"}));
 }
 
 TEST(Policy, UnknownWordsAreRefusedNamingTheChoices) {

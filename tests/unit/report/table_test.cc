@@ -100,8 +100,8 @@ TEST(ResultTable, MalformedFilesNameFileAndLine) {
   {
     // Words are read through their Parse, once, here: the statistics compare enums.
     ResultTable t;
-    absl::Status bad_role = ParseTransfersCsv("f.csv", "label,iteration,role,mb_per_s,status\nx,1,nas,1,ok\n", &t);
-    EXPECT_THAT(bad_role.message(), HasSubstr("f.csv:2: column role: 'nas' is not one of sender, receiver"));
+    absl::Status bad_role = ParseTransfersCsv("f.csv", "label,iteration,role,mb_per_s,status\nx,1,client,1,ok\n", &t);
+    EXPECT_THAT(bad_role.message(), HasSubstr("f.csv:2: column role: 'client' is not one of sender, receiver, nas"));
     absl::Status bad_status = ParseTransfersCsv("f.csv", "label,iteration,role,mb_per_s,status\nx,1,sender,1,OK\n", &t);
     EXPECT_THAT(bad_status.message(), HasSubstr("column status: 'OK' is not one of ok, failed, aborted"));
     EXPECT_TRUE(t.transfers.empty());

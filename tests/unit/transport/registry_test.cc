@@ -20,9 +20,20 @@ TEST(Registry, EveryTransportWordHasOneEntry) {
   for (const std::string& name : Names<TransportKind>()) {
     auto kind = Parse<TransportKind>(name);
     ASSERT_TRUE(kind.ok()) << name;
+    if (name == "observed") continue;  // watch's word: rows only, no run
     EXPECT_EQ(TransportFor(*kind).kind, *kind) << name << " has no entry";
     EXPECT_EQ(seen.count(name), 1u);
   }
+}
+
+// A plan or a job naming watch's word is refused, not run as the first entry.
+TEST(Registry, NoRunCanAskForAnObservedCopy) {
+  EXPECT_EQ(RunTransportWords(), (std::vector<std::string>{"native", "scp", "sftp", "nfs", "smb"}));
+  auto observed = ParseRunTransport("observed");
+  ASSERT_FALSE(observed.ok());
+  EXPECT_EQ(observed.status().message(), "transport 'observed' is not one a run can use: native|scp|sftp|nfs|smb");
+  EXPECT_EQ(*ParseRunTransport(""), DefaultTransport());
+  EXPECT_EQ(Name(*ParseRunTransport("sftp")), "sftp");
 }
 
 TEST(Registry, CapabilitiesNameTheTransportsThatHaveThem) {

@@ -1,0 +1,260 @@
+// nasperf watch on a real directory with real inotify: a copy written in steps is one
+// row with its bytes and samples; a file truncated, replaced or removed mid-copy, the
+// watched directory vanishing and a thousand small files give rows or a line, never a
+// crash; the verdict rules and the /proc parsers on captured lines.
+#include "watch/copy_watcher.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "watch/server_process.h"
+
+namespace nasperf {
+namespace {
+
+using ::testing::HasSubstr;
+
+class RowSink : public ReportSink {
+ public:
+  absl::Status Submit(const proto::TransferReport& report) override {
+    absl::MutexLock lock(&mu_);
+    rows_.push_back(report);
+    return absl::OkStatus();
+  }
+  // Waits (at most 20 s) until n rows arrived; the rows so far.
+  std::vector<proto::TransferReport> WaitFor(size_t n) {
+    absl::MutexLock lock(&mu_);
+    auto enough = [&] { return rows_.size() >= n; };
+    mu_.AwaitWithTimeout(absl::Condition(&enough), absl::Seconds(20));
+    return rows_;
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::vector<proto::TransferReport> rows_;
+};
+
+// A watcher on a fresh directory, in a thread, until Stop.
+class WatchTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char name[] = "/tmp/nasperf-watch-XXXXXX";
+    ASSERT_NE(mkdtemp(name), nullptr);
+    dir_ = name;
+  }
+  void TearDown() override {
+    Stop();
+    EXPECT_EQ(std::system(absl::StrCat("rm -rf ", dir_).c_str()), 0);
+  }
+  void Start() {
+    WatchOptions o;
+    o.dir = dir_;
+    o.interval_s = 0.1;
+    o.idle_s = 0.5;
+    o.min_bytes = 1 << 20;
+    o.stop = &stop_;
+    o.line = [this](const std::string& line) {
+      absl::MutexLock lock(&mu_);
+      lines_.push_back(line);
+      if (line.rfind("watching ", 0) == 0) ready_ = true;
+    };
+    options_ = o;
+    thread_ = std::thread([this] { result_ = RunWatch(options_, sink_); });
+    absl::MutexLock lock(&mu_);
+    ASSERT_TRUE(mu_.AwaitWithTimeout(absl::Condition(&ready_), absl::Seconds(20)));
+  }
+  void Stop() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+  std::string Lines() {
+    absl::MutexLock lock(&mu_);
+    std::string all;
+    for (const std::string& l : lines_) absl::StrAppend(&all, l, "\n");
+    return all;
+  }
+  // Writes `steps` MiB into FILE, one a step, `pause` apart; leaves it open when asked.
+  int WriteSteps(const std::string& file, int steps, absl::Duration pause, bool close_it = true) {
+    const int fd = open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    EXPECT_GE(fd, 0);
+    std::string mib(1 << 20, 'x');
+    for (int i = 0; i < steps; ++i) {
+      EXPECT_EQ(write(fd, mib.data(), mib.size()), static_cast<ssize_t>(mib.size()));
+      absl::SleepFor(pause);  // paces the writer: a copy that takes a while
+    }
+    if (close_it) close(fd);
+    return fd;
+  }
+
+  std::string dir_;
+  std::atomic<bool> stop_{false};
+  RowSink sink_;
+  WatchOptions options_;
+  absl::StatusOr<WatchSummary> result_ = absl::UnknownError("not run");
+  std::thread thread_;
+  absl::Mutex mu_;
+  bool ready_ = false;
+  std::vector<std::string> lines_;
+};
+
+TEST_F(WatchTest, ACopyInStepsIsOneRowWithItsBytesAndSamples) {
+  Start();
+  ASSERT_EQ(mkdir((dir_ + "/sub").c_str(), 0755), 0);
+  WriteSteps(dir_ + "/sub/a.bin", 6, absl::Milliseconds(60));
+  const std::vector<proto::TransferReport> rows = sink_.WaitFor(1);
+  ASSERT_EQ(rows.size(), 1u) << Lines();
+  const proto::TransferReport& r = rows[0];
+  EXPECT_EQ(r.role(), "nas");
+  EXPECT_EQ(r.transport(), "observed");
+  EXPECT_EQ(r.observed_file(), "sub/a.bin");
+  EXPECT_EQ(r.status(), "ok");
+  EXPECT_EQ(r.bytes(), 6u << 20);
+  EXPECT_GT(r.duration_s(), 0.2);  // five pauses of 60 ms between six writes
+  EXPECT_THAT(r.notes(), HasSubstr("ended: closed"));
+  uint64_t sampled = 0;
+  for (const proto::Sample& s : r.samples()) sampled += s.bytes();
+  EXPECT_EQ(sampled, r.bytes());
+  EXPECT_GE(r.samples_size(), 2);
+  EXPECT_THAT(r.peer(), HasSubstr("[")) << "the writer (this test) was found";
+  Stop();
+  ASSERT_TRUE(result_.ok()) << result_.status();
+  EXPECT_EQ(result_->rows, 1);
+}
+
+TEST_F(WatchTest, ACopyThatStopsGrowingEndsAfterTheIdleTime) {
+  Start();
+  const int fd = WriteSteps(dir_ + "/nfs-like.bin", 3, absl::Milliseconds(30), /*close_it=*/false);
+  const std::vector<proto::TransferReport> rows = sink_.WaitFor(1);
+  close(fd);
+  ASSERT_EQ(rows.size(), 1u) << Lines();
+  EXPECT_THAT(rows[0].notes(), HasSubstr("ended: not grown for"));
+  EXPECT_EQ(rows[0].bytes(), 3u << 20);
+}
+
+TEST_F(WatchTest, TruncatedReplacedAndRemovedMidCopyAreAbortedRows) {
+  Start();
+  const std::string a = dir_ + "/a.bin", b = dir_ + "/b.bin", c = dir_ + "/c.bin";
+  int fd = WriteSteps(a, 2, absl::Milliseconds(150), /*close_it=*/false);
+  ASSERT_EQ(ftruncate(fd, 0), 0);
+  close(fd);
+  fd = WriteSteps(b, 2, absl::Milliseconds(150), /*close_it=*/false);
+  const std::string other = dir_ + "/other";
+  WriteSteps(other, 0, absl::ZeroDuration());
+  ASSERT_EQ(rename(other.c_str(), b.c_str()), 0);
+  close(fd);
+  fd = WriteSteps(c, 2, absl::Milliseconds(150), /*close_it=*/false);
+  ASSERT_EQ(unlink(c.c_str()), 0);
+  close(fd);
+  const std::vector<proto::TransferReport> rows = sink_.WaitFor(3);
+  ASSERT_EQ(rows.size(), 3u) << Lines();
+  for (const proto::TransferReport& r : rows) {
+    EXPECT_EQ(r.status(), "aborted") << r.observed_file();
+    EXPECT_EQ(r.bottleneck(), "") << "no verdict on a copy that did not finish";
+  }
+  EXPECT_THAT(rows[0].error(), HasSubstr("a.bin shrank mid-copy, from 2097152 to 0 bytes"));
+  EXPECT_THAT(rows[1].error(), HasSubstr("b.bin was replaced by another file mid-copy"));
+  EXPECT_THAT(rows[2].error(), HasSubstr("c.bin was removed mid-copy"));
+}
+
+TEST_F(WatchTest, AThousandSmallFilesAreCountedNotRowed) {
+  Start();
+  for (int i = 0; i < 1000; ++i) {
+    FILE* f = std::fopen(absl::StrCat(dir_, "/small", i).c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs("a small file\n", f);
+    std::fclose(f);
+  }
+  WriteSteps(dir_ + "/big.bin", 2, absl::Milliseconds(100));  // rowed after the small ones
+  const std::vector<proto::TransferReport> rows = sink_.WaitFor(1);
+  ASSERT_EQ(rows.size(), 1u) << Lines();
+  EXPECT_EQ(rows[0].observed_file(), "big.bin");
+  Stop();
+  ASSERT_TRUE(result_.ok());
+  // A queue overflow is said on a line and loses some: never more than were made.
+  EXPECT_LE(result_->small, 1000);
+  EXPECT_GE(result_->small, 1) << Lines();
+}
+
+TEST_F(WatchTest, AVanishingDirectoryAbortsTheCopyAndSaysSo) {
+  Start();
+  const int fd = WriteSteps(dir_ + "/a.bin", 2, absl::Milliseconds(150), /*close_it=*/false);
+  ASSERT_EQ(std::system(absl::StrCat("rm -rf ", dir_).c_str()), 0);
+  const std::vector<proto::TransferReport> rows = sink_.WaitFor(1);
+  close(fd);
+  thread_.join();
+  ASSERT_EQ(rows.size(), 1u) << Lines();
+  EXPECT_EQ(rows[0].status(), "aborted");
+  ASSERT_FALSE(result_.ok());
+  EXPECT_THAT(std::string(result_.status().message()), HasSubstr("vanished: nothing left to watch"));
+}
+
+TEST(WatchStart, ADirectoryThatIsNotThereOrNotADirectoryIsOneLine) {
+  RowSink sink;
+  WatchOptions o;
+  o.dir = "/nonexistent/nasperf-watch";
+  auto missing = RunWatch(o, sink);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(std::string(missing.status().message()), HasSubstr("/nonexistent/nasperf-watch"));
+  o.dir = "/proc/self/status";
+  auto file = RunWatch(o, sink);
+  ASSERT_FALSE(file.ok());
+  EXPECT_THAT(std::string(file.status().message()), HasSubstr("is not a directory"));
+}
+
+TEST(ObservedVerdict, NamesThePartThatWasBusyInItsOrder) {
+  std::string why;
+  EXPECT_EQ(ObservedVerdict({97, 10, 0, 0}, &why), "network");
+  EXPECT_THAT(why, HasSubstr("the NIC took 97 % of the link"));
+  EXPECT_EQ(ObservedVerdict({60, 99, 0, 0}, &why), "server-cpu");
+  EXPECT_EQ(ObservedVerdict({60, 10, 61, 4}, &why), "disk");
+  EXPECT_EQ(ObservedVerdict({60, 10, 0, 95}, &why), "disk");
+  EXPECT_THAT(why, HasSubstr("busiest disk under the directory was 95 % busy"));
+  EXPECT_EQ(ObservedVerdict({60, 10, 5, 10}, &why), "client");
+  // A server never seen might have been the limit: no client verdict without it.
+  EXPECT_EQ(ObservedVerdict({60, -1, -1, 10}, &why), "");
+  EXPECT_THAT(why, HasSubstr("no verdict"));
+}
+
+TEST(ServerProcess, ParsesThreadStateAndSchedstat) {
+  EXPECT_EQ(ParseThreadState("1234 (smbd: client [1) D 1 2 3"), 'D');
+  EXPECT_EQ(ParseThreadState("1234 (a) b) S 1"), 'S');
+  EXPECT_EQ(ParseThreadState("1234 (no end"), 0);
+  EXPECT_EQ(ParseThreadState("1234 (x)"), 0);
+  EXPECT_EQ(ParseSchedstatDemand("1000 250 7\n"), 1250);
+  EXPECT_EQ(ParseSchedstatDemand("-5 3 1"), std::nullopt);
+  EXPECT_EQ(ParseSchedstatDemand("12"), std::nullopt);
+  EXPECT_EQ(ParseSchedstatDemand("4611686018427387904 4611686018427387904 1"), std::nullopt);
+}
+
+TEST(ServerProcess, FindsThisProcessByTheFileItHoldsOpen) {
+  char name[] = "/tmp/nasperf-writer-XXXXXX";
+  const int fd = mkstemp(name);
+  ASSERT_GE(fd, 0);
+  std::optional<Writer> w = FindWriter(name);
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->pid, getpid());
+  ServerProcess server(*w);
+  server.Look(1'000'000'000);
+  server.Look(2'000'000'000);
+  EXPECT_EQ(server.Figures().looks, 2);
+  EXPECT_EQ(server.Figures().name, absl::StrCat(w->comm, "[", getpid(), "]"));
+  close(fd);
+  unlink(name);
+  EXPECT_FALSE(FindWriter(name).has_value());
+}
+
+}  // namespace
+}  // namespace nasperf

@@ -1,0 +1,639 @@
+#include "watch/copy_watcher.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "common/cache_knee.h"
+#include "common/clock.h"
+#include "common/disk_stats.h"
+#include "common/fd.h"
+#include "common/policy.h"
+#include "common/sampler.h"
+#include "common/token.h"
+#include "common/units.h"
+#include "watch/server_process.h"
+
+namespace nasperf {
+namespace {
+
+// Past these the watch says so once and goes on with what it has.
+constexpr size_t kMaxWatchedDirs = 8192;
+constexpr int kMaxDepth = 64;
+constexpr size_t kMaxActiveCopies = 1024;
+constexpr int64_t kLookEveryNs = 50'000'000;  // the poll's period: server looks, counters
+constexpr int64_t kFindEveryNs = 1'000'000'000;
+constexpr int64_t kEventGapNs = 10'000'000;
+constexpr double kMinNicSpanS = 0.3;
+// Shorter than this from first to last write, a copy's MB/s is the poll's granularity.
+constexpr double kMinTimedS = 0.05;
+constexpr double kNetworkPct = 95, kMaxLinePct = 105, kDeviceBusyPct = 90;
+// A server stalled in the kernel this often was held back by the disk or its dirty
+// limit: after each stall its socket has to refill, so it then waits on the network
+// too, the more the closer the link's speed is to the disk's (lab_watch: 31 % at a
+// link 1.5x the disk's, 83-96 % at 3x). A client-bound copy into a cache stalls ~never.
+constexpr double kBlockedPct = 20;
+constexpr size_t kEventBuffer = 64 * 1024;
+
+// What /proc/net/dev counts of a full link: frames with their Ethernet header, not the
+// preamble, gap and FCS on the wire (MTU 1500: 98.4 % of the link's bits).
+double FrameCeilingMbps(uint32_t link_mbps, uint32_t mtu) {
+  if (mtu == 0) return link_mbps;
+  return link_mbps * (mtu + 14.0) / (mtu + 38.0);
+}
+
+std::string Pct(double v) { return v < 0 ? "?" : absl::StrFormat("%.0f %%", v); }
+
+// The NAS's counters at one poll: what a copy's figures are differences of.
+struct Reading {
+  int64_t mono_ns = 0;
+  std::vector<DiskCounters> disks;
+  std::optional<uint64_t> rx_bytes;
+};
+
+// Received bytes of `nic`, or of every interface but lo, from /proc/net/dev.
+std::optional<uint64_t> ParseRxBytes(absl::string_view net_dev, const std::string& nic) {
+  std::optional<uint64_t> total;
+  int lines = 0;
+  for (absl::string_view line : absl::StrSplit(net_dev, '\n')) {
+    if (++lines > 4096) break;
+    const size_t colon = line.find(':');
+    if (colon == absl::string_view::npos) continue;
+    const absl::string_view name = absl::StripAsciiWhitespace(line.substr(0, colon));
+    if (nic.empty() ? name == "lo" : name != nic) continue;
+    std::vector<absl::string_view> f = absl::StrSplit(line.substr(colon + 1), ' ', absl::SkipEmpty());
+    uint64_t rx = 0;
+    if (f.empty() || !absl::SimpleAtoi(f[0], &rx)) continue;
+    total = total.value_or(0) + rx;
+  }
+  return total;
+}
+
+struct Copy {
+  std::string rel;
+  ino_t ino = 0;
+  uint64_t base = 0, size = 0, size_at_tick = 0;
+  uint64_t first_chunk = 0;  // already in the file at its first write event
+  bool created = false, wrote = false;
+  int64_t seen_ns = 0, first_ns = 0, last_ns = 0, tick_ns = 0, first_wall_ns = 0;
+  // The NAS's counters at its first write, at the latest look after a write, and at the
+  // look before that one: inside the copy while it runs on, so rates over start..inner
+  // hold no idle time at either end.
+  Reading start, inner, last;
+  std::optional<uint64_t> dirty_peak;
+  std::vector<proto::Sample> samples;
+  std::optional<ServerProcess> server;
+  int64_t next_find_ns = 0;
+  bool said_start = false;
+  // Set when it ends: how, and whether it was a whole copy.
+  std::string ended;
+  Status status = Status::kOk;
+  std::string error;
+};
+
+class Watcher {
+ public:
+  Watcher(const WatchOptions& o, ReportSink& sink) : o_(o), sink_(sink) {}
+
+  absl::StatusOr<WatchSummary> Run();
+
+ private:
+  void Say(const std::string& line) const {
+    if (o_.line) o_.line(line);
+  }
+  // Watches rel and the directories under it. new_at: when the tree appeared, 0 for the
+  // one there at the start (its files are not copies in progress).
+  absl::Status AddTree(const std::string& rel, int depth, int64_t new_at = 0);
+  void HandleEvents(int64_t now);
+  void HandleEvent(const inotify_event& e, int64_t now, std::map<uint32_t, std::string>* moved_from);
+  void Touch(const std::string& rel, bool created, int64_t now);
+  Copy* Tracked(const std::string& rel) {
+    auto it = copies_.find(rel);
+    return it == copies_.end() ? nullptr : &it->second;
+  }
+  void End(Copy& c, std::string how, Status status = Status::kOk, std::string error = "");
+  void Refresh(Copy& c, int64_t now);
+  void Tick(Copy& c, int64_t now);
+  void Finish(Copy& c);
+  proto::TransferReport RowOf(Copy& c, ObservedFigures* figures, std::string* details);
+  void AddNasFigures(const Copy& c, proto::TransferReport* row, std::vector<std::string>* notes,
+                     ObservedFigures* f) const;
+  Reading Read(int64_t now) const;
+  // The link's speed (--link-speed, else the NICs' own) and their largest MTU into mtu_.
+  uint32_t LinkMbps();
+  std::string Abs(const std::string& rel) const { return rel.empty() ? o_.dir : absl::StrCat(o_.dir, "/", rel); }
+
+  const WatchOptions& o_;
+  ReportSink& sink_;
+  Fd inotify_;
+  std::map<int, std::string> dirs_;  // watch descriptor -> its directory, relative to DIR
+  std::map<std::string, Copy> copies_;
+  std::vector<BlockDevice> devices_;
+  std::string run_id_, host_;
+  uint32_t link_mbps_ = 0, mtu_ = 0;
+  bool said_dir_limit_ = false, said_copy_limit_ = false, root_gone_ = false;
+  int ordinal_ = 0;
+  WatchSummary summary_;
+  Reading now_;
+};
+
+absl::Status Watcher::AddTree(const std::string& rel, int depth, int64_t new_at) {
+  if (dirs_.size() >= kMaxWatchedDirs || depth > kMaxDepth) {
+    if (!said_dir_limit_) {
+      Say(absl::StrCat("watch: more than ", kMaxWatchedDirs, " directories (or deeper than ", kMaxDepth, ") under ",
+                       o_.dir, ": copies into the rest are not seen"));
+    }
+    said_dir_limit_ = true;
+    return absl::OkStatus();
+  }
+  const std::string path = Abs(rel);
+  const int wd = inotify_add_watch(inotify_.get(), path.c_str(),
+                                   IN_CREATE | IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE |
+                                       IN_DELETE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW | IN_EXCL_UNLINK);
+  if (wd < 0) return ErrnoStatus(errno, absl::StrCat("watch ", path));
+  dirs_[wd] = rel;
+  std::unique_ptr<DIR, int (*)(DIR*)> d(opendir(path.c_str()), closedir);
+  if (!d) return absl::OkStatus();  // gone or unreadable since: its watch says the rest
+  while (dirent* e = readdir(d.get())) {
+    const std::string name = e->d_name;
+    if (name == "." || name == "..") continue;
+    const std::string child = rel.empty() ? name : absl::StrCat(rel, "/", name);
+    struct stat st;
+    if (fstatat(dirfd(d.get()), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    if (S_ISDIR(st.st_mode)) {
+      absl::Status s = AddTree(child, depth + 1, new_at);
+      if (!s.ok()) Say(absl::StrCat("watch: ", s.message(), ": copies into it are not seen"));
+    } else if (S_ISREG(st.st_mode) && new_at > 0) {
+      // In a directory that appeared while watching: made after it, so from its first byte,
+      // and written already when its size says so.
+      Touch(child, /*created=*/true, new_at);
+      if (st.st_size > 0) Touch(child, /*created=*/false, new_at);
+    }
+  }
+  return absl::OkStatus();
+}
+
+Reading Watcher::Read(int64_t now) const {
+  Reading r;
+  r.mono_ns = now;
+  r.disks = ReadDiskstats(o_.proc + "/diskstats").value_or(std::vector<DiskCounters>{});
+  absl::StatusOr<std::string> net = ReadFileBounded(o_.proc + "/net/dev", 1 << 20);
+  if (net.ok()) r.rx_bytes = ParseRxBytes(*net, o_.nic);
+  return r;
+}
+
+uint32_t Watcher::LinkMbps() {
+  uint64_t total = 0;
+  std::unique_ptr<DIR, int (*)(DIR*)> d(opendir((o_.sys + "/class/net").c_str()), closedir);
+  if (!d) return o_.link_mbps;
+  int seen = 0;
+  while (dirent* e = readdir(d.get())) {
+    const std::string name = e->d_name;
+    if (name == "." || name == ".." || name == "lo" || (!o_.nic.empty() && name != o_.nic) || ++seen > 256) continue;
+    int64_t mbps = 0, mtu = 0;
+    const std::string at = absl::StrCat(o_.sys, "/class/net/", name);
+    std::string text = ReadFileBounded(at + "/speed", 32).value_or("");
+    if (absl::SimpleAtoi(absl::StripAsciiWhitespace(text), &mbps) && mbps > 0 && mbps < 10'000'000) total += mbps;
+    text = ReadFileBounded(at + "/mtu", 32).value_or("");
+    if (absl::SimpleAtoi(absl::StripAsciiWhitespace(text), &mtu) && mtu >= 68 && mtu <= 65536) {
+      mtu_ = std::max(mtu_, static_cast<uint32_t>(mtu));
+    }
+  }
+  if (o_.link_mbps > 0) return o_.link_mbps;
+  return static_cast<uint32_t>(std::min<uint64_t>(total, UINT32_MAX));
+}
+
+// A write (or a new file) at rel: the copy it belongs to, started when there is none.
+void Watcher::Touch(const std::string& rel, bool created, int64_t now) {
+  Copy* c = Tracked(rel);
+  if (c == nullptr) {
+    if (copies_.size() >= kMaxActiveCopies) {
+      if (!said_copy_limit_) Say(absl::StrCat("watch: more than ", kMaxActiveCopies, " copies at once: not all seen"));
+      said_copy_limit_ = true;
+      return;
+    }
+    struct stat st;
+    if (lstat(Abs(rel).c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return;
+    c = &copies_[rel];
+    c->rel = rel;
+    c->seen_ns = now;
+    c->ino = st.st_ino;
+    c->created = created;
+    // A file it did not see created: what was there when it first saw it is not this copy's.
+    c->base = created ? 0 : static_cast<uint64_t>(st.st_size);
+    c->size = c->size_at_tick = c->base;
+  }
+  if (created) return;
+  if (!c->wrote) {
+    c->wrote = true;
+    c->first_ns = c->tick_ns = now;
+    // A server writes once a request has arrived (SMB's are up to 8 MiB): those bytes
+    // crossed the network before this event.
+    struct stat st;
+    if (lstat(Abs(rel).c_str(), &st) == 0 && static_cast<uint64_t>(st.st_size) > c->base) {
+      c->first_chunk = static_cast<uint64_t>(st.st_size) - c->base;
+    }
+    c->first_wall_ns = WallNanos();
+    c->start = c->inner = c->last = Read(now);
+  }
+  c->last_ns = now;
+}
+
+void Watcher::End(Copy& c, std::string how, Status status, std::string error) {
+  // A file closed and then found shrunk or replaced in the same look did not arrive whole.
+  if (!c.ended.empty() && !(c.status == Status::kOk && status != Status::kOk)) return;
+  c.ended = std::move(how);
+  c.status = status;
+  c.error = std::move(error);
+}
+
+void Watcher::HandleEvent(const inotify_event& e, int64_t now, std::map<uint32_t, std::string>* moved_from) {
+  if (e.mask & IN_Q_OVERFLOW) {
+    Say("watch: events were lost (the kernel's queue overflowed): copies in progress are timed by their size alone");
+    return;
+  }
+  auto dir = dirs_.find(e.wd);
+  if (dir == dirs_.end()) return;
+  if (e.mask & (IN_DELETE_SELF | IN_IGNORED)) {
+    if (dir->second.empty()) root_gone_ = true;
+    dirs_.erase(dir);
+    return;
+  }
+  const std::string name = e.len > 0 ? std::string(e.name, strnlen(e.name, e.len)) : "";
+  if (name.empty()) return;
+  const std::string rel = dir->second.empty() ? name : absl::StrCat(dir->second, "/", name);
+  if (e.mask & IN_ISDIR) {
+    if (e.mask & (IN_CREATE | IN_MOVED_TO)) {
+      absl::Status s = AddTree(rel, static_cast<int>(std::count(rel.begin(), rel.end(), '/')) + 1, now);
+      if (!s.ok()) Say(absl::StrCat("watch: ", s.message(), ": copies into it are not seen"));
+    }
+    return;
+  }
+  if (e.mask & IN_CREATE) Touch(rel, /*created=*/true, now);
+  if (e.mask & IN_MODIFY) Touch(rel, /*created=*/false, now);
+  Copy* c = Tracked(rel);
+  if (c == nullptr) return;
+  if (e.mask & IN_CLOSE_WRITE && c->wrote) End(*c, "closed");
+  if (e.mask & IN_MOVED_FROM) (*moved_from)[e.cookie] = rel;
+  if (e.mask & IN_DELETE) End(*c, "removed", Status::kAborted, absl::StrCat(rel, " was removed mid-copy"));
+}
+
+void Watcher::HandleEvents(int64_t now) {
+  alignas(inotify_event) char buffer[kEventBuffer];
+  std::map<uint32_t, std::string> moved_from;
+  std::vector<std::pair<uint32_t, std::string>> moved_to;
+  for (int rounds = 0; rounds < 64; ++rounds) {
+    const ssize_t n = read(inotify_.get(), buffer, sizeof buffer);
+    if (n <= 0) break;
+    for (ssize_t at = 0; at + static_cast<ssize_t>(sizeof(inotify_event)) <= n;) {
+      const auto* e = reinterpret_cast<const inotify_event*>(buffer + at);
+      at += static_cast<ssize_t>(sizeof(inotify_event) + e->len);
+      if (at > n) break;
+      HandleEvent(*e, now, &moved_from);
+      if ((e->mask & IN_MOVED_TO) && !(e->mask & IN_ISDIR) && dirs_.count(e->wd) > 0) {
+        const std::string& dir = dirs_[e->wd];
+        const std::string name(e->name, strnlen(e->name, e->len));
+        moved_to.emplace_back(e->cookie, dir.empty() ? name : absl::StrCat(dir, "/", name));
+      }
+    }
+  }
+  // A rename within DIR (rsync's temporary file becoming the real one) keeps the copy.
+  for (const auto& [cookie, to] : moved_to) {
+    auto from = moved_from.find(cookie);
+    if (from == moved_from.end() || copies_.count(from->second) == 0 || copies_.count(to) > 0) continue;
+    auto node = copies_.extract(from->second);
+    node.key() = to;
+    node.mapped().rel = to;
+    copies_.insert(std::move(node));
+    moved_from.erase(from);
+  }
+  for (const auto& [cookie, rel] : moved_from) {
+    if (Copy* c = Tracked(rel)) {
+      End(*c, "moved out", Status::kAborted, absl::StrCat(rel, " was moved out of the watched directory mid-copy"));
+    }
+  }
+}
+
+// The file's size now; a shrunk or replaced file ends the copy.
+void Watcher::Refresh(Copy& c, int64_t now) {
+  struct stat st;
+  if (lstat(Abs(c.rel).c_str(), &st) != 0) {
+    if (c.ended.empty() && c.wrote) End(c, "removed", Status::kAborted, absl::StrCat(c.rel, " vanished mid-copy"));
+    return;
+  }
+  if (st.st_ino != c.ino) {
+    End(c, "replaced", Status::kAborted, absl::StrCat(c.rel, " was replaced by another file mid-copy"));
+    return;
+  }
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  if (size < c.size && c.wrote) {  // before c.size moves: the row keeps what had arrived
+    End(c, "truncated", Status::kAborted,
+        absl::StrCat(c.rel, " shrank mid-copy, from ", c.size, " to ", size, " bytes"));
+    return;
+  }
+  c.size = size;
+  if (c.wrote && c.ended.empty() && static_cast<double>(now - c.last_ns) / 1e9 >= o_.idle_s) {
+    End(c, absl::StrFormat("not grown for %.0f s", o_.idle_s));
+  }
+}
+
+// Within this of its last write a copy's server and page cache are looked at: a thread
+// blocked in the kernel writes nothing while it waits, so every poll counts, but a
+// finished copy waiting out the idle time would only add idle looks.
+constexpr int64_t kLookAfterWriteNs = 1'000'000'000;
+
+void Watcher::Tick(Copy& c, int64_t now) {
+  if (!c.wrote) return;
+  if (now - c.last_ns <= kLookAfterWriteNs) {
+    if (!c.server && now >= c.next_find_ns && c.size - c.base >= o_.min_bytes) {
+      c.next_find_ns = now + kFindEveryNs;
+      if (std::optional<Writer> w = FindWriter(Abs(c.rel), o_.proc)) c.server.emplace(*w, o_.proc);
+    }
+    if (c.server) c.server->Look(now);
+    std::optional<uint64_t> dirty = ParseDirtyBytes(ReadFileBounded(o_.proc + "/meminfo", 1 << 16).value_or(""));
+    if (dirty) c.dirty_peak = std::max(c.dirty_peak.value_or(0), *dirty);
+  }
+  // A sample per interval in which it was written: a stall stretches the next one, and
+  // the idle wait before the end adds none.
+  const double since_tick = static_cast<double>(now - c.tick_ns) / 1e9;
+  if (since_tick < o_.interval_s || c.last_ns <= c.tick_ns || c.samples.size() >= IntervalSampler::kMaxSamples) {
+    return;
+  }
+  proto::Sample s;
+  s.set_t_s(static_cast<double>(now - c.first_ns) / 1e9);
+  s.set_interval_s(since_tick);
+  s.set_bytes(c.size - c.size_at_tick);
+  c.samples.push_back(s);
+  c.tick_ns = now;
+  c.size_at_tick = c.size;
+  if (c.size - c.base >= o_.min_bytes) {
+    if (!c.said_start) Say(absl::StrCat("copy into ", c.rel, " began"));
+    c.said_start = true;
+    Say(absl::StrFormat("  %-40s %10s  %8.1f MB/s", c.rel, FormatSize(c.size - c.base),
+                        static_cast<double>(s.bytes()) / 1e6 / since_tick));
+  }
+}
+
+// The bytes since the last tick: their own sample, or, under half an interval, added
+// to the one before (as the sampler does).
+void AddTailSample(Copy& c, double seconds, double interval_s) {
+  const double tail = static_cast<double>(c.last_ns - c.tick_ns) / 1e9;
+  const uint64_t extra = c.size - c.size_at_tick;
+  if (tail <= 0 && extra == 0) return;
+  if (!c.samples.empty() && tail < interval_s / 2) {
+    proto::Sample& s = c.samples.back();
+    s.set_bytes(s.bytes() + extra);
+    s.set_interval_s(s.interval_s() + std::max(0.0, tail));
+    s.set_t_s(std::max(s.t_s(), seconds));
+    return;
+  }
+  proto::Sample s;
+  s.set_t_s(seconds);
+  s.set_interval_s(tail > 0 ? tail : seconds);
+  s.set_bytes(extra);
+  c.samples.push_back(s);
+}
+
+std::string ObservedPart(const ObservedFigures& f) {
+  return absl::StrCat("NIC ", Pct(f.line_rate_pct), " of the link, serving process CPU ", Pct(f.server_cpu_pct),
+                      " and blocked ", Pct(f.server_blocked_pct), ", busiest disk ", Pct(f.busiest_device_pct));
+}
+
+// The NAS's parts during the copy: its devices and page cache, and its NIC.
+void Watcher::AddNasFigures(const Copy& c, proto::TransferReport* row, std::vector<std::string>* notes,
+                            ObservedFigures* f) const {
+  const double elapsed = static_cast<double>(c.last.mono_ns - c.start.mono_ns) / 1e9;
+  if (elapsed > 0) {
+    DeviceWatchResult devices{FigureDevices(devices_, c.start.disks, c.last.disks, elapsed), c.dirty_peak};
+    AddDeviceColumns(devices, row);
+    if (const DeviceFigure* busiest = BusiestUnderTarget(devices.devices)) f->busiest_device_pct = busiest->busy_pct;
+    // The NIC from the first write to a look inside the copy, unless the copy was too
+    // short to have one: then to the look after it.
+    const Reading& end =
+        static_cast<double>(c.inner.mono_ns - c.start.mono_ns) / 1e9 >= kMinNicSpanS ? c.inner : c.last;
+    const double nic_s = static_cast<double>(end.mono_ns - c.start.mono_ns) / 1e9;
+    if (c.start.rx_bytes && end.rx_bytes && link_mbps_ > 0 && nic_s > 0 && *end.rx_bytes >= *c.start.rx_bytes) {
+      const double pct = static_cast<double>(*end.rx_bytes - *c.start.rx_bytes) * 8 / nic_s / 1e6 /
+                         FrameCeilingMbps(link_mbps_, mtu_) * 100;
+      row->set_link_mbps(link_mbps_);
+      if (mtu_ > 0) row->set_mtu(mtu_);
+      if (pct <= kMaxLinePct) {
+        row->set_line_rate_pct(pct);
+        f->line_rate_pct = pct;
+      } else {
+        notes->push_back(
+            absl::StrFormat("the NIC received %.0f %% of %d Mb/s, more than the link carries: left out "
+                            "(--link-speed wrong?)",
+                            pct, link_mbps_));
+      }
+    }
+  }
+}
+
+proto::TransferReport Watcher::RowOf(Copy& c, ObservedFigures* f, std::string* details) {
+  proto::TransferReport row;
+  row.set_run_id(run_id_);
+  row.set_label(o_.label);
+  row.set_iteration(++ordinal_);
+  row.set_stream(0);
+  row.set_role(Name(Role::kNas));
+  row.set_host(host_);
+  row.set_transport(Name(TransportKind::kObserved));
+  row.set_direction(Name(Direction::kWrite));
+  row.set_observed_file(c.rel);
+  row.set_status(Name(c.status));
+  if (!c.error.empty()) row.set_error(c.error);
+  const uint64_t bytes = c.size - c.base;
+  const double written_s = static_cast<double>(c.last_ns - c.first_ns) / 1e9;
+  // The first chunk arrived before the first write event: timed at the rate of the rest.
+  const uint64_t first_chunk = std::min(c.first_chunk, bytes), rest = bytes - first_chunk;
+  const double lead_s = rest > 0 ? written_s * static_cast<double>(first_chunk) / static_cast<double>(rest) : 0;
+  const double seconds = written_s + lead_s;
+  row.set_bytes(bytes);
+  row.set_started_at_unix_ns(c.first_wall_ns - static_cast<int64_t>(lead_s * 1e9));
+  row.set_first_byte_s(0);
+  row.set_duration_s(seconds);
+  row.set_mb_per_s(static_cast<double>(bytes) / 1e6 / seconds);
+  AddTailSample(c, written_s, o_.interval_s);
+  for (size_t i = 0; i < c.samples.size(); ++i) {
+    proto::Sample* s = row.add_samples();
+    *s = c.samples[i];
+    s->set_t_s(s->t_s() + lead_s);
+    if (i == 0) s->set_interval_s(s->interval_s() + lead_s);
+  }
+  if (std::optional<CacheKnee> knee = FindCacheKnee(row.samples())) {
+    row.set_burst_mb_per_s(knee->burst_mb_per_s);
+    row.set_burst_bytes(knee->burst_bytes);
+    row.set_sustained_mb_per_s(knee->sustained_mb_per_s);
+  }
+  std::vector<std::string> notes{absl::StrCat("ended: ", c.ended)};
+  if (lead_s > 0) {
+    notes.push_back(
+        absl::StrFormat("its first %s were in the file at the first write event: timed at the copy's own "
+                        "rate (%.3f s)",
+                        FormatSize(first_chunk), lead_s));
+  }
+  if (!c.created) notes.push_back("the watch saw this file first mid-way: bytes from then on");
+  AddNasFigures(c, &row, &notes, f);
+  if (c.server) {
+    const ServerFigures s = c.server->Figures();
+    row.set_peer(s.name);
+    if (s.busiest_thread_pct >= 0) row.set_cpu_busy_pct(s.busiest_thread_pct);
+    f->server_cpu_pct = s.busiest_thread_pct;
+    if (s.looks >= 3) f->server_blocked_pct = s.blocked_pct;
+    notes.push_back(absl::StrFormat("served by %s: busiest thread %s on a CPU, blocked in the kernel at %s of %d looks",
+                                    s.name, Pct(s.busiest_thread_pct), Pct(s.blocked_pct), s.looks));
+  } else {
+    notes.push_back("the serving process was not found (a kernel NFS server holds no file open)");
+  }
+  std::string why;
+  const std::string verdict = c.status == Status::kOk ? ObservedVerdict(*f, &why) : "";
+  if (!verdict.empty()) row.set_bottleneck(verdict);
+  if (!why.empty()) notes.push_back(why);
+  row.set_notes(absl::StrJoin(notes, "; "));
+  *details = why.empty() ? ObservedPart(*f) : why;
+  return row;
+}
+
+void Watcher::Finish(Copy& c) {
+  const uint64_t bytes = c.size - c.base;
+  const double seconds = static_cast<double>(c.last_ns - c.first_ns) / 1e9;
+  if (!c.wrote || bytes < o_.min_bytes || seconds < kMinTimedS) {
+    ++summary_.small;
+    return;
+  }
+  ObservedFigures figures;
+  std::string details;
+  proto::TransferReport row = RowOf(c, &figures, &details);
+  absl::Status s = sink_.Submit(row);
+  if (s.ok()) {
+    ++summary_.rows;
+  } else {
+    ++summary_.submit_errors;
+    Say(absl::StrCat("watch: the row of ", c.rel, " was not stored: ", s.message()));
+  }
+  Say(absl::StrFormat("copy %d  %s  %s in %.2f s = %.1f MB/s  %s  %s%s(%s)", row.iteration(), c.rel, FormatSize(bytes),
+                      seconds, row.mb_per_s(), c.ended, row.bottleneck().empty() ? "" : row.bottleneck(),
+                      row.bottleneck().empty() ? "" : "  ", c.status == Status::kOk ? details : c.error));
+}
+
+absl::StatusOr<WatchSummary> Watcher::Run() {
+  struct stat st;
+  if (stat(o_.dir.c_str(), &st) != 0) return ErrnoStatus(errno, absl::StrCat("watch ", o_.dir));
+  if (!S_ISDIR(st.st_mode)) return absl::InvalidArgumentError(absl::StrCat(o_.dir, " is not a directory"));
+  inotify_ = Fd(inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
+  if (!inotify_.valid()) return ErrnoStatus(errno, "inotify_init1");
+  if (absl::Status s = AddTree("", 0); !s.ok()) return s;
+  run_id_ = o_.run_id.empty() ? NewRunId() : o_.run_id;
+  host_ = o_.host.empty() ? LocalHostName() : o_.host;
+  devices_ = DevicesToWatch(o_.dir, o_.sys);
+  link_mbps_ = LinkMbps();
+  Say(absl::StrFormat(
+      "watching %s (%d directories), run %s; link %s; a copy ends when its file is closed or has not "
+      "grown for %.0f s",
+      o_.dir, dirs_.size(), run_id_, link_mbps_ > 0 ? absl::StrCat(link_mbps_, " Mb/s") : "unknown", o_.idle_s));
+  int64_t next_look = MonoNanos(), previous_look = next_look;
+  now_ = Read(next_look);
+  while (!(o_.stop != nullptr && o_.stop->load()) && !root_gone_) {
+    pollfd p{inotify_.get(), POLLIN, 0};
+    const int wait_ms = static_cast<int>(std::max<int64_t>(0, next_look - MonoNanos()) / 1'000'000);
+    const int ready = poll(&p, 1, wait_ms);
+    if (ready < 0 && errno != EINTR) return ErrnoStatus(errno, "poll inotify");
+    int64_t now = MonoNanos();
+    if (ready > 0) HandleEvents(now);
+    if (now < next_look) {
+      // Events come with every write: gather them for a while rather than wake per write.
+      if (ready > 0) usleep(static_cast<useconds_t>(std::min<int64_t>(kEventGapNs, next_look - now) / 1000));
+      continue;
+    }
+    next_look = now + kLookEveryNs;
+    now_ = Read(now);  // every look, so a copy that starts between two has counters from before it
+    for (auto it = copies_.begin(); it != copies_.end();) {
+      Copy& c = it->second;
+      if (c.wrote && c.last_ns > previous_look) {  // written since the last look
+        c.inner = c.last;
+        c.last = now_;
+      }
+      if (c.ended.empty()) Refresh(c, now);
+      if (c.ended.empty()) Tick(c, now);
+      if (c.ended.empty() && !c.wrote && static_cast<double>(now - c.seen_ns) / 1e9 >= o_.idle_s) {
+        End(c, "never written");
+      }
+      if (!c.ended.empty()) {
+        Refresh(c, now);
+        Finish(c);
+        it = copies_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    previous_look = now;
+  }
+  const bool gone = root_gone_;
+  for (auto& [rel, c] : copies_) {
+    End(c, "the watch stopped", Status::kAborted,
+        gone ? "the watched directory vanished mid-copy" : "the watch stopped mid-copy");
+    Finish(c);
+  }
+  copies_.clear();
+  if (gone) return absl::NotFoundError(absl::StrCat(o_.dir, " vanished: nothing left to watch"));
+  return summary_;
+}
+
+}  // namespace
+
+std::string ObservedVerdict(const ObservedFigures& f, std::string* why) {
+  const std::string parts = ObservedPart(f);
+  if (f.line_rate_pct >= kNetworkPct) {
+    *why = absl::StrFormat("network: the NIC took %.0f %% of the link (%s)", f.line_rate_pct, parts);
+    return Name(Bottleneck::kNetwork);
+  }
+  if (f.server_cpu_pct >= kCpuBoundPct) {
+    *why = absl::StrFormat(
+        "server-cpu: the serving process's busiest thread was on or queued for a CPU %.0f %% of the "
+        "time (%s)",
+        f.server_cpu_pct, parts);
+    return Name(Bottleneck::kServerCpu);
+  }
+  if (f.server_blocked_pct >= kBlockedPct || f.busiest_device_pct >= kDeviceBusyPct) {
+    *why = absl::StrCat(
+        "disk: ",
+        f.server_blocked_pct >= kBlockedPct
+            ? absl::StrFormat("the serving process waited in the kernel (disk or dirty-page limit) at "
+                              "%.0f %% of looks",
+                              f.server_blocked_pct)
+            : absl::StrFormat("the busiest disk under the directory was %.0f %% busy", f.busiest_device_pct),
+        " (", parts, ")");
+    return Name(Bottleneck::kDisk);
+  }
+  // "client" needs every part seen idle: an unseen server might have been the limit.
+  if (f.line_rate_pct >= 0 && f.server_cpu_pct >= 0 && f.server_blocked_pct >= 0) {
+    *why = absl::StrCat("client: none of the NAS's parts was busy (", parts, "): the client or its path held it back");
+    return Name(Bottleneck::kClient);
+  }
+  *why = absl::StrCat("no verdict: too little seen (", parts, ")");
+  return "";
+}
+
+absl::StatusOr<WatchSummary> RunWatch(const WatchOptions& o, ReportSink& sink) { return Watcher(o, sink).Run(); }
+
+}  // namespace nasperf

@@ -1,0 +1,58 @@
+// `nasperf watch DIR`: measures the copies other tools make into a directory on the NAS
+// (smbd, sshd's scp and sftp, an NFS server, cp, rsync). Each copy becomes a row (role
+// nas, transport observed) handed to the sink as soon as it ends, its file closed or
+// not grown for a while, with its samples, the NAS's device figures, the serving
+// process's CPU and blocking, the NIC's receive rate and a verdict (disk, server-cpu,
+// network or client). RunWatch owns the calling thread until *stop; everything it
+// starts runs on that thread.
+#ifndef NASPERF_WATCH_COPY_WATCHER_H_
+#define NASPERF_WATCH_COPY_WATCHER_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "common/report_sink.h"
+
+namespace nasperf {
+
+struct WatchOptions {
+  std::string dir;  // a directory; its subdirectories are watched too
+  std::string label = "watch";
+  std::string run_id;  // "" = a new one
+  std::string host;    // "" = this host's name
+  double interval_s = 1;
+  double idle_s = 3;             // a copy whose file has not grown this long has ended
+  uint64_t min_bytes = 1 << 20;  // smaller copies are counted, not rowed
+  uint32_t link_mbps = 0;        // 0: the NICs' own speed, where they say it
+  std::string nic;               // "" = every interface but lo
+  const std::atomic<bool>* stop = nullptr;
+  std::function<void(const std::string&)> line;  // live lines, one per call
+  std::string proc = "/proc", sys = "/sys";
+};
+
+struct WatchSummary {
+  int rows = 0;           // copies rowed
+  int small = 0;          // copies under min_bytes or too quick to time: counted only
+  int submit_errors = 0;  // rows the sink refused (said on a line each)
+};
+
+// Runs until *o.stop; an error when DIR cannot be watched or vanishes (copies in
+// progress are then rowed as aborted first).
+absl::StatusOr<WatchSummary> RunWatch(const WatchOptions& o, ReportSink& sink);
+
+// What the NAS's parts did during one copy; -1 where unknown.
+struct ObservedFigures {
+  double line_rate_pct = -1;       // the NIC's receive rate against the link
+  double server_cpu_pct = -1;      // the serving process's busiest thread
+  double server_blocked_pct = -1;  // looks at which one of its threads was in D
+  double busiest_device_pct = -1;  // the busiest device under DIR
+};
+// The verdict word ("" when too little is known) and why, in words.
+std::string ObservedVerdict(const ObservedFigures& f, std::string* why);
+
+}  // namespace nasperf
+
+#endif  // NASPERF_WATCH_COPY_WATCHER_H_
