@@ -130,6 +130,9 @@ constexpr TransferColumn kDeclared[] = {
      "rsize=1048576 stable=unstable (WRITEs the server may cache until COMMIT) or stable=file_sync"},
     {"observed_file", kAppended, kText, "", PlainTextBound(1024),
      "nasperf watch (role nas): the file the observed copy wrote, relative to the watched directory"},
+    {"observed_detail", kAppended, kText, "", TextBound(2000),
+     "nasperf watch (role nas): how the copy ended (closed, not grown for --idle, truncated, ...), the process "
+     "that served it with its CPU and blocking, and the verdict in words"},
 };
 
 // The field type each format writes and reads.

@@ -135,8 +135,7 @@ class Watcher {
   void Tick(Copy& c, int64_t now);
   void Finish(Copy& c);
   proto::TransferReport RowOf(Copy& c, ObservedFigures* figures, std::string* details);
-  void AddNasFigures(const Copy& c, proto::TransferReport* row, std::vector<std::string>* notes,
-                     ObservedFigures* f) const;
+  void AddNasFigures(const Copy& c, proto::TransferReport* row, ObservedFigures* f) const;
   Reading Read(int64_t now) const;
   // The link's speed (--link-speed, else the NICs' own) and their largest MTU into mtu_.
   uint32_t LinkMbps();
@@ -419,8 +418,7 @@ std::string ObservedPart(const ObservedFigures& f) {
 }
 
 // The NAS's parts during the copy: its devices and page cache, and its NIC.
-void Watcher::AddNasFigures(const Copy& c, proto::TransferReport* row, std::vector<std::string>* notes,
-                            ObservedFigures* f) const {
+void Watcher::AddNasFigures(const Copy& c, proto::TransferReport* row, ObservedFigures* f) const {
   const double elapsed = static_cast<double>(c.last.mono_ns - c.start.mono_ns) / 1e9;
   if (elapsed > 0) {
     DeviceWatchResult devices{FigureDevices(devices_, c.start.disks, c.last.disks, elapsed), c.dirty_peak};
@@ -440,8 +438,8 @@ void Watcher::AddNasFigures(const Copy& c, proto::TransferReport* row, std::vect
         row->set_line_rate_pct(pct);
         f->line_rate_pct = pct;
       } else {
-        notes->push_back(
-            absl::StrFormat("the NIC received %.0f %% of %d Mb/s, more than the link carries: left out "
+        row->set_notes(
+            absl::StrFormat("line_rate_pct: the NIC received %.0f %% of %d Mb/s, more than the link carries: left out "
                             "(--link-speed wrong?)",
                             pct, link_mbps_));
       }
@@ -485,31 +483,32 @@ proto::TransferReport Watcher::RowOf(Copy& c, ObservedFigures* f, std::string* d
     row.set_burst_bytes(knee->burst_bytes);
     row.set_sustained_mb_per_s(knee->sustained_mb_per_s);
   }
-  std::vector<std::string> notes{absl::StrCat("ended: ", c.ended)};
+  std::vector<std::string> detail{absl::StrCat("ended: ", c.ended)};
   if (lead_s > 0) {
-    notes.push_back(
+    detail.push_back(
         absl::StrFormat("its first %s were in the file at the first write event: timed at the copy's own "
                         "rate (%.3f s)",
                         FormatSize(first_chunk), lead_s));
   }
-  if (!c.created) notes.push_back("the watch saw this file first mid-way: bytes from then on");
-  AddNasFigures(c, &row, &notes, f);
+  if (!c.created) detail.push_back("the watch saw this file first mid-way: bytes from then on");
+  AddNasFigures(c, &row, f);
   if (c.server) {
     const ServerFigures s = c.server->Figures();
     row.set_peer(s.name);
     if (s.busiest_thread_pct >= 0) row.set_cpu_busy_pct(s.busiest_thread_pct);
     f->server_cpu_pct = s.busiest_thread_pct;
     if (s.looks >= 3) f->server_blocked_pct = s.blocked_pct;
-    notes.push_back(absl::StrFormat("served by %s: busiest thread %s on a CPU, blocked in the kernel at %s of %d looks",
-                                    s.name, Pct(s.busiest_thread_pct), Pct(s.blocked_pct), s.looks));
+    detail.push_back(
+        absl::StrFormat("served by %s: busiest thread %s on a CPU, blocked in the kernel at %s of %d looks", s.name,
+                        Pct(s.busiest_thread_pct), Pct(s.blocked_pct), s.looks));
   } else {
-    notes.push_back("the serving process was not found (a kernel NFS server holds no file open)");
+    detail.push_back("the serving process was not found (a kernel NFS server holds no file open)");
   }
   std::string why;
   const std::string verdict = c.status == Status::kOk ? ObservedVerdict(*f, &why) : "";
   if (!verdict.empty()) row.set_bottleneck(verdict);
-  if (!why.empty()) notes.push_back(why);
-  row.set_notes(absl::StrJoin(notes, "; "));
+  if (!why.empty()) detail.push_back(why);
+  row.set_observed_detail(absl::StrJoin(detail, "; "));
   *details = why.empty() ? ObservedPart(*f) : why;
   return row;
 }

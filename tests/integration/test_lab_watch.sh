@@ -72,7 +72,7 @@ check() {
   client=$(cat "$T/$2-$1.mbs")
   got=$(row "$1" "$2.bin" mb_per_s) || fail "$2 into $1: $got"
   verdict=$(row "$1" "$2.bin" bottleneck)
-  echo "$2 into $1: watch $got MB/s ($verdict), $2's own figure $client MB/s; $(row "$1" "$2.bin" notes)"
+  echo "$2 into $1: watch $got MB/s ($verdict), $2's own figure $client MB/s; $(row "$1" "$2.bin" observed_detail)"
   [ "$(row "$1" "$2.bin" status)" = ok ] || fail "$2 into $1: the row is not ok"
   within 10 "$got" "$client" || fail "$2 into $1: watch's $got MB/s is not within 10 % of $2's $client MB/s"
   [ "$verdict" = "$3" ] || fail "$2 into $1: verdict '$verdict', expected $3"

@@ -123,7 +123,7 @@ TEST_F(WatchTest, ACopyInStepsIsOneRowWithItsBytesAndSamples) {
   EXPECT_EQ(r.status(), "ok");
   EXPECT_EQ(r.bytes(), 6u << 20);
   EXPECT_GT(r.duration_s(), 0.2);  // five pauses of 60 ms between six writes
-  EXPECT_THAT(r.notes(), HasSubstr("ended: closed"));
+  EXPECT_THAT(r.observed_detail(), HasSubstr("ended: closed"));
   uint64_t sampled = 0;
   for (const proto::Sample& s : r.samples()) sampled += s.bytes();
   EXPECT_EQ(sampled, r.bytes());
@@ -140,7 +140,7 @@ TEST_F(WatchTest, ACopyThatStopsGrowingEndsAfterTheIdleTime) {
   const std::vector<proto::TransferReport> rows = sink_.WaitFor(1);
   close(fd);
   ASSERT_EQ(rows.size(), 1u) << Lines();
-  EXPECT_THAT(rows[0].notes(), HasSubstr("ended: not grown for"));
+  EXPECT_THAT(rows[0].observed_detail(), HasSubstr("ended: not grown for"));
   EXPECT_EQ(rows[0].bytes(), 3u << 20);
 }
 
