@@ -97,8 +97,9 @@ int RunWatchCommand(const WatchFlags& f) {
   if (csv) std::printf("results: %s\n         %s\n", csv->transfers_path().c_str(), csv->samples_path().c_str());
   if (spool) ReportSpool(cmd, *spool, absl::Seconds(10));
   if (!summary.ok()) return Fail(cmd, summary.status());
-  std::printf("nasperf watch: %d copies measured, %d small or too quick to time counted only, %d rows not stored\n",
-              summary->rows, summary->small, summary->submit_errors);
+  std::printf("nasperf watch: %d %s measured, %d small or too quick to time counted only, %d %s not stored\n",
+              summary->rows, summary->rows == 1 ? "copy" : "copies", summary->small, summary->submit_errors,
+              summary->submit_errors == 1 ? "row" : "rows");
   if (summary->submit_errors > 0) return 1;
   return 0;  // Ctrl-C or SIGTERM is how a watch ends
 }
