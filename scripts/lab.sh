@@ -8,13 +8,18 @@
 #
 #   scripts/lab.sh up [--mtu 9000] [--hop-mtu N | --switch-mtu N] [--rate 10gbit] [--delay 2ms]
 #                     [--loss 0.1%] [--array-rate 150MB] [--disk-size 4G] [--clients N]
-#                     [--cache-cliff 256MiB]
+#                     [--cache-cliff 256MiB] [--mirror]
 #   scripts/lab.sh status | down
 # --cache-cliff DIRTY: a NAS whose page cache takes about DIRTY bytes of writes to the
 # array fast, then the array's rate: the array's own dirty limit (its bdi's max_bytes
 # with strict_limit, so nothing machine-wide changes), and its device throttled for
 # writes in the *root* blkio cgroup too, since writeback runs there (a child cgroup's
 # throttle slows only O_DIRECT writes from inside it). down undoes both.
+# --mirror: a third target, "mirror": a btrfs raid1 of a fast member (its image beside
+# the others) and a slow one whose image sits on ext4 on a base loop device throttled for
+# writes to --array-rate in the root blkio cgroup, so the slow member's own requests take
+# long and its busy % shows it, as a slow disk's would (a throttle on the member itself
+# holds requests before it: it never looks busy). Its member names are in the env file.
 #   scripts/lab.sh shape RATE         change the link rate of a lab that is up
 #   scripts/lab.sh nas -- CMD...      run CMD on the NAS (in its namespace and cgroup)
 #   scripts/lab.sh client -- CMD...   run CMD on the client (the first one with --clients)
@@ -100,6 +105,7 @@ shape() {
 
 up() {
   local mtu=9000 hop_mtu="" switch_mtu="" rate=10gbit delay="" loss="" array_rate=150MB disk_size=4G clients=1 cliff=""
+  local mirror=""
   while [ $# -gt 0 ]; do
     case $1 in
       --mtu) mtu=$2; shift 2 ;;
@@ -112,6 +118,7 @@ up() {
       --disk-size) disk_size=$2; shift 2 ;;
       --clients) clients=$2; shift 2 ;;
       --cache-cliff) cliff=$2; shift 2 ;;
+      --mirror) mirror=1; shift ;;
       *) die "unknown option $1 (see the top of scripts/lab.sh)" ;;
     esac
   done
@@ -140,6 +147,10 @@ up() {
     die "--delay and --loss need the netem qdisc, which this kernel lacks (CONFIG_NET_SCH_NETEM)"
   fi
   [ -d /sys/fs/cgroup/blkio ] || die "no cgroup v1 blkio hierarchy at /sys/fs/cgroup/blkio (the slow array needs it)"
+  if [ -n "$mirror" ]; then
+    command -v mkfs.btrfs >/dev/null || die "--mirror needs mkfs.btrfs (btrfs-progs; scripts/install-deps.sh installs it)"
+    grep -qw btrfs /proc/filesystems || modprobe btrfs 2>/dev/null || die "--mirror needs btrfs, which this kernel lacks"
+  fi
   mkdir -p "$STATE" "$images"
   echo "$images" >"$STATE/images"
   trap 'echo "lab.sh: set-up failed, tearing down" >&2; down >/dev/null 2>&1 || true' ERR
@@ -206,6 +217,7 @@ up() {
   # A slow array reads slowly too (reads from the NAS, cold: sender --direction read).
   echo "$majmin $array_bps" >"$CGROUP/blkio.throttle.read_bps_device"
   [ -n "$cliff" ] && cache_cliff "$cliff_b" "$majmin" "$array_bps"
+  [ -n "$mirror" ] && make_mirror "$images" "$array_bps" "$disk_size"
 
   cat >"$STATE/env" <<EOF
 LAB=$LAB
@@ -224,6 +236,7 @@ NAS_IP=$NAS_IP
 CACHE=$STATE/cache
 ARRAY=$STATE/array
 EOF
+  [ -n "$mirror" ] && cat "$STATE/mirror.env" >>"$STATE/env"
   trap - ERR
   local who="client $CLIENT_IP"
   [ "$clients" -gt 1 ] && who="clients ${client_ips// /, } (switch)"
@@ -231,10 +244,62 @@ EOF
   echo "  cache: $STATE/cache (ext4 on $(cat "$STATE/cache.dev"), image in $images)"
   echo "  array: $STATE/array (ext4 on $(cat "$STATE/array.dev"), reads and writes throttled to $array_rate/s; use --write-mode direct)"
   [ -n "$cliff" ] && echo "  cache cliff: the array's page cache takes about $cliff of writes, then writeback runs at $array_rate/s"
+  if [ -n "$mirror" ]; then
+    # shellcheck disable=SC1091
+    . "$STATE/mirror.env"
+    echo "  mirror: $STATE/mirror (btrfs raid1: $MIRROR_FAST fast, $MIRROR_SLOW slow at $array_rate/s for writes; use --write-mode direct)"
+  fi
   echo "next (nasperf in the lab is $([ -x "$REPO/build/nasperf" ] && echo "$REPO/build/nasperf" || echo "the one on PATH")):"
   echo "  scripts/lab.sh nas -- nasperf receiver --target $STATE/cache --listen $NAS_IP:7600 >receiver.log 2>&1 &"
   echo "  scripts/lab.sh wait $NAS_IP:7600"
   echo "  scripts/lab.sh client -- nasperf sender --to $NAS_IP:7600 --size 1GiB --runs 5 --link-speed $rate --accept-new-agent-key"
+}
+
+# make_mirror IMAGES BPS SIZE: $STATE/mirror, a btrfs raid1 of a fast and a slow member of
+# SIZE each (the top of this file). What down undoes is in $STATE/mirror.*.
+make_mirror() {
+  local base fast slow majmin
+  truncate -s "$3" "$1/mirror-fast.img"
+  truncate -s $(( $(numfmt --from=iec "$3") + 268435456 )) "$1/mirror-base.img"
+  mkfs.ext4 -q -F "$1/mirror-base.img"
+  base=$(losetup -f --show --direct-io=on "$1/mirror-base.img")
+  echo "$base" >"$STATE/mirror.base"
+  mkdir -p "$STATE/mirror-base"
+  mount "$base" "$STATE/mirror-base"
+  truncate -s "$3" "$STATE/mirror-base/slow.img"
+  # Direct I/O on the backing files: the members' requests wait for the devices below.
+  slow=$(losetup -f --show --direct-io=on "$STATE/mirror-base/slow.img")
+  fast=$(losetup -f --show --direct-io=on "$1/mirror-fast.img")
+  echo "$fast $slow" >"$STATE/mirror.members"
+  mkfs.btrfs -q -f -d raid1 -m raid1 "$fast" "$slow" >/dev/null
+  mkdir -p "$STATE/mirror"
+  mount -t btrfs "$fast" "$STATE/mirror"
+  majmin=$(lsblk -dno MAJ:MIN "$base" | tr -d ' ')
+  echo "$majmin" >"$STATE/mirror.throttle"
+  # In the root group for writeback, and in the NAS's own for what its commands write
+  # (a loop device's requests are charged to the group that issued them).
+  echo "$majmin $2" >/sys/fs/cgroup/blkio/blkio.throttle.write_bps_device
+  echo "$majmin $2" >"$CGROUP/blkio.throttle.write_bps_device"
+  printf 'MIRROR=%s\nMIRROR_FAST=%s\nMIRROR_SLOW=%s\n' "$STATE/mirror" "${fast#/dev/}" "${slow#/dev/}" >"$STATE/mirror.env"
+}
+
+# Undoes make_mirror in the reverse order; each step may be missing (a failed up).
+undo_mirror() {
+  local fast slow
+  if [ -f "$STATE/mirror.throttle" ]; then
+    echo "$(cat "$STATE/mirror.throttle") 0" >/sys/fs/cgroup/blkio/blkio.throttle.write_bps_device 2>/dev/null || true
+  fi
+  if mountpoint -q "$STATE/mirror" 2>/dev/null; then umount "$STATE/mirror" 2>/dev/null || umount -l "$STATE/mirror" || true; fi
+  if [ -f "$STATE/mirror.members" ]; then
+    read -r fast slow <"$STATE/mirror.members"
+    losetup -d "$fast" 2>/dev/null || true
+    losetup -d "$slow" 2>/dev/null || true
+  fi
+  if mountpoint -q "$STATE/mirror-base" 2>/dev/null; then
+    umount "$STATE/mirror-base" 2>/dev/null || umount -l "$STATE/mirror-base" || true
+  fi
+  if [ -f "$STATE/mirror.base" ]; then losetup -d "$(cat "$STATE/mirror.base")" 2>/dev/null || true; fi
+  rm -f "$STATE"/mirror.*
 }
 
 # cliff_bytes SIZE: --cache-cliff's size in bytes, checked before anything is set up.
@@ -294,6 +359,7 @@ down() {
     ip netns del "$ns" 2>/dev/null || true
   done
   undo_cache_cliff
+  undo_mirror
   for disk in cache array; do
     # Lazy: a busy mount must not stop the rest of the teardown.
     if mountpoint -q "$STATE/$disk" 2>/dev/null; then umount "$STATE/$disk" 2>/dev/null || umount -l "$STATE/$disk" || true; fi

@@ -29,20 +29,20 @@ ln -s "$(cd "$(dirname "$NASPERF")" && pwd)" "$work/build"
 # The marked blocks, each announced, from these pages in this order (the walkthroughs
 # build on each other: one lab, one token, one shell). A page that gains a walkthrough
 # goes into this list; one missing from it fails below rather than being skipped.
-pages=(README.md docs/guides/lab.md docs/guides/multi-host.md docs/guides/reads.md)
+pages=(README.md docs/guides/lab.md docs/guides/multi-host.md docs/guides/verdicts.md docs/guides/reads.md)
 script=$T/walkthroughs.sh
 (cd "$src" && awk '/^<!-- walkthrough: / { name = $3; want = 1; next }
      want && /^```sh$/ { print "echo \"=== walkthrough " name "\""; inside = 1; want = 0; next }
      inside && /^```$/ { inside = 0; next }
      inside { print }' "${pages[@]}") >"$script"
 names=$(sed -n 's/^echo "=== walkthrough \(.*\)"$/\1/p' "$script" | tr '\n' ' ')
-[ "$names" = "cache-vs-array mtu-1500 jumbo-switch three-clients reads " ] || fail "walkthroughs in ${pages[*]}: '$names'"
+[ "$names" = "cache-vs-array mtu-1500 jumbo-switch three-clients which-disk reads " ] || fail "walkthroughs in ${pages[*]}: '$names'"
 mapfile -t doc_pages < <(cd "$src" && find docs -name '*.md' | sort)
 elsewhere=$(cd "$src" && { grep -l '^<!-- walkthrough: ' README.md "${doc_pages[@]}" | grep -vxF -f <(printf '%s\n' "${pages[@]}") || true; })
 [ -z "$elsewhere" ] || fail "walkthroughs in pages this test does not run: $elsewhere (add them to \$pages)"
 if grep -n "sudo" "$script"; then fail "a walkthrough uses sudo: root without sudo must work as written"; fi
 
-(cd "$work" && env -u NASPERF_TOKEN PATH="/usr/sbin:/usr/bin:/sbin:/bin" HOME="$HOME" timeout 280 bash -e "$script") \
+(cd "$work" && env -u NASPERF_TOKEN PATH="/usr/sbin:/usr/bin:/sbin:/bin" HOME="$HOME" timeout 500 bash -e "$script") \
   >"$T/walkthroughs.log" 2>&1 || fail "a walkthrough failed as written: $(tail -20 "$T/walkthroughs.log")"
 # One file per walkthrough's output (grep -q on a pipe would race its writer under pipefail).
 awk -v dir="$T" '/^=== walkthrough / { out = dir "/section-" $3 ".txt" } out { print > out }' "$T/walkthroughs.log"
@@ -74,7 +74,6 @@ median() { sort -n | awk '{ v[NR] = $1 } END { print (NR ? v[int((NR + 1) / 2)] 
 array=$(label_rates array receiver | median)
 cache=$(label_rates cache receiver | median)
 [ "$(label_rates array receiver | wc -l)" = 3 ] || fail "expected 3 ok array runs: $(cat "$csv")"
-within() { awk -v p="$1" -v v="$2" -v l="$3" 'BEGIN { exit !(v >= l * (1 - p / 100) && v <= l * (1 + p / 100)) }'; }
 within 10 "$array" "$array_truth" || fail "the array ran at $array MB/s, dd writes it at $array_truth MB/s (the text says 150)"
 # The array is held at its throttle; the cache is not (its rate is the link's and this
 # machine's), so it must beat the array and never be called the limit. No margin on top:
@@ -101,6 +100,22 @@ three=$work/lab-three-clients/transfers.csv
 [ "$(csv_role_col "$three" sender status | grep -c '^ok$')" = 9 ] || fail "three clients: not 9 ok sender rows"
 [ "$(csv_role_col "$three" receiver status | grep -c '^ok$')" = 9 ] || fail "three clients: not 9 ok receiver rows"
 in_section three-clients "n counts one per host and iteration \(3 hosts" || fail "report does not say what n counts"
+# Which disk (docs/guides/verdicts.md): "the summary names the member ... the slow member
+# near its limit, the fast one idle"; the cliff run says the cache's size and the
+# sustained rate; report repeats both.
+which=$work/which-disk/transfers.csv
+mirror_rows() {  # column: the mirror label's receiver cells
+  paste -d' ' <(csv_role_col "$which" receiver label) <(csv_role_col "$which" receiver "$1") |
+    awk '$1 == "mirror" { print $2 }'
+}
+[ "$(mirror_rows bottleneck | sort -u)" = disk ] || fail "mirror verdicts: $(mirror_rows bottleneck | sort -u)"
+# device_busy lists the devices under the target first: the two members.
+mirror_rows device_busy | awk -F'[=;]' '{ if (!($2 >= 50 && $2 >= 3 * $4)) exit 1 }' \
+  || fail "the busiest member is not >= 50 % and 3x the other: $(mirror_rows device_busy)"
+in_section which-disk "member [0-9] of the btrfs raid1 under the target, [0-9]+ % busy" \
+  || fail "the summary does not name the mirror member: $(section which-disk | tail)"
+in_section which-disk "cache cliff: the NAS took .* then its disks sustained" || fail "the cliff run says no cliff"
+in_section which-disk "cache cliff in 1 of 1 rows" || fail "report does not repeat the cliff"
 # Reads (docs/guides/reads.md): "the cold runs read 60 MB/s ... cache_resident_pct 0, verdict disk; the warm runs
 # about 240 MB/s, 100 resident; the direct runs ... 60 MB/s again, verdict disk"
 reads=$work/lab-reads/transfers.csv
@@ -125,4 +140,4 @@ within 10 "$direct" "$direct_truth" || fail "direct reads of a warm file ran at 
 read_rows array-direct cache_resident_pct | awk '$1 < 95 { exit 1 }' || fail "a direct read's file was not resident: the text says 100"
 in_section reads "compare by cache" || fail "compare printed no table: $(section reads | tail)"
 echo "ok: the walkthroughs (${pages[*]}) ran as written: array $array MB/s (disk), cache $cache MB/s, MTU 1500, the switch, three clients," \
-  "reads cold $cold MB/s, warm $warm MB/s, direct $direct MB/s"
+  "the slow mirror member and the cache cliff named, reads cold $cold MB/s, warm $warm MB/s, direct $direct MB/s"
