@@ -9,6 +9,7 @@
 #include "cli/flags.h"
 #include "collector/csv_sink.h"
 #include "collector/spool.h"
+#include "common/fd.h"
 #include "common/log.h"
 #include "watch/copy_watcher.h"
 
@@ -70,6 +71,10 @@ int RunWatchCommand(const WatchFlags& f) {
   o.min_bytes = SizeFlag(cmd, "--min-size", f.min_size);
   o.link_mbps = LinkSpeedFlag(cmd, f.link_speed);
   o.nic = f.nic;
+  // A descriptor per copy in progress (its size after a cleanup removed it): up to 1024.
+  if (absl::StatusOr<uint64_t> files = RaiseFileLimit(); !files.ok()) {
+    std::fprintf(stderr, "nasperf watch: warning: %s\n", TerminalSafe(files.status().message()).c_str());
+  }
   const std::atomic<bool>* stop = StopOnSignal(cmd, "writing the copies in progress as aborted");
   o.stop = stop;
   o.line = [](const std::string& line) {

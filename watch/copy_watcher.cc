@@ -29,6 +29,7 @@
 #include "common/fd.h"
 #include "common/policy.h"
 #include "common/sampler.h"
+#include "common/stats.h"
 #include "common/token.h"
 #include "common/units.h"
 #include "watch/server_process.h"
@@ -60,6 +61,8 @@ double FrameCeilingMbps(uint32_t link_mbps, uint32_t mtu) {
   if (mtu == 0) return link_mbps;
   return link_mbps * (mtu + 14.0) / (mtu + 38.0);
 }
+
+int64_t WallOf(const timespec& t) { return int64_t{t.tv_sec} * 1'000'000'000 + t.tv_nsec; }
 
 std::string Pct(double v) { return v < 0 ? "?" : absl::StrFormat("%.0f %%", v); }
 
@@ -93,12 +96,18 @@ struct Copy {
   ino_t ino = 0;
   uint64_t base = 0, size = 0, size_at_tick = 0;
   uint64_t first_chunk = 0;  // already in the file at its first write event
+  // Kernel-stamped wall times (ns; 0 unknown): the file's creation, its change time at the
+  // first write event and at the latest look.
+  int64_t btime_ns = 0, first_ctime_ns = 0, last_ctime_ns = 0;
   bool created = false, wrote = false;
   int64_t seen_ns = 0, first_ns = 0, last_ns = 0, tick_ns = 0, first_wall_ns = 0;
   // The NAS's counters at its first write, at the latest look after a write, and at the
   // look before that one: inside the copy while it runs on, so rates over start..inner
   // hold no idle time at either end.
   Reading start, inner, last;
+  Reading tick_reading;         // at the last sample: the NIC per interval from there
+  std::vector<double> nic_pct;  // the NIC against the link, per sample interval
+  Fd fd;                        // the file, open for reading since it was seen (or not, past the fd limit)
   std::optional<uint64_t> dirty_peak;
   std::vector<proto::Sample> samples;
   std::optional<ServerProcess> server;
@@ -123,20 +132,24 @@ class Watcher {
   // Watches rel and the directories under it. new_at: when the tree appeared, 0 for the
   // one there at the start (its files are not copies in progress).
   absl::Status AddTree(const std::string& rel, int depth, int64_t new_at = 0);
-  void HandleEvents(int64_t now);
+  void HandleEvents();
   void HandleEvent(const inotify_event& e, int64_t now, std::map<uint32_t, std::string>* moved_from);
   void Touch(const std::string& rel, bool created, int64_t now);
   Copy* Tracked(const std::string& rel) {
     auto it = copies_.find(rel);
     return it == copies_.end() ? nullptr : &it->second;
   }
-  void End(Copy& c, std::string how, Status status = Status::kOk, std::string error = "");
+  void End(Copy& c, std::string how, Status status = Status::kOk, std::string error = "", bool even_if_closed = false);
   void Refresh(Copy& c, int64_t now);
   void Tick(Copy& c, int64_t now);
   void Finish(Copy& c);
+  void FinishAll(int64_t previous_look);
+  // Rows for the copies that ended, out of the table.
+  void FinishEnded(int64_t now);
   proto::TransferReport RowOf(Copy& c, ObservedFigures* figures, std::string* details);
   void AddNasFigures(const Copy& c, proto::TransferReport* row, ObservedFigures* f) const;
   Reading Read(int64_t now) const;
+  std::optional<double> LinePct(const Reading& from, const Reading& to) const;
   // The link's speed (--link-speed, else the NICs' own) and their largest MTU into mtu_.
   uint32_t LinkMbps();
   std::string Abs(const std::string& rel) const { return rel.empty() ? o_.dir : absl::StrCat(o_.dir, "/", rel); }
@@ -225,6 +238,9 @@ uint32_t Watcher::LinkMbps() {
 void Watcher::Touch(const std::string& rel, bool created, int64_t now) {
   Copy* c = Tracked(rel);
   if (c == nullptr) {
+    // A burst of small files fills the table between two looks: the ones that ended
+    // (closed) make room first, so a copy that follows them is still seen.
+    if (copies_.size() >= kMaxActiveCopies) FinishEnded(now);
     if (copies_.size() >= kMaxActiveCopies) {
       if (!said_copy_limit_) Say(absl::StrCat("watch: more than ", kMaxActiveCopies, " copies at once: not all seen"));
       said_copy_limit_ = true;
@@ -236,6 +252,15 @@ void Watcher::Touch(const std::string& rel, bool created, int64_t now) {
     c->rel = rel;
     c->seen_ns = now;
     c->ino = st.st_ino;
+    // Held until the copy's row: its size stays readable after a loop's cleanup removed it.
+    c->fd = Fd(open(Abs(rel).c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+    struct stat held;
+    if (c->fd.valid() && (fstat(c->fd.get(), &held) != 0 || held.st_ino != c->ino)) c->fd = Fd();
+    struct statx sx;
+    if (created && c->fd.valid() && statx(c->fd.get(), "", AT_EMPTY_PATH, STATX_BTIME, &sx) == 0 &&
+        (sx.stx_mask & STATX_BTIME) != 0) {
+      c->btime_ns = int64_t{sx.stx_btime.tv_sec} * 1'000'000'000 + sx.stx_btime.tv_nsec;
+    }
     c->created = created;
     // A file it did not see created: what was there when it first saw it is not this copy's.
     c->base = created ? 0 : static_cast<uint64_t>(st.st_size);
@@ -248,18 +273,20 @@ void Watcher::Touch(const std::string& rel, bool created, int64_t now) {
     // A server writes once a request has arrived (SMB's are up to 8 MiB): those bytes
     // crossed the network before this event.
     struct stat st;
-    if (lstat(Abs(rel).c_str(), &st) == 0 && static_cast<uint64_t>(st.st_size) > c->base) {
+    const bool known = c->fd.valid() ? fstat(c->fd.get(), &st) == 0 : lstat(Abs(rel).c_str(), &st) == 0;
+    if (known && static_cast<uint64_t>(st.st_size) > c->base)
       c->first_chunk = static_cast<uint64_t>(st.st_size) - c->base;
-    }
+    if (known) c->first_ctime_ns = c->last_ctime_ns = WallOf(st.st_ctim);
     c->first_wall_ns = WallNanos();
-    c->start = c->inner = c->last = Read(now);
+    c->start = c->inner = c->last = c->tick_reading = Read(now);
   }
   c->last_ns = now;
 }
 
-void Watcher::End(Copy& c, std::string how, Status status, std::string error) {
-  // A file closed and then found shrunk or replaced in the same look did not arrive whole.
-  if (!c.ended.empty() && !(c.status == Status::kOk && status != Status::kOk)) return;
+void Watcher::End(Copy& c, std::string how, Status status, std::string error, bool even_if_closed) {
+  // A file closed and then found shrunk or replaced in the same look did not arrive
+  // whole; one closed and then removed (a loop's cleanup) did.
+  if (!c.ended.empty() && !(even_if_closed && c.status == Status::kOk && status != Status::kOk)) return;
   c.ended = std::move(how);
   c.status = status;
   c.error = std::move(error);
@@ -293,16 +320,20 @@ void Watcher::HandleEvent(const inotify_event& e, int64_t now, std::map<uint32_t
   if (c == nullptr) return;
   if (e.mask & IN_CLOSE_WRITE && c->wrote) End(*c, "closed");
   if (e.mask & IN_MOVED_FROM) (*moved_from)[e.cookie] = rel;
-  if (e.mask & IN_DELETE) End(*c, "removed", Status::kAborted, absl::StrCat(rel, " was removed mid-copy"));
+  if (e.mask & IN_DELETE)
+    End(*c, "removed", Status::kAborted, absl::StrCat(rel, " was removed mid-copy"));  // not after a close
 }
 
-void Watcher::HandleEvents(int64_t now) {
+void Watcher::HandleEvents() {
   alignas(inotify_event) char buffer[kEventBuffer];
   std::map<uint32_t, std::string> moved_from;
   std::vector<std::pair<uint32_t, std::string>> moved_to;
   for (int rounds = 0; rounds < 64; ++rounds) {
     const ssize_t n = read(inotify_.get(), buffer, sizeof buffer);
     if (n <= 0) break;
+    // Read now, each piece: a burst of small files can take a while to go through, and
+    // its events must not be timed when the burst began.
+    const int64_t now = MonoNanos();
     for (ssize_t at = 0; at + static_cast<ssize_t>(sizeof(inotify_event)) <= n;) {
       const auto* e = reinterpret_cast<const inotify_event*>(buffer + at);
       at += static_cast<ssize_t>(sizeof(inotify_event) + e->len);
@@ -334,22 +365,26 @@ void Watcher::HandleEvents(int64_t now) {
 
 // The file's size now; a shrunk or replaced file ends the copy.
 void Watcher::Refresh(Copy& c, int64_t now) {
-  struct stat st;
-  if (lstat(Abs(c.rel).c_str(), &st) != 0) {
-    if (c.ended.empty() && c.wrote) End(c, "removed", Status::kAborted, absl::StrCat(c.rel, " vanished mid-copy"));
-    return;
+  struct stat linked, held;
+  const bool is_linked = lstat(Abs(c.rel).c_str(), &linked) == 0;
+  const bool is_held = c.fd.valid() && fstat(c.fd.get(), &held) == 0;
+  if (is_linked && linked.st_ino != c.ino) {
+    End(c, "replaced", Status::kAborted, absl::StrCat(c.rel, " was replaced by another file mid-copy"), true);
+  } else if (!is_linked && c.wrote) {
+    End(c, "removed", Status::kAborted, absl::StrCat(c.rel, " vanished mid-copy"));
   }
-  if (st.st_ino != c.ino) {
-    End(c, "replaced", Status::kAborted, absl::StrCat(c.rel, " was replaced by another file mid-copy"));
-    return;
-  }
-  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  // The size of the file the copy wrote: through the descriptor held since it was seen
+  // (a closed copy's file may be gone before this look), else through its name.
+  const struct stat* st = is_held ? &held : (is_linked && linked.st_ino == c.ino ? &linked : nullptr);
+  if (st == nullptr) return;
+  const uint64_t size = static_cast<uint64_t>(st->st_size);
   if (size < c.size && c.wrote) {  // before c.size moves: the row keeps what had arrived
     End(c, "truncated", Status::kAborted,
-        absl::StrCat(c.rel, " shrank mid-copy, from ", c.size, " to ", size, " bytes"));
+        absl::StrCat(c.rel, " shrank mid-copy, from ", c.size, " to ", size, " bytes"), true);
     return;
   }
   c.size = size;
+  if (c.wrote) c.last_ctime_ns = WallOf(st->st_ctim);
   if (c.wrote && c.ended.empty() && static_cast<double>(now - c.last_ns) / 1e9 >= o_.idle_s) {
     End(c, absl::StrFormat("not grown for %.0f s", o_.idle_s));
   }
@@ -365,7 +400,7 @@ void Watcher::Tick(Copy& c, int64_t now) {
   if (now - c.last_ns <= kLookAfterWriteNs) {
     if (!c.server && now >= c.next_find_ns && c.size - c.base >= o_.min_bytes) {
       c.next_find_ns = now + kFindEveryNs;
-      if (std::optional<Writer> w = FindWriter(Abs(c.rel), o_.proc)) c.server.emplace(*w, o_.proc);
+      if (std::optional<Writer> w = FindWriter(Abs(c.rel), o_.proc, getpid())) c.server.emplace(*w, o_.proc);
     }
     if (c.server) c.server->Look(now);
     std::optional<uint64_t> dirty = ParseDirtyBytes(ReadFileBounded(o_.proc + "/meminfo", 1 << 16).value_or(""));
@@ -384,12 +419,50 @@ void Watcher::Tick(Copy& c, int64_t now) {
   c.samples.push_back(s);
   c.tick_ns = now;
   c.size_at_tick = c.size;
+  if (std::optional<double> pct = LinePct(c.tick_reading, now_)) c.nic_pct.push_back(*pct);
+  c.tick_reading = now_;
   if (c.size - c.base >= o_.min_bytes) {
     if (!c.said_start) Say(absl::StrCat("copy into ", c.rel, " began"));
     c.said_start = true;
     Say(absl::StrFormat("  %-40s %10s  %8.1f MB/s", c.rel, FormatSize(c.size - c.base),
                         static_cast<double>(s.bytes()) / 1e6 / since_tick));
   }
+}
+
+// When a copy ran, from kernel-stamped times where the file has them, so a watch that
+// falls behind a burst of events still times it: from the file's creation (a copy it
+// saw created) or its change time at the first write event, to its change time at the
+// latest look; from the event times otherwise.
+struct CopyTiming {
+  int64_t start_wall_ns = 0;
+  double seconds = 0;
+  double shift_s = 0;        // the copy's start to its first write event: samples move by it
+  uint64_t early_bytes = 0;  // in the file at the first event and timed at the rest's rate
+  bool from_creation = false;
+};
+
+CopyTiming TimingOf(const Copy& c) {
+  CopyTiming t;
+  const int64_t end = c.last_ctime_ns;
+  if (c.created && c.btime_ns > 0 && end > c.btime_ns) {
+    t.from_creation = true;
+    t.start_wall_ns = c.btime_ns;
+    t.seconds = static_cast<double>(end - c.btime_ns) / 1e9;
+    t.shift_s = std::max(0.0, static_cast<double>(c.first_wall_ns - c.btime_ns) / 1e9);
+    return t;
+  }
+  // A server writes once a request has arrived (SMB's are up to 8 MiB): what was in the
+  // file at the first event crossed the network before it, timed at the rest's rate.
+  const bool stamped = c.first_ctime_ns > 0 && end > c.first_ctime_ns;
+  const double written =
+      stamped ? static_cast<double>(end - c.first_ctime_ns) / 1e9 : static_cast<double>(c.last_ns - c.first_ns) / 1e9;
+  const uint64_t bytes = c.size - c.base, early = std::min(c.first_chunk, bytes), rest = bytes - early;
+  const double lead = rest > 0 ? written * static_cast<double>(early) / static_cast<double>(rest) : 0;
+  t.early_bytes = lead > 0 ? early : 0;
+  t.seconds = written + lead;
+  t.shift_s = lead;
+  t.start_wall_ns = (stamped ? c.first_ctime_ns : c.first_wall_ns) - static_cast<int64_t>(lead * 1e9);
+  return t;
 }
 
 // The bytes since the last tick: their own sample, or, under half an interval, added
@@ -413,8 +486,22 @@ void AddTailSample(Copy& c, double seconds, double interval_s) {
 }
 
 std::string ObservedPart(const ObservedFigures& f) {
-  return absl::StrCat("NIC ", Pct(f.line_rate_pct), " of the link, serving process CPU ", Pct(f.server_cpu_pct),
-                      " and blocked ", Pct(f.server_blocked_pct), ", busiest disk ", Pct(f.busiest_device_pct));
+  const std::string nic =
+      f.line_rate_intervals > 0 ? absl::StrCat(" (median of ", f.line_rate_intervals, " intervals)") : "";
+  return absl::StrCat("NIC ", Pct(f.line_rate_pct), " of the link", nic, ", serving process CPU ",
+                      Pct(f.server_cpu_pct), " and blocked ", Pct(f.server_blocked_pct), ", busiest disk ",
+                      Pct(f.busiest_device_pct));
+}
+
+// The NIC's receive rate between two readings against the link's frame ceiling; nullopt
+// when either reading or the link is unknown.
+std::optional<double> Watcher::LinePct(const Reading& from, const Reading& to) const {
+  const double seconds = static_cast<double>(to.mono_ns - from.mono_ns) / 1e9;
+  if (!from.rx_bytes || !to.rx_bytes || link_mbps_ == 0 || !(seconds > 0) || *to.rx_bytes < *from.rx_bytes) {
+    return std::nullopt;
+  }
+  return static_cast<double>(*to.rx_bytes - *from.rx_bytes) * 8 / seconds / 1e6 / FrameCeilingMbps(link_mbps_, mtu_) *
+         100;
 }
 
 // The NAS's parts during the copy: its devices and page cache, and its NIC.
@@ -428,15 +515,21 @@ void Watcher::AddNasFigures(const Copy& c, proto::TransferReport* row, ObservedF
     // short to have one: then to the look after it.
     const Reading& end =
         static_cast<double>(c.inner.mono_ns - c.start.mono_ns) / 1e9 >= kMinNicSpanS ? c.inner : c.last;
-    const double nic_s = static_cast<double>(end.mono_ns - c.start.mono_ns) / 1e9;
-    if (c.start.rx_bytes && end.rx_bytes && link_mbps_ > 0 && nic_s > 0 && *end.rx_bytes >= *c.start.rx_bytes) {
-      const double pct = static_cast<double>(*end.rx_bytes - *c.start.rx_bytes) * 8 / nic_s / 1e6 /
-                         FrameCeilingMbps(link_mbps_, mtu_) * 100;
+    if (const std::optional<double> average = LinePct(c.start, end)) {
+      const double pct = *average;
       row->set_link_mbps(link_mbps_);
       if (mtu_ > 0) row->set_mtu(mtu_);
       if (pct <= kMaxLinePct) {
         row->set_line_rate_pct(pct);
         f->line_rate_pct = pct;
+        // The verdict asks what held the copy back most of the time: a stall (sshd growing
+        // its buffers at a session's start) must not make a full link look idle.
+        if (c.nic_pct.size() >= 3) {
+          std::vector<double> sorted = c.nic_pct;
+          std::sort(sorted.begin(), sorted.end());
+          f->line_rate_pct = std::min(kMaxLinePct, PercentileSorted(sorted, 0.5));
+          f->line_rate_intervals = static_cast<int>(sorted.size());
+        }
       } else {
         row->set_notes(
             absl::StrFormat("line_rate_pct: the NIC received %.0f %% of %d Mb/s, more than the link carries: left out "
@@ -461,22 +554,18 @@ proto::TransferReport Watcher::RowOf(Copy& c, ObservedFigures* f, std::string* d
   row.set_status(Name(c.status));
   if (!c.error.empty()) row.set_error(c.error);
   const uint64_t bytes = c.size - c.base;
-  const double written_s = static_cast<double>(c.last_ns - c.first_ns) / 1e9;
-  // The first chunk arrived before the first write event: timed at the rate of the rest.
-  const uint64_t first_chunk = std::min(c.first_chunk, bytes), rest = bytes - first_chunk;
-  const double lead_s = rest > 0 ? written_s * static_cast<double>(first_chunk) / static_cast<double>(rest) : 0;
-  const double seconds = written_s + lead_s;
+  const CopyTiming t = TimingOf(c);
   row.set_bytes(bytes);
-  row.set_started_at_unix_ns(c.first_wall_ns - static_cast<int64_t>(lead_s * 1e9));
+  row.set_started_at_unix_ns(t.start_wall_ns);
   row.set_first_byte_s(0);
-  row.set_duration_s(seconds);
-  row.set_mb_per_s(static_cast<double>(bytes) / 1e6 / seconds);
-  AddTailSample(c, written_s, o_.interval_s);
+  row.set_duration_s(t.seconds);
+  row.set_mb_per_s(static_cast<double>(bytes) / 1e6 / t.seconds);
+  AddTailSample(c, static_cast<double>(c.last_ns - c.first_ns) / 1e9, o_.interval_s);
   for (size_t i = 0; i < c.samples.size(); ++i) {
     proto::Sample* s = row.add_samples();
     *s = c.samples[i];
-    s->set_t_s(s->t_s() + lead_s);
-    if (i == 0) s->set_interval_s(s->interval_s() + lead_s);
+    s->set_t_s(std::min(s->t_s() + t.shift_s, t.seconds));
+    if (i == 0) s->set_interval_s(s->interval_s() + t.shift_s);
   }
   if (std::optional<CacheKnee> knee = FindCacheKnee(row.samples())) {
     row.set_burst_mb_per_s(knee->burst_mb_per_s);
@@ -484,11 +573,12 @@ proto::TransferReport Watcher::RowOf(Copy& c, ObservedFigures* f, std::string* d
     row.set_sustained_mb_per_s(knee->sustained_mb_per_s);
   }
   std::vector<std::string> detail{absl::StrCat("ended: ", c.ended)};
-  if (lead_s > 0) {
+  if (t.from_creation) detail.push_back("timed from the file's creation to its last change (kernel times)");
+  if (t.early_bytes > 0) {
     detail.push_back(
         absl::StrFormat("its first %s were in the file at the first write event: timed at the copy's own "
                         "rate (%.3f s)",
-                        FormatSize(first_chunk), lead_s));
+                        FormatSize(t.early_bytes), t.shift_s));
   }
   if (!c.created) detail.push_back("the watch saw this file first mid-way: bytes from then on");
   AddNasFigures(c, &row, f);
@@ -515,7 +605,7 @@ proto::TransferReport Watcher::RowOf(Copy& c, ObservedFigures* f, std::string* d
 
 void Watcher::Finish(Copy& c) {
   const uint64_t bytes = c.size - c.base;
-  const double seconds = static_cast<double>(c.last_ns - c.first_ns) / 1e9;
+  const double seconds = TimingOf(c).seconds;
   if (!c.wrote || bytes < o_.min_bytes || seconds < kMinTimedS) {
     ++summary_.small;
     return;
@@ -535,6 +625,42 @@ void Watcher::Finish(Copy& c) {
                       row.bottleneck().empty() ? "" : "  ", c.status == Status::kOk ? details : c.error));
 }
 
+void Watcher::FinishEnded(int64_t now) {
+  for (auto it = copies_.begin(); it != copies_.end();) {
+    if (it->second.ended.empty()) {
+      ++it;
+      continue;
+    }
+    Refresh(it->second, now);
+    Finish(it->second);
+    it = copies_.erase(it);
+  }
+}
+
+// The copies still open when the watch ends: one last look at each, then a row. When a
+// run that asked for the watch ended, its copies are whole (its own rows say so).
+void Watcher::FinishAll(int64_t previous_look) {
+  const int64_t now = MonoNanos();
+  HandleEvents();  // non-blocking: what arrived since the last poll
+  now_ = Read(now);
+  for (auto& [rel, c] : copies_) {
+    if (c.wrote && c.last_ns > previous_look) {
+      c.inner = c.last;
+      c.last = now_;
+    }
+    Refresh(c, now);
+    if (root_gone_) {
+      End(c, "the directory vanished", Status::kAborted, "the watched directory vanished mid-copy");
+    } else if (o_.stop_ends_copies) {
+      End(c, "the observing run ended");
+    } else {
+      End(c, "the watch stopped", Status::kAborted, "the watch stopped mid-copy");
+    }
+    Finish(c);
+  }
+  copies_.clear();
+}
+
 absl::StatusOr<WatchSummary> Watcher::Run() {
   struct stat st;
   if (stat(o_.dir.c_str(), &st) != 0) return ErrnoStatus(errno, absl::StrCat("watch ", o_.dir));
@@ -550,6 +676,7 @@ absl::StatusOr<WatchSummary> Watcher::Run() {
       "watching %s (%d directories), run %s; link %s; a copy ends when its file is closed or has not "
       "grown for %.0f s",
       o_.dir, dirs_.size(), run_id_, link_mbps_ > 0 ? absl::StrCat(link_mbps_, " Mb/s") : "unknown", o_.idle_s));
+  if (o_.ready) o_.ready();
   int64_t next_look = MonoNanos(), previous_look = next_look;
   now_ = Read(next_look);
   while (!(o_.stop != nullptr && o_.stop->load()) && !root_gone_) {
@@ -558,7 +685,10 @@ absl::StatusOr<WatchSummary> Watcher::Run() {
     const int ready = poll(&p, 1, wait_ms);
     if (ready < 0 && errno != EINTR) return ErrnoStatus(errno, "poll inotify");
     int64_t now = MonoNanos();
-    if (ready > 0) HandleEvents(now);
+    if (ready > 0) {
+      HandleEvents();
+      now = MonoNanos();
+    }
     if (now < next_look) {
       // Events come with every write: gather them for a while rather than wake per write.
       if (ready > 0) usleep(static_cast<useconds_t>(std::min<int64_t>(kEventGapNs, next_look - now) / 1000));
@@ -587,14 +717,8 @@ absl::StatusOr<WatchSummary> Watcher::Run() {
     }
     previous_look = now;
   }
-  const bool gone = root_gone_;
-  for (auto& [rel, c] : copies_) {
-    End(c, "the watch stopped", Status::kAborted,
-        gone ? "the watched directory vanished mid-copy" : "the watch stopped mid-copy");
-    Finish(c);
-  }
-  copies_.clear();
-  if (gone) return absl::NotFoundError(absl::StrCat(o_.dir, " vanished: nothing left to watch"));
+  FinishAll(previous_look);
+  if (root_gone_) return absl::NotFoundError(absl::StrCat(o_.dir, " vanished: nothing left to watch"));
   return summary_;
 }
 

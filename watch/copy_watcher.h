@@ -29,7 +29,11 @@ struct WatchOptions {
   uint32_t link_mbps = 0;        // 0: the NICs' own speed, where they say it
   std::string nic;               // "" = every interface but lo
   const std::atomic<bool>* stop = nullptr;
+  // At *stop the copies still open are whole (a run that asked for the watch ended and
+  // its transfers are done), not aborted (Ctrl-C while someone copies).
+  bool stop_ends_copies = false;
   std::function<void(const std::string&)> line;  // live lines, one per call
+  std::function<void()> ready;                   // called once DIR's tree is watched
   std::string proc = "/proc", sys = "/sys";
 };
 
@@ -49,6 +53,7 @@ struct ObservedFigures {
   double server_cpu_pct = -1;      // the serving process's busiest thread
   double server_blocked_pct = -1;  // looks at which one of its threads was in D
   double busiest_device_pct = -1;  // the busiest device under DIR
+  int line_rate_intervals = 0;     // > 0: line_rate_pct is the median of this many sample intervals
 };
 // The verdict word ("" when too little is known) and why, in words.
 std::string ObservedVerdict(const ObservedFigures& f, std::string* why);

@@ -1,6 +1,7 @@
 #include "watch/server_process.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "common/fd.h"
 
 namespace nasperf {
@@ -71,11 +73,25 @@ std::optional<int64_t> ParseSchedstatDemand(absl::string_view schedstat) {
   return on_cpu + waiting;
 }
 
-std::optional<Writer> FindWriter(const std::string& path, const std::string& proc) {
+bool FdInfoWrites(absl::string_view fdinfo) {
+  for (absl::string_view line : absl::StrSplit(fdinfo, '\n')) {
+    if (!absl::ConsumePrefix(&line, "flags:")) continue;
+    int flags = 0;
+    // Octal, as the kernel prints it.
+    if (!absl::numbers_internal::safe_strtoi_base(absl::StripAsciiWhitespace(line), &flags, 8)) return false;
+    return (flags & O_ACCMODE) != O_RDONLY;
+  }
+  return false;
+}
+
+std::optional<Writer> FindWriter(const std::string& path, const std::string& proc, int except) {
   for (int pid : NumericEntries(proc, kMaxScannedPids)) {
+    if (pid == except) continue;
     const std::string fd_dir = absl::StrCat(proc, "/", pid, "/fd");
     for (int fd : NumericEntries(fd_dir, kMaxScannedFds)) {
-      if (LinkTarget(absl::StrCat(fd_dir, "/", fd)) == path) return Writer{pid, Comm(proc, pid)};
+      if (LinkTarget(absl::StrCat(fd_dir, "/", fd)) != path) continue;
+      const std::string info = ReadFileBounded(absl::StrCat(proc, "/", pid, "/fdinfo/", fd), 4096).value_or("");
+      if (FdInfoWrites(info)) return Writer{pid, Comm(proc, pid)};
     }
   }
   return std::nullopt;

@@ -26,12 +26,15 @@ char ParseThreadState(absl::string_view stat);
 // On-CPU plus runnable-but-waiting nanoseconds of a schedstat line; nullopt when malformed.
 std::optional<int64_t> ParseSchedstatDemand(absl::string_view schedstat);
 
-// The pid of a process holding `path` open (the first found), and its comm.
+// The pid of a process holding `path` open for writing (the first found; not
+// `except`, the watcher itself), and its comm.
 struct Writer {
   int pid = 0;
   std::string comm;
 };
-std::optional<Writer> FindWriter(const std::string& path, const std::string& proc = "/proc");
+std::optional<Writer> FindWriter(const std::string& path, const std::string& proc = "/proc", int except = -1);
+// Whether a /proc/PID/fdinfo/FD text says the descriptor can write.
+bool FdInfoWrites(absl::string_view fdinfo);
 
 struct ServerFigures {
   std::string name;                // "smbd[1234]"

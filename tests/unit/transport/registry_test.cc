@@ -2,9 +2,12 @@
 // TransportFor returns, and what the CLI refuses follows from its capabilities.
 #include "transport/registry.h"
 
+#include <algorithm>
 #include <set>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
 
 namespace nasperf {
@@ -28,12 +31,15 @@ TEST(Registry, EveryTransportWordHasOneEntry) {
 
 // A plan or a job naming watch's word is refused, not run as the first entry.
 TEST(Registry, NoRunCanAskForAnObservedCopy) {
-  EXPECT_EQ(RunTransportWords(), (std::vector<std::string>{"native", "scp", "sftp", "nfs", "smb"}));
+  const std::vector<std::string> words = RunTransportWords();  // smb only in builds with libsmbclient
+  EXPECT_EQ(std::count(words.begin(), words.end(), "observed"), 0);
+  EXPECT_EQ(words.front(), "native");
   auto observed = ParseRunTransport("observed");
   ASSERT_FALSE(observed.ok());
-  EXPECT_EQ(observed.status().message(), "transport 'observed' is not one a run can use: native|scp|sftp|nfs|smb");
+  EXPECT_EQ(observed.status().message(),
+            absl::StrCat("transport 'observed' is not one a run can use: ", absl::StrJoin(words, "|")));
   EXPECT_EQ(*ParseRunTransport(""), DefaultTransport());
-  EXPECT_EQ(Name(*ParseRunTransport("sftp")), "sftp");
+  EXPECT_EQ(std::string(Name(*ParseRunTransport("sftp"))), "sftp");
 }
 
 TEST(Registry, CapabilitiesNameTheTransportsThatHaveThem) {

@@ -130,7 +130,9 @@ TEST_F(WatchTest, ACopyInStepsIsOneRowWithItsBytesAndSamples) {
   for (const proto::Sample& s : r.samples()) sampled += s.bytes();
   EXPECT_EQ(sampled, r.bytes());
   EXPECT_GE(r.samples_size(), 2);
-  EXPECT_THAT(r.peer(), HasSubstr("[")) << "the writer (this test) was found";
+  // The writer is this test, the watcher's own process: never named as the server.
+  EXPECT_EQ(r.peer(), "");
+  EXPECT_GT(r.duration_s(), 0.25) << "five 60 ms pauses, timed from the file's creation";
   Stop();
   ASSERT_TRUE(result_.ok()) << result_.status();
   EXPECT_EQ(result_->rows, 1);
@@ -267,6 +269,14 @@ TEST(ServerProcess, ParsesThreadStateAndSchedstat) {
   EXPECT_EQ(ParseSchedstatDemand("4611686018427387904 4611686018427387904 1"), std::nullopt);
 }
 
+TEST(ServerProcess, ReadsWhetherADescriptorWrites) {
+  EXPECT_TRUE(FdInfoWrites("pos:\t0\nflags:\t0100001\nmnt_id:\t25\n"));  // O_WRONLY | O_LARGEFILE
+  EXPECT_TRUE(FdInfoWrites("pos:\t0\nflags:\t02100002\n"));              // O_RDWR
+  EXPECT_FALSE(FdInfoWrites("pos:\t0\nflags:\t0104000\n"));              // O_RDONLY | O_NONBLOCK
+  EXPECT_FALSE(FdInfoWrites("pos:\t0\n"));
+  EXPECT_FALSE(FdInfoWrites("flags:\tnot-octal\n"));
+}
+
 TEST(ServerProcess, FindsThisProcessByTheFileItHoldsOpen) {
   char name[] = "/tmp/nasperf-writer-XXXXXX";
   const int fd = mkstemp(name);
@@ -279,7 +289,11 @@ TEST(ServerProcess, FindsThisProcessByTheFileItHoldsOpen) {
   server.Look(2'000'000'000);
   EXPECT_EQ(server.Figures().looks, 2);
   EXPECT_EQ(server.Figures().name, absl::StrCat(w->comm, "[", getpid(), "]"));
+  EXPECT_FALSE(FindWriter(name, "/proc", getpid()).has_value()) << "the watcher never names itself";
+  const int reader = open(name, O_RDONLY);
   close(fd);
+  EXPECT_FALSE(FindWriter(name).has_value()) << "a reader is not the copy's writer";
+  close(reader);
   unlink(name);
   EXPECT_FALSE(FindWriter(name).has_value());
 }
