@@ -132,6 +132,7 @@ int RunReceiver(const ReceiverFlags& f, bool as_agent = false) {
     agent_options.token = options.token;
     agent_options.spool_root = f.reporting.spool;
     agent_options.trust = trust;
+    agent_options.target = f.target;
     agent_options.console = stdout;
     for (const std::string& dir : f.allow_source) {
       auto allowed = OpenAllowedDirectory(dir);

@@ -15,9 +15,11 @@
 #include "absl/strings/str_cat.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "cli/observer.h"
 #include "collector/csv_sink.h"
 #include "common/log.h"
 #include "common/payload.h"
+#include "common/token.h"
 #include "common/validate.h"
 #include "receiver/receiver.h"
 #include "report/html.h"
@@ -50,6 +52,7 @@ struct SenderFlags {
   int runs = 1, warmup = 0, streams = 1;
   bool verify = false, no_progress = false, direct_fallback = false;
   ReportingFlags reporting;
+  ObserverFlags observer;
 };
 
 // Each transport's own flags, in registry order, each owner's once.
@@ -135,6 +138,7 @@ CLI::App* AddSender(CLI::App& app, SenderFlags& f) {
                   "Fixed TCP socket buffers at both ends, e.g. 16MiB (default: 2 x bandwidth-delay product when "
                   "autotuning falls short)");
   AddReportingFlags(cmd, f.reporting);
+  AddObserverFlags(cmd, f.observer);
   return cmd;
 }
 
@@ -307,6 +311,8 @@ absl::StatusOr<SenderOptions> MakeSenderOptions(const SenderFlags& f) {
   o.pause = DurationFlag(cmd, "--pause", f.pause);
   o.label = f.label;
   o.run_id = f.run_id;
+  // The observer's rows join the loop's run.
+  if (f.observer.Given() && o.run_id.empty()) o.run_id = NewRunId();
   if (!f.run_id.empty()) {
     // It becomes part of file names on the target (over SSH nothing else checks it).
     if (absl::Status valid = CheckRunId(f.run_id); !valid.ok()) UsageError(cmd, "--run-id", valid.message());
@@ -331,10 +337,11 @@ absl::StatusOr<SenderOptions> MakeSenderOptions(const SenderFlags& f) {
   }
   // A receiver started over SSH gets a token of its own (RunSenderCommand); the
   // shared one is needed only toward a collector then.
-  if ((caps.agent && !deploys) || !f.reporting.collector.empty()) {
+  const bool observed = f.observer.Given();
+  if ((caps.agent && !deploys) || !f.reporting.collector.empty() || observed) {
     o.token = TokenFlag(cmd, f.token_file, /*generate_if_missing=*/false).token;
   }
-  if (caps.agent || !f.reporting.collector.empty()) o.trust = TrustFlags(cmd, f.reporting.tls);
+  if (caps.agent || !f.reporting.collector.empty() || observed) o.trust = TrustFlags(cmd, f.reporting.tls);
   return o;
 }
 
@@ -397,7 +404,25 @@ int RunSenderCommand(const SenderFlags& f) {
     if (!started.ok()) return Fail("sender", started.status());
     deployed = std::move(*started);
   }
+  auto observer = LoopObserver::Start(f.observer, options->label, options->run_id, options->link_mbps,
+                                      options->interval_s, options->token, options->trust.get());
+  if (!observer.ok()) return Fail("sender", observer.status());
+  if (*observer) {
+    std::printf("observer %s: watching %s on the NAS\n", f.observer.address.c_str(), (*observer)->dir().c_str());
+    std::fflush(stdout);
+  }
   absl::StatusOr<SenderOutcome> outcome = RunSender(*options, *sink, stdout);
+  if (*observer) {
+    absl::StatusOr<int> observed = (*observer)->Finish(*sink);
+    if (observed.ok()) {
+      std::printf("observer %s: %d %s measured on the NAS (role nas)\n", f.observer.address.c_str(), *observed,
+                  *observed == 1 ? "copy" : "copies");
+    } else {
+      std::fprintf(stderr, "nasperf sender: observer %s: %s\n", f.observer.address.c_str(),
+                   TerminalSafe(observed.status().message()).c_str());
+      if (outcome.ok()) outcome = observed.status();
+    }
+  }
   if (absl::IsUnavailable(outcome.status()) && !f.reporting.tls.plaintext &&
       TransportFor(options->transport).caps.agent && deployed == nullptr) {
     outcome = absl::UnavailableError(

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cmath>
 #include <map>
 #include <optional>
 #include <thread>
@@ -26,6 +27,7 @@
 #include "common/policy.h"
 #include "common/receiver_client.h"
 #include "common/validate.h"
+#include "lab/observations.h"
 #include "proto/nasperf.grpc.pb.h"
 #include "sender/sender.h"
 #include "transport/path_check.h"
@@ -136,7 +138,8 @@ absl::Status RefuseWhatTheTransportCannotDo(const RunOptions& o) {
 
 class AgentImpl final : public AgentService, public proto::Agent::Service {
  public:
-  explicit AgentImpl(const AgentOptions& options) : options_(options), ledger_(options.limits) {
+  explicit AgentImpl(const AgentOptions& options)
+      : options_(options), observations_(options.target), ledger_(options.limits) {
     null_console_ = std::fopen("/dev/null", "w");
     sweeper_ = std::thread([this] { SweepLoop(); });
   }
@@ -157,6 +160,7 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
       jobs_.clear();
     }
     if (sweeper_.joinable()) sweeper_.join();
+    observations_.Shutdown();
     for (auto& job : jobs) job->Cancel();
     for (auto& job : jobs) {
       if (job->thread.joinable()) job->thread.join();
@@ -169,6 +173,28 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
             address);
       }
     }
+  }
+
+  grpc::Status Observe(grpc::ServerContext* context, const proto::ObserveRequest* request,
+                       proto::ObserveReply* reply) override {
+    if (grpc::Status s = CheckToken(*context, options_.token, kComponent); !s.ok()) return s;
+    if (absl::Status s = CheckPlainText("label", request->label(), 200); !s.ok()) return ToGrpc(s);
+    if (!std::isfinite(request->interval_s()) || !std::isfinite(request->idle_s())) {
+      return ToGrpc(absl::InvalidArgumentError("observe: interval or idle time is not a number"));
+    }
+    if (!request->run_id().empty()) {
+      if (absl::Status s = CheckRunId(request->run_id()); !s.ok()) return ToGrpc(s);
+    }
+    absl::StatusOr<proto::ObserveReply> started = observations_.Start(*request);
+    if (!started.ok()) return ToGrpc(started.status());
+    *reply = *std::move(started);
+    return grpc::Status::OK;
+  }
+
+  grpc::Status StopObserving(grpc::ServerContext* context, const proto::StopObservingRequest* request,
+                             proto::JobState* reply) override {
+    if (grpc::Status s = CheckToken(*context, options_.token, kComponent); !s.ok()) return s;
+    return ToGrpc(observations_.Stop(request->observation_id(), request->first_report(), kMaxMessageBytes / 2, reply));
   }
 
   grpc::Status StartSender(grpc::ServerContext* context, const proto::SenderJob* request,
@@ -500,6 +526,7 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
   }
 
   const AgentOptions options_;
+  Observations observations_;
   std::FILE* null_console_ = nullptr;
   absl::Mutex mu_;
   bool shut_down_ ABSL_GUARDED_BY(mu_) = false;

@@ -3,7 +3,8 @@
 // transfers, holds every stream at a barrier until the controller's start instant
 // (Go), pushes, and keeps the rows for WaitJob while also reporting them to the
 // plan's collector through a spool, made for an accepted job and ended once no job
-// uses it and its reports are delivered. All RPCs are thread-safe; each job runs on
+// uses it and its reports are delivered. Observe/StopObserving watch the target for
+// copies other tools make (lab/observations.h). All RPCs are thread-safe; each job runs on
 // its own thread, and one more thread enforces the time limits (AgentLimits);
 // Shutdown() aborts and joins them.
 #ifndef NASPERF_LAB_AGENT_H_
@@ -47,6 +48,9 @@ struct AgentOptions {
   // WaitJob, how far Go's instant may be (lab/agent_limits.h). A refused StartSender
   // makes nothing: no thread, no payload pool, no spool.
   AgentLimits limits;
+  // The receiver's --target: what Observe may watch (it or a directory under it); empty
+  // or discard: Observe is refused.
+  std::string target;
 };
 
 // WaitJob's page: rows from `first` on, as many as fit in max_bytes (at least one),

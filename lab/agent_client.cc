@@ -61,6 +61,43 @@ class GrpcAgentConnection : public AgentConnection {
     return Call("abort", absl::Seconds(5), [&](grpc::ClientContext* c) { return stub_->Abort(c, request, &reply); });
   }
 
+  absl::StatusOr<proto::ObserveReply> Observe(const proto::ObserveRequest& request) override {
+    proto::ObserveReply reply;
+    absl::Status s = Call("start observing", absl::Seconds(10),
+                          [&](grpc::ClientContext* c) { return stub_->Observe(c, request, &reply); });
+    if (!s.ok()) return s;
+    if (reply.observation_id().empty() || reply.observation_id().size() > 64 || reply.dir().size() > 4096) {
+      return absl::DataLossError(absl::StrCat("host ", name_, ": agent sent a bad observation id"));
+    }
+    return reply;
+  }
+
+  absl::StatusOr<std::vector<proto::TransferReport>> StopObserving(const std::string& observation_id) override {
+    proto::StopObservingRequest request;
+    request.set_observation_id(observation_id);
+    std::vector<proto::TransferReport> rows;
+    for (uint32_t pages = 0;; ++pages) {
+      request.set_first_report(static_cast<uint32_t>(rows.size()));
+      proto::JobState page;
+      absl::Status s = Call("stop observing", absl::Seconds(30),
+                            [&](grpc::ClientContext* c) { return stub_->StopObserving(c, request, &page); });
+      if (!s.ok()) return s;
+      if (page.total_reports() > kMaxRowsPerJob || pages > kMaxRowsPerJob) {
+        return absl::DataLossError(absl::StrCat("host ", name_, ": agent claims ", page.total_reports(), " rows"));
+      }
+      for (proto::TransferReport& r : *page.mutable_reports()) {
+        if (absl::Status bad = CheckReport(r); !bad.ok()) {
+          return absl::DataLossError(absl::StrCat("host ", name_, ": agent sent a bad row: ", bad.message()));
+        }
+        rows.push_back(std::move(r));
+      }
+      if (rows.size() >= page.total_reports()) return rows;
+      if (page.reports_size() == 0) {
+        return absl::DataLossError(absl::StrCat("host ", name_, ": agent sent an empty page of rows"));
+      }
+    }
+  }
+
   absl::StatusOr<proto::CheckPathReply> CheckPath(const proto::CheckPathRequest& request) override {
     proto::CheckPathReply reply;
     absl::Status s = Call("check the path", absl::Seconds(30),

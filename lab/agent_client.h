@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "common/tls.h"
@@ -28,6 +29,14 @@ class AgentConnection {
   virtual absl::StatusOr<proto::JobState> WaitJob(const std::string& job_id, bool until_ready, double wait_s) = 0;
   virtual absl::Status Abort(const std::string& run_id) = 0;
   virtual absl::StatusOr<proto::CheckPathReply> CheckPath(const proto::CheckPathRequest& request) = 0;
+  // The agent watches its target (or a directory under it) for copies other tools make
+  // until StopObserving, which returns their rows (role nas), each one checked.
+  virtual absl::StatusOr<proto::ObserveReply> Observe(const proto::ObserveRequest& /*request*/) {
+    return absl::UnimplementedError("this connection cannot observe");
+  }
+  virtual absl::StatusOr<std::vector<proto::TransferReport>> StopObserving(const std::string& /*observation_id*/) {
+    return absl::UnimplementedError("this connection cannot observe");
+  }
 };
 
 // fingerprint: the key the agent must show (one started over SSH); empty: trust

@@ -1,0 +1,54 @@
+#include "cli/observer.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/fd.h"
+#include "common/policy.h"
+
+namespace nasperf::cli {
+
+void AddObserverFlags(CLI::App* cmd, ObserverFlags& f) {
+  cmd->add_option("--observer", f.address,
+                  "An agent on the NAS (HOST[:PORT]) that watches its --target while the loop runs: each copy also "
+                  "gets a row from the NAS's side (role nas: its disks, the serving process, its NIC, a verdict)");
+  cmd->add_option("--observe-dir", f.subdir, "With --observer: a directory under the agent's target to watch");
+}
+
+absl::StatusOr<std::unique_ptr<LoopObserver>> LoopObserver::Start(const ObserverFlags& f, const std::string& label,
+                                                                  const std::string& run_id, uint32_t link_mbps,
+                                                                  double interval_s, const std::string& token,
+                                                                  const PeerTrust* trust) {
+  if (!f.Given()) return nullptr;
+  auto address = ParseHostPort(f.address, kAgentPort);
+  if (!address.ok()) return address.status();
+  PlanHost host;
+  host.name = f.address;
+  host.agent = *address;
+  auto observer = std::make_unique<LoopObserver>();
+  observer->agent_ = ConnectAgent(host, token, trust, /*fingerprint=*/"");
+  proto::ObserveRequest request;
+  request.set_subdir(f.subdir);
+  request.set_label(label);
+  request.set_run_id(run_id);
+  request.set_link_mbps(link_mbps);
+  if (interval_s > 0) request.set_interval_s(interval_s);
+  auto reply = observer->agent_->Observe(request);
+  if (!reply.ok()) return reply.status();
+  observer->id_ = reply->observation_id();
+  observer->dir_ = reply->dir();
+  return observer;
+}
+
+absl::StatusOr<int> LoopObserver::Finish(ReportSink& sink) {
+  auto rows = agent_->StopObserving(id_);
+  if (!rows.ok()) return rows.status();
+  int stored = 0;
+  for (const proto::TransferReport& row : *rows) {
+    if (absl::Status s = sink.Submit(row); !s.ok()) return s;
+    ++stored;
+  }
+  return stored;
+}
+
+}  // namespace nasperf::cli

@@ -1,0 +1,42 @@
+// `sender --observer AGENT`: while the loop runs, the agent on the NAS watches its
+// target for the copies arriving there (lab/observations.h), so each copy also gets a
+// row from the NAS's side (role nas: its disks, the process serving the copy, its NIC,
+// a verdict). For loops whose far end runs no nasperf: SMB, NFS, scp, sftp. Used by the
+// sender command's one thread.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "CLI/CLI.hpp"
+#include "absl/status/statusor.h"
+#include "common/report_sink.h"
+#include "common/tls.h"
+#include "lab/agent_client.h"
+
+namespace nasperf::cli {
+
+struct ObserverFlags {
+  std::string address, subdir;
+  bool Given() const { return !address.empty(); }
+};
+void AddObserverFlags(CLI::App* cmd, ObserverFlags& f);
+
+class LoopObserver {
+ public:
+  // Asks the agent to start watching; nullptr without --observer. An agent that cannot
+  // be reached or refuses is an error, before any transfer.
+  static absl::StatusOr<std::unique_ptr<LoopObserver>> Start(const ObserverFlags& f, const std::string& label,
+                                                             const std::string& run_id, uint32_t link_mbps,
+                                                             double interval_s, const std::string& token,
+                                                             const PeerTrust* trust);
+  // Stops the watch and hands its rows to `sink`; how many it handed.
+  absl::StatusOr<int> Finish(ReportSink& sink);
+  const std::string& dir() const { return dir_; }
+
+ private:
+  std::unique_ptr<AgentConnection> agent_;
+  std::string id_, dir_;
+};
+
+}  // namespace nasperf::cli
