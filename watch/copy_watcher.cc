@@ -162,6 +162,7 @@ class Watcher {
   std::vector<BlockDevice> devices_;
   std::string run_id_, host_;
   uint32_t link_mbps_ = 0, mtu_ = 0;
+  int64_t watch_start_wall_ns_ = 0;
   bool said_dir_limit_ = false, said_copy_limit_ = false, root_gone_ = false;
   int ordinal_ = 0;
   WatchSummary summary_;
@@ -257,13 +258,15 @@ void Watcher::Touch(const std::string& rel, bool created, int64_t now) {
     struct stat held;
     if (c->fd.valid() && (fstat(c->fd.get(), &held) != 0 || held.st_ino != c->ino)) c->fd = Fd();
     struct statx sx;
-    if (created && c->fd.valid() && statx(c->fd.get(), "", AT_EMPTY_PATH, STATX_BTIME, &sx) == 0 &&
+    if (c->fd.valid() && statx(c->fd.get(), "", AT_EMPTY_PATH, STATX_BTIME, &sx) == 0 &&
         (sx.stx_mask & STATX_BTIME) != 0) {
       c->btime_ns = int64_t{sx.stx_btime.tv_sec} * 1'000'000'000 + sx.stx_btime.tv_nsec;
     }
-    c->created = created;
+    // Made while watching, though its creation was not seen (events lost to a full
+    // queue, a full table): the whole file is this copy's.
+    c->created = created || (c->btime_ns > watch_start_wall_ns_ && watch_start_wall_ns_ > 0);
     // A file it did not see created: what was there when it first saw it is not this copy's.
-    c->base = created ? 0 : static_cast<uint64_t>(st.st_size);
+    c->base = c->created ? 0 : static_cast<uint64_t>(st.st_size);
     c->size = c->size_at_tick = c->base;
   }
   if (created) return;
@@ -669,6 +672,7 @@ absl::StatusOr<WatchSummary> Watcher::Run() {
   if (!inotify_.valid()) return ErrnoStatus(errno, "inotify_init1");
   if (absl::Status s = AddTree("", 0); !s.ok()) return s;
   run_id_ = o_.run_id.empty() ? NewRunId() : o_.run_id;
+  watch_start_wall_ns_ = WallNanos();
   host_ = o_.host.empty() ? LocalHostName() : o_.host;
   devices_ = DevicesToWatch(o_.dir, o_.sys);
   link_mbps_ = LinkMbps();

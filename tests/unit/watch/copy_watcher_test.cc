@@ -183,8 +183,15 @@ TEST_F(WatchTest, TenThousandSmallFilesAreCountedNotRowed) {
   }
   WriteSteps(dir_ + "/big.bin", 2, absl::Milliseconds(100));  // rowed after the small ones
   const std::vector<proto::TransferReport> rows = sink_.WaitFor(1);
-  ASSERT_EQ(rows.size(), 1u) << Lines();
-  EXPECT_EQ(rows[0].observed_file(), "big.bin");
+  // A watch slow enough for the kernel's event queue to overflow (an ASan build) may
+  // lose big.bin's events: then it says so. Rows or a clear line, never a crash.
+  const bool said_lost = Lines().find("events were lost") != std::string::npos;
+  if (!said_lost) {
+    ASSERT_EQ(rows.size(), 1u) << Lines();
+    EXPECT_EQ(rows[0].observed_file(), "big.bin");
+    EXPECT_EQ(rows[0].bytes(), 2u << 20);
+  }
+  for (const proto::TransferReport& r : rows) EXPECT_EQ(r.observed_file(), "big.bin") << "no small file is rowed";
   Stop();
   ASSERT_TRUE(result_.ok());
   // A queue overflow is said on a line and loses some: never more than were made.
