@@ -20,6 +20,7 @@
 #include "common/columns.h"
 #include "common/csv.h"
 #include "common/log.h"
+#include "common/validate.h"
 
 namespace nasperf {
 
@@ -36,7 +37,7 @@ const std::vector<std::string>& SampleColumns() {
   static const auto* columns =
       new std::vector<std::string>{"run_id", "label", "iteration", "stream", "role", "host", "t_s", "bytes", "mb_per_s",
                                    // appended
-                                   "transfer_id"};
+                                   "transfer_id", "busiest_device", "busiest_busy_pct", "device_busy"};
   return *columns;
 }
 
@@ -68,8 +69,10 @@ absl::uint128 KeyDigest(const std::string& key) {
 
 // The widest a sample row's own cells get once CheckReport passed them: t_s bounded by
 // kMaxFigure ("%.3f": 17 characters), bytes and transfer id 20 digits each, the rate
-// below kMaxMegabytesPerSecond ("%.2f": 13), four commas and the "\n".
-constexpr size_t kSampleCellsMaxBytes = 17 + 20 + 13 + 20 + 5;
+// below kMaxMegabytesPerSecond ("%.2f": 13), the device cells (a name, "100.0", the list,
+// each perhaps quoted: 2 more), seven commas and the "\n".
+constexpr size_t kSampleCellsMaxBytes =
+    17 + 20 + 13 + 20 + (kMaxSampleDeviceNameBytes + 2) + 5 + (kMaxSampleDeviceBusyBytes + 2) + 8;
 // Sample rows are written in batches of about this size.
 constexpr size_t kWriteBatch = 64 << 10;
 // transfers.csv is read in pieces of this size; no row of ours comes near it (its
@@ -87,8 +90,10 @@ void AppendSampleRow(absl::string_view prefix, const proto::Sample& s, uint64_t 
   // CheckReport bounds the rate; a non-finite one still never reaches the file.
   double rate = s.interval_s() > 0 ? static_cast<double>(s.bytes()) / s.interval_s() / 1e6 : 0;
   if (!std::isfinite(rate)) rate = 0;
-  absl::StrAppend(out, prefix, absl::StrFormat("%.3f", s.t_s()), ",", s.bytes(), ",", Rate(rate), ",", transfer_id,
-                  "\n");
+  absl::StrAppend(out, prefix, absl::StrFormat("%.3f", s.t_s()), ",", s.bytes(), ",", Rate(rate), ",", transfer_id, ",",
+                  CsvText(s.busiest_device()), ",",
+                  s.has_busiest_busy_pct() ? absl::StrFormat("%.1f", s.busiest_busy_pct()) : "", ",",
+                  CsvText(s.device_busy()), "\n");
 }
 
 // Hands each complete record of the CSV file fd (read from its current offset to
@@ -173,6 +178,26 @@ absl::Status CsvSink::SetAsideTorn(int fd, const std::string& path, absl::string
   return absl::OkStatus();
 }
 
+namespace {
+
+// The header of an existing CSV file: this version's columns or an older nasperf's (a
+// prefix of them: columns are only ever appended).
+absl::Status CheckHeaderIsOurs(const std::string& path, const std::vector<std::string>& header,
+                               const std::vector<std::string>& columns) {
+  if (header.empty() || header[0] != columns[0]) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        path, " exists but is not a nasperf CSV (first line: ", header.empty() ? "" : header[0].substr(0, 40), "...)"));
+  }
+  if (header.size() > columns.size() || !std::equal(header.begin(), header.end(), columns.begin())) {
+    return absl::FailedPreconditionError(absl::StrCat(path, " was written by another nasperf version (its ",
+                                                      header.size(), " columns are not the first of this one's ",
+                                                      columns.size(), "); give --out a new directory"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status CsvSink::OpenSamples(const std::string& path, const std::vector<std::string>& columns, Fd* out) {
   // Sample rows hold no line breaks (CheckReport refuses control characters in
   // labels and hosts), so the last "\n" ends the last whole row.
@@ -182,16 +207,17 @@ absl::Status CsvSink::OpenSamples(const std::string& path, const std::vector<std
   struct stat st {};
   if (fstat(fd.get(), &st) != 0) return ErrnoStatus(errno, absl::StrCat("stat ", path));
   uint64_t size = static_cast<uint64_t>(st.st_size);
+  size_t old_width = columns.size();
   if (size > 0) {
     std::string head(std::min<uint64_t>(size, 4096), '\0');
     if (::pread(fd.get(), head.data(), head.size(), 0) != static_cast<ssize_t>(head.size())) {
       return ErrnoStatus(errno, absl::StrCat("read ", path));
     }
-    absl::string_view first_cell = absl::string_view(head).substr(0, head.find_first_of(",\n"));
-    if (first_cell != columns[0]) {
-      return absl::FailedPreconditionError(
-          absl::StrCat(path, " exists but is not a nasperf CSV (first line: ", first_cell.substr(0, 40), "...)"));
-    }
+    std::vector<std::string> header;
+    CsvReader reader(head);
+    if (absl::StatusOr<bool> read = reader.Next(&header); !read.ok() || !*read) header.clear();
+    if (absl::Status s = CheckHeaderIsOurs(path, header, columns); !s.ok()) return s;
+    old_width = header.size();
     const uint64_t tail_at = size > kWindow ? size - kWindow : 0;
     std::string tail(size - tail_at, '\0');
     if (::pread(fd.get(), tail.data(), tail.size(), static_cast<off_t>(tail_at)) != static_cast<ssize_t>(tail.size())) {
@@ -216,6 +242,8 @@ absl::Status CsvSink::OpenSamples(const std::string& path, const std::vector<std
     for (const auto& c : columns) quoted.push_back(CsvQuote(c));
     std::string header = CsvLine(quoted);
     if (absl::Status s = WriteAll(fd.get(), header.data(), header.size(), path); !s.ok()) return s;
+  } else if (old_width < columns.size()) {
+    if (absl::Status s = RewriteWithColumns(path, old_width, columns, &fd); !s.ok()) return s;
   }
   *out = std::move(fd);
   return absl::OkStatus();
@@ -229,16 +257,7 @@ namespace {
 absl::StatusOr<std::vector<size_t>> CheckTransfersHeader(const std::string& path,
                                                          const std::vector<std::string>& header,
                                                          const std::vector<std::string>& columns) {
-  if (header.empty() || header[0] != columns[0]) {
-    return absl::FailedPreconditionError(
-        absl::StrCat(path, " exists but is not a nasperf CSV (first line: ", header.empty() ? "" : header[0], "...)"));
-  }
-  const bool older = header.size() <= columns.size() && std::equal(header.begin(), header.end(), columns.begin());
-  if (!older) {
-    return absl::FailedPreconditionError(absl::StrCat(path, " was written by another nasperf version (its ",
-                                                      header.size(), " columns are not the first of this one's ",
-                                                      columns.size(), "); give --out a new directory"));
-  }
+  if (absl::Status s = CheckHeaderIsOurs(path, header, columns); !s.ok()) return s;
   std::vector<size_t> key_columns;
   for (const char* name : {"run_id", "role", "host", "iteration", "stream", "transfer_id"}) {
     auto at = std::find(header.begin(), header.end(), name);
@@ -291,6 +310,7 @@ absl::Status CsvSink::OpenTransfers(const std::string& path, const std::vector<s
     if (absl::Status s = WriteAll(fd.get(), line.data(), line.size(), path); !s.ok()) return s;
   } else if (header.size() < columns.size()) {
     if (absl::Status s = RewriteWithColumns(path, header.size(), columns, &fd); !s.ok()) return s;
+    open_info_.columns_added = columns.size() - header.size();
   }
   *out = std::move(fd);
   return absl::OkStatus();
@@ -338,7 +358,6 @@ absl::Status CsvSink::RewriteWithColumns(const std::string& path, size_t old_wid
   Fd reopened(::open(path.c_str(), O_RDWR | O_APPEND | O_CLOEXEC | O_NOFOLLOW));
   if (!reopened.valid()) return ErrnoStatus(errno, absl::StrCat("open ", path));
   *fd = std::move(reopened);
-  open_info_.columns_added = columns.size() - old_width;
   Log(LogLevel::kWarning, "collector",
       "%s came from an older nasperf (%d columns); rewrote it with %d (%d rows kept, "
       "new cells empty)",

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <iterator>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -15,6 +16,7 @@
 #include "absl/time/time.h"
 #include "common/clock.h"
 #include "common/fd.h"
+#include "common/validate.h"
 
 namespace nasperf {
 namespace {
@@ -80,6 +82,17 @@ std::string Leading(const DeviceFigure& f) {
 constexpr double kOutsideWorthNaming = 10;
 constexpr int kBusyUnderTarget = 20;  // below it no device under the target set the pace
 
+// The lines of the watched devices: all a reading keeps.
+std::vector<DiskCounters> WatchedOnly(const std::vector<BlockDevice>& devices, const std::vector<DiskCounters>& all) {
+  std::vector<DiskCounters> kept;
+  for (const DiskCounters& c : all) {
+    if (std::any_of(devices.begin(), devices.end(), [&](const BlockDevice& d) { return d.name == c.name; })) {
+      kept.push_back(c);
+    }
+  }
+  return kept;
+}
+
 }  // namespace
 
 std::vector<DiskCounters> ParseDiskstats(absl::string_view text) {
@@ -138,13 +151,17 @@ const DeviceFigure* BusiestUnderTarget(const std::vector<DeviceFigure>& figures)
   return !figures.empty() && figures[0].device.under_target ? &figures[0] : nullptr;
 }
 
-std::string DeviceBusyCell(const std::vector<DeviceFigure>& figures) {
-  std::vector<std::string> cells;
+std::string DeviceBusyCell(const std::vector<DeviceFigure>& figures, size_t max_bytes) {
+  std::string cell;
+  size_t entries = 0;
   for (const DeviceFigure& f : figures) {
-    if (cells.size() == kMaxDevices) break;
-    cells.push_back(absl::StrFormat("%s=%.0f", f.device.name, f.busy_pct));
+    if (entries == kMaxDevices) break;
+    std::string entry = absl::StrFormat("%s%s=%.0f", entries > 0 ? ";" : "", f.device.name, f.busy_pct);
+    if (cell.size() + entry.size() > max_bytes) break;  // the busiest come first
+    cell += entry;
+    ++entries;
   }
-  return absl::StrJoin(cells, ";");
+  return cell;
 }
 
 std::string DeviceSentence(const std::vector<DeviceFigure>& figures) {
@@ -186,6 +203,44 @@ void AddDeviceColumns(const DeviceWatchResult& result, proto::TransferReport* ro
   row->set_disk_detail(DeviceSentence(result.devices));
 }
 
+void SetSampleDevices(const std::vector<DeviceFigure>& figures, proto::Sample* sample) {
+  if (figures.empty()) return;
+  if (const DeviceFigure* busiest = BusiestUnderTarget(figures);
+      busiest != nullptr && busiest->device.name.size() <= kMaxSampleDeviceNameBytes) {
+    sample->set_busiest_device(busiest->device.name);
+    sample->set_busiest_busy_pct(busiest->busy_pct);
+  }
+  sample->set_device_busy(DeviceBusyCell(figures, kMaxSampleDeviceBusyBytes));
+}
+
+namespace {
+
+// The reading nearest to `ns` (readings sorted by time, at least one).
+size_t NearestReading(const std::vector<DiskReading>& readings, int64_t ns) {
+  auto after = std::lower_bound(readings.begin(), readings.end(), ns,
+                                [](const DiskReading& r, int64_t t) { return r.mono_ns < t; });
+  if (after == readings.end()) return readings.size() - 1;
+  if (after == readings.begin()) return 0;
+  auto before = std::prev(after);
+  return static_cast<size_t>((ns - before->mono_ns <= after->mono_ns - ns ? before : after) - readings.begin());
+}
+
+}  // namespace
+
+void AddSampleDevices(const DeviceWatchResult& result, int64_t samples_start_ns, proto::TransferReport* row) {
+  if (result.readings.size() < 2) return;
+  for (proto::Sample& s : *row->mutable_samples()) {
+    const int64_t end_ns = samples_start_ns + static_cast<int64_t>(s.t_s() * 1e9);
+    const size_t a = NearestReading(result.readings, end_ns - static_cast<int64_t>(s.interval_s() * 1e9));
+    const size_t b = NearestReading(result.readings, end_ns);
+    if (b <= a) continue;
+    const DiskReading& from = result.readings[a];
+    const DiskReading& to = result.readings[b];
+    SetSampleDevices(
+        FigureDevices(result.watched, from.counters, to.counters, NanosToSeconds(to.mono_ns - from.mono_ns)), &s);
+  }
+}
+
 std::vector<BlockDevice> DevicesToWatch(const std::string& dir, const std::string& sys) {
   std::vector<BlockDevice> devices;
   if (absl::StatusOr<FsFacts> facts = ProbeFileSystem(dir, sys); facts.ok()) devices = DevicesUnder(*facts, sys);
@@ -210,6 +265,10 @@ DeviceWatch::DeviceWatch(std::vector<BlockDevice> devices, double interval_s, co
   have_before_ = before.ok();
   if (have_before_) before_ = *std::move(before);
   start_ns_ = MonoNanos();
+  if (have_before_) {
+    absl::MutexLock lock(&mu_);
+    readings_.push_back(DiskReading{start_ns_, WatchedOnly(devices_, before_)});
+  }
   ReadDirty();
   if (interval_ns_ > 0) thread_ = std::thread([this] { Run(); });
 }
@@ -240,7 +299,21 @@ void DeviceWatch::Run() {
       if (stop_) return;
     }
     ReadDirty();
+    ReadDisks();
   }
+}
+
+void DeviceWatch::ReadDisks() {
+  absl::StatusOr<std::vector<DiskCounters>> now = ReadDiskstats(proc_ + "/diskstats");
+  if (!now.ok()) return;
+  DiskReading reading{MonoNanos(), WatchedOnly(devices_, *now)};
+  absl::MutexLock lock(&mu_);
+  if (readings_.size() >= kMaxDiskReadings) {
+    size_t kept = 0;
+    for (size_t i = 0; i < readings_.size(); i += 2) readings_[kept++] = std::move(readings_[i]);
+    readings_.resize(kept);
+  }
+  readings_.push_back(std::move(reading));
 }
 
 DeviceWatchResult DeviceWatch::Stop() {
@@ -256,6 +329,9 @@ DeviceWatchResult DeviceWatch::Stop() {
   if (have_before_ && after.ok()) result.devices = FigureDevices(devices_, before_, *after, elapsed_s);
   absl::MutexLock lock(&mu_);
   result.dirty_peak_bytes = dirty_peak_;
+  if (after.ok()) readings_.push_back(DiskReading{MonoNanos(), WatchedOnly(devices_, *after)});
+  result.watched = devices_;
+  result.readings = std::move(readings_);
   return result;
 }
 

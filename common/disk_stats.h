@@ -1,8 +1,9 @@
 // Per-device figures of the NAS during a transfer (docs/DESIGN.md §6, measurement semantics: Devices): busy %,
 // MB/s written and read and queue depth of each block device under the target (common/devices.h)
 // and of every other disk that did I/O meanwhile, from /proc/diskstats read at the start and
-// the end; and the peak of Dirty + Writeback in /proc/meminfo, read every interval by the
-// watch's own thread. Parsers are pure; a DeviceWatch belongs to the thread that started it.
+// the end, and every interval for per-sample figures; and the peak of Dirty + Writeback in
+// /proc/meminfo, read every interval by the watch's own thread. Parsers are pure; a DeviceWatch belongs to the thread
+// that started it.
 #ifndef NASPERF_COMMON_DISK_STATS_H_
 #define NASPERF_COMMON_DISK_STATS_H_
 
@@ -53,21 +54,43 @@ std::vector<DeviceFigure> FigureDevices(const std::vector<BlockDevice>& devices,
                                         double elapsed_s);
 // The busiest device under the target; nullptr when none was found.
 const DeviceFigure* BusiestUnderTarget(const std::vector<DeviceFigure>& figures);
-// "loop7=99;loop6=7": every figure's busy %, whole numbers (the device_busy column).
-std::string DeviceBusyCell(const std::vector<DeviceFigure>& figures);
+// "loop7=99;loop6=7": every figure's busy %, whole numbers (the device_busy column); whole
+// entries only, at most max_bytes.
+std::string DeviceBusyCell(const std::vector<DeviceFigure>& figures, size_t max_bytes = SIZE_MAX);
 // The figures in words: "loop7, member 2 of the btrfs raid1 under the target, 98 % busy,
 // 61.0 MB/s written, queue 1.0; loop6 7 %", and busy disks outside the target named as such.
 // At most kMaxDetailBytes (the disk_detail column's bound).
 inline constexpr size_t kMaxDetailBytes = 1000;
 std::string DeviceSentence(const std::vector<DeviceFigure>& figures);
 
+// One reading of /proc/diskstats (the watched devices' lines) at a monotonic time.
+struct DiskReading {
+  int64_t mono_ns = 0;
+  std::vector<DiskCounters> counters;
+};
+
 struct DeviceWatchResult {
   std::vector<DeviceFigure> devices;
   std::optional<uint64_t> dirty_peak_bytes;
+  // What per-interval figures come from (AddSampleDevices): the devices watched and a
+  // reading every interval, first to last (coarser past kMaxDiskReadings).
+  std::vector<BlockDevice> watched;
+  std::vector<DiskReading> readings;
 };
+// A watch keeps at most this many readings: past it every other one goes and the
+// interval doubles (as IntervalSampler does), so memory stays bounded on a long transfer.
+inline constexpr size_t kMaxDiskReadings = 2048;
+
 // The result's columns into a row: busiest_device, busiest_busy_pct, device_busy,
 // disk_detail and dirty_peak_bytes, each only when known.
 void AddDeviceColumns(const DeviceWatchResult& result, proto::TransferReport* row);
+// One interval's figures into a sample: its busiest device under the target with its
+// busy %, and device_busy within kMaxSampleDeviceBusyBytes.
+void SetSampleDevices(const std::vector<DeviceFigure>& figures, proto::Sample* sample);
+// Every sample of the row gets the figures between the readings nearest its start and its
+// end (none when both are the same reading). samples_start_ns: the monotonic time of the
+// samples' t_s 0 (the transfer's first byte).
+void AddSampleDevices(const DeviceWatchResult& result, int64_t samples_start_ns, proto::TransferReport* row);
 
 // The block devices under `dir`, resolved through its file system (on ZFS by running
 // `zpool status -P`: up to 2 s), then every other disk: what a DeviceWatch reads. Slow
@@ -76,8 +99,8 @@ std::vector<BlockDevice> DevicesToWatch(const std::string& dir, const std::strin
 
 class DeviceWatch {
  public:
-  // Takes the first reading of `devices` and starts the meminfo thread (every
-  // interval_s). `proc` is /proc, or a fake (tests).
+  // Takes the first reading of `devices` and starts the thread that reads meminfo and
+  // diskstats every interval_s. `proc` is /proc, or a fake (tests).
   explicit DeviceWatch(std::vector<BlockDevice> devices, double interval_s = 0.1, const std::string& proc = "/proc");
   // The same for the devices DevicesToWatch(dir, sys) finds.
   explicit DeviceWatch(const std::string& dir, double interval_s = 0.1, const std::string& sys = "/sys",
@@ -92,6 +115,8 @@ class DeviceWatch {
  private:
   void Run();
   void ReadDirty();
+  // A diskstats reading of the watched devices, kept for the per-interval figures.
+  void ReadDisks();
 
   std::string proc_;
   std::vector<BlockDevice> devices_;
@@ -102,6 +127,7 @@ class DeviceWatch {
   absl::Mutex mu_;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   std::optional<uint64_t> dirty_peak_ ABSL_GUARDED_BY(mu_);
+  std::vector<DiskReading> readings_ ABSL_GUARDED_BY(mu_);
   std::thread thread_;
 };
 

@@ -123,6 +123,22 @@ absl::Status DeviceList(const std::string& field, const std::string& value, int6
   return absl::OkStatus();
 }
 
+// A sample's device cells, held to the bounds kMaxSampleBytes counts on.
+absl::Status CheckSampleDevices(const proto::Sample& s) {
+  if (!s.busiest_device().empty() &&
+      (s.busiest_device().size() > kMaxSampleDeviceNameBytes || !DeviceName(s.busiest_device()))) {
+    return absl::InvalidArgumentError("a sample's busiest_device is not a kernel device name");
+  }
+  if (s.has_busiest_busy_pct() && !(s.busiest_busy_pct() >= 0 && s.busiest_busy_pct() <= 100)) {
+    return absl::InvalidArgumentError("a sample's busiest_busy_pct is not a share between 0 and 100");
+  }
+  if (s.device_busy().size() > kMaxSampleDeviceBusyBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("a sample's device_busy is longer than ", kMaxSampleDeviceBusyBytes, " bytes"));
+  }
+  return DeviceList("a sample's device_busy", s.device_busy(), kMaxSampleDeviceBusyBytes / 4);
+}
+
 // The column's bound (common/columns.h) on its field of the report.
 absl::Status CheckColumn(const TransferColumn& column, const proto::TransferReport& r) {
   const ColumnBound& bound = column.bound;
@@ -219,6 +235,7 @@ absl::Status CheckReport(const proto::TransferReport& r) {
       return absl::InvalidArgumentError(
           absl::StrCat("a sample moves ", s.bytes(), " bytes in ", s.interval_s(), " s: not a real rate"));
     }
+    if (absl::Status st = CheckSampleDevices(s); !st.ok()) return st;
   }
   return absl::OkStatus();
 }

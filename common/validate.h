@@ -5,6 +5,7 @@
 #ifndef NASPERF_COMMON_VALIDATE_H_
 #define NASPERF_COMMON_VALIDATE_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -31,11 +32,18 @@ absl::Status CheckReport(const proto::TransferReport& report);
 // report can add to the store.
 inline constexpr int kMaxSamplesPerReport = 65536;
 // The largest encoded report a collector reads: that many samples at their largest
-// (31 bytes each) plus every text column at its bound fits with room to spare. A
+// (kMaxSampleBytes each) plus every text column at its bound fits with room to spare. A
 // message is parsed before anything can check it, and a parsed sample costs tens of
 // bytes however few it took on the wire: this limit bounds that too.
-inline constexpr int kMaxReportBytes = 3 << 20;
-static_assert(kMaxSamplesPerReport * 31 + (64 << 10) < kMaxReportBytes, "a full report must fit");
+inline constexpr int kMaxReportBytes = 12 << 20;
+// A sample's device cells: its busiest device (a kernel name: at most 32 characters) and
+// device_busy in whole entries within this many bytes (the busiest first).
+inline constexpr size_t kMaxSampleDeviceNameBytes = 32;
+inline constexpr size_t kMaxSampleDeviceBusyBytes = 96;
+// A sample at its largest on the wire: 31 bytes of figures, the busy % (9), the two
+// strings with their tags and lengths, and the sample's own tag and length (3).
+inline constexpr int kMaxSampleBytes = 31 + 9 + (2 + kMaxSampleDeviceNameBytes) + (2 + kMaxSampleDeviceBusyBytes) + 3;
+static_assert(kMaxSamplesPerReport * kMaxSampleBytes + (64 << 10) < kMaxReportBytes, "a full report must fit");
 
 // The sampling interval a user, a plan or a sender asks for: 0 (off) or 10 ms..1 h.
 // Shorter intervals turn a sample's few bytes into meaningless (even infinite) rates.

@@ -214,7 +214,12 @@ void DataListener::Serve(int fd, bool crowded) {
   } else {
     ServeWrite(fd, plan, peer, accepted_ns, facts, report);
   }
-  if (devices) AddDeviceColumns(devices->Stop(), &report);
+  if (devices) {
+    const DeviceWatchResult figures = devices->Stop();
+    AddDeviceColumns(figures, &report);
+    // The samples count from the first byte.
+    AddSampleDevices(figures, accepted_ns + static_cast<int64_t>(report.first_byte_s() * 1e9), &report);
+  }
   const Status status = Parse<Status>(report.status()).value_or(Status::kFailed);
   Count(status == Status::kOk       ? &ReceiverCounters::ok
         : status == Status::kFailed ? &ReceiverCounters::failed

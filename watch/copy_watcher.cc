@@ -149,6 +149,10 @@ class Watcher {
   proto::TransferReport RowOf(Copy& c, ObservedFigures* figures, std::string* details);
   void AddNasFigures(const Copy& c, proto::TransferReport* row, ObservedFigures* f) const;
   Reading Read(int64_t now) const;
+  // The devices' figures from one reading to a later one (none when either lacks them).
+  std::vector<DeviceFigure> DevicesBetween(const Reading& from, const Reading& to) const {
+    return FigureDevices(devices_, from.disks, to.disks, static_cast<double>(to.mono_ns - from.mono_ns) / 1e9);
+  }
   std::optional<double> LinePct(const Reading& from, const Reading& to) const;
   // The link's speed (--link-speed, else the NICs' own) and their largest MTU into mtu_.
   uint32_t LinkMbps();
@@ -419,6 +423,7 @@ void Watcher::Tick(Copy& c, int64_t now) {
   s.set_t_s(static_cast<double>(now - c.first_ns) / 1e9);
   s.set_interval_s(since_tick);
   s.set_bytes(c.size - c.size_at_tick);
+  SetSampleDevices(DevicesBetween(c.tick_reading, now_), &s);
   c.samples.push_back(s);
   c.tick_ns = now;
   c.size_at_tick = c.size;
@@ -470,7 +475,7 @@ CopyTiming TimingOf(const Copy& c) {
 
 // The bytes since the last tick: their own sample, or, under half an interval, added
 // to the one before (as the sampler does).
-void AddTailSample(Copy& c, double seconds, double interval_s) {
+void AddTailSample(Copy& c, double seconds, double interval_s, const std::vector<DeviceFigure>& devices) {
   const double tail = static_cast<double>(c.last_ns - c.tick_ns) / 1e9;
   const uint64_t extra = c.size - c.size_at_tick;
   if (tail <= 0 && extra == 0) return;
@@ -485,6 +490,7 @@ void AddTailSample(Copy& c, double seconds, double interval_s) {
   s.set_t_s(seconds);
   s.set_interval_s(tail > 0 ? tail : seconds);
   s.set_bytes(extra);
+  SetSampleDevices(devices, &s);
   c.samples.push_back(s);
 }
 
@@ -511,7 +517,7 @@ std::optional<double> Watcher::LinePct(const Reading& from, const Reading& to) c
 void Watcher::AddNasFigures(const Copy& c, proto::TransferReport* row, ObservedFigures* f) const {
   const double elapsed = static_cast<double>(c.last.mono_ns - c.start.mono_ns) / 1e9;
   if (elapsed > 0) {
-    DeviceWatchResult devices{FigureDevices(devices_, c.start.disks, c.last.disks, elapsed), c.dirty_peak};
+    DeviceWatchResult devices{DevicesBetween(c.start, c.last), c.dirty_peak};
     AddDeviceColumns(devices, row);
     if (const DeviceFigure* busiest = BusiestUnderTarget(devices.devices)) f->busiest_device_pct = busiest->busy_pct;
     // The NIC from the first write to a look inside the copy, unless the copy was too
@@ -563,7 +569,8 @@ proto::TransferReport Watcher::RowOf(Copy& c, ObservedFigures* f, std::string* d
   row.set_first_byte_s(0);
   row.set_duration_s(t.seconds);
   row.set_mb_per_s(static_cast<double>(bytes) / 1e6 / t.seconds);
-  AddTailSample(c, static_cast<double>(c.last_ns - c.first_ns) / 1e9, o_.interval_s);
+  AddTailSample(c, static_cast<double>(c.last_ns - c.first_ns) / 1e9, o_.interval_s,
+                DevicesBetween(c.tick_reading, c.last));
   for (size_t i = 0; i < c.samples.size(); ++i) {
     proto::Sample* s = row.add_samples();
     *s = c.samples[i];

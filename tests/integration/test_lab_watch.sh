@@ -81,6 +81,20 @@ check cache scp network
 check cache smb network
 check array scp disk
 check array smb disk
+# Per interval too: the array copies' samples (a watch numbers its copies by iteration)
+# name the device their rows name.
+python3 - "$T/array" <<'PY' || fail "the array copies' samples do not name their device"
+import collections, csv, sys
+rows = {r["iteration"]: r for r in csv.DictReader(open(sys.argv[1] + "/transfers.csv"))}
+named = collections.Counter()
+for s in csv.DictReader(open(sys.argv[1] + "/samples.csv")):
+    named[(s["iteration"], s["busiest_device"])] += 1
+for tid, r in rows.items():
+    per = {d: n for (t, d), n in named.items() if t == tid}
+    print(r["observed_file"], "row:", r["busiest_device"], "samples:", per)
+    if not r["busiest_device"] or per.get(r["busiest_device"], 0) * 2 < sum(per.values()):
+        sys.exit(1)
+PY
 case $(row cache scp.bin peer) in sshd\[*) ;; *) fail "the scp copy's server is not sshd: $(row cache scp.bin peer)" ;; esac
 case $(row cache smb.bin peer) in smbd\[*) ;; *) fail "the smb copy's server is not smbd: $(row cache smb.bin peer)" ;; esac
 

@@ -8,8 +8,8 @@
 # member itself holds requests before the device, so it would never look busy).
 # Asserted: the receiver's row names the slow member as busiest_device, at 50 % busy or
 # more and 3 times the fast member's, and disk_detail says it is a member of the btrfs
-# raid1 under the target; the rate is held to dd's through the same throttle, measured
-# here (docs/DESIGN.md §9, tests: "Rate tests: the rule").
+# raid1 under the target, and its samples name it per interval; the rate is held to dd's
+# through the same throttle, measured here (docs/DESIGN.md §9, tests: "Rate tests: the rule").
 source "$(dirname "$0")/lib.sh"
 need_root "loop devices, btrfs and a blkio throttle"
 command -v mkfs.btrfs >/dev/null || skip "no mkfs.btrfs (btrfs-progs; scripts/install-deps.sh installs it)"
@@ -50,7 +50,7 @@ truth=$(dd_mbs <<<"$truth_out") || fail "dd said: $truth_out"
 
 start_receiver rx --target "$T/mirror" --min-free off
 "$NASPERF" sender --to 127.0.0.1:"$rx_PORT" --size "${RUN_MIB}MiB" --runs 2 --write-mode direct \
-  --out "$T/out" --no-progress >"$T/sender.log" 2>&1 || fail "sender: $(tail -5 "$T/sender.log")"
+  --interval 0.5s --out "$T/out" --no-progress >"$T/sender.log" 2>&1 || fail "sender: $(tail -5 "$T/sender.log")"
 csv=$T/out/transfers.csv
 [ "$(csv_role_col "$csv" receiver status | sort -u)" = ok ] || fail "not every receiver row is ok: $(cat "$csv")"
 
@@ -89,6 +89,18 @@ fi
 "$NASPERF" report "$T/out" >"$T/report.txt" 2>&1 || fail "report: $(tail -3 "$T/report.txt")"
 grep -q "NAS device: $slow busiest in 2 of 2 rows" "$T/report.txt" \
   || fail "report does not name $slow: $(grep -i device "$T/report.txt")"
+# Per interval too: samples.csv's receiver samples name the slow member whenever a member
+# was busy (the first interval may end before the throttle bit).
+samples=$T/out/samples.csv
+per_interval=$(paste -d' ' <(csv_role_col "$samples" receiver busiest_device) \
+  <(csv_role_col "$samples" receiver busiest_busy_pct) | awk -v slow="$slow" '
+    $2 >= 50 { busy++; if ($1 == slow) named++ }
+    END { printf "%d %d", busy, named }')
+read -r busy_samples slow_named <<<"$per_interval"
+echo "samples: $busy_samples intervals with a member >= 50 % busy; $slow busiest in $slow_named"
+[ "$busy_samples" -ge 4 ] || fail "fewer than 4 busy intervals in samples.csv: $(head -5 "$samples")"
+[ $((slow_named * 4)) -ge $((busy_samples * 3)) ] \
+  || fail "the slow member is busiest in only $slow_named of $busy_samples busy intervals: $(cat "$samples")"
 dirty=$(csv_role_col "$csv" receiver dirty_peak_bytes | head -1)
 [[ $dirty =~ ^[0-9]+$ ]] || fail "dirty_peak_bytes is not a whole number: '$dirty'"
 echo "PASS: the slow member $slow named on both rows; dirty peak $dirty bytes"

@@ -272,6 +272,33 @@ TEST(CsvSink, AnOlderFilesHeaderGainsTheNewColumns) {
   std::filesystem::remove_all(dir);
 }
 
+// samples.csv of an older nasperf (before the device cells) is given the new columns
+// too: its rows keep their cells and gain empty ones, new rows carry the devices.
+TEST(CsvSink, AnOlderSamplesFileGainsTheDeviceColumns) {
+  std::string dir = TempDir();
+  const std::vector<std::string>& columns = SampleColumns();
+  std::ofstream(dir + "/samples.csv") << "run_id,label,iteration,stream,role,host,t_s,bytes,mb_per_s,transfer_id\n"
+                                         "run0,old,1,0,receiver,nas,1.000,100,0.00,7\n";
+  auto sink = CsvSink::Open(dir);
+  ASSERT_TRUE(sink.ok()) << sink.status();
+  EXPECT_EQ((*sink)->open_info().columns_added, 0u) << "transfers.csv was new";
+  proto::TransferReport report = Report(1, "receiver");
+  report.mutable_samples(0)->set_busiest_device("loop7");
+  report.mutable_samples(0)->set_busiest_busy_pct(98.04);
+  report.mutable_samples(0)->set_device_busy("loop7=98;loop6=7");
+  ASSERT_TRUE((*sink)->Submit(report).ok());
+  std::vector<std::vector<std::string>> rows = Rows(dir + "/samples.csv");
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0], columns);
+  for (const auto& row : rows) ASSERT_EQ(row.size(), columns.size());
+  EXPECT_EQ(rows[1][0], "run0");
+  EXPECT_EQ(rows[1][9], "7");
+  EXPECT_EQ(rows[1][10], "") << "an old row's device cells are unknown";
+  EXPECT_EQ(std::vector<std::string>(rows[2].begin() + 10, rows[2].end()),
+            (std::vector<std::string>{"loop7", "98.0", "loop7=98;loop6=7"}));
+  std::filesystem::remove_all(dir);
+}
+
 TEST(CsvSink, RefusesAFileFromANewerOrOtherVersion) {
   std::string dir = TempDir();
   std::vector<std::string> header = TransferColumns();
@@ -281,6 +308,14 @@ TEST(CsvSink, RefusesAFileFromANewerOrOtherVersion) {
   ASSERT_FALSE(sink.ok());
   EXPECT_NE(sink.status().message().find("written by another nasperf version"), std::string::npos);
   EXPECT_NE(sink.status().message().find("give --out a new directory"), std::string::npos);
+  std::filesystem::remove(dir + "/transfers.csv");
+  std::vector<std::string> samples = SampleColumns();
+  samples.push_back("a_column_from_the_future");
+  { std::ofstream(dir + "/samples.csv") << CsvLine(samples); }
+  sink = CsvSink::Open(dir);
+  ASSERT_FALSE(sink.ok());
+  EXPECT_NE(sink.status().message().find("samples.csv was written by another nasperf version"), std::string::npos)
+      << sink.status();
   std::filesystem::remove_all(dir);
 }
 

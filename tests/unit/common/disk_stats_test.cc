@@ -5,11 +5,15 @@
 
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/validate.h"  // kMaxSampleDeviceBusyBytes
 #include "gtest/gtest.h"
 
 namespace nasperf {
@@ -162,6 +166,61 @@ TEST(DeviceColumns, TheSentenceStaysWithinItsColumn) {
   EXPECT_NE(sentence.find("device-with-a-long-name-1 0 %"), std::string::npos);
 }
 
+// Per-interval figures: each sample is figured between the readings nearest its start
+// and end, so a device that was busy in one second and idle in the next says so.
+TEST(SampleDevices, EachSampleGetsItsOwnIntervalsFigures) {
+  DeviceWatchResult result;
+  result.watched = {{"loop6", "member 1 of the btrfs raid1", true}, {"loop7", "member 2 of the btrfs raid1", true}};
+  const int64_t t0 = 5'000'000'000;  // the watch began before the first byte
+  result.readings = {
+      {t0, {Counters("loop6", 0, 0, 0), Counters("loop7", 0, 0, 0)}},
+      {t0 + 1'000'000'000, {Counters("loop6", 100, 0, 0), Counters("loop7", 900, 0, 0)}},
+      {t0 + 2'000'000'000, {Counters("loop6", 900, 0, 0), Counters("loop7", 950, 0, 0)}},
+  };
+  proto::TransferReport row;
+  for (double t : {1.0, 2.0}) {
+    proto::Sample* s = row.add_samples();
+    s->set_t_s(t);
+    s->set_interval_s(1.0);
+  }
+  proto::Sample* within = row.add_samples();  // shorter than the readings' grain: nothing to say
+  within->set_t_s(1.45);
+  within->set_interval_s(0.1);
+  AddSampleDevices(result, t0, &row);
+  EXPECT_EQ(row.samples(0).busiest_device(), "loop7");
+  EXPECT_DOUBLE_EQ(row.samples(0).busiest_busy_pct(), 90);
+  EXPECT_EQ(row.samples(0).device_busy(), "loop7=90;loop6=10");
+  EXPECT_EQ(row.samples(1).busiest_device(), "loop6");
+  EXPECT_DOUBLE_EQ(row.samples(1).busiest_busy_pct(), 80);
+  EXPECT_EQ(row.samples(1).device_busy(), "loop6=80;loop7=5");
+  EXPECT_TRUE(row.samples(2).busiest_device().empty());
+  EXPECT_FALSE(row.samples(2).has_busiest_busy_pct());
+
+  // Samples that count from a later first byte are figured from the later readings.
+  proto::TransferReport shifted;
+  proto::Sample* s = shifted.add_samples();
+  s->set_t_s(1.0);
+  s->set_interval_s(1.0);
+  AddSampleDevices(result, t0 + 1'000'000'000, &shifted);
+  EXPECT_EQ(shifted.samples(0).busiest_device(), "loop6");
+}
+
+TEST(SampleDevices, TheListKeepsTheBusiestWholeEntriesWithinItsBound) {
+  std::vector<DeviceFigure> figures;
+  for (int i = 0; i < 32; ++i) {
+    DeviceFigure f;
+    f.device = {absl::StrCat("nvme", i, "n1"), "", i < 2};
+    f.busy_pct = 100 - i;
+    figures.push_back(f);
+  }
+  proto::Sample s;
+  SetSampleDevices(figures, &s);
+  EXPECT_EQ(s.busiest_device(), "nvme0n1");
+  EXPECT_LE(s.device_busy().size(), kMaxSampleDeviceBusyBytes);
+  EXPECT_TRUE(absl::StartsWith(s.device_busy(), "nvme0n1=100;nvme1n1=99;nvme2n1=98")) << s.device_busy();
+  EXPECT_TRUE(std::isdigit(static_cast<unsigned char>(s.device_busy().back()))) << "whole entries only";
+}
+
 class FakeProc : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -191,6 +250,24 @@ TEST_F(FakeProc, AWatchReadsDiskstatsTwiceAndKeepsTheDirtyPeak) {
   EXPECT_FALSE(result.devices[0].device.under_target);
   EXPECT_GT(result.devices[0].write_mb_s, 0);
   EXPECT_EQ(result.dirty_peak_bytes, 4096u * 1024);
+}
+
+// The readings per-interval figures come from keep the watched devices' lines only, from
+// the first reading to the last.
+TEST_F(FakeProc, AWatchKeepsItsReadingsOfTheWatchedDevices) {
+  Write("diskstats", "7 7 loop7 0 0 0 0 0 0 0 0 0 0 0\n8 0 sdzz 0 0 0 0 0 0 0 0 0 0 0\n");
+  Write("meminfo", "Dirty: 0 kB\n");
+  DeviceWatch watch(root_, /*interval_s=*/0, root_ + "/sys", root_);
+  Write("diskstats", "7 7 loop7 0 0 0 0 0 0 2048 0 0 500 500\n8 0 sdzz 0 0 0 0 0 0 2048 0 0 9 9\n");
+  const DeviceWatchResult result = watch.Stop();
+  ASSERT_EQ(result.readings.size(), 2u);
+  EXPECT_LT(result.readings[0].mono_ns, result.readings[1].mono_ns);
+  for (const DiskReading& r : result.readings) {
+    ASSERT_EQ(r.counters.size(), 1u) << "sdzz is not in the fake sysfs: not watched";
+    EXPECT_EQ(r.counters[0].name, "loop7");
+  }
+  EXPECT_EQ(result.readings[1].counters[0].io_ticks_ms, 500u);
+  ASSERT_EQ(result.watched.size(), 1u);
 }
 
 TEST_F(FakeProc, WithoutProcFilesThereAreNoFigures) {

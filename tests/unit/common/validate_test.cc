@@ -155,6 +155,39 @@ TEST(CheckReport, AtMostASamplersSamplesEachOfBoundedWidth) {
   ExpectRefused([](proto::TransferReport& r) { r.mutable_samples(0)->set_interval_s(2e12); }, "huge");
 }
 
+// A sample's device cells come from the NAS: kernel names, shares of 0..100, and a list
+// short enough that a full report of them still fits the collector's message limit.
+TEST(CheckReport, SampleDeviceCellsAreBoundedAndAFullReportOfThemFits) {
+  proto::TransferReport full = GoodReport();
+  proto::Sample* s = full.mutable_samples(0);
+  s->set_bytes(std::numeric_limits<uint64_t>::max() / 2);
+  s->set_interval_s(1e12);
+  s->set_t_s(1e12);
+  s->set_busiest_device(std::string(kMaxSampleDeviceNameBytes, 'd'));
+  s->set_busiest_busy_pct(100);
+  std::string list;
+  while (list.size() + 6 <= kMaxSampleDeviceBusyBytes) list += list.empty() ? "sd=100" : ";s=100";
+  s->set_device_busy(list);
+  ASSERT_TRUE(CheckReport(full).ok()) << CheckReport(full);
+  EXPECT_LE(s->ByteSizeLong() + 3, static_cast<size_t>(kMaxSampleBytes));
+  for (int i = 1; i < kMaxSamplesPerReport; ++i) *full.add_samples() = full.samples(0);
+  EXPECT_TRUE(CheckReport(full).ok());
+  EXPECT_LT(full.ByteSizeLong(), static_cast<size_t>(kMaxReportBytes));
+
+  ExpectRefused([](proto::TransferReport& r) { r.mutable_samples(0)->set_busiest_device("../sda"); },
+                "not a kernel device name");
+  ExpectRefused([](proto::TransferReport& r) { r.mutable_samples(0)->set_busiest_device(std::string(33, 'd')); },
+                "not a kernel device name");
+  ExpectRefused([](proto::TransferReport& r) { r.mutable_samples(0)->set_busiest_busy_pct(100.5); },
+                "between 0 and 100");
+  ExpectRefused([](proto::TransferReport& r) { r.mutable_samples(0)->set_busiest_busy_pct(kNaN); },
+                "between 0 and 100");
+  ExpectRefused([](proto::TransferReport& r) { r.mutable_samples(0)->set_device_busy("sdb=99;=cmd|calc"); },
+                "NAME=PCT");
+  ExpectRefused([](proto::TransferReport& r) { r.mutable_samples(0)->set_device_busy(std::string(97, 'a') + "=1"); },
+                "longer than 96 bytes");
+}
+
 TEST(CheckInterval, ZeroOrTenMillisecondsToAnHour) {
   EXPECT_TRUE(CheckInterval(0).ok());
   EXPECT_TRUE(CheckInterval(0.01).ok());
