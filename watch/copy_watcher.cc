@@ -407,7 +407,9 @@ void Watcher::Tick(Copy& c, int64_t now) {
   if (now - c.last_ns <= kLookAfterWriteNs) {
     if (!c.server && now >= c.next_find_ns && c.size - c.base >= o_.min_bytes) {
       c.next_find_ns = now + kFindEveryNs;
-      if (std::optional<Writer> w = FindWriter(Abs(c.rel), o_.proc, getpid())) c.server.emplace(*w, o_.proc);
+      std::optional<Writer> w = FindWriter(Abs(c.rel), o_.proc, getpid());
+      if (!w) w = FindKernelNfsd(Abs(c.rel), o_.proc);
+      if (w) c.server.emplace(*w, o_.proc);
     }
     if (c.server) c.server->Look(now);
     std::optional<uint64_t> dirty = ParseDirtyBytes(ReadFileBounded(o_.proc + "/meminfo", 1 << 16).value_or(""));
@@ -601,8 +603,9 @@ proto::TransferReport Watcher::RowOf(Copy& c, ObservedFigures* f, std::string* d
     detail.push_back(
         absl::StrFormat("served by %s: busiest thread %s on a CPU, blocked in the kernel at %s of %d looks", s.name,
                         Pct(s.busiest_thread_pct), Pct(s.blocked_pct), s.looks));
+    if (s.kernel_nfsd) detail.push_back("the kernel's nfsd threads serve every NFS client: other traffic counts too");
   } else {
-    detail.push_back("the serving process was not found (a kernel NFS server holds no file open)");
+    detail.push_back("the serving process was not found");
   }
   std::string why;
   const std::string verdict = c.status == Status::kOk ? ObservedVerdict(*f, &why) : "";

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -91,31 +92,89 @@ std::optional<Writer> FindWriter(const std::string& path, const std::string& pro
     for (int fd : NumericEntries(fd_dir, kMaxScannedFds)) {
       if (LinkTarget(absl::StrCat(fd_dir, "/", fd)) != path) continue;
       const std::string info = ReadFileBounded(absl::StrCat(proc, "/", pid, "/fdinfo/", fd), 4096).value_or("");
-      if (FdInfoWrites(info)) return Writer{pid, Comm(proc, pid)};
+      if (FdInfoWrites(info)) return Writer{{pid}, Comm(proc, pid)};
     }
   }
   return std::nullopt;
+}
+
+std::vector<std::string> ParseNfsExports(absl::string_view text) {
+  std::vector<std::string> paths;
+  int lines = 0;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    if (++lines > 1024) break;
+    if (line.empty() || line[0] != '/' || line.size() > 4096) continue;  // '#' comments, blank lines
+    const absl::string_view field = line.substr(0, line.find_first_of(" \t"));
+    std::string path;
+    for (size_t i = 0; i < field.size(); ++i) {
+      int code = 0;
+      // The kernel writes a blank, a tab, a newline and '\\' as \ooo.
+      if (field[i] == '\\' && i + 3 < field.size() &&
+          absl::numbers_internal::safe_strtoi_base(field.substr(i + 1, 3), &code, 8) && code > 0 && code < 256) {
+        path += static_cast<char>(code);
+        i += 3;
+      } else {
+        path += field[i];
+      }
+    }
+    paths.push_back(std::move(path));
+  }
+  return paths;
+}
+
+bool StatIsKernelThread(absl::string_view stat) {
+  constexpr unsigned kPfKthread = 0x00200000;
+  const size_t close = stat.rfind(')');
+  if (close == absl::string_view::npos) return false;
+  // After the comm: state ppid pgrp session tty_nr tpgid flags ...
+  std::vector<absl::string_view> f = absl::StrSplit(stat.substr(close + 1), ' ', absl::SkipEmpty());
+  unsigned flags = 0;
+  return f.size() > 6 && absl::SimpleAtoi(f[6], &flags) && (flags & kPfKthread) != 0;
+}
+
+std::optional<Writer> FindKernelNfsd(const std::string& path, const std::string& proc) {
+  const std::vector<std::string> exports =
+      ParseNfsExports(ReadFileBounded(proc + "/fs/nfs/exports", 1 << 20).value_or(""));
+  const bool exported = std::any_of(exports.begin(), exports.end(), [&](const std::string& e) {
+    return e == "/" || path == e || absl::StartsWith(path, e + "/");
+  });
+  if (!exported) return std::nullopt;
+  Writer nfsd{{}, "nfsd", /*kernel_nfsd=*/true};
+  for (int pid : NumericEntries(proc, kMaxScannedPids)) {
+    if (Comm(proc, pid) != "nfsd") continue;
+    if (!StatIsKernelThread(ReadFileBounded(absl::StrCat(proc, "/", pid, "/stat"), kMaxStatBytes).value_or(""))) {
+      continue;  // a process that calls itself nfsd is not the kernel's server
+    }
+    nfsd.pids.push_back(pid);
+    if (static_cast<int>(nfsd.pids.size()) >= kMaxSampledThreads) break;
+  }
+  if (nfsd.pids.empty()) return std::nullopt;
+  return nfsd;
 }
 
 ServerProcess::ServerProcess(Writer writer, std::string proc) : writer_(std::move(writer)), proc_(std::move(proc)) {}
 
 void ServerProcess::Look(int64_t now_ns) {
   if (gone_) return;
-  const std::string task = absl::StrCat(proc_, "/", writer_.pid, "/task");
-  const std::vector<int> tids = NumericEntries(task, kMaxSampledThreads);
-  if (tids.empty()) {
+  std::vector<std::string> threads;  // their /proc/PID/task/TID directories
+  for (int pid : writer_.pids) {
+    const std::string task = absl::StrCat(proc_, "/", pid, "/task");
+    for (int tid : NumericEntries(task, kMaxSampledThreads)) {
+      if (static_cast<int>(threads.size()) < kMaxSampledThreads) threads.push_back(absl::StrCat(task, "/", tid));
+    }
+  }
+  if (threads.empty()) {
     gone_ = true;
     return;
   }
   bool blocked = false;
-  for (int tid : tids) {
-    const std::string dir = absl::StrCat(task, "/", tid);
+  for (const std::string& dir : threads) {
     absl::StatusOr<std::string> stat = ReadFileBounded(dir + "/stat", kMaxStatBytes);
     if (stat.ok() && ParseThreadState(*stat) == 'D') blocked = true;
     absl::StatusOr<std::string> schedstat = ReadFileBounded(dir + "/schedstat", 256);
     const std::optional<int64_t> demand = schedstat.ok() ? ParseSchedstatDemand(*schedstat) : std::nullopt;
     if (!demand) continue;
-    auto [it, added] = threads_.emplace(tid, ThreadSpan{now_ns, now_ns, *demand, *demand});
+    auto [it, added] = threads_.emplace(dir, ThreadSpan{now_ns, now_ns, *demand, *demand});
     if (!added) it->second.last_ns = now_ns, it->second.last_demand = *demand;
   }
   ++looks_;
@@ -124,14 +183,16 @@ void ServerProcess::Look(int64_t now_ns) {
 
 ServerFigures ServerProcess::Figures() const {
   ServerFigures f;
-  f.name = absl::StrCat(writer_.comm, "[", writer_.pid, "]");
+  f.name = writer_.kernel_nfsd ? absl::StrCat("nfsd (kernel, ", writer_.pids.size(), " threads)")
+                               : absl::StrCat(writer_.comm, "[", writer_.pids.empty() ? 0 : writer_.pids[0], "]");
   f.looks = looks_;
+  f.kernel_nfsd = writer_.kernel_nfsd;
   if (looks_ > 0) f.blocked_pct = 100.0 * blocked_looks_ / looks_;
   int64_t span_ns = 0;
-  for (const auto& [tid, t] : threads_) span_ns = std::max(span_ns, t.last_ns - t.first_ns);
+  for (const auto& [dir, t] : threads_) span_ns = std::max(span_ns, t.last_ns - t.first_ns);
   if (span_ns <= 0) return f;
   f.busiest_thread_pct = 0;
-  for (const auto& [tid, t] : threads_) {
+  for (const auto& [dir, t] : threads_) {
     const double pct = 100.0 * static_cast<double>(t.last_demand - t.first_demand) / static_cast<double>(span_ns);
     f.busiest_thread_pct = std::max(f.busiest_thread_pct, std::min(100.0, pct));
   }

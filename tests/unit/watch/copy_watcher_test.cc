@@ -10,8 +10,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -290,7 +293,8 @@ TEST(ServerProcess, FindsThisProcessByTheFileItHoldsOpen) {
   ASSERT_GE(fd, 0);
   std::optional<Writer> w = FindWriter(name);
   ASSERT_TRUE(w.has_value());
-  EXPECT_EQ(w->pid, getpid());
+  EXPECT_EQ(w->pids, std::vector<int>{getpid()});
+  EXPECT_FALSE(w->kernel_nfsd);
   ServerProcess server(*w);
   server.Look(1'000'000'000);
   server.Look(2'000'000'000);
@@ -303,6 +307,66 @@ TEST(ServerProcess, FindsThisProcessByTheFileItHoldsOpen) {
   close(reader);
   unlink(name);
   EXPECT_FALSE(FindWriter(name).has_value());
+}
+
+// /proc/fs/nfs/exports as a kernel 6.1 prints it, with a blank in a path (\040).
+constexpr char kExports[] =
+    "# Version 1.1\n"
+    "# Path Client(Flags) # IPs\n"
+    "/srv/pool\t192.168.1.0/24(rw,root_squash,sync,wdelay,no_subtree_check,uuid=1:2:3:4,sec=1)\n"
+    "/srv/with\\040blank\t*(ro,root_squash,sync,wdelay,sec=1)\n";
+
+TEST(KernelNfsd, ReadsTheExportsAndTellsAKernelThread) {
+  EXPECT_EQ(ParseNfsExports(kExports), (std::vector<std::string>{"/srv/pool", "/srv/with blank"}));
+  EXPECT_TRUE(ParseNfsExports("").empty());
+  EXPECT_TRUE(ParseNfsExports("srv/relative\t*(rw)\n\\bad").empty());
+  // An nfsd thread's stat (flags 0x208040: PF_KTHREAD) and a shell's (0x400100).
+  EXPECT_TRUE(StatIsKernelThread("812 (nfsd) S 2 0 0 0 -1 2129984 0 0 0 0 0 97 0 0 20 0 1 0 420"));
+  EXPECT_FALSE(StatIsKernelThread("900 (nfsd) S 1 900 900 0 -1 4194560 120 0 0 0 1 0 0 0 20 0 1 0 500"));
+  EXPECT_FALSE(StatIsKernelThread("900 (x) S 1"));
+  EXPECT_FALSE(StatIsKernelThread("no paren"));
+}
+
+// A kernel NFS server holds no file open: the watch finds its nfsd threads through the
+// exports instead, never a process that merely calls itself nfsd, and figures them.
+TEST(KernelNfsd, FoundByTheExportsAndFiguredAcrossItsThreads) {
+  char root[] = "/tmp/nasperf-proc-XXXXXX";
+  ASSERT_NE(mkdtemp(root), nullptr);
+  const std::string proc = root;
+  auto write = [&](const std::string& rel, const std::string& text) {
+    std::filesystem::create_directories(std::filesystem::path(proc + "/" + rel).parent_path());
+    std::ofstream(proc + "/" + rel) << text;
+  };
+  write("fs/nfs/exports", kExports);
+  auto thread = [&](int pid, const std::string& comm, unsigned flags, int64_t on_cpu_ns) {
+    write(absl::StrCat(pid, "/comm"), comm + "\n");
+    write(absl::StrCat(pid, "/stat"), absl::StrCat(pid, " (", comm, ") S 2 0 0 0 -1 ", flags, " 0 0"));
+    write(absl::StrCat(pid, "/task/", pid, "/stat"), absl::StrCat(pid, " (", comm, ") S 2 0 0 0 -1 ", flags));
+    write(absl::StrCat(pid, "/task/", pid, "/schedstat"), absl::StrCat(on_cpu_ns, " 0 10\n"));
+  };
+  thread(100, "nfsd", 2129984, 0);
+  thread(101, "nfsd", 2129984, 0);
+  thread(200, "nfsd", 4194560, 0);  // a user process named nfsd: not the kernel's server
+  EXPECT_FALSE(FindKernelNfsd("/srv/other/file", proc).has_value()) << "not under an export";
+  EXPECT_FALSE(FindKernelNfsd("/srv/poolside/file", proc).has_value()) << "a prefix is not a parent";
+  std::optional<Writer> nfsd = FindKernelNfsd("/srv/pool/media/big.bin", proc);
+  ASSERT_TRUE(nfsd.has_value());
+  EXPECT_TRUE(nfsd->kernel_nfsd);
+  std::vector<int> pids = nfsd->pids;
+  std::sort(pids.begin(), pids.end());
+  EXPECT_EQ(pids, (std::vector<int>{100, 101}));
+
+  ServerProcess server(*nfsd, proc);
+  server.Look(1'000'000'000);
+  write("101/task/101/schedstat", "950000000 0 10\n");  // 95 % of the next second on a CPU
+  write("100/task/100/schedstat", "100000000 0 10\n");
+  server.Look(2'000'000'000);
+  const ServerFigures f = server.Figures();
+  EXPECT_EQ(f.name, "nfsd (kernel, 2 threads)");
+  EXPECT_TRUE(f.kernel_nfsd);
+  EXPECT_NEAR(f.busiest_thread_pct, 95, 1e-9);
+  EXPECT_EQ(f.looks, 2);
+  std::filesystem::remove_all(proc);
 }
 
 }  // namespace
