@@ -53,6 +53,12 @@ class Lab {
       return checked;
     }
     outcome_.run_id = o_.run_id.empty() ? NewRunId() : o_.run_id;
+    if (absl::Status observing = StartObservers(); !observing.ok()) {
+      StopObservers(/*keep_rows=*/false);
+      StopRemoteAgents();
+      StopCollector();
+      return observing;
+    }
     console_.Banner(outcome_.run_id, plan_);
     const int total = plan_.warmup + plan_.runs;
     for (int k = 0; k < total && !Interrupted(); ++k) {
@@ -74,6 +80,7 @@ class Lab {
     outcome_.failed = totals_.failed;
     outcome_.aborted = totals_.aborted;
     console_.Summary(outcome_, totals_, plan_.collector.out);
+    StopObservers(/*keep_rows=*/true);
     WaitForRows();
     StopRemoteAgents();
     StopCollector();
@@ -160,6 +167,46 @@ class Lab {
   void StopCollector() {
     own_rows_.reset();
     if (collector_) collector_->Shutdown();
+  }
+
+  // ------------------------------------------------------------ observers
+
+  // Hosts with observe = true: their agents watch while every run goes. One that cannot
+  // be reached or refuses stops the lab before any transfer.
+  absl::Status StartObservers() {
+    for (const PlanHost& host : plan_.hosts) {
+      if (!host.observe) continue;
+      proto::ObserveRequest request;
+      request.set_subdir(host.observe_dir);
+      request.set_label(plan_.label);
+      request.set_run_id(outcome_.run_id);
+      request.set_link_mbps(plan_.link_mbps);
+      request.set_interval_s(plan_.interval_s);
+      auto reply = agents_[host.name]->Observe(request);
+      if (!reply.ok()) return reply.status();  // it names the host and says what was asked
+      observations_[host.name] = reply->observation_id();
+      Line(absl::StrCat("observing: ", host.name, " watches ", reply->dir(), " while the runs go"));
+    }
+    return absl::OkStatus();
+  }
+
+  // Each observation's rows (role nas) go to the collector with the runs' rows.
+  void StopObservers(bool keep_rows) {
+    for (const auto& [name, id] : observations_) {
+      auto rows = agents_[name]->StopObserving(id);
+      if (!rows.ok()) {
+        Line(absl::StrCat("warning: observer ", name, ": ", rows.status().message()));
+        continue;
+      }
+      if (!keep_rows) continue;
+      int kept = 0;
+      for (const proto::TransferReport& row : *rows) {
+        if (own_rows_ && own_rows_->Submit(row).ok()) ++kept;
+      }
+      expected_rows_ += static_cast<uint64_t>(kept);
+      Line(absl::StrCat("observer ", name, ": ", rows->size(), " copies measured on the NAS (rows of role nas)"));
+    }
+    observations_.clear();
   }
 
   // ------------------------------------------------------------ --ssh
@@ -415,6 +462,7 @@ class Lab {
   bool lab_rows_failed_ = false;
   std::string collector_fingerprint_;
   uint64_t expected_rows_ = 0;
+  std::map<std::string, std::string> observations_;  // host name -> observation id
 };
 
 }  // namespace

@@ -140,8 +140,8 @@ absl::Status ReadHost(const std::string& path, const toml::table& table, int ind
   PlanHost host;
   host.line = static_cast<int>(table.source().begin.line);
   TableReader r(path, table, absl::StrCat("[[host]] ", index, ": "));
-  NASPERF_RETURN_IF_ERROR(r.OnlyKeys(
-      {"name", "agent", "target", "mtu", "ssh", "ssh_identity", "ssh_known_hosts", "nasperf", "agent_flags"}));
+  NASPERF_RETURN_IF_ERROR(r.OnlyKeys({"name", "agent", "target", "mtu", "ssh", "ssh_identity", "ssh_known_hosts",
+                                      "nasperf", "agent_flags", "observe", "observe_dir"}));
   if (const toml::node* flags = r.Find("agent_flags")) {
     const toml::array* array = flags->as_array();
     if (array == nullptr)
@@ -161,6 +161,11 @@ absl::Status ReadHost(const std::string& path, const toml::table& table, int ind
   int mtu = 0;
   NASPERF_RETURN_IF_ERROR(r.Int("mtu", &mtu, 576, 65535));
   if (mtu > 0) host.mtu = static_cast<uint32_t>(mtu);
+  NASPERF_RETURN_IF_ERROR(r.Bool("observe", &host.observe));
+  NASPERF_RETURN_IF_ERROR(r.String("observe_dir", &host.observe_dir));
+  if (!host.observe_dir.empty() && !host.observe) {
+    return r.Error(*r.Find("observe_dir"), "observe_dir needs observe = true");
+  }
   for (const PlanHost& other : plan->hosts) {
     if (other.name == host.name) {
       return r.Error(*r.Find("name"), absl::StrCat("host \"", host.name, "\" is already defined at line ", other.line));

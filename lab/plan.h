@@ -29,6 +29,11 @@ struct PlanHost {
   std::string ssh_identity, ssh_known_hosts;
   std::string nasperf;                   // the binary on that host; empty: upload this one (ssh/deploy.h)
   std::vector<std::string> agent_flags;  // more flags for an agent started over SSH
+  // observe = true: its agent watches its target (or observe_dir under it) while the lab
+  // runs (lab/observations.h), so each copy arriving there also gets a row of role nas:
+  // the NAS's side of scp, sftp or any copy whose far end runs no nasperf.
+  bool observe = false;
+  std::string observe_dir;
   int line = 0;
 };
 

@@ -449,18 +449,15 @@ struct CopyTiming {
   double shift_s = 0;        // the copy's start to its first write event: samples move by it
   uint64_t early_bytes = 0;  // in the file at the first event and timed at the rest's rate
   bool from_creation = false;
+  double idle_after_creation_s = 0;  // created this long before its first write, not timed
 };
+// How much later than its first bytes could have arrived a file's first write may come
+// and the copy still be timed from the file's creation (TimingOf).
+constexpr double kCreatedSlackS = 0.05;
 
 CopyTiming TimingOf(const Copy& c) {
   CopyTiming t;
   const int64_t end = c.last_ctime_ns;
-  if (c.created && c.btime_ns > 0 && end > c.btime_ns) {
-    t.from_creation = true;
-    t.start_wall_ns = c.btime_ns;
-    t.seconds = static_cast<double>(end - c.btime_ns) / 1e9;
-    t.shift_s = std::max(0.0, static_cast<double>(c.first_wall_ns - c.btime_ns) / 1e9);
-    return t;
-  }
   // A server writes once a request has arrived (SMB's are up to 8 MiB): what was in the
   // file at the first event crossed the network before it, timed at the rest's rate.
   const bool stamped = c.first_ctime_ns > 0 && end > c.first_ctime_ns;
@@ -468,10 +465,24 @@ CopyTiming TimingOf(const Copy& c) {
       stamped ? static_cast<double>(end - c.first_ctime_ns) / 1e9 : static_cast<double>(c.last_ns - c.first_ns) / 1e9;
   const uint64_t bytes = c.size - c.base, early = std::min(c.first_chunk, bytes), rest = bytes - early;
   const double lead = rest > 0 ? written * static_cast<double>(early) / static_cast<double>(rest) : 0;
+  // From its creation, unless the first write came well after the first bytes could
+  // have: a client that creates the file and then waits (a lab's barrier, a prompt)
+  // would have the wait counted as the copy's. A watch that saw the first write only
+  // when every byte was in (it fell behind) cannot tell: creation it is.
+  const int64_t first_write_ns = c.first_ctime_ns > 0 ? c.first_ctime_ns : c.first_wall_ns;
+  const double created_before_s = static_cast<double>(first_write_ns - c.btime_ns) / 1e9;
+  if (c.created && c.btime_ns > 0 && end > c.btime_ns && (rest == 0 || created_before_s <= 2 * lead + kCreatedSlackS)) {
+    t.from_creation = true;
+    t.start_wall_ns = c.btime_ns;
+    t.seconds = static_cast<double>(end - c.btime_ns) / 1e9;
+    t.shift_s = std::max(0.0, static_cast<double>(c.first_wall_ns - c.btime_ns) / 1e9);
+    return t;
+  }
   t.early_bytes = lead > 0 ? early : 0;
   t.seconds = written + lead;
   t.shift_s = lead;
   t.start_wall_ns = (stamped ? c.first_ctime_ns : c.first_wall_ns) - static_cast<int64_t>(lead * 1e9);
+  t.idle_after_creation_s = c.created && c.btime_ns > 0 && created_before_s > 0 ? created_before_s : 0;
   return t;
 }
 
@@ -586,6 +597,10 @@ proto::TransferReport Watcher::RowOf(Copy& c, ObservedFigures* f, std::string* d
   }
   std::vector<std::string> detail{absl::StrCat("ended: ", c.ended)};
   if (t.from_creation) detail.push_back("timed from the file's creation to its last change (kernel times)");
+  if (t.idle_after_creation_s > 0) {
+    detail.push_back(
+        absl::StrFormat("created %.3f s before its first write: timed from the first write", t.idle_after_creation_s));
+  }
   if (t.early_bytes > 0) {
     detail.push_back(
         absl::StrFormat("its first %s were in the file at the first write event: timed at the copy's own "

@@ -98,6 +98,15 @@ std::string GoodWith(const std::string& from, const std::string& to) {
   return text.replace(at, from.size(), to);
 }
 
+// The NAS's host may watch its target while the runs go (lab/observations.h).
+TEST(PlanTest, AHostMayObserveItsTarget) {
+  auto plan = ParsePlan(GoodWith("mtu = 9000", "observe = true\nobserve_dir = \"media\""), "p.toml");
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_TRUE(plan->hosts[0].observe);
+  EXPECT_EQ(plan->hosts[0].observe_dir, "media");
+  EXPECT_FALSE(plan->hosts[1].observe);
+}
+
 TEST(PlanTest, ATransferMayRead) {
   auto plan =
       ParsePlan(GoodWith("streams = 2", "direction = \"read\"\ncache = \"warm\"\nread_mode = \"direct\""), "p.toml");
@@ -146,6 +155,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadPlan{"DuplicateHost", GoodWith("name = \"client1\"", "name = \"nas\""),
                 "plan.toml:16: [[host]] 2: host \"nas\" is already defined at line 10"},
         BadPlan{"BadMtu", GoodWith("mtu = 9000", "mtu = 12"), "plan.toml:14: [[host]] 1: mtu = 12 is not between"},
+        BadPlan{"ObserveNotABool", GoodWith("mtu = 9000", "observe = \"yes\""), "[[host]] 1: observe must be"},
+        BadPlan{"ObserveDirAlone", GoodWith("mtu = 9000", "observe_dir = \"media\""),
+                "[[host]] 1: observe_dir needs observe = true"},
         BadPlan{"UnknownHostInTransfer", GoodWith("to = \"nas\"", "to = \"nas2\""),
                 "plan.toml:20: [[transfer]] 1: to = \"nas2\" names no [[host]]"},
         BadPlan{"SameHost", GoodWith("to = \"nas\"", "to = \"client1\""), "from and to are the same host"},

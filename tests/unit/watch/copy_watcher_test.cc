@@ -141,6 +141,25 @@ TEST_F(WatchTest, ACopyInStepsIsOneRowWithItsBytesAndSamples) {
   EXPECT_EQ(result_->rows, 1);
 }
 
+// A client that creates its file and waits before writing (a lab's barrier, a prompt):
+// the wait is not the copy's. Timed from the first write, and the row says so.
+TEST_F(WatchTest, AFileCreatedLongBeforeItsFirstWriteIsTimedFromTheWrite) {
+  Start();
+  const std::string file = dir_ + "/late.bin";
+  const int fd = open(file.c_str(), O_WRONLY | O_CREAT, 0644);
+  ASSERT_GE(fd, 0);
+  // The client's wait, shorter than the watch's idle end (0.5 s): the case under test,
+  // not a synchronization.
+  absl::SleepFor(absl::Milliseconds(400));
+  WriteSteps(file, 4, absl::Milliseconds(60));
+  close(fd);
+  const std::vector<proto::TransferReport> rows = sink_.WaitFor(1);
+  ASSERT_EQ(rows.size(), 1u) << Lines();
+  EXPECT_EQ(rows[0].bytes(), 4u << 20);
+  EXPECT_THAT(rows[0].observed_detail(), HasSubstr("before its first write: timed from the first write"));
+  EXPECT_LT(rows[0].duration_s(), 0.4) << "the wait before the first write is not the copy's";
+}
+
 TEST_F(WatchTest, ACopyThatStopsGrowingEndsAfterTheIdleTime) {
   Start();
   const int fd = WriteSteps(dir_ + "/nfs-like.bin", 3, absl::Milliseconds(30), /*close_it=*/false);
