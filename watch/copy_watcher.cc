@@ -167,7 +167,7 @@ class Watcher {
   std::string run_id_, host_;
   uint32_t link_mbps_ = 0, mtu_ = 0;
   int64_t watch_start_wall_ns_ = 0;
-  bool said_dir_limit_ = false, said_copy_limit_ = false, root_gone_ = false;
+  bool said_dir_limit_ = false, said_copy_limit_ = false, said_overflow_ = false, root_gone_ = false;
   int ordinal_ = 0;
   WatchSummary summary_;
   Reading now_;
@@ -301,7 +301,11 @@ void Watcher::End(Copy& c, std::string how, Status status, std::string error, bo
 
 void Watcher::HandleEvent(const inotify_event& e, int64_t now, std::map<uint32_t, std::string>* moved_from) {
   if (e.mask & IN_Q_OVERFLOW) {
-    Say("watch: events were lost (the kernel's queue overflowed): copies in progress are timed by their size alone");
+    if (!said_overflow_) {
+      Say("watch: events were lost (the kernel's queue overflowed): a copy whose events were all lost is missed, "
+          "one seen from mid-way says so; the kernel's time stamps still time those seen (said once)");
+    }
+    said_overflow_ = true;
     return;
   }
   auto dir = dirs_.find(e.wd);
@@ -530,7 +534,9 @@ std::optional<double> Watcher::LinePct(const Reading& from, const Reading& to) c
 void Watcher::AddNasFigures(const Copy& c, proto::TransferReport* row, ObservedFigures* f) const {
   const double elapsed = static_cast<double>(c.last.mono_ns - c.start.mono_ns) / 1e9;
   if (elapsed > 0) {
-    DeviceWatchResult devices{DevicesBetween(c.start, c.last), c.dirty_peak};
+    DeviceWatchResult devices;
+    devices.devices = DevicesBetween(c.start, c.last);
+    devices.dirty_peak_bytes = c.dirty_peak;
     AddDeviceColumns(devices, row);
     if (const DeviceFigure* busiest = BusiestUnderTarget(devices.devices)) f->busiest_device_pct = busiest->busy_pct;
     // The NIC from the first write to a look inside the copy, unless the copy was too
@@ -725,8 +731,7 @@ absl::StatusOr<WatchSummary> Watcher::Run() {
     }
     next_look = now + kLookEveryNs;
     now_ = Read(now);  // every look, so a copy that starts between two has counters from before it
-    for (auto it = copies_.begin(); it != copies_.end();) {
-      Copy& c = it->second;
+    for (auto& [rel, c] : copies_) {
       if (c.wrote && c.last_ns > previous_look) {  // written since the last look
         c.inner = c.last;
         c.last = now_;
@@ -736,14 +741,8 @@ absl::StatusOr<WatchSummary> Watcher::Run() {
       if (c.ended.empty() && !c.wrote && static_cast<double>(now - c.seen_ns) / 1e9 >= o_.idle_s) {
         End(c, "never written");
       }
-      if (!c.ended.empty()) {
-        Refresh(c, now);
-        Finish(c);
-        it = copies_.erase(it);
-      } else {
-        ++it;
-      }
     }
+    FinishEnded(now);
     previous_look = now;
   }
   FinishAll(previous_look);

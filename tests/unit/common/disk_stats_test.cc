@@ -115,7 +115,7 @@ TEST(DeviceColumns, BusyCellAndTheSentence) {
             "loop7, member 2 of the btrfs raid1 under the target, 98 % busy, 61.4 MB/s written, queue 1.0; "
             "loop6 7 %; vda 40 % (not under the target)");
   proto::TransferReport row;
-  AddDeviceColumns({f, 12345}, &row);
+  AddDeviceColumns({f, 12345, {}, {}}, &row);
   EXPECT_EQ(row.busiest_device(), "loop7");
   EXPECT_DOUBLE_EQ(row.busiest_busy_pct(), 98);
   EXPECT_EQ(row.device_busy(), "loop7=98;loop6=7;vda=40");
@@ -128,7 +128,7 @@ TEST(DeviceColumns, ABusyDiskOutsideTheTargetIsNeverTheTargets) {
   EXPECT_EQ(BusiestUnderTarget(f), nullptr);
   EXPECT_EQ(DeviceSentence(f), "no device under the target was found; vda 40 % (not under the target)");
   proto::TransferReport row;
-  AddDeviceColumns({f, std::nullopt}, &row);
+  AddDeviceColumns({f, std::nullopt, {}, {}}, &row);
   EXPECT_TRUE(row.busiest_device().empty());
   EXPECT_FALSE(row.has_busiest_busy_pct());
   EXPECT_EQ(row.device_busy(), "vda=40");
