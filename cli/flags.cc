@@ -158,6 +158,16 @@ absl::StatusOr<std::unique_ptr<SpoolingSink>> StartReporting(const std::string& 
   return SpoolingSink::Start(std::make_unique<CollectorClient>(address, token, std::move(trust)), f.spool);
 }
 
+std::unique_ptr<LiveFeed> StartLiveFeed(const std::string& cmd, const ReportingFlags& f, const std::string& token,
+                                        std::shared_ptr<const PeerTrust> trust, const SpoolingSink* spool) {
+  if (f.collector.empty()) return nullptr;
+  HostPort address = AddressFlag(cmd, "--collector", f.collector, kCollectorPort, false);
+  std::function<size_t()> spooled;
+  if (spool != nullptr) spooled = [spool] { return spool->Pending(); };
+  return std::make_unique<LiveFeed>(std::make_unique<CollectorClient>(address, token, std::move(trust)),
+                                    std::move(spooled));
+}
+
 size_t ReportSpool(const std::string& cmd, SpoolingSink& spool, absl::Duration wait) {
   size_t left = spool.Drain(wait);
   if (left == 0) {

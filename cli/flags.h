@@ -16,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "collector/live_feed.h"
 #include "collector/spool.h"
 #include "common/policy.h"
 #include "common/tls.h"
@@ -94,6 +95,10 @@ void AddReportingFlags(CLI::App* cmd, ReportingFlags& f);
 absl::StatusOr<std::unique_ptr<SpoolingSink>> StartReporting(const std::string& cmd, const ReportingFlags& f,
                                                              const std::string& token,
                                                              std::shared_ptr<const PeerTrust> trust);
+// Live updates toward --collector (its live page and /metrics), or null without one;
+// `spool` (may be null) says how many reports wait.
+std::unique_ptr<LiveFeed> StartLiveFeed(const std::string& cmd, const ReportingFlags& f, const std::string& token,
+                                        std::shared_ptr<const PeerTrust> trust, const SpoolingSink* spool);
 // Waits up to `wait` for the spool to empty and says what is left, one line; returns
 // the number of reports left.
 size_t ReportSpool(const std::string& cmd, SpoolingSink& spool, absl::Duration wait);

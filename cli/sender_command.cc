@@ -390,6 +390,9 @@ int RunSenderCommand(const SenderFlags& f) {
   options->cancel = stop;
   auto spool = StartReporting("sender", f.reporting, options->token, options->trust);
   if (!spool.ok()) return Fail("sender", spool.status());
+  // The collector's live page and /metrics while the loop runs.
+  std::unique_ptr<LiveFeed> live = StartLiveFeed("sender", f.reporting, options->token, options->trust, spool->get());
+  options->live = live.get();
   std::unique_ptr<CsvSink> csv;
   ReportSink* sink = spool->get();
   if (sink == nullptr) {

@@ -79,6 +79,7 @@ class CollectorImpl final : public Collector, public proto::Collector::Service {
     }
     if (absl::Status s = CheckReport(*report); !s.ok()) {
       Count(&CollectorCounters::refused);
+      if (options_.live != nullptr) options_.live->CountReport(LiveBoard::Outcome::kRefused);
       Log(LogLevel::kWarning, kComponent, "refused a report from %s: %s", context->peer(), s.message());
       return ToGrpc(s);
     }
@@ -102,6 +103,17 @@ class CollectorImpl final : public Collector, public proto::Collector::Service {
     ack->set_duplicate(duplicate);
     Count(duplicate ? &CollectorCounters::duplicates : &CollectorCounters::rows);
     if (!duplicate) PrintRow(*report);
+    if (options_.live != nullptr) {
+      options_.live->CountReport(duplicate ? LiveBoard::Outcome::kDuplicate : LiveBoard::Outcome::kStored);
+      if (!duplicate) options_.live->AddRow(*report);
+    }
+    return grpc::Status::OK;
+  }
+
+  grpc::Status Live(grpc::ServerContext* context, const proto::LiveUpdate* update, proto::LiveAck*) override {
+    if (grpc::Status s = CheckToken(*context, options_.token, kComponent); !s.ok()) return s;
+    if (absl::Status s = CheckLiveUpdate(*update); !s.ok()) return ToGrpc(s);
+    if (options_.live != nullptr) options_.live->Update(*update);
     return grpc::Status::OK;
   }
 

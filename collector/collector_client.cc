@@ -33,4 +33,13 @@ absl::StatusOr<bool> CollectorClient::Report(const proto::TransferReport& report
   return ack.duplicate();
 }
 
+absl::Status CollectorClient::Live(const proto::LiveUpdate& update, absl::Duration deadline) {
+  grpc::ClientContext context;
+  PrepareCall(&context, token_, deadline);
+  proto::LiveAck ack;
+  grpc::Status status = stub_->Live(&context, update, &ack);
+  if (!status.ok()) return FromGrpc(status, "collector", FormatHostPort(address_));
+  return absl::OkStatus();
+}
+
 }  // namespace nasperf

@@ -21,6 +21,8 @@ class CollectorClient {
                   const std::string& fingerprint = "");
   // True when the collector already had this report (and wrote nothing).
   absl::StatusOr<bool> Report(const proto::TransferReport& report, absl::Duration deadline = absl::Seconds(10));
+  // One live update (collector/live_feed.h).
+  absl::Status Live(const proto::LiveUpdate& update, absl::Duration deadline);
   const HostPort& address() const { return address_; }
 
  private:

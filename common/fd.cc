@@ -151,6 +151,26 @@ absl::StatusOr<std::string> ReadFileBounded(const std::string& path, size_t max_
   return text;
 }
 
+absl::StatusOr<std::string> ReadPrivateFile(const std::string& path, const std::string& what, size_t max_bytes) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+  if (!fd.valid()) return ErrnoStatus(errno, what);
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return ErrnoStatus(errno, what);
+  if (!S_ISREG(st.st_mode)) return absl::InvalidArgumentError(absl::StrCat(what, " is not a file"));
+  if ((st.st_mode & 077) != 0 || st.st_uid != ::geteuid()) {
+    return absl::PermissionDeniedError(
+        absl::StrCat(what, " may be read by others than its owner (or is not yours): chmod 600 it"));
+  }
+  if (st.st_size > static_cast<off_t>(max_bytes)) {
+    return absl::InvalidArgumentError(absl::StrCat(what, " is over ", max_bytes, " bytes"));
+  }
+  std::string text(static_cast<size_t>(st.st_size), '\0');
+  absl::StatusOr<size_t> got = ReadFull(fd.get(), text.data(), text.size(), what);
+  if (!got.ok()) return got.status();
+  text.resize(*got);
+  return text;
+}
+
 absl::Status MakeDirectories(const std::string& path, mode_t mode) {
   for (size_t i = 1; i <= path.size(); ++i) {
     if (i == path.size() || path[i] == '/') {

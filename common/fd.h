@@ -52,12 +52,16 @@ absl::StatusOr<size_t> ReadFull(int fd, void* data, size_t size, absl::string_vi
 // trickle in; DEADLINE_EXCEEDED when it passes first.
 absl::StatusOr<size_t> ReadFullBy(int fd, void* data, size_t size, int64_t deadline_ns, absl::string_view what);
 
-// mkdir -p: every missing directory of path, each with `mode`; errno text names the
-// directory that failed.
 // At most max_bytes of a file (a /proc or sysfs file, a small config): a longer one is
 // cut, never read whole.
 absl::StatusOr<std::string> ReadFileBounded(const std::string& path, size_t max_bytes);
+// A secret's file (a password, a token): a regular file, not a symlink, owned by this
+// user and readable by no one else, at most max_bytes (a longer one is refused). `what`
+// names it in errors ("--smb-credentials F").
+absl::StatusOr<std::string> ReadPrivateFile(const std::string& path, const std::string& what, size_t max_bytes);
 
+// mkdir -p: every missing directory of path, each with `mode`; errno text names the
+// directory that failed.
 absl::Status MakeDirectories(const std::string& path, mode_t mode);
 
 // Replaces path with content: written to a new temporary file beside it (created

@@ -216,6 +216,32 @@ absl::Status CheckTransferKey(const std::string& label, int iteration, int strea
   return absl::OkStatus();
 }
 
+absl::Status CheckLiveUpdate(const proto::LiveUpdate& u) {
+  proto::TransferReport names;
+  names.set_run_id(u.run_id());
+  names.set_label(u.label());
+  names.set_host(u.host());
+  names.set_role(u.role());
+  names.set_transport(u.transport());
+  names.set_direction(u.direction());
+  for (const char* name : {"run_id", "label", "host", "role", "transport", "direction"}) {
+    if (absl::Status s = CheckColumn(*FindTransferColumn(name), names); !s.ok()) return s;
+  }
+  if (u.run_id().empty() || u.host().empty()) return absl::InvalidArgumentError("a live update names no run or host");
+  if (u.copies() < 1 || u.copies() > kMaxLiveCopies || u.copy() < 1 || u.copy() > u.copies()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("a live update's copy ", u.copy(), " of ", u.copies(), " is not within 1..", kMaxLiveCopies));
+  }
+  if (u.bytes() > (uint64_t{1} << 60) || u.copy_bytes() > (uint64_t{1} << 60) || u.spooled() > 1000000) {
+    return absl::InvalidArgumentError("a live update's counts are past any real loop's");
+  }
+  if (!(u.mb_per_s() >= 0 && u.mb_per_s() <= kMaxMegabytesPerSecond) || !std::isfinite(u.left_s()) ||
+      u.left_s() > kMaxFigure) {
+    return absl::InvalidArgumentError("a live update's rate or time left is negative, huge or not a number");
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckReport(const proto::TransferReport& r) {
   for (const TransferColumn& column : TransferColumnTable()) {
     if (absl::Status s = CheckColumn(column, r); !s.ok()) return s;

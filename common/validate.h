@@ -45,6 +45,12 @@ inline constexpr size_t kMaxSampleDeviceBusyBytes = 96;
 inline constexpr int kMaxSampleBytes = 31 + 9 + (2 + kMaxSampleDeviceNameBytes) + (2 + kMaxSampleDeviceBusyBytes) + 3;
 static_assert(kMaxSamplesPerReport * kMaxSampleBytes + (64 << 10) < kMaxReportBytes, "a full report must fit");
 
+// A live update (the live page and /metrics): its names held to the bounds of the
+// transfers.csv columns of the same names, its figures finite and in range (a copy
+// within its loop, a rate below kMaxMegabytesPerSecond).
+absl::Status CheckLiveUpdate(const proto::LiveUpdate& update);
+inline constexpr int kMaxLiveCopies = 1000000;
+
 // The sampling interval a user, a plan or a sender asks for: 0 (off) or 10 ms..1 h.
 // Shorter intervals turn a sample's few bytes into meaningless (even infinite) rates.
 absl::Status CheckInterval(double interval_s);

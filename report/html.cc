@@ -631,8 +631,8 @@ absl::Status WriteHtmlReport(const HtmlReportInput& input, const std::string& pa
   return ReplaceFile(path, RenderHtmlReport(input), 0644, /*durable=*/false);
 }
 
-absl::Status WriteHtmlReportFor(const ResultTable& table, std::optional<Role> role, const std::string& path,
-                                const std::string& generator) {
+absl::StatusOr<std::string> RenderHtmlReportFor(const ResultTable& table, std::optional<Role> role,
+                                                const std::string& generator) {
   auto report = SummarizeResults(table, role);
   if (!report.ok()) return report.status();
   // Nothing measured leaves nothing to compare; the report still shows the failures.
@@ -642,7 +642,14 @@ absl::Status WriteHtmlReportFor(const ResultTable& table, std::optional<Role> ro
   input.report = &*report;
   input.compare = compare.ok() ? &*compare : nullptr;
   input.generator = generator;
-  return WriteHtmlReport(input, path);
+  return RenderHtmlReport(input);
+}
+
+absl::Status WriteHtmlReportFor(const ResultTable& table, std::optional<Role> role, const std::string& path,
+                                const std::string& generator) {
+  absl::StatusOr<std::string> html = RenderHtmlReportFor(table, role, generator);
+  if (!html.ok()) return html.status();
+  return ReplaceFile(path, *html, 0644, /*durable=*/false);
 }
 
 }  // namespace nasperf

@@ -34,6 +34,9 @@ absl::Status WriteHtmlReport(const HtmlReportInput& input, const std::string& pa
 // by label against the first label, rendered and written to path.
 absl::Status WriteHtmlReportFor(const ResultTable& table, std::optional<Role> role, const std::string& path,
                                 const std::string& generator);
+// The same as text (the collector's /report).
+absl::StatusOr<std::string> RenderHtmlReportFor(const ResultTable& table, std::optional<Role> role,
+                                                const std::string& generator);
 
 }  // namespace nasperf
 

@@ -78,7 +78,41 @@ struct LoopContext {
   std::string local_host;
   uint64_t length = 0;
   LocalCopy* local = nullptr;  // reads: where the bytes land; null for a write
+  int64_t start_ns = 0;        // when the first copy began: the loop's time left is reckoned from it
 };
+
+// The loop's time left, from what the copies so far took (pauses included): `done`
+// copies of `total`, the current one partly. Negative while nothing moved yet.
+double LoopSecondsLeft(const LoopContext& loop, int k, double fraction_of_copy, int64_t now) {
+  const int total = loop.options.warmup + loop.options.runs;
+  const double done = k + std::clamp(fraction_of_copy, 0.0, 1.0);
+  if (done <= 0) return -1;
+  const double per_copy = NanosToSeconds(now - loop.start_ns) / done;
+  // After the first copy the pauses so far are in per_copy; during it, none is yet.
+  const double pauses = k == 0 ? absl::ToDoubleSeconds(loop.options.pause) * (total - 1) : 0;
+  return per_copy * (total - done) + pauses;
+}
+
+// Where the loop is, for a collector's live page.
+proto::LiveUpdate LiveUpdateOf(const LoopContext& loop, int k, uint64_t sent, uint64_t goal, double mb_per_s,
+                               int64_t now) {
+  const SenderOptions& o = loop.options;
+  proto::LiveUpdate u;
+  u.set_run_id(loop.run_id);
+  u.set_label(o.label);
+  u.set_host(o.host_name.empty() ? loop.local_host : o.host_name);
+  u.set_role(Name(Role::kSender));
+  u.set_transport(Name(o.transport));
+  u.set_direction(Name(o.direction));
+  u.set_copy(k + 1);
+  u.set_copies(o.warmup + o.runs);
+  u.set_warmup(k < o.warmup);
+  u.set_bytes(sent);
+  u.set_copy_bytes(goal);
+  u.set_mb_per_s(mb_per_s);
+  u.set_left_s(LoopSecondsLeft(loop, k, goal > 0 ? static_cast<double>(sent) / static_cast<double>(goal) : 0, now));
+  return u;
+}
 
 // The cells every transport shares.
 TransferResult StartRow(const LoopContext& loop, int iteration, bool warmup, int stream) {
@@ -276,20 +310,25 @@ std::vector<TransferResult> RunIteration(const LoopContext& loop, Console& conso
   std::vector<TransferResult> results(options.streams);
   absl::Notification done;
   std::thread ticker;
-  if (options.progress) {
+  if (options.progress || options.live != nullptr) {
     ticker = std::thread([&] {
       const uint64_t goal = loop.length * static_cast<uint64_t>(options.streams);
-      const int64_t start = MonoNanos();
+      int64_t last = MonoNanos();
+      uint64_t last_sent = 0;
       while (!done.WaitForNotificationWithTimeout(absl::Milliseconds(500))) {
         uint64_t sent = 0;
         for (auto& p : progress) sent += p.load(std::memory_order_relaxed);
-        double elapsed = NanosToSeconds(MonoNanos() - start);
-        double rate = MegabytesPerSecond(sent, elapsed);
-        double eta = rate > 0 ? static_cast<double>(goal - std::min(goal, sent)) / (rate * 1e6) : 0;
-        console.Progress(absl::StrFormat("  %s %d/%d: %s of %s, %.1f MB/s, ETA %.0fs", warmup ? "warm-up" : "run",
-                                         warmup ? k + 1 : k - options.warmup + 1,
-                                         warmup ? options.warmup : options.runs, FormatSize(sent), FormatSize(goal),
-                                         rate, eta));
+        const int64_t now = MonoNanos();
+        const double rate = MegabytesPerSecond(sent - std::min(sent, last_sent), NanosToSeconds(now - last));
+        last = now;
+        last_sent = sent;
+        const proto::LiveUpdate update = LiveUpdateOf(loop, k, sent, goal, rate, now);
+        if (options.live != nullptr) options.live->Offer(update);
+        if (!options.progress) continue;
+        console.Progress(absl::StrFormat(
+            "  %s %d/%d: %s of %s, %.1f MB/s%s", warmup ? "warm-up" : "run", warmup ? k + 1 : k - options.warmup + 1,
+            warmup ? options.warmup : options.runs, FormatSize(sent), FormatSize(goal), rate,
+            update.left_s() >= 0 ? absl::StrFormat(", loop done in %.0fs", update.left_s()) : ""));
       }
     });
   }
@@ -453,6 +492,7 @@ absl::StatusOr<SenderOutcome> RunSenderWith(const SenderOptions& options, Transp
   Tally tally;
   std::set<std::string> notes_said;  // roles whose left-out figure was explained: once per run
   const int total = options.warmup + options.runs;
+  loop.start_ns = MonoNanos();
   for (int k = 0; k < total; ++k) {
     std::vector<TransferResult> results = RunIteration(loop, console, k);
     bool stop = false;
@@ -476,6 +516,14 @@ absl::StatusOr<SenderOutcome> RunSenderWith(const SenderOptions& options, Transp
     }
     if (options.cancel != nullptr && options.cancel->load()) break;
     if (k + 1 < total && options.pause > absl::ZeroDuration()) absl::SleepFor(options.pause);
+  }
+  if (options.live != nullptr) {
+    // The copy it ended at: each copy is a row per stream.
+    const int last_copy = std::max(0, std::min(total, outcome.transfers / std::max(1, options.streams)) - 1);
+    proto::LiveUpdate last = LiveUpdateOf(loop, last_copy, 0, 0, 0, MonoNanos());
+    last.set_left_s(0);
+    last.set_ended(true);
+    options.live->Offer(last);
   }
   transport.Finish(loop.run_id);
   if (local != nullptr) local->Finish();

@@ -18,6 +18,7 @@
 #include "common/grpc_auth.h"
 #include "common/payload.h"
 #include "common/policy.h"
+#include "common/report_sink.h"
 #include "ssh/ssh_options.h"
 
 namespace nasperf {
@@ -63,6 +64,7 @@ struct RunOptions {
   std::string local_target;  // write what arrives here (write mode, sync, cleanup apply); empty: discard
   double interval_s = 1.0;
   bool progress = false;                   // live progress line (a TTY)
+  LiveSink* live = nullptr;                // live updates to a collector (twice a second); may be null
   uint32_t link_mbps = 0;                  // --link-speed: overrides what the NIC reports (veth, shaping)
   uint64_t window_bytes = 0;               // --window: fixed socket buffers; 0 = sized to the path
   bool direct_fallback = false;            // --direct-fallback: buffered when the target refuses O_DIRECT

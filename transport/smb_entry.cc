@@ -95,24 +95,10 @@ absl::StatusOr<SmbLogin> ReadSmbLogin(const SmbUrl& url, const std::string& cred
   SmbLogin login;
   if (!credentials_file.empty()) {
     const std::string& path = credentials_file;
-    Fd fd(open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
-    if (!fd.valid()) return ErrnoStatus(errno, absl::StrCat("--smb-credentials ", path));
-    struct stat st {};
-    if (fstat(fd.get(), &st) != 0) return ErrnoStatus(errno, absl::StrCat("--smb-credentials ", path));
-    if (!S_ISREG(st.st_mode))
-      return absl::InvalidArgumentError(absl::StrCat("--smb-credentials ", path, " is not a file"));
-    if ((st.st_mode & 077) != 0 || st.st_uid != geteuid()) {
-      return absl::PermissionDeniedError(absl::StrCat("--smb-credentials ", path,
-                                                      " may be read by others than its owner (or is not yours): "
-                                                      "chmod 600 it, as mount.cifs asks"));
-    }
-    if (st.st_size > static_cast<off_t>(kMaxCredentialsBytes)) {
-      return absl::InvalidArgumentError(absl::StrCat("--smb-credentials ", path, " is over 64 KiB"));
-    }
-    std::string text(static_cast<size_t>(st.st_size), '\0');
-    ssize_t got = read(fd.get(), text.data(), text.size());
-    if (got < 0) return ErrnoStatus(errno, absl::StrCat("--smb-credentials ", path));
-    text.resize(static_cast<size_t>(got));
+    absl::StatusOr<std::string> read =
+        ReadPrivateFile(path, absl::StrCat("--smb-credentials ", path), kMaxCredentialsBytes);
+    if (!read.ok()) return read.status();
+    const std::string& text = *read;
     int line_number = 0;
     for (absl::string_view line : absl::StrSplit(text, '\n')) {
       ++line_number;
