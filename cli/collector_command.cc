@@ -52,6 +52,7 @@ absl::StatusOr<std::unique_ptr<HttpServer>> StartHttp(const std::string& cmd, co
   HttpOptions options;
   options.listen = AddressFlag(cmd, "--http", f.http, kHttpPort, /*allow_zero=*/true);
   if (options.listen.host.empty()) options.listen.host = "127.0.0.1";
+  options.open_paths = {"/"};  // the live page holds no data: it asks for the token itself
   if (!f.http_token_file.empty()) {
     absl::StatusOr<std::string> token =
         ReadPrivateFile(f.http_token_file, absl::StrCat("--http-token-file ", f.http_token_file), 4096);

@@ -102,7 +102,11 @@ class Session : public std::enable_shared_from_this<Session> {
       r.set(http::field::allow, "GET, HEAD");
       return r;
     }
-    if (!server_->options.token.empty() && !TokenMatches(request[http::field::authorization], server_->options.token)) {
+    std::string path(request.target());
+    path = path.substr(0, path.find('?'));
+    const auto& open = server_->options.open_paths;
+    if (!server_->options.token.empty() && std::find(open.begin(), open.end(), path) == open.end() &&
+        !TokenMatches(request[http::field::authorization], server_->options.token)) {
       auto r = Plain(http::status::unauthorized, "a bearer token is needed");
       r.set(http::field::www_authenticate, "Bearer");
       return r;
@@ -112,8 +116,6 @@ class Session : public std::enable_shared_from_this<Session> {
       r.set(http::field::retry_after, "1");
       return r;
     }
-    std::string path(request.target());
-    path = path.substr(0, path.find('?'));
     HttpReply reply = server_->handler(path);
     http::response<http::string_body> r{static_cast<http::status>(reply.status), 11};
     r.set(http::field::content_type, reply.content_type);

@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -29,7 +30,9 @@ using HttpHandler = std::function<HttpReply(const std::string& path)>;
 
 struct HttpOptions {
   HostPort listen{"127.0.0.1", 0};
-  std::string token;                               // what `Authorization: Bearer` must carry; empty: nothing asked
+  std::string token;  // what `Authorization: Bearer` must carry; empty: nothing asked
+  // Paths served without the token: pages that hold no data (the live page itself).
+  std::vector<std::string> open_paths;
   absl::Duration read_timeout = absl::Seconds(5);  // for one request to arrive whole
   int max_connections = 16;
   double max_requests_per_s = 50;  // and as many at once

@@ -25,6 +25,12 @@ table{border-collapse:collapse} td,th{padding:2px 8px;border-bottom:1px solid #e
 <th>status</th><th>verdict</th></tr></thead><tbody id="rows"></tbody></table>
 <script>
 "use strict";
+// A token in the address's fragment (http://nas:7701/#token=...) is taken and wiped from
+// the address bar: a fragment never reaches a server or its logs.
+if (location.hash.startsWith("#token=")) {
+  sessionStorage.setItem("nasperf-token", decodeURIComponent(location.hash.slice(7)));
+  history.replaceState(null, "", location.pathname);
+}
 let token = sessionStorage.getItem("nasperf-token") || "";
 function headers() { return token ? {Authorization: "Bearer " + token} : {}; }
 function el(tag, text, cls) { const e = document.createElement(tag); if (text !== undefined) e.textContent = text; if (cls) e.className = cls; return e; }

@@ -16,6 +16,7 @@ packages=(
   openssh-server openssh-client iperf3 iproute2 e2fsprogs btrfs-progs util-linux procps python3 binutils tcpdump
   shellcheck clang-format universal-ctags
   samba smbclient nfs-ganesha nfs-ganesha-vfs rpcbind libnfs-utils libsmbclient-dev libnfs-dev
+  libboost-dev prometheus
 )
 [ "${NASPERF_WITH_BROWSER:-0}" = 1 ] && packages+=(chromium)
 [ "${NASPERF_WITH_FIO:-0}" = 1 ] && packages+=(fio)

@@ -91,14 +91,16 @@ TEST_F(HttpServerTest, RoutesAreTheHandlersAndOnlyGetOrHeadAreServed) {
 TEST_F(HttpServerTest, ABearerTokenWhenOneIsSet) {
   HttpOptions options;
   options.token = "0123456789abcdef0123";
+  options.open_paths = {"/page"};
   Start(options);
+  EXPECT_THAT(Get(port(), "/page?x"), StartsWith("HTTP/1.1 404")) << "an open path reaches the handler";
   const std::string none = Get(port(), "/metrics");
   EXPECT_THAT(none, StartsWith("HTTP/1.1 401"));
   EXPECT_THAT(none, HasSubstr("WWW-Authenticate: Bearer"));
   EXPECT_THAT(Get(port(), "/metrics", "Authorization: Bearer 0123456789abcdef0124\r\n"), StartsWith("HTTP/1.1 401"));
   EXPECT_THAT(Get(port(), "/metrics", "Authorization: Bearer 0123456789abcdef012\r\n"), StartsWith("HTTP/1.1 401"));
   EXPECT_THAT(Get(port(), "/metrics", "Authorization: Bearer 0123456789abcdef0123\r\n"), StartsWith("HTTP/1.1 200"));
-  EXPECT_EQ(calls_, 1) << "the handler sees only requests that passed";
+  EXPECT_EQ(calls_, 2) << "the handler sees only requests that passed";
 }
 
 TEST_F(HttpServerTest, BadRequestsAreRefusedAndTheServerKeepsServing) {
