@@ -24,6 +24,7 @@
 #include "receiver/receiver.h"
 #include "report/html.h"
 #include "report/table.h"
+#include "sender/loop_journal.h"
 #include "sender/sender.h"
 #include "ssh/remote_start.h"
 #include "transport/path_check.h"
@@ -43,7 +44,7 @@ struct TransportFlag {
 
 struct SenderFlags {
   std::string to, file, size, pattern = "random", pause = "0s", label, run_id, cleanup, out = "./nasperf-results",
-                              interval = "1s", token_file, link_speed, window;
+                              interval = "1s", token_file, link_speed, window, resume;
   std::string write_mode = Name(WriteMode::kBuffered), sync = SyncPolicyName({});
   std::string transport = Name(DefaultTransport()), deploy_binary;
   std::string direction = Name(Direction::kWrite), cache, read_mode, remote_file, local_target;
@@ -130,6 +131,9 @@ CLI::App* AddSender(CLI::App& app, SenderFlags& f) {
   cmd->add_flag("--direct-fallback", f.direct_fallback,
                 "With --write-mode direct: write buffered (and say so) when the target refuses O_DIRECT");
   cmd->add_option("--out", f.out, "Directory for transfers.csv and samples.csv")->capture_default_str();
+  cmd->add_option("--resume", f.resume,
+                  "Go on with the loop that was killed or interrupted, DIR being its --out directory: the same run, "
+                  "from the copy it was at (recorded once as aborted), warm-ups done not repeated");
   cmd->add_option("--interval", f.interval, "Per-interval samples every DUR (0 = none)")->capture_default_str();
   AddTokenFlag(cmd, f.token_file);
   cmd->add_flag("--no-progress", f.no_progress, "No live progress line");
@@ -383,10 +387,45 @@ absl::StatusOr<std::unique_ptr<RemoteAgent>> StartDeployedReceiver(const SenderF
   return remote;
 }
 
+// The loop's journal in its --out directory; with --resume, the killed loop's, checked
+// against these flags (the same loop, or nothing).
+absl::StatusOr<std::unique_ptr<LoopJournal>> OpenJournal(const SenderFlags& f, SenderOptions& o,
+                                                         std::optional<LoopState>& resumed) {
+  LoopState state;
+  state.label = o.label;
+  state.runs = o.runs;
+  state.warmup = o.warmup;
+  state.streams = o.streams;
+  state.size = o.size;
+  if (!f.resume.empty()) {
+    auto read = ReadLoopJournal(f.resume);
+    if (!read.ok()) return read.status();
+    if (read->label != state.label || read->runs != state.runs || read->warmup != state.warmup ||
+        read->streams != state.streams || read->size != state.size) {
+      return absl::InvalidArgumentError(absl::StrCat("--resume ", f.resume, ": the killed loop was --label '",
+                                                     read->label, "' --runs ", read->runs, " --warmup ", read->warmup,
+                                                     " --streams ", read->streams, " --size ", read->size,
+                                                     " bytes: give the same flags to go on with it"));
+    }
+    resumed = *read;
+    o.run_id = read->run_id;
+    o.resumed = &*resumed;
+  } else if (o.run_id.empty()) {
+    o.run_id = NewRunId();  // the journal names the run before the loop starts
+  }
+  state.run_id = o.run_id;
+  return std::make_unique<LoopJournal>(f.resume.empty() ? f.out : f.resume, state);
+}
+
 int RunSenderCommand(const SenderFlags& f) {
   const std::atomic<bool>* stop = StopOnSignal("sender", "aborting the transfers");
   auto options = MakeSenderOptions(f);
   if (!options.ok()) return Fail("sender", options.status());
+  std::optional<LoopState> resumed;
+  auto journal = OpenJournal(f, *options, resumed);
+  if (!journal.ok()) return Fail("sender", journal.status());
+  options->journal = journal->get();
+  options->transfer_opened = [j = journal->get()](int stream, uint64_t id) { (void)j->Opened(stream, id); };
   options->cancel = stop;
   auto spool = StartReporting("sender", f.reporting, options->token, options->trust);
   if (!spool.ok()) return Fail("sender", spool.status());
@@ -396,7 +435,7 @@ int RunSenderCommand(const SenderFlags& f) {
   std::unique_ptr<CsvSink> csv;
   ReportSink* sink = spool->get();
   if (sink == nullptr) {
-    auto opened = CsvSink::Open(f.out);
+    auto opened = CsvSink::Open(f.resume.empty() ? f.out : f.resume);
     if (!opened.ok()) return Fail("sender", opened.status());
     csv = std::move(*opened);
     sink = csv.get();

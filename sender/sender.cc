@@ -30,6 +30,7 @@
 #include "common/units.h"
 #include "common/verdict.h"
 #include "sender/local_copy.h"
+#include "sender/loop_journal.h"
 #include "transport/registry.h"
 #include "transport/transport.h"
 
@@ -79,18 +80,20 @@ struct LoopContext {
   uint64_t length = 0;
   LocalCopy* local = nullptr;  // reads: where the bytes land; null for a write
   int64_t start_ns = 0;        // when the first copy began: the loop's time left is reckoned from it
+  int first_copy = 0;          // a resumed loop's first (sender/loop_journal.h), else 0
 };
 
 // The loop's time left, from what the copies so far took (pauses included): `done`
 // copies of `total`, the current one partly. Negative while nothing moved yet.
 double LoopSecondsLeft(const LoopContext& loop, int k, double fraction_of_copy, int64_t now) {
   const int total = loop.options.warmup + loop.options.runs;
-  const double done = k + std::clamp(fraction_of_copy, 0.0, 1.0);
+  const double fraction = std::clamp(fraction_of_copy, 0.0, 1.0);
+  const double done = k - loop.first_copy + fraction;  // since this process began it
   if (done <= 0) return -1;
   const double per_copy = NanosToSeconds(now - loop.start_ns) / done;
   // After the first copy the pauses so far are in per_copy; during it, none is yet.
-  const double pauses = k == 0 ? absl::ToDoubleSeconds(loop.options.pause) * (total - 1) : 0;
-  return per_copy * (total - done) + pauses;
+  const double pauses = k == loop.first_copy ? absl::ToDoubleSeconds(loop.options.pause) * (total - k - 1) : 0;
+  return per_copy * (total - k - fraction) + pauses;
 }
 
 // Where the loop is, for a collector's live page.
@@ -299,6 +302,35 @@ std::string RunHeadline(const SenderOptions& options, const LoopContext& loop) {
       SyncPolicyName(options.sync_policy), options.warmup > 0 ? absl::StrCat(", ", options.warmup, " warm-up") : "");
 }
 
+// --resume: the copy the killed loop was at, recorded once as aborted on both ends (the
+// far end's row as it kept it; its partial file it removed when the connection broke).
+absl::Status RecordInterrupted(const LoopContext& loop, const LoopState& state, ReportSink& sink, Console& console) {
+  const SenderOptions& o = loop.options;
+  const bool warmup = state.copy < o.warmup;
+  const int iteration = state.copy - o.warmup + 1 + o.iteration_offset;
+  if (state.recorded || state.transfers.empty()) {
+    console.Line(absl::StrFormat("resuming run %s at copy %d of %d%s", loop.run_id, state.copy + 1, o.warmup + o.runs,
+                                 state.recorded ? " (its aborted rows are stored)" : ""));
+    return absl::OkStatus();
+  }
+  for (const auto& [stream, id] : state.transfers) {
+    TransferResult r = StartRow(loop, iteration, warmup, stream);
+    r.sender.set_transfer_id(id);
+    r.sender.set_status(Name(Status::kAborted));
+    r.sender.set_error("the sender stopped mid-copy (killed); --resume ran the copy again");
+    const TransferSlot slot{loop.run_id, iteration, warmup, stream, loop.length};
+    r.receiver = loop.transport.RowOfInterrupted(slot, id);
+    if (absl::Status s = sink.Submit(r.sender); !s.ok()) return s;
+    if (r.receiver) {
+      if (absl::Status s = sink.Submit(*r.receiver); !s.ok()) return s;
+    }
+    console.Line(absl::StrFormat("resuming run %s at copy %d of %d: stream %d's transfer %d recorded as aborted%s",
+                                 loop.run_id, state.copy + 1, o.warmup + o.runs, stream, id,
+                                 r.receiver ? absl::StrCat(" (the NAS's row: ", r.receiver->status(), ")") : ""));
+  }
+  return absl::OkStatus();
+}
+
 // One iteration: every stream on its own thread at once, and (on a terminal) a
 // progress line twice a second until they are done. `k` counts from 0, warm-ups first.
 std::vector<TransferResult> RunIteration(const LoopContext& loop, Console& console, int k) {
@@ -492,8 +524,16 @@ absl::StatusOr<SenderOutcome> RunSenderWith(const SenderOptions& options, Transp
   Tally tally;
   std::set<std::string> notes_said;  // roles whose left-out figure was explained: once per run
   const int total = options.warmup + options.runs;
+  if (options.resumed != nullptr) {
+    loop.first_copy = options.resumed->copy;
+    if (absl::Status s = RecordInterrupted(loop, *options.resumed, sink, console); !s.ok()) return s;
+  }
   loop.start_ns = MonoNanos();
-  for (int k = 0; k < total; ++k) {
+  bool ended = true;  // false: cancelled or stopped early, so the journal stays for --resume
+  for (int k = loop.first_copy; k < total; ++k) {
+    if (options.journal != nullptr) {
+      if (absl::Status s = options.journal->BeginCopy(k); !s.ok()) return s;
+    }
     std::vector<TransferResult> results = RunIteration(loop, console, k);
     bool stop = false;
     for (TransferResult& r : results) {
@@ -514,8 +554,16 @@ absl::StatusOr<SenderOutcome> RunSenderWith(const SenderOptions& options, Transp
       Log(LogLevel::kError, kComponent, "stopping: %s", results.front().sender.error());
       break;
     }
-    if (options.cancel != nullptr && options.cancel->load()) break;
+    if (options.cancel != nullptr && options.cancel->load()) {
+      ended = false;
+      // This copy's aborted rows are stored: a resumed loop runs it again, once.
+      if (options.journal != nullptr) (void)options.journal->Recorded();
+      break;
+    }
     if (k + 1 < total && options.pause > absl::ZeroDuration()) absl::SleepFor(options.pause);
+  }
+  if (ended && options.journal != nullptr) {
+    if (absl::Status s = options.journal->Remove(); !s.ok()) console.Line(absl::StrCat("warning: ", s.message()));
   }
   if (options.live != nullptr) {
     // The copy it ended at: each copy is a row per stream.

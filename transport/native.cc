@@ -61,6 +61,7 @@ class NativeTransport : public Transport {
   void Finish(const std::string& run_id) override;
   std::optional<double> CeilingMBps() const override { return path_.CeilingMBps(); }
   uint64_t Length(uint64_t asked) const override { return read_length_ > 0 ? read_length_ : asked; }
+  std::optional<proto::TransferReport> RowOfInterrupted(const TransferSlot& slot, uint64_t id) override;
 
  private:
   proto::OpenTransferRequest OpenRequest(const TransferSlot& slot) const;
@@ -172,6 +173,7 @@ std::optional<proto::OpenTransferReply> NativeTransport::Open(const proto::OpenT
     out.stop_loop = IsConfigurationError(open.status());
     return std::nullopt;
   }
+  if (options_.transfer_opened) options_.transfer_opened(request.stream(), open->transfer_id());
   if (!released.ok()) {
     row.set_transfer_id(open->transfer_id());
     row.set_status(Name(absl::IsCancelled(released) ? Status::kAborted : Status::kFailed));
@@ -285,6 +287,12 @@ proto::OpenTransferRequest NativeTransport::OpenRequest(const TransferSlot& slot
   request.set_sender_host(local_host_);
   request.set_sends_footer(true);
   return request;
+}
+
+std::optional<proto::TransferReport> NativeTransport::RowOfInterrupted(const TransferSlot& slot, uint64_t id) {
+  TransferResult out;
+  FetchReceiverRow(OpenRequest(slot), id, out);
+  return out.receiver;
 }
 
 void NativeTransport::FetchReceiverRow(const proto::OpenTransferRequest& opened, uint64_t transfer_id,

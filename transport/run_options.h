@@ -23,6 +23,9 @@
 
 namespace nasperf {
 
+class LoopJournal;
+struct LoopState;
+
 // A share reached by URL with no agent and no kernel mount on the client (nfs://, smb://).
 struct ShareOptions {
   std::string url;              // --to as given; the transport parses and checks it
@@ -82,6 +85,13 @@ struct RunOptions {
   // refused), before the connect and first byte: the lab's barrier. A non-OK status
   // aborts that stream.
   std::function<absl::Status()> before_first_byte;
+  // Called on a stream's thread when the far end accepted its transfer (an agent's
+  // transports only), with the id it gave: the loop's journal keeps it.
+  std::function<void(int stream, uint64_t transfer_id)> transfer_opened;
+  // The loop's journal (sender/loop_journal.h), for --resume; null: none kept.
+  LoopJournal* journal = nullptr;
+  // --resume: the killed loop, whose run goes on from the copy it was at.
+  const LoopState* resumed = nullptr;
 };
 
 }  // namespace nasperf

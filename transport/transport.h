@@ -55,6 +55,11 @@ class Transport {
   // end (the local copy, its cleanup, comparing checksums) is the loop's.
   virtual void Pull(const TransferSlot& slot, BlockWriter* into, const PipelineOptions& pipeline,
                     TransferResult& result) = 0;
+  // --resume: the far end's row of a transfer a killed loop had opened (the id it gave);
+  // nullopt when this transport's far end keeps none.
+  virtual std::optional<proto::TransferReport> RowOfInterrupted(const TransferSlot& /*slot*/, uint64_t /*id*/) {
+    return std::nullopt;
+  }
   // After the loop: end-of-run cleanup. Problems are logged as warnings.
   virtual void Finish(const std::string& run_id) = 0;
   // After Start: the bytes each transfer moves; `asked` unless the target decides

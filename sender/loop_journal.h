@@ -1,0 +1,56 @@
+// The loop's journal (`sender --resume DIR`, docs/DESIGN.md §4, resumed loops): DIR/resume
+// says which run the loop is, the copy it was at and the transfers that copy opened, so
+// a loop killed mid-copy can go on in the same run from that copy, with the killed
+// copy's rows recorded once as aborted. Rewritten whole (temporary file and rename) at
+// each copy and each opened transfer; removed when the loop ends. Thread-safe: the
+// streams note their transfers from their own threads.
+#ifndef NASPERF_SENDER_LOOP_JOURNAL_H_
+#define NASPERF_SENDER_LOOP_JOURNAL_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+
+namespace nasperf {
+
+// What a journal holds; also what --resume checks the new flags against.
+struct LoopState {
+  std::string run_id, label;
+  int runs = 0, warmup = 0, streams = 0;
+  uint64_t size = 0;
+  int copy = 0;                       // the copy in flight, 0-based, warm-ups first
+  bool recorded = false;              // its rows are already stored (an interrupted loop's last copy)
+  std::map<int, uint64_t> transfers;  // stream -> the transfer it opened
+};
+
+inline constexpr char kJournalName[] = "resume";
+
+// Reads DIR/resume, every line checked (at most 64 KiB, 1024 streams, a run id as
+// CheckRunId takes it); a missing file is NOT_FOUND with a hint.
+absl::StatusOr<LoopState> ReadLoopJournal(const std::string& dir);
+
+class LoopJournal {
+ public:
+  LoopJournal(std::string dir, LoopState state) : dir_(std::move(dir)), state_(std::move(state)) {}
+  // A copy begins: nothing opened yet.
+  absl::Status BeginCopy(int copy);
+  absl::Status Opened(int stream, uint64_t transfer_id);
+  // The copy's rows are stored (an interrupted loop stops after it).
+  absl::Status Recorded();
+  // The loop ran to its end: nothing to resume.
+  absl::Status Remove();
+
+ private:
+  absl::Status WriteLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  const std::string dir_;
+  absl::Mutex mu_;
+  LoopState state_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace nasperf
+
+#endif  // NASPERF_SENDER_LOOP_JOURNAL_H_

@@ -1,0 +1,71 @@
+// The loop's journal (sender/loop_journal.h): what a loop writes it reads back, and a
+// journal that is not one of ours (edited, cut, from elsewhere) is one clear error.
+#include "sender/loop_journal.h"
+
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace nasperf {
+namespace {
+
+class LoopJournalTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char name[] = "/tmp/nasperf-journal-XXXXXX";
+    ASSERT_NE(mkdtemp(name), nullptr);
+    dir_ = name;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  void Write(const std::string& text) { std::ofstream(dir_ + "/resume") << text; }
+  std::string dir_;
+};
+
+TEST_F(LoopJournalTest, WhatTheLoopWritesReadsBack) {
+  LoopState state;
+  state.run_id = "20261205-003738-82e9";
+  state.label = "cache, 2 disks";
+  state.runs = 6;
+  state.warmup = 1;
+  state.streams = 2;
+  state.size = 25165824;
+  LoopJournal journal(dir_, state);
+  ASSERT_TRUE(journal.BeginCopy(3).ok());
+  ASSERT_TRUE(journal.Opened(1, 17).ok());
+  ASSERT_TRUE(journal.Opened(0, 16).ok());
+  absl::StatusOr<LoopState> read = ReadLoopJournal(dir_);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->run_id, state.run_id);
+  EXPECT_EQ(read->label, state.label);
+  EXPECT_EQ(read->copy, 3);
+  EXPECT_FALSE(read->recorded);
+  EXPECT_EQ(read->transfers, (std::map<int, uint64_t>{{0, 16}, {1, 17}}));
+  ASSERT_TRUE(journal.Recorded().ok());
+  EXPECT_TRUE(ReadLoopJournal(dir_)->recorded);
+  ASSERT_TRUE(journal.BeginCopy(4).ok());
+  EXPECT_TRUE(ReadLoopJournal(dir_)->transfers.empty()) << "a new copy has opened nothing yet";
+  ASSERT_TRUE(journal.Remove().ok());
+  EXPECT_TRUE(absl::IsNotFound(ReadLoopJournal(dir_).status()));
+}
+
+TEST_F(LoopJournalTest, AJournalThatIsNotOursIsOneError) {
+  const std::string good = "run_id=20261205-003738-82e9\nlabel=x\nruns=6\nwarmup=0\nstreams=1\nsize=1\ncopy=2\n";
+  Write(good);
+  ASSERT_TRUE(ReadLoopJournal(dir_).ok()) << ReadLoopJournal(dir_).status();
+  for (const std::string& bad : {good + "rm -rf /\n", good + "transfer=0:0\n", good + "transfer=99999:5\n",
+                                 good + "copy=6\n", good + "runs=-1\n", good + "recorded=yes\n",
+                                 std::string("run_id=../../etc\nruns=1\nstreams=1\n"), good + "label=\x1b[2J\n",
+                                 good + std::string(70000, '#')}) {
+    Write(bad);
+    absl::StatusOr<LoopState> read = ReadLoopJournal(dir_);
+    EXPECT_FALSE(read.ok()) << bad.substr(0, 120);
+    if (!read.ok()) EXPECT_TRUE(absl::IsDataLoss(read.status())) << read.status();
+  }
+}
+
+}  // namespace
+}  // namespace nasperf
