@@ -476,6 +476,63 @@ void WarnIfSourceIsSlow(const std::string& file, const Fd* opened, std::optional
 
 }  // namespace
 
+// The copies, from the first (or a resumed loop's) to the last: rows to the sink, a line
+// each, the journal kept, and the live page told when the loop is over.
+absl::Status RunCopies(LoopContext& loop, Console& console, ReportSink& sink, SenderOutcome& outcome, Tally& tally) {
+  const SenderOptions& options = loop.options;
+  std::set<std::string> notes_said;  // roles whose left-out figure was explained: once per run
+  const int total = options.warmup + options.runs;
+  if (options.resumed != nullptr) {
+    loop.first_copy = options.resumed->copy;
+    if (absl::Status s = RecordInterrupted(loop, *options.resumed, sink, console); !s.ok()) return s;
+  }
+  loop.start_ns = MonoNanos();
+  bool ended = true;  // false: cancelled, so the journal stays for --resume
+  int k = loop.first_copy;
+  for (; k < total; ++k) {
+    if (options.journal != nullptr) {
+      if (absl::Status s = options.journal->BeginCopy(k); !s.ok()) return s;
+    }
+    std::vector<TransferResult> results = RunIteration(loop, console, k);
+    bool stop = false;
+    for (TransferResult& r : results) {
+      if (absl::Status s = sink.Submit(r.sender); !s.ok()) return s;
+      if (r.receiver) {
+        if (absl::Status s = sink.Submit(*r.receiver); !s.ok()) return s;
+      }
+      ++outcome.transfers;
+      SayTransfer(console, r, notes_said);
+      stop = stop || r.stop_loop;
+      if (r.sender.status() != Name(Status::kOk)) {
+        ++outcome.failed;
+      } else if (k >= options.warmup) {
+        tally.Count(r);
+      }
+    }
+    if (stop) {
+      Log(LogLevel::kError, kComponent, "stopping: %s", results.front().sender.error());
+      break;
+    }
+    if (options.cancel != nullptr && options.cancel->load()) {
+      ended = false;
+      // This copy's aborted rows are stored: a resumed loop runs it again, once.
+      if (options.journal != nullptr) (void)options.journal->Recorded();
+      break;
+    }
+    if (k + 1 < total && options.pause > absl::ZeroDuration()) absl::SleepFor(options.pause);
+  }
+  if (ended && options.journal != nullptr) {
+    if (absl::Status s = options.journal->Remove(); !s.ok()) console.Line(absl::StrCat("warning: ", s.message()));
+  }
+  if (options.live != nullptr) {
+    proto::LiveUpdate last = LiveUpdateOf(loop, std::min(k, total - 1), 0, 0, 0, MonoNanos());
+    last.set_left_s(0);
+    last.set_ended(true);
+    options.live->Offer(last);
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<SenderOutcome> RunSender(const SenderOptions& options, ReportSink& sink, std::FILE* out) {
   absl::StatusOr<std::unique_ptr<Transport>> transport = TransportFor(options.transport).make(options);
   if (!transport.ok()) return transport.status();
@@ -522,57 +579,7 @@ absl::StatusOr<SenderOutcome> RunSenderWith(const SenderOptions& options, Transp
   SenderOutcome outcome;
   outcome.run_id = loop.run_id;
   Tally tally;
-  std::set<std::string> notes_said;  // roles whose left-out figure was explained: once per run
-  const int total = options.warmup + options.runs;
-  if (options.resumed != nullptr) {
-    loop.first_copy = options.resumed->copy;
-    if (absl::Status s = RecordInterrupted(loop, *options.resumed, sink, console); !s.ok()) return s;
-  }
-  loop.start_ns = MonoNanos();
-  bool ended = true;  // false: cancelled or stopped early, so the journal stays for --resume
-  for (int k = loop.first_copy; k < total; ++k) {
-    if (options.journal != nullptr) {
-      if (absl::Status s = options.journal->BeginCopy(k); !s.ok()) return s;
-    }
-    std::vector<TransferResult> results = RunIteration(loop, console, k);
-    bool stop = false;
-    for (TransferResult& r : results) {
-      if (absl::Status s = sink.Submit(r.sender); !s.ok()) return s;
-      if (r.receiver) {
-        if (absl::Status s = sink.Submit(*r.receiver); !s.ok()) return s;
-      }
-      ++outcome.transfers;
-      SayTransfer(console, r, notes_said);
-      stop = stop || r.stop_loop;
-      if (r.sender.status() != Name(Status::kOk)) {
-        ++outcome.failed;
-      } else if (k >= options.warmup) {
-        tally.Count(r);
-      }
-    }
-    if (stop) {
-      Log(LogLevel::kError, kComponent, "stopping: %s", results.front().sender.error());
-      break;
-    }
-    if (options.cancel != nullptr && options.cancel->load()) {
-      ended = false;
-      // This copy's aborted rows are stored: a resumed loop runs it again, once.
-      if (options.journal != nullptr) (void)options.journal->Recorded();
-      break;
-    }
-    if (k + 1 < total && options.pause > absl::ZeroDuration()) absl::SleepFor(options.pause);
-  }
-  if (ended && options.journal != nullptr) {
-    if (absl::Status s = options.journal->Remove(); !s.ok()) console.Line(absl::StrCat("warning: ", s.message()));
-  }
-  if (options.live != nullptr) {
-    // The copy it ended at: each copy is a row per stream.
-    const int last_copy = std::max(0, std::min(total, outcome.transfers / std::max(1, options.streams)) - 1);
-    proto::LiveUpdate last = LiveUpdateOf(loop, last_copy, 0, 0, 0, MonoNanos());
-    last.set_left_s(0);
-    last.set_ended(true);
-    options.live->Offer(last);
-  }
+  if (absl::Status s = RunCopies(loop, console, sink, outcome, tally); !s.ok()) return s;
   transport.Finish(loop.run_id);
   if (local != nullptr) local->Finish();
   PrintSummary(console, options, tally, outcome.failed);

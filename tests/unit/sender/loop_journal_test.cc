@@ -56,10 +56,10 @@ TEST_F(LoopJournalTest, AJournalThatIsNotOursIsOneError) {
   const std::string good = "run_id=20261205-003738-82e9\nlabel=x\nruns=6\nwarmup=0\nstreams=1\nsize=1\ncopy=2\n";
   Write(good);
   ASSERT_TRUE(ReadLoopJournal(dir_).ok()) << ReadLoopJournal(dir_).status();
-  for (const std::string& bad : {good + "rm -rf /\n", good + "transfer=0:0\n", good + "transfer=99999:5\n",
-                                 good + "copy=6\n", good + "runs=-1\n", good + "recorded=yes\n",
-                                 std::string("run_id=../../etc\nruns=1\nstreams=1\n"), good + "label=\x1b[2J\n",
-                                 good + std::string(70000, '#')}) {
+  for (const std::string& bad :
+       {good + "rm -rf /\n", good + "transfer=0:0\n", good + "transfer=99999:5\n", good + "copy=6\n",
+        good + "runs=-1\n", good + "recorded=yes\n", std::string("run_id=../../etc\nruns=1\nstreams=1\n"),
+        good + "label=\x1b[2J\n", good + std::string(70000, '#')}) {
     Write(bad);
     absl::StatusOr<LoopState> read = ReadLoopJournal(dir_);
     EXPECT_FALSE(read.ok()) << bad.substr(0, 120);
