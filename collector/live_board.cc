@@ -76,6 +76,9 @@ void LiveBoard::AddRow(const proto::TransferReport& row) {
     ++s.transfers[row.status()];
     if (!row.bottleneck().empty()) ++s.verdicts[row.bottleneck()];
     if (row.status() == "ok" && row.has_mb_per_s()) s.last_bytes_per_second = row.mb_per_s() * 1e6;
+    if (row.status() == "ok" && row.has_sustained_mb_per_s()) {
+      s.last_sustained_bytes_per_second = row.sustained_mb_per_s() * 1e6;
+    }
   }
   proto::TransferReport kept = row;
   kept.clear_samples();
@@ -131,6 +134,13 @@ std::string LiveBoard::Metrics() const {
   for (const auto& [key, s] : series_) {
     if (s.last_bytes_per_second) {
       e.Sample("nasperf_last_transfer_bytes_per_second", LabelsOf(key), Number(*s.last_bytes_per_second));
+    }
+  }
+  e.Family("nasperf_last_sustained_bytes_per_second", "gauge",
+           "The rate the disks sustained after the cache, in the last ok transfer that had a knee.");
+  for (const auto& [key, s] : series_) {
+    if (s.last_sustained_bytes_per_second) {
+      e.Sample("nasperf_last_sustained_bytes_per_second", LabelsOf(key), Number(*s.last_sustained_bytes_per_second));
     }
   }
   e.Family("nasperf_verdicts_total", "counter", "Transfers stored, by the part that held them back.");

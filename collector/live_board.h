@@ -57,6 +57,7 @@ class LiveBoard {
     std::map<std::string, uint64_t> transfers;  // by status
     std::map<std::string, uint64_t> verdicts;
     std::optional<double> last_bytes_per_second;
+    std::optional<double> last_sustained_bytes_per_second;  // after a cache's knee (cache_knee.h)
   };
   struct Loop {
     proto::LiveUpdate last;

@@ -83,7 +83,9 @@ void ExpectWellFormed(const std::string& text) {
 TEST(LiveBoard, RowsBecomeCountersAndTheLastRate) {
   LiveBoard board;
   board.AddRow(Row("client1", "ok", 110.5, 1000, "network"));
-  board.AddRow(Row("client1", "ok", 98.25, 2000, "disk"));
+  proto::TransferReport knee = Row("client1", "ok", 98.25, 2000, "disk");
+  knee.set_sustained_mb_per_s(61);
+  board.AddRow(knee);
   board.AddRow(Row("client1", "failed", 0, 300, ""));
   board.CountReport(LiveBoard::Outcome::kStored);
   board.CountReport(LiveBoard::Outcome::kRefused);
@@ -95,6 +97,7 @@ TEST(LiveBoard, RowsBecomeCountersAndTheLastRate) {
   EXPECT_THAT(m, HasSubstr(absl::StrCat("nasperf_transfers_total{", labels, ",status=\"failed\"} 1\n")));
   EXPECT_THAT(m, HasSubstr(absl::StrCat("nasperf_last_transfer_bytes_per_second{", labels, "} 98250000\n")));
   EXPECT_THAT(m, HasSubstr(absl::StrCat("nasperf_verdicts_total{", labels, ",verdict=\"disk\"} 1\n")));
+  EXPECT_THAT(m, HasSubstr(absl::StrCat("nasperf_last_sustained_bytes_per_second{", labels, "} 61000000\n")));
   EXPECT_THAT(m, HasSubstr("nasperf_collector_reports_total{outcome=\"refused\"} 1\n"));
   EXPECT_THAT(m, HasSubstr("# TYPE nasperf_transfer_bytes_total counter\n"));
 }
