@@ -3,18 +3,13 @@
 #include <memory>
 #include <string>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "collector/collector.h"
-#include "collector/http_server.h"
 #include "collector/live_board.h"
-#include "collector/live_page.h"
-#include "common/fd.h"
+#include "collector/live_http.h"
 #include "common/log.h"
-#include "report/html.h"
-#include "report/table.h"
 
 namespace nasperf::cli {
 namespace {
@@ -24,52 +19,9 @@ namespace {
 struct CollectorFlags {
   std::string out = "./nasperf-results", listen = ":7700", token_file, port_file, max_store = "20GiB";
   std::string http, http_token_file;
+  bool http_tls = false;
   ServerTls tls;
 };
-
-constexpr uint16_t kHttpPort = 7701;
-
-// /metrics, the live page, its data and the report of what has arrived (report/html.h).
-HttpReply Route(const std::string& path, const LiveBoard& board, const std::string& out_dir) {
-  if (path == "/metrics") return {200, "text/plain; version=0.0.4; charset=utf-8", board.Metrics()};
-  if (path == "/live.json") return {200, "application/json", board.Json()};
-  if (path == "/") return {200, "text/html; charset=utf-8", LivePageHtml()};
-  if (path == "/report") {
-    absl::StatusOr<ResultTable> table = LoadResults({out_dir});
-    absl::StatusOr<std::string> html =
-        table.ok() ? RenderHtmlReportFor(*table, std::nullopt, absl::StrCat("nasperf ", NASPERF_VERSION))
-                   : absl::StatusOr<std::string>(table.status());
-    if (!html.ok())
-      return {503, "text/plain; charset=utf-8", absl::StrCat("no report yet: ", html.status().message(), "\n")};
-    return {200, "text/html; charset=utf-8", *html};
-  }
-  return {404, "text/plain; charset=utf-8", "not found: /, /metrics, /live.json, /report\n"};
-}
-
-// --http: loopback by default; any other address only with a bearer token.
-absl::StatusOr<std::unique_ptr<HttpServer>> StartHttp(const std::string& cmd, const CollectorFlags& f,
-                                                      const LiveBoard& board) {
-  HttpOptions options;
-  options.listen = AddressFlag(cmd, "--http", f.http, kHttpPort, /*allow_zero=*/true);
-  if (options.listen.host.empty()) options.listen.host = "127.0.0.1";
-  options.open_paths = {"/"};  // the live page holds no data: it asks for the token itself
-  if (!f.http_token_file.empty()) {
-    absl::StatusOr<std::string> token =
-        ReadPrivateFile(f.http_token_file, absl::StrCat("--http-token-file ", f.http_token_file), 4096);
-    if (!token.ok()) return token.status();
-    options.token = std::string(absl::StripAsciiWhitespace(*token));
-    if (options.token.size() < 16) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--http-token-file ", f.http_token_file, ": a token of at least 16 characters, please"));
-    }
-  } else if (!IsLoopbackHost(options.listen.host)) {
-    return absl::InvalidArgumentError(absl::StrCat("--http ", f.http,
-                                                   " is not a loopback address: give --http-token-file too (what "
-                                                   "Prometheus's authorization setting sends)"));
-  }
-  const std::string out_dir = f.out;
-  return HttpServer::Start(options, [&board, out_dir](const std::string& path) { return Route(path, board, out_dir); });
-}
 
 CLI::App* AddCollector(CLI::App& app, CollectorFlags& f) {
   auto* cmd = app.add_subcommand("collector", "Collect every agent's rows into DIR/transfers.csv and samples.csv");
@@ -84,6 +36,9 @@ CLI::App* AddCollector(CLI::App& app, CollectorFlags& f) {
   cmd->add_option("--http", f.http,
                   "Also serve /metrics (Prometheus) and a live page on ADDR:PORT (default port 7701; loopback "
                   "unless given a token)");
+  cmd->add_flag("--http-tls", f.http_tls,
+                "HTTPS on --http, with the control port's key (this host's, or --tls-cert/--tls-key); "
+                "Prometheus then needs scheme: https and the certificate (docs/guides/live.md)");
   cmd->add_option("--http-token-file", f.http_token_file,
                   "A file (mode 600) with the bearer token every HTTP request but the page itself must carry; "
                   "needed for a non-loopback --http");
@@ -110,7 +65,13 @@ int RunCollector(const CollectorFlags& f) {
   LiveBoard board;
   std::unique_ptr<HttpServer> http;
   if (!f.http.empty()) {
-    auto started = StartHttp(cmd, f, board);
+    LiveHttpOptions live;
+    live.listen = AddressFlag(cmd, "--http", f.http, kHttpPort, /*allow_zero=*/true);
+    live.token_file = f.http_token_file;
+    live.tls = f.http_tls;
+    live.identity = f.tls;
+    live.out_dir = f.out;
+    auto started = StartLiveHttp(live, board);
     if (!started.ok()) return Fail(cmd, started.status());
     http = std::move(*started);
     options.live = &board;
@@ -119,8 +80,8 @@ int RunCollector(const CollectorFlags& f) {
   if (!collector.ok()) return Fail(cmd, collector.status());
   std::printf("nasperf collector: port %u, %s\n", (*collector)->port(), (*collector)->security().summary.c_str());
   if (http) {
-    std::printf("nasperf collector: live page http://%s/ and /metrics%s\n", http->address().c_str(),
-                f.http_token_file.empty() ? "" : " (bearer token)");
+    std::printf("nasperf collector: live page %s://%s/ and /metrics%s\n", f.http_tls ? "https" : "http",
+                http->address().c_str(), f.http_token_file.empty() ? "" : " (bearer token)");
   }
   SayToken(cmd, token, "every agent");
   std::fflush(stdout);

@@ -4,11 +4,14 @@
 
 #include <algorithm>
 #include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <chrono>
 #include <optional>
 #include <thread>
+#include <type_traits>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -49,6 +52,7 @@ struct HttpServer::Impl {
   std::string host;
   uint16_t port = 0;
   net::io_context ioc{1};
+  std::optional<net::ssl::context> tls;  // set: HTTPS
   tcp::acceptor acceptor{ioc};
   std::thread thread;
 
@@ -66,19 +70,38 @@ struct HttpServer::Impl {
 
 namespace {
 
-class Session : public std::enable_shared_from_this<Session> {
+// One connection, plain (beast::tcp_stream) or TLS (ssl_stream over it).
+template <class Stream>
+class Session : public std::enable_shared_from_this<Session<Stream>> {
+  static constexpr bool kTls = !std::is_same_v<Stream, beast::tcp_stream>;
+
  public:
-  Session(tcp::socket socket, HttpServer::Impl* server) : stream_(std::move(socket)), server_(server) {
+  template <class... Args>
+  explicit Session(HttpServer::Impl* server, Args&&... stream)
+      : stream_(std::forward<Args>(stream)...), server_(server) {
     ++server_->connections;
   }
   ~Session() { --server_->connections; }
 
+  // The TLS handshake (within the read timeout), then the first request.
+  void Start() {
+    if constexpr (kTls) {
+      beast::get_lowest_layer(stream_).expires_after(absl::ToChronoNanoseconds(server_->options.read_timeout));
+      stream_.async_handshake(net::ssl::stream_base::server, [self = this->shared_from_this()](beast::error_code ec) {
+        if (ec) return self->Close();
+        self->Read();
+      });
+    } else {
+      Read();
+    }
+  }
+
   void Read() {
     parser_.emplace();
     parser_->header_limit(kMaxHeaderBytes);
-    stream_.expires_after(absl::ToChronoNanoseconds(server_->options.read_timeout));
+    beast::get_lowest_layer(stream_).expires_after(absl::ToChronoNanoseconds(server_->options.read_timeout));
     http::async_read(stream_, buffer_, *parser_,
-                     [self = shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
+                     [self = this->shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
   }
 
  private:
@@ -140,8 +163,8 @@ class Session : public std::enable_shared_from_this<Session> {
       response.content_length(length);
     }
     response_ = std::move(response);
-    stream_.expires_after(absl::ToChronoNanoseconds(server_->options.read_timeout));
-    http::async_write(stream_, *response_, [self = shared_from_this(), keep_alive](beast::error_code ec, size_t) {
+    beast::get_lowest_layer(stream_).expires_after(absl::ToChronoNanoseconds(server_->options.read_timeout));
+    http::async_write(stream_, *response_, [self = this->shared_from_this(), keep_alive](beast::error_code ec, size_t) {
       if (ec || !keep_alive) return self->Close();
       self->Read();
     });
@@ -149,11 +172,12 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void Close() {
     beast::error_code ignored;
-    stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
-    stream_.close();
+    auto& lowest = beast::get_lowest_layer(stream_);
+    lowest.socket().shutdown(tcp::socket::shutdown_both, ignored);
+    lowest.close();
   }
 
-  beast::tcp_stream stream_;
+  Stream stream_;
   HttpServer::Impl* server_;
   beast::flat_buffer buffer_{kMaxHeaderBytes};
   std::optional<http::request_parser<http::empty_body>> parser_;
@@ -171,7 +195,11 @@ void HttpServer::Impl::Accept() {
         beast::error_code ignored;
         socket.close(ignored);  // past the bound: refused at once, nothing read
       } else {
-        std::make_shared<Session>(std::move(socket), this)->Read();
+        if (tls) {
+          std::make_shared<Session<beast::ssl_stream<beast::tcp_stream>>>(this, std::move(socket), *tls)->Start();
+        } else {
+          std::make_shared<Session<beast::tcp_stream>>(this, std::move(socket))->Start();
+        }
       }
     }
     Accept();
@@ -185,6 +213,16 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions&
   impl->options = options;
   impl->handler = std::move(handler);
   impl->tokens = options.max_requests_per_s;
+  if (!options.tls_cert_pem.empty() || !options.tls_key_pem.empty()) {
+    boost::system::error_code tls_ec;
+    impl->tls.emplace(net::ssl::context::tls_server);
+    impl->tls->set_options(net::ssl::context::default_workarounds | net::ssl::context::no_sslv2 |
+                           net::ssl::context::no_sslv3 | net::ssl::context::no_tlsv1 | net::ssl::context::no_tlsv1_1);
+    impl->tls->use_certificate_chain(net::buffer(options.tls_cert_pem), tls_ec);
+    if (!tls_ec) impl->tls->use_private_key(net::buffer(options.tls_key_pem), net::ssl::context::pem, tls_ec);
+    if (tls_ec)
+      return absl::InvalidArgumentError(absl::StrCat("--http-tls: the key or certificate: ", tls_ec.message()));
+  }
   impl->refilled_ns = MonoNanos();
   boost::system::error_code ec;
   const std::string host = options.listen.host.empty() ? "127.0.0.1" : options.listen.host;

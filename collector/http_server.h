@@ -33,6 +33,8 @@ struct HttpOptions {
   std::string token;  // what `Authorization: Bearer` must carry; empty: nothing asked
   // Paths served without the token: pages that hold no data (the live page itself).
   std::vector<std::string> open_paths;
+  // Both set: HTTPS with this key and certificate (PEM); empty: plain HTTP.
+  std::string tls_key_pem, tls_cert_pem;
   absl::Duration read_timeout = absl::Seconds(5);  // for one request to arrive whole
   int max_connections = 16;
   double max_requests_per_s = 50;  // and as many at once

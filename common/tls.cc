@@ -379,6 +379,33 @@ absl::StatusOr<TlsIdentity> LoadOrCreateIdentity() {
   return id;
 }
 
+absl::StatusOr<ServerIdentity> LoadServerIdentity(const ServerTls& tls) {
+  ServerIdentity out;
+  if (tls.cert.empty() && tls.key.empty()) {
+    auto id = LoadOrCreateIdentity();
+    if (!id.ok()) return id.status();
+    out.key_pem = id->key_pem;
+    out.cert_pem = id->cert_pem;
+    out.fingerprint = id->fingerprint;
+    out.summary = absl::StrCat("TLS key ", id->fingerprint, id->generated ? " (new, in " : " (from ", id->path,
+                               "); clients pin it on first use");
+    return out;
+  }
+  if (tls.cert.empty() || tls.key.empty()) return absl::InvalidArgumentError("TLS needs both --tls-cert and --tls-key");
+  auto cert = ReadPem(tls.cert, "--tls-cert");
+  if (!cert.ok()) return cert.status();
+  auto key = ReadPem(tls.key, "--tls-key");
+  if (!key.ok()) return key.status();
+  auto fingerprint = CertificateFingerprint(*cert);
+  if (!fingerprint.ok())
+    return absl::InvalidArgumentError(absl::StrCat("--tls-cert ", tls.cert, ": ", fingerprint.status().message()));
+  out.key_pem = *key;
+  out.cert_pem = *cert;
+  out.fingerprint = *fingerprint;
+  out.summary = absl::StrCat("TLS with ", tls.cert, " (", *fingerprint, ")");
+  return out;
+}
+
 absl::StatusOr<ServerSecurity> ServerCredentials(const ServerTls& tls) {
   ServerSecurity security;
   if (tls.plaintext) {
@@ -389,30 +416,12 @@ absl::StatusOr<ServerSecurity> ServerCredentials(const ServerTls& tls) {
     security.summary = "control port in PLAINTEXT (--plaintext): the token crosses the network readable";
     return security;
   }
-  grpc::SslServerCredentialsOptions::PemKeyCertPair pair;
-  if (tls.cert.empty() && tls.key.empty()) {
-    auto id = LoadOrCreateIdentity();
-    if (!id.ok()) return id.status();
-    pair = {id->key_pem, id->cert_pem};
-    security.fingerprint = id->fingerprint;
-    security.summary = absl::StrCat("TLS key ", id->fingerprint, id->generated ? " (new, in " : " (from ", id->path,
-                                    "); clients pin it on first use");
-  } else {
-    if (tls.cert.empty() || tls.key.empty())
-      return absl::InvalidArgumentError("TLS needs both --tls-cert and --tls-key");
-    auto cert = ReadPem(tls.cert, "--tls-cert");
-    if (!cert.ok()) return cert.status();
-    auto key = ReadPem(tls.key, "--tls-key");
-    if (!key.ok()) return key.status();
-    auto fingerprint = CertificateFingerprint(*cert);
-    if (!fingerprint.ok())
-      return absl::InvalidArgumentError(absl::StrCat("--tls-cert ", tls.cert, ": ", fingerprint.status().message()));
-    pair = {*key, *cert};
-    security.fingerprint = *fingerprint;
-    security.summary = absl::StrCat("TLS with ", tls.cert, " (", *fingerprint, ")");
-  }
+  absl::StatusOr<ServerIdentity> id = LoadServerIdentity(tls);
+  if (!id.ok()) return id.status();
+  security.fingerprint = id->fingerprint;
+  security.summary = id->summary;
   grpc::SslServerCredentialsOptions options;
-  options.pem_key_cert_pairs.push_back(pair);
+  options.pem_key_cert_pairs.push_back({id->key_pem, id->cert_pem});
   security.credentials = grpc::SslServerCredentials(options);
   return security;
 }

@@ -37,6 +37,12 @@ struct ServerSecurity {
   std::string summary;      // one line for the start banner
 };
 absl::StatusOr<ServerSecurity> ServerCredentials(const ServerTls& tls);
+// The key and certificate a server shows (not plaintext): --tls-cert/--tls-key, else
+// this host's identity. Also for the collector's HTTPS (`--http-tls`).
+struct ServerIdentity {
+  std::string key_pem, cert_pem, fingerprint, summary;
+};
+absl::StatusOr<ServerIdentity> LoadServerIdentity(const ServerTls& tls);
 
 // Client side (sender, probe, flush, lab, agents, reporters).
 struct ClientTls {

@@ -20,8 +20,10 @@
 #include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
 #include "collector/collector_client.h"
+#include "collector/live_feed.h"
 #include "collector/spool.h"
 #include "common/clock.h"
+#include "common/columns.h"
 #include "common/log.h"
 #include "common/payload.h"
 #include "common/policy.h"
@@ -49,7 +51,8 @@ constexpr int kMaxIdleSpools = 8;
 
 struct Job {
   proto::SenderJob spec;
-  std::string spool_key;  // AgentImpl::spools_; empty: no collector
+  std::string spool_key;              // AgentImpl::spools_; empty: no collector
+  std::optional<HostPort> collector;  // where its rows and live updates go; set before its thread starts
   std::atomic<bool> cancel{false};
   absl::Mutex mu;
   int ready ABSL_GUARDED_BY(mu) = 0;
@@ -227,6 +230,7 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
       }
       onward = *spool;
     }
+    job->collector = collector;
     jobs_[request->job_id()] = job;
     Job* raw = job.get();
     options->cancel = &raw->cancel;
@@ -413,7 +417,22 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
     o.host_name = job.host_name();
     o.receiver_name = job.receiver_name();
     if (absl::Status s = RefuseWhatTheTransportCannotDo(o); !s.ok()) return s;
+    if (absl::Status s = SetLabCopy(job, o); !s.ok()) return s;
     return o;
+  }
+
+  // The lab's place for the job's live updates: checked as a live update is.
+  static absl::Status SetLabCopy(const proto::SenderJob& job, SenderOptions& o) {
+    if (job.lab_copies() == 0 && job.lab_copy() == 0) return absl::OkStatus();
+    if (job.lab_copies() < 1 || job.lab_copies() > kMaxLiveCopies || job.lab_copy() < 1 ||
+        job.lab_copy() > job.lab_copies() || !std::isfinite(job.lab_left_after_s()) ||
+        job.lab_left_after_s() > kMaxFigure) {
+      return absl::InvalidArgumentError("the job's lab copy, copies or time left are not a loop's");
+    }
+    o.lab_copy = job.lab_copy();
+    o.lab_copies = job.lab_copies();
+    o.lab_left_after_s = job.lab_left_after_s();
+    return absl::OkStatus();
   }
 
   // One spool per collector and key, made for the first job that reports there and
@@ -511,6 +530,13 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
 
   void RunJob(Job* job, SenderOptions options, ReportSink* onward) {
     JobSink sink(job, onward);
+    // The job's place for the collector's live page (collector/live_feed.h).
+    std::unique_ptr<LiveFeed> live;
+    if (job->collector) {
+      live = std::make_unique<LiveFeed>(std::make_unique<CollectorClient>(
+          *job->collector, options_.token, options_.trust, job->spec.collector_fingerprint()));
+      options.live = live.get();
+    }
     std::FILE* console = options_.console != nullptr ? options_.console : null_console_;
     absl::StatusOr<SenderOutcome> outcome = RunSender(options, sink, console);
     {

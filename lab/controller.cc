@@ -13,6 +13,7 @@
 #include "absl/time/clock.h"
 #include "collector/collector.h"
 #include "collector/collector_client.h"
+#include "collector/live_http.h"
 #include "collector/spool.h"
 #include "common/clock.h"
 #include "common/csv.h"
@@ -125,6 +126,20 @@ class Lab {
       c.listen = plan_.collector.listen;
       c.token = o_.token;
       c.tls.plaintext = o_.trust == nullptr || o_.trust->plaintext();
+      if (plan_.collector.http) {
+        LiveHttpOptions live;
+        live.listen = *plan_.collector.http;
+        live.token_file = plan_.collector.http_token_file;
+        live.tls = plan_.collector.http_tls;
+        live.identity = c.tls;
+        live.out_dir = c.out_dir;
+        live.what = "[collector] http";
+        auto http = StartLiveHttp(live, live_board_);
+        if (!http.ok()) return http.status();
+        http_ = std::move(*http);
+        c.live = &live_board_;
+        Line(absl::StrFormat("live view: %s://%s/ and /metrics", live.tls ? "https" : "http", http_->address()));
+      }
       auto collector = Collector::Start(c);
       if (!collector.ok()) return collector.status();
       collector_ = std::move(*collector);
@@ -167,6 +182,7 @@ class Lab {
   void StopCollector() {
     own_rows_.reset();
     if (collector_) collector_->Shutdown();
+    if (http_) http_->Stop();
   }
 
   // ------------------------------------------------------------ observers
@@ -340,6 +356,9 @@ class Lab {
     job.set_run_id(outcome_.run_id);
     job.set_label(plan_.label);
     job.set_iteration(iteration);
+    job.set_lab_copy(lab_copy_);
+    job.set_lab_copies(plan_.warmup + plan_.runs);
+    job.set_lab_left_after_s(LeftAfterThisRun());
     job.set_warmup(warmup);
     job.set_write_mode(t.write_mode);
     job.set_sync_policy(t.sync_policy);
@@ -358,8 +377,19 @@ class Lab {
     return job;
   }
 
+  // The lab's time left after the run at lab_copy_, from the runs so far (pauses
+  // included); negative before the first ended.
+  double LeftAfterThisRun() const {
+    const int done = lab_copy_ - 1;
+    if (done <= 0) return -1;
+    const double per_run = NanosToSeconds(MonoNanos() - first_run_ns_) / done;
+    return per_run * (plan_.warmup + plan_.runs - lab_copy_);
+  }
+
   // Returns true when a transfer did not end "ok".
   bool RunOnce(int iteration, bool warmup, int k, int total) {
+    lab_copy_ = k;
+    if (k == 1) first_run_ns_ = MonoNanos();
     std::vector<LabJob> jobs;
     int next_stream = 0;
     for (size_t i = 0; i < plan_.transfers.size(); ++i) {
@@ -452,6 +482,7 @@ class Lab {
   LabConsole console_{o_.console};
   LabTotals totals_;
   std::map<std::string, std::unique_ptr<AgentConnection>> agents_;
+  LiveBoard live_board_;  // before the collector and its HTTP side, which use it: gone after them
   std::unique_ptr<Collector> collector_;
   std::unique_ptr<SpoolingSink> own_rows_;
   std::vector<std::unique_ptr<RemoteAgent>> remote_;
@@ -463,6 +494,9 @@ class Lab {
   std::string collector_fingerprint_;
   uint64_t expected_rows_ = 0;
   std::map<std::string, std::string> observations_;  // host name -> observation id
+  int lab_copy_ = 0;                                 // the run going on, 1-based, warm-ups first
+  int64_t first_run_ns_ = 0;                         // when the first run began
+  std::unique_ptr<HttpServer> http_;                 // the embedded collector's live view ([collector] http)
 };
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "collector/live_http.h"
 #include "common/policy.h"
 #include "common/units.h"
 #include "common/validate.h"
@@ -390,7 +391,7 @@ absl::Status ReadPlan(const std::string& path, const toml::table& root, Plan* pl
     const toml::table* table = node->as_table();
     if (table == nullptr) return r.Error(*node, "collector must be a [collector] table");
     TableReader c(path, *table, "[collector]: ");
-    NASPERF_RETURN_IF_ERROR(c.OnlyKeys({"out", "listen", "address"}));
+    NASPERF_RETURN_IF_ERROR(c.OnlyKeys({"out", "listen", "address", "http", "http_token_file", "http_tls"}));
     NASPERF_RETURN_IF_ERROR(c.String("out", &plan->collector.out));
     NASPERF_RETURN_IF_ERROR(c.Address("listen", kCollectorPort, true, &plan->collector.listen, false));
     HostPort external;
@@ -398,6 +399,18 @@ absl::Status ReadPlan(const std::string& path, const toml::table& root, Plan* pl
     if (!external.host.empty()) plan->collector.address = FormatHostPort(external);
     if (!plan->collector.address.empty() && c.Find("listen") != nullptr) {
       return c.Error(*c.Find("listen"), "give listen (embedded collector) or address (external), not both");
+    }
+    HostPort http{"", 0};
+    NASPERF_RETURN_IF_ERROR(c.Address("http", kHttpPort, true, &http, false));
+    if (c.Find("http") != nullptr) plan->collector.http = http;
+    NASPERF_RETURN_IF_ERROR(c.String("http_token_file", &plan->collector.http_token_file));
+    NASPERF_RETURN_IF_ERROR(c.Bool("http_tls", &plan->collector.http_tls));
+    if (plan->collector.http && !plan->collector.address.empty()) {
+      return c.Error(*c.Find("http"),
+                     "http is the embedded collector's: give it to the external one (collector --http)");
+    }
+    if (!plan->collector.http && (c.Find("http_token_file") != nullptr || c.Find("http_tls") != nullptr)) {
+      return c.Error(*c.Find(c.Find("http_tls") != nullptr ? "http_tls" : "http_token_file"), "needs http = \"ADDR\"");
     }
   }
   NASPERF_RETURN_IF_ERROR(ReadArray(path, root, "host", ReadHost, plan));

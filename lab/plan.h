@@ -70,6 +70,10 @@ struct PlanCollector {
   std::string out = "./nasperf-results";  // the embedded collector writes here
   HostPort listen{"", 0};                 // the embedded collector's address (port 0: any)
   std::string address;                    // an external collector HOST:PORT instead
+  // The embedded collector's live view (collector/live_http.h), as `collector --http`.
+  std::optional<HostPort> http;
+  std::string http_token_file;
+  bool http_tls = false;
 };
 
 struct Plan {

@@ -113,7 +113,13 @@ proto::LiveUpdate LiveUpdateOf(const LoopContext& loop, int k, uint64_t sent, ui
   u.set_bytes(sent);
   u.set_copy_bytes(goal);
   u.set_mb_per_s(mb_per_s);
-  u.set_left_s(LoopSecondsLeft(loop, k, goal > 0 ? static_cast<double>(sent) / static_cast<double>(goal) : 0, now));
+  const double fraction = goal > 0 ? static_cast<double>(sent) / static_cast<double>(goal) : 0;
+  u.set_left_s(LoopSecondsLeft(loop, k, fraction, now));
+  if (o.lab_copies > 0) {  // one copy of a lab's loop: the lab's place in it
+    u.set_copy(o.lab_copy);
+    u.set_copies(o.lab_copies);
+    u.set_left_s(o.lab_left_after_s >= 0 && u.left_s() >= 0 ? o.lab_left_after_s + u.left_s() : -1);
+  }
   return u;
 }
 
@@ -524,7 +530,8 @@ absl::Status RunCopies(LoopContext& loop, Console& console, ReportSink& sink, Se
   if (ended && options.journal != nullptr) {
     if (absl::Status s = options.journal->Remove(); !s.ok()) console.Line(absl::StrCat("warning: ", s.message()));
   }
-  if (options.live != nullptr) {
+  // A lab's job ends its copy, not the lab's loop, unless it is the lab's last.
+  if (options.live != nullptr && options.lab_copy == options.lab_copies) {
     proto::LiveUpdate last = LiveUpdateOf(loop, std::min(k, total - 1), 0, 0, 0, MonoNanos());
     last.set_left_s(0);
     last.set_ended(true);

@@ -92,6 +92,10 @@ struct RunOptions {
   LoopJournal* journal = nullptr;
   // --resume: the killed loop, whose run goes on from the copy it was at.
   const LoopState* resumed = nullptr;
+  // A lab job is one copy of the lab's loop: its live updates say the lab's copy i of N
+  // and time left (the controller's estimate after this copy; negative: unknown).
+  int lab_copy = 0, lab_copies = 0;  // 0: not a lab's job
+  double lab_left_after_s = -1;
 };
 
 }  // namespace nasperf

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Two clients write to one NAS at once, driven by `nasperf lab` from the hop (which
-# reaches every agent): each run's transfers start together (the barrier: the start
+# reaches every agent), its embedded collector's live view showing both jobs as they go: each run's transfers start together (the barrier: the start
 # skew is shorter than the shortest transfer, so they overlapped instead of taking
 # turns), lab-runs.csv keeps the sum of its transfers' MB/s, all rows share one run id
 # in one CSV, and `nasperf report` reads it. The NAS's intake (issue 30): the console
@@ -22,6 +22,7 @@ interval = "250ms"
 link_speed = "400mbit"
 [collector]
 out = "$T/out"
+http = "127.0.0.1:7702"
 [[host]]
 name = "nas"
 agent = "$NAS_IP:7600"
@@ -30,8 +31,25 @@ mtu = 1500
 PLAN
 lab_plan_two_clients_to_nas "40MiB" >>"$T/plan.toml"
 
-on_hop "$NASPERF" lab "$T/plan.toml" >"$T/lab.log" 2>&1 || fail "nasperf lab failed: $(tail -20 "$T/lab.log")"
+"$LAB_SH" hop -- "$NASPERF" lab "$T/plan.toml" >"$T/lab.log" 2>&1 &
+lab=$!
+# The embedded collector's live view (issue 31): while the runs go, both clients' jobs
+# show as loops at the lab's copy i of 3.
+# shellcheck disable=SC2317  # called by wait_for
+both_live() {
+  on_hop curl -sf --max-time 2 http://127.0.0.1:7702/live.json >"$T/live.json" 2>/dev/null &&
+    python3 - "$T/live.json" <<'PY'
+import json, sys
+loops = json.load(open(sys.argv[1]))["loops"]
+hosts = {l["host"] for l in loops if l["copies"] == 3 and 1 <= l["copy"] <= 3 and l["points"]}
+sys.exit(0 if hosts == {"client1", "client2"} else 1)
+PY
+}
+wait_for "both clients' jobs on the lab's live page" 60 both_live
+echo "live view during the lab: $(head -c 300 "$T/live.json")"
+wait "$lab" || fail "nasperf lab failed: $(tail -20 "$T/lab.log")"
 cat "$T/lab.log"
+grep -q "^live view: http://127.0.0.1:7702/ and /metrics" "$T/lab.log" || fail "the lab does not say where its live view is"
 csv=$T/out/transfers.csv runs=$T/out/lab-runs.csv
 [ "$(tail -n +2 "$csv" | wc -l)" = 12 ] || fail "expected 12 rows (3 runs x 2 transfers x sender+receiver), got $(tail -n +2 "$csv" | wc -l)"
 [ "$(csv_col "$csv" run_id | sort -u | wc -l)" = 1 ] || fail "the transfers of the lab do not share one run id"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Issue 31: the collector's HTTP side with real parts. A loop of 6 copies over a shaped
 # 400 Mbit/s lab link reports to a collector on the NAS serving --http on its loopback
-# with a bearer token; the Debian prometheus server scrapes it every second with that
-# token, and headless Chromium loads the live page. Asserted: PromQL gives the bytes the
+# over TLS (--http-tls, with the collector's --tls-cert) with a bearer token; the Debian
+# prometheus server scrapes it every second with that token and that certificate, and
+# headless Chromium loads the live page. Asserted: PromQL gives the bytes the
 # CSV holds at the end, and the median of the live rate it scraped within 10 % of the
 # median of the rows' MB/s (both measured here, on this link); the page's chart grows
 # while the loop runs and lists the finished rows after; the HTTP side refuses a wrong
@@ -15,12 +16,17 @@ chromium=$(command -v chromium || command -v chromium-browser || true)
 lab_up --mtu 1500 --rate 400mbit --disk-size 1G
 NASPERF_TOKEN=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
 export NASPERF_TOKEN
-lab_agent rx nas --target "$CACHE" --plaintext --min-free off
+lab_agent rx nas --target "$CACHE" --min-free off
 head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$T/http.token"
 chmod 600 "$T/http.token"
+# The HTTPS certificate: the name Prometheus and curl check is "nasperf".
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=nasperf \
+  -addext subjectAltName=DNS:nasperf -keyout "$T/http.key" -out "$T/http.crt" >"$T/openssl.log" 2>&1 ||
+  fail "openssl: $(cat "$T/openssl.log")"
 HTTP=127.0.0.1:7701  # the NAS namespace's own loopback: ours alone
-"$LAB_SH" nas -- "$NASPERF" collector --out "$T/out" --listen "$NAS_IP:7700" --plaintext --http "$HTTP" \
-  --http-token-file "$T/http.token" --port-file "$T/collector.port" >"$T/collector.log" 2>&1 &
+"$LAB_SH" nas -- "$NASPERF" collector --out "$T/out" --listen "$NAS_IP:7700" --http "$HTTP" \
+  --http-tls --tls-cert "$T/http.crt" --tls-key "$T/http.key" --http-token-file "$T/http.token" \
+  --port-file "$T/collector.port" >"$T/collector.log" 2>&1 &
 PIDS+=("$!")
 wait_port_file "the collector" "$T/collector.port" "$!" "$T/collector.log"
 grep -q "^http_port=7701$" "$T/collector.port" || fail "no http_port in the port file: $(cat "$T/collector.port")"
@@ -31,6 +37,10 @@ global:
   scrape_timeout: 900ms
 scrape_configs:
   - job_name: nasperf
+    scheme: https
+    tls_config:
+      ca_file: $T/http.crt
+      server_name: nasperf
     authorization:
       credentials_file: $T/http.token
     static_configs:
@@ -53,15 +63,17 @@ page() {
   local profile; profile=$(mktemp -d "$T/profile.XXXXXX")
   "$LAB_SH" nas -- timeout -k 5 60 "$chromium" --headless --no-sandbox --disable-gpu --no-first-run \
     --disable-background-networking --disable-component-update --disable-sync --user-data-dir="$profile" \
-    --virtual-time-budget=3000 --dump-dom "http://$HTTP/#token=$(cat "$T/http.token")" 2>>"$T/chromium.log"
+    --ignore-certificate-errors --virtual-time-budget=3000 --dump-dom "https://$HTTP/#token=$(cat "$T/http.token")" \
+    2>>"$T/chromium.log"
 }
 points() { sed -n 's/.*id="loops" data-points="\([0-9]*\)".*/\1/p' <<<"$1"; }
 
-on_client "$NASPERF" sender --to "$NAS_IP" --plaintext --size 64MiB --runs 6 --label live --collector "$NAS_IP:7700" \
+on_client "$NASPERF" sender --to "$NAS_IP" --accept-new-agent-key --size 64MiB --runs 6 --label live --collector "$NAS_IP:7700" \
   --no-progress >"$T/sender.log" 2>&1 &
 sender=$!
+https() { "$LAB_SH" nas -- curl -s --cacert "$T/http.crt" --connect-to "nasperf:7701:$HTTP" "$@"; }
 # shellcheck disable=SC2317  # called by wait_for
-running() { "$LAB_SH" nas -- curl -sf -H "Authorization: Bearer $(cat "$T/http.token")" "http://$HTTP/metrics" |
+running() { https -f -H "Authorization: Bearer $(cat "$T/http.token")" "https://nasperf:7701/metrics" |
   grep -q '^nasperf_loop_copy{'; }
 wait_for "the loop's first live update" 30 running
 page >"$T/page1.html" || fail "chromium: $(tail -3 "$T/chromium.log")"
@@ -118,9 +130,9 @@ echo "finished rows on the page: $finished"
 [ "$finished" -ge 12 ] || fail "the page lists $finished finished rows, want the 6 sender and 6 receiver rows"
 
 # A wrong token is refused; the collector goes on collecting.
-code=$("$LAB_SH" nas -- curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer wrong" "http://$HTTP/metrics")
+code=$(https -o /dev/null -w '%{http_code}' -H "Authorization: Bearer wrong" "https://nasperf:7701/metrics")
 [ "$code" = 401 ] || fail "a wrong token got HTTP $code"
-on_client "$NASPERF" sender --to "$NAS_IP" --plaintext --size 1MiB --runs 1 --label after --collector "$NAS_IP:7700" \
+on_client "$NASPERF" sender --to "$NAS_IP" --size 1MiB --runs 1 --label after --collector "$NAS_IP:7700" \
   --no-progress >"$T/after.log" 2>&1 || fail "sender after: $(tail -3 "$T/after.log")"
 grep -q ',after,' "$csv" || fail "the collector stopped collecting"
 echo "ok: prometheus scraped the bytes and the live rate, the page grew and listed the rows"

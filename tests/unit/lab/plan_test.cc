@@ -107,6 +107,15 @@ TEST(PlanTest, AHostMayObserveItsTarget) {
   EXPECT_FALSE(plan->hosts[1].observe);
 }
 
+TEST(PlanTest, TheEmbeddedCollectorMayServeTheLiveView) {
+  auto plan = ParsePlan(GoodWith("out = \"results\"", "out = \"r\"\nhttp = \"127.0.0.1\"\nhttp_tls = true"), "p.toml");
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_TRUE(plan->collector.http.has_value());
+  EXPECT_EQ(FormatHostPort(*plan->collector.http), "127.0.0.1:7701");
+  EXPECT_TRUE(plan->collector.http_tls);
+  EXPECT_FALSE(ParsePlan(kGood, "p.toml")->collector.http.has_value());
+}
+
 TEST(PlanTest, ATransferMayRead) {
   auto plan =
       ParsePlan(GoodWith("streams = 2", "direction = \"read\"\ncache = \"warm\"\nread_mode = \"direct\""), "p.toml");
@@ -156,6 +165,11 @@ INSTANTIATE_TEST_SUITE_P(
                 "plan.toml:16: [[host]] 2: host \"nas\" is already defined at line 10"},
         BadPlan{"BadMtu", GoodWith("mtu = 9000", "mtu = 12"), "plan.toml:14: [[host]] 1: mtu = 12 is not between"},
         BadPlan{"ObserveNotABool", GoodWith("mtu = 9000", "observe = \"yes\""), "[[host]] 1: observe must be"},
+        BadPlan{"HttpOnAnExternalCollector",
+                GoodWith("listen = \":7700\"", "address = \"10.0.0.1:7700\"\nhttp = \":7701\""),
+                "http is the embedded collector's"},
+        BadPlan{"HttpTokenWithoutHttp", GoodWith("out = \"results\"", "out = \"r\"\nhttp_tls = true"),
+                "needs http = \"ADDR\""},
         BadPlan{"ObserveDirAlone", GoodWith("mtu = 9000", "observe_dir = \"media\""),
                 "[[host]] 1: observe_dir needs observe = true"},
         BadPlan{"UnknownHostInTransfer", GoodWith("to = \"nas\"", "to = \"nas2\""),
