@@ -15,23 +15,20 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "lab/agent.h"
+#include "temp_dir.h"
 
 namespace nasperf {
 namespace {
 
 using ::testing::HasSubstr;
 
-class ObservationsTest : public ::testing::Test {
+class ObservationsTest : public TempDirTest {
  protected:
   void SetUp() override {
-    char name[] = "/tmp/nasperf-observe-XXXXXX";
-    ASSERT_NE(mkdtemp(name), nullptr);
-    dir_ = name;
+    TempDirTest::SetUp();
     ASSERT_EQ(mkdir((dir_ + "/share").c_str(), 0755), 0);
     ASSERT_EQ(symlink("/etc", (dir_ + "/elsewhere").c_str()), 0);
   }
-  void TearDown() override { EXPECT_EQ(std::system(absl::StrCat("rm -rf ", dir_).c_str()), 0); }
-  std::string dir_;
 };
 
 TEST_F(ObservationsTest, APeerNamesADirectoryUnderTheTargetAndNothingElse) {

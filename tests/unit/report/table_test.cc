@@ -12,6 +12,7 @@
 #include "gtest/gtest.h"
 #include "report/analysis.h"
 #include "report/html.h"
+#include "temp_dir.h"
 
 namespace nasperf {
 namespace {
@@ -165,20 +166,13 @@ TEST(ResultTable, TornLastLineIsAWarningNotAnError) {
   EXPECT_THAT(t.warnings[0], HasSubstr("torn.csv"));
 }
 
-class ResultFiles : public ::testing::Test {
+class ResultFiles : public TempDirTest {
  protected:
-  void SetUp() override {
-    char pattern[] = "/tmp/report-table-test-XXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
   std::string Write(const std::string& name, const std::string& text) {
     std::string path = dir_ + "/" + name;
     std::ofstream(path) << text;
     return path;
   }
-  std::string dir_;
 };
 
 TEST_F(ResultFiles, MergesDirectoriesAndFilesAndCountsATransferOnce) {

@@ -9,20 +9,14 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "temp_dir.h"
 
 namespace nasperf {
 namespace {
 
-class LoopJournalTest : public ::testing::Test {
+class LoopJournalTest : public TempDirTest {
  protected:
-  void SetUp() override {
-    char name[] = "/tmp/nasperf-journal-XXXXXX";
-    ASSERT_NE(mkdtemp(name), nullptr);
-    dir_ = name;
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
   void Write(const std::string& text) { std::ofstream(dir_ + "/resume") << text; }
-  std::string dir_;
 };
 
 TEST_F(LoopJournalTest, WhatTheLoopWritesReadsBack) {

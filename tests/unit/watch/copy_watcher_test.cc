@@ -25,6 +25,7 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "temp_dir.h"
 #include "watch/server_process.h"
 
 namespace nasperf {
@@ -53,16 +54,11 @@ class RowSink : public ReportSink {
 };
 
 // A watcher on a fresh directory, in a thread, until Stop.
-class WatchTest : public ::testing::Test {
+class WatchTest : public TempDirTest {
  protected:
-  void SetUp() override {
-    char name[] = "/tmp/nasperf-watch-XXXXXX";
-    ASSERT_NE(mkdtemp(name), nullptr);
-    dir_ = name;
-  }
   void TearDown() override {
     Stop();
-    EXPECT_EQ(std::system(absl::StrCat("rm -rf ", dir_).c_str()), 0);
+    TempDirTest::TearDown();
   }
   void Start() {
     WatchOptions o;
@@ -104,7 +100,6 @@ class WatchTest : public ::testing::Test {
     return fd;
   }
 
-  std::string dir_;
   std::atomic<bool> stop_{false};
   RowSink sink_;
   WatchOptions options_;
