@@ -24,10 +24,11 @@ void AddSamples(const std::vector<IntervalSample>& samples, proto::TransferRepor
 
 class IntervalSampler {
  public:
-  // A transfer keeps at most this many samples (about 2 MB in a report): past it,
-  // neighbours merge pairwise and the interval doubles, so a long transfer keeps
-  // its whole timeline at a coarser grain and every byte stays counted.
-  static constexpr size_t kMaxSamples = 65536;
+  // A transfer keeps at most this many samples (under 3 MB in a report, with the NAS's
+  // device cells: common/validate.h): past it, neighbours merge pairwise and the
+  // interval doubles, so a long transfer keeps its whole timeline at a coarser grain
+  // and every byte stays counted (at 1 s, 4.5 hours before the first merge).
+  static constexpr size_t kMaxSamples = 16384;
   // interval_s <= 0 disables sampling.
   IntervalSampler(double interval_s, int64_t start_ns);
   void Add(uint64_t bytes, int64_t now_ns) {

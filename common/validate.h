@@ -30,12 +30,12 @@ absl::Status CheckReport(const proto::TransferReport& report);
 // No report carries more samples than a sampler keeps (IntervalSampler::kMaxSamples,
 // common/sampler.h): every sample is a samples.csv row, so this bounds what one
 // report can add to the store.
-inline constexpr int kMaxSamplesPerReport = 65536;
+inline constexpr int kMaxSamplesPerReport = 16384;
 // The largest encoded report a collector reads: that many samples at their largest
 // (kMaxSampleBytes each) plus every text column at its bound fits with room to spare. A
 // message is parsed before anything can check it, and a parsed sample costs tens of
 // bytes however few it took on the wire: this limit bounds that too.
-inline constexpr int kMaxReportBytes = 12 << 20;
+inline constexpr int kMaxReportBytes = 3 << 20;
 // A sample's device cells: its busiest device (a kernel name: at most 32 characters) and
 // device_busy in whole entries within this many bytes (the busiest first).
 inline constexpr size_t kMaxSampleDeviceNameBytes = 32;

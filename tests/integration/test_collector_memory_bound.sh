@@ -3,14 +3,14 @@
 # Issue 29, row 6 (SECURITY.md): a collector's memory is bounded by its own limits,
 # not by what peers send or what its directory already holds. In a 512 MiB memory
 # cgroup a collector starts on a 64 MiB transfers.csv, takes four reports at once with
-# the most samples a report may carry (65536, the longest label and host: 37 MB of
+# the most samples a report may carry (16384, the longest label and host: 9 MB of
 # sample rows each), then four at once with a million samples (the old limit: some
 # 560 MB of rows each, 11 MB on the wire). It must not be OOM-killed, must store a
 # normal report after, and its peak RSS (VmHWM) must stay within an idle collector's
 # plus 128 MiB: room for gRPC holding four 11 MB messages at once before it refuses
 # them on size (~44 MB), four full reports parsed at once (~20 MB), 16 bytes per
 # earlier row (~9 MB) and the allocator's per-thread slack (runs here: +55 to +73
-# MiB); but less than four reports' rows (4 x 37 MB) held at once. At start the bound is tighter: the idle peak + 4 MiB (two
+# MiB). At start the bound is tighter: the idle peak + 4 MiB (two
 # pieces of the file) + 40 bytes per earlier row (its key's digest in the set).
 source "$(dirname "$0")/lib.sh"
 [ -x "$COLLECTOR_CLIENT" ] || skip "no collector_client given"
@@ -61,7 +61,7 @@ start_peak=$(hwm_mib "$col_PID")
 [ "$start_peak" -le "$start_bound" ] \
   || problems+=("starting on a 64 MiB transfers.csv ($rows rows): peak RSS $start_peak MiB, bound $start_bound MiB (idle: $base MiB)")
 
-"$COLLECTOR_CLIENT" "$addr" "$NASPERF_TOKEN" big 4 65536 >"$T/big.log" 2>&1 \
+"$COLLECTOR_CLIENT" "$addr" "$NASPERF_TOKEN" big 4 16384 >"$T/big.log" 2>&1 \
   || problems+=("four full reports at once: $(tail -1 "$T/big.log")")
 grep -q '^stored=4 ' "$T/big.log" || problems+=("four full reports at once were not all stored: $(tail -1 "$T/big.log")")
 if alive "$col_PID"; then
