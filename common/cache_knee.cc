@@ -1,6 +1,8 @@
 #include "common/cache_knee.h"
 
+#include <algorithm>
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -100,23 +102,28 @@ std::optional<CacheKnee> FindCacheKnee(const google::protobuf::RepeatedPtrField<
   const size_t n = c.rate.size(), min = static_cast<size_t>(std::max(1, rules.min_samples));
   if (n < 2 * min) return std::nullopt;
   const SegmentError error(c);
-  size_t best = 0;
-  double best_error = INFINITY;
-  for (size_t k = min; k + min <= n; ++k) {  // k samples before the knee, at point k
-    const double e = error.Between(0, k) + error.Between(k, n);
-    if (e < best_error) best_error = e, best = k;
-  }
   const double one_line = error.Between(0, n);
-  const double burst = c.mb[best] / c.t[best];
-  const double sustained = (c.mb[n] - c.mb[best]) / (c.t[n] - c.t[best]);
-  const double mid = (burst + sustained) / 2;
-  if (best == 0 || !(one_line > 0) || best_error > rules.max_fit_error_share * one_line ||
-      !(sustained <= rules.max_sustained_share * burst) ||
-      !MostlyOnSide(c.rate, 0, best, mid, true, rules.min_consistent_share, min) ||
-      !MostlyOnSide(c.rate, best, n, mid, false, rules.min_consistent_share, min)) {
-    return std::nullopt;
+  if (!(one_line > 0)) return std::nullopt;
+  // Every split that fits well enough, best fit first: the first that is a drop that
+  // holds is the knee. (The best fit alone may sit at the data's ragged end instead:
+  // a few slow last samples while the final bytes trickle in.)
+  std::vector<std::pair<double, size_t>> splits;  // error, k samples before the knee
+  for (size_t k = min; k + min <= n; ++k) {
+    const double e = error.Between(0, k) + error.Between(k, n);
+    if (e <= rules.max_fit_error_share * one_line) splits.emplace_back(e, k);
   }
-  return CacheKnee{burst, static_cast<uint64_t>(std::llround(c.mb[best] * 1e6)), sustained, c.t[best]};
+  std::sort(splits.begin(), splits.end());
+  for (const auto& [e, k] : splits) {
+    const double burst = c.mb[k] / c.t[k];
+    const double sustained = (c.mb[n] - c.mb[k]) / (c.t[n] - c.t[k]);
+    const double mid = (burst + sustained) / 2;
+    if (sustained <= rules.max_sustained_share * burst &&
+        MostlyOnSide(c.rate, 0, k, mid, true, rules.min_consistent_share, min) &&
+        MostlyOnSide(c.rate, k, n, mid, false, rules.min_consistent_share, min)) {
+      return CacheKnee{burst, static_cast<uint64_t>(std::llround(c.mb[k] * 1e6)), sustained, c.t[k]};
+    }
+  }
+  return std::nullopt;
 }
 
 std::optional<CacheKnee> KneeOfRow(const proto::TransferReport& row) {

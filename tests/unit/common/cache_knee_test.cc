@@ -128,6 +128,38 @@ TEST(CacheKnee, TrailingEmptySamplesAreTheEndNotASustainedRate) {
   EXPECT_FALSE(FindCacheKnee(s).has_value());
 }
 
+// A real receiver's samples from the lab (384 MiB buffered into the array behind a
+// 60 MB/s root throttle, vm.dirty_bytes 128 MiB, a 1 Gbit/s link): 0.9 s at the link's
+// rate, then the disk's pace, noisy, and a ragged end (a slow last sample, then the
+// final sync). The best single fit sat at that end; the knee is at 0.9 s all the same.
+TEST(CacheKnee, ARealCliffWithARaggedEndIsFound) {
+  constexpr std::pair<double, uint64_t> kLab[] = {
+      {0.100, 12750836}, {0.200, 12401928}, {0.300, 10818132}, {0.400, 12446668}, {0.500, 12437720}, {0.600, 12401928},
+      {0.700, 12401928}, {0.800, 12401928}, {0.900, 12401928}, {1.013, 6102536},  {1.113, 5252476},  {1.209, 9261180},
+      {1.317, 6010864},  {1.401, 7581148},  {1.509, 4957192},  {1.733, 14102048}, {1.813, 2934944},  {1.969, 11569764},
+      {2.045, 6370976},  {2.197, 14468916}, {2.277, 9959124},  {2.357, 9896488},  {2.449, 8938096},  {2.525, 6774648},
+      {2.677, 12038744}, {2.753, 4103404},  {2.905, 8355896},  {3.097, 12659956}, {3.173, 4151872},  {3.250, 4216596},
+      {3.333, 3099884},  {3.453, 7583404},  {3.522, 849920},   {3.685, 9341136},  {3.845, 8286384},  {3.931, 8620044},
+      {4.017, 7164408},  {4.177, 7391048},  {4.214, 2254896},  {4.301, 7140504},  {4.462, 7140504},  {4.500, 2495488},
+      {4.669, 11391092}, {4.753, 4136196},  {4.877, 8285848},  {4.914, 274432},   {5.001, 8297648},  {5.169, 8593584},
+      {5.207, 0},        {5.331, 8240132},  {5.429, 1896768},  {5.549, 0},        {5.623, 0},        {5.713, 0},
+      {5.837, 0},        {5.911, 0}};
+  Samples s;
+  double before = 0;
+  for (const auto& [t, bytes] : kLab) {
+    proto::Sample* sample = s.Add();
+    sample->set_t_s(t);
+    sample->set_interval_s(t - before);
+    sample->set_bytes(bytes);
+    before = t;
+  }
+  const std::optional<CacheKnee> knee = FindCacheKnee(s);
+  ASSERT_TRUE(knee.has_value());
+  EXPECT_NEAR(knee->knee_s, 0.9, 0.05);
+  EXPECT_NEAR(knee->burst_mb_per_s, 123, 5);
+  EXPECT_NEAR(knee->sustained_mb_per_s, 60, 9);  // the throttle's 60, within the 15 %
+}
+
 TEST(CacheKnee, HostileSeriesGiveNoFigure) {
   Samples backwards;
   Add(backwards, 5, 900);
