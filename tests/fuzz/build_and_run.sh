@@ -36,7 +36,7 @@ read -ra grpc_flags <<<"$pc"
 # report: arbitrary CSV text through parse, summary, compare and HTML rendering.
 clang++ -std=c++17 -O1 -g "${sanitize[@]}" -I"$src" -I"$gen" \
   "$src/tests/fuzz/report_fuzz.cc" "$src"/report/{table,statistics,analysis,html,run_intake}.cc "$gen"/proto/nasperf.pb.cc \
-  "$src"/common/{columns,csv,stats,fd,clock,policy,units,verdict,intake,cache_knee}.cc "${grpc_flags[@]}" -o "$out/report_fuzz"
+  "$src"/common/{columns,csv,stats,fd,clock,policy,units,verdict,intake,cache_knee,json}.cc "${grpc_flags[@]}" -o "$out/report_fuzz"
 mkdir -p "$out/report-corpus"
 printf 'label,iteration,role,mb_per_s,status,started_at,stream,run_id,host\nx,1,receiver,100,ok,,0,r,h\ny,1,receiver,130,ok,,0,r,h\n' \
   >"$out/report-corpus/seed"
