@@ -127,7 +127,8 @@ CLI::App* AddSender(CLI::App& app, SenderFlags& f) {
   cmd->add_option("--cleanup", f.cleanup,
                   "Delete received files: each|end|never (default: the receiver's; over scp/sftp each)")
       ->check(CLI::IsMember(Names<Cleanup>()));
-  cmd->add_flag("--verify", f.verify, "Compare XXH3 checksums end to end");
+  cmd->add_flag("--verify", f.verify,
+                "Compare XXH3 checksums end to end (sftp, NFS, SMB writes: each file read back after its clock stops)");
   cmd->add_flag("--direct-fallback", f.direct_fallback,
                 "With --write-mode direct: write buffered (and say so) when the target refuses O_DIRECT");
   cmd->add_option("--out", f.out, "Directory for transfers.csv and samples.csv")->capture_default_str();

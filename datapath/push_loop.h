@@ -41,6 +41,8 @@ struct PushResult {
   std::optional<DataTrailer> trailer;  // native only
   bool has_checksum = false;
   uint64_t checksum = 0;
+  // Whether the far end's copy hashed the same (a transport that read it back).
+  std::optional<bool> verified;
   std::optional<uint32_t> mss;  // TCP_MAXSEG after connect (native)
   bool zero_copy = false;       // the writer moved the file's bytes itself (source_ns is its file reads)
   double cpu_busy_pct = -1;     // the loop's thread on or queued for the CPU, first to last byte (CpuBusy)

@@ -363,6 +363,7 @@ TransportEntry NativeTransportEntry() {
   caps.agent = true;
   caps.write_modes = true;
   caps.verify = true;
+  caps.verify_reads = true;
   caps.reads = true;
   caps.read_cache = true;
   caps.reads_laid_out = true;

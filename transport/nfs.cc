@@ -453,8 +453,15 @@ class NfsFile : public RemoteFile {
   }
 
   // Reads go through NfsSource (checked, pipelined READs), never libnfs's pread.
-  absl::StatusOr<size_t> PRead(uint8_t*, size_t, uint64_t) override {
-    return absl::UnimplementedError("nfs: reads go through NfsSource");
+  // One checked READ at a time (--verify's read back); a run's reads go through
+  // NfsSource, pipelined. Never libnfs's pread, which trusts the reply's count.
+  absl::StatusOr<size_t> PRead(uint8_t* data, size_t size, uint64_t offset) override {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(s_.read_size(), size));
+    if (absl::Status st = s_.QueueRead(fh_, path_, offset, n); !st.ok()) return Failed(st);
+    absl::StatusOr<absl::Span<const uint8_t>> got = s_.NextRead(path_);
+    if (!got.ok()) return Failed(got.status());  // OnRead checked the count against the ask
+    std::memcpy(data, got->data(), got->size());
+    return got->size();
   }
 
   absl::Status Settle() override {
@@ -608,7 +615,7 @@ class NfsTransport : public Transport {
       : options_(options),
         url_(std::move(url)),
         file_sync_(options.write_mode == WriteMode::kDsync),
-        run_({options.sync_policy, options.cleanup.value_or(Cleanup::kEach), FilesAtOnce(options)}) {}
+        run_(RemoteRunPlanFor(options)) {}
 
   absl::Status Start(const std::string& run_id, uint64_t length, const ConsoleLine& say) override;
   void Push(const TransferSlot& slot, PayloadSource& source, const PushOptions& push, TransferResult& out) override;
@@ -618,10 +625,6 @@ class NfsTransport : public Transport {
   uint64_t Length(uint64_t asked) const override { return read_length_ > 0 ? read_length_ : asked; }
 
  private:
-  static uint64_t FilesAtOnce(const RunOptions& o) {
-    const bool each = o.cleanup.value_or(Cleanup::kEach) == Cleanup::kEach;
-    return static_cast<uint64_t>(o.streams) * (each ? 1 : static_cast<uint64_t>(o.runs + o.warmup));
-  }
   absl::StatusOr<NfsSession*> SessionFor(int stream);
   // Reads: the remote file's length, checked.
   absl::Status StartReads(NfsSession& s, const ConsoleLine& say);
@@ -817,6 +820,7 @@ absl::Status CheckNfsTo(const std::string& to) { return ParseNfsUrl(to).status()
 TransportEntry NfsTransportEntry() {
   TransportCaps caps;
   caps.dsync_writes = true;  // FILE_SYNC WRITEs
+  caps.verify = true;        // read back (RemoteFsRun)
   caps.reads = true;         // of an existing --remote-file: the server's cache is not ours to set
   caps.url = true;
   caps.barrier = true;  // NfsTransport::Push

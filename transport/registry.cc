@@ -63,7 +63,8 @@ std::vector<Refusal> RefusalsFor(TransportKind kind, const TransportAsks& asks) 
   const TransportCaps& caps = TransportFor(kind).caps;
   std::vector<Refusal> refused;
   const std::pair<bool, std::pair<Ask, bool TransportCaps::*>> rules[] = {
-      {asks.verify, {Ask::kVerify, &TransportCaps::verify}},
+      {asks.verify && !asks.read, {Ask::kVerify, &TransportCaps::verify}},
+      {asks.verify && asks.read, {Ask::kVerify, &TransportCaps::verify_reads}},
       {asks.write_mode != WriteMode::kBuffered, {Ask::kWriteMode, &TransportCaps::write_modes}},
       {asks.ssh_login, {Ask::kSshLogin, &TransportCaps::ssh_login}},
       {asks.read, {Ask::kRead, &TransportCaps::reads}},

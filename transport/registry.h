@@ -35,7 +35,8 @@ struct TransportCaps {
   bool ssh_login = false;     // logs in over SSH: --identity, --known-hosts, --ssh-config, ... and --to user@host:/dir
   bool write_modes = false;   // --write-mode other than buffered (and --direct-fallback)
   bool dsync_writes = false;  // --write-mode dsync only: a share's stable WRITEs (no O_DIRECT over NFS)
-  bool verify = false;        // --verify: checksums at both ends
+  bool verify = false;        // --verify of writes: checksums at both ends, or the file read back
+  bool verify_reads = false;  // --verify of reads: the far end hashes the file it streams
   bool reads = false;         // --direction read
   bool read_cache = false;    // --cache and --read-mode: the far end's page cache is ours to set
   bool reads_laid_out = false;  // a read may read a file the far end lays out (--size); else only --remote-file

@@ -1,9 +1,12 @@
 #include "transport/remote_fs.h"
 
+#include <algorithm>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/checksum.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/netinfo.h"
@@ -15,6 +18,7 @@ namespace nasperf {
 namespace {
 
 constexpr char kComponent[] = "sender";
+constexpr size_t kReadBackBlock = size_t{1} << 20;
 
 // The push loop's writer into one remote file: an fsync every `sync_every` bytes
 // (every=SIZE) before the last, so the final one is the run's own.
@@ -41,6 +45,16 @@ class RemoteFileWriter : public ChunkWriter {
 };
 
 }  // namespace
+
+RemoteRunPlan RemoteRunPlanFor(const RunOptions& options) {
+  RemoteRunPlan plan;
+  plan.sync_policy = options.sync_policy;
+  plan.cleanup = options.cleanup.value_or(Cleanup::kEach);
+  plan.files_at_once = static_cast<uint64_t>(options.streams) *
+                       (plan.cleanup == Cleanup::kEach ? 1 : static_cast<uint64_t>(options.runs + options.warmup));
+  plan.verify = options.verify;
+  return plan;
+}
 
 std::string PathInDir(const std::string& dir, const std::string& name) {
   if (dir.empty() || dir.back() == '/') return dir + name;
@@ -133,13 +147,48 @@ absl::Status RemoteFsRun::Write(RemoteFs& fs, const std::string& path, uint64_t 
   absl::Status closed = (*file)->Close();
   if (status.ok()) status = closed;
   if (synced) r.ack_ns = MonoNanos();
+  if (status.ok() && plan_.verify) status = ReadBack(fs, path, length, r);
   return status;
+}
+
+absl::Status RemoteFsRun::ReadBack(RemoteFs& fs, const std::string& path, uint64_t length, PushResult& r) const {
+  if (!r.has_checksum) return absl::InternalError("--verify: the push loop computed no checksum");
+  const int64_t start_ns = MonoNanos();
+  absl::StatusOr<std::unique_ptr<RemoteFile>> file = fs.Open(path);
+  if (!file.ok()) return file.status();
+  StreamChecksum read_back;
+  std::vector<uint8_t> buffer(kReadBackBlock);
+  uint64_t at = 0;
+  while (at < length) {
+    const size_t want = static_cast<size_t>(std::min<uint64_t>(buffer.size(), length - at));
+    absl::StatusOr<size_t> got = (*file)->PRead(buffer.data(), want, at);
+    if (!got.ok()) return got.status();
+    if (*got == 0 || *got > want) break;
+    read_back.Update(buffer.data(), *got);
+    at += *got;
+  }
+  if (absl::Status closed = (*file)->Close(); !closed.ok()) return closed;
+  const double seconds = static_cast<double>(MonoNanos() - start_ns) / 1e9;
+  if (at != length) {
+    r.verified = false;
+    return absl::DataLossError(
+        absl::StrCat("--verify: ", fs.Where(), ": ", path, " read back ", at, " of ", length, " bytes"));
+  }
+  r.verified = read_back.Digest() == r.checksum;
+  Log(LogLevel::kInfo, kComponent, "--verify: %s read back in %.2f s (not in the row's figures): %s", path, seconds,
+      *r.verified ? "the same bytes" : "DIFFERENT bytes");
+  if (!*r.verified) {
+    return absl::DataLossError(absl::StrCat("checksum mismatch: sent ", ChecksumHex(r.checksum), ", ", fs.Where(),
+                                            " read back ", ChecksumHex(read_back.Digest())));
+  }
+  return absl::OkStatus();
 }
 
 void RemoteFsRun::RecordRow(const PushResult& r, const absl::Status& status, std::optional<double> ceiling_mb_per_s,
                             proto::TransferReport& row) const {
   row.set_sync_policy(SyncPolicyName(sync_));
   RecordPush(r, row);
+  if (r.verified) row.set_verified(*r.verified);
   if (!status.ok()) {
     if (absl::IsCancelled(status)) row.set_status(Name(Status::kAborted));
     row.set_error(std::string(status.message()));

@@ -23,6 +23,7 @@
 #include "datapath/payload_source.h"
 #include "datapath/push_loop.h"
 #include "proto/nasperf.pb.h"
+#include "transport/run_options.h"
 
 namespace nasperf {
 
@@ -92,7 +93,14 @@ struct RemoteRunPlan {
   SyncPolicy sync_policy;  // asked (--sync)
   Cleanup cleanup = Cleanup::kEach;
   uint64_t files_at_once = 1;  // most files the run leaves in the directory at once
+  // --verify: each file written is read back and its XXH3 compared with what was
+  // sent, after the transfer's clock stopped (the read is in no figure).
+  bool verify = false;
 };
+
+// The plan a run's options ask for: --sync, --cleanup (each by default), --verify, and
+// how many files that leaves at once (streams, times the runs when kept).
+RemoteRunPlan RemoteRunPlanFor(const RunOptions& options);
 
 // What a write run over a RemoteFs decides once and does per transfer.
 class RemoteFsRun {
@@ -110,7 +118,8 @@ class RemoteFsRun {
 
   // One transfer of `length` bytes of `source` into the new file `path`: created (never
   // overwritten), `before_first_byte` waited (a failure there removes the empty file),
-  // pushed, synced as sync() says, closed. Sets r.ack_ns.
+  // pushed, synced as sync() says, closed. Sets r.ack_ns. With plan.verify, then read
+  // back: a difference is DATA_LOSS and r.verified says whether the bytes matched.
   absl::Status Write(RemoteFs& fs, const std::string& path, uint64_t length, PayloadSource& source,
                      const PushOptions& push, const std::function<absl::Status()>& before_first_byte,
                      PushResult& r) const;
@@ -130,6 +139,7 @@ class RemoteFsRun {
 
  private:
   void Remove(RemoteFs& fs, const std::string& path) const;
+  absl::Status ReadBack(RemoteFs& fs, const std::string& path, uint64_t length, PushResult& r) const;
 
   const RemoteRunPlan plan_;
   SyncPolicy sync_;

@@ -317,13 +317,7 @@ class SmbSource : public ByteSource {
 class SmbTransport : public Transport {
  public:
   SmbTransport(const RunOptions& options, SmbUrl url, SmbLogin login)
-      : options_(options),
-        url_(std::move(url)),
-        login_(std::move(login)),
-        run_({options.sync_policy, options.cleanup.value_or(Cleanup::kEach),
-              options.cleanup.value_or(Cleanup::kEach) == Cleanup::kEach
-                  ? 1
-                  : static_cast<uint64_t>(options.runs + options.warmup)}) {}
+      : options_(options), url_(std::move(url)), login_(std::move(login)), run_(RemoteRunPlanFor(options)) {}
 
   absl::Status Start(const std::string& run_id, uint64_t length, const ConsoleLine& say) override;
   void Push(const TransferSlot& slot, PayloadSource& source, const PushOptions& push, TransferResult& out) override;

@@ -164,6 +164,7 @@ absl::Status CheckSmbTo(const std::string& to) { return ParseSmbUrl(to).status()
 TransportEntry SmbTransportEntry() {
   TransportCaps caps;
   caps.url = true;
+  caps.verify = true;   // read back (RemoteFsRun)
   caps.reads = true;    // of an existing --remote-file
   caps.barrier = true;  // a write waits in RemoteFsRun::Write
   TransportEntry entry{TransportKind::kSmb,

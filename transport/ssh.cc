@@ -411,8 +411,7 @@ class SftpSource : public ByteSource {
 
 class SshTransport : public Transport {
  public:
-  SshTransport(const SshOptions& options, const SshRunPlan& plan)
-      : options_(options), plan_(plan), run_({plan.sync_policy, plan.cleanup, plan.files_at_once}) {}
+  SshTransport(const SshOptions& options, const SshRunPlan& plan) : options_(options), plan_(plan), run_(plan.remote) {}
 
   absl::Status Start(const std::string& run_id, uint64_t length, const ConsoleLine& say) override;
   void Push(const TransferSlot& slot, PayloadSource& source, const PushOptions& push, TransferResult& out) override;
@@ -674,10 +673,7 @@ absl::StatusOr<std::unique_ptr<Transport>> MakeSshTransport(const RunOptions& op
   SshOptions ssh = options.ssh;
   ssh.sftp = options.transport == TransportKind::kSftp;
   SshRunPlan plan;
-  plan.sync_policy = options.sync_policy;
-  plan.cleanup = options.cleanup.value_or(Cleanup::kEach);
-  plan.files_at_once = static_cast<uint64_t>(options.streams) *
-                       (plan.cleanup == Cleanup::kEach ? 1 : static_cast<uint64_t>(options.runs + options.warmup));
+  plan.remote = RemoteRunPlanFor(options);
   plan.link_mbps = options.link_mbps;
   plan.direction = options.direction;
   plan.remote_file = options.remote_file;
@@ -699,6 +695,7 @@ TransportEntry SftpTransportEntry() {
   TransportCaps caps;
   caps.ssh_login = true;
   caps.reads = true;    // of an existing --remote-file: the server's cache is not ours to set
+  caps.verify = true;   // read back (RemoteFsRun)
   caps.barrier = true;  // SshTransport::Push (a read's Pull does not wait: no lab read over sftp)
   return {TransportKind::kSftp, "SFTP to any SSH server (no agent; syncs with fsync@openssh.com when offered)", caps,
           &MakeSshTransport, &AddSshLoginFlags};

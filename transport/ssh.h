@@ -20,15 +20,14 @@
 #include "common/policy.h"
 #include "ssh/ssh_options.h"
 #include "transport/registry.h"
+#include "transport/remote_fs.h"
 
 namespace nasperf {
 
 // What the SSH transport needs from the run beyond the destination.
 struct SshRunPlan {
-  SyncPolicy sync_policy;  // sftp with fsync@openssh.com; scp: none (reads: the local target's)
-  Cleanup cleanup = Cleanup::kEach;
-  uint64_t files_at_once = 1;  // most files the run leaves on the target at once
-  uint32_t link_mbps = 0;      // --link-speed
+  RemoteRunPlan remote;    // sync: sftp with fsync@openssh.com; scp: none (reads: the local target's)
+  uint32_t link_mbps = 0;  // --link-speed
   // Reads over sftp (`--direction read`): pull remote_file (in the destination
   // directory); where it lands is the loop's (sender/local_copy.h).
   Direction direction = Direction::kWrite;

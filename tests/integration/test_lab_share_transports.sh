@@ -3,7 +3,8 @@
 # and smbd, apart from their rates (lab_shares_truth): files written and read come
 # through byte for byte; and what goes wrong, each a one-line error and a non-zero
 # exit, no row lost, nothing left hanging:
-# - a URL it cannot honour, NFSv4, --verify, an export or share the server does not
+# - --verify reads each file written back and marks the rows verified;
+# - a URL it cannot honour, NFSv4, --verify of a read, an export or share the server does not
 #   have, a wrong SMB password, a credentials file others may read, parallel SMB streams;
 # - the export or share fills up mid-transfer (something else writes there after the
 #   free-space check): a failed row with the server's reason, the partial file
@@ -39,9 +40,12 @@ head -c 24M /dev/urandom >"$T/payload"
 cp "$T/payload" "$CACHE/existing.bin"
 for proto in nfs smb; do
   to=$nfs_cache; [ $proto = smb ] && to=$smb_cache
-  ${proto}_sender --to "$to" --file "$T/payload" --runs 2 --cleanup never --out "$T/$proto-w" >"$T/$proto-w.log" 2>&1 \
-    || fail "$proto writes: $(cat "$T/$proto-w.log")"
+  ${proto}_sender --to "$to" --file "$T/payload" --runs 2 --cleanup never --verify --out "$T/$proto-w" \
+    >"$T/$proto-w.log" 2>&1 || fail "$proto writes: $(cat "$T/$proto-w.log")"
   [ "$(col "$T/$proto-w" status)" = "ok ok " ] || fail "$proto writes: $(cat "$T/$proto-w.log")"
+  [ "$(col "$T/$proto-w" verified)" = "true true " ] || fail "$proto rows not verified: $(col "$T/$proto-w" verified)"
+  [ "$(col "$T/$proto-w" checksum | tr ' ' '\n' | sort -u | grep -c .)" = 1 ] || fail "$proto: two sums for one file"
+  [ "$(grep -c "read back in .* the same bytes" "$T/$proto-w.log")" = 2 ] || fail "$proto: the read back is not said"
   [ "$(col "$T/$proto-w" transport)" = "$proto $proto " ] || fail "$proto rows say transport $(col "$T/$proto-w" transport)"
   for copy in "$CACHE"/nasperf-*.dat; do cmp -s "$copy" "$T/payload" || fail "$proto: $copy differs from what was sent"; done
   [ "$(find "$CACHE" -name 'nasperf-*.dat' | wc -l)" = 2 ] || fail "$proto: not two files: $(ls "$CACHE")"
@@ -57,12 +61,12 @@ grep -q "no remote flush" "$T/smb-w.log" || fail "smb does not say it cannot flu
 [ "$(col "$T/smb-w" sync_policy)" = "none none " ] || fail "smb rows claim a sync: $(col "$T/smb-w" sync_policy)"
 [ "$(col "$T/smb-w" share_protocol)" = "smb asked min=SMB3 encrypt=default smb asked min=SMB3 encrypt=default " ] \
   || fail "smb share_protocol: $(col "$T/smb-w" share_protocol)"
-echo "ok: NFS and SMB wrote and read 24 MiB twice each, byte for byte; SMB rows claim no sync"
+echo "ok: NFS and SMB wrote (verified by reading back) and read 24 MiB twice each, byte for byte; SMB rows claim no sync"
 
 # --- refused in one line
 refused bad-url '"\.\." are not allowed' 2 nfs_sender --to "nfs://$NAS_IP/x/../etc"
 refused nfs4 "NFSv4 is not offered" 2 nfs_sender --to "$nfs_cache?version=4"
-refused verify "cannot" 2 nfs_sender --to "$nfs_cache" --verify
+refused verify-read "needs --transport native" 2 nfs_sender --to "$nfs_cache" --direction read --remote-file existing.bin --verify
 refused no-export "nfs mount $NAS_IP:/srv/no-such-export" 1 nfs_sender --to "nfs://$NAS_IP/srv/no-such-export"
 refused no-file "remote file /missing.bin" 1 nfs_sender --to "$nfs_cache" --direction read --remote-file missing.bin
 refused no-share "//$NAS_IP/no-such-share: No such file" 1 smb_sender --to "smb://$NAS_IP/no-such-share"
@@ -74,7 +78,7 @@ refused open-credentials "chmod 600" 1 on_client timeout 60 "$NASPERF" sender --
   --smb-credentials "$T/wrong" --to "$smb_cache"
 refused password-in-url "no password in the URL" 2 smb_sender --to "smb://root:pw@$NAS_IP/cache"
 refused smb-streams "use --streams 1" 1 smb_sender --to "$smb_cache" --streams 2
-echo "ok: bad URLs, NFSv4, --verify, a missing export, file or share, a wrong password, open credentials: one line each"
+echo "ok: bad URLs, NFSv4, --verify of a read, a missing export, file or share, a wrong password, open credentials: one line each"
 
 # --- the export or share fills up mid-transfer
 fill_cache() {  # takes every free block at once (fallocate), so the transfer cannot win a race for them

@@ -5,7 +5,7 @@
 # no agent) into the same transfers.csv as a native run, so they compare side by
 # side. Also: ~/.ssh/config is honoured, a name that exists is never overwritten,
 # --cleanup each or end leaves nothing, --sync every=SIZE is what the rows say, a
-# run that would fill the target is refused, and --direction read pulls an existing
+# run that would fill the target is refused, --verify reads each sftp file back, and --direction read pulls an existing
 # remote file byte for byte.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/ssh_lib.sh"
@@ -14,9 +14,11 @@ start_sshd
 trust_sshd
 head -c 48M /dev/urandom >"$T/src.bin"
 
-ssh_sender sftp --file "$T/src.bin" --runs 2 --warmup 1 --cleanup never --label over-sftp --interval 100ms \
+ssh_sender sftp --file "$T/src.bin" --runs 2 --warmup 1 --cleanup never --label over-sftp --interval 100ms --verify \
   --out "$T/out" >"$T/sftp.log" 2>&1 || fail "sftp loop failed: $(tail -5 "$T/sftp.log")"
 grep -q "summary: 2 transfers measured" "$T/sftp.log" || fail "no sftp summary"
+[ "$(csv_col "$T/out/transfers.csv" verified | sort | uniq -c | awk '{print $1 $2}')" = "3true" ] \
+  || fail "--verify over sftp: $(csv_col "$T/out/transfers.csv" verified | tr '\n' ' ')"
 
 # scp through a Host alias in the ssh_config: HostName, Port, User, IdentityFile from there.
 cat >"$CLIENT_DIR/ssh_config" <<EOF

@@ -44,7 +44,8 @@ TEST(Registry, NoRunCanAskForAnObservedCopy) {
 
 TEST(Registry, CapabilitiesNameTheTransportsThatHaveThem) {
   EXPECT_EQ(TransportsWith(&TransportCaps::ssh_login), "scp|sftp");
-  EXPECT_EQ(TransportsWith(&TransportCaps::verify), "native");
+  EXPECT_EQ(TransportsWith(&TransportCaps::verify), "native|sftp|nfs|smb");
+  EXPECT_EQ(TransportsWith(&TransportCaps::verify_reads), "native");
   EXPECT_EQ(TransportsWith(&TransportCaps::reads), "native|sftp|nfs|smb");
   EXPECT_EQ(TransportsWith(&TransportCaps::url), "nfs|smb");
   // A transport's --to is one of: an agent's address, an SSH login, a share's URL
@@ -93,7 +94,15 @@ TEST(Registry, RefusalsFollowTheCapabilities) {
   EXPECT_TRUE(RefusalsFor(nfs, dsync).empty());
   EXPECT_EQ(asks(sftp, dsync), std::vector<Ask>{Ask::kWriteMode});
   const std::vector<Refusal> refused = RefusalsFor(sftp, everything);
-  EXPECT_EQ(refused.front().able, "native");  // who can verify
+  EXPECT_EQ(refused.front().able, "native");  // who can verify a read
+  // A write is verified by reading the file back wherever the transport can read it.
+  TransportAsks verify_write;
+  verify_write.verify = true;
+  EXPECT_TRUE(RefusalsFor(nfs, verify_write).empty());
+  EXPECT_TRUE(RefusalsFor(sftp, verify_write).empty());
+  EXPECT_TRUE(RefusalsFor(*Parse<TransportKind>("smb"), verify_write).empty());
+  EXPECT_EQ(asks(scp, verify_write), std::vector<Ask>{Ask::kVerify});
+  EXPECT_EQ(RefusalsFor(scp, verify_write).front().able, "native|sftp|nfs|smb");
   for (const TransportEntry& entry : Transports()) {
     EXPECT_TRUE(RefusalsFor(entry.kind, TransportAsks{}).empty()) << Name(entry.kind) << " refuses a plain write";
     EXPECT_TRUE(entry.caps.barrier) << Name(entry.kind) << " cannot start with a lab's other streams";

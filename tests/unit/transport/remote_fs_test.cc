@@ -28,6 +28,8 @@ struct FakeServer {
   bool can_sync = true;
   int syncs = 0;
   std::optional<uint64_t> full_at;  // a write past this byte fails as a full disk would
+  std::optional<uint64_t> flip_at;  // the byte a faulty disk stores wrong
+  std::optional<uint64_t> keep;     // what a faulty disk keeps of each file (it loses the rest)
 };
 
 class FakeFile : public RemoteFile {
@@ -41,6 +43,8 @@ class FakeFile : public RemoteFile {
     std::string& file = server_.files[path_];
     if (file.size() < offset + size) file.resize(offset + size);
     file.replace(offset, size, reinterpret_cast<const char*>(data), size);
+    if (server_.flip_at && *server_.flip_at >= offset && *server_.flip_at < offset + size) file[*server_.flip_at] ^= 1;
+    if (server_.keep && file.size() > *server_.keep) file.resize(*server_.keep);
     return absl::OkStatus();
   }
   absl::StatusOr<size_t> PRead(uint8_t* data, size_t size, uint64_t offset) override {
@@ -89,8 +93,9 @@ class FakeFs : public RemoteFs {
   const std::string where_ = "fake:22";
 };
 
-RemoteRunPlan Plan(SyncPolicy sync, Cleanup cleanup, uint64_t files_at_once = 1) {
+RemoteRunPlan Plan(SyncPolicy sync, Cleanup cleanup, uint64_t files_at_once = 1, bool verify = false) {
   RemoteRunPlan plan;
+  plan.verify = verify;
   plan.sync_policy = sync;
   plan.cleanup = cleanup;
   plan.files_at_once = files_at_once;
@@ -109,7 +114,9 @@ Transfer Write(RemoteFsRun& run, FakeFs& fs, const std::string& path, uint64_t l
   t.r.start_wall_ns = WallNanos();
   t.r.start_ns = MonoNanos();
   auto source = GeneratedSource(Pattern::kRandom, 1);
-  t.status = run.Write(fs, path, length, *source, PushOptions{}, nullptr, t.r);
+  PushOptions push;
+  push.checksum = true;  // as the loop asks with --verify; a plan without it ignores the sum
+  t.status = run.Write(fs, path, length, *source, push, nullptr, t.r);
   run.RecordRow(t.r, t.status, std::nullopt, t.row);
   run.Done(&fs, path, t.status.ok(), t.r.first_byte_ns != 0);
   return t;
@@ -131,6 +138,46 @@ TEST(RemoteFsRun, RefusesWhenTheFilesTheRunLeavesDoNotFit) {
   started = run.Start(&fs, fs.Where(), "/dir", 4 * kMiB, fs.CanSync());
   ASSERT_TRUE(started.ok()) << started.status();
   EXPECT_NE(started->find(" free"), std::string::npos) << *started;
+}
+
+// --verify over a share: the file is read back after the clock stopped, and only the
+// same bytes make an ok row.
+TEST(RemoteFsRun, VerifyReadsTheFileBackAndFailsOnAnyDifference) {
+  FakeServer server;
+  FakeFs fs(server);
+  RemoteFsRun run(Plan({}, Cleanup::kEnd, 1, /*verify=*/true));
+  ASSERT_TRUE(run.Start(&fs, fs.Where(), "/dir", 3 * kMiB, fs.CanSync()).ok());
+  Transfer good = Write(run, fs, "/dir/good", 3 * kMiB);
+  ASSERT_TRUE(good.status.ok()) << good.status;
+  EXPECT_EQ(good.row.status(), "ok");
+  ASSERT_TRUE(good.row.has_verified());
+  EXPECT_TRUE(good.row.verified());
+  EXPECT_EQ(good.row.checksum().size(), 16u);
+
+  server.flip_at = 2 * kMiB + 5;
+  Transfer flipped = Write(run, fs, "/dir/flipped", 3 * kMiB);
+  EXPECT_EQ(flipped.status.code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(flipped.row.status(), "failed");
+  ASSERT_TRUE(flipped.row.has_verified());
+  EXPECT_FALSE(flipped.row.verified());
+  EXPECT_NE(flipped.row.error().find("checksum mismatch: sent " + flipped.row.checksum()), std::string::npos)
+      << flipped.row.error();
+  EXPECT_EQ(server.files.count("/dir/flipped"), 0u);  // a failed transfer's file goes
+
+  server.flip_at.reset();
+  server.keep = kMiB;
+  Transfer short_file = Write(run, fs, "/dir/short", 3 * kMiB);
+  EXPECT_EQ(short_file.row.status(), "failed");
+  EXPECT_NE(short_file.row.error().find("read back 1048576 of 3145728 bytes"), std::string::npos)
+      << short_file.row.error();
+
+  // Without --verify nothing is read back and no verdict on the bytes is given.
+  server.keep.reset();
+  server.flip_at = 5;
+  RemoteFsRun plain(Plan({}, Cleanup::kEach));
+  Transfer unverified = Write(plain, fs, "/dir/plain", kMiB);
+  EXPECT_EQ(unverified.row.status(), "ok");
+  EXPECT_FALSE(unverified.row.has_verified());
 }
 
 TEST(RemoteFsRun, FreeSpaceTheServerCannotTellIsSaidNotRefused) {
