@@ -33,6 +33,7 @@ struct ShareOptions {
   int timeout_s = 20;           // --nfs-timeout (SMB: always 20 s): an unanswered request fails the transfer
   std::string smb_credentials;  // --smb-credentials: a mount.cifs-style file only its owner may read
   std::string smb_encrypt = "default";    // --smb-encrypt default|off|desired|required
+  std::string smb_signing = "default";    // --smb-signing default|off|desired|required (client signing)
   std::string smb_min_protocol = "SMB3";  // --smb-min-protocol: the oldest dialect allowed
   uint64_t smb_write_size = 8 << 20;      // --smb-write-size: bytes per SMB WRITE (libsmbclient waits for each)
 };

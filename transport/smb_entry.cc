@@ -146,6 +146,12 @@ std::vector<CLI::Option*> AddSmbFlags(CLI::App& sender, RunOptions& into) {
       sender.add_option("--smb-encrypt", share.smb_encrypt, "smb: encryption asked of the server")
           ->check(CLI::IsMember({"default", "off", "desired", "required"}))
           ->capture_default_str(),
+      sender
+          .add_option("--smb-signing", share.smb_signing,
+                      "smb: signing asked of the server (Samba's client signing; smbd's default signs SMB3 "
+                      "session set-up only)")
+          ->check(CLI::IsMember({"default", "off", "desired", "required"}))
+          ->capture_default_str(),
       sender.add_option("--smb-min-protocol", share.smb_min_protocol, "smb: the oldest dialect allowed")
           ->check(CLI::IsMember({"NT1", "SMB2", "SMB2_10", "SMB3", "SMB3_00", "SMB3_02", "SMB3_11"}))
           ->capture_default_str(),

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -33,6 +34,7 @@
 #include "common/token.h"
 #include "common/units.h"
 #include "watch/server_process.h"
+#include "watch/smb_status.h"
 
 namespace nasperf {
 namespace {
@@ -111,6 +113,8 @@ struct Copy {
   std::optional<uint64_t> dirty_peak;
   std::vector<proto::Sample> samples;
   std::optional<ServerProcess> server;
+  // smbd's: what it negotiated with the client (smbstatus), or why that is unknown.
+  std::string share_protocol, share_protocol_unknown;
   int64_t next_find_ns = 0;
   bool said_start = false;
   // Set when it ends: how, and whether it was a whole copy.
@@ -414,6 +418,15 @@ void Watcher::Tick(Copy& c, int64_t now) {
       std::optional<Writer> w = FindWriter(Abs(c.rel), o_.proc, getpid());
       if (!w) w = FindKernelNfsd(Abs(c.rel), o_.proc);
       if (w) c.server.emplace(*w, o_.proc);
+      if (w && absl::StartsWith(w->comm, "smbd") && !w->pids.empty()) {
+        // Asked while the copy runs: smbstatus lists a session only while it lasts.
+        absl::StatusOr<std::string> negotiated = NegotiatedSmb(w->pids.front(), o_.proc);
+        if (negotiated.ok()) {
+          c.share_protocol = *negotiated;
+        } else {
+          c.share_protocol_unknown = std::string(negotiated.status().message());
+        }
+      }
     }
     if (c.server) c.server->Look(now);
     std::optional<uint64_t> dirty = ParseDirtyBytes(ReadFileBounded(o_.proc + "/meminfo", 1 << 16).value_or(""));
@@ -625,6 +638,9 @@ proto::TransferReport Watcher::RowOf(Copy& c, ObservedFigures* f, std::string* d
         absl::StrFormat("served by %s: busiest thread %s on a CPU, blocked in the kernel at %s of %d looks", s.name,
                         Pct(s.busiest_thread_pct), Pct(s.blocked_pct), s.looks));
     if (s.kernel_nfsd) detail.push_back("the kernel's nfsd threads serve every NFS client: other traffic counts too");
+    if (!c.share_protocol.empty()) row.set_share_protocol(c.share_protocol);
+    if (!c.share_protocol_unknown.empty())
+      detail.push_back(absl::StrCat("negotiated SMB unknown: ", c.share_protocol_unknown));
   } else {
     detail.push_back("the serving process was not found");
   }

@@ -97,14 +97,18 @@ for tid, r in rows.items():
 PY
 case $(row cache scp.bin peer) in sshd\[*) ;; *) fail "the scp copy's server is not sshd: $(row cache scp.bin peer)" ;; esac
 case $(row cache smb.bin peer) in smbd\[*) ;; *) fail "the smb copy's server is not smbd: $(row cache smb.bin peer)" ;; esac
+case $(row cache smb.bin share_protocol) in "smb SMB3_11 signing="*" (smbstatus)") ;;
+  *) fail "the smb copy's row does not say what smbd negotiated: $(row cache smb.bin share_protocol)" ;; esac
 
 # The same asked for from the client: an SMB loop with --observer, an agent on the NAS
 # watching its target meanwhile; each copy also gets a row of role nas, in the loop's run.
+# The loop asks for signing on every message: smbd's own word (smbstatus) on the NAS
+# rows says whether it took (its default signs the session set-up only: "partial").
 NASPERF_TOKEN=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
 export NASPERF_TOKEN
 lab_agent observer nas --target "$CACHE"
 on_client "$NASPERF" sender --transport smb --smb-credentials "$SMB_CREDENTIALS" --to "smb://$NAS_IP/cache" \
-  --size 64MiB --runs 2 --observer "$NAS_IP" --accept-new-agent-key --link-speed 500mbit --out "$T/observed" \
+  --smb-signing required --size 64MiB --runs 2 --observer "$NAS_IP" --accept-new-agent-key --link-speed 500mbit --out "$T/observed" \
   --no-progress >"$T/observed.log" 2>&1 || fail "sender --observer: $(tail -5 "$T/observed.log")"
 grep -q "^observer $NAS_IP: 2 copies measured on the NAS" "$T/observed.log" || fail "no observer line: $(cat "$T/observed.log")"
 python3 - "$T/observed/transfers.csv" <<'PY' || fail "the observed rows do not match the loop's"
@@ -112,9 +116,11 @@ import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 sender = [r for r in rows if r["role"] == "sender"]
 nas = [r for r in rows if r["role"] == "nas"]
-print("observed:", [(r["observed_file"], r["mb_per_s"], r["bottleneck"], r["peer"]) for r in nas])
+print("observed:", [(r["observed_file"], r["mb_per_s"], r["bottleneck"], r["peer"], r["share_protocol"]) for r in nas])
 ok = len(nas) == 2 and all(r["status"] == "ok" and r["transport"] == "observed" and r["peer"].startswith("smbd[")
-                           and r["run_id"] == sender[0]["run_id"] and int(r["bytes"]) == 64 << 20 for r in nas)
+                           and r["run_id"] == sender[0]["run_id"] and int(r["bytes"]) == 64 << 20
+                           and "signing=AES-128-GMAC(full)" in r["share_protocol"] for r in nas)
+ok = ok and all("signing=required" in r["share_protocol"] for r in sender)
 sys.exit(0 if ok else 1)
 PY
 echo "ok: scp and smbclient copies measured on the NAS, network over the 500 Mbit/s link, disk on the throttled array;" \
