@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -86,11 +87,26 @@ bool FdInfoWrites(absl::string_view fdinfo) {
 }
 
 std::optional<Writer> FindWriter(const std::string& path, const std::string& proc, int except) {
+  struct stat file {};
+  const bool stated = ::stat(path.c_str(), &file) == 0;
+  const size_t slash = path.rfind('/');
+  const std::string slash_name = slash == std::string::npos ? "/" + path : path.substr(slash);
+  // The same file under another path: a server in a mount namespace of its own
+  // (nfs-ganesha, a container's smbd) sees the share where it bound it. Only a link
+  // with the file's own name is stat'ed, so no other descriptor's file system (a hung
+  // NFS mount) is ever touched.
+  auto same_file = [&](const std::string& fd_path, const std::string& target) {
+    if (target == path) return true;
+    if (!stated || !absl::EndsWith(target, slash_name)) return false;
+    struct stat st {};
+    return ::stat(fd_path.c_str(), &st) == 0 && st.st_dev == file.st_dev && st.st_ino == file.st_ino;
+  };
   for (int pid : NumericEntries(proc, kMaxScannedPids)) {
     if (pid == except) continue;
     const std::string fd_dir = absl::StrCat(proc, "/", pid, "/fd");
     for (int fd : NumericEntries(fd_dir, kMaxScannedFds)) {
-      if (LinkTarget(absl::StrCat(fd_dir, "/", fd)) != path) continue;
+      const std::string fd_path = absl::StrCat(fd_dir, "/", fd);
+      if (!same_file(fd_path, LinkTarget(fd_path))) continue;
       const std::string info = ReadFileBounded(absl::StrCat(proc, "/", pid, "/fdinfo/", fd), 4096).value_or("");
       if (FdInfoWrites(info)) return Writer{{pid}, Comm(proc, pid)};
     }

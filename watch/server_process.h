@@ -36,7 +36,9 @@ struct Writer {
   bool kernel_nfsd = false;
 };
 // The pid of a process holding `path` open for writing (the first found; not
-// `except`, the watcher itself), and its comm.
+// `except`, the watcher itself), and its comm: by the descriptor's link, or by device
+// and inode where the link has the file's name under another directory (a server in
+// its own mount namespace).
 std::optional<Writer> FindWriter(const std::string& path, const std::string& proc = "/proc", int except = -1);
 // Whether a /proc/PID/fdinfo/FD text says the descriptor can write.
 bool FdInfoWrites(absl::string_view fdinfo);
