@@ -5,13 +5,17 @@
 # Copy that one file to the NAS; nothing else is needed there. Also, around it: the
 # container image for NAS systems that run Docker (dist/nasperf-VERSION.oci.tar) and
 # a Debian package with the agent as a systemd service for Debian, Ubuntu and
-# Proxmox hosts (dist/nasperf_VERSION_amd64.deb, from scripts/deb/).
+# Proxmox hosts (dist/nasperf_VERSION_amd64.deb, from scripts/deb/): that one holds the
+# dynamic binary, which has SMB (libsmbclient has no static archive), and depends on
+# the libraries it loads.
 #   scripts/package.sh              builds it (installs missing packages first)
 #   NASPERF_AARCH64=1 scripts/package.sh
 #                                   also dist/nasperf-VERSION-linux-aarch64 (cross-built;
 #                                   adds the arm64 architecture and its -dev packages;
 #                                   scripts/test.sh sets it: a test runs it under qemu)
 #   NASPERF_STATIC_BUILD_DIR=DIR    build tree (default build-static)
+#   NASPERF_DEB_BINARY=FILE         the dynamic binary for the .deb (default: a Release
+#                                   build in build-release; scripts/test.sh passes its own)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${NASPERF_JOBS:-2}
@@ -50,11 +54,28 @@ fi
 [ "$(uname -m)" = x86_64 ] || exit 0
 scripts/oci-image.py "$out" "$version" "dist/nasperf-$version.oci.tar"
 
-# The .deb: the static binary (so it installs on any release), the service, its settings.
+# The .deb: the dynamic binary (SMB is in it), the service, its settings; Depends from
+# the libraries it loads, as dpkg-shlibdeps finds them.
+deb_binary=${NASPERF_DEB_BINARY:-}
+if [ -z "$deb_binary" ]; then
+  echo "package: building the dynamic binary for the .deb in build-release"
+  cmake -S . -B build-release -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build build-release -j"$jobs" --target nasperf
+  deb_binary="build-release/nasperf"
+fi
+"$deb_binary" --version | grep -q dynamic || { echo "package: $deb_binary is not a dynamic build" >&2; exit 1; }
 root=$(mktemp -d)
 chmod 0755 "$root"  # the package's ./ entry: never make / private
 trap 'rm -rf "$root"' EXIT
-install -D -m0755 "$out" "$root/usr/bin/nasperf"
+install -d -m0755 "$root/usr/bin"
+strip -o "$root/usr/bin/nasperf" "$deb_binary"
+chmod 0755 "$root/usr/bin/nasperf"
+shlibs=$(mktemp -d)
+mkdir "$shlibs/debian"
+printf 'Source: nasperf\n\nPackage: nasperf\nArchitecture: amd64\n' >"$shlibs/debian/control"
+depends=$(cd "$shlibs" && dpkg-shlibdeps -O -e "$root/usr/bin/nasperf" 2>/dev/null | sed -n 's/^shlibs:Depends=//p')
+rm -rf "$shlibs"
+[ -n "$depends" ] || { echo "package: dpkg-shlibdeps found no Depends for $deb_binary" >&2; exit 1; }
 install -D -m0644 scripts/deb/nasperf-agent.service "$root/lib/systemd/system/nasperf-agent.service"
 install -D -m0644 scripts/deb/agent.toml "$root/etc/nasperf/agent.toml"
 # The README with the pages it links (docs/: guides, reference, design), so its relative
@@ -74,11 +95,13 @@ Maintainer: nasperf developers <nasperf@invalid>
 Section: net
 Priority: optional
 Installed-Size: $(du -sk "$root" | cut -f1)
+Depends: $depends
 Description: how fast a NAS really takes data over the network
  A receiver agent writes incoming test streams straight into a NAS's array or
  pool; a sender pushes files in repeated timed runs; both ends' timings land in
- one CSV with a verdict on the bottleneck (network, disk, source). Statically
- linked. The nasperf-agent service is installed but not enabled.
+ one CSV with a verdict on the bottleneck (network, disk, source); also SMB,
+ NFS, scp and sftp copies measured the same way. The nasperf-agent service is
+ installed but not enabled.
 CONTROL
 dpkg-deb --root-owner-group -Zxz --build "$root" "dist/nasperf_${version}_amd64.deb" >/dev/null
 echo "package: dist/nasperf_${version}_amd64.deb ($(( $(stat -c %s "dist/nasperf_${version}_amd64.deb") / 1024 / 1024 )) MiB)"

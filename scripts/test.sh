@@ -125,7 +125,8 @@ stage "code shape (scripts/check-code.sh: clang-format, functions <= 80 lines)" 
 if stage "build (RelWithDebInfo)" build_tree "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo; then
   # The self-contained binaries for NAS systems: integration.static_binary runs the
   # native one in a chroot, integration.static_binary_aarch64 the ARM one under qemu.
-  NASPERF_AARCH64=${NASPERF_AARCH64:-1} stage "static binaries (scripts/package.sh)" scripts/package.sh
+  NASPERF_AARCH64=${NASPERF_AARCH64:-1} NASPERF_DEB_BINARY=$build/nasperf \
+    stage "static binaries and the .deb (scripts/package.sh)" scripts/package.sh
   stage "ctest" run_ctest "$build"
 else
   skipped "ctest" "the build failed"

@@ -3,7 +3,8 @@
 # hosts: its metadata and contents are sane, it installs into a scratch root with
 # dpkg (maintainer scripts included), its systemd unit passes `systemd-analyze
 # verify`, and the agent it installs runs from the packaged settings file and takes
-# a sender's transfers.
+# a sender's transfers. Issue 28: it holds the dynamic binary, which has SMB, and
+# depends on the libraries that binary loads.
 source "$(dirname "$0")/lib.sh"
 need_root "dpkg --root and an agent on loopback"
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -13,6 +14,10 @@ deb=$(newest "$src"/dist/nasperf_*_amd64.deb)
 dpkg-deb --info "$deb" >"$T/info.txt" || fail "dpkg-deb cannot read $deb"
 grep -q "^ Package: nasperf$" "$T/info.txt" || fail "no Package: nasperf in $(cat "$T/info.txt")"
 grep -q "^ Architecture: amd64$" "$T/info.txt" || fail "not amd64"
+depends=$(dpkg-deb --field "$deb" Depends)
+for lib in libsmbclient libnfs13 libssh-4 libgrpc++1.51 libc6; do
+  echo "$depends" | grep -q "\(^\|, \)$lib \?(" || fail "Depends lacks $lib: $depends"
+done
 dpkg-deb --contents "$deb" >"$T/contents.txt"
 for path in ./usr/bin/nasperf ./lib/systemd/system/nasperf-agent.service ./etc/nasperf/agent.toml \
     ./usr/share/doc/nasperf/README.md ./usr/share/doc/nasperf/docs/guides/install.md; do
@@ -25,12 +30,20 @@ grep -q "^drwxr-xr-x root/root .* \./$" "$T/contents.txt" || fail "the package's
 root=$T/root
 mkdir -p "$root/var/lib/dpkg/info" "$root/var/lib/dpkg/updates"
 touch "$root/var/lib/dpkg/status"
-dpkg --root="$root" --force-script-chrootless --force-not-root --log=/dev/null -i "$deb" >"$T/install.log" 2>&1 \
+# --force-depends: the scratch root's database lists none of this host's libraries.
+dpkg --root="$root" --force-script-chrootless --force-not-root --force-depends --log=/dev/null -i "$deb" \
+  >"$T/install.log" 2>&1 \
   || fail "dpkg -i into a scratch root failed: $(tail -5 "$T/install.log")"
 grep -q "^Status: install ok installed" "$root/var/lib/dpkg/status" || fail "dpkg does not list it as installed"
 [ -d "$root/srv/nasperf" ] || fail "postinst did not make /srv/nasperf"
 grep -q "systemctl enable --now nasperf-agent" "$T/install.log" || fail "postinst does not say how to start the service"
-"$root/usr/bin/nasperf" --version | grep -q static || fail "the packaged binary is not the static one"
+"$root/usr/bin/nasperf" --version | grep -q dynamic || fail "the packaged binary is not the dynamic one"
+# It has SMB: a share that is not there fails at the connection, not as "the static build".
+rc=0
+NASPERF_SMB_USER=x NASPERF_SMB_PASSWORD=y timeout 60 "$root/usr/bin/nasperf" sender --transport smb \
+  --to smb://127.0.0.1:1/share --size 1MiB --no-progress --out "$T/smb" >"$T/smb.log" 2>&1 || rc=$?
+[ "$rc" = 1 ] || fail "the packaged binary over SMB to nothing: exit $rc: $(cat "$T/smb.log")"
+! grep -q "static build" "$T/smb.log" || fail "the packaged binary has no SMB: $(cat "$T/smb.log")"
 
 if command -v systemd-analyze >/dev/null; then
   # verify wants ExecStart's file to exist: the installed unit, with the binary's path
