@@ -16,6 +16,7 @@
 #include "common/log.h"
 #include "lab/agent.h"
 #include "receiver/receiver.h"
+#include "transport/registry.h"
 
 namespace nasperf::cli {
 namespace {
@@ -141,6 +142,7 @@ int RunReceiver(const ReceiverFlags& f, bool as_agent = false) {
     }
     agent = AgentService::Create(agent_options);
     options.extra_services.push_back(agent->service());
+    options.transports = BuiltTransportWords();
   }
   if (absl::StatusOr<uint64_t> files = RaiseFileLimit(); !files.ok()) {
     std::fprintf(stderr, "nasperf %s: warning: %s\n", cmd.c_str(), TerminalSafe(files.status().message()).c_str());

@@ -281,6 +281,10 @@ absl::Status CheckHelloReply(const proto::HelloReply& r) {
   for (const std::string& mode : r.write_modes()) {
     if (absl::Status s = OneOf<WriteMode>("receiver write mode", mode); !s.ok()) return s;
   }
+  if (r.transports_size() > 16) return absl::InvalidArgumentError("agent lists more than 16 transports");
+  for (const std::string& transport : r.transports()) {
+    if (absl::Status s = OneOf<TransportKind>("agent transport", transport); !s.ok()) return s;
+  }
   return absl::OkStatus();
 }
 

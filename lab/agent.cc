@@ -569,6 +569,32 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
 
 }  // namespace
 
+// A share's URL and login file, as the sender's --to and --smb-credentials: the URL is
+// checked by the transport's own parser; the file must be absolute and is read (and
+// refused unless private) by the transport itself. The transport's other flags keep
+// their defaults.
+absl::Status SetJobShare(const proto::SenderJob& job, RunOptions& o) {
+  const TransportEntry& entry = TransportFor(o.transport);
+  if (!job.ssh_host().empty() || !job.ssh_user().empty() || job.ssh_port() != 0 || !job.ssh_dir().empty() ||
+      !job.ssh_identity().empty() || !job.ssh_known_hosts().empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("transport ", Name(o.transport), " takes no SSH login"));
+  }
+  if (absl::Status checked = entry.check_url(job.to()); !checked.ok()) return checked;
+  if (!job.share_credentials().empty()) {
+    if (!entry.caps.credentials_file) {
+      return absl::InvalidArgumentError(absl::StrCat("transport ", Name(o.transport), " takes no share_credentials"));
+    }
+    if (absl::Status s = CheckLoginText("share_credentials", job.share_credentials(), 4096); !s.ok()) return s;
+    if (!absl::StartsWith(job.share_credentials(), "/")) {
+      return absl::InvalidArgumentError("share_credentials must be an absolute path on the agent's host");
+    }
+  }
+  o.share = ShareOptions{};
+  o.share.url = job.to();
+  o.share.smb_credentials = job.share_credentials();
+  return absl::OkStatus();
+}
+
 // Nothing else of the peer's reaches libssh: no config file, no prompt, no new
 // host keys (the known_hosts check stays strict).
 absl::Status SetJobTransport(const proto::SenderJob& job, RunOptions& o) {
@@ -586,6 +612,9 @@ absl::Status SetJobTransport(const proto::SenderJob& job, RunOptions& o) {
     o.to = *to;
     return absl::OkStatus();
   }
+  if (caps.url) return SetJobShare(job, o);
+  if (!job.share_credentials().empty())
+    return absl::InvalidArgumentError(absl::StrCat("transport ", Name(o.transport), " takes no share_credentials"));
   if (!caps.ssh_login || !job.to().empty()) {
     return absl::InvalidArgumentError(absl::StrCat("transport ", Name(o.transport), " needs an SSH login and no `to`"));
   }

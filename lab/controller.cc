@@ -300,11 +300,12 @@ class Lab {
     std::map<std::string, uint64_t> bytes_per_run;  // per receiving host
     for (size_t i = 0; i < plan_.transfers.size(); ++i) {
       const PlanTransfer& t = plan_.transfers[i];
-      // An SSH login is first tried by the transport's own start, on the agent, in the
-      // first run: its problems come back as that run's failed rows.
+      const std::string name = absl::StrCat("transfer ", i + 1, " (", t.from, " -> ", t.to, ")");
+      if (hellos.count(t.from) > 0) add(SenderProblems(name, t, hellos[t.from]));
+      // An SSH login or a share is first tried by the transport's own start, on the
+      // agent, in the first run: its problems come back as that run's failed rows.
       if (!t.ToIsHost()) continue;
       const PlanHost& to = *plan_.FindHost(t.to);
-      const std::string name = absl::StrCat("transfer ", i + 1, " (", t.from, " -> ", t.to, ")");
       if (hellos.count(t.from) == 0 || hellos.count(t.to) == 0) continue;  // already a problem
       proto::CheckPathRequest request;
       request.set_to(FormatHostPort(to.agent));
@@ -340,6 +341,9 @@ class Lab {
       job.set_to(FormatHostPort(to.agent));
       job.set_receiver_fingerprint(PinFor(to));
       job.set_receiver_name(t.to);
+    } else if (TransportFor(t.transport).caps.url) {
+      job.set_to(t.to);
+      job.set_share_credentials(t.credentials);
     } else {
       job.set_ssh_user(t.ssh_to.user);
       job.set_ssh_host(t.ssh_to.host);

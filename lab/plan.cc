@@ -226,8 +226,22 @@ absl::Status ReadTransportAndTo(const TableReader& r, const Plan& plan, PlanTran
     if (absl::Status s = ParseSshLogin(t->to, t); !s.ok()) {
       return r.Error(*r.Find("to"), absl::StrCat("to: transport = \"", word, "\" logs in over SSH: ", s.message()));
     }
+  } else if (caps.url) {
+    if (absl::Status s = TransportFor(t->transport).check_url(t->to); !s.ok()) {
+      return r.Error(*r.Find("to"), absl::StrCat("to: transport = \"", word, "\": ", s.message()));
+    }
   } else {
     return r.ErrorAt("transport", absl::StrCat("transport = \"", word, "\" has no way to reach `to` in a lab"));
+  }
+  NASPERF_RETURN_IF_ERROR(r.String("credentials", &t->credentials));
+  if (const toml::node* node = r.Find("credentials"); node != nullptr) {
+    if (!caps.credentials_file) {
+      return r.Error(*node, absl::StrCat("credentials: transport = \"", word, "\" takes no login file; transport = \"",
+                                         TransportsWith(&TransportCaps::credentials_file), "\" does"));
+    }
+    if (!absl::StartsWith(t->credentials, "/")) {
+      return r.Error(*node, "credentials must be an absolute path on the sending agent's host");
+    }
   }
   NASPERF_RETURN_IF_ERROR(r.String("ssh_identity", &t->ssh_identity));
   NASPERF_RETURN_IF_ERROR(r.String("ssh_known_hosts", &t->ssh_known_hosts));
@@ -285,8 +299,8 @@ absl::Status ReadTransfer(const std::string& path, const toml::table& table, int
   t.line = static_cast<int>(table.source().begin.line);
   TableReader r(path, table, absl::StrCat("[[transfer]] ", index, ": "));
   NASPERF_RETURN_IF_ERROR(
-      r.OnlyKeys({"from", "to", "transport", "ssh_identity", "ssh_known_hosts", "size", "file", "streams", "write_mode",
-                  "sync", "pattern", "verify", "direction", "cache", "read_mode"}));
+      r.OnlyKeys({"from", "to", "transport", "ssh_identity", "ssh_known_hosts", "credentials", "size", "file",
+                  "streams", "write_mode", "sync", "pattern", "verify", "direction", "cache", "read_mode"}));
   NASPERF_RETURN_IF_ERROR(r.String("from", &t.from, true));
   NASPERF_RETURN_IF_ERROR(ReadTransportAndTo(r, *plan, &t));
   NASPERF_RETURN_IF_ERROR(r.Size("size", &t.size));

@@ -41,7 +41,7 @@ struct PlanTransfer {
   std::string from;  // a host name: its agent sends (or, for a read, takes)
   // A transport with an agent on the far end (TransportCaps::agent): a host name.
   // One that logs in over SSH (TransportCaps::ssh_login): `[user@]host[:port]:/dir`,
-  // parsed into ssh_to and ssh_port.
+  // parsed into ssh_to and ssh_port. A share's (TransportCaps::url): its URL.
   std::string to;
   TransportKind transport = DefaultTransport();  // transport = "…" (transport/registry.h)
   SshDestination ssh_to;                         // dir is absolute
@@ -49,6 +49,9 @@ struct PlanTransfer {
   // Files on the sending agent's host (not the controller's, unlike [[host]]'s keys
   // of the same name): its key and its known_hosts for the login. Empty: its defaults.
   std::string ssh_identity, ssh_known_hosts;
+  // A share's URL in `to` (TransportCaps::url: smb://nas/share, nfs://nas/export/dir),
+  // and its login's file on the sending agent's host (TransportCaps::credentials_file).
+  std::string credentials;
   uint64_t size = 0;  // generated data, or
   std::string file;   // a file on the sending host
   int streams = 1;

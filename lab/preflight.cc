@@ -25,6 +25,15 @@ std::vector<std::string> HostProblems(const PlanHost& host, const proto::HelloRe
   return problems;
 }
 
+std::vector<std::string> SenderProblems(const std::string& name, const PlanTransfer& t, const proto::HelloReply& from) {
+  const std::string word = Name(t.transport);
+  const auto& built = from.transports();
+  if (built.empty() || std::find(built.begin(), built.end(), word) != built.end()) return {};
+  return {absl::StrCat(name, ": host ", t.from, "'s nasperf cannot run transport = \"", word, "\" (it runs ",
+                       absl::StrJoin(built, "|"),
+                       "): a static build has no SMB; install the .deb there or run a dynamic build")};
+}
+
 std::vector<std::string> TransferProblems(const std::string& name, const PlanTransfer& t, const PlanHost& from,
                                           const PlanHost& to, const proto::HelloReply& rx,
                                           const proto::CheckPathReply& path) {

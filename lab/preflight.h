@@ -19,6 +19,11 @@ namespace nasperf {
 std::vector<std::string> HostProblems(const PlanHost& host, const proto::HelloReply& hello,
                                       const std::string& controller_version);
 
+// The sending agent's build runs the transfer's transport (HelloReply::transports: a
+// static build has no SMB).
+std::vector<std::string> SenderProblems(const std::string& name, const PlanTransfer& transfer,
+                                        const proto::HelloReply& from);
+
 // One transfer's path as its sending agent saw it: the receiver takes its write
 // mode; the interface MTUs are the plan's.
 std::vector<std::string> TransferProblems(const std::string& name, const PlanTransfer& transfer, const PlanHost& from,

@@ -25,6 +25,7 @@ grpc::Status ControlService::Hello(grpc::ServerContext* context, const proto::He
   for (WriteMode mode : target_.write_modes()) reply->add_write_modes(Name(mode));
   reply->set_data_port(data_port_);
   reply->set_max_size(options_.max_size);
+  for (const std::string& transport : options_.transports) reply->add_transports(transport);
   reply->set_min_free(options_.check_free ? options_.min_free : 0);
   if (pmtu_) {
     pmtu_->Admit(PeerHost(*context));  // this caller's path probes get answers

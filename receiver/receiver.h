@@ -42,6 +42,8 @@ struct ReceiverOptions {
   // More gRPC services on the control port, same TLS (`nasperf agent` adds its Agent
   // service). Not owned; must outlive Shutdown(); each checks the token itself.
   std::vector<grpc::Service*> extra_services;
+  // Said in Hello for a lab's checks: the transports an agent's sender can run.
+  std::vector<std::string> transports;
 };
 
 struct ReceiverCounters {

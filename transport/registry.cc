@@ -43,6 +43,14 @@ absl::StatusOr<TransportKind> ParseRunTransport(absl::string_view word) {
       absl::StrCat("transport '", word, "' is not one a run can use: ", absl::StrJoin(RunTransportWords(), "|")));
 }
 
+std::vector<std::string> BuiltTransportWords() {
+  std::vector<std::string> words;
+  for (const TransportEntry& entry : Transports()) {
+    if (entry.built) words.push_back(Name(entry.kind));
+  }
+  return words;
+}
+
 std::string TransportsWith(bool TransportCaps::*cap) {
   std::vector<std::string> names;
   for (const TransportEntry& entry : Transports()) {

@@ -42,6 +42,7 @@ struct TransportCaps {
   bool reads_laid_out = false;  // a read may read a file the far end lays out (--size); else only --remote-file
   bool barrier = false;  // a write's streams wait in RunOptions::before_first_byte: a lab can start them together
   bool url = false;      // --to is the share's URL (nfs://host/export/dir), kept in RunOptions::share.url
+  bool credentials_file = false;  // a login's file of username=/password= (RunOptions::share.smb_credentials)
 };
 
 struct TransportEntry {
@@ -53,6 +54,9 @@ struct TransportEntry {
   AddTransportFlags add_flags = nullptr;  // null: no flags of its own
   // caps.url: why --to is not a URL this transport takes, checked before the run.
   absl::Status (*check_url)(const std::string& to) = nullptr;
+  // False where this build lacks it (the static build's SMB: no libsmbclient archive);
+  // make then says so in one line.
+  bool built = true;
 };
 
 // What a run asks of its transport that not every transport can do. The CLI fills
@@ -87,6 +91,8 @@ std::vector<std::string> RunTransportWords();
 // A run's transport word (a plan's, a job's): "" = DefaultTransport(); a word with no
 // entry is refused, naming the ones there are.
 absl::StatusOr<TransportKind> ParseRunTransport(absl::string_view word);
+// The words of the transports this build can run (TransportEntry::built).
+std::vector<std::string> BuiltTransportWords();
 // The words of the transports that have `cap`, as "scp|sftp", for refusals.
 std::string TransportsWith(bool TransportCaps::*cap);
 // The words of the transports whose flags `add` declares, as "scp|sftp".

@@ -170,6 +170,7 @@ absl::Status CheckSmbTo(const std::string& to) { return ParseSmbUrl(to).status()
 TransportEntry SmbTransportEntry() {
   TransportCaps caps;
   caps.url = true;
+  caps.credentials_file = true;
   caps.verify = true;   // read back (RemoteFsRun)
   caps.reads = true;    // of an existing --remote-file
   caps.barrier = true;  // a write waits in RemoteFsRun::Write
@@ -177,6 +178,9 @@ TransportEntry SmbTransportEntry() {
                        "SMB 3 to any SMB server through libsmbclient (no agent, no mount; dynamic builds only)", caps,
                        &MakeSmbTransport, &AddSmbFlags};
   entry.check_url = &CheckSmbTo;
+#ifndef NASPERF_WITH_SMB
+  entry.built = false;
+#endif
   return entry;
 }
 

@@ -29,14 +29,15 @@ ln -s "$(cd "$(dirname "$NASPERF")" && pwd)" "$work/build"
 # The marked blocks, each announced, from these pages in this order (the walkthroughs
 # build on each other: one lab, one token, one shell). A page that gains a walkthrough
 # goes into this list; one missing from it fails below rather than being skipped.
-pages=(README.md docs/guides/lab.md docs/guides/multi-host.md docs/guides/verdicts.md docs/guides/reads.md)
+pages=(README.md docs/guides/lab.md docs/guides/multi-host.md docs/guides/verdicts.md docs/guides/shares.md
+  docs/guides/reads.md)
 script=$T/walkthroughs.sh
 (cd "$src" && awk '/^<!-- walkthrough: / { name = $3; want = 1; next }
      want && /^```sh$/ { print "echo \"=== walkthrough " name "\""; inside = 1; want = 0; next }
      inside && /^```$/ { inside = 0; next }
      inside { print }' "${pages[@]}") >"$script"
 names=$(sed -n 's/^echo "=== walkthrough \(.*\)"$/\1/p' "$script" | tr '\n' ' ')
-[ "$names" = "cache-vs-array mtu-1500 jumbo-switch three-clients which-disk reads " ] || fail "walkthroughs in ${pages[*]}: '$names'"
+[ "$names" = "cache-vs-array mtu-1500 jumbo-switch three-clients which-disk shares reads " ] || fail "walkthroughs in ${pages[*]}: '$names'"
 mapfile -t doc_pages < <(cd "$src" && find docs -name '*.md' | sort)
 elsewhere=$(cd "$src" && { grep -l '^<!-- walkthrough: ' README.md "${doc_pages[@]}" | grep -vxF -f <(printf '%s\n' "${pages[@]}") || true; })
 [ -z "$elsewhere" ] || fail "walkthroughs in pages this test does not run: $elsewhere (add them to \$pages)"
@@ -116,6 +117,27 @@ in_section which-disk "member [0-9] of the btrfs raid1 under the target, [0-9]+ 
   || fail "the summary does not name the mirror member: $(section which-disk | tail)"
 in_section which-disk "cache cliff: the NAS took .* then its disks sustained" || fail "the cliff run says no cliff"
 in_section which-disk "cache cliff in 1 of 1 rows" || fail "report does not repeat the cliff"
+# Shares (docs/guides/shares.md): native, NFS and SMB side by side, each share's copies also
+# rowed on the NAS naming their server (smbd with what it negotiated); the FILE_SYNC runs
+# into the throttled array called disk there, and slower than the NFS runs into the cache.
+shares=$work/shares/transfers.csv
+labelled() {  # file label role column
+  paste -d' ' <(csv_role_col "$1" "$3" label) <(csv_role_col "$1" "$3" status) <(csv_role_col "$1" "$3" "$4") |
+    awk -v l="$2" '$1 == l && $2 == "ok" { $1 = $2 = ""; sub(/^  /, ""); print }'
+}
+for label in native nfs smb; do
+  [ "$(labelled "$shares" $label sender transport | wc -l)" = 5 ] || fail "shares: not 5 ok $label rows: $(cat "$shares")"
+done
+[ "$(labelled "$shares" nfs nas peer | sed 's/\[[0-9]*\]$//' | sort -u)" = ganesha.nfsd ] || fail "the NFS copies' NAS rows"
+[ "$(labelled "$shares" smb nas peer | sed 's/\[[0-9]*\]$//' | sort -u)" = smbd ] || fail "the SMB copies' NAS rows"
+labelled "$shares" smb nas share_protocol | grep -qv "^smb SMB3_11 signing=" && fail "an smbd row does not say what smbd negotiated"
+dsync=$work/shares-array/transfers.csv
+[ "$(labelled "$dsync" nfs-array-dsync nas bottleneck | sort -u)" = disk ] \
+  || fail "the array's FILE_SYNC runs on the NAS: $(labelled "$dsync" nfs-array-dsync nas bottleneck | tr '\n' ' ') (the text says disk)"
+nfs_cache=$(labelled "$shares" nfs nas mb_per_s | median)
+nfs_array=$(labelled "$dsync" nfs-array-dsync nas mb_per_s | median)
+awk -v c="$nfs_cache" -v a="$nfs_array" 'BEGIN { exit !(c > a) }' || fail "NFS into the cache ($nfs_cache) is not faster than into the array ($nfs_array)"
+in_section shares "compare by transport" || fail "compare printed no table: $(section shares | tail)"
 # Reads (docs/guides/reads.md): "the cold runs read 60 MB/s ... cache_resident_pct 0, verdict disk; the warm runs
 # about 240 MB/s, 100 resident; the direct runs ... 60 MB/s again, verdict disk"
 reads=$work/lab-reads/transfers.csv
@@ -140,4 +162,5 @@ within 10 "$direct" "$direct_truth" || fail "direct reads of a warm file ran at 
 read_rows array-direct cache_resident_pct | awk '$1 < 95 { exit 1 }' || fail "a direct read's file was not resident: the text says 100"
 in_section reads "compare by cache" || fail "compare printed no table: $(section reads | tail)"
 echo "ok: the walkthroughs (${pages[*]}) ran as written: array $array MB/s (disk), cache $cache MB/s, MTU 1500, the switch, three clients," \
-  "the slow mirror member and the cache cliff named, reads cold $cold MB/s, warm $warm MB/s, direct $direct MB/s"
+  "the slow mirror member and the cache cliff named, NFS $nfs_cache MB/s into the cache and $nfs_array (disk) into the array," \
+  "reads cold $cold MB/s, warm $warm MB/s, direct $direct MB/s"

@@ -23,7 +23,8 @@ expect no_dir 2 '--to: expected \[user@\]host:/remote/dir' -- "$NASPERF" sender 
 expect bad_transport 2 '--transport' -- "$NASPERF" sender --transport ftp --to nas:/x --size 1MiB
 expect port_native 2 '--ssh-port: only with --to \[user@\]host:/dir or --transport scp|sftp' -- "$NASPERF" sender --to nas --ssh-port 22 --size 1MiB
 expect accept_native 2 '--accept-new-host-key: only with' -- "$NASPERF" sender --to nas --accept-new-host-key --size 1MiB
-expect verify_sftp 2 '--verify: --transport sftp cannot: it needs --transport native' -- "$NASPERF" sender --transport sftp --to nas:/x --verify --size 1MiB
+expect verify_scp 2 '--verify: --transport scp cannot: it needs --transport native\|sftp\|nfs\|smb' -- "$NASPERF" sender --transport scp --to nas:/x --verify --size 1MiB
+expect verify_sftp_read 2 '--verify: --transport sftp cannot: it needs --transport native;' -- "$NASPERF" sender --transport sftp --to nas:/x --verify --direction read --remote-file f
 expect direct_scp 2 '--write-mode: --transport scp cannot: it needs --transport native' -- "$NASPERF" sender --transport scp --to nas:/x --write-mode direct --size 1MiB
 expect run_id_path 2 '--run-id' -- "$NASPERF" sender --transport sftp --to nas:/x --run-id ../../etc/x --size 1MiB
 expect chunk_knob 2 'NASPERF_SFTP_WRITE' -- env NASPERF_SFTP_WRITE=1MiB "$NASPERF" sender --transport sftp --to nas:/x --size 1MiB

@@ -137,6 +137,43 @@ TEST(SetJobTransport, HostileLoginsAreRefused) {
   refused(job, "takes no SSH login");
 }
 
+TEST(SetJobTransport, AShareJobBecomesAUrlAndALoginFile) {
+  proto::SenderJob job;
+  job.set_transport("smb");
+  job.set_to("smb://root@198.18.1.10/cache");
+  job.set_share_credentials("/root/.smbcred");
+  RunOptions o;
+  ASSERT_TRUE(SetJobTransport(job, o).ok());
+  EXPECT_EQ(o.share.url, "smb://root@198.18.1.10/cache");
+  EXPECT_EQ(o.share.smb_credentials, "/root/.smbcred");
+
+  auto refused = [](proto::SenderJob bad, const std::string& want) {
+    RunOptions r;
+    absl::Status s = SetJobTransport(bad, r);
+    EXPECT_TRUE(absl::IsInvalidArgument(s)) << want << ": " << s;
+    EXPECT_NE(std::string(s.message()).find(want), std::string::npos) << s;
+  };
+  proto::SenderJob bad = job;
+  bad.set_to("smb://nas/x/../etc");
+  refused(bad, "are not allowed");
+  bad = job;
+  bad.set_share_credentials("relative");
+  refused(bad, "absolute path");
+  bad = job;
+  bad.set_share_credentials("/a\nb");
+  refused(bad, "control character");
+  bad = job;
+  bad.set_ssh_host("nas");
+  refused(bad, "takes no SSH login");
+  bad = job;
+  bad.set_transport("nfs");
+  bad.set_to("nfs://nas/export");
+  refused(bad, "nfs takes no share_credentials");
+  bad = SftpJob();
+  bad.set_share_credentials("/root/c");
+  refused(bad, "sftp takes no share_credentials");
+}
+
 // --allow-source: one refusal line whatever lies outside (no existence oracle), the
 // directory named as given or as its realpath, and a descriptor that still reads the
 // checked file after its name is swapped for a link to a secret.

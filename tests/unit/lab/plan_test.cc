@@ -283,6 +283,22 @@ sync = "end")"),
   EXPECT_TRUE(plain->transfers[0].ssh_identity.empty());
 }
 
+TEST(PlanTest, AShareTransportSendsToAUrl) {
+  auto plan = ParsePlan(SshTransferPlan(R"(transport = "smb"
+to = "smb://root@198.18.1.10/cache"
+credentials = "/root/.smbcred"
+verify = true)"),
+                        "plan.toml");
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  const PlanTransfer& t = plan->transfers[0];
+  EXPECT_FALSE(t.ToIsHost());
+  EXPECT_EQ(t.to, "smb://root@198.18.1.10/cache");
+  EXPECT_EQ(t.credentials, "/root/.smbcred");
+  auto nfs = ParsePlan(SshTransferPlan("transport = \"nfs\"\nto = \"nfs://nas/srv/array?uid=0&gid=0\""), "plan.toml");
+  ASSERT_TRUE(nfs.ok()) << nfs.status();
+  EXPECT_TRUE(nfs->transfers[0].credentials.empty());
+}
+
 // What the transport cannot do is refused when the plan is read, at the key that
 // asks it, with the transports that can (transport/registry.h RefusalsFor).
 INSTANTIATE_TEST_SUITE_P(
@@ -290,13 +306,22 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         BadPlan{"UnknownTransport", SshTransferPlan("transport = \"afp\"\nto = \"nas:/x\""),
                 "plan.toml:7: [[transfer]] 1: transport = \"afp\" is not one of: native, scp, sftp, nfs, smb"},
-        BadPlan{"ShareTransport", SshTransferPlan("transport = \"smb\"\nto = \"nas:/x\""),
-                "plan.toml:7: [[transfer]] 1: transport = \"smb\" has no way to reach `to` in a lab"},
+        BadPlan{"ShareTransportToALogin", SshTransferPlan("transport = \"smb\"\nto = \"nas:/x\""),
+                "plan.toml:8: [[transfer]] 1: to: transport = \"smb\": not an smb://[user@]host[:port]/share[/dir] "
+                "URL: it must begin with smb://"},
+        BadPlan{"CredentialsOverNfs",
+                SshTransferPlan("transport = \"nfs\"\nto = \"nfs://nas/x\"\ncredentials = \"/root/c\""),
+                "plan.toml:9: [[transfer]] 1: credentials: transport = \"nfs\" takes no login file; transport = "
+                "\"smb\" does"},
+        BadPlan{"RelativeCredentials",
+                SshTransferPlan("transport = \"smb\"\nto = \"smb://nas/x\"\ncredentials = \"cred\""),
+                "credentials must be an absolute path on the sending agent's host"},
         BadPlan{"DirectOverSftp", GoodWith("to = \"nas\"", "to = \"root@nas:/x\"\ntransport = \"sftp\""),
                 "plan.toml:24: [[transfer]] 1: write_mode: transport = \"sftp\" cannot; transport = \"native\" can"},
-        BadPlan{"VerifyOverScp", SshTransferPlan("transport = \"scp\"\nto = \"nas:/x\"\nverify = true"),
-                "plan.toml:9: [[transfer]] 1: verify: transport = \"scp\" cannot; transport = \"native\" can; "
-                "compare files with cmp or sha256sum"},
+        BadPlan{
+            "VerifyOverScp", SshTransferPlan("transport = \"scp\"\nto = \"nas:/x\"\nverify = true"),
+            "plan.toml:9: [[transfer]] 1: verify: transport = \"scp\" cannot; transport = \"native|sftp|nfs|smb\" can; "
+            "compare files with cmp or sha256sum"},
         BadPlan{"ReadOverSftp", SshTransferPlan("transport = \"sftp\"\nto = \"nas:/x\"\ndirection = \"read\""),
                 "plan.toml:9: [[transfer]] 1: direction: transport = \"sftp\" cannot; transport = \"native\" can "
                 "(a plan's read streams a file `to` lays out)"},

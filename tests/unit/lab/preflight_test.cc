@@ -33,6 +33,24 @@ TEST(Preflight, HostsMustRunTheSameVersionAndWriteWhereThePlanSays) {
   EXPECT_NE(problems[1].find("writes into /mnt/array"), std::string::npos);
 }
 
+TEST(Preflight, TheSendingAgentMustBeBuiltWithTheTransport) {
+  PlanTransfer t;
+  t.from = "c1";
+  t.transport = *Parse<TransportKind>("smb");
+  proto::HelloReply dynamic = Hello("discard"), static_build = Hello("discard");
+  for (const char* word : {"native", "scp", "sftp", "nfs", "smb"}) dynamic.add_transports(word);
+  for (const char* word : {"native", "scp", "sftp", "nfs"}) static_build.add_transports(word);
+  EXPECT_TRUE(SenderProblems("transfer 1", t, dynamic).empty());
+  auto problems = SenderProblems("transfer 1", t, static_build);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_NE(problems[0].find("transfer 1: host c1's nasperf cannot run transport = \"smb\" (it runs "
+                             "native|scp|sftp|nfs)"),
+            std::string::npos)
+      << problems[0];
+  t.transport = *Parse<TransportKind>("nfs");
+  EXPECT_TRUE(SenderProblems("transfer 1", t, static_build).empty());
+}
+
 TEST(Preflight, WriteModeAndMtusMustMatchThePlan) {
   PlanTransfer t;
   t.from = "c1";
