@@ -409,6 +409,15 @@ void Watcher::Refresh(Copy& c, int64_t now) {
 // blocked in the kernel writes nothing while it waits, so every poll counts, but a
 // finished copy waiting out the idle time would only add idle looks.
 constexpr int64_t kLookAfterWriteNs = 1'000'000'000;
+// Below this many looks, the share of them with a thread on a CPU is too coarse to call
+// the server CPU-bound.
+constexpr int kMinRunningLooks = 5;
+// A server with some thread on or queued for a CPU at this share of looks, or throttled
+// by its cgroup's CPU quota in this share of its periods, is CPU-bound:
+// lower than the one-thread rule's 90 %, since a server held by its CPU still waits for
+// a synchronous client's next request between answers (smbd in a 5 % quota: 85-95 %),
+// and far above a server at the link's full rate (20-40 %: its threads wait in recv).
+constexpr double kServerRunningPct = 80;
 
 void Watcher::Tick(Copy& c, int64_t now) {
   if (!c.wrote) return;
@@ -629,14 +638,20 @@ proto::TransferReport Watcher::RowOf(Copy& c, ObservedFigures* f, std::string* d
   if (!c.created) detail.push_back("the watch saw this file first mid-way: bytes from then on");
   AddNasFigures(c, &row, f);
   if (c.server) {
-    const ServerFigures s = c.server->Figures();
+    const ServerFigures s = c.server->Figures(c.last_ns);
     row.set_peer(s.name);
     if (s.busiest_thread_pct >= 0) row.set_cpu_busy_pct(s.busiest_thread_pct);
     f->server_cpu_pct = s.busiest_thread_pct;
     if (s.looks >= 3) f->server_blocked_pct = s.blocked_pct;
-    detail.push_back(
-        absl::StrFormat("served by %s: busiest thread %s on a CPU, blocked in the kernel at %s of %d looks", s.name,
-                        Pct(s.busiest_thread_pct), Pct(s.blocked_pct), s.looks));
+    if (s.looks >= kMinRunningLooks) f->server_running_pct = s.running_pct;
+    f->server_quota_pct = s.quota_throttled_pct;
+    detail.push_back(absl::StrFormat(
+        "served by %s: busiest thread %s on a CPU, a thread on or queued for one at %s and "
+        "blocked in the kernel at %s of %d looks%s",
+        s.name, Pct(s.busiest_thread_pct), Pct(s.running_pct), Pct(s.blocked_pct), s.looks,
+        s.quota_throttled_pct >= 0
+            ? absl::StrFormat("; its CPU quota throttled it in %.0f %% of its periods", s.quota_throttled_pct)
+            : ""));
     if (s.kernel_nfsd) detail.push_back("the kernel's nfsd threads serve every NFS client: other traffic counts too");
     if (!c.share_protocol.empty()) row.set_share_protocol(c.share_protocol);
     if (!c.share_protocol_unknown.empty())
@@ -779,6 +794,20 @@ std::string ObservedVerdict(const ObservedFigures& f, std::string* why) {
         "server-cpu: the serving process's busiest thread was on or queued for a CPU %.0f %% of the "
         "time (%s)",
         f.server_cpu_pct, parts);
+    return Name(Bottleneck::kServerCpu);
+  }
+  if (f.server_quota_pct >= kServerRunningPct) {
+    *why = absl::StrFormat(
+        "server-cpu: the serving process's CPU quota (its cgroup: a container's or service's CPU limit) "
+        "throttled it in %.0f %% of its periods (%s)",
+        f.server_quota_pct, parts);
+    return Name(Bottleneck::kServerCpu);
+  }
+  if (f.server_running_pct >= kServerRunningPct) {
+    *why = absl::StrFormat(
+        "server-cpu: one of the serving process's threads was on or queued for a CPU at %.0f %% of the looks, "
+        "its work passing between threads (%s)",
+        f.server_running_pct, parts);
     return Name(Bottleneck::kServerCpu);
   }
   if (f.server_blocked_pct >= kBlockedPct || f.busiest_device_pct >= kDeviceBusyPct) {

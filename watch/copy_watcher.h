@@ -54,6 +54,8 @@ struct ObservedFigures {
   double server_blocked_pct = -1;  // looks at which one of its threads was in D
   double busiest_device_pct = -1;  // the busiest device under DIR
   int line_rate_intervals = 0;     // > 0: line_rate_pct is the median of this many sample intervals
+  double server_running_pct = -1;  // looks at which one of its threads was on or queued for a CPU
+  double server_quota_pct = -1;    // its cgroup's CPU-quota periods in which the quota throttled it
 };
 // The verdict word ("" when too little is known) and why, in words.
 std::string ObservedVerdict(const ObservedFigures& f, std::string* why);

@@ -22,6 +22,8 @@ namespace nasperf {
 namespace {
 
 constexpr size_t kMaxStatBytes = 4096;
+// Fewer quota periods than this (100 ms each by default) say nothing of a quota.
+constexpr int64_t kMinQuotaPeriods = 5;
 
 struct DirCloser {
   void operator()(DIR* d) const { closedir(d); }
@@ -168,7 +170,48 @@ std::optional<Writer> FindKernelNfsd(const std::string& path, const std::string&
   return nfsd;
 }
 
-ServerProcess::ServerProcess(Writer writer, std::string proc) : writer_(std::move(writer)), proc_(std::move(proc)) {}
+std::string CpuStatPath(absl::string_view proc_cgroup, const std::string& cgroup_root) {
+  std::string v2;
+  int lines = 0;
+  for (absl::string_view line : absl::StrSplit(proc_cgroup, '\n')) {
+    if (++lines > 64) break;
+    const std::vector<absl::string_view> f = absl::StrSplit(line, absl::MaxSplits(':', 2));
+    if (f.size() != 3 || !absl::StartsWith(f[2], "/") || absl::StrContains(f[2], "/..")) continue;
+    if (f[0] == "0" && f[1].empty()) {
+      v2 = absl::StrCat(cgroup_root, f[2] == "/" ? "" : f[2], "/cpu.stat");
+      continue;
+    }
+    const std::vector<absl::string_view> controllers = absl::StrSplit(f[1], ',');
+    if (std::find(controllers.begin(), controllers.end(), "cpu") == controllers.end()) continue;
+    for (const std::string& mount : {absl::StrCat(cgroup_root, "/cpu"), absl::StrCat(cgroup_root, "/", f[1])}) {
+      const std::string path = absl::StrCat(mount, f[2] == "/" ? "" : f[2], "/cpu.stat");
+      if (::access(path.c_str(), R_OK) == 0) return path;
+    }
+  }
+  return ::access(v2.c_str(), R_OK) == 0 ? v2 : "";
+}
+
+std::optional<std::pair<int64_t, int64_t>> ParseCpuStatThrottling(absl::string_view cpu_stat) {
+  std::optional<int64_t> periods, throttled;
+  for (absl::string_view line : absl::StrSplit(cpu_stat, '\n')) {
+    std::pair<absl::string_view, absl::string_view> kv = absl::StrSplit(line, absl::MaxSplits(' ', 1));
+    int64_t value = 0;
+    if (!absl::SimpleAtoi(kv.second, &value) || value < 0) continue;
+    if (kv.first == "nr_periods") periods = value;
+    if (kv.first == "nr_throttled") throttled = value;
+  }
+  if (!periods || !throttled || *throttled > *periods) return std::nullopt;
+  return std::make_pair(*periods, *throttled);
+}
+
+ServerProcess::ServerProcess(Writer writer, std::string proc, std::string cgroup_root)
+    : writer_(std::move(writer)), proc_(std::move(proc)) {
+  // The kernel's nfsd threads run in the root group, which no quota holds.
+  if (!writer_.kernel_nfsd && !writer_.pids.empty()) {
+    absl::StatusOr<std::string> cgroup = ReadFileBounded(absl::StrCat(proc_, "/", writer_.pids[0], "/cgroup"), 1 << 14);
+    if (cgroup.ok()) cpu_stat_ = CpuStatPath(*cgroup, cgroup_root);
+  }
+}
 
 void ServerProcess::Look(int64_t now_ns) {
   if (gone_) return;
@@ -183,33 +226,54 @@ void ServerProcess::Look(int64_t now_ns) {
     gone_ = true;
     return;
   }
-  bool blocked = false;
+  LookRecord look;
+  if (!recent_.empty()) look = recent_.back(), look.demand.clear();
+  look.ns = now_ns;
+  bool blocked = false, running = false;
   for (const std::string& dir : threads) {
     absl::StatusOr<std::string> stat = ReadFileBounded(dir + "/stat", kMaxStatBytes);
-    if (stat.ok() && ParseThreadState(*stat) == 'D') blocked = true;
+    const char state = stat.ok() ? ParseThreadState(*stat) : 0;
+    blocked = blocked || state == 'D';
+    running = running || state == 'R';
     absl::StatusOr<std::string> schedstat = ReadFileBounded(dir + "/schedstat", 256);
     const std::optional<int64_t> demand = schedstat.ok() ? ParseSchedstatDemand(*schedstat) : std::nullopt;
     if (!demand) continue;
-    auto [it, added] = threads_.emplace(dir, ThreadSpan{now_ns, now_ns, *demand, *demand});
-    if (!added) it->second.last_ns = now_ns, it->second.last_demand = *demand;
+    first_seen_.emplace(dir, std::make_pair(now_ns, *demand));
+    look.demand[dir] = *demand;
   }
-  ++looks_;
-  blocked_looks_ += blocked ? 1 : 0;
+  look.quota = cpu_stat_.empty() ? std::nullopt : ParseCpuStatThrottling(ReadFileBounded(cpu_stat_, 4096).value_or(""));
+  if (!first_quota_) first_quota_ = look.quota;
+  ++look.looks;
+  look.blocked_looks += blocked ? 1 : 0;
+  look.running_looks += running ? 1 : 0;
+  recent_.push_back(std::move(look));
+  if (recent_.size() > kKeptLooks) recent_.pop_front();
 }
 
-ServerFigures ServerProcess::Figures() const {
+ServerFigures ServerProcess::Figures(int64_t end_ns) const {
   ServerFigures f;
   f.name = writer_.kernel_nfsd ? absl::StrCat("nfsd (kernel, ", writer_.pids.size(), " threads)")
                                : absl::StrCat(writer_.comm, "[", writer_.pids.empty() ? 0 : writer_.pids[0], "]");
-  f.looks = looks_;
   f.kernel_nfsd = writer_.kernel_nfsd;
-  if (looks_ > 0) f.blocked_pct = 100.0 * blocked_looks_ / looks_;
+  if (recent_.empty()) return f;
+  auto end = std::find_if(recent_.begin(), recent_.end(), [end_ns](const LookRecord& r) { return r.ns >= end_ns; });
+  const LookRecord& last = end == recent_.end() ? recent_.back() : *end;
+  f.looks = last.looks;
+  f.blocked_pct = 100.0 * last.blocked_looks / last.looks;
+  f.running_pct = 100.0 * last.running_looks / last.looks;
+  if (first_quota_ && last.quota) {
+    const int64_t periods = last.quota->first - first_quota_->first;
+    const int64_t throttled = last.quota->second - first_quota_->second;
+    if (periods >= kMinQuotaPeriods && throttled >= 0 && throttled <= periods) {
+      f.quota_throttled_pct = 100.0 * static_cast<double>(throttled) / static_cast<double>(periods);
+    }
+  }
   int64_t span_ns = 0;
-  for (const auto& [dir, t] : threads_) span_ns = std::max(span_ns, t.last_ns - t.first_ns);
+  for (const auto& [dir, demand] : last.demand) span_ns = std::max(span_ns, last.ns - first_seen_.at(dir).first);
   if (span_ns <= 0) return f;
   f.busiest_thread_pct = 0;
-  for (const auto& [dir, t] : threads_) {
-    const double pct = 100.0 * static_cast<double>(t.last_demand - t.first_demand) / static_cast<double>(span_ns);
+  for (const auto& [dir, demand] : last.demand) {
+    const double pct = 100.0 * static_cast<double>(demand - first_seen_.at(dir).second) / static_cast<double>(span_ns);
     f.busiest_thread_pct = std::max(f.busiest_thread_pct, std::min(100.0, pct));
   }
   return f;

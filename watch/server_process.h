@@ -8,6 +8,7 @@
 #define NASPERF_WATCH_SERVER_PROCESS_H_
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <string>
@@ -54,31 +55,56 @@ std::vector<std::string> ParseNfsExports(absl::string_view text);
 // Whether a /proc/PID/stat line is a kernel thread's (PF_KTHREAD in its flags).
 bool StatIsKernelThread(absl::string_view stat);
 
+// The cpu.stat of the CPU cgroup a /proc/PID/cgroup text puts a process in, under
+// `cgroup_root` (v1: ROOT/cpu/PATH or ROOT/cpu,cpuacct/PATH; v2: ROOT/PATH); "" when
+// none is named.
+std::string CpuStatPath(absl::string_view proc_cgroup, const std::string& cgroup_root);
+// nr_periods and nr_throttled of a cpu.stat text (v1 and v2 both); nullopt when absent.
+std::optional<std::pair<int64_t, int64_t>> ParseCpuStatThrottling(absl::string_view cpu_stat);
+
 struct ServerFigures {
   std::string name;                // "smbd[1234]", "nfsd (kernel, 8 threads)"
   double busiest_thread_pct = -1;  // its busiest thread's CPU demand over the looks' span; -1 unknown
   double blocked_pct = -1;         // looks at which some thread was in D; -1 unknown
+  // Looks at which some thread was on or queued for a CPU (state R): a server whose
+  // work hops between threads (smbd's main thread and its I/O pool) is CPU-bound with
+  // no one thread busy all the time. -1 unknown.
+  double running_pct = -1;
+  // Of the CPU-quota periods in which the process's cgroup ran, the share in which the
+  // quota throttled it (a container's --cpus, a service's CPUQuota); -1 unknown or no
+  // quota periods seen.
+  double quota_throttled_pct = -1;
   int looks = 0;
   bool kernel_nfsd = false;  // the kernel's nfsd threads: they serve every NFS client
 };
 
 class ServerProcess {
  public:
-  ServerProcess(Writer writer, std::string proc = "/proc");
+  ServerProcess(Writer writer, std::string proc = "/proc", std::string cgroup_root = "/sys/fs/cgroup");
   // One look at the process's threads (at most kMaxSampledThreads in all); a process
   // that has ended is not looked at again and keeps what was seen.
   void Look(int64_t now_ns);
-  ServerFigures Figures() const;
+  // The figures up to the first look at or after `end_ns` (the copy's last write): the
+  // looks after it, while the watch waits to be sure the copy ended, are idle time that
+  // is not the copy's. Of the last kKeptLooks looks; by default up to the last one.
+  ServerFigures Figures(int64_t end_ns = INT64_MAX) const;
 
  private:
-  struct ThreadSpan {
-    int64_t first_ns = 0, last_ns = 0, first_demand = 0, last_demand = 0;
+  static constexpr size_t kKeptLooks = 64;  // > 1 s of looks at the watch's 10 per second
+  struct LookRecord {
+    int64_t ns = 0;
+    int looks = 0, blocked_looks = 0, running_looks = 0;  // so far, this one included
+    std::map<std::string, int64_t> demand;                // by thread, at this look
+    std::optional<std::pair<int64_t, int64_t>> quota;     // its cgroup's nr_periods, nr_throttled
   };
   Writer writer_;
   std::string proc_;
+  std::string cpu_stat_;                                    // its CPU cgroup's cpu.stat; "" none
+  std::optional<std::pair<int64_t, int64_t>> first_quota_;  // at the first look that read it
   bool gone_ = false;
-  int looks_ = 0, blocked_looks_ = 0;
-  std::map<std::string, ThreadSpan> threads_;  // by /proc/PID/task/TID
+  // Each thread's first sight (ns, demand), by /proc/PID/task/TID.
+  std::map<std::string, std::pair<int64_t, int64_t>> first_seen_;
+  std::deque<LookRecord> recent_;  // the last kKeptLooks looks
 };
 
 }  // namespace nasperf

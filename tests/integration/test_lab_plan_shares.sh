@@ -6,6 +6,8 @@
 # the NAS's host has observe = true, so each copy also gets a row of role nas naming
 # the server that wrote it (and, for SMB, what smbd negotiated). A sending agent whose
 # build has no SMB (the static binary) is refused at the plan check, naming the host.
+# And the NAS row's `server-cpu`, against its ground truth: smbd held to 5 % of a core
+# by a cgroup quota, whose throttled time says when the quota held it back.
 source "$(dirname "$0")/lib.sh"
 
 lab_up --mtu 1500 --rate 1gbit --disk-size 512M
@@ -59,6 +61,40 @@ csv_role_col "$csv" nas share_protocol | grep -q "^smb SMB3_11 signing=" \
   || fail "the smbd row does not say what was negotiated: $(csv_role_col "$csv" nas share_protocol | tr '\n' ';')"
 [ -z "$(ls "$CACHE"/nasperf-* 2>/dev/null)" ] || fail "files left on the share: $(ls "$CACHE")"
 echo "ok: a lab plan wrote over NFS and SMB by URL through the client's agent, both verified, both observed on the NAS"
+
+# --- smbd in a CPU quota: server-cpu on the NAS row, where the quota held smbd back
+# through nearly all of the copy. The ground truth is the kernel's own account: the
+# periods (100 ms) in which the group used up its quota and was throttled (cpu.stat
+# nr_throttled; throttled_time sums over CPUs, so on two it can count a period twice).
+throttled_s() { awk '$1 == "nr_throttled" { printf "%.3f", $2 * 0.1 }' "$1/cpu.stat"; }
+smb_copy() {  # OUT: one encrypted SMB copy of 64 MiB, observed on the NAS
+  on_client "$NASPERF" sender --transport smb --to "smb://$NAS_IP/cache" --smb-credentials "$SMB_CREDENTIALS" \
+    --smb-encrypt required --size 64MiB --runs 1 --observer "$NAS_IP" --out "$1" --no-progress >"$1.log" 2>&1 \
+    || fail "the SMB copy into $1 failed: $(tail -5 "$1.log")"
+}
+smb_copy "$T/cpu-free"
+verdict=$(csv_role_col "$T/cpu-free/transfers.csv" nas bottleneck)
+if [ -z "$verdict" ] || [ "$verdict" = server-cpu ]; then fail "smbd with all the CPU it wants was called '$verdict'"; fi
+cpu_quota smbcpu 5
+for pid in $(ip netns pids "$NASPERF_LAB-nas"); do
+  case $(cat "/proc/$pid/comm" 2>/dev/null) in smbd*) echo "$pid" >"$smbcpu_CGROUP/cgroup.procs" ;; esac
+done
+held_copies=0
+for i in 1 2 3; do
+  before=$(throttled_s "$smbcpu_CGROUP")
+  smb_copy "$T/cpu-$i"
+  held=$(awk -v a="$before" -v b="$(throttled_s "$smbcpu_CGROUP")" 'BEGIN { printf "%.3f", b - a }')
+  ran=$(csv_role_col "$T/cpu-$i/transfers.csv" nas duration_s)
+  verdict=$(csv_role_col "$T/cpu-$i/transfers.csv" nas bottleneck)
+  echo "copy $i: smbd throttled in periods of $held s of its $ran s, verdict $verdict ($(csv_role_col "$T/cpu-$i/transfers.csv" nas mb_per_s) MB/s)"
+  if awk -v h="$held" -v r="$ran" 'BEGIN { exit !(h >= 0.9 * r) }'; then
+    held_copies=$((held_copies + 1))
+    [ "$verdict" = server-cpu ] || fail "copy $i: the quota held smbd back $held s of $ran s, the NAS row says '$verdict': $(csv_role_col "$T/cpu-$i/transfers.csv" nas observed_detail)"
+  fi
+done
+[ "$held_copies" -ge 1 ] || fail "the 5 % quota held smbd back for most of no copy: nothing was CPU-bound to judge"
+while read -r pid; do echo "$pid" >/sys/fs/cgroup/cpu/cgroup.procs; done <"$smbcpu_CGROUP/cgroup.procs"
+echo "ok: smbd with the CPU it wants is not server-cpu ($(csv_role_col "$T/cpu-free/transfers.csv" nas bottleneck)); held by a 5 % quota, server-cpu in $held_copies of 3 copies held back for most of their time"
 
 # The static binary as the sending agent: no SMB in it, said at the plan check.
 src=$(cd "$(dirname "$0")/../.." && pwd)

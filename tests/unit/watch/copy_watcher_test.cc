@@ -280,6 +280,10 @@ TEST(ObservedVerdict, NamesThePartThatWasBusyInItsOrder) {
   EXPECT_EQ(ObservedVerdict({60, 10, 0, 95}, &why), "disk");
   EXPECT_THAT(why, HasSubstr("busiest disk under the directory was 95 % busy"));
   EXPECT_EQ(ObservedVerdict({60, 10, 5, 10}, &why), "client");
+  // Work that hops between threads: none busy all the time, but one always on a CPU.
+  EXPECT_EQ(ObservedVerdict({30, 55, 0, 5, 0, 85}, &why), "server-cpu");
+  EXPECT_THAT(why, HasSubstr("on or queued for a CPU at 85 % of the looks"));
+  EXPECT_EQ(ObservedVerdict({30, 55, 0, 5, 0, 60}, &why), "client");
   // A server never seen might have been the limit: no client verdict without it.
   EXPECT_EQ(ObservedVerdict({60, -1, -1, 10}, &why), "");
   EXPECT_THAT(why, HasSubstr("no verdict"));
@@ -304,6 +308,26 @@ TEST(ServerProcess, ReadsWhetherADescriptorWrites) {
   EXPECT_FALSE(FdInfoWrites("flags:\tnot-octal\n"));
 }
 
+// A server in a mount namespace of its own (nfs-ganesha, a container's smbd) holds the
+// file under the path where it bound the share: found by device and inode.
+TEST(ServerProcess, FindsAWriterThatSeesTheFileUnderAnotherDirectory) {
+  char root[] = "/tmp/nasperf-bind-XXXXXX";
+  ASSERT_NE(mkdtemp(root), nullptr);
+  const std::string theirs = std::string(root) + "/theirs", ours = std::string(root) + "/ours";
+  ASSERT_EQ(mkdir(theirs.c_str(), 0700), 0);
+  ASSERT_EQ(mkdir(ours.c_str(), 0700), 0);
+  const int fd = open((theirs + "/copy.bin").c_str(), O_WRONLY | O_CREAT, 0600);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(link((theirs + "/copy.bin").c_str(), (ours + "/copy.bin").c_str()), 0);  // the same inode
+  ASSERT_EQ(link((theirs + "/copy.bin").c_str(), (ours + "/other.bin").c_str()), 0);
+  std::optional<Writer> w = FindWriter(ours + "/copy.bin");
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->pids, std::vector<int>{getpid()});
+  EXPECT_FALSE(FindWriter(ours + "/other.bin").has_value()) << "only a link with the file's own name is looked at";
+  close(fd);
+  std::filesystem::remove_all(root);
+}
+
 TEST(ServerProcess, FindsThisProcessByTheFileItHoldsOpen) {
   char name[] = "/tmp/nasperf-writer-XXXXXX";
   const int fd = mkstemp(name);
@@ -324,6 +348,43 @@ TEST(ServerProcess, FindsThisProcessByTheFileItHoldsOpen) {
   close(reader);
   unlink(name);
   EXPECT_FALSE(FindWriter(name).has_value());
+}
+
+// A server in a container or a service with a CPU limit: its cgroup's quota, found
+// through /proc/PID/cgroup (v1 or v2), and the share of periods it was throttled in.
+TEST(ServerProcess, ReadsTheThrottlingOfItsCgroupsCpuQuota) {
+  char root[] = "/tmp/nasperf-cg-XXXXXX";
+  ASSERT_NE(mkdtemp(root), nullptr);
+  const std::string base = root, proc = base + "/proc", cg = base + "/cg";
+  auto write = [&](const std::string& path, const std::string& text) {
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+    std::ofstream(path) << text;
+  };
+  write(cg + "/cpu/docker/abc/cpu.stat", "nr_periods 100\nnr_throttled 10\nthrottled_time 5\n");
+  write(cg + "/cpu,cpuacct/svc/cpu.stat", "nr_periods 1\nnr_throttled 0\n");
+  write(cg + "/v2/app/cpu.stat", "usage_usec 5\nnr_periods 7\nnr_throttled 3\nthrottled_usec 9\n");
+  EXPECT_EQ(CpuStatPath("12:pids:/x\n4:cpu,cpuacct:/docker/abc\n0::/y\n", cg), cg + "/cpu/docker/abc/cpu.stat");
+  EXPECT_EQ(CpuStatPath("4:cpuacct,cpu:/svc\n", cg), "") << "neither mount has it";
+  EXPECT_EQ(CpuStatPath("0::/v2/app\n", cg), cg + "/v2/app/cpu.stat");
+  EXPECT_EQ(CpuStatPath("4:cpu:/docker/abc/../../../etc\n", cg), "") << "no way out of the cgroup tree";
+  EXPECT_EQ(CpuStatPath("garbage", cg), "");
+  EXPECT_EQ(ParseCpuStatThrottling("nr_periods 7\nnr_throttled 3\n"), std::make_pair(int64_t{7}, int64_t{3}));
+  EXPECT_EQ(ParseCpuStatThrottling("nr_periods 2\nnr_throttled 3\n"), std::nullopt) << "more throttled than ran";
+  EXPECT_EQ(ParseCpuStatThrottling("nr_periods x\n"), std::nullopt);
+
+  write(proc + "/300/cgroup", "4:cpu,cpuacct:/docker/abc\n");
+  write(proc + "/300/task/300/stat", "300 (smbd) R 1 0 0 0 -1 4194560");
+  write(proc + "/300/task/300/schedstat", "0 0 1\n");
+  ServerProcess server(Writer{{300}, "smbd", false}, proc, cg);
+  server.Look(1'000'000'000);
+  write(cg + "/cpu/docker/abc/cpu.stat", "nr_periods 110\nnr_throttled 19\n");  // 9 of 10 throttled
+  server.Look(2'000'000'000);
+  EXPECT_NEAR(server.Figures().quota_throttled_pct, 90, 1e-9);
+  EXPECT_NEAR(server.Figures().running_pct, 100, 1e-9);
+  std::string why;
+  EXPECT_EQ(ObservedVerdict({30, 20, 0, 5, 0, 50, 90}, &why), "server-cpu");
+  EXPECT_THAT(why, HasSubstr("CPU quota"));
+  std::filesystem::remove_all(base);
 }
 
 // /proc/fs/nfs/exports as a kernel 6.1 prints it, with a blank in a path (\040).
@@ -383,6 +444,13 @@ TEST(KernelNfsd, FoundByTheExportsAndFiguredAcrossItsThreads) {
   EXPECT_TRUE(f.kernel_nfsd);
   EXPECT_NEAR(f.busiest_thread_pct, 95, 1e-9);
   EXPECT_EQ(f.looks, 2);
+  // The looks after the copy's last write (the watch waiting to be sure it ended) add
+  // idle time that is not the copy's: they count for the blocked share, not the CPU's.
+  server.Look(3'000'000'000);
+  EXPECT_NEAR(server.Figures(/*end_ns=*/1'500'000'000).busiest_thread_pct, 95, 1e-9);
+  EXPECT_EQ(server.Figures(1'500'000'000).looks, 2);
+  EXPECT_NEAR(server.Figures().busiest_thread_pct, 95.0 / 2, 1e-9);  // to the last look: an idle second more
+  EXPECT_EQ(server.Figures().looks, 3);
   std::filesystem::remove_all(proc);
 }
 
