@@ -59,7 +59,7 @@ for proto in nfs smb; do
 done
 grep -q "no remote flush" "$T/smb-w.log" || fail "smb does not say it cannot flush: $(cat "$T/smb-w.log")"
 [ "$(col "$T/smb-w" sync_policy)" = "none none " ] || fail "smb rows claim a sync: $(col "$T/smb-w" sync_policy)"
-[ "$(col "$T/smb-w" share_protocol)" = "smb asked min=SMB3 encrypt=default smb asked min=SMB3 encrypt=default " ] \
+[ "$(col "$T/smb-w" share_protocol)" = "smb asked min=SMB3 encrypt=default signing=default smb asked min=SMB3 encrypt=default signing=default " ] \
   || fail "smb share_protocol: $(col "$T/smb-w" share_protocol)"
 echo "ok: NFS and SMB wrote (verified by reading back) and read 24 MiB twice each, byte for byte; SMB rows claim no sync"
 
