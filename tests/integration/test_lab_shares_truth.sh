@@ -13,12 +13,24 @@
 #   smbclient keeps several in flight: here SMB runs 0.90-0.95 of smbclient);
 # - SMB into the array (no flush over SMB: the page cache's 16 MiB then writeback at the
 #   throttle) within -15/+10 % of dd writing the same bytes buffered into it on the NAS.
-# Rows say transport nfs and what was negotiated (share_protocol).
+# Rows say transport nfs and what was negotiated (share_protocol). An agent on the NAS
+# observes each run (--observer): its rows (role nas) name the part that held each copy,
+# `network` over the link into the cache, `disk` into the throttled array (for SMB into
+# the cache `network` or `client`: nasperf's SMB does not quite fill the link).
 source "$(dirname "$0")/lib.sh"
 command -v iperf3 >/dev/null || skip "iperf3 is not installed"
 
 lab_up --mtu 1500 --rate 1gbit --array-rate 40MB --cache-cliff 16MiB --disk-size 1G
 lab_shares
+NASPERF_TOKEN=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
+export NASPERF_TOKEN
+lab_agent observer nas --target "$(dirname "$CACHE")"
+observe() { echo --observer "$NAS_IP" --observe-dir "$1" --accept-new-agent-key; }
+# nas_verdicts CSV: the verdicts of the NAS's rows of the measured copies (not warm-ups)
+nas_verdicts() {
+  paste -d' ' <(csv_role_col "$1" nas iteration) <(csv_role_col "$1" nas bottleneck) | awk '$1 >= 1 { print $2 }' |
+    sort | tr '\n' ' '
+}
 nfs_to() { echo "nfs://$NAS_IP$NFS_ROOT/$1"; }
 col() { csv_role_col "$1" sender "$2"; }
 median_rate() {  # CSV: the median mb_per_s of the measured rows (iterations 1..N; warm-ups are 0 and below)
@@ -39,8 +51,9 @@ for i in 1 2 3; do
 done | sort -n | sed -n 2p >"$T/iperf.mbs"
 iperf_mbs=$(cat "$T/iperf.mbs")
 
+# shellcheck disable=SC2046  # observe's words
 on_client "$NASPERF" sender --transport nfs --to "$(nfs_to cache)" --size 256MiB --warmup 1 --runs 3 --sync none \
-  --link-speed 1gbit --out "$T/link" >"$T/link.log" 2>&1 || fail "nasperf over NFS failed: $(cat "$T/link.log")"
+  --link-speed 1gbit $(observe cache) --out "$T/link" >"$T/link.log" 2>&1 || fail "nasperf over NFS failed: $(cat "$T/link.log")"
 cat "$T/link.log"
 csv=$T/link/transfers.csv
 [ "$(col "$csv" transport | sort -u)" = nfs ] || fail "rows do not say transport nfs: $(col "$csv" transport)"
@@ -58,8 +71,9 @@ awk -v a="$link" -v b="$iperf_mbs" 'BEGIN { r = a / b; exit !(r > 0.95 && r < 1.
 on_nas dd if=/dev/zero of="$ARRAY/dd.tmp" bs=1M count=64 oflag=dsync 2>"$T/dd.log" || fail "dd: $(cat "$T/dd.log")"
 rm -f "$ARRAY/dd.tmp"
 dd_mbs=$(awk '/copied/ { print $(NF-1) }' "$T/dd.log")
+# shellcheck disable=SC2046
 on_client "$NASPERF" sender --transport nfs --to "$(nfs_to array)" --size 64MiB --runs 2 --write-mode dsync \
-  --out "$T/disk" >"$T/disk.log" 2>&1 || fail "nasperf over NFS into the array failed: $(cat "$T/disk.log")"
+  $(observe array) --out "$T/disk" >"$T/disk.log" 2>&1 || fail "nasperf over NFS into the array failed: $(cat "$T/disk.log")"
 cat "$T/disk.log"
 col "$T/disk/transfers.csv" share_protocol | grep -q "stable=file_sync" \
   || fail "dsync rows do not say FILE_SYNC: $(col "$T/disk/transfers.csv" share_protocol)"
@@ -73,8 +87,9 @@ head -c 128M /dev/urandom >"$T/payload"
 for i in 1 2 3; do smbclient_mbs cache "$T/payload" "put-$i.bin"; echo; rm -f "$CACHE/put-$i.bin"; done | sort -n | sed -n 2p >"$T/smbclient.mbs"
 smbclient=$(cat "$T/smbclient.mbs")
 [ -n "$smbclient" ] || fail "smbclient put gave no rate"
+# shellcheck disable=SC2046
 on_client "$NASPERF" sender --transport smb --smb-credentials "$SMB_CREDENTIALS" --to "smb://$NAS_IP/cache" \
-  --file "$T/payload" --warmup 1 --runs 3 --link-speed 1gbit --out "$T/smb-link" >"$T/smb-link.log" 2>&1 \
+  --file "$T/payload" --warmup 1 --runs 3 --link-speed 1gbit $(observe cache) --out "$T/smb-link" >"$T/smb-link.log" 2>&1 \
   || fail "nasperf over SMB failed: $(cat "$T/smb-link.log")"
 cat "$T/smb-link.log"
 smb_link=$(median_rate "$T/smb-link/transfers.csv")
@@ -88,8 +103,9 @@ for i in 1 2 3; do
 done | sort -n >"$T/smb-dd.mbs"
 smb_dd=$(sed -n 2p "$T/smb-dd.mbs")
 smb_dd_max=$(sed -n 3p "$T/smb-dd.mbs")
+# shellcheck disable=SC2046
 on_client "$NASPERF" sender --transport smb --smb-credentials "$SMB_CREDENTIALS" --to "smb://$NAS_IP/array" \
-  --size 96MiB --runs 3 --out "$T/smb-disk" >"$T/smb-disk.log" 2>&1 || fail "nasperf over SMB into the array failed: $(cat "$T/smb-disk.log")"
+  --size 96MiB --runs 3 $(observe array) --out "$T/smb-disk" >"$T/smb-disk.log" 2>&1 || fail "nasperf over SMB into the array failed: $(cat "$T/smb-disk.log")"
 cat "$T/smb-disk.log"
 smb_disk=$(median_rate "$T/smb-disk/transfers.csv")
 echo "SMB into the throttled array: median $smb_disk MB/s, dd (buffered, 96 MiB) $smb_dd MB/s"
@@ -99,5 +115,17 @@ echo "SMB into the throttled array: median $smb_disk MB/s, dd (buffered, 96 MiB)
 # over dd's median).
 awk -v a="$smb_disk" -v b="$smb_dd" -v m="$smb_dd_max" 'BEGIN { exit !(a > 0.85 * b && a < 1.1 * m) }' \
   || fail "SMB $smb_disk MB/s vs dd $(tr '\n' ' ' <"$T/smb-dd.mbs")MB/s into the same array: under 85 % of dd's median or over 110 % of its fastest"
+# The NAS's verdicts. Over the link most NFS copies fill it (a copy at 95 % of iperf3 sits
+# at the 95 % rule's edge); none may blame the NAS's disk or CPU.
+verdicts=$(nas_verdicts "$T/link/transfers.csv")
+echo "NAS rows: NFS cache: $verdicts; NFS array: $(nas_verdicts "$T/disk/transfers.csv");" \
+  "SMB cache: $(nas_verdicts "$T/smb-link/transfers.csv"); SMB array: $(nas_verdicts "$T/smb-disk/transfers.csv")"
+[ "$(echo "$verdicts" | tr ' ' '\n' | grep -c '^network$')" -ge 2 ] || fail "NFS over the full link, NAS verdicts: $verdicts"
+[ "$(nas_verdicts "$T/disk/transfers.csv")" = "disk disk " ] || fail "NFS into the throttled array, NAS verdicts: $(nas_verdicts "$T/disk/transfers.csv")"
+[ "$(nas_verdicts "$T/smb-disk/transfers.csv")" = "disk disk disk " ] \
+  || fail "SMB into the throttled array, NAS verdicts: $(nas_verdicts "$T/smb-disk/transfers.csv")"
+for f in link smb-link; do
+  case " $(nas_verdicts "$T/$f/transfers.csv")" in *" disk "* | *" server-cpu "* | " ") fail "$f: the NAS's verdicts blame an idle part or are missing: $(nas_verdicts "$T/$f/transfers.csv")" ;; esac
+done
 echo "ok: NFS at $link MB/s on a link iperf3 puts at $iperf_mbs; $disk MB/s into an array dd puts at $dd_mbs;" \
   "SMB $smb_link MB/s (smbclient $smbclient), $smb_disk MB/s into the array (dd $smb_dd)"
