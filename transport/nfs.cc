@@ -626,11 +626,15 @@ class NfsTransport : public Transport {
 
  private:
   absl::StatusOr<NfsSession*> SessionFor(int stream);
+  std::string laid_out_;  // the file Start wrote for a read with no --remote-file
   // Reads: the remote file's length, checked.
   absl::Status StartReads(NfsSession& s, const ConsoleLine& say);
   // The cells of a row in either direction that say where and how.
   void FillPathCells(proto::TransferReport& row) const;
-  std::string ReadPath(const NfsSession& s) const { return PathInDir(s.dir(), options_.remote_file); }
+  // A read's file: --remote-file in the directory, or the one Start laid out.
+  std::string ReadPath(const NfsSession& s) const {
+    return laid_out_.empty() ? PathInDir(s.dir(), options_.remote_file) : laid_out_;
+  }
 
   const RunOptions& options_;
   const NfsUrl url_;
@@ -673,6 +677,11 @@ absl::Status NfsTransport::Start(const std::string& run_id, uint64_t length, con
   NfsFs fs(s, file_sync_);
   absl::StatusOr<std::string> free_text = std::string("a read");
   if (options_.direction == Direction::kRead) {
+    if (options_.remote_file.empty()) {
+      absl::StatusOr<std::string> laid_out = run_.LayOutReadFile(fs, s.dir(), run_id, length);
+      if (!laid_out.ok()) return laid_out.status();
+      laid_out_ = *laid_out;
+    }
     if (absl::Status st = StartReads(s, say); !st.ok()) return st;
   } else {
     free_text = run_.Start(&fs, s.where(), s.dir(), length, fs.CanSync());
@@ -705,10 +714,10 @@ absl::Status NfsTransport::StartReads(NfsSession& s, const ConsoleLine& say) {
     return absl::InvalidArgumentError(
         absl::StrCat(s.where(), ": ", path, " is said to hold ", read_length_, " bytes (more than 1 PiB)"));
   }
-  say(
-      absl::StrFormat("nfs read: %s, %s, %d READs in flight per stream (the server's page cache is not ours to "
-                      "control: cache unknown)",
-                      path, FormatSize(read_length_), options_.share.in_flight));
+  say(absl::StrFormat(
+      "nfs read: %s%s, %s, %d READs in flight per stream (the server's page cache is not ours to "
+      "control: cache unknown)",
+      path, laid_out_.empty() ? "" : " (laid out first, untimed)", FormatSize(read_length_), options_.share.in_flight));
   return absl::OkStatus();
 }
 
@@ -819,9 +828,10 @@ absl::Status CheckNfsTo(const std::string& to) { return ParseNfsUrl(to).status()
 
 TransportEntry NfsTransportEntry() {
   TransportCaps caps;
-  caps.dsync_writes = true;  // FILE_SYNC WRITEs
-  caps.verify = true;        // read back (RemoteFsRun)
-  caps.reads = true;         // of an existing --remote-file: the server's cache is not ours to set
+  caps.dsync_writes = true;    // FILE_SYNC WRITEs
+  caps.verify = true;          // read back (RemoteFsRun)
+  caps.reads = true;           // the server's cache is not ours to set
+  caps.reads_laid_out = true;  // RemoteFsRun::LayOutReadFile
   caps.url = true;
   caps.barrier = true;  // NfsTransport::Push
   TransportEntry entry{TransportKind::kNfs,

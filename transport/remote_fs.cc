@@ -221,6 +221,37 @@ void RemoteFsRun::Done(RemoteFs* fs, const std::string& path, bool ok, bool wrot
   }
 }
 
+absl::StatusOr<std::string> RemoteFsRun::LayOutReadFile(RemoteFs& fs, const std::string& dir, const std::string& run_id,
+                                                        uint64_t length) {
+  const std::string path = PathInDir(dir, absl::StrCat("nasperf-", run_id, "-read.dat"));
+  if (absl::StatusOr<uint64_t> free_bytes = fs.FreeBytes(dir); free_bytes.ok() && *free_bytes < length) {
+    return absl::FailedPreconditionError(absl::StrCat(fs.Where(), ": ", dir, " has ", FormatSize(*free_bytes),
+                                                      " free, the file to read needs ", FormatSize(length)));
+  }
+  absl::StatusOr<std::unique_ptr<RemoteFile>> file = fs.Create(path);
+  if (!file.ok()) return file.status();
+  std::unique_ptr<PayloadSource> source = GeneratedSource(Pattern::kRandom, /*seed=*/1);
+  absl::Status status;
+  for (uint64_t at = 0; at < length && status.ok();) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(PayloadSource::kChunk, length - at));
+    absl::StatusOr<const uint8_t*> chunk = source->Chunk(at, n);
+    status = chunk.ok() ? (*file)->PWrite(*chunk, n, at) : chunk.status();
+    at += n;
+  }
+  if (status.ok()) status = (*file)->Settle();
+  absl::Status closed = (*file)->Close();
+  if (status.ok()) status = closed;
+  if (!status.ok()) {
+    Remove(fs, path);
+    return absl::Status(status.code(), absl::StrCat("laying out the file to read: ", status.message()));
+  }
+  if (plan_.cleanup != Cleanup::kNever) {
+    absl::MutexLock lock(&mu_);
+    kept_.push_back(path);
+  }
+  return path;
+}
+
 bool RemoteFsRun::HasKept() {
   absl::MutexLock lock(&mu_);
   return !kept_.empty();

@@ -360,6 +360,7 @@ class SmbTransport : public Transport {
   std::string protocol_;
   RemotePathCells path_;  // peer, MTU, link of every row
   uint64_t read_length_ = 0;
+  std::string read_path_;  // a read's file: --remote-file, or the one Start laid out
 };
 
 absl::Status SmbTransport::Start(const std::string& run_id, uint64_t length, const ConsoleLine& say) {
@@ -375,7 +376,14 @@ absl::Status SmbTransport::Start(const std::string& run_id, uint64_t length, con
   }
   std::string free_text = "a read";
   if (options_.direction == Direction::kRead) {
-    const std::string path = PathInDir(url_.dir, options_.remote_file);
+    read_path_ = PathInDir(url_.dir, options_.remote_file);
+    if (options_.remote_file.empty()) {
+      absl::StatusOr<std::string> laid_out = run_.LayOutReadFile(fs, url_.dir, run_id, length);
+      if (!laid_out.ok()) return laid_out.status();
+      read_path_ = *laid_out;
+      free_text = "a read of a file laid out first, untimed";
+    }
+    const std::string& path = read_path_;
     absl::StatusOr<struct stat> file = fs.Stat(path);
     if (!file.ok()) return absl::Status(file.status().code(), absl::StrCat("remote file ", file.status().message()));
     read_length_ = static_cast<uint64_t>(std::max<off_t>(file->st_size, 0));
@@ -431,7 +439,7 @@ void SmbTransport::Pull(const TransferSlot&, BlockWriter* into, const PipelineOp
   FillPathCells(row);
   const int64_t start_ns = MonoNanos();
   SmbFs fs(*client_, static_cast<size_t>(options_.share.smb_write_size));
-  absl::StatusOr<std::unique_ptr<RemoteFile>> file = fs.Open(PathInDir(url_.dir, options_.remote_file));
+  absl::StatusOr<std::unique_ptr<RemoteFile>> file = fs.Open(read_path_);
   if (!file.ok()) {
     row.set_error(std::string(file.status().message()));
     return;

@@ -171,9 +171,10 @@ TransportEntry SmbTransportEntry() {
   TransportCaps caps;
   caps.url = true;
   caps.credentials_file = true;
-  caps.verify = true;   // read back (RemoteFsRun)
-  caps.reads = true;    // of an existing --remote-file
-  caps.barrier = true;  // a write waits in RemoteFsRun::Write
+  caps.verify = true;  // read back (RemoteFsRun)
+  caps.reads = true;
+  caps.reads_laid_out = true;  // RemoteFsRun::LayOutReadFile
+  caps.barrier = true;         // a write waits in RemoteFsRun::Write
   TransportEntry entry{TransportKind::kSmb,
                        "SMB 3 to any SMB server through libsmbclient (no agent, no mount; dynamic builds only)", caps,
                        &MakeSmbTransport, &AddSmbFlags};

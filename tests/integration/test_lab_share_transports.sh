@@ -56,12 +56,18 @@ for proto in nfs smb; do
   [ "$(col "$T/$proto-r" status)" = "ok ok " ] || fail "$proto reads: $(cat "$T/$proto-r.log")"
   [ "$(col "$T/$proto-r" direction)" = "read read " ] || fail "$proto: the rows do not say read"
   for copy in "$T/$proto-copies"/nasperf-*.dat; do cmp -s "$copy" "$T/payload" || fail "$proto: $copy differs from the NAS's file"; done
+  # No --remote-file: a file of --size is laid out first (untimed), read, and removed.
+  ${proto}_sender --to "$to" --direction read --size 8MiB --runs 2 --out "$T/$proto-laid" >"$T/$proto-laid.log" 2>&1 \
+    || fail "$proto laid-out reads: $(cat "$T/$proto-laid.log")"
+  [ "$(col "$T/$proto-laid" status)" = "ok ok " ] || fail "$proto laid-out reads: $(cat "$T/$proto-laid.log")"
+  [ "$(col "$T/$proto-laid" bytes)" = "8388608 8388608 " ] || fail "$proto laid-out reads moved $(col "$T/$proto-laid" bytes)"
+  [ -z "$(ls "$CACHE"/nasperf-*-read.dat 2>/dev/null)" ] || fail "$proto: the laid-out file stayed: $(ls "$CACHE")"
 done
 grep -q "no remote flush" "$T/smb-w.log" || fail "smb does not say it cannot flush: $(cat "$T/smb-w.log")"
 [ "$(col "$T/smb-w" sync_policy)" = "none none " ] || fail "smb rows claim a sync: $(col "$T/smb-w" sync_policy)"
 [ "$(col "$T/smb-w" share_protocol)" = "smb asked min=SMB3 encrypt=default signing=default smb asked min=SMB3 encrypt=default signing=default " ] \
   || fail "smb share_protocol: $(col "$T/smb-w" share_protocol)"
-echo "ok: NFS and SMB wrote (verified by reading back) and read 24 MiB twice each, byte for byte; SMB rows claim no sync"
+echo "ok: NFS and SMB wrote (verified by reading back) and read 24 MiB twice each, byte for byte, and read a file they laid out; SMB rows claim no sync"
 
 # --- refused in one line
 refused bad-url '"\.\." are not allowed' 2 nfs_sender --to "nfs://$NAS_IP/x/../etc"

@@ -88,7 +88,7 @@ TEST(Registry, RefusalsFollowTheCapabilities) {
   // NFS writes FILE_SYNC for dsync, but has no O_DIRECT.
   const TransportKind nfs = *Parse<TransportKind>("nfs");
   EXPECT_EQ(asks(nfs, everything),
-            (std::vector<Ask>{Ask::kVerify, Ask::kWriteMode, Ask::kSshLogin, Ask::kReadLaidOut, Ask::kReadCache}));
+            (std::vector<Ask>{Ask::kVerify, Ask::kWriteMode, Ask::kSshLogin, Ask::kReadCache}));
   TransportAsks dsync;
   dsync.write_mode = WriteMode::kDsync;
   EXPECT_TRUE(RefusalsFor(nfs, dsync).empty());
