@@ -87,8 +87,7 @@ TEST(Registry, RefusalsFollowTheCapabilities) {
             (std::vector<Ask>{Ask::kVerify, Ask::kWriteMode, Ask::kRead, Ask::kReadLaidOut, Ask::kReadCache}));
   // NFS writes FILE_SYNC for dsync, but has no O_DIRECT.
   const TransportKind nfs = *Parse<TransportKind>("nfs");
-  EXPECT_EQ(asks(nfs, everything),
-            (std::vector<Ask>{Ask::kVerify, Ask::kWriteMode, Ask::kSshLogin, Ask::kReadCache}));
+  EXPECT_EQ(asks(nfs, everything), (std::vector<Ask>{Ask::kVerify, Ask::kWriteMode, Ask::kSshLogin, Ask::kReadCache}));
   TransportAsks dsync;
   dsync.write_mode = WriteMode::kDsync;
   EXPECT_TRUE(RefusalsFor(nfs, dsync).empty());
