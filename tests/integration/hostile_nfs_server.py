@@ -144,6 +144,7 @@ class Fs:
     def __init__(self, args):
         self.mode = args.mode
         self.max_file = args.max_file
+        self.tiny_xfer = args.tiny_xfer
         self.lock = threading.Lock()
         self.root = File(1, "", b"", is_dir=True)
         self.files = {BIG: File(2, BIG, content(args.size))}
@@ -315,7 +316,7 @@ class Nfs:
                         + u64(1 << 20) + u64(1 << 19) + u64(1 << 19) + u32(0))
             if proc == 19:  # FSINFO
                 f = fs.by_fh(u.opaque(64))
-                xfer = TINY_XFER if fs.mode == "tiny-wsize" else HONEST_XFER
+                xfer = fs.tiny_xfer if fs.mode == "tiny-wsize" else HONEST_XFER
                 return (fs.post_op_attr(f) + u32(xfer) + u32(xfer) + u32(4096) + u32(xfer) + u32(xfer)
                         + u32(4096) + u32(4096) + u64((1 << 63) - 1) + u32(0) + u32(1) + u32(0x1b))
             if proc == 20:  # PATHCONF
@@ -341,8 +342,9 @@ class Nfs:
         eof = offset + len(data) >= len(f.data)
         said = len(data)
         if fs.mode == "read-overlong":
-            # More than asked: the next bytes of the file, zeros past its end.
-            extra = 4096
+            # More than asked: the next bytes of the file, zeros past its end. Little
+            # more: a reply past rtmax + 4 KiB would meet libnfs's own PDU limit first.
+            extra = 1024
             data = bytes(f.data[offset:offset + count + extra])
             data += b"\0" * (count + extra - len(data))
             said = len(data)
@@ -517,6 +519,7 @@ def main():
     p.add_argument("--pmap-port", type=int, default=PMAP_PORT)
     p.add_argument("--size", type=int, default=8 << 20, help="big.bin's size in bytes")
     p.add_argument("--max-file", type=int, default=64 << 20, help="largest file a client may write")
+    p.add_argument("--tiny-xfer", type=int, default=TINY_XFER, help="tiny-wsize: the rtmax and wtmax offered")
     p.add_argument("--lifetime", type=float, default=600, help="seconds before it exits on its own")
     p.add_argument("--write-content", metavar="FILE", help="write big.bin's bytes to FILE and exit")
     args = p.parse_args()
