@@ -572,18 +572,10 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
 // A share's URL and login file, as the sender's --to and --smb-credentials: the URL is
 // checked by the transport's own parser; the file must be absolute and is read (and
 // refused unless private) by the transport itself. The transport's other flags keep
-// their defaults.
+// their defaults. (SetJobTransport refused an SSH login and a file the transport cannot use.)
 absl::Status SetJobShare(const proto::SenderJob& job, RunOptions& o) {
-  const TransportEntry& entry = TransportFor(o.transport);
-  if (!job.ssh_host().empty() || !job.ssh_user().empty() || job.ssh_port() != 0 || !job.ssh_dir().empty() ||
-      !job.ssh_identity().empty() || !job.ssh_known_hosts().empty()) {
-    return absl::InvalidArgumentError(absl::StrCat("transport ", Name(o.transport), " takes no SSH login"));
-  }
-  if (absl::Status checked = entry.check_url(job.to()); !checked.ok()) return checked;
+  if (absl::Status checked = TransportFor(o.transport).check_url(job.to()); !checked.ok()) return checked;
   if (!job.share_credentials().empty()) {
-    if (!entry.caps.credentials_file) {
-      return absl::InvalidArgumentError(absl::StrCat("transport ", Name(o.transport), " takes no share_credentials"));
-    }
     if (absl::Status s = CheckLoginText("share_credentials", job.share_credentials(), 4096); !s.ok()) return s;
     if (!absl::StartsWith(job.share_credentials(), "/")) {
       return absl::InvalidArgumentError("share_credentials must be an absolute path on the agent's host");
@@ -604,17 +596,19 @@ absl::Status SetJobTransport(const proto::SenderJob& job, RunOptions& o) {
   const TransportCaps& caps = TransportFor(o.transport).caps;
   const bool login_given = !job.ssh_host().empty() || !job.ssh_user().empty() || job.ssh_port() != 0 ||
                            !job.ssh_dir().empty() || !job.ssh_identity().empty() || !job.ssh_known_hosts().empty();
+  if (login_given && !caps.ssh_login) {
+    return absl::InvalidArgumentError(absl::StrCat("transport ", Name(o.transport), " takes no SSH login"));
+  }
+  if (!job.share_credentials().empty() && !caps.credentials_file) {
+    return absl::InvalidArgumentError(absl::StrCat("transport ", Name(o.transport), " takes no share_credentials"));
+  }
   if (caps.agent) {
-    if (login_given)
-      return absl::InvalidArgumentError(absl::StrCat("transport ", Name(o.transport), " takes no SSH login"));
     auto to = ParseHostPort(job.to(), kAgentPort);
     if (!to.ok()) return to.status();
     o.to = *to;
     return absl::OkStatus();
   }
   if (caps.url) return SetJobShare(job, o);
-  if (!job.share_credentials().empty())
-    return absl::InvalidArgumentError(absl::StrCat("transport ", Name(o.transport), " takes no share_credentials"));
   if (!caps.ssh_login || !job.to().empty()) {
     return absl::InvalidArgumentError(absl::StrCat("transport ", Name(o.transport), " needs an SSH login and no `to`"));
   }
