@@ -185,7 +185,10 @@ void AddReadClientFigures(const PipelineResult& r, int64_t start_ns, bool local_
   if (r.cpu_busy_pct >= 0) row->set_cpu_busy_pct(r.cpu_busy_pct);
   AddSamples(r.samples, row);
   if (r.end != PipelineEnd::kOk) {
-    row->set_status(Name(r.end == PipelineEnd::kFailed ? Status::kFailed : Status::kAborted));
+    // A source that broke off with an error of its own (a share's malformed reply, a
+    // timeout) is a failed read; aborted is for a stop or a far end that closed.
+    const bool aborted = r.end == PipelineEnd::kAborted && absl::IsAborted(r.status);
+    row->set_status(Name(aborted ? Status::kAborted : Status::kFailed));
     row->set_error(std::string(r.status.message()));
     return;
   }

@@ -399,7 +399,8 @@ class Server:
                 return accepted(xid, PROC_UNAVAIL)
             try:
                 body = u32(NFS3_OK) + self.nfs.call(proc, u)
-                log("%s NFS3 %s: ok" % (peer, NFS_NAMES[proc]))
+                log("%s NFS3 %s: ok%s" % (peer, NFS_NAMES[proc], "" if self.args.mode == "honest" else
+                                             " (mode %s)" % self.args.mode))
             except NfsError as e:
                 log("%s NFS3 %s: status %d" % (peer, NFS_NAMES[proc], e.status))
                 body = u32(e.status) + ERROR_TAIL[proc]
