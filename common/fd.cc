@@ -152,7 +152,8 @@ absl::StatusOr<std::string> ReadFileBounded(const std::string& path, size_t max_
 }
 
 absl::StatusOr<std::string> ReadPrivateFile(const std::string& path, const std::string& what, size_t max_bytes) {
-  Fd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+  // O_NONBLOCK: a FIFO named here must not hold the open until something writes to it.
+  Fd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
   if (!fd.valid()) return ErrnoStatus(errno, what);
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) return ErrnoStatus(errno, what);

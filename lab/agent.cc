@@ -357,6 +357,12 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
     if ((job.size() == 0) == job.file().empty()) return absl::InvalidArgumentError("give a size or a file");
     SenderOptions o;
     if (absl::Status s = SetJobTransport(job, o); !s.ok()) return s;
+    if (!job.share_credentials().empty()) {
+      // A login file the peer names: only one under this agent's --allow-source
+      // directories, as a file to send is, never any file root can read.
+      auto credentials = OpenAllowedSource(job.share_credentials(), options_.allowed_sources);
+      if (!credentials.ok()) return credentials.status();
+    }
     o.token = options_.token;
     if (!job.file().empty()) {
       auto file = OpenAllowedSource(job.file(), options_.allowed_sources);

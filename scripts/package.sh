@@ -73,7 +73,8 @@ chmod 0755 "$root/usr/bin/nasperf"
 shlibs=$(mktemp -d)
 mkdir "$shlibs/debian"
 printf 'Source: nasperf\n\nPackage: nasperf\nArchitecture: amd64\n' >"$shlibs/debian/control"
-depends=$(cd "$shlibs" && dpkg-shlibdeps -O -e "$root/usr/bin/nasperf" 2>/dev/null | sed -n 's/^shlibs:Depends=//p')
+depends=$(cd "$shlibs" && { dpkg-shlibdeps -O -e "$root/usr/bin/nasperf" 2>"$shlibs/err" || cat "$shlibs/err" >&2; } |
+  sed -n 's/^shlibs:Depends=//p')
 rm -rf "$shlibs"
 [ -n "$depends" ] || { echo "package: dpkg-shlibdeps found no Depends for $deb_binary" >&2; exit 1; }
 install -D -m0644 scripts/deb/nasperf-agent.service "$root/lib/systemd/system/nasperf-agent.service"

@@ -682,7 +682,10 @@ absl::Status NfsTransport::Start(const std::string& run_id, uint64_t length, con
       if (!laid_out.ok()) return laid_out.status();
       laid_out_ = *laid_out;
     }
-    if (absl::Status st = StartReads(s, say); !st.ok()) return st;
+    if (absl::Status st = StartReads(s, say); !st.ok()) {
+      if (!laid_out_.empty()) (void)fs.Unlink(laid_out_);  // Finish is not called after a failed Start
+      return st;
+    }
   } else {
     free_text = run_.Start(&fs, s.where(), s.dir(), length, fs.CanSync());
     if (!free_text.ok()) return free_text.status();

@@ -376,20 +376,22 @@ absl::Status SmbTransport::Start(const std::string& run_id, uint64_t length, con
   }
   std::string free_text = "a read";
   if (options_.direction == Direction::kRead) {
-    read_path_ = PathInDir(url_.dir, options_.remote_file);
     if (options_.remote_file.empty()) {
+      // The last step that can fail: Finish, which removes the file, follows a Start that worked.
       absl::StatusOr<std::string> laid_out = run_.LayOutReadFile(fs, url_.dir, run_id, length);
       if (!laid_out.ok()) return laid_out.status();
       read_path_ = *laid_out;
+      read_length_ = length;
       free_text = "a read of a file laid out first, untimed";
-    }
-    const std::string& path = read_path_;
-    absl::StatusOr<struct stat> file = fs.Stat(path);
-    if (!file.ok()) return absl::Status(file.status().code(), absl::StrCat("remote file ", file.status().message()));
-    read_length_ = static_cast<uint64_t>(std::max<off_t>(file->st_size, 0));
-    if (!S_ISREG(file->st_mode) || read_length_ == 0 || read_length_ > kMaxReadLength) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(client_->where(), ": ", path, " is not a regular file of 1 byte to 1 PiB"));
+    } else {
+      read_path_ = PathInDir(url_.dir, options_.remote_file);
+      absl::StatusOr<struct stat> file = fs.Stat(read_path_);
+      if (!file.ok()) return absl::Status(file.status().code(), absl::StrCat("remote file ", file.status().message()));
+      read_length_ = static_cast<uint64_t>(std::max<off_t>(file->st_size, 0));
+      if (!S_ISREG(file->st_mode) || read_length_ == 0 || read_length_ > kMaxReadLength) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(client_->where(), ": ", read_path_, " is not a regular file of 1 byte to 1 PiB"));
+      }
     }
   } else {
     absl::StatusOr<std::string> started = run_.Start(&fs, client_->where(), url_.dir, length, fs.CanSync());

@@ -422,22 +422,25 @@ constexpr double kServerRunningPct = 80;
 void Watcher::Tick(Copy& c, int64_t now) {
   if (!c.wrote) return;
   if (now - c.last_ns <= kLookAfterWriteNs) {
+    bool ask_smbstatus = false;
     if (!c.server && now >= c.next_find_ns && c.size - c.base >= o_.min_bytes) {
       c.next_find_ns = now + kFindEveryNs;
       std::optional<Writer> w = FindWriter(Abs(c.rel), o_.proc, getpid());
       if (!w) w = FindKernelNfsd(Abs(c.rel), o_.proc);
       if (w) c.server.emplace(*w, o_.proc);
-      if (w && absl::StartsWith(w->comm, "smbd") && !w->pids.empty()) {
-        // Asked while the copy runs: smbstatus lists a session only while it lasts.
-        absl::StatusOr<std::string> negotiated = NegotiatedSmb(w->pids.front(), o_.proc);
-        if (negotiated.ok()) {
-          c.share_protocol = *negotiated;
-        } else {
-          c.share_protocol_unknown = std::string(negotiated.status().message());
-        }
-      }
+      ask_smbstatus = w && absl::StartsWith(w->comm, "smbd") && !w->pids.empty();
     }
     if (c.server) c.server->Look(now);
+    if (ask_smbstatus) {
+      // Asked while the copy runs (smbstatus lists a session only while it lasts), after
+      // the first look: it takes a moment, and the look's clock reading is `now`.
+      absl::StatusOr<std::string> negotiated = NegotiatedSmb(c.server->pid(), o_.proc);
+      if (negotiated.ok()) {
+        c.share_protocol = *negotiated;
+      } else {
+        c.share_protocol_unknown = std::string(negotiated.status().message());
+      }
+    }
     std::optional<uint64_t> dirty = ParseDirtyBytes(ReadFileBounded(o_.proc + "/meminfo", 1 << 16).value_or(""));
     if (dirty) c.dirty_peak = std::max(c.dirty_peak.value_or(0), *dirty);
   }
@@ -643,7 +646,8 @@ proto::TransferReport Watcher::RowOf(Copy& c, ObservedFigures* f, std::string* d
     if (s.busiest_thread_pct >= 0) row.set_cpu_busy_pct(s.busiest_thread_pct);
     f->server_cpu_pct = s.busiest_thread_pct;
     if (s.looks >= 3) f->server_blocked_pct = s.blocked_pct;
-    if (s.looks >= kMinRunningLooks) f->server_running_pct = s.running_pct;
+    // The kernel's nfsd threads serve every client: one of them busy says nothing of this copy.
+    if (s.looks >= kMinRunningLooks && !s.kernel_nfsd) f->server_running_pct = s.running_pct;
     f->server_quota_pct = s.quota_throttled_pct;
     detail.push_back(absl::StrFormat(
         "served by %s: busiest thread %s on a CPU, a thread on or queued for one at %s and "
@@ -803,7 +807,7 @@ std::string ObservedVerdict(const ObservedFigures& f, std::string* why) {
         f.server_quota_pct, parts);
     return Name(Bottleneck::kServerCpu);
   }
-  if (f.server_running_pct >= kServerRunningPct) {
+  if (f.server_running_pct >= kServerRunningPct && f.server_blocked_pct < kBlockedPct) {
     *why = absl::StrFormat(
         "server-cpu: one of the serving process's threads was on or queued for a CPU at %.0f %% of the looks, "
         "its work passing between threads (%s)",

@@ -239,6 +239,7 @@ void ServerProcess::Look(int64_t now_ns) {
     const std::optional<int64_t> demand = schedstat.ok() ? ParseSchedstatDemand(*schedstat) : std::nullopt;
     if (!demand) continue;
     first_seen_.emplace(dir, std::make_pair(now_ns, *demand));
+    last_seen_[dir] = std::make_pair(now_ns, *demand);
     look.demand[dir] = *demand;
   }
   look.quota = cpu_stat_.empty() ? std::nullopt : ParseCpuStatThrottling(ReadFileBounded(cpu_stat_, 4096).value_or(""));
@@ -268,11 +269,21 @@ ServerFigures ServerProcess::Figures(int64_t end_ns) const {
       f.quota_throttled_pct = 100.0 * static_cast<double>(throttled) / static_cast<double>(periods);
     }
   }
+  // Each thread's demand at the end look, or at its last sight before it for one that
+  // had ended by then.
+  std::map<std::string, int64_t> end_demand;
+  for (const auto& [dir, seen] : last_seen_) {
+    if (auto at_end = last.demand.find(dir); at_end != last.demand.end()) {
+      end_demand[dir] = at_end->second;
+    } else if (seen.first <= last.ns) {
+      end_demand[dir] = seen.second;
+    }
+  }
   int64_t span_ns = 0;
-  for (const auto& [dir, demand] : last.demand) span_ns = std::max(span_ns, last.ns - first_seen_.at(dir).first);
+  for (const auto& [dir, demand] : end_demand) span_ns = std::max(span_ns, last.ns - first_seen_.at(dir).first);
   if (span_ns <= 0) return f;
   f.busiest_thread_pct = 0;
-  for (const auto& [dir, demand] : last.demand) {
+  for (const auto& [dir, demand] : end_demand) {
     const double pct = 100.0 * static_cast<double>(demand - first_seen_.at(dir).second) / static_cast<double>(span_ns);
     f.busiest_thread_pct = std::max(f.busiest_thread_pct, std::min(100.0, pct));
   }

@@ -84,6 +84,7 @@ class ServerProcess {
   // One look at the process's threads (at most kMaxSampledThreads in all); a process
   // that has ended is not looked at again and keeps what was seen.
   void Look(int64_t now_ns);
+  int pid() const { return writer_.pids.empty() ? 0 : writer_.pids.front(); }
   // The figures up to the first look at or after `end_ns` (the copy's last write): the
   // looks after it, while the watch waits to be sure the copy ended, are idle time that
   // is not the copy's. Of the last kKeptLooks looks; by default up to the last one.
@@ -102,8 +103,9 @@ class ServerProcess {
   std::string cpu_stat_;                                    // its CPU cgroup's cpu.stat; "" none
   std::optional<std::pair<int64_t, int64_t>> first_quota_;  // at the first look that read it
   bool gone_ = false;
-  // Each thread's first sight (ns, demand), by /proc/PID/task/TID.
-  std::map<std::string, std::pair<int64_t, int64_t>> first_seen_;
+  // Each thread's first and latest sight (ns, demand), by /proc/PID/task/TID: a thread
+  // that did work and then ended (an I/O pool's) still counts.
+  std::map<std::string, std::pair<int64_t, int64_t>> first_seen_, last_seen_;
   std::deque<LookRecord> recent_;  // the last kKeptLooks looks
 };
 

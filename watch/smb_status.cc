@@ -1,5 +1,6 @@
 #include "watch/smb_status.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -81,10 +82,23 @@ absl::StatusOr<std::string> NegotiatedSmb(int pid, const std::string& proc) {
     }
   }
   if (smbstatus == nullptr) return absl::NotFoundError("no smbstatus on this host (Samba's tools)");
+  // Anyone can name a process smbd: only root's is asked about, and only with a
+  // configuration file root owns and only root may change, since smbstatus (as root)
+  // loads it.
+  const std::string status = ReadFileBounded(absl::StrCat(proc, "/", pid, "/status"), 1 << 14).value_or("");
+  if (!absl::StrContains(status, "\nUid:\t0\t")) {
+    return absl::PermissionDeniedError(absl::StrCat("smbd[", pid, "] is not root's: smbstatus not asked"));
+  }
   absl::StatusOr<std::string> cmdline = ReadFileBounded(absl::StrCat(proc, "/", pid, "/cmdline"), 1 << 16);
   if (!cmdline.ok()) return cmdline.status();
   std::vector<std::string> argv{smbstatus, "--json"};
   if (const std::string conf = SmbdConfigFile(*cmdline); !conf.empty()) {
+    struct stat st {};
+    if (conf[0] != '/' || ::stat(conf.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != 0 ||
+        (st.st_mode & 022) != 0) {
+      return absl::PermissionDeniedError(
+          absl::StrCat("smbd[", pid, "]'s configuration is not a file only root may change: smbstatus not asked"));
+    }
     argv.push_back("-s");
     argv.push_back(conf);
   }

@@ -23,7 +23,8 @@ std::string SmbdConfigFile(absl::string_view cmdline);
 std::optional<std::string> SmbSessionOf(absl::string_view json, int pid);
 
 // Runs smbstatus (its usual paths; with smbd's own -s file) for smbd `pid`, at most
-// 3 s and 1 MiB, and describes that process's session as SmbSessionOf does.
+// 3 s and 1 MiB, and describes that process's session as SmbSessionOf does. Only for
+// an smbd running as root with a configuration file only root may change.
 absl::StatusOr<std::string> NegotiatedSmb(int pid, const std::string& proc = "/proc");
 
 }  // namespace nasperf

@@ -12,11 +12,12 @@ source "$(dirname "$0")/lib.sh"
 
 lab_up --mtu 1500 --rate 1gbit --disk-size 512M
 lab_shares
-lab_agent c client
+# The login file must lie under the sending agent's --allow-source directories.
+lab_agent c client --allow-source "$(dirname "$SMB_CREDENTIALS")"
 lab_agent observer nas --target "$CACHE"
 
 size=16777216
-plan() {  # OUT: the plan, its results into OUT
+plan() {  # OUT [CREDENTIALS]: the plan, its results into OUT
   cat <<PLAN
 label = "shares-lab"
 [collector]
@@ -38,7 +39,7 @@ verify = true
 from = "client"
 transport = "smb"
 to = "smb://$NAS_IP/cache"
-credentials = "$SMB_CREDENTIALS"
+credentials = "${2:-$SMB_CREDENTIALS}"
 size = $size
 verify = true
 PLAN
@@ -61,6 +62,14 @@ csv_role_col "$csv" nas share_protocol | grep -q "^smb SMB3_11 signing=" \
   || fail "the smbd row does not say what was negotiated: $(csv_role_col "$csv" nas share_protocol | tr '\n' ';')"
 [ -z "$(ls "$CACHE"/nasperf-* 2>/dev/null)" ] || fail "files left on the share: $(ls "$CACHE")"
 echo "ok: a lab plan wrote over NFS and SMB by URL through the client's agent, both verified, both observed on the NAS"
+
+# A login file outside the agent's --allow-source directories (any file root can read) is
+# refused, in one line naming the rule, and nothing is sent with it.
+plan "$T/outside" /etc/shadow >"$T/outside.toml"
+if on_hop "$NASPERF" lab "$T/outside.toml" >"$T/outside.log" 2>&1; then fail "a login file outside --allow-source was used: $(cat "$T/outside.log")"; fi
+grep -q "/etc/shadow is not a file under this agent's --allow-source directories" "$T/outside.log" \
+  || fail "no line refuses the login file: $(cat "$T/outside.log")"
+echo "ok: a login file outside --allow-source is refused: $(grep -m1 "allow-source" "$T/outside.log")"
 
 # --- smbd in a CPU quota: server-cpu on the NAS row, where the quota held smbd back
 # through nearly all of the copy. The ground truth is the kernel's own account: the
