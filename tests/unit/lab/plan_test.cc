@@ -322,9 +322,10 @@ INSTANTIATE_TEST_SUITE_P(
             "VerifyOverScp", SshTransferPlan("transport = \"scp\"\nto = \"nas:/x\"\nverify = true"),
             "plan.toml:9: [[transfer]] 1: verify: transport = \"scp\" cannot; transport = \"native|sftp|nfs|smb\" can; "
             "compare files with cmp or sha256sum"},
-        BadPlan{"ReadOverSftp", SshTransferPlan("transport = \"sftp\"\nto = \"nas:/x\"\ndirection = \"read\""),
-                "plan.toml:9: [[transfer]] 1: direction: transport = \"sftp\" cannot; transport = \"native|nfs|smb\" can "
-                "(a plan's read streams a file `to` lays out)"},
+        BadPlan{
+            "ReadOverSftp", SshTransferPlan("transport = \"sftp\"\nto = \"nas:/x\"\ndirection = \"read\""),
+            "plan.toml:9: [[transfer]] 1: direction: transport = \"sftp\" cannot; transport = \"native|nfs|smb\" can "
+            "(a plan's read streams a file `to` lays out)"},
         BadPlan{"SftpToAHostName", GoodWith("to = \"nas\"", "to = \"nas\"\ntransport = \"sftp\""),
                 "plan.toml:20: [[transfer]] 1: to: transport = \"sftp\" logs in over SSH: expected "
                 "[user@]host:/remote/dir"},
