@@ -10,6 +10,9 @@
 # by a cgroup quota, whose throttled time says when the quota held it back.
 source "$(dirname "$0")/lib.sh"
 
+# The CPU quota's group first: cleanups run last-made first, so it is removed after the
+# lab (and its smbd) is down, when nothing is left in it.
+cpu_quota smbcpu 5
 lab_up --mtu 1500 --rate 1gbit --disk-size 512M
 lab_shares
 # The login file must lie under the sending agent's --allow-source directories.
@@ -84,7 +87,6 @@ smb_copy() {  # OUT: one encrypted SMB copy of 64 MiB, observed on the NAS
 smb_copy "$T/cpu-free"
 verdict=$(csv_role_col "$T/cpu-free/transfers.csv" nas bottleneck)
 if [ -z "$verdict" ] || [ "$verdict" = server-cpu ]; then fail "smbd with all the CPU it wants was called '$verdict'"; fi
-cpu_quota smbcpu 5
 for pid in $(ip netns pids "$NASPERF_LAB-nas"); do
   case $(cat "/proc/$pid/comm" 2>/dev/null) in smbd*) echo "$pid" >"$smbcpu_CGROUP/cgroup.procs" ;; esac
 done
