@@ -134,9 +134,6 @@ failed_row read-count-mismatch "a malformed READ reply at byte 0: count 1048576,
 failed_row read-short "/big.bin gave 524288 of 1048576 bytes at offset 0 (the file shrank, or the server cut the read short)"
 failed_row silent "a read at byte 0 failed: no answer (--nfs-timeout)"
 grep -q "NFS3 READ: never answered" "$T/server-silent.log" || fail "silent: the server answered its READs"
-if [ "$ELAPSED_MS" -lt 2500 ] || [ "$ELAPSED_MS" -gt 10000 ]; then
-  fail "silent: failed after ${ELAPSED_MS} ms, not after --nfs-timeout 3"
-fi
 refused huge-size "/big.bin is said to hold 4611686018427387904 bytes \(more than 1 PiB\)"
 # libnfs 4.0 refuses an rtmax or wtmax under 8 KiB at its mount, before nasperf's own
 # 4 KiB floor is asked; either refusal names the mount.
