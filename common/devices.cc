@@ -204,8 +204,6 @@ void ProbeBtrfs(int dir, const std::string& sys, FsFacts* facts) {
   }
 }
 
-// ZFS names its vdevs only in `zpool status`; where the tool lives on NAS systems.
-constexpr const char* kZpoolPaths[] = {"/usr/sbin/zpool", "/sbin/zpool", "/usr/local/sbin/zpool"};
 constexpr int kZpoolTimeoutMs = 2000;
 constexpr unsigned long kZfsSuperMagic = 0x2fc12fc1;
 
@@ -215,11 +213,10 @@ void ProbeZfs(const std::string& sys, FsFacts* facts) {
   if (!mount || mount->fstype != "zfs") return;
   const std::string pool = ZfsPool(mount->source);
   if (pool.empty()) return;
-  for (const char* zpool : kZpoolPaths) {
-    if (::access(zpool, X_OK) != 0) continue;
+  // ZFS names its vdevs only in `zpool status`; where the tool lives on NAS systems.
+  if (const char* zpool = FirstExecutable({"/usr/sbin/zpool", "/sbin/zpool", "/usr/local/sbin/zpool"})) {
     absl::StatusOr<std::string> status = RunForOutput({zpool, "status", "-P", pool}, kZpoolTimeoutMs, 1 << 20);
     if (status.ok()) facts->zfs = ZpoolDevices(ParseZpoolStatus(*status), sys);
-    return;
   }
 }
 
@@ -472,6 +469,13 @@ std::string ZfsPool(absl::string_view dataset) {
     if (!absl::ascii_isalnum(c) && c != '_' && c != '-' && c != '.' && c != ':') return "";
   }
   return std::string(pool);
+}
+
+const char* FirstExecutable(std::initializer_list<const char*> paths) {
+  for (const char* path : paths) {
+    if (::access(path, X_OK) == 0) return path;
+  }
+  return nullptr;
 }
 
 absl::StatusOr<std::string> RunForOutput(const std::vector<std::string>& argv, int timeout_ms, size_t max_bytes) {

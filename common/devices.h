@@ -6,6 +6,7 @@
 #define NASPERF_COMMON_DEVICES_H_
 
 #include <cstddef>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
@@ -89,6 +90,8 @@ std::string ZfsPool(absl::string_view dataset);
 // within timeout_ms, after which it is killed (DEADLINE_EXCEEDED when its output did not
 // end by then). For `zpool status -P`, the only place ZFS names its vdevs.
 absl::StatusOr<std::string> RunForOutput(const std::vector<std::string>& argv, int timeout_ms, size_t max_bytes);
+// The first of `paths` this process may execute (a tool's usual places), or nullptr.
+const char* FirstExecutable(std::initializer_list<const char*> paths);
 
 // The kernel name behind a device path (following /dev/disk/by-id links), as a whole disk;
 // empty when it names no block device.

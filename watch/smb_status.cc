@@ -1,7 +1,6 @@
 #include "watch/smb_status.h"
 
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <string>
@@ -22,8 +21,6 @@ namespace {
 constexpr int kSmbstatusTimeoutMs = 3000;
 constexpr size_t kMaxSmbstatusBytes = 1 << 20;
 constexpr size_t kMaxWordChars = 32;
-constexpr const char* kSmbstatusPaths[] = {"/usr/bin/smbstatus", "/usr/sbin/smbstatus", "/usr/local/bin/smbstatus",
-                                           "/usr/local/samba/bin/smbstatus"};
 
 // A word from smbstatus as the row may carry it: letters, digits and -_. only.
 std::string SafeWord(const std::string& word) {
@@ -74,13 +71,8 @@ std::optional<std::string> SmbSessionOf(absl::string_view json, int pid) {
 }
 
 absl::StatusOr<std::string> NegotiatedSmb(int pid, const std::string& proc) {
-  const char* smbstatus = nullptr;
-  for (const char* path : kSmbstatusPaths) {
-    if (::access(path, X_OK) == 0) {
-      smbstatus = path;
-      break;
-    }
-  }
+  const char* smbstatus = FirstExecutable(
+      {"/usr/bin/smbstatus", "/usr/sbin/smbstatus", "/usr/local/bin/smbstatus", "/usr/local/samba/bin/smbstatus"});
   if (smbstatus == nullptr) return absl::NotFoundError("no smbstatus on this host (Samba's tools)");
   // Anyone can name a process smbd: only root's is asked about, and only with a
   // configuration file root owns and only root may change, since smbstatus (as root)

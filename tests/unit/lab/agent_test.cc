@@ -100,13 +100,16 @@ TEST(SetJobTransport, AnSftpJobBecomesAnSshLogin) {
   EXPECT_EQ(n.to.port, 7600);
 }
 
+// A job SetJobTransport refuses as invalid, with `want` in its one line.
+void ExpectRefused(const proto::SenderJob& job, const std::string& want) {
+  RunOptions o;
+  absl::Status s = SetJobTransport(job, o);
+  EXPECT_TRUE(absl::IsInvalidArgument(s)) << want << ": " << s;
+  EXPECT_NE(std::string(s.message()).find(want), std::string::npos) << s;
+}
+
 TEST(SetJobTransport, HostileLoginsAreRefused) {
-  auto refused = [](proto::SenderJob job, const std::string& want) {
-    RunOptions o;
-    absl::Status s = SetJobTransport(job, o);
-    EXPECT_TRUE(absl::IsInvalidArgument(s)) << want << ": " << s;
-    EXPECT_NE(std::string(s.message()).find(want), std::string::npos) << s;
-  };
+  const auto refused = ExpectRefused;
   proto::SenderJob job = SftpJob();
   job.set_transport("smb");
   refused(job, "smb");
@@ -147,12 +150,7 @@ TEST(SetJobTransport, AShareJobBecomesAUrlAndALoginFile) {
   EXPECT_EQ(o.share.url, "smb://root@198.18.1.10/cache");
   EXPECT_EQ(o.share.smb_credentials, "/root/.smbcred");
 
-  auto refused = [](proto::SenderJob bad, const std::string& want) {
-    RunOptions r;
-    absl::Status s = SetJobTransport(bad, r);
-    EXPECT_TRUE(absl::IsInvalidArgument(s)) << want << ": " << s;
-    EXPECT_NE(std::string(s.message()).find(want), std::string::npos) << s;
-  };
+  const auto refused = ExpectRefused;
   proto::SenderJob bad = job;
   bad.set_to("smb://nas/x/../etc");
   refused(bad, "are not allowed");
