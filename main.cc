@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
       AddReceiverCommand(app),  AddSenderCommand(app), AddAgentCommand(app),       AddLabCommand(app),
       AddCollectorCommand(app), AddFlushCommand(app),  AddFingerprintCommand(app), AddProbeCommand(app),
       AddDemoCommand(app),      AddReportCommand(app), AddCompareCommand(app),     AddWatchCommand(app),
+      AddSmbWorkerCommand(app),
   };
   try {
     app.parse(argc, argv);

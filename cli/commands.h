@@ -35,5 +35,7 @@ Command AddLabCommand(CLI::App& app);     // cli/lab_command.cc
 Command AddReportCommand(CLI::App& app);  // cli/report_command.cc
 Command AddCompareCommand(CLI::App& app);
 Command AddWatchCommand(CLI::App& app);  // cli/watch_command.cc
+// Hidden: a parallel SMB stream's worker process, which SMB runs start themselves.
+Command AddSmbWorkerCommand(CLI::App& app);
 
 }  // namespace nasperf::cli

@@ -29,6 +29,7 @@
 #include "ssh/remote_start.h"
 #include "transport/path_check.h"
 #include "transport/registry.h"
+#include "transport/smb.h"
 
 namespace nasperf::cli {
 namespace {
@@ -594,5 +595,11 @@ Command AddSenderCommand(CLI::App& app) { return CommandOf<SenderFlags>(app, Add
 Command AddProbeCommand(CLI::App& app) { return CommandOf<ProbeFlags>(app, AddProbe, RunProbeCommand); }
 
 Command AddDemoCommand(CLI::App& app) { return CommandOf<DemoFlags>(app, AddDemo, RunDemo); }
+
+Command AddSmbWorkerCommand(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand(kSmbWorkerCommand, "A parallel SMB stream's worker (started by SMB runs)");
+  cmd->group("");  // not in --help: nobody runs it by hand
+  return Command{cmd, [] { return RunSmbWorker(); }};
+}
 
 }  // namespace nasperf::cli

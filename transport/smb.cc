@@ -19,6 +19,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "common/clock.h"
 #include "common/fd.h"
 #include "common/log.h"
@@ -27,6 +29,7 @@
 #include "common/validate.h"
 #include "datapath/rows.h"
 #include "datapath/write_pipeline.h"
+#include "transport/fs_worker.h"
 #include "transport/remote_fs.h"
 #include "transport/smb.h"
 
@@ -39,6 +42,7 @@ namespace {
 constexpr char kComponent[] = "sender";
 constexpr size_t kMaxCallBytes = 8 << 20;  // one SMB WRITE or READ per call at most (libsmbclient's largest)
 constexpr size_t kReadSize = 1 << 20;
+constexpr int kBusyUnlinkAttempts = 15;  // 200 ms apart
 
 // libsmbclient is not thread-safe, even with one context per thread: every call into
 // it holds this lock.
@@ -246,6 +250,9 @@ class SmbFile : public RemoteFile {
 class SmbFs : public RemoteFs {
  public:
   SmbFs(SmbClient& c, size_t write_size) : c_(c), write_size_(write_size) {}
+  // A worker's (transport/fs_worker.h): the file system owns its connection.
+  SmbFs(std::unique_ptr<SmbClient> owned, size_t write_size)
+      : owned_(std::move(owned)), c_(*owned_), write_size_(write_size) {}
   const std::string& Where() const override { return c_.where(); }
 
   absl::StatusOr<std::unique_ptr<RemoteFile>> Create(const std::string& path) override {
@@ -276,12 +283,20 @@ class SmbFs : public RemoteFs {
     return absl::UnimplementedError("libsmbclient has no flush call (the server writes when it closes the file)");
   }
 
+  // A file still open in another connection is busy (a sharing violation): after a
+  // stream's worker died, its smbd holds the file until it sees the connection gone,
+  // so a busy file is tried again for a few seconds.
   absl::Status Unlink(const std::string& path) override {
-    absl::MutexLock lock(&SmbLock());
-    if (smbc_getFunctionUnlink(c_.ctx())(c_.ctx(), c_.UrlOf(path).c_str()) != 0) {
-      return c_.Failure(absl::StrCat("cleanup: remove ", path), errno);
+    const std::string url = c_.UrlOf(path);
+    int err = 0;
+    for (int attempt = 0; attempt < kBusyUnlinkAttempts; ++attempt) {
+      if (attempt > 0) absl::SleepFor(absl::Milliseconds(200));
+      absl::MutexLock lock(&SmbLock());
+      if (smbc_getFunctionUnlink(c_.ctx())(c_.ctx(), url.c_str()) == 0) return absl::OkStatus();
+      err = errno;
+      if (err != EBUSY) break;
     }
-    return absl::OkStatus();
+    return c_.Failure(absl::StrCat("cleanup: remove ", path), err);
   }
 
   // What is at `path`: its stat, or why there is none.
@@ -309,6 +324,7 @@ class SmbFs : public RemoteFs {
     return std::make_unique<SmbFile>(c_, file, path, write_size_);
   }
 
+  std::unique_ptr<SmbClient> owned_;
   SmbClient& c_;
   const size_t write_size_;
 };
@@ -337,6 +353,42 @@ class SmbSource : public ByteSource {
   int64_t first_request_ns_ = 0;
 };
 
+// What a worker process needs to make this run's connection (fs_worker.h's LOGIN).
+proto::FsWorkerCall WorkerLogin(const ShareOptions& share, const SmbLogin& login) {
+  proto::FsWorkerCall call;
+  call.set_op(proto::FsWorkerCall::LOGIN);
+  call.set_url(share.url);
+  call.set_user(login.user);
+  call.set_password(login.password);
+  call.set_domain(login.domain);
+  call.set_encrypt(share.smb_encrypt);
+  call.set_signing(share.smb_signing);
+  call.set_min_protocol(share.smb_min_protocol);
+  call.set_timeout_s(static_cast<uint32_t>(share.timeout_s));
+  call.set_write_size(share.smb_write_size);
+  return call;
+}
+
+// The worker's side of LOGIN: the connection, as the run's own process would make it.
+absl::StatusOr<std::unique_ptr<RemoteFs>> WorkerSmbFs(const proto::FsWorkerCall& call) {
+  absl::StatusOr<SmbUrl> url = ParseSmbUrl(call.url());
+  if (!url.ok()) return url.status();
+  if (call.write_size() < (64 << 10) || call.write_size() > kMaxCallBytes || call.timeout_s() < 1 ||
+      call.timeout_s() > 3600) {
+    return absl::InvalidArgumentError("a worker's write size or timeout out of range");
+  }
+  ShareOptions share;
+  share.url = call.url();
+  share.smb_encrypt = call.encrypt();
+  share.smb_signing = call.signing();
+  share.smb_min_protocol = call.min_protocol();
+  share.timeout_s = static_cast<int>(call.timeout_s());
+  absl::StatusOr<std::unique_ptr<SmbClient>> client =
+      SmbClient::Open(*url, SmbLogin{call.user(), call.password(), call.domain()}, share);
+  if (!client.ok()) return client.status();
+  return std::unique_ptr<RemoteFs>(new SmbFs(*std::move(client), static_cast<size_t>(call.write_size())));
+}
+
 class SmbTransport : public Transport {
  public:
   SmbTransport(const RunOptions& options, SmbUrl url, SmbLogin login)
@@ -351,12 +403,19 @@ class SmbTransport : public Transport {
 
  private:
   void FillPathCells(proto::TransferReport& row) const;
+  // Where a stream's calls go: its worker process with parallel streams (a new one
+  // when the last one died: the loop goes on), else `local`. An error when there is none.
+  absl::StatusOr<RemoteFs*> FsFor(int stream, SmbFs& local);
+  absl::StatusOr<std::unique_ptr<FsWorker>> StartWorker(int stream) const;
 
   const RunOptions& options_;
   const SmbUrl url_;
   const SmbLogin login_;
   RemoteFsRun run_;
   std::unique_ptr<SmbClient> client_;
+  // --streams above 1: a process per stream, each with its own connection, since
+  // libsmbclient serialises every call of a process.
+  std::vector<std::unique_ptr<FsWorker>> workers_;
   std::string protocol_;
   RemotePathCells path_;  // peer, MTU, link of every row
   uint64_t read_length_ = 0;
@@ -373,6 +432,11 @@ absl::Status SmbTransport::Start(const std::string& run_id, uint64_t length, con
   if (!dir.ok()) return absl::Status(dir.status().code(), absl::StrCat("the directory ", dir.status().message()));
   if (!S_ISDIR(dir->st_mode)) {
     return absl::InvalidArgumentError(absl::StrCat(client_->where(), ": ", url_.dir, " is not a directory"));
+  }
+  for (int i = 0; options_.streams > 1 && i < options_.streams; ++i) {
+    absl::StatusOr<std::unique_ptr<FsWorker>> worker = StartWorker(i);
+    if (!worker.ok()) return worker.status();
+    workers_.push_back(*std::move(worker));
   }
   std::string free_text = "a read";
   if (options_.direction == Direction::kRead) {
@@ -409,6 +473,31 @@ absl::Status SmbTransport::Start(const std::string& run_id, uint64_t length, con
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::unique_ptr<FsWorker>> SmbTransport::StartWorker(int stream) const {
+  const size_t ring = 2 * static_cast<size_t>(std::max(options_.share.smb_write_size, uint64_t{kReadSize}));
+  absl::StatusOr<std::unique_ptr<FsWorker>> worker = FsWorker::Start(
+      kSmbWorkerCommand, client_->where(), WorkerLogin(options_.share, login_), ring, options_.share.timeout_s);
+  if (!worker.ok()) {
+    return absl::Status(worker.status().code(),
+                        absl::StrCat("stream ", stream, "'s SMB process: ", worker.status().message()));
+  }
+  return worker;
+}
+
+absl::StatusOr<RemoteFs*> SmbTransport::FsFor(int stream, SmbFs& local) {
+  if (workers_.empty()) return &local;
+  if (stream < 0 || static_cast<size_t>(stream) >= workers_.size()) {
+    return absl::InternalError(absl::StrCat("stream ", stream, " has no SMB process"));
+  }
+  std::unique_ptr<FsWorker>& worker = workers_[static_cast<size_t>(stream)];  // this stream's thread only
+  if (!worker->alive()) {
+    absl::StatusOr<std::unique_ptr<FsWorker>> fresh = StartWorker(stream);
+    if (!fresh.ok()) return fresh.status();
+    worker = *std::move(fresh);
+  }
+  return worker.get();
+}
+
 void SmbTransport::FillPathCells(proto::TransferReport& row) const {
   path_.Fill(row);
   row.set_share_protocol(protocol_);
@@ -421,10 +510,15 @@ void SmbTransport::Push(const TransferSlot& slot, PayloadSource& source, const P
   PushResult r;
   r.start_wall_ns = WallNanos();
   r.start_ns = MonoNanos();
-  SmbFs fs(*client_, static_cast<size_t>(options_.share.smb_write_size));
+  SmbFs local(*client_, static_cast<size_t>(options_.share.smb_write_size));
+  absl::StatusOr<RemoteFs*> fs = FsFor(slot.stream, local);
+  if (!fs.ok()) {
+    row.set_error(std::string(fs.status().message()));
+    return;
+  }
   const std::function<absl::Status()>& wait = options_.before_first_byte;
   absl::Status status = run_.Write(
-      fs, path, slot.length, source, push,
+      **fs, path, slot.length, source, push,
       [&] {
         absl::Status released = wait ? wait() : absl::OkStatus();
         r.start_wall_ns = WallNanos();  // the barrier's wait is not the transfer's
@@ -433,15 +527,23 @@ void SmbTransport::Push(const TransferSlot& slot, PayloadSource& source, const P
       },
       r);
   run_.RecordRow(r, status, path_.ceiling_mb_per_s(), row);
-  run_.Done(&fs, path, status.ok(), r.first_byte_ns != 0);
+  // A stream whose process died leaves its partial file to this process's connection.
+  const bool worker_died = !workers_.empty() && !workers_[static_cast<size_t>(slot.stream)]->alive();
+  run_.Done(worker_died ? &local : *fs, path, status.ok(), r.first_byte_ns != 0);
 }
 
-void SmbTransport::Pull(const TransferSlot&, BlockWriter* into, const PipelineOptions& pipeline, TransferResult& out) {
+void SmbTransport::Pull(const TransferSlot& slot, BlockWriter* into, const PipelineOptions& pipeline,
+                        TransferResult& out) {
   proto::TransferReport& row = out.sender;
   FillPathCells(row);
   const int64_t start_ns = MonoNanos();
-  SmbFs fs(*client_, static_cast<size_t>(options_.share.smb_write_size));
-  absl::StatusOr<std::unique_ptr<RemoteFile>> file = fs.Open(read_path_);
+  SmbFs local(*client_, static_cast<size_t>(options_.share.smb_write_size));
+  absl::StatusOr<RemoteFs*> fs = FsFor(slot.stream, local);
+  if (!fs.ok()) {
+    row.set_error(std::string(fs.status().message()));
+    return;
+  }
+  absl::StatusOr<std::unique_ptr<RemoteFile>> file = (*fs)->Open(read_path_);
   if (!file.ok()) {
     row.set_error(std::string(file.status().message()));
     return;
@@ -455,6 +557,7 @@ void SmbTransport::Pull(const TransferSlot&, BlockWriter* into, const PipelineOp
 }
 
 void SmbTransport::Finish(const std::string&) {
+  workers_.clear();
   if (client_ != nullptr && run_.HasKept()) {
     SmbFs fs(*client_, static_cast<size_t>(options_.share.smb_write_size));
     run_.Finish(fs);
@@ -464,14 +567,11 @@ void SmbTransport::Finish(const std::string&) {
 
 }  // namespace
 
+int RunSmbWorker() { return ServeFsWorker(WorkerSmbFs); }
+
 absl::StatusOr<std::unique_ptr<Transport>> MakeSmbTransport(const RunOptions& options) {
   absl::StatusOr<SmbUrl> url = ParseSmbUrl(options.share.url);
   if (!url.ok()) return url.status();
-  if (options.streams > 1) {
-    return absl::InvalidArgumentError(
-        "--streams over SMB: libsmbclient is not thread-safe and parallel SMB streams (a process each) are not built "
-        "yet; use --streams 1");
-  }
   absl::StatusOr<SmbLogin> login = ReadSmbLogin(*url, options.share.smb_credentials);
   if (!login.ok()) return login.status();
   return std::unique_ptr<Transport>(new SmbTransport(options, *std::move(url), *std::move(login)));

@@ -1,9 +1,9 @@
 // The SMB transport (`--transport smb --to smb://[user@]host[:port]/share[/dir]`): the
 // copies Windows and macOS clients make, through Samba's libsmbclient, with no mount and
 // no agent on the NAS. libsmbclient is not thread-safe, even with one context per
-// thread: every call holds one process-wide lock, and a run has one stream (parallel
-// streams, one process each, are not built yet). Only the dynamic build has SMB:
-// libsmbclient ships no static archive (the static build's entry refuses in one line).
+// thread: every call holds one process-wide lock, so parallel streams run one worker
+// process each (transport/fs_worker.h). Only the dynamic build has SMB: libsmbclient
+// ships no static archive (the static build's entry refuses in one line).
 #ifndef NASPERF_TRANSPORT_SMB_H_
 #define NASPERF_TRANSPORT_SMB_H_
 
@@ -35,6 +35,11 @@ struct SmbLogin {
 // read or write; else $NASPERF_SMB_USER / $NASPERF_SMB_PASSWORD. A user in the URL
 // wins over both. Never from a command line.
 absl::StatusOr<SmbLogin> ReadSmbLogin(const SmbUrl& url, const std::string& credentials_file);
+
+// `nasperf smb-worker` (hidden): a stream's worker process, started by an SMB run with
+// --streams above 1 (never by hand). Returns the exit code.
+inline constexpr char kSmbWorkerCommand[] = "smb-worker";
+int RunSmbWorker();
 
 // The registry entry; --smb-credentials, --smb-encrypt, --smb-min-protocol are its flags.
 TransportEntry SmbTransportEntry();

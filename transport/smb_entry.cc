@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <vector>
@@ -29,6 +30,10 @@ absl::StatusOr<std::unique_ptr<Transport>> MakeSmbTransport(const RunOptions&) {
   return absl::UnimplementedError(
       "--transport smb: this is the static build, which has no SMB (libsmbclient ships no static archive); "
       "run a dynamic build (build/nasperf, as scripts/test.sh or cmake make it)");
+}
+int RunSmbWorker() {
+  std::fprintf(stderr, "nasperf smb-worker: this is the static build, which has no SMB\n");
+  return 2;
 }
 #endif
 

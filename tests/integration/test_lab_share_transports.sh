@@ -4,8 +4,11 @@
 # through byte for byte; and what goes wrong, each a one-line error and a non-zero
 # exit, no row lost, nothing left hanging:
 # - --verify reads each file written back and marks the rows verified;
+# - SMB's parallel streams, a worker process (and so a connection) each, byte for byte;
 # - a URL it cannot honour, NFSv4, --verify of a read, an export or share the server does not
-#   have, a wrong SMB password, a credentials file others may read, parallel SMB streams;
+#   have, a wrong SMB password, a credentials file others may read;
+# - a stream's SMB worker process killed mid-transfer: that row fails saying so, its
+#   partial file goes, the stream's next transfer gets a new process;
 # - the export or share fills up mid-transfer (something else writes there after the
 #   free-space check): a failed row with the server's reason, the partial file
 #   removed, and the next transfer of the run works;
@@ -69,6 +72,19 @@ grep -q "no remote flush" "$T/smb-w.log" || fail "smb does not say it cannot flu
   || fail "smb share_protocol: $(col "$T/smb-w" share_protocol)"
 echo "ok: NFS and SMB wrote (verified by reading back) and read 24 MiB twice each, byte for byte, and read a file they laid out; SMB rows claim no sync"
 
+# --- parallel SMB streams: libsmbclient serialises a process's calls, so each stream
+# has its own worker process and connection
+smb_sender --to "$smb_cache" --file "$T/payload" --streams 2 --runs 2 --cleanup never --verify \
+  --out "$T/smb-streams" >"$T/smb-streams.log" 2>&1 || fail "SMB --streams 2: $(cat "$T/smb-streams.log")"
+[ "$(col "$T/smb-streams" status)" = "ok ok ok ok " ] || fail "SMB --streams 2: $(cat "$T/smb-streams.log")"
+[ "$(col "$T/smb-streams" verified)" = "true true true true " ] || fail "SMB --streams 2 not verified"
+[ "$(col "$T/smb-streams" stream | tr ' ' '\n' | sort | tr '\n' ' ')" = "0 0 1 1 " ] \
+  || fail "SMB --streams 2 rows: streams $(col "$T/smb-streams" stream)"
+[ "$(find "$CACHE" -name 'nasperf-*.dat' | wc -l)" = 4 ] || fail "SMB --streams 2: not four files: $(ls "$CACHE")"
+for copy in "$CACHE"/nasperf-*.dat; do cmp -s "$copy" "$T/payload" || fail "SMB --streams 2: $copy differs"; done
+rm -f "$CACHE"/nasperf-*.dat
+echo "ok: SMB with --streams 2 wrote 4 files through two worker processes, byte for byte"
+
 # --- refused in one line
 refused bad-url '"\.\." are not allowed' 2 nfs_sender --to "nfs://$NAS_IP/x/../etc"
 refused nfs4 "NFSv4 is not offered" 2 nfs_sender --to "$nfs_cache?version=4"
@@ -83,7 +99,6 @@ chmod 644 "$T/wrong"
 refused open-credentials "chmod 600" 1 on_client timeout 60 "$NASPERF" sender --transport smb \
   --smb-credentials "$T/wrong" --to "$smb_cache"
 refused password-in-url "no password in the URL" 2 smb_sender --to "smb://root:pw@$NAS_IP/cache"
-refused smb-streams "use --streams 1" 1 smb_sender --to "$smb_cache" --streams 2
 echo "ok: bad URLs, NFSv4, --verify of a read, a missing export, file or share, a wrong password, open credentials: one line each"
 
 # --- the export or share fills up mid-transfer
@@ -115,6 +130,31 @@ csv_role_col "$T/nfs-full/transfers.csv" sender error | grep -q "disk full or ov
 csv_role_col "$T/smb-full/transfers.csv" sender error | grep -q "No space left on device" \
   || fail "the SMB error does not say the share was full: $(csv_role_col "$T/smb-full/transfers.csv" sender error)"
 echo "ok: a full export or share gives a failed row with the server's reason, the partial file goes, the next works"
+
+# --- a stream's SMB worker process killed mid-transfer, on a 200 Mbit/s link so it is
+# caught with its file half written
+"$LAB_SH" shape 200mbit >/dev/null
+smb_sender --to "$smb_cache" --size 32MiB --streams 2 --runs 2 --pause 1s --sync none --out "$T/smb-worker-killed" \
+  >"$T/smb-worker-killed.log" 2>&1 &
+sender=$!
+PIDS+=("$sender")
+wait_for "an SMB file over 8 MiB" 60 partial_file_over $((8 << 20)) "$CACHE"
+worker=
+for pid in $(descendants "$sender"); do
+  if tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q " smb-worker"; then worker=$pid; break; fi
+done
+[ -n "$worker" ] || fail "no smb-worker process under the sender"
+kill -9 "$worker"
+rc=0; wait "$sender" || rc=$?
+"$LAB_SH" shape 1gbit >/dev/null
+cat "$T/smb-worker-killed.log"
+[ "$rc" = 1 ] || fail "exit $rc after a worker was killed (wanted 1)"
+[ "$(col "$T/smb-worker-killed" status | tr ' ' '\n' | sort | tr '\n' ' ')" = "failed ok ok ok " ] \
+  || fail "rows after a worker was killed: $(col "$T/smb-worker-killed" status)"
+csv_role_col "$T/smb-worker-killed/transfers.csv" sender error | grep -q "the SMB worker for //$NAS_IP/cache was killed (signal 9)" \
+  || fail "the failed row does not say the worker was killed: $(csv_role_col "$T/smb-worker-killed/transfers.csv" sender error)"
+[ -z "$(ls "$CACHE"/nasperf-* 2>/dev/null)" ] || fail "the killed stream's partial file stayed: $(ls "$CACHE")"
+echo "ok: a killed SMB worker fails its row in one line, its file goes, its stream's next transfer works"
 
 # --- the server is killed mid-transfer
 kill_nas() {  # COMM-PATTERN: every process of the NAS's namespace whose name matches
