@@ -575,10 +575,11 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
 
 }  // namespace
 
-// A share's URL and login file, as the sender's --to and --smb-credentials: the URL is
-// checked by the transport's own parser; the file must be absolute and is read (and
-// refused unless private) by the transport itself. The transport's other flags keep
-// their defaults. (SetJobTransport refused an SSH login and a file the transport cannot use.)
+// A share's URL, login file and flags, as the sender's --to, --smb-credentials and the
+// transport's own flags: the URL is checked by the transport's own parser, the flags by
+// its own declarations; the file must be absolute and is read (and refused unless
+// private) by the transport itself. (SetJobTransport refused an SSH login and a file
+// the transport cannot use.)
 absl::Status SetJobShare(const proto::SenderJob& job, RunOptions& o) {
   if (absl::Status checked = TransportFor(o.transport).check_url(job.to()); !checked.ok()) return checked;
   if (!job.share_credentials().empty()) {
@@ -588,6 +589,8 @@ absl::Status SetJobShare(const proto::SenderJob& job, RunOptions& o) {
     }
   }
   o.share = ShareOptions{};
+  const std::vector<std::string> flags(job.transport_flags().begin(), job.transport_flags().end());
+  if (absl::Status s = ParseTransportFlags(o.transport, flags, o); !s.ok()) return s;
   o.share.url = job.to();
   o.share.smb_credentials = job.share_credentials();
   return absl::OkStatus();
@@ -607,6 +610,9 @@ absl::Status SetJobTransport(const proto::SenderJob& job, RunOptions& o) {
   }
   if (!job.share_credentials().empty() && !caps.credentials_file) {
     return absl::InvalidArgumentError(absl::StrCat("transport ", Name(o.transport), " takes no share_credentials"));
+  }
+  if (job.transport_flags_size() > 0 && !caps.url) {
+    return absl::InvalidArgumentError(absl::StrCat("transport ", Name(o.transport), " takes no transport_flags"));
   }
   if (caps.agent) {
     auto to = ParseHostPort(job.to(), kAgentPort);

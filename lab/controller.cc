@@ -344,6 +344,7 @@ class Lab {
     } else if (TransportFor(t.transport).caps.url) {
       job.set_to(t.to);
       job.set_share_credentials(t.credentials);
+      for (const std::string& flag : t.transport_flags) job.add_transport_flags(flag);
     } else {
       job.set_ssh_user(t.ssh_to.user);
       job.set_ssh_host(t.ssh_to.host);

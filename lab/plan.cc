@@ -52,6 +52,19 @@ class TableReader {
 
   const toml::node* Find(const std::string& key) const { return table_.get(key); }
 
+  // key = ["a", "b"]; `example` shows the form in the error.
+  absl::Status Strings(const std::string& key, std::vector<std::string>* out, absl::string_view example) const {
+    const toml::node* node = Find(key);
+    if (node == nullptr) return absl::OkStatus();
+    const toml::array* array = node->as_array();
+    if (array == nullptr) return Error(*node, absl::StrCat(key, " must be an array of strings, e.g. ", example));
+    for (const toml::node& element : *array) {
+      if (!element.is_string()) return Error(element, absl::StrCat(key, " must be an array of strings"));
+      out->push_back(*element.value<std::string>());
+    }
+    return absl::OkStatus();
+  }
+
   absl::Status String(const std::string& key, std::string* out, bool required = false) const {
     const toml::node* node = Find(key);
     if (node == nullptr) return required ? Error(absl::StrCat("missing key \"", key, "\"")) : absl::OkStatus();
@@ -143,15 +156,7 @@ absl::Status ReadHost(const std::string& path, const toml::table& table, int ind
   TableReader r(path, table, absl::StrCat("[[host]] ", index, ": "));
   NASPERF_RETURN_IF_ERROR(r.OnlyKeys({"name", "agent", "target", "mtu", "ssh", "ssh_identity", "ssh_known_hosts",
                                       "nasperf", "agent_flags", "observe", "observe_dir"}));
-  if (const toml::node* flags = r.Find("agent_flags")) {
-    const toml::array* array = flags->as_array();
-    if (array == nullptr)
-      return r.Error(*flags, "agent_flags must be an array of strings, e.g. [\"--min-free\", \"off\"]");
-    for (const toml::node& flag : *array) {
-      if (!flag.is_string()) return r.Error(flag, "agent_flags must be an array of strings");
-      host.agent_flags.push_back(*flag.value<std::string>());
-    }
-  }
+  NASPERF_RETURN_IF_ERROR(r.Strings("agent_flags", &host.agent_flags, "[\"--min-free\", \"off\"]"));
   NASPERF_RETURN_IF_ERROR(r.String("ssh", &host.ssh));
   NASPERF_RETURN_IF_ERROR(r.String("ssh_identity", &host.ssh_identity));
   NASPERF_RETURN_IF_ERROR(r.String("ssh_known_hosts", &host.ssh_known_hosts));
@@ -243,6 +248,13 @@ absl::Status ReadTransportAndTo(const TableReader& r, const Plan& plan, PlanTran
       return r.Error(*node, "credentials must be an absolute path on the sending agent's host");
     }
   }
+  NASPERF_RETURN_IF_ERROR(r.Strings("transport_flags", &t->transport_flags, "[\"--smb-signing\", \"required\"]"));
+  if (const toml::node* node = r.Find("transport_flags"); node != nullptr) {
+    RunOptions scratch;
+    if (absl::Status s = ParseTransportFlags(t->transport, t->transport_flags, scratch); !s.ok()) {
+      return r.Error(*node, s.message());
+    }
+  }
   NASPERF_RETURN_IF_ERROR(r.String("ssh_identity", &t->ssh_identity));
   NASPERF_RETURN_IF_ERROR(r.String("ssh_known_hosts", &t->ssh_known_hosts));
   for (const char* key : {"ssh_identity", "ssh_known_hosts"}) {
@@ -298,9 +310,9 @@ absl::Status ReadTransfer(const std::string& path, const toml::table& table, int
   PlanTransfer t;
   t.line = static_cast<int>(table.source().begin.line);
   TableReader r(path, table, absl::StrCat("[[transfer]] ", index, ": "));
-  NASPERF_RETURN_IF_ERROR(
-      r.OnlyKeys({"from", "to", "transport", "ssh_identity", "ssh_known_hosts", "credentials", "size", "file",
-                  "streams", "write_mode", "sync", "pattern", "verify", "direction", "cache", "read_mode"}));
+  NASPERF_RETURN_IF_ERROR(r.OnlyKeys({"from", "to", "transport", "ssh_identity", "ssh_known_hosts", "credentials",
+                                      "transport_flags", "size", "file", "streams", "write_mode", "sync", "pattern",
+                                      "verify", "direction", "cache", "read_mode"}));
   NASPERF_RETURN_IF_ERROR(r.String("from", &t.from, true));
   NASPERF_RETURN_IF_ERROR(ReadTransportAndTo(r, *plan, &t));
   NASPERF_RETURN_IF_ERROR(r.Size("size", &t.size));

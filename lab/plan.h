@@ -52,6 +52,9 @@ struct PlanTransfer {
   // A share's URL in `to` (TransportCaps::url: smb://nas/share, nfs://nas/export/dir),
   // and its login's file on the sending agent's host (TransportCaps::credentials_file).
   std::string credentials;
+  // The share transport's own flags (transport_flags = ["--smb-signing", "required"]),
+  // checked by its declarations at the plan check and again by the sending agent.
+  std::vector<std::string> transport_flags;
   uint64_t size = 0;  // generated data, or
   std::string file;   // a file on the sending host
   int streams = 1;

@@ -2,8 +2,11 @@
 
 #include <utility>
 
+#include "CLI/CLI.hpp"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/log.h"
 #include "transport/native.h"
 #include "transport/nfs.h"
 #include "transport/smb.h"
@@ -65,6 +68,34 @@ std::string TransportsWith(AddTransportFlags add) {
     if (entry.add_flags == add) names.push_back(Name(entry.kind));
   }
   return absl::StrJoin(names, "|");
+}
+
+absl::Status ParseTransportFlags(TransportKind kind, const std::vector<std::string>& words, RunOptions& into) {
+  constexpr size_t kMaxWords = 16, kMaxWordChars = 256;
+  if (words.empty()) return absl::OkStatus();
+  const TransportEntry& entry = TransportFor(kind);
+  auto refuse = [](absl::string_view why) {
+    return absl::InvalidArgumentError(absl::StrCat("transport_flags: ", why));
+  };
+  if (!entry.caps.url || entry.add_flags == nullptr) {
+    return refuse(absl::StrCat("transport ", Name(kind), " takes none (", TransportsWith(&TransportCaps::url), " do)"));
+  }
+  if (words.size() > kMaxWords) return refuse(absl::StrCat("more than ", kMaxWords, " words"));
+  for (const std::string& word : words) {
+    if (word.size() > kMaxWordChars) return refuse(absl::StrCat("a word over ", kMaxWordChars, " characters"));
+    if (absl::StartsWith(word, "--smb-credentials")) {
+      return refuse("--smb-credentials: give the login file as the transfer's `credentials`");
+    }
+  }
+  CLI::App app{"transport_flags"};
+  entry.add_flags(app, into);
+  std::vector<std::string> reversed(words.rbegin(), words.rend());  // CLI11 parses from the back
+  try {
+    app.parse(reversed);
+  } catch (const CLI::ParseError& e) {
+    return refuse(TerminalSafe(e.what()));
+  }
+  return absl::OkStatus();
 }
 
 std::vector<Refusal> RefusalsFor(TransportKind kind, const TransportAsks& asks) {

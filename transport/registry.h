@@ -98,6 +98,13 @@ std::string TransportsWith(bool TransportCaps::*cap);
 // The words of the transports whose flags `add` declares, as "scp|sftp".
 std::string TransportsWith(AddTransportFlags add);
 
+// A lab transfer's `transport_flags` (["--smb-signing", "required"]): a share
+// transport's own flags, parsed by its own declarations (checked as on the command
+// line) into `into`. Refused: a transport without a URL, over 16 words or a word over
+// 256 characters, any other flag, and --smb-credentials (a login file comes by the
+// plan's `credentials`, which the agent checks against its --allow-source).
+absl::Status ParseTransportFlags(TransportKind kind, const std::vector<std::string>& words, RunOptions& into);
+
 }  // namespace nasperf
 
 #endif  // NASPERF_TRANSPORT_REGISTRY_H_

@@ -2,7 +2,8 @@
 # shellcheck disable=SC2154  # c_PID: set by lib.sh's lab_agent with printf -v
 # Issue 28: a lab plan whose transfers say `transport = "nfs"` and `transport = "smb"`:
 # the client's agent writes into the lab's real nfs-ganesha and smbd by URL, the SMB
-# login from a credentials file on the client's host, each file read back (verify);
+# login from a credentials file on the client's host and its signing from the plan's
+# transport_flags, each file read back (verify);
 # the NAS's host has observe = true, so each copy also gets a row of role nas naming
 # the server that wrote it (and, for SMB, what smbd negotiated). A sending agent whose
 # build has no SMB (the static binary) is refused at the plan check, naming the host.
@@ -43,6 +44,7 @@ from = "client"
 transport = "smb"
 to = "smb://$NAS_IP/cache"
 credentials = "${2:-$SMB_CREDENTIALS}"
+transport_flags = ["--smb-signing", "required"]
 size = $size
 verify = true
 PLAN
@@ -61,10 +63,14 @@ csv_role_all "$csv" nas bytes $size
 csv_role_all "$csv" nas run_id "$(csv_role_col "$csv" sender run_id | head -1)"
 peers=$(csv_role_col "$csv" nas peer | sed 's/\[[0-9]*\]//' | sort | tr '\n' ' ')
 [ "$peers" = "ganesha.nfsd smbd " ] || fail "the NAS rows do not name ganesha and smbd: $peers"
-csv_role_col "$csv" nas share_protocol | grep -q "^smb SMB3_11 signing=" \
-  || fail "the smbd row does not say what was negotiated: $(csv_role_col "$csv" nas share_protocol | tr '\n' ';')"
+# The plan's transport_flags reached the agent's libsmbclient: it asked for signing, and
+# smbd says it signed every message.
+csv_role_col "$csv" sender share_protocol | grep -q "^smb asked .* signing=required$" \
+  || fail "the SMB row does not say signing was asked: $(csv_role_col "$csv" sender share_protocol | tr '\n' ';')"
+csv_role_col "$csv" nas share_protocol | grep -q "^smb SMB3_11 signing=[^ ]*(full) " \
+  || fail "smbd did not sign in full: $(csv_role_col "$csv" nas share_protocol | tr '\n' ';')"
 [ -z "$(ls "$CACHE"/nasperf-* 2>/dev/null)" ] || fail "files left on the share: $(ls "$CACHE")"
-echo "ok: a lab plan wrote over NFS and SMB by URL through the client's agent, both verified, both observed on the NAS"
+echo "ok: a lab plan wrote over NFS and SMB by URL through the client's agent, both verified, both observed on the NAS; SMB signed in full as its transport_flags asked"
 
 # A login file outside the agent's --allow-source directories (any file root can read) is
 # refused, in one line naming the rule, and nothing is sent with it.

@@ -287,6 +287,7 @@ TEST(PlanTest, AShareTransportSendsToAUrl) {
   auto plan = ParsePlan(SshTransferPlan(R"(transport = "smb"
 to = "smb://root@198.18.1.10/cache"
 credentials = "/root/.smbcred"
+transport_flags = ["--smb-signing", "required", "--smb-encrypt=desired"]
 verify = true)"),
                         "plan.toml");
   ASSERT_TRUE(plan.ok()) << plan.status();
@@ -294,6 +295,7 @@ verify = true)"),
   EXPECT_FALSE(t.ToIsHost());
   EXPECT_EQ(t.to, "smb://root@198.18.1.10/cache");
   EXPECT_EQ(t.credentials, "/root/.smbcred");
+  EXPECT_THAT(t.transport_flags, ::testing::ElementsAre("--smb-signing", "required", "--smb-encrypt=desired"));
   auto nfs = ParsePlan(SshTransferPlan("transport = \"nfs\"\nto = \"nfs://nas/srv/array?uid=0&gid=0\""), "plan.toml");
   ASSERT_TRUE(nfs.ok()) << nfs.status();
   EXPECT_TRUE(nfs->transfers[0].credentials.empty());
@@ -313,6 +315,24 @@ INSTANTIATE_TEST_SUITE_P(
                 SshTransferPlan("transport = \"nfs\"\nto = \"nfs://nas/x\"\ncredentials = \"/root/c\""),
                 "plan.toml:9: [[transfer]] 1: credentials: transport = \"nfs\" takes no login file; transport = "
                 "\"smb\" does"},
+        BadPlan{"TransportFlagsOfAnother",
+                SshTransferPlan("transport = \"nfs\"\nto = \"nfs://nas/x\"\ntransport_flags = [\"--smb-signing\", "
+                                "\"required\"]"),
+                "plan.toml:9: [[transfer]] 1: transport_flags: The following arguments were not expected: "
+                "required --smb-signing"},
+        BadPlan{"TransportFlagOutOfItsWords",
+                SshTransferPlan("transport = \"smb\"\nto = \"smb://nas/x\"\ntransport_flags = [\"--smb-encrypt\", "
+                                "\"maybe\"]"),
+                "plan.toml:9: [[transfer]] 1: transport_flags: --smb-encrypt: maybe not in {default,off,desired,"
+                "required}"},
+        BadPlan{"CredentialsAsATransportFlag",
+                SshTransferPlan("transport = \"smb\"\nto = \"smb://nas/x\"\ntransport_flags = "
+                                "[\"--smb-credentials=/etc/shadow\"]"),
+                "transport_flags: --smb-credentials: give the login file as the transfer's `credentials`"},
+        BadPlan{"TransportFlagsOverScp",
+                SshTransferPlan("transport = \"scp\"\nto = \"nas:/x\"\ntransport_flags = [\"--nfs-in-flight\", "
+                                "\"4\"]"),
+                "transport_flags: transport scp takes none (nfs|smb do)"},
         BadPlan{"RelativeCredentials",
                 SshTransferPlan("transport = \"smb\"\nto = \"smb://nas/x\"\ncredentials = \"cred\""),
                 "credentials must be an absolute path on the sending agent's host"},
