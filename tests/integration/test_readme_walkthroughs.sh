@@ -84,7 +84,15 @@ label_verdicts() { awk -F, -v l="$1" 'NR==1 { for (i=1;i<=NF;i++) { if ($i=="lab
   $a == l { print $b }' "$csv" | sort -u | tr '\n' ' '; }
 verdicts=$(label_verdicts array)
 [ "$verdicts" = "disk " ] || fail "the array's verdicts: $verdicts (the text says disk)"
-! label_verdicts cache | grep -qw disk || fail "the cache was called the limit: $(label_verdicts cache)"
+# The cache (a loop device in RAM) is faster than the link when the machine is free: its
+# best run is the link's. On a busy 2-core VM the loop device's copying competes with the
+# transfer and a run can stall there, rightly called disk; such a run must be clearly
+# slower than the best (a disk verdict at full link rate is a bug).
+cache_rows() { awk -F, 'NR==1 { for (i=1;i<=NF;i++) { if ($i=="label") a=i; if ($i=="role") r=i; if ($i=="mb_per_s") m=i;
+    if ($i=="warmup") w=i; if ($i=="bottleneck") b=i }; next } $a == "cache" && $r == "receiver" && $w == "false" { print $m, $b }' "$csv"; }
+cache_rows | awk '$2 == "network" { n++ } $1 > best { best = $1 } $2 == "disk" { d[++k] = $1 }
+  END { if (n < 1) exit 1; for (i = 1; i <= k; i++) if (d[i] >= 0.9 * best) exit 1 }' \
+  || fail "the cache's runs (MB/s, verdict): $(cache_rows | tr '\n' ';') (the text says network)"
 in_section cache-vs-array "array: n counts one per iteration" || fail "report printed no table: $(section cache-vs-array | tail)"
 
 # MTU 1500: recorded as such; compare names the labels
