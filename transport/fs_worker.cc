@@ -296,6 +296,66 @@ absl::StatusOr<std::unique_ptr<RemoteFile>> FsWorker::Create(const std::string& 
 absl::StatusOr<std::unique_ptr<RemoteFile>> FsWorker::Open(const std::string& path) {
   return OpenFile(proto::FsWorkerCall::OPEN, path);
 }
+absl::StatusOr<std::unique_ptr<RemoteFile>> FsWorker::OpenToWrite(const std::string& path) {
+  return OpenFile(proto::FsWorkerCall::OPEN_WRITE, path);
+}
+
+namespace {
+
+// StripedFs's file: piece k of `chunk` bytes is written through files[k % n].
+class StripedFile : public RemoteFile {
+ public:
+  StripedFile(std::vector<std::unique_ptr<RemoteFile>> files, size_t chunk) : files_(std::move(files)), chunk_(chunk) {}
+  absl::Status PWrite(const uint8_t* data, size_t size, uint64_t offset) override {
+    while (size > 0) {
+      const size_t n = static_cast<size_t>(std::min<uint64_t>(size, chunk_ - offset % chunk_));
+      if (absl::Status s = files_[(offset / chunk_) % files_.size()]->PWrite(data, n, offset); !s.ok()) return s;
+      data += n;
+      size -= n;
+      offset += n;
+    }
+    return absl::OkStatus();
+  }
+  absl::StatusOr<size_t> PRead(uint8_t* data, size_t size, uint64_t offset) override {
+    return files_.front()->PRead(data, size, offset);
+  }
+  absl::Status Settle() override {
+    return Each([](RemoteFile& f) { return f.Settle(); });
+  }
+  absl::Status Sync() override { return absl::UnimplementedError("a striped file has no flush call"); }
+  absl::Status Close() override {
+    return Each([](RemoteFile& f) { return f.Close(); });
+  }
+
+ private:
+  // Every file, even after one failed; the first error.
+  absl::Status Each(const std::function<absl::Status(RemoteFile&)>& step) {
+    absl::Status first;
+    for (auto& file : files_) first.Update(step(*file));
+    return first;
+  }
+
+  std::vector<std::unique_ptr<RemoteFile>> files_;
+  const size_t chunk_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<RemoteFile>> StripedFs::Create(const std::string& path) {
+  std::vector<std::unique_ptr<RemoteFile>> files;
+  for (FsWorker* worker : workers_) {
+    absl::StatusOr<std::unique_ptr<RemoteFile>> file = files.empty() ? worker->Create(path) : worker->OpenToWrite(path);
+    if (!file.ok()) {
+      if (!files.empty()) {
+        for (auto& opened : files) (void)opened->Close();
+        (void)workers_.front()->Unlink(path);  // ours: the first worker made it
+      }
+      return file.status();
+    }
+    files.push_back(*std::move(file));
+  }
+  return std::unique_ptr<RemoteFile>(new StripedFile(std::move(files), chunk_));
+}
 
 absl::StatusOr<uint64_t> FsWorker::FreeBytes(const std::string& dir) {
   proto::FsWorkerCall call;
@@ -339,9 +399,12 @@ absl::StatusOr<uint64_t> Answer(
   const bool in_ring = call.size() > 0 && call.size() <= w.ring_bytes && call.ring_at() <= w.ring_bytes - call.size();
   switch (call.op()) {
     case Call::CREATE:
-    case Call::OPEN: {
+    case Call::OPEN:
+    case Call::OPEN_WRITE: {
       if (w.file != nullptr) return absl::FailedPreconditionError("a file is open already");
-      auto file = call.op() == Call::CREATE ? w.fs->Create(call.path()) : w.fs->Open(call.path());
+      auto file = call.op() == Call::CREATE ? w.fs->Create(call.path())
+                  : call.op() == Call::OPEN ? w.fs->Open(call.path())
+                                            : w.fs->OpenToWrite(call.path());
       if (!file.ok()) return file.status();
       w.file = *std::move(file);
       return 0;

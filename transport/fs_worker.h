@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -40,6 +41,7 @@ class FsWorker : public RemoteFs {
   const std::string& Where() const override { return where_; }
   absl::StatusOr<std::unique_ptr<RemoteFile>> Create(const std::string& path) override;
   absl::StatusOr<std::unique_ptr<RemoteFile>> Open(const std::string& path) override;
+  absl::StatusOr<std::unique_ptr<RemoteFile>> OpenToWrite(const std::string& path) override;
   absl::StatusOr<uint64_t> FreeBytes(const std::string& dir) override;
   absl::Status CanSync() override { return absl::UnimplementedError("a worker's file system has no flush call"); }
   absl::Status Unlink(const std::string& path) override;
@@ -71,6 +73,28 @@ class FsWorker : public RemoteFs {
   std::deque<std::pair<size_t, size_t>> writes_in_flight_;  // ring place, bytes
   absl::Status first_write_error_;
   absl::Status dead_;  // once the worker is gone or garbled, every call says why
+};
+
+// One stream's file over several workers (SMB channels): its pieces of `chunk` bytes
+// go round-robin to them, each worker's writes pipelined, so as many WRITEs are in
+// flight as there are workers (libsmbclient waits for every answer). The first worker
+// creates the file, the others open it; reads, space and cleanup go to the first.
+// Holds the workers, does not own them.
+class StripedFs : public RemoteFs {
+ public:
+  StripedFs(std::vector<FsWorker*> workers, size_t chunk) : workers_(std::move(workers)), chunk_(chunk) {}
+  const std::string& Where() const override { return workers_.front()->Where(); }
+  absl::StatusOr<std::unique_ptr<RemoteFile>> Create(const std::string& path) override;
+  absl::StatusOr<std::unique_ptr<RemoteFile>> Open(const std::string& path) override {
+    return workers_.front()->Open(path);
+  }
+  absl::StatusOr<uint64_t> FreeBytes(const std::string& dir) override { return workers_.front()->FreeBytes(dir); }
+  absl::Status CanSync() override { return workers_.front()->CanSync(); }
+  absl::Status Unlink(const std::string& path) override { return workers_.front()->Unlink(path); }
+
+ private:
+  const std::vector<FsWorker*> workers_;  // at least one
+  const size_t chunk_;
 };
 
 // The worker's side, the hidden subcommand's work: answers the calls on fd 3 until the

@@ -761,6 +761,7 @@ void NfsTransport::Pull(const TransferSlot& slot, BlockWriter* into, const Pipel
 }
 
 void NfsTransport::Push(const TransferSlot& slot, PayloadSource& source, const PushOptions& push, TransferResult& out) {
+  RemoteFsRun::Turn turn(run_);
   proto::TransferReport& row = out.sender;
   FillPathCells(row);
   row.set_write_mode(Name(options_.write_mode));  // dsync: FILE_SYNC WRITEs; buffered: UNSTABLE
@@ -783,7 +784,7 @@ void NfsTransport::Push(const TransferSlot& slot, PayloadSource& source, const P
           r.start_ns = MonoNanos();
           return released;
         },
-        r);
+        r, turn);
   } else if (options_.before_first_byte) {
     (void)options_.before_first_byte();  // a stream that failed before its first byte never holds the others back
   }

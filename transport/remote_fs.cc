@@ -53,6 +53,7 @@ RemoteRunPlan RemoteRunPlanFor(const RunOptions& options) {
   plan.files_at_once = static_cast<uint64_t>(options.streams) *
                        (plan.cleanup == Cleanup::kEach ? 1 : static_cast<uint64_t>(options.runs + options.warmup));
   plan.verify = options.verify;
+  plan.streams = std::max(options.streams, 1);
   return plan;
 }
 
@@ -127,7 +128,7 @@ absl::StatusOr<std::string> RemoteFsRun::Start(RemoteFs* fs, const std::string& 
 
 absl::Status RemoteFsRun::Write(RemoteFs& fs, const std::string& path, uint64_t length, PayloadSource& source,
                                 const PushOptions& push, const std::function<absl::Status()>& before_first_byte,
-                                PushResult& r) const {
+                                PushResult& r, Turn& turn) const {
   absl::StatusOr<std::unique_ptr<RemoteFile>> file = fs.Create(path);
   if (!file.ok()) return file.status();
   if (absl::Status released = before_first_byte ? before_first_byte() : absl::OkStatus(); !released.ok()) {
@@ -147,8 +148,31 @@ absl::Status RemoteFsRun::Write(RemoteFs& fs, const std::string& path, uint64_t 
   absl::Status closed = (*file)->Close();
   if (status.ok()) status = closed;
   if (synced) r.ack_ns = MonoNanos();
-  if (status.ok() && plan_.verify) status = ReadBack(fs, path, length, r);
+  turn.ClockStopped();
+  if (status.ok() && plan_.verify) {
+    turn.AwaitEveryClock();
+    status = ReadBack(fs, path, length, r);
+  }
   return status;
+}
+
+void RemoteFsRun::Turn::ClockStopped() {
+  if (stopped_) return;
+  stopped_ = true;
+  absl::MutexLock lock(&run_.clocks_mu_);
+  round_ = run_.clock_round_;
+  if (++run_.clocks_stopped_ >= run_.plan_.streams) {
+    run_.clocks_stopped_ = 0;
+    ++run_.clock_round_;
+    run_.clocks_cv_.SignalAll();
+  }
+}
+
+void RemoteFsRun::Turn::AwaitEveryClock() {
+  ClockStopped();
+  absl::MutexLock lock(&run_.clocks_mu_);
+  // Every other stream's Push ends (and stops its Turn) on its own: no deadline needed.
+  while (run_.clock_round_ == round_) run_.clocks_cv_.Wait(&run_.clocks_mu_);
 }
 
 absl::Status RemoteFsRun::ReadBack(RemoteFs& fs, const std::string& path, uint64_t length, PushResult& r) const {

@@ -18,6 +18,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "common/policy.h"
 #include "datapath/payload_source.h"
@@ -54,6 +55,11 @@ class RemoteFs {
   // anything, even a dangling symlink, is at `path`.
   virtual absl::StatusOr<std::unique_ptr<RemoteFile>> Create(const std::string& path) = 0;
   virtual absl::StatusOr<std::unique_ptr<RemoteFile>> Open(const std::string& path) = 0;  // for reading
+  // An existing file, for writing: another connection's share of a file one stream
+  // writes over several (SMB channels). Only where a transport offers channels.
+  virtual absl::StatusOr<std::unique_ptr<RemoteFile>> OpenToWrite(const std::string& path) {
+    return absl::UnimplementedError(absl::StrCat(Where(), ": no second connection to ", path));
+  }
   // What may still be written in `dir` (statvfs: f_bavail * f_frsize); an error
   // (UNIMPLEMENTED: the server cannot say) says why it is unknown.
   virtual absl::StatusOr<uint64_t> FreeBytes(const std::string& dir) = 0;
@@ -96,6 +102,7 @@ struct RemoteRunPlan {
   // --verify: each file written is read back and its XXH3 compared with what was
   // sent, after the transfer's clock stopped (the read is in no figure).
   bool verify = false;
+  int streams = 1;  // transfers per iteration, each a Turn (a read-back waits for every clock)
 };
 
 // The plan a run's options ask for: --sync, --cleanup (each by default), --verify, and
@@ -106,6 +113,25 @@ RemoteRunPlan RemoteRunPlanFor(const RunOptions& options);
 class RemoteFsRun {
  public:
   explicit RemoteFsRun(const RemoteRunPlan& plan) : plan_(plan), sync_(plan.sync_policy) {}
+
+  // One stream's transfer of one iteration: every Push makes one, first thing, so each
+  // iteration has plan.streams of them. With --verify, a read-back waits until every
+  // stream of the iteration has stopped its clock, so it never shares the link with a
+  // transfer still timed; a Turn that ends without a transfer counts as stopped.
+  class Turn {
+   public:
+    explicit Turn(RemoteFsRun& run) : run_(run) {}
+    ~Turn() { ClockStopped(); }
+    Turn(const Turn&) = delete;
+    Turn& operator=(const Turn&) = delete;
+    void ClockStopped();
+    void AwaitEveryClock();
+
+   private:
+    RemoteFsRun& run_;
+    bool stopped_ = false;
+    uint64_t round_ = 0;  // the iteration's round when this clock stopped
+  };
 
   // Before a write run. Refuses when `dir` has less room than the files the run
   // leaves there at once (`fs` null: the server offers no way to look); falls back to
@@ -119,10 +145,11 @@ class RemoteFsRun {
   // One transfer of `length` bytes of `source` into the new file `path`: created (never
   // overwritten), `before_first_byte` waited (a failure there removes the empty file),
   // pushed, synced as sync() says, closed. Sets r.ack_ns. With plan.verify, then read
-  // back: a difference is DATA_LOSS and r.verified says whether the bytes matched.
+  // back (once every `turn` of the iteration stopped its clock): a difference is
+  // DATA_LOSS and r.verified says whether the bytes matched.
   absl::Status Write(RemoteFs& fs, const std::string& path, uint64_t length, PayloadSource& source,
-                     const PushOptions& push, const std::function<absl::Status()>& before_first_byte,
-                     PushResult& r) const;
+                     const PushOptions& push, const std::function<absl::Status()>& before_first_byte, PushResult& r,
+                     Turn& turn) const;
   // The row of a transfer that pushed as `r` says and ended with `status`: "ok" only
   // when it did, else "failed" (or "aborted") with the error. Only this end can be
   // told apart (its source and its CPU), so no other verdict is given.
@@ -150,6 +177,10 @@ class RemoteFsRun {
   SyncPolicy sync_;
   absl::Mutex mu_;
   std::vector<std::string> kept_ ABSL_GUARDED_BY(mu_);
+  absl::Mutex clocks_mu_;
+  absl::CondVar clocks_cv_;
+  int clocks_stopped_ ABSL_GUARDED_BY(clocks_mu_) = 0;  // in this round
+  uint64_t clock_round_ ABSL_GUARDED_BY(clocks_mu_) = 0;
 };
 
 }  // namespace nasperf

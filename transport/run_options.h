@@ -36,6 +36,7 @@ struct ShareOptions {
   std::string smb_signing = "default";    // --smb-signing default|off|desired|required (client signing)
   std::string smb_min_protocol = "SMB3";  // --smb-min-protocol: the oldest dialect allowed
   uint64_t smb_write_size = 8 << 20;      // --smb-write-size: bytes per SMB WRITE (libsmbclient waits for each)
+  int smb_channels = 1;                   // --smb-channels: connections per stream, one WRITE in flight on each
 };
 
 struct RunOptions {

@@ -261,6 +261,9 @@ class SmbFs : public RemoteFs {
   absl::StatusOr<std::unique_ptr<RemoteFile>> Open(const std::string& path) override {
     return OpenFile(path, O_RDONLY, "smb open ");
   }
+  absl::StatusOr<std::unique_ptr<RemoteFile>> OpenToWrite(const std::string& path) override {
+    return OpenFile(path, O_WRONLY, "smb open ");
+  }
 
   absl::StatusOr<uint64_t> FreeBytes(const std::string& dir) override {
     absl::MutexLock lock(&SmbLock());
@@ -403,18 +406,21 @@ class SmbTransport : public Transport {
 
  private:
   void FillPathCells(proto::TransferReport& row) const;
-  // Where a stream's calls go: its worker process with parallel streams (a new one
-  // when the last one died: the loop goes on), else `local`. An error when there is none.
-  absl::StatusOr<RemoteFs*> FsFor(int stream, SmbFs& local);
+  // A stream's worker processes, one per channel (a new one for any that died: the
+  // loop goes on); none when the run's own process serves its one stream and channel.
+  absl::StatusOr<std::vector<FsWorker*>> ChannelsOf(int stream);
+  bool AnyChannelDied(int stream) const;
   absl::StatusOr<std::unique_ptr<FsWorker>> StartWorker(int stream) const;
+  size_t Channels() const { return static_cast<size_t>(options_.share.smb_channels); }
 
   const RunOptions& options_;
   const SmbUrl url_;
   const SmbLogin login_;
   RemoteFsRun run_;
   std::unique_ptr<SmbClient> client_;
-  // --streams above 1: a process per stream, each with its own connection, since
-  // libsmbclient serialises every call of a process.
+  // --streams or --smb-channels above 1: a process per stream and channel (stream s's
+  // at s * channels ...), each with its own connection, since libsmbclient serialises
+  // every call of a process.
   std::vector<std::unique_ptr<FsWorker>> workers_;
   std::string protocol_;
   RemotePathCells path_;  // peer, MTU, link of every row
@@ -433,8 +439,10 @@ absl::Status SmbTransport::Start(const std::string& run_id, uint64_t length, con
   if (!S_ISDIR(dir->st_mode)) {
     return absl::InvalidArgumentError(absl::StrCat(client_->where(), ": ", url_.dir, " is not a directory"));
   }
-  for (int i = 0; options_.streams > 1 && i < options_.streams; ++i) {
-    absl::StatusOr<std::unique_ptr<FsWorker>> worker = StartWorker(i);
+  const size_t workers =
+      options_.streams > 1 || Channels() > 1 ? static_cast<size_t>(options_.streams) * Channels() : 0;
+  for (size_t i = 0; i < workers; ++i) {
+    absl::StatusOr<std::unique_ptr<FsWorker>> worker = StartWorker(static_cast<int>(i / Channels()));
     if (!worker.ok()) return worker.status();
     workers_.push_back(*std::move(worker));
   }
@@ -462,8 +470,8 @@ absl::Status SmbTransport::Start(const std::string& run_id, uint64_t length, con
     if (!started.ok()) return started.status();
     free_text = *started;
   }
-  protocol_ = absl::StrFormat("smb asked min=%s encrypt=%s signing=%s", options_.share.smb_min_protocol,
-                              options_.share.smb_encrypt, options_.share.smb_signing);
+  protocol_ = absl::StrFormat("smb asked min=%s encrypt=%s signing=%s channels=%d", options_.share.smb_min_protocol,
+                              options_.share.smb_encrypt, options_.share.smb_signing, options_.share.smb_channels);
   path_.Resolve(url_.host, url_.port ? absl::StrCat(url_.host, ":", url_.port) : url_.host, options_.link_mbps);
   say(absl::StrFormat(
       "smb %s as %s (asked: %s or newer, encryption %s; libsmbclient does not say what was "
@@ -484,18 +492,29 @@ absl::StatusOr<std::unique_ptr<FsWorker>> SmbTransport::StartWorker(int stream) 
   return worker;
 }
 
-absl::StatusOr<RemoteFs*> SmbTransport::FsFor(int stream, SmbFs& local) {
-  if (workers_.empty()) return &local;
-  if (stream < 0 || static_cast<size_t>(stream) >= workers_.size()) {
+absl::StatusOr<std::vector<FsWorker*>> SmbTransport::ChannelsOf(int stream) {
+  std::vector<FsWorker*> channels;
+  if (workers_.empty()) return channels;
+  if (stream < 0 || (static_cast<size_t>(stream) + 1) * Channels() > workers_.size()) {
     return absl::InternalError(absl::StrCat("stream ", stream, " has no SMB process"));
   }
-  std::unique_ptr<FsWorker>& worker = workers_[static_cast<size_t>(stream)];  // this stream's thread only
-  if (!worker->alive()) {
-    absl::StatusOr<std::unique_ptr<FsWorker>> fresh = StartWorker(stream);
-    if (!fresh.ok()) return fresh.status();
-    worker = *std::move(fresh);
+  for (size_t c = 0; c < Channels(); ++c) {
+    std::unique_ptr<FsWorker>& worker = workers_[static_cast<size_t>(stream) * Channels() + c];  // this stream's only
+    if (!worker->alive()) {
+      absl::StatusOr<std::unique_ptr<FsWorker>> fresh = StartWorker(stream);
+      if (!fresh.ok()) return fresh.status();
+      worker = *std::move(fresh);
+    }
+    channels.push_back(worker.get());
   }
-  return worker.get();
+  return channels;
+}
+
+bool SmbTransport::AnyChannelDied(int stream) const {
+  for (size_t c = 0; !workers_.empty() && c < Channels(); ++c) {
+    if (!workers_[static_cast<size_t>(stream) * Channels() + c]->alive()) return true;
+  }
+  return false;
 }
 
 void SmbTransport::FillPathCells(proto::TransferReport& row) const {
@@ -504,6 +523,7 @@ void SmbTransport::FillPathCells(proto::TransferReport& row) const {
 }
 
 void SmbTransport::Push(const TransferSlot& slot, PayloadSource& source, const PushOptions& push, TransferResult& out) {
+  RemoteFsRun::Turn turn(run_);
   proto::TransferReport& row = out.sender;
   FillPathCells(row);
   const std::string path = PathInDir(url_.dir, TransferFileName(slot.run_id, slot.iteration, slot.stream));
@@ -511,25 +531,27 @@ void SmbTransport::Push(const TransferSlot& slot, PayloadSource& source, const P
   r.start_wall_ns = WallNanos();
   r.start_ns = MonoNanos();
   SmbFs local(*client_, static_cast<size_t>(options_.share.smb_write_size));
-  absl::StatusOr<RemoteFs*> fs = FsFor(slot.stream, local);
-  if (!fs.ok()) {
-    row.set_error(std::string(fs.status().message()));
+  absl::StatusOr<std::vector<FsWorker*>> channels = ChannelsOf(slot.stream);
+  if (!channels.ok()) {
+    row.set_error(std::string(channels.status().message()));
     return;
   }
+  std::optional<StripedFs> striped;
+  if (!channels->empty()) striped.emplace(*channels, static_cast<size_t>(options_.share.smb_write_size));
+  RemoteFs& fs = striped ? static_cast<RemoteFs&>(*striped) : local;
   const std::function<absl::Status()>& wait = options_.before_first_byte;
   absl::Status status = run_.Write(
-      **fs, path, slot.length, source, push,
+      fs, path, slot.length, source, push,
       [&] {
         absl::Status released = wait ? wait() : absl::OkStatus();
         r.start_wall_ns = WallNanos();  // the barrier's wait is not the transfer's
         r.start_ns = MonoNanos();
         return released;
       },
-      r);
+      r, turn);
   run_.RecordRow(r, status, path_.ceiling_mb_per_s(), row);
   // A stream whose process died leaves its partial file to this process's connection.
-  const bool worker_died = !workers_.empty() && !workers_[static_cast<size_t>(slot.stream)]->alive();
-  run_.Done(worker_died ? &local : *fs, path, status.ok(), r.first_byte_ns != 0);
+  run_.Done(AnyChannelDied(slot.stream) ? &local : &fs, path, status.ok(), r.first_byte_ns != 0);
 }
 
 void SmbTransport::Pull(const TransferSlot& slot, BlockWriter* into, const PipelineOptions& pipeline,
@@ -538,12 +560,13 @@ void SmbTransport::Pull(const TransferSlot& slot, BlockWriter* into, const Pipel
   FillPathCells(row);
   const int64_t start_ns = MonoNanos();
   SmbFs local(*client_, static_cast<size_t>(options_.share.smb_write_size));
-  absl::StatusOr<RemoteFs*> fs = FsFor(slot.stream, local);
-  if (!fs.ok()) {
-    row.set_error(std::string(fs.status().message()));
+  absl::StatusOr<std::vector<FsWorker*>> channels = ChannelsOf(slot.stream);
+  if (!channels.ok()) {
+    row.set_error(std::string(channels.status().message()));
     return;
   }
-  absl::StatusOr<std::unique_ptr<RemoteFile>> file = (*fs)->Open(read_path_);
+  RemoteFs& fs = channels->empty() ? static_cast<RemoteFs&>(local) : *channels->front();  // reads: one READ at a time
+  absl::StatusOr<std::unique_ptr<RemoteFile>> file = fs.Open(read_path_);
   if (!file.ok()) {
     row.set_error(std::string(file.status().message()));
     return;

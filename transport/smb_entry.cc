@@ -165,6 +165,13 @@ std::vector<CLI::Option*> AddSmbFlags(CLI::App& sender, RunOptions& into) {
                       "smb: bytes per WRITE, 64 KiB to 8 MiB (libsmbclient waits for each answer)")
           ->check(CLI::Range(uint64_t{64} << 10, uint64_t{8} << 20))
           ->capture_default_str(),
+      sender
+          .add_option("--smb-channels", share.smb_channels,
+                      "smb: connections per stream, 1 to 8, each with one WRITE in flight (libsmbclient waits for "
+                      "every answer): 2 keeps two in flight, as smbclient and SMB multichannel do; 1 is one "
+                      "connection, as one Explorer copy makes")
+          ->check(CLI::Range(1, 8))
+          ->capture_default_str(),
   };
 }
 

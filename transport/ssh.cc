@@ -426,7 +426,7 @@ class SshTransport : public Transport {
   // The stream's session, (re)connected when it is missing or was lost.
   absl::StatusOr<SshConnection*> ConnectionFor(int stream);
   absl::Status PushSftp(SshConnection& c, const std::string& path, uint64_t length, PayloadSource& source,
-                        const PushOptions& push, StreamBarrier& barrier, PushResult& r);
+                        const PushOptions& push, StreamBarrier& barrier, PushResult& r, RemoteFsRun::Turn& turn);
   absl::Status PushScp(SshConnection& c, const std::string& name, uint64_t length, PayloadSource& source,
                        const PushOptions& push, StreamBarrier& barrier, PushResult& r);
   // The connection's SFTP session for names and cleanup; none when scp has no SFTP
@@ -577,6 +577,7 @@ void SshTransport::Push(const TransferSlot& slot, PayloadSource& source, const P
   const std::string name = TransferFileName(slot.run_id, slot.iteration, slot.stream);
   const std::string path = PathInDir(options_.to.dir, name);
 
+  RemoteFsRun::Turn turn(run_);
   PushResult r;
   r.start_wall_ns = WallNanos();
   r.start_ns = MonoNanos();
@@ -585,7 +586,7 @@ void SshTransport::Push(const TransferSlot& slot, PayloadSource& source, const P
   absl::Status status = c.status();
   if (status.ok()) {
     NoteStartup(**c, out);
-    status = options_.sftp ? PushSftp(**c, path, slot.length, source, push, barrier, r)
+    status = options_.sftp ? PushSftp(**c, path, slot.length, source, push, barrier, r, turn)
                            : PushScp(**c, name, slot.length, source, push, barrier, r);
   }
   (void)barrier.Wait();  // a stream that failed before its first byte never holds the others back
@@ -595,12 +596,13 @@ void SshTransport::Push(const TransferSlot& slot, PayloadSource& source, const P
 }
 
 absl::Status SshTransport::PushSftp(SshConnection& c, const std::string& path, uint64_t length, PayloadSource& source,
-                                    const PushOptions& push, StreamBarrier& barrier, PushResult& r) {
+                                    const PushOptions& push, StreamBarrier& barrier, PushResult& r,
+                                    RemoteFsRun::Turn& turn) {
   absl::StatusOr<sftp_session> sftp = c.Sftp();
   if (!sftp.ok()) return sftp.status();
   SftpFs fs(c, *sftp, options_);
   return run_.Write(
-      fs, path, length, source, push, [&barrier] { return barrier.Wait(); }, r);
+      fs, path, length, source, push, [&barrier] { return barrier.Wait(); }, r, turn);
 }
 
 // libssh 0.10 marks its SCP API deprecated (0.11 keeps it); it is still the one way

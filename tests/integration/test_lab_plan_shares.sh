@@ -65,7 +65,7 @@ peers=$(csv_role_col "$csv" nas peer | sed 's/\[[0-9]*\]//' | sort | tr '\n' ' '
 [ "$peers" = "ganesha.nfsd smbd " ] || fail "the NAS rows do not name ganesha and smbd: $peers"
 # The plan's transport_flags reached the agent's libsmbclient: it asked for signing, and
 # smbd says it signed every message.
-csv_role_col "$csv" sender share_protocol | grep -q "^smb asked .* signing=required$" \
+csv_role_col "$csv" sender share_protocol | grep -q "^smb asked .* signing=required channels=1$" \
   || fail "the SMB row does not say signing was asked: $(csv_role_col "$csv" sender share_protocol | tr '\n' ';')"
 csv_role_col "$csv" nas share_protocol | grep -q "^smb SMB3_11 signing=[^ ]*(full) " \
   || fail "smbd did not sign in full: $(csv_role_col "$csv" nas share_protocol | tr '\n' ';')"

@@ -4,7 +4,8 @@
 # through byte for byte; and what goes wrong, each a one-line error and a non-zero
 # exit, no row lost, nothing left hanging:
 # - --verify reads each file written back and marks the rows verified;
-# - SMB's parallel streams, a worker process (and so a connection) each, byte for byte;
+# - SMB's parallel streams and channels, a worker process (and so a connection) each,
+#   byte for byte;
 # - a URL it cannot honour, NFSv4, --verify of a read, an export or share the server does not
 #   have, a wrong SMB password, a credentials file others may read;
 # - a stream's SMB worker process killed mid-transfer: that row fails saying so, its
@@ -68,13 +69,14 @@ for proto in nfs smb; do
 done
 grep -q "no remote flush" "$T/smb-w.log" || fail "smb does not say it cannot flush: $(cat "$T/smb-w.log")"
 [ "$(col "$T/smb-w" sync_policy)" = "none none " ] || fail "smb rows claim a sync: $(col "$T/smb-w" sync_policy)"
-[ "$(col "$T/smb-w" share_protocol)" = "smb asked min=SMB3 encrypt=default signing=default smb asked min=SMB3 encrypt=default signing=default " ] \
+[ "$(col "$T/smb-w" share_protocol)" = "smb asked min=SMB3 encrypt=default signing=default channels=1 smb asked min=SMB3 encrypt=default signing=default channels=1 " ] \
   || fail "smb share_protocol: $(col "$T/smb-w" share_protocol)"
 echo "ok: NFS and SMB wrote (verified by reading back) and read 24 MiB twice each, byte for byte, and read a file they laid out; SMB rows claim no sync"
 
-# --- parallel SMB streams: libsmbclient serialises a process's calls, so each stream
-# has its own worker process and connection
-smb_sender --to "$smb_cache" --file "$T/payload" --streams 2 --runs 2 --cleanup never --verify \
+# --- parallel SMB streams and channels: libsmbclient serialises a process's calls, so
+# each stream's channel is a worker process with its own connection; a stream's file is
+# written in 8 MiB pieces taken in turn by its two channels
+smb_sender --to "$smb_cache" --file "$T/payload" --streams 2 --smb-channels 2 --runs 2 --cleanup never --verify \
   --out "$T/smb-streams" >"$T/smb-streams.log" 2>&1 || fail "SMB --streams 2: $(cat "$T/smb-streams.log")"
 [ "$(col "$T/smb-streams" status)" = "ok ok ok ok " ] || fail "SMB --streams 2: $(cat "$T/smb-streams.log")"
 [ "$(col "$T/smb-streams" verified)" = "true true true true " ] || fail "SMB --streams 2 not verified"
@@ -83,7 +85,7 @@ smb_sender --to "$smb_cache" --file "$T/payload" --streams 2 --runs 2 --cleanup 
 [ "$(find "$CACHE" -name 'nasperf-*.dat' | wc -l)" = 4 ] || fail "SMB --streams 2: not four files: $(ls "$CACHE")"
 for copy in "$CACHE"/nasperf-*.dat; do cmp -s "$copy" "$T/payload" || fail "SMB --streams 2: $copy differs"; done
 rm -f "$CACHE"/nasperf-*.dat
-echo "ok: SMB with --streams 2 wrote 4 files through two worker processes, byte for byte"
+echo "ok: SMB with --streams 2 --smb-channels 2 wrote 4 files through four worker processes, byte for byte"
 
 # --- refused in one line
 refused bad-url '"\.\." are not allowed' 2 nfs_sender --to "nfs://$NAS_IP/x/../etc"

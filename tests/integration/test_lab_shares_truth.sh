@@ -8,15 +8,18 @@
 # - the disk: FILE_SYNC WRITEs (--write-mode dsync) into the array, whose writeback is
 #   throttled in the root blkio cgroup (ganesha writes through the page cache), within
 #   10 % of dd oflag=dsync through the same throttle on the NAS.
-# - SMB over the same link: never above iperf3's rate, and within 15 % of Samba's own
-#   smbclient putting the same bytes (libsmbclient waits for each WRITE's answer where
-#   smbclient keeps several in flight: here SMB runs 0.90-0.95 of smbclient);
+# - SMB over the same link with two channels (two WRITEs in flight, as smbclient keeps
+#   several: libsmbclient waits for each answer): never above iperf3's rate, and within
+#   15 % of Samba's own smbclient putting the same bytes. Not within 5 % of iperf3: here
+#   both SMB clients' runs spread from 0.85 to 0.99 of it (stalls of the NAS's loop-backed
+#   page cache that NFS's 16 WRITEs in flight ride out);
 # - SMB into the array (no flush over SMB: the page cache's 16 MiB then writeback at the
 #   throttle) within -15/+10 % of dd writing the same bytes buffered into it on the NAS.
 # Rows say transport nfs and what was negotiated (share_protocol). An agent on the NAS
 # observes each run (--observer): its rows (role nas) name the part that held each copy,
 # `network` over the link into the cache, `disk` into the throttled array (for SMB into
-# the cache `network` or `client`: nasperf's SMB does not quite fill the link).
+# the cache `network` or `client`). The rates are measured unobserved, as iperf3 ran:
+# here the observer shares the client's two cores; the verdicts come from observed runs.
 source "$(dirname "$0")/lib.sh"
 command -v iperf3 >/dev/null || skip "iperf3 is not installed"
 
@@ -51,10 +54,16 @@ for i in 1 2 3; do
 done | sort -n | sed -n 2p >"$T/iperf.mbs"
 iperf_mbs=$(cat "$T/iperf.mbs")
 
-# shellcheck disable=SC2046  # observe's words
+# The rate against iperf3 with nothing else running, as iperf3 ran: in this lab the NAS's
+# observer shares the client's two cores (on a real NAS it has its own), and it cost NFS
+# 3-5 % here, which put the median at the 5 % edge. The NAS's verdicts come from an observed run below.
 on_client "$NASPERF" sender --transport nfs --to "$(nfs_to cache)" --size 256MiB --warmup 1 --runs 3 --sync none \
-  --link-speed 1gbit $(observe cache) --out "$T/link" >"$T/link.log" 2>&1 || fail "nasperf over NFS failed: $(cat "$T/link.log")"
+  --link-speed 1gbit --out "$T/link" >"$T/link.log" 2>&1 || fail "nasperf over NFS failed: $(cat "$T/link.log")"
 cat "$T/link.log"
+# shellcheck disable=SC2046  # observe's words
+on_client "$NASPERF" sender --transport nfs --to "$(nfs_to cache)" --size 256MiB --runs 3 --sync none \
+  --link-speed 1gbit $(observe cache) --out "$T/link-observed" >"$T/link-observed.log" 2>&1 \
+  || fail "nasperf over NFS, observed, failed: $(cat "$T/link-observed.log")"
 csv=$T/link/transfers.csv
 [ "$(col "$csv" transport | sort -u)" = nfs ] || fail "rows do not say transport nfs: $(col "$csv" transport)"
 col "$csv" share_protocol | grep -qx 'nfs3 wsize=[0-9]* rsize=[0-9]* stable=unstable' \
@@ -87,15 +96,19 @@ head -c 128M /dev/urandom >"$T/payload"
 for i in 1 2 3; do smbclient_mbs cache "$T/payload" "put-$i.bin"; echo; rm -f "$CACHE/put-$i.bin"; done | sort -n | sed -n 2p >"$T/smbclient.mbs"
 smbclient=$(cat "$T/smbclient.mbs")
 [ -n "$smbclient" ] || fail "smbclient put gave no rate"
+smb_sender() { on_client "$NASPERF" sender --transport smb --smb-credentials "$SMB_CREDENTIALS" "$@"; }
+smb_sender --to "smb://$NAS_IP/cache" --smb-channels 2 --file "$T/payload" --warmup 1 --runs 3 --link-speed 1gbit \
+  --out "$T/smb-rate" >"$T/smb-rate.log" 2>&1 || fail "nasperf over SMB failed: $(cat "$T/smb-rate.log")"
+cat "$T/smb-rate.log"
 # shellcheck disable=SC2046
-on_client "$NASPERF" sender --transport smb --smb-credentials "$SMB_CREDENTIALS" --to "smb://$NAS_IP/cache" \
-  --file "$T/payload" --warmup 1 --runs 3 --link-speed 1gbit $(observe cache) --out "$T/smb-link" >"$T/smb-link.log" 2>&1 \
-  || fail "nasperf over SMB failed: $(cat "$T/smb-link.log")"
-cat "$T/smb-link.log"
-smb_link=$(median_rate "$T/smb-link/transfers.csv")
+smb_sender --to "smb://$NAS_IP/cache" --smb-channels 2 --file "$T/payload" --runs 3 --link-speed 1gbit $(observe cache) \
+  --out "$T/smb-link" >"$T/smb-link.log" 2>&1 || fail "nasperf over SMB, observed, failed: $(cat "$T/smb-link.log")"
+smb_link=$(median_rate "$T/smb-rate/transfers.csv")
 echo "SMB into the cache: median $smb_link MB/s, smbclient put $smbclient MB/s, iperf3 $iperf_mbs MB/s"
-awk -v a="$smb_link" -v b="$smbclient" -v i="$iperf_mbs" 'BEGIN { r = a / b; exit !(r > 0.85 && r < 1.15 && a < 1.02 * i) }' \
-  || fail "SMB $smb_link MB/s vs smbclient $smbclient MB/s (iperf3 $iperf_mbs): off its truth"
+awk -v a="$smb_link" -v i="$iperf_mbs" 'BEGIN { exit !(a < 1.02 * i) }' \
+  || fail "SMB $smb_link MB/s over a link iperf3 puts at $iperf_mbs MB/s"
+awk -v a="$smb_link" -v b="$smbclient" 'BEGIN { r = a / b; exit !(r > 0.85 && r < 1.15) }' \
+  || fail "SMB $smb_link MB/s vs smbclient $smbclient MB/s: more than 15 % apart"
 
 for i in 1 2 3; do
   on_nas dd if=/dev/zero of="$ARRAY/dd.tmp" bs=1M count=96 2>&1 | awk '/copied/ { print $(NF-1) }'
@@ -104,7 +117,7 @@ done | sort -n >"$T/smb-dd.mbs"
 smb_dd=$(sed -n 2p "$T/smb-dd.mbs")
 smb_dd_max=$(sed -n 3p "$T/smb-dd.mbs")
 # shellcheck disable=SC2046
-on_client "$NASPERF" sender --transport smb --smb-credentials "$SMB_CREDENTIALS" --to "smb://$NAS_IP/array" \
+smb_sender --to "smb://$NAS_IP/array" \
   --size 96MiB --runs 3 $(observe array) --out "$T/smb-disk" >"$T/smb-disk.log" 2>&1 || fail "nasperf over SMB into the array failed: $(cat "$T/smb-disk.log")"
 cat "$T/smb-disk.log"
 smb_disk=$(median_rate "$T/smb-disk/transfers.csv")
@@ -117,14 +130,14 @@ awk -v a="$smb_disk" -v b="$smb_dd" -v m="$smb_dd_max" 'BEGIN { exit !(a > 0.85 
   || fail "SMB $smb_disk MB/s vs dd $(tr '\n' ' ' <"$T/smb-dd.mbs")MB/s into the same array: under 85 % of dd's median or over 110 % of its fastest"
 # The NAS's verdicts. Over the link most NFS copies fill it (a copy at 95 % of iperf3 sits
 # at the 95 % rule's edge); none may blame the NAS's disk or CPU.
-verdicts=$(nas_verdicts "$T/link/transfers.csv")
+verdicts=$(nas_verdicts "$T/link-observed/transfers.csv")
 echo "NAS rows: NFS cache: $verdicts; NFS array: $(nas_verdicts "$T/disk/transfers.csv");" \
   "SMB cache: $(nas_verdicts "$T/smb-link/transfers.csv"); SMB array: $(nas_verdicts "$T/smb-disk/transfers.csv")"
 [ "$(echo "$verdicts" | tr ' ' '\n' | grep -c '^network$')" -ge 2 ] || fail "NFS over the full link, NAS verdicts: $verdicts"
 [ "$(nas_verdicts "$T/disk/transfers.csv")" = "disk disk " ] || fail "NFS into the throttled array, NAS verdicts: $(nas_verdicts "$T/disk/transfers.csv")"
 [ "$(nas_verdicts "$T/smb-disk/transfers.csv")" = "disk disk disk " ] \
   || fail "SMB into the throttled array, NAS verdicts: $(nas_verdicts "$T/smb-disk/transfers.csv")"
-for f in link smb-link; do
+for f in link-observed smb-link; do
   case " $(nas_verdicts "$T/$f/transfers.csv")" in *" disk "* | *" server-cpu "* | " ") fail "$f: the NAS's verdicts blame an idle part or are missing: $(nas_verdicts "$T/$f/transfers.csv")" ;; esac
 done
 echo "ok: NFS at $link MB/s on a link iperf3 puts at $iperf_mbs; $disk MB/s into an array dd puts at $dd_mbs;" \

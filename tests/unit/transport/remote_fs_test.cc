@@ -5,12 +5,17 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
 #include "common/clock.h"
 #include "common/policy.h"
 #include "datapath/payload_source.h"
@@ -27,9 +32,10 @@ struct FakeServer {
   std::optional<uint64_t> free_bytes;  // none: it cannot say
   bool can_sync = true;
   int syncs = 0;
-  std::optional<uint64_t> full_at;  // a write past this byte fails as a full disk would
-  std::optional<uint64_t> flip_at;  // the byte a faulty disk stores wrong
-  std::optional<uint64_t> keep;     // what a faulty disk keeps of each file (it loses the rest)
+  std::optional<uint64_t> full_at;          // a write past this byte fails as a full disk would
+  std::optional<uint64_t> flip_at;          // the byte a faulty disk stores wrong
+  std::optional<uint64_t> keep;             // what a faulty disk keeps of each file (it loses the rest)
+  std::function<void()> on_open, on_close;  // a file opened (to read) or closed
 };
 
 class FakeFile : public RemoteFile {
@@ -56,7 +62,10 @@ class FakeFile : public RemoteFile {
     ++server_.syncs;
     return absl::OkStatus();
   }
-  absl::Status Close() override { return absl::OkStatus(); }
+  absl::Status Close() override {
+    if (server_.on_close) server_.on_close();
+    return absl::OkStatus();
+  }
 
  private:
   FakeServer& server_;
@@ -74,6 +83,7 @@ class FakeFs : public RemoteFs {
   }
   absl::StatusOr<std::unique_ptr<RemoteFile>> Open(const std::string& path) override {
     if (server_.files.count(path) == 0) return absl::NotFoundError(path);
+    if (server_.on_open) server_.on_open();
     return std::make_unique<FakeFile>(server_, path);
   }
   absl::StatusOr<uint64_t> FreeBytes(const std::string& dir) override {
@@ -116,7 +126,8 @@ Transfer Write(RemoteFsRun& run, FakeFs& fs, const std::string& path, uint64_t l
   auto source = GeneratedSource(Pattern::kRandom, 1);
   PushOptions push;
   push.checksum = true;  // as the loop asks with --verify; a plan without it ignores the sum
-  t.status = run.Write(fs, path, length, *source, push, nullptr, t.r);
+  RemoteFsRun::Turn turn(run);
+  t.status = run.Write(fs, path, length, *source, push, nullptr, t.r, turn);
   run.RecordRow(t.r, t.status, std::nullopt, t.row);
   run.Done(&fs, path, t.status.ok(), t.r.first_byte_ns != 0);
   return t;
@@ -178,6 +189,36 @@ TEST(RemoteFsRun, VerifyReadsTheFileBackAndFailsOnAnyDifference) {
   Transfer unverified = Write(plain, fs, "/dir/plain", kMiB);
   EXPECT_EQ(unverified.row.status(), "ok");
   EXPECT_FALSE(unverified.row.has_verified());
+}
+
+// With parallel streams, a stream done first reads its file back only once every
+// stream's clock stopped: its read-back must not share the link with a timed transfer.
+TEST(RemoteFsRun, AReadBackWaitsForEveryStreamsClock) {
+  FakeServer fast, slow;  // one server each: the fakes are not thread-safe
+  FakeFs fast_fs(fast), slow_fs(slow);
+  RemoteRunPlan plan = Plan({}, Cleanup::kEach, 2, /*verify=*/true);
+  plan.sync_policy.kind = SyncPolicy::kNone;
+  plan.streams = 2;
+  RemoteFsRun run(plan);
+  absl::Notification fast_read_back;
+  fast.on_open = [&] { fast_read_back.Notify(); };
+  // The slow stream's clock stops at its close: before it, give the fast stream's
+  // read-back every chance to run (it must not).
+  bool read_back_before_slow_stopped = false, slow_closed = false;
+  slow.on_close = [&] {
+    if (std::exchange(slow_closed, true)) return;  // its own read-back's close
+    read_back_before_slow_stopped = fast_read_back.WaitForNotificationWithTimeout(absl::Seconds(2));
+  };
+  Transfer slow_transfer;
+  std::thread slow_stream([&] { slow_transfer = Write(run, slow_fs, "/dir/slow", 4 * kMiB); });
+  Transfer fast_transfer = Write(run, fast_fs, "/dir/fast", kMiB);
+  slow_stream.join();
+  EXPECT_FALSE(read_back_before_slow_stopped) << "a read-back ran while another stream was still timed";
+  EXPECT_TRUE(fast_read_back.HasBeenNotified());
+  EXPECT_EQ(fast_transfer.row.status(), "ok") << fast_transfer.row.error();
+  EXPECT_EQ(slow_transfer.row.status(), "ok") << slow_transfer.row.error();
+  EXPECT_TRUE(fast_transfer.row.verified());
+  EXPECT_TRUE(slow_transfer.row.verified());
 }
 
 TEST(RemoteFsRun, FreeSpaceTheServerCannotTellIsSaidNotRefused) {
@@ -272,8 +313,9 @@ TEST(RemoteFsRun, ABarrierThatFailsRemovesTheEmptyFile) {
   RemoteFsRun run(Plan({}, Cleanup::kNever));
   PushResult r;
   auto source = GeneratedSource(Pattern::kZero, 1);
+  RemoteFsRun::Turn turn(run);
   absl::Status status = run.Write(
-      fs, "/dir/a", kMiB, *source, PushOptions{}, [] { return absl::CancelledError("the lab gave up"); }, r);
+      fs, "/dir/a", kMiB, *source, PushOptions{}, [] { return absl::CancelledError("the lab gave up"); }, r, turn);
   EXPECT_TRUE(absl::IsCancelled(status)) << status;
   EXPECT_EQ(server.files.count("/dir/a"), 0u);
 }
