@@ -531,15 +531,16 @@ void SmbTransport::Push(const TransferSlot& slot, PayloadSource& source, const P
   r.start_wall_ns = WallNanos();
   r.start_ns = MonoNanos();
   SmbFs local(*client_, static_cast<size_t>(options_.share.smb_write_size));
+  const std::function<absl::Status()>& wait = options_.before_first_byte;
   absl::StatusOr<std::vector<FsWorker*>> channels = ChannelsOf(slot.stream);
   if (!channels.ok()) {
+    if (wait) (void)wait();  // a stream that failed before its first byte never holds the others back
     row.set_error(std::string(channels.status().message()));
     return;
   }
   std::optional<StripedFs> striped;
   if (!channels->empty()) striped.emplace(*channels, static_cast<size_t>(options_.share.smb_write_size));
   RemoteFs& fs = striped ? static_cast<RemoteFs&>(*striped) : local;
-  const std::function<absl::Status()>& wait = options_.before_first_byte;
   absl::Status status = run_.Write(
       fs, path, slot.length, source, push,
       [&] {
