@@ -79,10 +79,28 @@ build_tree() {  # DIR CMAKE_ARGS...
   shift
   cmake -S . -B "$dir" -G Ninja "$@" >/dev/null && cmake --build "$dir" -j"$jobs"
 }
+failed_ctest_dirs=()
 run_ctest() {  # DIR CTEST_ARGS...
-  local dir=$1
+  local dir=$1 rc
   shift
   (cd "$dir" && ctest --output-on-failure --timeout 600 "$@")
+  rc=$?
+  [ "$rc" -eq 0 ] || failed_ctest_dirs+=("$dir")
+  return "$rc"
+}
+# failed_tests_digest DIR: each failed test of the last ctest run in DIR with the
+# last lines of its output, so the close of a long log (often all a CI page keeps)
+# still says what failed and why.
+failed_tests_digest() {
+  local dir=$1 list=$1/Testing/Temporary/LastTestsFailed.log log=$1/Testing/Temporary/LastTest.log
+  [ -s "$list" ] || return 0
+  echo "== failed in $dir (the last lines of each; the whole output is above)"
+  awk -F: 'NR == FNR { failed[substr($0, index($0, ":") + 1)] = 1; next }
+    /^[0-9]+\/[0-9]+ Test: / { name = $0; sub(/^[0-9]+\/[0-9]+ Test: /, "", name); n = 0; inside = 0; next }
+    /^Output:$/ { inside = 1; getline; next }
+    /^<end of output>$/ { inside = 0; if (name in failed) { tail[name] = ""; for (i = (n > 12 ? n - 11 : 1); i <= n; i++) tail[name] = tail[name] "    " substr(line[i], 1, 240) "\n" } next }
+    inside { line[++n] = $0 }
+    END { for (t in failed) printf "  %s\n%s", t, (t in tail ? tail[t] : "    (no output logged)\n") }' "$list" "$log"
 }
 
 # shell_files: the shell scripts in the tree: every tracked *.sh, .ci/run, and the
@@ -153,6 +171,7 @@ echo "== test.sh stages"
 for i in "${!stages[@]}"; do
   printf '  %-40s %s\n' "${stages[$i]}" "${results[$i]}"
 done
+for dir in "${failed_ctest_dirs[@]}"; do failed_tests_digest "$dir"; done
 if [ "$failed" -ne 0 ]; then
   echo "test.sh: FAILED (see the stages above)"
   exit 1
