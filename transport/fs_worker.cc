@@ -16,6 +16,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -32,7 +33,8 @@ constexpr size_t kMaxRingBytes = size_t{64} << 20;
 constexpr size_t kMaxCallBytes = 64 << 10;
 constexpr size_t kMaxPathChars = 4096;
 constexpr size_t kMaxAnswerChars = 1024;
-constexpr int kExitWaitMs = 2000;  // a worker told to end (its socket closed) gets this long
+constexpr size_t kMaxAnswerBytes = kMaxAnswerChars + 64;  // the message and a few small fields
+constexpr int kExitWaitMs = 2000;                         // a worker told to end (its socket closed) gets this long
 
 // `fd` moved to a number above kRingFd, so the spawn's dup2 onto 3 and 4 always
 // makes a new descriptor (one without close-on-exec).
@@ -112,23 +114,28 @@ FsWorker::FsWorker(std::string where, pid_t pid, Fd socket, uint8_t* ring, size_
 FsWorker::~FsWorker() {
   socket_.Reset();  // the worker's next read sees the end and it exits
   if (pid_ > 0) {
-    Fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid_, 0)));
-    pollfd p{pidfd.get(), POLLIN, 0};
-    if (!pidfd.valid() || ::poll(&p, 1, kExitWaitMs) != 1) ::kill(pid_, SIGKILL);
-    while (::waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
+    std::optional<std::string> how = Reap();
+    if (!how.has_value()) {
+      ::kill(pid_, SIGKILL);
+      while (::waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
+      }
+    } else if (dead_.ok() && *how != "ended (exit 0)") {
+      // After its last call, so no transfer's status can carry it; a sanitizer's report
+      // in the worker ends up here too.
+      std::fprintf(stderr, "nasperf: the SMB worker for %s %s when told to end\n", where_.c_str(), how->c_str());
     }
   }
   ::munmap(ring_, ring_bytes_);
 }
 
-std::string FsWorker::Ended() {
-  int wstatus = 0;
+std::optional<std::string> FsWorker::Reap() {
   if (pid_ <= 0) return "ended";
   Fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid_, 0)));
   pollfd p{pidfd.get(), POLLIN, 0};
   if (pidfd.valid()) ::poll(&p, 1, kExitWaitMs);  // its socket closed: it is on its way out
-  if (::waitpid(pid_, &wstatus, WNOHANG) != pid_) return "ended";
-  pid_ = -1;  // reaped
+  int wstatus = 0;
+  if (::waitpid(pid_, &wstatus, WNOHANG) != pid_) return std::nullopt;
+  pid_ = -1;
   if (WIFSIGNALED(wstatus)) return absl::StrCat("was killed (signal ", WTERMSIG(wstatus), ")");
   return absl::StrCat("ended (exit ", WEXITSTATUS(wstatus), ")");
 }
@@ -161,15 +168,15 @@ absl::StatusOr<proto::FsWorkerAnswer> FsWorker::Receive() {
     ready = ::poll(&p, 1, answer_timeout_ms_);
   } while (ready < 0 && errno == EINTR);
   if (ready == 0) return Dead(absl::StrCat("answered nothing in ", answer_timeout_ms_ / 1000, " s (killed)"));
-  std::vector<char> buffer(kMaxCallBytes);
+  char buffer[kMaxAnswerBytes];
   ssize_t got;
   do {
-    got = ::recv(socket_.get(), buffer.data(), buffer.size(), MSG_TRUNC);
+    got = ::recv(socket_.get(), buffer, sizeof buffer, MSG_TRUNC);
   } while (got < 0 && errno == EINTR);
-  if (got == 0 || (got < 0 && errno == ECONNRESET)) return Dead(Ended());
+  if (got == 0 || (got < 0 && errno == ECONNRESET)) return Dead(Reap().value_or("ended"));
   if (got < 0) return Dead(absl::StrCat("could not be heard: ", std::strerror(errno)));
   proto::FsWorkerAnswer answer;
-  if (static_cast<size_t>(got) > buffer.size() || !answer.ParseFromArray(buffer.data(), static_cast<int>(got)) ||
+  if (static_cast<size_t>(got) > sizeof buffer || !answer.ParseFromArray(buffer, static_cast<int>(got)) ||
       !answer.answered() || answer.code() < 0 || answer.code() > static_cast<int>(absl::StatusCode::kUnauthenticated) ||
       answer.message().size() > kMaxAnswerChars) {
     return Dead("sent a garbled answer");

@@ -12,6 +12,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,7 +34,9 @@ class FsWorker : public RemoteFs {
   static absl::StatusOr<std::unique_ptr<FsWorker>> Start(const char* subcommand, std::string where,
                                                          const proto::FsWorkerCall& login, size_t ring_bytes,
                                                          int timeout_s);
-  ~FsWorker() override;  // closes the socket (the worker ends), reaps it, kills it if it lingers
+  // Closes the socket (the worker ends) and reaps it: kills it if it lingers, says on
+  // stderr if it ended badly (a crash after its last call fails no transfer).
+  ~FsWorker() override;
 
   // False once the worker ended, was killed or garbled an answer: every call fails.
   bool alive() const { return dead_.ok(); }
@@ -61,7 +64,9 @@ class FsWorker : public RemoteFs {
   absl::Status AwaitOldestWrite();
   absl::Status AwaitWrites();
   absl::Status Dead(absl::string_view why);
-  std::string Ended();  // reaps the worker whose socket closed: how it ended
+  // Reaps the worker, told to end or found gone (waits up to 2 s): how it ended, or
+  // nullopt if it still runs.
+  std::optional<std::string> Reap();
 
   const std::string where_;
   pid_t pid_;

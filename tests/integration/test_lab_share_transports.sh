@@ -83,6 +83,8 @@ smb_sender --to "$smb_cache" --file "$T/payload" --streams 2 --smb-channels 2 --
 [ "$(col "$T/smb-streams" stream | tr ' ' '\n' | sort | tr '\n' ' ')" = "0 0 1 1 " ] \
   || fail "SMB --streams 2 rows: streams $(col "$T/smb-streams" stream)"
 [ "$(find "$CACHE" -name 'nasperf-*.dat' | wc -l)" = 4 ] || fail "SMB --streams 2: not four files: $(ls "$CACHE")"
+# Each worker ends with exit 0 when told to (a crash or a sanitizer's report would say so here).
+! grep "the SMB worker for" "$T/smb-streams.log" || fail "an SMB worker ended badly after its last call"
 for copy in "$CACHE"/nasperf-*.dat; do cmp -s "$copy" "$T/payload" || fail "SMB --streams 2: $copy differs"; done
 rm -f "$CACHE"/nasperf-*.dat
 echo "ok: SMB with --streams 2 --smb-channels 2 wrote 4 files through four worker processes, byte for byte"
