@@ -56,6 +56,9 @@ struct ObservedFigures {
   int line_rate_intervals = 0;     // > 0: line_rate_pct is the median of this many sample intervals
   double server_running_pct = -1;  // looks at which one of its threads was on or queued for a CPU
   double server_quota_pct = -1;    // its cgroup's CPU-quota periods in which the quota throttled it
+  // The copy's directory is a tmpfs or ramfs: no disk under it, so the server's waits in
+  // the kernel there are locks or memory (two smbds writing one file), never a disk's.
+  bool in_memory = false;
 };
 // The verdict word ("" when too little is known) and why, in words.
 std::string ObservedVerdict(const ObservedFigures& f, std::string* why);

@@ -14,6 +14,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/fd.h"
@@ -103,6 +104,7 @@ std::optional<Writer> FindWriter(const std::string& path, const std::string& pro
     struct stat st {};
     return ::stat(fd_path.c_str(), &st) == 0 && st.st_dev == file.st_dev && st.st_ino == file.st_ino;
   };
+  std::optional<Writer> writer;
   for (int pid : NumericEntries(proc, kMaxScannedPids)) {
     if (pid == except) continue;
     const std::string fd_dir = absl::StrCat(proc, "/", pid, "/fd");
@@ -110,10 +112,18 @@ std::optional<Writer> FindWriter(const std::string& path, const std::string& pro
       const std::string fd_path = absl::StrCat(fd_dir, "/", fd);
       if (!same_file(fd_path, LinkTarget(fd_path))) continue;
       const std::string info = ReadFileBounded(absl::StrCat(proc, "/", pid, "/fdinfo/", fd), 4096).value_or("");
-      if (FdInfoWrites(info)) return Writer{{pid}, Comm(proc, pid)};
+      if (!FdInfoWrites(info)) continue;
+      const std::string comm = Comm(proc, pid);
+      if (!writer) {
+        writer = Writer{{pid}, comm};
+      } else if (comm == writer->comm) {
+        writer->pids.push_back(pid);
+      }
+      break;
     }
+    if (writer && static_cast<int>(writer->pids.size()) >= kMaxWriterProcesses) break;
   }
-  return std::nullopt;
+  return writer;
 }
 
 std::vector<std::string> ParseNfsExports(absl::string_view text) {
@@ -254,7 +264,7 @@ void ServerProcess::Look(int64_t now_ns) {
 ServerFigures ServerProcess::Figures(int64_t end_ns) const {
   ServerFigures f;
   f.name = writer_.kernel_nfsd ? absl::StrCat("nfsd (kernel, ", writer_.pids.size(), " threads)")
-                               : absl::StrCat(writer_.comm, "[", writer_.pids.empty() ? 0 : writer_.pids[0], "]");
+                               : absl::StrCat(writer_.comm, "[", absl::StrJoin(writer_.pids, "+"), "]");
   f.kernel_nfsd = writer_.kernel_nfsd;
   if (recent_.empty()) return f;
   auto end = std::find_if(recent_.begin(), recent_.end(), [end_ns](const LookRecord& r) { return r.ns >= end_ns; });

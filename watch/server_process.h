@@ -22,6 +22,7 @@ namespace nasperf {
 inline constexpr int kMaxScannedPids = 65536;
 inline constexpr int kMaxScannedFds = 4096;
 inline constexpr int kMaxSampledThreads = 256;
+inline constexpr int kMaxWriterProcesses = 16;
 
 // The state letter of a /proc/PID/task/TID/stat line (after the last ')'); 0 when
 // the line has none.
@@ -29,17 +30,18 @@ char ParseThreadState(absl::string_view stat);
 // On-CPU plus runnable-but-waiting nanoseconds of a schedstat line; nullopt when malformed.
 std::optional<int64_t> ParseSchedstatDemand(absl::string_view schedstat);
 
-// Who serves a copy: a process holding the file open for writing, or the kernel NFS
-// server's threads (one kernel thread each, all named nfsd).
+// Who serves a copy: the processes holding the file open for writing (one smbd per
+// connection when a client writes one file over several), or the kernel NFS server's
+// threads (one kernel thread each, all named nfsd).
 struct Writer {
-  std::vector<int> pids;  // the process; or each nfsd thread
+  std::vector<int> pids;  // the processes; or each nfsd thread
   std::string comm;
   bool kernel_nfsd = false;
 };
-// The pid of a process holding `path` open for writing (the first found; not
-// `except`, the watcher itself), and its comm: by the descriptor's link, or by device
-// and inode where the link has the file's name under another directory (a server in
-// its own mount namespace).
+// The processes holding `path` open for writing (not `except`, the watcher itself):
+// the first found and its comm, then others of that comm, at most kMaxWriterProcesses.
+// By the descriptor's link, or by device and inode where the link has the file's name
+// under another directory (a server in its own mount namespace).
 std::optional<Writer> FindWriter(const std::string& path, const std::string& proc = "/proc", int except = -1);
 // Whether a /proc/PID/fdinfo/FD text says the descriptor can write.
 bool FdInfoWrites(absl::string_view fdinfo);
@@ -63,7 +65,7 @@ std::string CpuStatPath(absl::string_view proc_cgroup, const std::string& cgroup
 std::optional<std::pair<int64_t, int64_t>> ParseCpuStatThrottling(absl::string_view cpu_stat);
 
 struct ServerFigures {
-  std::string name;                // "smbd[1234]", "nfsd (kernel, 8 threads)"
+  std::string name;                // "smbd[1234]", "smbd[1234+1240]", "nfsd (kernel, 8 threads)"
   double busiest_thread_pct = -1;  // its busiest thread's CPU demand over the looks' span; -1 unknown
   double blocked_pct = -1;         // looks at which some thread was in D; -1 unknown
   // Looks at which some thread was on or queued for a CPU (state R): a server whose

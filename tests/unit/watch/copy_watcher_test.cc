@@ -6,6 +6,7 @@
 #include "watch/copy_watcher.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -284,6 +285,18 @@ TEST(ObservedVerdict, NamesThePartThatWasBusyInItsOrder) {
   EXPECT_EQ(ObservedVerdict({30, 55, 0, 5, 0, 85}, &why), "server-cpu");
   EXPECT_THAT(why, HasSubstr("on or queued for a CPU at 85 % of the looks"));
   EXPECT_EQ(ObservedVerdict({30, 55, 0, 5, 0, 60}, &why), "client");
+  // A nearly full link and a busy server: the one nearer its ceiling (CI: ganesha's thread
+  // at 91 % kept a 1 Gb/s link 95 % full, at the other copies' rate).
+  EXPECT_EQ(ObservedVerdict({94.8, 91.1, 0, 5}, &why), "network");
+  EXPECT_THAT(why, HasSubstr("nearer its ceiling than the serving process's CPU (91 %)"));
+  EXPECT_EQ(ObservedVerdict({91, 99, 0, 5}, &why), "server-cpu");
+  EXPECT_EQ(ObservedVerdict({85, 91, 0, 5}, &why), "server-cpu") << "a link under 90 % is not nearly full";
+  EXPECT_EQ(ObservedVerdict({92, 20, 0, 5, 0, 88}, &why), "network");
+  // Into a tmpfs a wait in the kernel is a lock or memory (two smbds writing one file on a
+  // loaded CPU: blocked at 21 % of looks), not a disk: the NAS's parts were not the limit.
+  EXPECT_EQ(ObservedVerdict({70, 37, 21, -1, 0, 61}, &why), "disk");
+  EXPECT_EQ(ObservedVerdict({70, 37, 21, -1, 0, 61, -1, true}, &why), "client");
+  EXPECT_THAT(why, HasSubstr("in memory (tmpfs): no disk"));
   // A server never seen might have been the limit: no client verdict without it.
   EXPECT_EQ(ObservedVerdict({60, -1, -1, 10}, &why), "");
   EXPECT_THAT(why, HasSubstr("no verdict"));
@@ -348,6 +361,54 @@ TEST(ServerProcess, FindsThisProcessByTheFileItHoldsOpen) {
   close(reader);
   unlink(name);
   EXPECT_FALSE(FindWriter(name).has_value());
+}
+
+// A client writing one file over several connections (SMB channels) meets one smbd per
+// connection: every process of the first's name holding it open to write is watched.
+TEST(ServerProcess, FindsEveryProcessWritingTheFile) {
+  char name[] = "/tmp/nasperf-writers-XXXXXX";
+  const int fd = mkstemp(name);
+  ASSERT_GE(fd, 0);
+  int opened[2], release[2];
+  ASSERT_EQ(pipe(opened), 0);
+  ASSERT_EQ(pipe(release), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {  // a second writer of the same name (comm), as a second smbd is
+    close(opened[0]);
+    close(release[1]);
+    const int own = open(name, O_WRONLY);
+    char byte = own >= 0 ? 'y' : 'n';
+    (void)!write(opened[1], &byte, 1);
+    (void)!read(release[0], &byte, 1);  // until the parent closes its end
+    _exit(0);
+  }
+  close(opened[1]);
+  close(release[0]);
+  struct Reaper {  // the child never outlives the test, even when an assertion ends it early
+    pid_t pid;
+    ~Reaper() {
+      if (pid <= 0) return;
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+  } reaper{child};
+  char byte = 0;
+  ASSERT_EQ(read(opened[0], &byte, 1), 1);
+  ASSERT_EQ(byte, 'y');
+  std::optional<Writer> w = FindWriter(name);
+  ASSERT_TRUE(w.has_value());
+  std::vector<int> pids = w->pids;
+  std::sort(pids.begin(), pids.end());
+  EXPECT_EQ(pids, (std::vector<int>{std::min<int>(getpid(), child), std::max<int>(getpid(), child)}));
+  EXPECT_EQ(ServerProcess(*w).Figures().name, absl::StrCat(w->comm, "[", w->pids[0], "+", w->pids[1], "]"));
+  close(release[1]);
+  ASSERT_EQ(waitpid(child, nullptr, 0), child);
+  reaper.pid = 0;
+  EXPECT_EQ(FindWriter(name)->pids, std::vector<int>{getpid()}) << "the second writer has gone";
+  close(opened[0]);
+  close(fd);
+  unlink(name);
 }
 
 // A server in a container or a service with a CPU limit: its cgroup's quota, found
