@@ -29,8 +29,9 @@
 #   scripts/lab.sh wait ADDR:PORT...  wait (at most 20 s) until each answers TCP from the hop
 #                                     (receivers and agents started in the background)
 #   scripts/lab.sh shares             a real Samba (smbd) and NFSv3 server (nfs-ganesha with its
-#                                     own rpcbind) on the NAS, sharing the cache and the array as
-#                                     smb://root@NAS/cache|array and nfs://NAS/srv/nasperf-lab/LAB/cache|array
+#                                     own rpcbind) on the NAS, sharing the cache, the array and
+#                                     "fast" (a tmpfs: no disk) as smb://root@NAS/cache|array|fast
+#                                     and nfs://NAS/srv/nasperf-lab/LAB/cache|array|fast
 #                                     (SMB's credentials file is in the lab's state); down stops them
 # Inside the lab, `nasperf` is this checkout's build/nasperf when there is one (it
 # comes first on PATH), so commands read the same as on a real NAS.
@@ -360,7 +361,7 @@ down() {
   done
   undo_cache_cliff
   undo_mirror
-  for disk in cache array; do
+  for disk in cache array fast; do
     # Lazy: a busy mount must not stop the rest of the teardown.
     if mountpoint -q "$STATE/$disk" 2>/dev/null; then umount "$STATE/$disk" 2>/dev/null || umount -l "$STATE/$disk" || true; fi
     if [ -f "$STATE/$disk.dev" ]; then
@@ -465,6 +466,9 @@ smb_conf() {
 [cache]
   path = $STATE/cache
   read only = no
+[fast]
+  path = $STATE/fast
+  read only = no
 [array]
   path = $STATE/array
   read only = no
@@ -485,7 +489,7 @@ NFS_CORE_PARAM {
 }
 NFSv4 { Graceless = true; RecoveryRoot = "$root/conf/recovery"; }
 EOF
-  for disk in cache array; do
+  for disk in cache array fast; do
     id=$((id + 1))
     echo "EXPORT { Export_Id = $id; Path = \"$root/$disk\"; Pseudo = \"/$disk\"; Protocols = 3; Access_Type = RW;"
     echo "  Squash = No_Root_Squash; SecType = sys; FSAL { Name = VFS; } }"
@@ -507,7 +511,7 @@ start_smbd() {
 
 start_ganesha() {
   local root=/srv/nasperf-lab/$LAB conf=$STATE/nfs
-  mkdir -p "$root"/{cache,array,conf} "$conf/recovery"
+  mkdir -p "$root"/{cache,array,fast,conf} "$conf/recovery"
   ganesha_conf "$root" >"$conf/ganesha.conf"
   # A mount namespace of its own: the binds, and a /run for an rpcbind socket that
   # another lab's rpcbind does not share ($STATE, under /run, is bound out first).
@@ -516,6 +520,7 @@ set -e
 mount --make-rprivate /
 mount --bind "$STATE/cache" "$root/cache"
 mount --bind "$STATE/array" "$root/array"
+mount --bind "$STATE/fast" "$root/fast"
 mount --bind "$conf" "$root/conf"
 mount -t tmpfs tmpfs /run
 mkdir -p /run/rpcbind /run/ganesha
@@ -555,18 +560,23 @@ shares() {
   # Half a set of servers is worse than none: one that failed takes the other down,
   # so `shares` can be run again.
   trap 'stop_shares' EXIT
+  # "fast": a tmpfs, no disk at all, for copies the link alone must hold; RAM only as
+  # filled (nfs-ganesha keeps removed files open a while: their pages stay taken).
+  mkdir -p "$STATE/fast"
+  mountpoint -q "$STATE/fast" || mount -t tmpfs -o size=4G,mode=0755 nasperf-lab-fast "$STATE/fast"
   start_smbd
   start_ganesha
   trap - EXIT
   cat >>"$STATE/env" <<EOF
 SMB_CREDENTIALS=$STATE/smb/credentials
 NFS_ROOT=/srv/nasperf-lab/$LAB
+FAST=$STATE/fast
 EOF
   touch "$STATE/shares"
   echo "lab $LAB shares up on $NAS_IP:"
-  echo "  smb://root@$NAS_IP/cache and /array (credentials: $STATE/smb/credentials), e.g."
+  echo "  smb://root@$NAS_IP/cache, /array and /fast (a tmpfs; credentials: $STATE/smb/credentials), e.g."
   echo "    scripts/lab.sh client -- smbclient //$NAS_IP/cache -A $STATE/smb/credentials -m SMB3 -c 'put FILE NAME'"
-  echo "  nfs://$NAS_IP/srv/nasperf-lab/$LAB/cache and .../array (NFSv3), e.g."
+  echo "  nfs://$NAS_IP/srv/nasperf-lab/$LAB/cache, .../array and .../fast (NFSv3), e.g."
   echo "    scripts/lab.sh client -- nfs-cp FILE 'nfs://$NAS_IP/srv/nasperf-lab/$LAB/cache/NAME?uid=0&gid=0&version=3&autoreconnect=0'"
 }
 
