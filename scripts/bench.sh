@@ -19,9 +19,10 @@
 # first: nasperf --cache cold; fio --invalidate=1). Every tool in 1 MiB reads.
 # `lab` (root, not in `all`): the namespace lab's link (scripts/lab.sh) shaped to
 # LAB_RATE at MTU 1500 and 9000, iperf3 vs nasperf into discard, with line_rate_pct.
-# `shares` (root, not in `all`): nasperf --transport nfs next to libnfs's own nfs-cp, the
-# same SHARE_SIZE file from /dev/shm into the lab's nfs-ganesha export of its RAM-backed
-# cache, over the lab link at SHARE_RATE (default 10gbit: far above 1 Gbit/s).
+# `shares` (root, not in `all`): nasperf --transport nfs next to libnfs's own nfs-cp and
+# nasperf --transport smb (one channel, two, four) next to Samba's own smbclient put, the same
+# SHARE_SIZE file from /dev/shm into the lab's nfs-ganesha export and smbd share of its
+# RAM-backed cache, over the lab link at SHARE_RATE (default 10gbit: far above 1 Gbit/s).
 #   ROUNDS=3 SIZE=4GiB SSH_SIZE=1GiB READ_SIZE=2GiB REPORTS=100000 LAB_RATE=4gbit \
 #     SHARE_SIZE=1GiB SHARE_RATE=10gbit scripts/bench.sh [network|collector|ssh|reads|lab|shares|all]
 # (run nothing else meanwhile)
@@ -205,7 +206,7 @@ bench_shares() {
   [ "$(id -u)" -eq 0 ] || { echo "bench: shares needs root" >&2; exit 1; }
   command -v nfs-cp >/dev/null || { echo "bench: no nfs-cp (package libnfs-utils)" >&2; exit 1; }
   local rate=${SHARE_RATE:-10gbit} size=${SHARE_SIZE:-1GiB} src=$SHM/share-src.bin round bytes t0 t1
-  local ours=() theirs=()
+  local ours=() theirs=() smb1=() smb2=() smb4=() smbclient=() put channels
   BENCH_LAB=bench$$
   export NASPERF_LAB=$BENCH_LAB
   bytes=$(numfmt --from=iec "${size%iB}")
@@ -226,10 +227,23 @@ bench_shares() {
     # own name, and the disk room for every file of every round.
     scripts/lab.sh client -- "$NASPERF" sender --transport nfs --to "$url" --file "$src" --runs 1 --sync none \
       --no-progress --out "$T/shares-$round" >"$T/shares-tx.log" 2>&1 || { cat "$T/shares-tx.log" >&2; exit 1; }
-    ours+=("$(awk -F, 'NR==1 {for (i=1;i<=NF;i++) if ($i=="mb_per_s") m=i; next} {print $m}' "$T/shares-$round/transfers.csv")")
+    ours+=("$(row_mbs "$T/shares-$round")")
+    # smbclient's own rate (its "(N kb/s)" is KiB/s: the put, not the login), then nasperf's
+    # rows (first WRITE to the answer to CLOSE), with one connection, two and four.
+    put=$(scripts/lab.sh client -- smbclient "//$NAS_IP/cache" -A "$SMB_CREDENTIALS" -m SMB3 \
+      -c "put $src put-$round.bin" 2>&1) || { echo "$put" >&2; exit 1; }
+    rm -f "$CACHE/put-$round.bin"
+    smbclient+=("$(sed -n 's/.*(\([0-9.]*\) kb\/s).*/\1/p' <<<"$put" | head -1 | awk '{ printf "%.1f", $1 * 1024 / 1e6 }')")
+    for channels in 1 2 4; do
+      scripts/lab.sh client -- "$NASPERF" sender --transport smb --to "smb://$NAS_IP/cache" \
+        --smb-credentials "$SMB_CREDENTIALS" --smb-channels "$channels" --file "$src" --runs 1 --no-progress \
+        --out "$T/smb$channels-$round" >"$T/shares-tx.log" 2>&1 || { cat "$T/shares-tx.log" >&2; exit 1; }
+    done
+    smb1+=("$(row_mbs "$T/smb1-$round")"); smb2+=("$(row_mbs "$T/smb2-$round")"); smb4+=("$(row_mbs "$T/smb4-$round")")
   done
-  local mo mt
+  local mo mt ms1 ms2 ms4 msc
   mo=$(median <<<"${ours[*]}"); mt=$(median <<<"${theirs[*]}")
+  ms1=$(median <<<"${smb1[*]}"); ms2=$(median <<<"${smb2[*]}"); ms4=$(median <<<"${smb4[*]}"); msc=$(median <<<"${smbclient[*]}")
   cat <<TABLE
 | NFSv3 to nfs-ganesha, lab link $rate MTU 9000, $size from /dev/shm into a RAM-backed export, median of $ROUNDS rounds | MB/s | ratio |
 |---|---:|---:|
@@ -237,6 +251,15 @@ bench_shares() {
 | nasperf --transport nfs --sync none | $mo | **$(ratio "$mo" "$mt")** vs nfs-cp |
 
 rounds (MB/s): nfs-cp [${theirs[*]}] nasperf [${ours[*]}]
+
+| SMB3 to smbd (default signing and encryption), same link, same file into the same cache | MB/s | ratio |
+|---|---:|---:|
+| Samba's smbclient -c put (its own rate) | $msc | |
+| nasperf --transport smb (one connection, as one Explorer copy) | $ms1 | **$(ratio "$ms1" "$msc")** vs smbclient |
+| nasperf --transport smb --smb-channels 2 | $ms2 | **$(ratio "$ms2" "$msc")** vs smbclient |
+| nasperf --transport smb --smb-channels 4 | $ms4 | **$(ratio "$ms4" "$msc")** vs smbclient |
+
+rounds (MB/s): smbclient [${smbclient[*]}] nasperf 1 channel [${smb1[*]}] 2 channels [${smb2[*]}] 4 channels [${smb4[*]}]
 machine: $(nproc) cores, $(uname -r), $(date -u +%Y-%m-%d)
 
 TABLE
@@ -245,6 +268,8 @@ TABLE
   BENCH_LAB=""
 }
 
+# row_mbs DIR: the mb_per_s of a one-run --out DIR's first row
+row_mbs() { awk -F, 'NR==1 {for (i=1;i<=NF;i++) if ($i=="mb_per_s") m=i; next} {print $m; exit}' "$1/transfers.csv"; }
 median() { tr ' ' '\n' | grep . | sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'; }
 m() { median <<<"${results[$1]}"; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
