@@ -409,9 +409,13 @@ class SmbTransport : public Transport {
   // A stream's worker processes, one per channel (a new one for any that died: the
   // loop goes on); none when the run's own process serves its one stream and channel.
   absl::StatusOr<std::vector<FsWorker*>> ChannelsOf(int stream);
-  bool AnyChannelDied(int stream) const;
+  bool AnyChannelDied(int stream);
   absl::StatusOr<std::unique_ptr<FsWorker>> StartWorker(int stream) const;
   size_t Channels() const { return static_cast<size_t>(options_.share.smb_channels); }
+  // Stream s's channel c (workers_ holds stream s's at s * channels ...).
+  std::unique_ptr<FsWorker>& WorkerOf(int stream, size_t channel) {
+    return workers_[static_cast<size_t>(stream) * Channels() + channel];
+  }
 
   const RunOptions& options_;
   const SmbUrl url_;
@@ -499,7 +503,7 @@ absl::StatusOr<std::vector<FsWorker*>> SmbTransport::ChannelsOf(int stream) {
     return absl::InternalError(absl::StrCat("stream ", stream, " has no SMB process"));
   }
   for (size_t c = 0; c < Channels(); ++c) {
-    std::unique_ptr<FsWorker>& worker = workers_[static_cast<size_t>(stream) * Channels() + c];  // this stream's only
+    std::unique_ptr<FsWorker>& worker = WorkerOf(stream, c);  // this stream's thread only
     if (!worker->alive()) {
       absl::StatusOr<std::unique_ptr<FsWorker>> fresh = StartWorker(stream);
       if (!fresh.ok()) return fresh.status();
@@ -510,9 +514,9 @@ absl::StatusOr<std::vector<FsWorker*>> SmbTransport::ChannelsOf(int stream) {
   return channels;
 }
 
-bool SmbTransport::AnyChannelDied(int stream) const {
+bool SmbTransport::AnyChannelDied(int stream) {
   for (size_t c = 0; !workers_.empty() && c < Channels(); ++c) {
-    if (!workers_[static_cast<size_t>(stream) * Channels() + c]->alive()) return true;
+    if (!WorkerOf(stream, c)->alive()) return true;
   }
   return false;
 }

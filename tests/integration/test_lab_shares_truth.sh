@@ -46,8 +46,6 @@ measured_rates() {  # CSV: the mb_per_s of the measured rows (iterations 1..N; w
 }
 median_rate() { measured_rates "$1" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 best_rate() { measured_rates "$1" | tail -1; }
-# apart_over PCT A B: A and B are more than PCT % apart (as a ratio A/B)
-apart_over() { ! awk -v p="$1" -v a="$2" -v b="$3" 'BEGIN { r = a / b; exit !(r > 1 - p / 100 && r < 1 + p / 100) }'; }
 
 iperf_port=$((20000 + $$ % 20000))
 on_nas iperf3 -s -B "$NAS_IP" -p "$iperf_port" >"$T/iperf-server.log" 2>&1 &
@@ -83,8 +81,8 @@ col "$csv" line_rate_pct | awk '$1 > 101.7 { exit 1 }' || fail "a line rate over
 link=$(best_rate "$csv")
 echo "NFS into the tmpfs: fastest $link MB/s (median $(median_rate "$csv")), iperf3 with the same bytes:" \
   "fastest $iperf_mbs MB/s (of $(tr '\n' ' ' <"$T/iperf.mbs"))"
-apart_over 5 "$link" "$iperf_mbs" \
-  && fail "NFS $link MB/s vs iperf3 $iperf_mbs MB/s on the same 1 Gbit/s link: more than 5 % apart"
+within 5 "$link" "$iperf_mbs" \
+  || fail "NFS $link MB/s vs iperf3 $iperf_mbs MB/s on the same 1 Gbit/s link: more than 5 % apart"
 
 on_nas dd if=/dev/zero of="$ARRAY/dd.tmp" bs=1M count=64 oflag=dsync 2>"$T/dd.log" || fail "dd: $(cat "$T/dd.log")"
 rm -f "$ARRAY/dd.tmp"
@@ -97,8 +95,8 @@ col "$T/disk/transfers.csv" share_protocol | grep -q "stable=file_sync" \
   || fail "dsync rows do not say FILE_SYNC: $(col "$T/disk/transfers.csv" share_protocol)"
 disk=$(median_rate "$T/disk/transfers.csv")
 echo "NFS FILE_SYNC into the throttled array: median $disk MB/s, dd oflag=dsync $dd_mbs MB/s"
-apart_over 10 "$disk" "$dd_mbs" \
-  && fail "NFS $disk MB/s vs dd $dd_mbs MB/s through the same throttle: more than 10 % apart"
+within 10 "$disk" "$dd_mbs" \
+  || fail "NFS $disk MB/s vs dd $dd_mbs MB/s through the same throttle: more than 10 % apart"
 
 # --- SMB: the link against iperf3 and smbclient, the array against dd
 head -c 128M /dev/urandom >"$T/payload"
@@ -115,8 +113,8 @@ smb_sender --to "smb://$NAS_IP/fast" --smb-channels 2 --file "$T/payload" --runs
 smb_link=$(best_rate "$T/smb-rate/transfers.csv")
 echo "SMB into the tmpfs: fastest $smb_link MB/s (median $(median_rate "$T/smb-rate/transfers.csv")), smbclient put:" \
   "fastest $smbclient MB/s (of $(tr '\n' ' ' <"$T/smbclient.mbs")), iperf3 fastest $iperf_mbs MB/s"
-apart_over 5 "$smb_link" "$iperf_mbs" \
-  && fail "SMB $smb_link MB/s vs iperf3 $iperf_mbs MB/s on the same 1 Gbit/s link: more than 5 % apart"
+within 5 "$smb_link" "$iperf_mbs" \
+  || fail "SMB $smb_link MB/s vs iperf3 $iperf_mbs MB/s on the same 1 Gbit/s link: more than 5 % apart"
 awk -v a="$smb_link" -v b="$smbclient" 'BEGIN { r = a / b; exit !(r >= 0.85 && r <= 1.25) }' \
   || fail "SMB $smb_link MB/s vs smbclient $smbclient MB/s: outside 0.85-1.25 of it"
 
