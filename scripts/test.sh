@@ -88,17 +88,18 @@ run_ctest() {  # DIR CTEST_ARGS...
   [ "$rc" -eq 0 ] || failed_ctest_dirs+=("$dir")
   return "$rc"
 }
-# failed_tests_digest DIR: each failed test of the last ctest run in DIR with the
-# last lines of its output, so the close of a long log (often all a CI page keeps)
-# still says what failed and why.
+# failed_tests_digest DIR: each failed test of the last ctest run in DIR with its
+# "FAIL:" lines and the last lines of its output (a test may dump its logs after the
+# FAIL), so the close of a long log (often all a CI page keeps) still says what failed and why.
 failed_tests_digest() {
   local dir=$1 list=$1/Testing/Temporary/LastTestsFailed.log log=$1/Testing/Temporary/LastTest.log
   [ -s "$list" ] || return 0
   echo "== failed in $dir (the last lines of each; the whole output is above)"
   awk -F: 'NR == FNR { failed[substr($0, index($0, ":") + 1)] = 1; next }
-    /^[0-9]+\/[0-9]+ Test: / { name = $0; sub(/^[0-9]+\/[0-9]+ Test: /, "", name); n = 0; inside = 0; next }
+    /^[0-9]+\/[0-9]+ Test: / { name = $0; sub(/^[0-9]+\/[0-9]+ Test: /, "", name); n = 0; inside = 0; why = ""; next }
     /^Output:$/ { inside = 1; getline; next }
-    /^<end of output>$/ { inside = 0; if (name in failed) { tail[name] = ""; for (i = (n > 12 ? n - 11 : 1); i <= n; i++) tail[name] = tail[name] "    " substr(line[i], 1, 240) "\n" } next }
+    /^<end of output>$/ { inside = 0; if (name in failed) { tail[name] = why; for (i = (n > 12 ? n - 11 : 1); i <= n; i++) tail[name] = tail[name] "    " substr(line[i], 1, 240) "\n" } next }
+    inside && /^FAIL: / { why = why "    " substr($0, 1, 240) "\n" }
     inside { line[++n] = $0 }
     END { for (t in failed) printf "  %s\n%s", t, (t in tail ? tail[t] : "    (no output logged)\n") }' "$list" "$log"
 }
