@@ -12,7 +12,7 @@
 #   scripts/lab.sh status | down
 # --cache-cliff DIRTY: a NAS whose page cache takes about DIRTY bytes of writes to the
 # array fast, then the array's rate: the array's own dirty limit (its bdi's max_bytes
-# with strict_limit, so nothing machine-wide changes), and its device throttled for
+# and min_bytes with strict_limit; other devices keep theirs), and its device throttled for
 # writes in the *root* blkio cgroup too, since writeback runs there (a child cgroup's
 # throttle slows only O_DIRECT writes from inside it). down undoes both.
 # --mirror: a third target, "mirror": a btrfs raid1 of a fast member (its image beside
@@ -262,7 +262,7 @@ make_mirror() {
   local base fast slow majmin
   truncate -s "$3" "$1/mirror-fast.img"
   truncate -s $(( $(numfmt --from=iec "$3") + 268435456 )) "$1/mirror-base.img"
-  mkfs.ext4 -q -F "$1/mirror-base.img"
+  mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$1/mirror-base.img"  # no zeroing behind the throttle later
   base=$(losetup -f --show --direct-io=on "$1/mirror-base.img")
   echo "$base" >"$STATE/mirror.base"
   mkdir -p "$STATE/mirror-base"
@@ -320,9 +320,13 @@ cache_cliff() {
     echo "lab.sh: --cache-cliff needs a per-device dirty limit ($bdi/max_bytes, Linux 6.2 or later)" >&2
     return 1
   fi
-  echo "$2 $(cat "$bdi/strict_limit") $(cat "$bdi/max_ratio")" >"$STATE/cliff"
+  echo "$2 $(cat "$bdi/strict_limit") $(cat "$bdi/max_ratio") $(cat "$bdi/min_ratio")" >"$STATE/cliff"
   echo 1 >"$bdi/strict_limit"
   echo "$1" >"$bdi/max_bytes"
+  # And as its floor: the kernel otherwise sizes a device's share of the dirty limit by its
+  # part of the machine's recent writeback, so the cliff would follow what other disks
+  # (a build, earlier tests) wrote before.
+  echo "$1" >"$bdi/min_bytes"
   echo "$2 $3" >/sys/fs/cgroup/blkio/blkio.throttle.write_bps_device
 }
 
@@ -330,9 +334,10 @@ cache_cliff() {
 # reused) and lifts the root throttle.
 undo_cache_cliff() {
   [ -f "$STATE/cliff" ] || return 0
-  local majmin strict ratio
-  read -r majmin strict ratio <"$STATE/cliff"
+  local majmin strict ratio min_ratio
+  read -r majmin strict ratio min_ratio <"$STATE/cliff"
   echo "$majmin 0" >/sys/fs/cgroup/blkio/blkio.throttle.write_bps_device 2>/dev/null || true
+  echo "${min_ratio:-0}" >"/sys/class/bdi/$majmin/min_ratio" 2>/dev/null || true  # before max: min <= max
   echo "$ratio" >"/sys/class/bdi/$majmin/max_ratio" 2>/dev/null || true
   echo "$strict" >"/sys/class/bdi/$majmin/strict_limit" 2>/dev/null || true
   rm -f "$STATE/cliff"
