@@ -40,15 +40,13 @@ absl::StatusOr<std::unique_ptr<LoopObserver>> LoopObserver::Start(const Observer
   return observer;
 }
 
-absl::StatusOr<int> LoopObserver::Finish(ReportSink& sink) {
+absl::StatusOr<std::vector<proto::TransferReport>> LoopObserver::Finish(ReportSink& sink) {
   auto rows = agent_->StopObserving(id_);
   if (!rows.ok()) return rows.status();
-  int stored = 0;
   for (const proto::TransferReport& row : *rows) {
     if (absl::Status s = sink.Submit(row); !s.ok()) return s;
-    ++stored;
   }
-  return stored;
+  return rows;
 }
 
 }  // namespace nasperf::cli

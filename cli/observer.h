@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "CLI/CLI.hpp"
 #include "absl/status/statusor.h"
@@ -30,8 +31,8 @@ class LoopObserver {
                                                              const std::string& run_id, uint32_t link_mbps,
                                                              double interval_s, const std::string& token,
                                                              const PeerTrust* trust);
-  // Stops the watch and hands its rows to `sink`; how many it handed.
-  absl::StatusOr<int> Finish(ReportSink& sink);
+  // Stops the watch and hands its rows to `sink`; the rows handed.
+  absl::StatusOr<std::vector<proto::TransferReport>> Finish(ReportSink& sink);
   const std::string& dir() const { return dir_; }
 
  private:

@@ -1,6 +1,7 @@
 #include "lab/agent_client.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "common/grpc_auth.h"
 #include "common/validate.h"
 #include "grpcpp/grpcpp.h"
@@ -151,6 +152,21 @@ class GrpcAgentConnection : public AgentConnection {
 std::unique_ptr<AgentConnection> ConnectAgent(const PlanHost& host, const std::string& token, const PeerTrust* trust,
                                               const std::string& fingerprint) {
   return std::make_unique<GrpcAgentConnection>(host, token, trust, fingerprint);
+}
+
+std::string ObservedCopyLine(const proto::TransferReport& row) {
+  // The detail says how the copy ended and was timed, who served it, then the verdict's
+  // reason, which opens with the verdict's word ("no verdict" when there is none).
+  const std::string& detail = row.observed_detail();
+  const std::string opening = absl::StrCat(row.bottleneck().empty() ? "no verdict" : row.bottleneck(), ": ");
+  size_t why = detail.find(absl::StrCat("; ", opening));
+  why = why == std::string::npos ? 0 : why + 2;
+  std::string line =
+      absl::StrFormat("  %s  %.1f MB/s  %s", row.iteration() > 0 ? absl::StrCat("copy ", row.iteration()) : "warm-up",
+                      row.mb_per_s(), row.status().empty() || row.status() == "ok" ? "" : row.status() + "  ");
+  if (!row.share_protocol().empty()) absl::StrAppend(&line, "[", row.share_protocol(), "]  ");
+  absl::StrAppend(&line, detail.substr(why));
+  return line;
 }
 
 }  // namespace nasperf

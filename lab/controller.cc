@@ -221,6 +221,7 @@ class Lab {
       }
       expected_rows_ += static_cast<uint64_t>(kept);
       Line(absl::StrCat("observer ", name, ": ", rows->size(), " copies measured on the NAS (rows of role nas)"));
+      for (const proto::TransferReport& row : *rows) Line(ObservedCopyLine(row));
     }
     observations_.clear();
   }
