@@ -452,6 +452,7 @@ int RunSenderCommand(const SenderFlags& f) {
                                       options->interval_s, options->token, options->trust.get());
   if (!observer.ok()) return Fail("sender", observer.status());
   if (*observer) {
+    options->nas_observed = true;
     std::printf("observer %s: watching %s on the NAS\n", f.observer.address.c_str(), (*observer)->dir().c_str());
     std::fflush(stdout);
   }

@@ -50,6 +50,8 @@ for proto in nfs smb; do
   [ "$(col "$T/$proto-w" verified)" = "true true " ] || fail "$proto rows not verified: $(col "$T/$proto-w" verified)"
   [ "$(col "$T/$proto-w" checksum | tr ' ' '\n' | sort -u | grep -c .)" = 1 ] || fail "$proto: two sums for one file"
   [ "$(grep -c "read back in .* the same bytes" "$T/$proto-w.log")" = 2 ] || fail "$proto: the read back is not said"
+  grep -q "verdicts: the client's side only, no nasperf on the NAS" "$T/$proto-w.log" \
+    || fail "$proto: the summary does not say its verdicts are the client's only: $(cat "$T/$proto-w.log")"
   [ "$(col "$T/$proto-w" transport)" = "$proto $proto " ] || fail "$proto rows say transport $(col "$T/$proto-w" transport)"
   for copy in "$CACHE"/nasperf-*.dat; do cmp -s "$copy" "$T/payload" || fail "$proto: $copy differs from what was sent"; done
   [ "$(find "$CACHE" -name 'nasperf-*.dat' | wc -l)" = 2 ] || fail "$proto: not two files: $(ls "$CACHE")"

@@ -112,6 +112,8 @@ on_client "$NASPERF" sender --transport smb --smb-credentials "$SMB_CREDENTIALS"
   --no-progress >"$T/observed.log" 2>&1 || fail "sender --observer: $(tail -5 "$T/observed.log")"
 grep -q "^observer $NAS_IP: 2 copies measured on the NAS" "$T/observed.log" || fail "no observer line: $(cat "$T/observed.log")"
 # Each copy's NAS row is said where the loop runs, with smbd's word and the verdict's reason.
+grep -q "verdicts: the client's side here; the NAS's side, copy by copy, from its observer below" "$T/observed.log" \
+  || fail "the summary does not point to the NAS's rows: $(cat "$T/observed.log")"
 [ "$(grep -cE '^  copy [12]  [0-9.]+ MB/s  \[smb SMB3_11 signing=AES-128-GMAC\(full\).*\]  [a-z-]+: ' "$T/observed.log")" = 2 ] \
   || fail "the NAS's rows are not said copy by copy: $(cat "$T/observed.log")"
 python3 - "$T/observed/transfers.csv" <<'PY' || fail "the observed rows do not match the loop's"
