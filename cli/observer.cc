@@ -1,9 +1,12 @@
 #include "cli/observer.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "common/fd.h"
+#include "common/log.h"
 #include "common/policy.h"
 
 namespace nasperf::cli {
@@ -47,6 +50,24 @@ absl::StatusOr<std::vector<proto::TransferReport>> LoopObserver::Finish(ReportSi
     if (absl::Status s = sink.Submit(row); !s.ok()) return s;
   }
   return rows;
+}
+
+void SayObserved(const std::string& address, const std::vector<proto::TransferReport>& rows,
+                 const RunOptions& options) {
+  std::printf("observer %s: %zu %s measured on the NAS (role nas)\n", address.c_str(), rows.size(),
+              rows.size() == 1 ? "copy" : "copies");
+  for (const proto::TransferReport& row : rows) {
+    std::printf("%s\n", TerminalSafe(ObservedCopyLine(row)).c_str());  // the agent's text
+  }
+  const bool nas_waited = std::any_of(rows.begin(), rows.end(), [](const proto::TransferReport& row) {
+    return row.bottleneck() == Name(Bottleneck::kClient);
+  });
+  if (nas_waited && options.transport == TransportKind::kSmb && options.share.smb_channels == 1) {
+    std::printf(
+        "hint: the NAS waited for this client: one SMB connection here has one WRITE in flight (libsmbclient "
+        "waits for each answer) where Explorer and smbclient keep several; --smb-channels 2 keeps two\n");
+  }
+  std::fflush(stdout);
 }
 
 }  // namespace nasperf::cli

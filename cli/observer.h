@@ -14,6 +14,7 @@
 #include "common/report_sink.h"
 #include "common/tls.h"
 #include "lab/agent_client.h"
+#include "transport/run_options.h"
 
 namespace nasperf::cli {
 
@@ -39,5 +40,10 @@ class LoopObserver {
   std::unique_ptr<AgentConnection> agent_;
   std::string id_, dir_;
 };
+
+// Prints the rows Finish handed, one line each (the agent's text made terminal-safe), and
+// after an SMB loop of one connection per stream that left the NAS idle (a `client`
+// row), the hint to keep more WRITEs in flight.
+void SayObserved(const std::string& address, const std::vector<proto::TransferReport>& rows, const RunOptions& options);
 
 }  // namespace nasperf::cli

@@ -460,19 +460,7 @@ int RunSenderCommand(const SenderFlags& f) {
   if (*observer) {
     auto observed = (*observer)->Finish(*sink);
     if (observed.ok()) {
-      std::printf("observer %s: %zu %s measured on the NAS (role nas)\n", f.observer.address.c_str(), observed->size(),
-                  observed->size() == 1 ? "copy" : "copies");
-      for (const proto::TransferReport& row : *observed) {
-        std::printf("%s\n", TerminalSafe(ObservedCopyLine(row)).c_str());  // the agent's text
-      }
-      const bool nas_waited = std::any_of(observed->begin(), observed->end(), [](const proto::TransferReport& row) {
-        return row.bottleneck() == Name(Bottleneck::kClient);
-      });
-      if (nas_waited && options->transport == TransportKind::kSmb && options->share.smb_channels == 1) {
-        std::printf(
-            "hint: the NAS waited for this client: one SMB connection here has one WRITE in flight (libsmbclient "
-            "waits for each answer) where Explorer and smbclient keep several; --smb-channels 2 keeps two\n");
-      }
+      SayObserved(f.observer.address, *observed, *options);
     } else {
       std::fprintf(stderr, "nasperf sender: observer %s: %s\n", f.observer.address.c_str(),
                    TerminalSafe(observed.status().message()).c_str());
