@@ -8,6 +8,7 @@
 #include "common/fd.h"
 #include "common/log.h"
 #include "common/policy.h"
+#include "transport/registry.h"
 
 namespace nasperf::cli {
 
@@ -50,6 +51,16 @@ absl::StatusOr<std::vector<proto::TransferReport>> LoopObserver::Finish(ReportSi
     if (absl::Status s = sink.Submit(row); !s.ok()) return s;
   }
   return rows;
+}
+
+void SayWhoseVerdicts(const RunOptions& options, bool observed) {
+  if (TransportFor(options.transport).caps.agent || options.direction != Direction::kWrite) return;
+  std::printf("%s\n", observed
+                          ? "  verdicts: the client's side here; the NAS's side, copy by copy, from its observer below"
+                          : "  verdicts: the client's side only, no nasperf on the NAS (network when the link was "
+                            "full, sender-cpu, source); for the NAS's part (disk, server-cpu) run `nasperf agent "
+                            "--target SHARE_DIR` there and add --observer NAS");
+  std::fflush(stdout);
 }
 
 void SayObserved(const std::string& address, const std::vector<proto::TransferReport>& rows,

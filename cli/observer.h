@@ -41,6 +41,10 @@ class LoopObserver {
   std::string id_, dir_;
 };
 
+// After the loop's summary, over a transport with no nasperf at the far end (SMB, NFS,
+// scp, sftp writes): that its verdicts see the client's side only, and where the NAS's is.
+void SayWhoseVerdicts(const RunOptions& options, bool observed);
+
 // Prints the rows Finish handed, one line each (the agent's text made terminal-safe), and
 // after an SMB loop of one connection per stream that left the NAS idle (a `client`
 // row), the hint to keep more WRITEs in flight.

@@ -452,11 +452,11 @@ int RunSenderCommand(const SenderFlags& f) {
                                       options->interval_s, options->token, options->trust.get());
   if (!observer.ok()) return Fail("sender", observer.status());
   if (*observer) {
-    options->nas_observed = true;
     std::printf("observer %s: watching %s on the NAS\n", f.observer.address.c_str(), (*observer)->dir().c_str());
     std::fflush(stdout);
   }
   absl::StatusOr<SenderOutcome> outcome = RunSender(*options, *sink, stdout);
+  if (outcome.ok()) SayWhoseVerdicts(*options, *observer != nullptr);
   if (*observer) {
     auto observed = (*observer)->Finish(*sink);
     if (observed.ok()) {

@@ -437,14 +437,6 @@ void PrintSummary(Console& console, const SenderOptions& options, const Tally& t
         "while sshd grows its buffers; OpenSSH's scp pays it on every copy, this loop once per session)%s",
         tally.startup_runs, options.warmup > 0 ? "" : "; --warmup 1 leaves it out of the figures"));
   }
-  if (!TransportFor(options.transport).caps.agent && options.direction == Direction::kWrite) {
-    // No nasperf answers at the far end: these verdicts see the client's side only.
-    console.Line(options.nas_observed
-                     ? "  verdicts: the client's side here; the NAS's side, copy by copy, from its observer below"
-                     : "  verdicts: the client's side only, no nasperf on the NAS (network when the link was full, "
-                       "sender-cpu, source); for the NAS's part (disk, server-cpu) run `nasperf agent --target "
-                       "SHARE_DIR` there and add --observer NAS");
-  }
   if (mix.empty()) return;
   console.Line(absl::StrCat("  bottleneck: ", absl::StrJoin(mix, ", ")));
   for (const auto& [verdict, count] : tally.verdicts) {

@@ -75,7 +75,6 @@ struct RunOptions {
   bool direct_fallback = false;            // --direct-fallback: buffered when the target refuses O_DIRECT
   std::shared_ptr<const PeerTrust> trust;  // TLS toward the receiver (common/tls.h); null = plain
   std::string receiver_fingerprint;        // the receiver must show this key (lab); empty: trust decides
-  bool nas_observed = false;               // --observer: an agent on the NAS rows each copy (its verdict follows)
 
   // For a lab run (lab/agent.h) driven by a controller; the defaults leave a plain
   // `nasperf sender` as it was.
