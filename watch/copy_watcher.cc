@@ -390,7 +390,8 @@ void Watcher::Refresh(Copy& c, int64_t now) {
   if (is_linked && linked.st_ino != c.ino) {
     End(c, "replaced", Status::kAborted, absl::StrCat(c.rel, " was replaced by another file mid-copy"), true);
   } else if (!is_linked && c.wrote) {
-    End(c, "removed", Status::kAborted, absl::StrCat(c.rel, " vanished mid-copy"));
+    // The same unlink as IN_DELETE's, seen by this look before its event was read: one wording.
+    End(c, "removed", Status::kAborted, absl::StrCat(c.rel, " was removed mid-copy"));
   }
   // The size of the file the copy wrote: through the descriptor held since it was seen
   // (a closed copy's file may be gone before this look), else through its name.
