@@ -83,13 +83,11 @@ class SegmentError {
   std::vector<Sums> sums_;
 };
 
-// Whether at least `share` of rates[from, to), and at least `min` of them, lie on
-// the side of `mid` given.
-bool MostlyOnSide(const std::vector<double>& rates, size_t from, size_t to, double mid, bool above, double share,
-                  size_t min) {
+// How many of rates[from, to) lie on the side of `mid` given.
+size_t OnSide(const std::vector<double>& rates, size_t from, size_t to, double mid, bool above) {
   size_t on_side = 0;
   for (size_t i = from; i < to; ++i) on_side += above ? rates[i] >= mid : rates[i] <= mid;
-  return on_side >= min && on_side >= share * (to - from);
+  return on_side;
 }
 
 }  // namespace
@@ -104,26 +102,40 @@ std::optional<CacheKnee> FindCacheKnee(const google::protobuf::RepeatedPtrField<
   const SegmentError error(c);
   const double one_line = error.Between(0, n);
   if (!(one_line > 0)) return std::nullopt;
-  // Every split that fits well enough, best fit first: the first that is a drop that
-  // holds is the knee. (The best fit alone may sit at the data's ragged end instead:
-  // a few slow last samples while the final bytes trickle in.)
+  // Every split that fits well enough, best fit first; only a drop that holds can be the
+  // knee. (The best fit alone may sit at the data's ragged end instead: a few slow last
+  // samples while the final bytes trickle in.)
   std::vector<std::pair<double, size_t>> splits;  // error, k samples before the knee
   for (size_t k = min; k + min <= n; ++k) {
     const double e = error.Between(0, k) + error.Between(k, n);
     if (e <= rules.max_fit_error_share * one_line) splits.emplace_back(e, k);
   }
   std::sort(splits.begin(), splits.end());
+  // Of the drops that hold, those whose fit is about as good as the best one's are all
+  // candidates; the knee is the one whose two sides keep to their rates best. (After
+  // the kernel's dirty throttling first bites, the writer can relapse to near the link's
+  // rate for a second: a split after that relapse fits as well as the real one, with a
+  // burst that is a third slow samples.)
+  std::optional<CacheKnee> knee;
+  double best_error = 0, best_consistency = 0;
   for (const auto& [e, k] : splits) {
+    if (knee.has_value() && e > best_error * rules.near_fit_factor) break;
     const double burst = c.mb[k] / c.t[k];
     const double sustained = (c.mb[n] - c.mb[k]) / (c.t[n] - c.t[k]);
     const double mid = (burst + sustained) / 2;
-    if (sustained <= rules.max_sustained_share * burst &&
-        MostlyOnSide(c.rate, 0, k, mid, true, rules.min_consistent_share, min) &&
-        MostlyOnSide(c.rate, k, n, mid, false, rules.min_consistent_share, min)) {
-      return CacheKnee{burst, static_cast<uint64_t>(std::llround(c.mb[k] * 1e6)), sustained, c.t[k]};
+    const size_t fast = OnSide(c.rate, 0, k, mid, true), slow = OnSide(c.rate, k, n, mid, false);
+    const double consistency = std::min(static_cast<double>(fast) / k, static_cast<double>(slow) / (n - k));
+    if (sustained > rules.max_sustained_share * burst || fast < min || slow < min ||
+        consistency < rules.min_consistent_share) {
+      continue;
+    }
+    if (!knee.has_value()) best_error = e;
+    if (!knee.has_value() || consistency > best_consistency) {
+      knee = CacheKnee{burst, static_cast<uint64_t>(std::llround(c.mb[k] * 1e6)), sustained, c.t[k]};
+      best_consistency = consistency;
     }
   }
-  return std::nullopt;
+  return knee;
 }
 
 std::optional<CacheKnee> KneeOfRow(const proto::TransferReport& row) {

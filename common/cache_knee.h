@@ -33,6 +33,9 @@ struct KneeRules {
   double min_consistent_share = 0.5;
   // The two-part fit must leave at most this share of a single line's squared error.
   double max_fit_error_share = 0.25;
+  // Splits whose squared error is within this factor of the best drop's fit equally
+  // well; of those, the knee is the split whose sides keep to their rates best.
+  double near_fit_factor = 1.25;
 };
 
 // The knee in `samples` (a transfer's, in order), when there is one by `rules`.
