@@ -329,14 +329,16 @@ partial_file_over() {
 # free_port: sets $port to a loopback port that nothing listens on, chosen at
 # random below the kernel's ephemeral range, so no outgoing connection (this
 # test's, or a second suite's) takes it as its source port before the test binds
-# it, and a process restarted on it finds it still free.
+# it, and a process restarted on it finds it still free. The port above it is free
+# too: a receiver's data port defaults to its control port + 1.
 free_port() {
   local low
   low=$(awk '{print $1}' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
   [ "$low" -gt 12000 ] || low=32768
   for _ in $(seq 50); do
-    port=$((10000 + RANDOM % (low - 10000)))
-    ! (exec 3<>/dev/tcp/127.0.0.1/"$port") 2>/dev/null && return 0
+    port=$((10000 + RANDOM % (low - 10001)))
+    ! (exec 3<>/dev/tcp/127.0.0.1/"$port") 2>/dev/null \
+      && ! (exec 3<>/dev/tcp/127.0.0.1/"$((port + 1))") 2>/dev/null && return 0
   done
   fail "no free loopback port below $low after 50 tries"
 }

@@ -29,7 +29,10 @@ send() {
 }
 
 as_nas start_collector col
-as_nas start_receiver rx --target "$T/target" --min-free off
+# Not an ephemeral port: the receiver comes back on it, and a connection from a test
+# running alongside may take a free ephemeral port as its source in between.
+free_port
+as_nas start_receiver rx --target "$T/target" --min-free off --listen "127.0.0.1:$port"
 grep -q "TLS key SHA256:.* (new, in $nas_home/.config/nasperf/tls.pem)" "$T/col.log" \
   || fail "the collector made no key at first start: $(cat "$T/col.log")"
 fingerprint=$(as_nas "$NASPERF" fingerprint | cut -d' ' -f1)
