@@ -34,8 +34,10 @@ read -r _ connected _ closed <"$T/idle.out"
 echo "idle flood: $connected connected, $closed closed by the receiver within 30 s"
 [ "$closed" -eq "$connected" ] || fail "the receiver left $((connected - closed)) of $connected idle connections open for 30 s"
 
-# A second receiver on the same control port (its data port free: PORT + 2).
-if timeout 20 "$NASPERF" receiver --target discard --listen 127.0.0.1:"$rx_PORT" --data-port $((rx_DATA + 1)) \
+# A second receiver on the same control port, its data port one nothing holds (a port
+# next to the first's may be a closed connection's source port, still in TIME_WAIT).
+free_port
+if timeout 20 "$NASPERF" receiver --target discard --listen 127.0.0.1:"$rx_PORT" --data-port "$port" \
   >"$T/second.log" 2>&1; then
   fail "a second receiver started on a busy control port"
 fi

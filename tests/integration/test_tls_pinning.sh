@@ -29,8 +29,9 @@ send() {
 }
 
 as_nas start_collector col
-# Not an ephemeral port: the receiver comes back on it, and a connection from a test
-# running alongside may take a free ephemeral port as its source in between.
+# Not an ephemeral port: the receiver comes back on it with its data port next to it,
+# and this test's own closed connections leave ephemeral source ports in TIME_WAIT,
+# which a bind there cannot reuse (CI: "bind 127.0.0.1:33998: Address already in use").
 free_port
 as_nas start_receiver rx --target "$T/target" --min-free off --listen "127.0.0.1:$port"
 grep -q "TLS key SHA256:.* (new, in $nas_home/.config/nasperf/tls.pem)" "$T/col.log" \
