@@ -40,19 +40,16 @@
 #include "datapath/rows.h"
 #include "datapath/write_pipeline.h"
 #include "transport/remote_fs.h"
+#include "transport/share_url.h"
 
 namespace nasperf {
 namespace {
 
 constexpr char kComponent[] = "sender";
-constexpr size_t kMaxUrlChars = 1024;
-constexpr size_t kMaxPathComponents = 32;
 constexpr uint64_t kMaxWriteSize = 1 << 20;  // a WRITE's payload: the kernel client's largest wsize
 constexpr uint64_t kMinTransferSize = 4096;  // a smaller wsize or rsize is a million RPCs per GB: refused
 constexpr int kServicePollMs = 100;          // libnfs times RPCs out only when serviced
 constexpr size_t kMaxErrorChars = 300;
-
-bool HostChar(char c) { return absl::ascii_isalnum(c) || c == '.' || c == '-' || c == '_'; }
 
 std::string Joined(const std::vector<std::string>& parts, size_t count) {
   std::string path;
@@ -66,11 +63,7 @@ absl::StatusOr<NfsUrl> ParseNfsUrl(absl::string_view url) {
   auto bad = [&](absl::string_view why) {
     return absl::InvalidArgumentError(absl::StrCat("not an nfs://host[:port]/export[/dir] URL: ", why));
   };
-  if (url.size() > kMaxUrlChars) return bad(absl::StrCat("longer than ", kMaxUrlChars, " characters"));
-  for (char c : url) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return bad("a control character");
-  }
-  if (!absl::ConsumePrefix(&url, "nfs://")) return bad("it must begin with nfs://");
+  if (absl::Status scheme = ConsumeShareUrlScheme(&url, "nfs://"); !scheme.ok()) return bad(scheme.message());
   NfsUrl out;
   absl::string_view query;
   if (size_t q = url.find('?'); q != absl::string_view::npos) {
@@ -79,26 +72,13 @@ absl::StatusOr<NfsUrl> ParseNfsUrl(absl::string_view url) {
   }
   const size_t slash = url.find('/');
   if (slash == absl::string_view::npos) return bad("no export path after the host");
-  absl::string_view authority = url.substr(0, slash);
+  const absl::string_view authority = url.substr(0, slash);
   if (authority.find('@') != absl::string_view::npos) return bad("NFSv3 has no user@ (use ?uid=N&gid=N)");
-  if (size_t colon = authority.find(':'); colon != absl::string_view::npos) {
-    uint32_t port = 0;
-    if (!absl::SimpleAtoi(authority.substr(colon + 1), &port) || port < 1 || port > 65535) return bad("a bad port");
-    out.port = static_cast<uint16_t>(port);
-    authority = authority.substr(0, colon);
-  }
-  if (authority.empty() || authority.size() > 253 || !std::all_of(authority.begin(), authority.end(), HostChar)) {
-    return bad("a bad host name");
-  }
-  out.host = std::string(authority);
-  std::vector<std::string> parts;
-  for (absl::string_view part : absl::StrSplit(url.substr(slash), '/', absl::SkipEmpty())) {
-    if (part == "." || part == "..") return bad("\".\" and \"..\" are not allowed in the path");
-    parts.emplace_back(part);
-  }
-  if (parts.empty()) return bad("no export path after the host");
-  if (parts.size() > kMaxPathComponents) return bad(absl::StrCat("more than ", kMaxPathComponents, " path parts"));
-  out.path = Joined(parts, parts.size());
+  if (absl::Status host = ParseShareUrlHost(authority, &out.host, &out.port); !host.ok()) return bad(host.message());
+  absl::StatusOr<std::vector<std::string>> parts = ShareUrlPathParts(url.substr(slash));
+  if (!parts.ok()) return bad(parts.status().message());
+  if (parts->empty()) return bad("no export path after the host");
+  out.path = Joined(*parts, parts->size());
   for (absl::string_view pair : absl::StrSplit(query, '&', absl::SkipEmpty())) {
     std::pair<absl::string_view, absl::string_view> kv = absl::StrSplit(pair, absl::MaxSplits('=', 1));
     uint32_t value = 0;

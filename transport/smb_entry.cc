@@ -19,6 +19,7 @@
 #include "absl/strings/strip.h"
 #include "common/fd.h"
 #include "common/log.h"
+#include "transport/share_url.h"
 #include "transport/smb.h"
 
 namespace nasperf {
@@ -39,12 +40,9 @@ int RunSmbWorker() {
 
 namespace {
 
-constexpr size_t kMaxUrlChars = 1024;
-constexpr size_t kMaxPathParts = 32;
 constexpr size_t kMaxCredentialsBytes = 64 << 10;
 constexpr size_t kMaxLoginChars = 256;
 
-bool HostChar(char c) { return absl::ascii_isalnum(c) || c == '.' || c == '-' || c == '_'; }
 bool UserChar(char c) { return absl::ascii_isalnum(c) || c == '.' || c == '-' || c == '_' || c == '$'; }
 
 }  // namespace
@@ -53,11 +51,7 @@ absl::StatusOr<SmbUrl> ParseSmbUrl(absl::string_view url) {
   auto bad = [](absl::string_view why) {
     return absl::InvalidArgumentError(absl::StrCat("not an smb://[user@]host[:port]/share[/dir] URL: ", why));
   };
-  if (url.size() > kMaxUrlChars) return bad(absl::StrCat("longer than ", kMaxUrlChars, " characters"));
-  for (char c : url) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return bad("a control character");
-  }
-  if (!absl::ConsumePrefix(&url, "smb://")) return bad("it must begin with smb://");
+  if (absl::Status scheme = ConsumeShareUrlScheme(&url, "smb://"); !scheme.ok()) return bad(scheme.message());
   if (url.find_first_of("?#;\\") != absl::string_view::npos)
     return bad("no ?, #, ; or \\ (a credential goes in a file)");
   const size_t slash = url.find('/');
@@ -73,26 +67,13 @@ absl::StatusOr<SmbUrl> ParseSmbUrl(absl::string_view url) {
     out.user = std::string(user);
     authority = authority.substr(at + 1);
   }
-  if (size_t colon = authority.find(':'); colon != absl::string_view::npos) {
-    uint32_t port = 0;
-    if (!absl::SimpleAtoi(authority.substr(colon + 1), &port) || port < 1 || port > 65535) return bad("a bad port");
-    out.port = static_cast<uint16_t>(port);
-    authority = authority.substr(0, colon);
-  }
-  if (authority.empty() || authority.size() > 253 || !std::all_of(authority.begin(), authority.end(), HostChar)) {
-    return bad("a bad host name");
-  }
-  out.host = std::string(authority);
-  std::vector<std::string> parts;
-  for (absl::string_view part : absl::StrSplit(url.substr(slash), '/', absl::SkipEmpty())) {
-    if (part == "." || part == "..") return bad("\".\" and \"..\" are not allowed in the path");
-    parts.emplace_back(part);
-  }
-  if (parts.empty()) return bad("no share after the host");
-  if (parts.size() > kMaxPathParts) return bad(absl::StrCat("more than ", kMaxPathParts, " path parts"));
-  out.share = parts[0];
+  if (absl::Status host = ParseShareUrlHost(authority, &out.host, &out.port); !host.ok()) return bad(host.message());
+  absl::StatusOr<std::vector<std::string>> parts = ShareUrlPathParts(url.substr(slash));
+  if (!parts.ok()) return bad(parts.status().message());
+  if (parts->empty()) return bad("no share after the host");
+  out.share = (*parts)[0];
   out.dir = "/";
-  for (size_t i = 1; i < parts.size(); ++i) absl::StrAppend(&out.dir, out.dir == "/" ? "" : "/", parts[i]);
+  for (size_t i = 1; i < parts->size(); ++i) absl::StrAppend(&out.dir, out.dir == "/" ? "" : "/", (*parts)[i]);
   return out;
 }
 

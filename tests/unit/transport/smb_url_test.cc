@@ -49,6 +49,12 @@ TEST(SmbUrlTest, RefusesWhatItCannotHonourInOneLine) {
     ASSERT_FALSE(url.ok()) << c.url;
     EXPECT_NE(url.status().message().find(c.says), std::string::npos) << c.url << ": " << url.status();
   }
+  EXPECT_NE(ParseSmbUrl("smb://nas/" + std::string(1100, 'a')).status().message().find("longer than 1024 characters"),
+            std::string::npos);
+  std::string deep = "smb://nas";
+  for (int i = 0; i < 40; ++i) deep += "/d";
+  EXPECT_NE(ParseSmbUrl(deep).status().message().find("more than 32 path parts"), std::string::npos);
+  EXPECT_TRUE(ParseSmbUrl(deep.substr(0, 9 + 32 * 2)).ok()) << "32 parts are allowed";
 }
 
 class SmbLoginTest : public ::testing::Test {
