@@ -14,7 +14,7 @@ packages=(
   libre2-dev libc-ares-dev zlib1g-dev file podman runc
   clang libclang-rt-14-dev
   openssh-server openssh-client iperf3 iproute2 e2fsprogs btrfs-progs util-linux procps python3 binutils dpkg-dev tcpdump
-  shellcheck clang-format universal-ctags
+  shellcheck clang-format universal-ctags ccache
   samba smbclient nfs-ganesha nfs-ganesha-vfs rpcbind libnfs-utils libsmbclient-dev libnfs-dev
   libboost-dev prometheus
 )

@@ -480,7 +480,7 @@ UsePAM no
 PasswordAuthentication no
 PermitRootLogin prohibit-password
 Subsystem sftp internal-sftp
-SetEnv ${1:-SHLVL=1}
+SetEnv ${1:-SHLVL=1} ${NASPERF_SUITE_RUN:+NASPERF_SUITE_RUN=$NASPERF_SUITE_RUN}
 UseDNS no
 CONF
   /usr/sbin/sshd -t -f "$T/ssh/sshd_config" || fail "sshd_config rejected"

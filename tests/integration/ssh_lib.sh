@@ -42,7 +42,7 @@ PasswordAuthentication no
 KbdInteractiveAuthentication no
 PermitRootLogin prohibit-password
 Subsystem sftp internal-sftp
-SetEnv SHLVL=1 ${SSHD_SETENV:-}
+SetEnv SHLVL=1 ${NASPERF_SUITE_RUN:+NASPERF_SUITE_RUN=$NASPERF_SUITE_RUN} ${SSHD_SETENV:-}
 UseDNS no
 EOF
     /usr/sbin/sshd -t -f "$SSHD_DIR/sshd_config" || fail "sshd -t rejected the config"
