@@ -34,6 +34,7 @@
 #include "sender/sender.h"
 #include "transport/path_check.h"
 #include "transport/registry.h"
+#include "transport/smb.h"
 
 namespace nasperf {
 namespace {
@@ -357,12 +358,7 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
     if ((job.size() == 0) == job.file().empty()) return absl::InvalidArgumentError("give a size or a file");
     SenderOptions o;
     if (absl::Status s = SetJobTransport(job, o); !s.ok()) return s;
-    if (!job.share_credentials().empty()) {
-      // A login file the peer names: only one under this agent's --allow-source
-      // directories, as a file to send is, never any file root can read.
-      auto credentials = OpenAllowedSource(job.share_credentials(), options_.allowed_sources);
-      if (!credentials.ok()) return credentials.status();
-    }
+    if (absl::Status s = ReadJobCredentials(job, o); !s.ok()) return s;
     o.token = options_.token;
     if (!job.file().empty()) {
       auto file = OpenAllowedSource(job.file(), options_.allowed_sources);
@@ -425,6 +421,21 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
     if (absl::Status s = RefuseWhatTheTransportCannotDo(o); !s.ok()) return s;
     if (absl::Status s = SetLabCopy(job, o); !s.ok()) return s;
     return o;
+  }
+
+  // A login file the peer names: only one under this agent's --allow-source
+  // directories, as a file to send is, never any file root can read. It is read here,
+  // through the descriptor that passed the check, and the transport gets its bytes:
+  // the name is never opened again, so a directory on its way swapped for a link after
+  // the check cannot hand the job another login (root's own, say).
+  absl::Status ReadJobCredentials(const proto::SenderJob& job, SenderOptions& o) const {
+    if (job.share_credentials().empty()) return absl::OkStatus();
+    auto credentials = OpenAllowedSource(job.share_credentials(), options_.allowed_sources);
+    if (!credentials.ok()) return credentials.status();
+    auto text = ReadSmbCredentials(credentials->fd->get(), absl::StrCat("share_credentials ", credentials->path));
+    if (!text.ok()) return text.status();
+    o.share.smb_credentials_text = *std::move(text);
+    return absl::OkStatus();
   }
 
   // The lab's place for the job's live updates: checked as a live update is.
