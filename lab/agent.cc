@@ -585,10 +585,6 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
   std::thread sweeper_;
 };
 
-}  // namespace
-
-namespace {
-
 // NFSv3's AUTH_SYS carries whatever uid and gid the client says, and the server takes
 // them: a URL's ?uid=&gid= from a token holder would pick the identity of the agent's
 // writes (any user's files, past an export's root_squash). A job's requests carry the

@@ -191,7 +191,7 @@ class NfsSession {
   static void OnWrite(rpc_context* rpc, int status, void* data, void* private_data);
   static void OnCommit(rpc_context* rpc, int status, void* data, void* private_data);
   // A WRITE's answer, checked: status, count, what it says it made stable, its verifier.
-  absl::Status CheckWrite(const Slot& slot, bool file_sync, const WRITE3res& res);
+  absl::Status CheckWrite(const Slot& slot, const WRITE3res& res);
   static void Ignore(int, nfs_context*, void*, void*) {}
   static void OnRead(rpc_context* rpc, int status, void* data, void* private_data);
   // Turns the loop until done() holds, or a request has gone unanswered for the
@@ -295,7 +295,7 @@ std::string RpcFailure(rpc_context* rpc, int status) {
 // WRITEs are sent at the RPC level, as READs are: libnfs 4.0's pwrite hands its
 // callback neither the verifier nor what the server said it made stable, and a
 // count of its own. Here an answer counts only when its count is what was sent.
-absl::Status NfsSession::CheckWrite(const Slot& slot, bool file_sync, const WRITE3res& res) {
+absl::Status NfsSession::CheckWrite(const Slot& slot, const WRITE3res& res) {
   if (res.status != NFS3_OK) {
     // libnfs's own words, which the lab's tests and docs quote.
     const std::string why =
@@ -311,7 +311,7 @@ absl::Status NfsSession::CheckWrite(const Slot& slot, bool file_sync, const WRIT
     return absl::DataLossError(absl::StrCat("the server said it wrote ", ok.count, " of ", slot.size,
                                             " bytes at offset ", slot.offset, ok.count == 0 ? " (disk full?)" : ""));
   }
-  if (file_sync && ok.committed != FILE_SYNC) {
+  if (slot.file_sync && ok.committed != FILE_SYNC) {
     return absl::DataLossError(
         absl::StrCat("the server answered a FILE_SYNC write at byte ", slot.offset, " as not yet on disk"));
   }
@@ -339,7 +339,7 @@ void NfsSession::OnWrite(rpc_context* rpc, int status, void* data, void* private
         absl::UnavailableError(absl::StrCat("a write at byte ", slot->offset, " failed: ", RpcFailure(rpc, status)));
     return;
   }
-  s.write_error_ = s.CheckWrite(*slot, slot->file_sync, *res);
+  s.write_error_ = s.CheckWrite(*slot, *res);
 }
 
 void NfsSession::OnCommit(rpc_context* rpc, int status, void* data, void* private_data) {
