@@ -155,8 +155,12 @@ absl::StatusOr<std::string> ReadPrivateFile(const std::string& path, const std::
   // O_NONBLOCK: a FIFO named here must not hold the open until something writes to it.
   Fd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
   if (!fd.valid()) return ErrnoStatus(errno, what);
+  return ReadPrivateFd(fd.get(), what, max_bytes);
+}
+
+absl::StatusOr<std::string> ReadPrivateFd(int fd, const std::string& what, size_t max_bytes) {
   struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) return ErrnoStatus(errno, what);
+  if (::fstat(fd, &st) != 0) return ErrnoStatus(errno, what);
   if (!S_ISREG(st.st_mode)) return absl::InvalidArgumentError(absl::StrCat(what, " is not a file"));
   if ((st.st_mode & 077) != 0 || st.st_uid != ::geteuid()) {
     return absl::PermissionDeniedError(
@@ -165,10 +169,17 @@ absl::StatusOr<std::string> ReadPrivateFile(const std::string& path, const std::
   if (st.st_size > static_cast<off_t>(max_bytes)) {
     return absl::InvalidArgumentError(absl::StrCat(what, " is over ", max_bytes, " bytes"));
   }
+  // pread from the start: the descriptor's offset may be anywhere, and shared.
   std::string text(static_cast<size_t>(st.st_size), '\0');
-  absl::StatusOr<size_t> got = ReadFull(fd.get(), text.data(), text.size(), what);
-  if (!got.ok()) return got.status();
-  text.resize(*got);
+  size_t got = 0;
+  while (got < text.size()) {
+    const ssize_t n = ::pread(fd, text.data() + got, text.size() - got, static_cast<off_t>(got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ErrnoStatus(errno, absl::StrCat("read ", what));
+    if (n == 0) break;
+    got += static_cast<size_t>(n);
+  }
+  text.resize(got);
   return text;
 }
 

@@ -59,6 +59,9 @@ absl::StatusOr<std::string> ReadFileBounded(const std::string& path, size_t max_
 // user and readable by no one else, at most max_bytes (a longer one is refused). `what`
 // names it in errors ("--smb-credentials F").
 absl::StatusOr<std::string> ReadPrivateFile(const std::string& path, const std::string& what, size_t max_bytes);
+// The same checks and read through a descriptor already open (one that passed a check
+// such as OpenBeneath), from its first byte, never by a name.
+absl::StatusOr<std::string> ReadPrivateFd(int fd, const std::string& what, size_t max_bytes);
 
 // mkdir -p: every missing directory of path, each with `mode`; errno text names the
 // directory that failed.

@@ -32,8 +32,10 @@
 #include "lab/observations.h"
 #include "proto/nasperf.grpc.pb.h"
 #include "sender/sender.h"
+#include "transport/nfs.h"
 #include "transport/path_check.h"
 #include "transport/registry.h"
+#include "transport/smb.h"
 
 namespace nasperf {
 namespace {
@@ -357,12 +359,7 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
     if ((job.size() == 0) == job.file().empty()) return absl::InvalidArgumentError("give a size or a file");
     SenderOptions o;
     if (absl::Status s = SetJobTransport(job, o); !s.ok()) return s;
-    if (!job.share_credentials().empty()) {
-      // A login file the peer names: only one under this agent's --allow-source
-      // directories, as a file to send is, never any file root can read.
-      auto credentials = OpenAllowedSource(job.share_credentials(), options_.allowed_sources);
-      if (!credentials.ok()) return credentials.status();
-    }
+    if (absl::Status s = ReadJobCredentials(job, o); !s.ok()) return s;
     o.token = options_.token;
     if (!job.file().empty()) {
       auto file = OpenAllowedSource(job.file(), options_.allowed_sources);
@@ -425,6 +422,21 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
     if (absl::Status s = RefuseWhatTheTransportCannotDo(o); !s.ok()) return s;
     if (absl::Status s = SetLabCopy(job, o); !s.ok()) return s;
     return o;
+  }
+
+  // A login file the peer names: only one under this agent's --allow-source
+  // directories, as a file to send is, never any file root can read. It is read here,
+  // through the descriptor that passed the check, and the transport gets its bytes:
+  // the name is never opened again, so a directory on its way swapped for a link after
+  // the check cannot hand the job another login (root's own, say).
+  absl::Status ReadJobCredentials(const proto::SenderJob& job, SenderOptions& o) const {
+    if (job.share_credentials().empty()) return absl::OkStatus();
+    auto credentials = OpenAllowedSource(job.share_credentials(), options_.allowed_sources);
+    if (!credentials.ok()) return credentials.status();
+    auto text = ReadSmbCredentials(credentials->fd->get(), absl::StrCat("share_credentials ", credentials->path));
+    if (!text.ok()) return text.status();
+    o.share.smb_credentials_text = *std::move(text);
+    return absl::OkStatus();
   }
 
   // The lab's place for the job's live updates: checked as a live update is.
@@ -573,6 +585,20 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
   std::thread sweeper_;
 };
 
+// NFSv3's AUTH_SYS carries whatever uid and gid the client says, and the server takes
+// them: a URL's ?uid=&gid= from a token holder would pick the identity of the agent's
+// writes (any user's files, past an export's root_squash). A job's requests carry the
+// agent's own ids; uid= and gid= stay for `nasperf sender`, its user's own choice.
+absl::Status RefuseNfsIdentity(TransportKind transport, const std::string& url) {
+  if (transport != TransportKind::kNfs) return absl::OkStatus();
+  absl::StatusOr<NfsUrl> parsed = ParseNfsUrl(url);
+  if (!parsed.ok()) return parsed.status();
+  if (!parsed->uid && !parsed->gid) return absl::OkStatus();
+  return absl::PermissionDeniedError(
+      "an agent takes no uid= or gid= in a job's nfs:// URL: its NFS requests carry the agent's own user "
+      "(give them to `nasperf sender --transport nfs` on the client, or run the agent as that user)");
+}
+
 }  // namespace
 
 // A share's URL, login file and flags, as the sender's --to, --smb-credentials and the
@@ -582,6 +608,7 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
 // the transport cannot use.)
 absl::Status SetJobShare(const proto::SenderJob& job, RunOptions& o) {
   if (absl::Status checked = TransportFor(o.transport).check_url(job.to()); !checked.ok()) return checked;
+  if (absl::Status s = RefuseNfsIdentity(o.transport, job.to()); !s.ok()) return s;
   if (!job.share_credentials().empty()) {
     if (absl::Status s = CheckLoginText("share_credentials", job.share_credentials(), 4096); !s.ok()) return s;
     if (!absl::StartsWith(job.share_credentials(), "/")) {

@@ -32,6 +32,9 @@ struct ShareOptions {
   int in_flight = 16;           // --nfs-in-flight: requests kept outstanding per stream, as the kernel client does
   int timeout_s = 20;           // --nfs-timeout (SMB: always 20 s): an unanswered request fails the transfer
   std::string smb_credentials;  // --smb-credentials: a mount.cifs-style file only its owner may read
+  // Set: that file's bytes, read once through the descriptor an agent checked
+  // (--allow-source); the transport parses these and never opens the name again.
+  std::optional<std::string> smb_credentials_text;
   std::string smb_encrypt = "default";    // --smb-encrypt default|off|desired|required
   std::string smb_signing = "default";    // --smb-signing default|off|desired|required (client signing)
   std::string smb_min_protocol = "SMB3";  // --smb-min-protocol: the oldest dialect allowed

@@ -600,7 +600,7 @@ int RunSmbWorker() { return ServeFsWorker(WorkerSmbFs); }
 absl::StatusOr<std::unique_ptr<Transport>> MakeSmbTransport(const RunOptions& options) {
   absl::StatusOr<SmbUrl> url = ParseSmbUrl(options.share.url);
   if (!url.ok()) return url.status();
-  absl::StatusOr<SmbLogin> login = ReadSmbLogin(*url, options.share.smb_credentials);
+  absl::StatusOr<SmbLogin> login = SmbLoginFor(*url, options.share);
   if (!login.ok()) return login.status();
   return std::unique_ptr<Transport>(new SmbTransport(options, *std::move(url), *std::move(login)));
 }

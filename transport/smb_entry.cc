@@ -77,48 +77,73 @@ absl::StatusOr<SmbUrl> ParseSmbUrl(absl::string_view url) {
   return out;
 }
 
-absl::StatusOr<SmbLogin> ReadSmbLogin(const SmbUrl& url, const std::string& credentials_file) {
-  SmbLogin login;
-  if (!credentials_file.empty()) {
-    const std::string& path = credentials_file;
-    absl::StatusOr<std::string> read =
-        ReadPrivateFile(path, absl::StrCat("--smb-credentials ", path), kMaxCredentialsBytes);
-    if (!read.ok()) return read.status();
-    const std::string& text = *read;
-    int line_number = 0;
-    for (absl::string_view line : absl::StrSplit(text, '\n')) {
-      ++line_number;
-      line = absl::StripAsciiWhitespace(line);
-      if (line.empty() || line[0] == '#') continue;
-      std::pair<absl::string_view, absl::string_view> kv = absl::StrSplit(line, absl::MaxSplits('=', 1));
-      const absl::string_view key = absl::StripAsciiWhitespace(kv.first);
-      std::string value(absl::StripAsciiWhitespace(kv.second));
-      if (value.size() > kMaxLoginChars) {
-        return absl::InvalidArgumentError(absl::StrCat(path, ":", line_number, ": longer than ", kMaxLoginChars));
-      }
-      if (key == "username" || key == "user") {
-        login.user = value;
-      } else if (key == "password" || key == "pass") {
-        login.password = value;
-      } else if (key == "domain" || key == "workgroup") {
-        login.domain = value;
-      } else {
-        // The line may hold a password: never echoed.
-        return absl::InvalidArgumentError(
-            absl::StrCat(path, ":", line_number, ": not username=, password= or domain="));
-      }
+namespace {
+
+// mount.cifs's lines into login; `what` names the file in errors (a line may hold a
+// password: never echoed).
+absl::Status ParseCredentialLines(absl::string_view text, const std::string& what, SmbLogin& login) {
+  int line_number = 0;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    ++line_number;
+    line = absl::StripAsciiWhitespace(line);
+    if (line.empty() || line[0] == '#') continue;
+    std::pair<absl::string_view, absl::string_view> kv = absl::StrSplit(line, absl::MaxSplits('=', 1));
+    const absl::string_view key = absl::StripAsciiWhitespace(kv.first);
+    std::string value(absl::StripAsciiWhitespace(kv.second));
+    if (value.size() > kMaxLoginChars) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ":", line_number, ": longer than ", kMaxLoginChars));
     }
-  } else {
-    if (const char* user = std::getenv("NASPERF_SMB_USER")) login.user = std::string(user).substr(0, kMaxLoginChars);
-    if (const char* pw = std::getenv("NASPERF_SMB_PASSWORD"))
-      login.password = std::string(pw).substr(0, kMaxLoginChars);
+    if (key == "username" || key == "user") {
+      login.user = value;
+    } else if (key == "password" || key == "pass") {
+      login.password = value;
+    } else if (key == "domain" || key == "workgroup") {
+      login.domain = value;
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat(what, ":", line_number, ": not username=, password= or domain="));
+    }
   }
+  return absl::OkStatus();
+}
+
+// A user in the URL wins; none anywhere is refused.
+absl::StatusOr<SmbLogin> WithUrlUser(const SmbUrl& url, SmbLogin login) {
   if (!url.user.empty()) login.user = url.user;
   if (login.user.empty()) {
     return absl::InvalidArgumentError(
         "--transport smb: no user (smb://user@host/share, username= in --smb-credentials, or $NASPERF_SMB_USER)");
   }
   return login;
+}
+
+}  // namespace
+
+absl::StatusOr<SmbLogin> ReadSmbLogin(const SmbUrl& url, const std::string& credentials_file) {
+  SmbLogin login;
+  if (!credentials_file.empty()) {
+    absl::StatusOr<std::string> read =
+        ReadPrivateFile(credentials_file, absl::StrCat("--smb-credentials ", credentials_file), kMaxCredentialsBytes);
+    if (!read.ok()) return read.status();
+    if (absl::Status s = ParseCredentialLines(*read, credentials_file, login); !s.ok()) return s;
+  } else {
+    if (const char* user = std::getenv("NASPERF_SMB_USER")) login.user = std::string(user).substr(0, kMaxLoginChars);
+    if (const char* pw = std::getenv("NASPERF_SMB_PASSWORD"))
+      login.password = std::string(pw).substr(0, kMaxLoginChars);
+  }
+  return WithUrlUser(url, std::move(login));
+}
+
+absl::StatusOr<std::string> ReadSmbCredentials(int fd, const std::string& what) {
+  return ReadPrivateFd(fd, what, kMaxCredentialsBytes);
+}
+
+absl::StatusOr<SmbLogin> SmbLoginFor(const SmbUrl& url, const ShareOptions& share) {
+  if (!share.smb_credentials_text) return ReadSmbLogin(url, share.smb_credentials);
+  SmbLogin login;
+  if (absl::Status s = ParseCredentialLines(*share.smb_credentials_text, share.smb_credentials, login); !s.ok()) {
+    return s;
+  }
+  return WithUrlUser(url, std::move(login));
 }
 
 namespace {

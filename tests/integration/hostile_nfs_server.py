@@ -18,6 +18,15 @@ is i % 251; files the client creates live in memory (each at most --max-file byt
   huge-size            big.bin's attributes say it holds 2^62 bytes
   tiny-wsize           FSINFO offers rtmax = wtmax = 512
   silent               every call is answered except READ, which never is
+  write-count-zero     WRITE says it wrote 0 bytes
+  write-count-over     WRITE says it wrote 4 KiB more than was sent
+  write-count-short    WRITE says it wrote half of what was sent
+  commit-verf          WRITEs are UNSTABLE, and COMMIT answers another write verifier
+                       (what a server that restarted in between says)
+  read-eof-mid         READ from the middle of big.bin on: no data, eof set
+  fh-oversized         LOOKUP and CREATE hand out 128-byte file handles (NFSv3: 64 at most)
+  bad-ftype            files' attributes say type 99 (not an ftype3)
+  huge-record          a READ's reply record says it is 2^31 - 16 bytes long
 
 Stdlib only. Logs one line per call to stderr. SIGTERM or SIGINT ends it; so does
 --lifetime (a bound, should the test that started it be killed before its cleanup).
@@ -37,7 +46,9 @@ import sys
 import threading
 import time
 
-MODES = ("honest", "read-overlong", "read-count-mismatch", "read-short", "huge-size", "tiny-wsize", "silent")
+MODES = ("honest", "read-overlong", "read-count-mismatch", "read-short", "huge-size", "tiny-wsize", "silent",
+         "write-count-zero", "write-count-over", "write-count-short", "commit-verf", "read-eof-mid", "fh-oversized",
+         "bad-ftype", "huge-record")
 
 PMAP_PROG, MOUNT_PROG, NFS_PROG = 100000, 100005, 100003
 PMAP_PORT = 111
@@ -56,8 +67,10 @@ NFS3ERR_EXIST, NFS3ERR_NOTDIR, NFS3ERR_ISDIR, NFS3ERR_INVAL, NFS3ERR_FBIG = 17, 
 NFS3ERR_NAMETOOLONG, NFS3ERR_STALE, NFS3ERR_BADHANDLE = 63, 70, 10001
 NF3REG, NF3DIR = 1, 2
 UNCHECKED, GUARDED, EXCLUSIVE = 0, 1, 2
-FILE_SYNC = 2
+UNSTABLE, FILE_SYNC = 0, 2
 WRITE_VERF = b"nasperf!"
+RESTARTED_VERF = b"restart!"
+FH_LIMIT = 128  # handles taken in calls: fh-oversized hands out 128-byte ones
 
 # RPC accept_stat
 SUCCESS, PROG_UNAVAIL, PROG_MISMATCH, PROC_UNAVAIL, GARBAGE_ARGS = 0, 1, 2, 3, 4
@@ -151,14 +164,16 @@ class Fs:
         self.next_id = 3
         self.started = int(time.time())
 
-    @staticmethod
-    def fh(f):
-        return b"HOSTILE3" + u64(f.fileid)
+    def fh(self, f):
+        fh = b"HOSTILE3" + u64(f.fileid)
+        if self.mode == "fh-oversized" and not f.is_dir:
+            fh += b"\0" * (FH_LIMIT - len(fh))
+        return fh
 
     def by_fh(self, fh):
-        if len(fh) != 16 or fh[:8] != b"HOSTILE3":
+        if len(fh) not in (16, FH_LIMIT) or fh[:8] != b"HOSTILE3":
             raise NfsError(NFS3ERR_BADHANDLE)
-        fileid = struct.unpack(">Q", fh[8:])[0]
+        fileid = struct.unpack(">Q", fh[8:16])[0]
         if fileid == 1:
             return self.root
         for f in self.files.values():
@@ -177,7 +192,7 @@ class Fs:
         size = self.size_of(f)
         t = u32(self.started) + u32(0)
         return b"".join([
-            u32(NF3DIR if f.is_dir else NF3REG), u32(0o777 if f.is_dir else 0o644),
+            u32(NF3DIR if f.is_dir else 99 if self.mode == "bad-ftype" else NF3REG), u32(0o777 if f.is_dir else 0o644),
             u32(2 if f.is_dir else 1), u32(0), u32(0),
             u64(size), u64(size), u32(0), u32(0),  # size, used, rdev
             u64(1), u64(f.fileid), t, t, t])  # fsid, fileid, atime, mtime, ctime
@@ -225,7 +240,7 @@ class Nfs:
         self.fs = fs
 
     def dirop(self, u):
-        d = self.fs.by_fh(u.opaque(64))
+        d = self.fs.by_fh(u.opaque(FH_LIMIT))
         name = u.string(1024)
         if not d.is_dir:
             raise NfsError(NFS3ERR_NOTDIR)
@@ -237,9 +252,9 @@ class Nfs:
         fs = self.fs
         with fs.lock:
             if proc == 1:  # GETATTR
-                return fs.fattr(fs.by_fh(u.opaque(64)))
+                return fs.fattr(fs.by_fh(u.opaque(FH_LIMIT)))
             if proc == 2:  # SETATTR
-                f = fs.by_fh(u.opaque(64))
+                f = fs.by_fh(u.opaque(FH_LIMIT))
                 size = read_sattr3(u)
                 if u.boolean():  # guard
                     u.uint()
@@ -262,12 +277,12 @@ class Nfs:
                     raise NfsError(NFS3ERR_NOENT)
                 return opaque(fs.fh(f)) + fs.post_op_attr(f) + fs.post_op_attr(d)
             if proc == 4:  # ACCESS
-                f = fs.by_fh(u.opaque(64))
+                f = fs.by_fh(u.opaque(FH_LIMIT))
                 return fs.post_op_attr(f) + u32(u.uint())
             if proc == 6:  # READ
                 return self.read(u)
             if proc == 7:  # WRITE
-                f = fs.by_fh(u.opaque(64))
+                f = fs.by_fh(u.opaque(FH_LIMIT))
                 offset, count, _stable = u.hyper(), u.uint(), u.uint()
                 data = u.opaque(MAX_RECORD)
                 if f.is_dir:
@@ -281,7 +296,10 @@ class Nfs:
                 if offset > len(f.data):
                     f.data.extend(b"\0" * (offset - len(f.data)))
                 f.data[offset:offset + count] = data
-                return NO_WCC + u32(count) + u32(FILE_SYNC) + WRITE_VERF
+                said = {"write-count-zero": 0, "write-count-over": count + 4096,
+                        "write-count-short": count // 2}.get(fs.mode, count)
+                committed = UNSTABLE if fs.mode == "commit-verf" else FILE_SYNC
+                return NO_WCC + u32(said) + u32(committed) + WRITE_VERF
             if proc == 8:  # CREATE
                 d, name = self.dirop(u)
                 how = u.uint()
@@ -311,27 +329,27 @@ class Nfs:
                 del fs.files[name]
                 return NO_WCC
             if proc == 18:  # FSSTAT
-                f = fs.by_fh(u.opaque(64))
+                f = fs.by_fh(u.opaque(FH_LIMIT))
                 return (fs.post_op_attr(f) + u64(1 << 40) + u64(1 << 39) + u64(1 << 39)
                         + u64(1 << 20) + u64(1 << 19) + u64(1 << 19) + u32(0))
             if proc == 19:  # FSINFO
-                f = fs.by_fh(u.opaque(64))
+                f = fs.by_fh(u.opaque(FH_LIMIT))
                 xfer = fs.tiny_xfer if fs.mode == "tiny-wsize" else HONEST_XFER
                 return (fs.post_op_attr(f) + u32(xfer) + u32(xfer) + u32(4096) + u32(xfer) + u32(xfer)
                         + u32(4096) + u32(4096) + u64((1 << 63) - 1) + u32(0) + u32(1) + u32(0x1b))
             if proc == 20:  # PATHCONF
-                f = fs.by_fh(u.opaque(64))
+                f = fs.by_fh(u.opaque(FH_LIMIT))
                 return fs.post_op_attr(f) + u32(32000) + u32(255) + u32(1) + u32(1) + u32(0) + u32(1)
             if proc == 21:  # COMMIT
-                fs.by_fh(u.opaque(64))
+                fs.by_fh(u.opaque(FH_LIMIT))
                 u.hyper()
                 u.uint()
-                return NO_WCC + WRITE_VERF
+                return NO_WCC + (RESTARTED_VERF if fs.mode == "commit-verf" else WRITE_VERF)
         raise KeyError(proc)
 
     def read(self, u):
         fs = self.fs
-        f = fs.by_fh(u.opaque(64))
+        f = fs.by_fh(u.opaque(FH_LIMIT))
         offset, count = u.hyper(), u.uint()
         if f.is_dir:
             raise NfsError(NFS3ERR_ISDIR)
@@ -354,6 +372,8 @@ class Nfs:
             data = data[:len(data) // 2]
             said = len(data)
             eof = False
+        elif fs.mode == "read-eof-mid" and offset >= len(f.data) // 2:
+            data, said, eof = b"", 0, True
         return fs.post_op_attr(f) + u32(said) + u32(1 if eof else 0) + opaque(data)
 
 
@@ -441,7 +461,7 @@ class Server:
                 return accepted(xid, SUCCESS, u32(2))  # MNT3ERR_NOENT
             log("%s MOUNT MNT %r: ok" % (peer, path))
             # fhandle3, then the flavours: AUTH_SYS only
-            return accepted(xid, SUCCESS, u32(0) + opaque(Fs.fh(self.fs.root)) + u32(1) + u32(1))
+            return accepted(xid, SUCCESS, u32(0) + opaque(self.fs.fh(self.fs.root)) + u32(1) + u32(1))
         if proc == 2:  # DUMP: nobody
             return accepted(xid, SUCCESS, u32(0))
         if proc == 5:  # EXPORT: /export, no groups
@@ -462,13 +482,26 @@ class Server:
                     if len(record) < 4:
                         break
                     reply = accepted(struct.unpack(">I", record[:4])[0], GARBAGE_ARGS)
-                if reply is not None:
-                    conn.sendall(u32(0x80000000 | len(reply)) + reply)
+                if reply is None:
+                    continue
+                marker = 0x80000000 | len(reply)
+                if self.args.mode == "huge-record" and NFS_NAMES.get(proc_of(record)) == "READ":
+                    marker = 0x80000000 | 0x7FFFFFF0  # 2^31 - 16 bytes said; far fewer follow
+                    log("%s NFS3 READ: a record marker of 2^31 - 16 bytes" % peer)
+                conn.sendall(u32(marker) + reply)
         except (OSError, XdrError) as e:
             log("%s closed: %s" % (peer, e))
         finally:
             conn.close()
             self.connections.release()
+
+
+def proc_of(record):
+    """The procedure of an NFS call, or None."""
+    if len(record) < 24:
+        return None
+    _, _, _, prog, _, proc = struct.unpack(">6I", record[:24])
+    return proc if prog == NFS_PROG else None
 
 
 def recv_exact(conn, n):

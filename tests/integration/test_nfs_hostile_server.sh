@@ -12,6 +12,12 @@
 #   error column and on its line of the table; huge-size (a file said to hold
 #   2^62 bytes) and tiny-wsize (FSINFO offering 512-byte READs and WRITEs) are
 #   refused before the run, in one line on stderr, with no row.
+# Issue 42: the lies of a write (WRITE saying it wrote 0 bytes, more than sent, half
+# of it; a COMMIT whose write verifier is not the UNSTABLE WRITEs' — data not known
+# to be on disk), a READ saying eof in the middle of the file, file handles longer
+# than NFSv3's 64 bytes, a file type that is none and a reply record said to be
+# 2^31 - 16 bytes long: each a failed row or a refusal in one line, exit 1, bounded
+# time, never a row that says ok.
 source "$(dirname "$0")/lib.sh"
 need_root "a network namespace of its own (the fake server's portmapper takes port 111)"
 command -v ip >/dev/null || skip "ip (iproute2) is not installed"
@@ -71,13 +77,30 @@ read_with() {
   [ "$RC" -lt 128 ] || fail "$mode: nasperf died of signal $((RC - 128)): $(cat "$T/$mode.err")"
 }
 
+# write_with MODE: `nasperf sender` writing 1 MiB (one WRITE, then COMMIT) to the
+# server in MODE, bounded; sets RC and ELAPSED_MS, output in $T/MODE.out, .err.
+write_with() {
+  local mode=$1 start
+  start_server "$mode"
+  start=$(date +%s%N)
+  RC=0
+  timeout 60 ip netns exec "$NS" "$NASPERF" sender --transport nfs --to "$URL" --size 1MiB --runs 1 \
+    --nfs-timeout 3 --no-progress --out "$T/$mode" </dev/null >"$T/$mode.out" 2>"$T/$mode.err" || RC=$?
+  ELAPSED_MS=$((($(date +%s%N) - start) / 1000000))
+  stop_server
+  [ "$RC" -ne 124 ] || fail "$mode: nasperf hung (killed by timeout after 60 s)"
+  [ "$RC" -lt 128 ] || fail "$mode: nasperf died of signal $((RC - 128)): $(cat "$T/$mode.err")"
+}
+
 # failed_row MODE WORDS [flags...]: a read from the server in MODE ends in one row that
 # is not ok, with WORDS (fixed string) in its error column and on its line of the
-# table; one stderr line says a transfer failed; exit status 1.
+# table; one stderr line says a transfer failed; exit status 1. failed_write: the same
+# for a write.
+failed_write() { WITH=write_with failed_row "$@"; }
 failed_row() {
   local mode=$1 words=$2 status error
   shift 2
-  read_with "$mode" "$@"
+  "${WITH:-read_with}" "$mode" "$@"
   [ "$RC" -eq 1 ] || fail "$mode: exit $RC, want 1: $(cat "$T/$mode.err" "$T/$mode.out")"
   [ "$(wc -l <"$T/$mode.err")" -eq 1 ] || fail "$mode: not one stderr line: $(cat "$T/$mode.err")"
   grep -qF "1 of 1 transfers failed" "$T/$mode.err" || fail "$mode: stderr says: $(cat "$T/$mode.err")"
@@ -95,7 +118,7 @@ failed_row() {
 # 1, exactly one stderr line matching PATTERN (grep -E), no row.
 refused() {
   local mode=$1 pattern=$2
-  read_with "$mode"
+  "${WITH:-read_with}" "$mode"
   [ "$RC" -eq 1 ] || fail "$mode: exit $RC, want 1: $(cat "$T/$mode.err" "$T/$mode.out")"
   [ "$(wc -l <"$T/$mode.err")" -eq 1 ] || fail "$mode: not one stderr line: $(cat "$T/$mode.err")"
   grep -qE -- "$pattern" "$T/$mode.err" || fail "$mode: stderr does not match /$pattern/: $(cat "$T/$mode.err")"
@@ -138,4 +161,12 @@ refused huge-size "/big.bin is said to hold 4611686018427387904 bytes \(more tha
 # libnfs 4.0 refuses an rtmax or wtmax under 8 KiB at its mount, before nasperf's own
 # 4 KiB floor is asked; either refusal names the mount.
 refused tiny-wsize "nfs mount 127.0.0.1:2049:/export: .*(max rsize of 512|max wsize of 512)|under 4 KiB: refused"
+failed_write write-count-zero "the server said it wrote 0 of 1048576 bytes at offset 0 (disk full?)"
+failed_write write-count-over "the server said it wrote 1052672 of 1048576 bytes at offset 0"
+failed_write write-count-short "the server said it wrote 524288 of 1048576 bytes at offset 0"
+failed_write commit-verf "the server's COMMIT verifier is not its WRITEs' (it restarted?): the data is not known to be on disk"
+failed_row read-eof-mid "/big.bin gave 0 of 1048576 bytes at offset 4194304 (the file shrank, or the server cut the read short)"
+failed_write fh-oversized "the server's file handle is 128 bytes (NFSv3: 1 to 64)"
+refused bad-ftype "/big.bin is not a non-empty regular file"
+failed_row huge-record "failed: Incoming PDU exceeds limit of 1052672 bytes"
 echo "ok: a hostile NFS server's lies are each one clear error, exit 1, no hang"

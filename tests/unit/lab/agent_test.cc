@@ -3,6 +3,7 @@
 // far), and put back together they are every row once, in order. Then a job's
 // transport and source checks, and the agent's limits on a real agent.
 #include "lab/agent.h"
+#include "transport/nfs.h"
 
 #include <unistd.h>
 
@@ -170,6 +171,26 @@ TEST(SetJobTransport, AShareJobBecomesAUrlAndALoginFile) {
   bad = SftpJob();
   bad.set_share_credentials("/root/c");
   refused(bad, "sftp takes no share_credentials");
+}
+
+// Issue 42, row 9: AUTH_SYS carries whatever ids the client says, so a job's nfs://
+// URL may not pick them (the CLI's own --to keeps ?uid=&gid=: ParseNfsUrl takes them).
+TEST(SetJobTransport, AnNfsJobCarriesTheAgentsOwnIds) {
+  proto::SenderJob job;
+  job.set_transport("nfs");
+  job.set_to("nfs://198.18.1.10/srv/array");
+  RunOptions o;
+  ASSERT_TRUE(SetJobTransport(job, o).ok());
+  EXPECT_EQ(o.share.url, "nfs://198.18.1.10/srv/array");
+  for (const char* to :
+       {"nfs://nas/srv/array?uid=1000&gid=100", "nfs://nas/srv/array?uid=0", "nfs://nas/srv/array?version=3&gid=0"}) {
+    job.set_to(to);
+    absl::Status s = SetJobTransport(job, o);
+    EXPECT_TRUE(absl::IsPermissionDenied(s)) << to << ": " << s;
+    EXPECT_NE(std::string(s.message()).find("an agent takes no uid= or gid= in a job's nfs:// URL"), std::string::npos)
+        << s;
+  }
+  EXPECT_TRUE(ParseNfsUrl("nfs://nas/srv/array?uid=1000&gid=100").ok());  // the sender's own --to
 }
 
 // --allow-source: one refusal line whatever lies outside (no existence oracle), the

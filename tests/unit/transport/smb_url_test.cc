@@ -1,4 +1,5 @@
 // --to smb://... and the SMB login: what is accepted, and the one line for the rest.
+#include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -7,6 +8,7 @@
 #include <fstream>
 #include <string>
 
+#include "common/fd.h"
 #include "gtest/gtest.h"
 #include "transport/smb.h"
 
@@ -101,6 +103,33 @@ TEST_F(SmbLoginTest, RefusesAFileOthersMayReadAndNeverEchoesALine) {
   ASSERT_EQ(symlink((dir_ + "/cred").c_str(), link.c_str()), 0);
   EXPECT_FALSE(ReadSmbLogin(url, link).ok());  // O_NOFOLLOW
   EXPECT_FALSE(ReadSmbLogin(url, dir_ + "/missing").ok());
+}
+
+// Issue 42, row 3: an agent hands over the bytes it read through the checked
+// descriptor; the name is never opened again (here it names nothing at all).
+TEST_F(SmbLoginTest, BytesReadWhereTheFileWasCheckedAreUsedAndTheNameIsNotOpened) {
+  const std::string path = Write("username=checked\npassword=pw\n", 0600);
+  Fd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  ASSERT_TRUE(fd.valid());
+  ASSERT_EQ(lseek(fd.get(), 5, SEEK_SET), 5);  // read from the first byte, wherever the offset is
+  absl::StatusOr<std::string> text = ReadSmbCredentials(fd.get(), "share_credentials " + path);
+  ASSERT_TRUE(text.ok()) << text.status();
+  ShareOptions share;
+  share.smb_credentials = dir_ + "/gone";  // what the job named: swapped away, or a link now
+  share.smb_credentials_text = *text;
+  absl::StatusOr<SmbLogin> login = SmbLoginFor(*ParseSmbUrl("smb://nas/share"), share);
+  ASSERT_TRUE(login.ok()) << login.status();
+  EXPECT_EQ(login->user, "checked");
+  EXPECT_EQ(login->password, "pw");
+  share.smb_credentials_text = "username=x\nhunter2\n";
+  absl::StatusOr<SmbLogin> odd = SmbLoginFor(*ParseSmbUrl("smb://nas/share"), share);
+  ASSERT_FALSE(odd.ok());
+  EXPECT_EQ(odd.status().message().find("hunter2"), std::string::npos) << odd.status();
+  // The same privacy checks as --smb-credentials.
+  ASSERT_EQ(fchmod(fd.get(), 0640), 0);
+  absl::StatusOr<std::string> open_to_group = ReadSmbCredentials(fd.get(), "share_credentials " + path);
+  ASSERT_FALSE(open_to_group.ok());
+  EXPECT_NE(open_to_group.status().message().find("chmod 600"), std::string::npos) << open_to_group.status();
 }
 
 TEST_F(SmbLoginTest, TheEnvironmentWhenNoFileAndAUserIsNeeded) {
