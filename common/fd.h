@@ -59,6 +59,10 @@ absl::StatusOr<std::string> ReadFileBounded(const std::string& path, size_t max_
 // user and readable by no one else, at most max_bytes (a longer one is refused). `what`
 // names it in errors ("--smb-credentials F").
 absl::StatusOr<std::string> ReadPrivateFile(const std::string& path, const std::string& what, size_t max_bytes);
+// For a process about to hold a password (an SMB login): no core dump of it is ever
+// written, and no one but root may ptrace it or read its memory through /proc
+// (PR_SET_DUMPABLE 0, RLIMIT_CORE 0). Lasts until the process execs; never undone.
+absl::Status KeepOutOfCoreDumps();
 
 // mkdir -p: every missing directory of path, each with `mode`; errno text names the
 // directory that failed.
