@@ -1,5 +1,8 @@
 #include "common/csv.h"
 
+#include <cstdint>
+#include <utility>
+
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -31,17 +34,44 @@ bool StartsFormula(absl::string_view text) {
   return false;
 }
 
-// What spreadsheets skip before they look for a formula: ASCII blanks and line
-// breaks (VT and FF too), NBSP, the ideographic space U+3000, a byte-order mark and a
-// zero-width space.
+// The code point a UTF-8 text starts with and its length in bytes; {-1, 1} for a
+// byte that does not start one (such bytes are never skipped).
+std::pair<int32_t, size_t> FirstCodePoint(absl::string_view text) {
+  const auto byte = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
+  const unsigned char lead = byte(0);
+  const size_t length = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xe ? 3 : (lead >> 3) == 0x1e ? 4 : 0;
+  if (length == 0 || length > text.size()) return {-1, 1};
+  int32_t code = length == 1 ? lead : lead & (0x7f >> length);
+  for (size_t i = 1; i < length; ++i) {
+    if ((byte(i) & 0xc0) != 0x80) return {-1, 1};
+    code = (code << 6) | (byte(i) & 0x3f);
+  }
+  return {code, length};
+}
+
+// What a spreadsheet may skip, or a reader never see, before it looks for a formula:
+// ASCII blanks and line breaks (VT and FF too), NEL, NBSP, the soft hyphen, the
+// Ogham, Mongolian, en/em/thin/hair (U+2000-U+200A), narrow, medium-math and
+// ideographic spaces, the zero-width ones and joiners (U+200B-U+200D, U+2060, U+FEFF,
+// which is also the byte-order mark), the direction marks, embeddings, overrides and
+// isolates (U+200E-U+200F, U+202A-U+202E, U+2066-U+2069) and the line and paragraph
+// separators U+2028-U+2029.
+bool IsSkippedBlank(int32_t c) {
+  static constexpr std::pair<int32_t, int32_t> kRanges[] = {
+      {0x09, 0x0d},     {0x20, 0x20},     {0x85, 0x85},     {0xa0, 0xa0},     {0xad, 0xad},
+      {0x1680, 0x1680}, {0x180e, 0x180e}, {0x2000, 0x200f}, {0x2028, 0x202f}, {0x205f, 0x2064},
+      {0x2066, 0x206f}, {0x3000, 0x3000}, {0xfeff, 0xfeff}};
+  for (const auto& [low, high] : kRanges) {
+    if (c >= low && c <= high) return true;
+  }
+  return false;
+}
+
 absl::string_view SkipLeadingBlanks(absl::string_view text) {
-  static constexpr absl::string_view kBlanks[] = {" ",  "\t",       "\r",           "\n",           "\v",
-                                                  "\f", "\xc2\xa0", "\xe3\x80\x80", "\xef\xbb\xbf", "\xe2\x80\x8b"};
-  for (bool skipped = true; skipped && !text.empty();) {
-    skipped = false;
-    for (absl::string_view blank : kBlanks) {
-      if (absl::ConsumePrefix(&text, blank)) skipped = true;
-    }
+  while (!text.empty()) {
+    const auto [code, length] = FirstCodePoint(text);
+    if (!IsSkippedBlank(code)) break;
+    text.remove_prefix(length);
   }
   return text;
 }

@@ -9,6 +9,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -149,6 +150,13 @@ absl::StatusOr<std::string> ReadFileBounded(const std::string& path, size_t max_
     text.append(buffer, static_cast<size_t>(n));
   }
   return text;
+}
+
+absl::Status KeepOutOfCoreDumps() {
+  const struct rlimit none {};
+  if (::setrlimit(RLIMIT_CORE, &none) != 0) return ErrnoStatus(errno, "setrlimit(RLIMIT_CORE, 0)");
+  if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) return ErrnoStatus(errno, "prctl(PR_SET_DUMPABLE, 0)");
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::string> ReadPrivateFile(const std::string& path, const std::string& what, size_t max_bytes) {

@@ -62,6 +62,10 @@ absl::StatusOr<std::string> ReadPrivateFile(const std::string& path, const std::
 // The same checks and read through a descriptor already open (one that passed a check
 // such as OpenBeneath), from its first byte, never by a name.
 absl::StatusOr<std::string> ReadPrivateFd(int fd, const std::string& what, size_t max_bytes);
+// For a process about to hold a password (an SMB login): no core dump of it is ever
+// written, and no one but root may ptrace it or read its memory through /proc
+// (PR_SET_DUMPABLE 0, RLIMIT_CORE 0). Lasts until the process execs; never undone.
+absl::Status KeepOutOfCoreDumps();
 
 // mkdir -p: every missing directory of path, each with `mode`; errno text names the
 // directory that failed.

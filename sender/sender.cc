@@ -1,7 +1,10 @@
 #include "sender/sender.h"
 
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <cstdlib>
 
 #include <map>
 #include <set>
@@ -308,33 +311,63 @@ std::string RunHeadline(const SenderOptions& options, const LoopContext& loop) {
       SyncPolicyName(options.sync_policy), options.warmup > 0 ? absl::StrCat(", ", options.warmup, " warm-up") : "");
 }
 
-// --resume: the copy the killed loop was at, recorded once as aborted on both ends (the
-// far end's row as it kept it; its partial file it removed when the connection broke).
-absl::Status RecordInterrupted(const LoopContext& loop, const LoopState& state, ReportSink& sink, Console& console) {
+// --resume, journal without rows: the copy the killed loop was at, recorded once as
+// aborted on both ends (the far end's row as it kept it; its partial file it removed
+// when the connection broke). The aborted rows carry the transfer ids the journal
+// kept, so a sink that has them already keeps one. Returns the copy to go on at: the
+// same copy again, unless the NAS kept an ok row of it (the sender was killed after
+// the transfer but before its rows were taken): a copy with a row stored never runs
+// twice.
+absl::StatusOr<int> RecordInterrupted(const LoopContext& loop, const LoopState& state, ReportSink& sink,
+                                      Console& console) {
   const SenderOptions& o = loop.options;
   const bool warmup = state.copy < o.warmup;
   const int iteration = state.copy - o.warmup + 1 + o.iteration_offset;
   if (state.recorded || state.transfers.empty()) {
     console.Line(absl::StrFormat("resuming run %s at copy %d of %d%s", loop.run_id, state.copy + 1, o.warmup + o.runs,
                                  state.recorded ? " (its aborted rows are stored)" : ""));
-    return absl::OkStatus();
+    return state.copy;
   }
+  std::vector<TransferResult> rows;
+  bool nas_kept_ok = false;
   for (const auto& [stream, id] : state.transfers) {
-    TransferResult r = StartRow(loop, iteration, warmup, stream);
+    TransferResult& r = rows.emplace_back(StartRow(loop, iteration, warmup, stream));
     r.sender.set_transfer_id(id);
     r.sender.set_status(Name(Status::kAborted));
-    r.sender.set_error("the sender stopped mid-copy (killed); --resume ran the copy again");
     const TransferSlot slot{loop.run_id, iteration, warmup, stream, loop.length};
     r.receiver = loop.transport.RowOfInterrupted(slot, id);
+    nas_kept_ok = nas_kept_ok || (r.receiver && r.receiver->status() == Name(Status::kOk));
+  }
+  for (TransferResult& r : rows) {
+    r.sender.set_error(nas_kept_ok ? "the sender was killed before it stored this row; the NAS's rows of the copy "
+                                     "are kept and --resume did not run it again"
+                                   : "the sender stopped mid-copy (killed); --resume ran the copy again");
     if (absl::Status s = sink.Submit(r.sender); !s.ok()) return s;
     if (r.receiver) {
       if (absl::Status s = sink.Submit(*r.receiver); !s.ok()) return s;
     }
     console.Line(absl::StrFormat("resuming run %s at copy %d of %d: stream %d's transfer %d recorded as aborted%s",
-                                 loop.run_id, state.copy + 1, o.warmup + o.runs, stream, id,
+                                 loop.run_id, state.copy + 1, o.warmup + o.runs, r.sender.stream(),
+                                 r.sender.transfer_id(),
                                  r.receiver ? absl::StrCat(" (the NAS's row: ", r.receiver->status(), ")") : ""));
   }
-  return absl::OkStatus();
+  return nas_kept_ok ? state.copy + 1 : state.copy;
+}
+
+// --resume: where the killed loop goes on. A journal with rows: the copy ran to its
+// end and its rows were taken; they are stored (again: the sink keeps each once) and
+// the copy is never run again.
+absl::StatusOr<int> ResumeAt(const LoopContext& loop, const LoopState& state, ReportSink& sink, Console& console) {
+  if (!state.rows_taken) return RecordInterrupted(loop, state, sink, console);
+  for (const proto::TransferReport& row : state.rows) {
+    if (absl::Status s = sink.Submit(row); !s.ok()) return s;
+  }
+  const SenderOptions& o = loop.options;
+  console.Line(absl::StrFormat("resuming run %s: copy %d of %d ran to its end; its %d rows are stored once%s",
+                               loop.run_id, state.copy + 1, o.warmup + o.runs, state.rows.size(),
+                               state.next < o.warmup + o.runs ? absl::StrCat(", going on at copy ", state.next + 1)
+                                                              : ", and it was the loop's last"));
+  return state.next;
 }
 
 // One iteration: every stream on its own thread at once, and (on a terminal) a
@@ -482,6 +515,51 @@ void WarnIfSourceIsSlow(const std::string& file, const Fd* opened, std::optional
 
 }  // namespace
 
+namespace {
+
+// Test-only (tests/integration/test_sender_resume.sh): NASPERF_FAULT=POINT:COPY (COPY
+// counted from 1) makes the sender SIGKILL itself at that point of that copy, so each
+// place a loop can be killed is tested without timing.
+void FaultPoint(const char* point, int k) {
+  static const char* const fault = std::getenv("NASPERF_FAULT");
+  if (fault != nullptr && absl::StrCat(point, ":", k + 1) == fault) ::raise(SIGKILL);
+}
+
+// A copy's rows to the sink, journal first (sender/loop_journal.h): taken durably with
+// the copy to go on at (`next`), then submitted, a line each and the summary's tally.
+absl::Status StoreCopy(const LoopContext& loop, Console& console, ReportSink& sink,
+                       std::vector<TransferResult>& results, int k, int next, SenderOutcome& outcome, Tally& tally,
+                       std::set<std::string>& notes_said) {
+  const SenderOptions& options = loop.options;
+  if (options.journal != nullptr) {
+    std::vector<const proto::TransferReport*> rows;
+    for (const TransferResult& r : results) {
+      rows.push_back(&r.sender);
+      if (r.receiver) rows.push_back(&*r.receiver);
+    }
+    if (absl::Status s = options.journal->RowsTaken(rows, next); !s.ok()) return s;
+  }
+  FaultPoint("taken", k);
+  for (TransferResult& r : results) {
+    if (absl::Status s = sink.Submit(r.sender); !s.ok()) return s;
+    FaultPoint("row", k);
+    if (r.receiver) {
+      if (absl::Status s = sink.Submit(*r.receiver); !s.ok()) return s;
+    }
+    ++outcome.transfers;
+    SayTransfer(console, r, notes_said);
+    if (r.sender.status() != Name(Status::kOk)) {
+      ++outcome.failed;
+    } else if (k >= options.warmup) {
+      tally.Count(r);
+    }
+  }
+  FaultPoint("stored", k);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 // The copies, from the first (or a resumed loop's) to the last: rows to the sink, a line
 // each, the journal kept, and the live page told when the loop is over.
 absl::Status RunCopies(LoopContext& loop, Console& console, ReportSink& sink, SenderOutcome& outcome, Tally& tally) {
@@ -489,42 +567,41 @@ absl::Status RunCopies(LoopContext& loop, Console& console, ReportSink& sink, Se
   std::set<std::string> notes_said;  // roles whose left-out figure was explained: once per run
   const int total = options.warmup + options.runs;
   if (options.resumed != nullptr) {
-    loop.first_copy = options.resumed->copy;
-    if (absl::Status s = RecordInterrupted(loop, *options.resumed, sink, console); !s.ok()) return s;
+    absl::StatusOr<int> first = ResumeAt(loop, *options.resumed, sink, console);
+    if (!first.ok()) return first.status();
+    loop.first_copy = *first;
   }
   loop.start_ns = MonoNanos();
   bool ended = true;  // false: cancelled, so the journal stays for --resume
   int k = loop.first_copy;
   for (; k < total; ++k) {
-    if (options.journal != nullptr) {
+    if (options.journal != nullptr && k == loop.first_copy) {
       if (absl::Status s = options.journal->BeginCopy(k); !s.ok()) return s;
     }
     std::vector<TransferResult> results = RunIteration(loop, console, k);
-    bool stop = false;
-    for (TransferResult& r : results) {
-      if (absl::Status s = sink.Submit(r.sender); !s.ok()) return s;
-      if (r.receiver) {
-        if (absl::Status s = sink.Submit(*r.receiver); !s.ok()) return s;
-      }
-      ++outcome.transfers;
-      SayTransfer(console, r, notes_said);
-      stop = stop || r.stop_loop;
-      if (r.sender.status() != Name(Status::kOk)) {
-        ++outcome.failed;
-      } else if (k >= options.warmup) {
-        tally.Count(r);
-      }
+    FaultPoint("ran", k);
+    const bool stop = std::any_of(results.begin(), results.end(), [](const TransferResult& r) { return r.stop_loop; });
+    const bool cancelled = !stop && options.cancel != nullptr && options.cancel->load();
+    // A cancelled copy's aborted rows are stored and a resumed loop runs it again, once.
+    const int next = stop ? total : cancelled ? k : k + 1;
+    if (absl::Status s = StoreCopy(loop, console, sink, results, k, next, outcome, tally, notes_said); !s.ok()) {
+      return s;
     }
     if (stop) {
       Log(LogLevel::kError, kComponent, "stopping: %s", results.front().sender.error());
       break;
     }
-    if (options.cancel != nullptr && options.cancel->load()) {
+    if (cancelled) {
       ended = false;
-      // This copy's aborted rows are stored: a resumed loop runs it again, once.
       if (options.journal != nullptr) (void)options.journal->Recorded();
       break;
     }
+    // The journal moves on with the rows, before the pause: a loop killed from here on
+    // goes on at the next copy.
+    if (options.journal != nullptr && k + 1 < total) {
+      if (absl::Status s = options.journal->BeginCopy(k + 1); !s.ok()) return s;
+    }
+    FaultPoint("pause", k);
     if (k + 1 < total && options.pause > absl::ZeroDuration()) absl::SleepFor(options.pause);
   }
   if (ended && options.journal != nullptr) {

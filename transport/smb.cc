@@ -595,11 +595,20 @@ void SmbTransport::Finish(const std::string&) {
 
 }  // namespace
 
-int RunSmbWorker() { return ServeFsWorker(WorkerSmbFs); }
+int RunSmbWorker() {
+  // Its run sends it the login: exec made it dumpable again.
+  if (absl::Status s = KeepOutOfCoreDumps(); !s.ok()) {
+    std::fprintf(stderr, "nasperf smb-worker: %s\n", std::string(s.message()).c_str());
+    return 2;
+  }
+  return ServeFsWorker(WorkerSmbFs);
+}
 
 absl::StatusOr<std::unique_ptr<Transport>> MakeSmbTransport(const RunOptions& options) {
   absl::StatusOr<SmbUrl> url = ParseSmbUrl(options.share.url);
   if (!url.ok()) return url.status();
+  // Before the password is read (or copied out of $NASPERF_SMB_PASSWORD).
+  if (absl::Status s = KeepOutOfCoreDumps(); !s.ok()) return s;
   absl::StatusOr<SmbLogin> login = SmbLoginFor(*url, options.share);
   if (!login.ok()) return login.status();
   return std::unique_ptr<Transport>(new SmbTransport(options, *std::move(url), *std::move(login)));

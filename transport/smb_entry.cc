@@ -134,6 +134,8 @@ absl::StatusOr<SmbLogin> ReadSmbLogin(const SmbUrl& url, const std::string& cred
 }
 
 absl::StatusOr<std::string> ReadSmbCredentials(int fd, const std::string& what) {
+  // An agent reads a job's login here, long before the transport is made.
+  if (absl::Status s = KeepOutOfCoreDumps(); !s.ok()) return s;
   return ReadPrivateFd(fd, what, kMaxCredentialsBytes);
 }
 

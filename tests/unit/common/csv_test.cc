@@ -1,5 +1,8 @@
 #include "common/csv.h"
 
+#include <string>
+#include <vector>
+
 #include "gtest/gtest.h"
 
 namespace nasperf {
@@ -61,6 +64,47 @@ TEST(CsvText, FormulaGuardSeesPastEveryBlankASpreadsheetSkips) {
   }
   EXPECT_EQ(FormulaGuard("\xc2\xa0label"), "\xc2\xa0label");  // a blank alone is no formula
   EXPECT_EQ(FormulaGuard("\xe2\x80\x8b"), "\xe2\x80\x8b");
+}
+
+// Issue 42, row 10: every Unicode space, invisible character and direction control
+// that may come before a formula character, one at a time and mixed.
+std::string Utf8(char32_t c) {
+  std::string out;
+  if (c < 0x80) {
+    out += static_cast<char>(c);
+  } else if (c < 0x800) {
+    out += static_cast<char>(0xc0 | (c >> 6));
+    out += static_cast<char>(0x80 | (c & 0x3f));
+  } else {
+    out += static_cast<char>(0xe0 | (c >> 12));
+    out += static_cast<char>(0x80 | ((c >> 6) & 0x3f));
+    out += static_cast<char>(0x80 | (c & 0x3f));
+  }
+  return out;
+}
+
+TEST(CsvText, FormulaGuardSeesPastUnicodeSpacesAndInvisibles) {
+  std::vector<char32_t> blanks = {0x09,   0x20,   0x85,   0xa0,   0xad,   0x1680, 0x180e,
+                                  0x2028, 0x2029, 0x202f, 0x205f, 0x2060, 0x3000, 0xfeff};
+  for (char32_t c = 0x2000; c <= 0x200f; ++c) blanks.push_back(c);  // spaces, zero-widths, LRM, RLM
+  for (char32_t c = 0x202a; c <= 0x202e; ++c) blanks.push_back(c);  // embeddings and overrides (U+202E)
+  for (char32_t c = 0x2066; c <= 0x2069; ++c) blanks.push_back(c);  // isolates
+  for (char32_t blank : blanks) {
+    for (const char* formula : {"=1+1", "+1", "-1", "@SUM(A1)",
+                                "\xef\xbc\x9d"
+                                "1"}) {
+      const std::string cell = Utf8(blank) + formula;
+      EXPECT_EQ(FormulaGuard(cell), "'" + cell) << "U+" << std::hex << static_cast<uint32_t>(blank) << " " << formula;
+    }
+    const std::string mixed = Utf8(0x2003) + Utf8(blank) + Utf8(0xad) + " =1";
+    EXPECT_EQ(FormulaGuard(mixed), "'" + mixed) << std::hex << static_cast<uint32_t>(blank);
+    const std::string text = Utf8(blank) + "label";  // a blank before text is no formula
+    EXPECT_EQ(FormulaGuard(text), blank == 0x09 ? "'" + text : text);
+  }
+  // A broken UTF-8 sequence is not skipped, and what follows it is not a formula start.
+  EXPECT_EQ(FormulaGuard("\xe2\x80=1"), "\xe2\x80=1");
+  EXPECT_EQ(FormulaGuard("\xe2=1"), "\xe2=1");
+  EXPECT_EQ(FormulaGuard("\xe2\x80\x8a"), "\xe2\x80\x8a");  // a blank alone
 }
 
 TEST(CsvReader, RoundTripsWhatWeWrite) {

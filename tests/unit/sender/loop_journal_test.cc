@@ -61,5 +61,54 @@ TEST_F(LoopJournalTest, AJournalThatIsNotOursIsOneError) {
   }
 }
 
+// Issue 42, row 11: a copy's rows are taken (durably, with the copy to go on at)
+// before any is stored; they read back whole, and rows of another run are refused.
+TEST_F(LoopJournalTest, TakenRowsReadBackUntilTheLoopMovesOn) {
+  LoopState state;
+  state.run_id = "20261205-003738-82e9";
+  state.runs = 3;
+  state.streams = 1;
+  state.size = 1 << 20;
+  LoopJournal journal(dir_, state);
+  ASSERT_TRUE(journal.BeginCopy(1).ok());
+  ASSERT_TRUE(journal.Opened(0, 16).ok());
+  proto::TransferReport sender, receiver;
+  for (proto::TransferReport* row : {&sender, &receiver}) {
+    row->set_run_id(state.run_id);
+    row->set_iteration(2);
+    row->set_transfer_id(16);
+    row->set_transport("native");
+    row->set_status("ok");
+    proto::Sample* sample = row->add_samples();
+    sample->set_bytes(1 << 20);
+    sample->set_interval_s(1);
+  }
+  sender.set_role("sender");
+  receiver.set_role("receiver");
+  ASSERT_TRUE(journal.RowsTaken({&sender, &receiver}, 2).ok());
+  absl::StatusOr<LoopState> read = ReadLoopJournal(dir_);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_TRUE(read->rows_taken);
+  EXPECT_EQ(read->copy, 1);
+  EXPECT_EQ(read->next, 2);
+  ASSERT_EQ(read->rows.size(), 2u);
+  EXPECT_EQ(read->rows[0].SerializeAsString(), sender.SerializeAsString());
+  EXPECT_EQ(read->rows[1].SerializeAsString(), receiver.SerializeAsString());
+
+  ASSERT_TRUE(journal.BeginCopy(2).ok());  // the loop moved on: the rows are not read again
+  read = ReadLoopJournal(dir_);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_FALSE(read->rows_taken);
+  EXPECT_TRUE(read->rows.empty());
+
+  receiver.set_run_id("20261205-003738-ffff");
+  ASSERT_TRUE(journal.RowsTaken({&sender, &receiver}, 3).ok());
+  EXPECT_TRUE(absl::IsDataLoss(ReadLoopJournal(dir_).status())) << "a row of another run";
+  std::ofstream(dir_ + "/resume.rows") << std::string("\0\0\x10\0short", 9);  // 4096 bytes said, 5 there
+  EXPECT_TRUE(absl::IsDataLoss(ReadLoopJournal(dir_).status())) << "a cut row";
+  ASSERT_TRUE(journal.Remove().ok());
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/resume.rows"));
+}
+
 }  // namespace
 }  // namespace nasperf

@@ -1,7 +1,10 @@
 // --to smb://... and the SMB login: what is accepted, and the one line for the rest.
 #include <fcntl.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -10,6 +13,8 @@
 
 #include "common/fd.h"
 #include "gtest/gtest.h"
+#include "transport/registry.h"
+#include "transport/run_options.h"
 #include "transport/smb.h"
 
 namespace nasperf {
@@ -141,6 +146,33 @@ TEST_F(SmbLoginTest, TheEnvironmentWhenNoFileAndAUserIsNeeded) {
   ASSERT_TRUE(login.ok()) << login.status();
   EXPECT_EQ(login->user, "backup");
   EXPECT_EQ(login->password, "pw");
+}
+
+// Issue 42, row 10: a process that loads an SMB login leaves no core dump of the
+// password (and no one but root reads its memory). Made in a child, whose state the
+// test process keeps apart; the child's exit code says what it saw.
+TEST_F(SmbLoginTest, AProcessThatLoadsALoginCannotDumpCore) {
+  const TransportEntry& smb = TransportFor(TransportKind::kSmb);
+  if (!smb.built) GTEST_SKIP() << "this build has no SMB";
+  RunOptions options;
+  options.share.url = "smb://nas.invalid/share";
+  options.share.smb_credentials = Write("username=root\npassword=hunter2\n", 0600);
+  if (prctl(PR_GET_DUMPABLE) != 1) GTEST_SKIP() << "the test itself runs undumpable: the check would mean nothing";
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    absl::StatusOr<std::unique_ptr<Transport>> made = smb.make(options);  // reads the login; connects nowhere yet
+    struct rlimit core {};
+    const bool no_core = getrlimit(RLIMIT_CORE, &core) == 0 && core.rlim_cur == 0 && core.rlim_max == 0;
+    _exit(!made.ok() ? 3 : prctl(PR_GET_DUMPABLE) != 0 ? 1 : !no_core ? 2 : 0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_NE(WEXITSTATUS(status), 3) << "the SMB transport was not made";
+  EXPECT_NE(WEXITSTATUS(status), 1) << "still dumpable with the login loaded";
+  EXPECT_NE(WEXITSTATUS(status), 2) << "RLIMIT_CORE is not 0 with the login loaded";
+  EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
 }  // namespace
