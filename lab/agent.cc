@@ -585,20 +585,6 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
   std::thread sweeper_;
 };
 
-// NFSv3's AUTH_SYS carries whatever uid and gid the client says, and the server takes
-// them: a URL's ?uid=&gid= from a token holder would pick the identity of the agent's
-// writes (any user's files, past an export's root_squash). A job's requests carry the
-// agent's own ids; uid= and gid= stay for `nasperf sender`, its user's own choice.
-absl::Status RefuseNfsIdentity(TransportKind transport, const std::string& url) {
-  if (transport != TransportKind::kNfs) return absl::OkStatus();
-  absl::StatusOr<NfsUrl> parsed = ParseNfsUrl(url);
-  if (!parsed.ok()) return parsed.status();
-  if (!parsed->uid && !parsed->gid) return absl::OkStatus();
-  return absl::PermissionDeniedError(
-      "an agent takes no uid= or gid= in a job's nfs:// URL: its NFS requests carry the agent's own user "
-      "(give them to `nasperf sender --transport nfs` on the client, or run the agent as that user)");
-}
-
 }  // namespace
 
 // A share's URL, login file and flags, as the sender's --to, --smb-credentials and the
@@ -608,7 +594,9 @@ absl::Status RefuseNfsIdentity(TransportKind transport, const std::string& url) 
 // the transport cannot use.)
 absl::Status SetJobShare(const proto::SenderJob& job, RunOptions& o) {
   if (absl::Status checked = TransportFor(o.transport).check_url(job.to()); !checked.ok()) return checked;
-  if (absl::Status s = RefuseNfsIdentity(o.transport, job.to()); !s.ok()) return s;
+  if (o.transport == TransportKind::kNfs) {
+    if (absl::Status s = RefuseNfsIdentity(job.to()); !s.ok()) return s;
+  }
   if (!job.share_credentials().empty()) {
     if (absl::Status s = CheckLoginText("share_credentials", job.share_credentials(), 4096); !s.ok()) return s;
     if (!absl::StartsWith(job.share_credentials(), "/")) {
