@@ -62,6 +62,9 @@ absl::StatusOr<std::string> ReadPrivateFile(const std::string& path, const std::
 // The same checks and read through a descriptor already open (one that passed a check
 // such as OpenBeneath), from its first byte, never by a name.
 absl::StatusOr<std::string> ReadPrivateFd(int fd, const std::string& what, size_t max_bytes);
+// The same read with no owner check (a file others may read, such as known_hosts):
+// a regular file of at most max_bytes, from its first byte.
+absl::StatusOr<std::string> ReadFdBounded(int fd, const std::string& what, size_t max_bytes);
 
 // mkdir -p: every missing directory of path, each with `mode`; errno text names the
 // directory that failed.

@@ -360,6 +360,7 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
     SenderOptions o;
     if (absl::Status s = SetJobTransport(job, o); !s.ok()) return s;
     if (absl::Status s = ReadJobCredentials(job, o); !s.ok()) return s;
+    if (absl::Status s = ReadJobSshFiles(job, o); !s.ok()) return s;
     o.token = options_.token;
     if (!job.file().empty()) {
       auto file = OpenAllowedSource(job.file(), options_.allowed_sources);
@@ -436,6 +437,29 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
     auto text = ReadSmbCredentials(credentials->fd->get(), absl::StrCat("share_credentials ", credentials->path));
     if (!text.ok()) return text.status();
     o.share.smb_credentials_text = *std::move(text);
+    return absl::OkStatus();
+  }
+
+  // The key and known_hosts an SSH login names go the same way as a login file: only
+  // files under --allow-source, read once through the descriptor that passed the
+  // check (the key owner-only, as ssh wants it), and libssh gets their bytes. Else a
+  // token holder could have root log in with root's own key, or trust any host.
+  absl::Status ReadJobSshFiles(const proto::SenderJob& job, SenderOptions& o) const {
+    constexpr size_t kMaxKeyBytes = 64 << 10, kMaxKnownHostsBytes = 1 << 20;
+    if (!job.ssh_identity().empty()) {
+      auto key = OpenAllowedSource(job.ssh_identity(), options_.allowed_sources);
+      if (!key.ok()) return key.status();
+      auto text = ReadPrivateFd(key->fd->get(), absl::StrCat("ssh_identity ", key->path), kMaxKeyBytes);
+      if (!text.ok()) return text.status();
+      o.ssh.identity_text = *std::move(text);
+    }
+    if (!job.ssh_known_hosts().empty()) {
+      auto known = OpenAllowedSource(job.ssh_known_hosts(), options_.allowed_sources);
+      if (!known.ok()) return known.status();
+      auto text = ReadFdBounded(known->fd->get(), absl::StrCat("ssh_known_hosts ", known->path), kMaxKnownHostsBytes);
+      if (!text.ok()) return text.status();
+      o.ssh.known_hosts_text = *std::move(text);
+    }
     return absl::OkStatus();
   }
 
