@@ -169,11 +169,17 @@ absl::StatusOr<std::string> ReadPrivateFile(const std::string& path, const std::
 absl::StatusOr<std::string> ReadPrivateFd(int fd, const std::string& what, size_t max_bytes) {
   struct stat st {};
   if (::fstat(fd, &st) != 0) return ErrnoStatus(errno, what);
-  if (!S_ISREG(st.st_mode)) return absl::InvalidArgumentError(absl::StrCat(what, " is not a file"));
-  if ((st.st_mode & 077) != 0 || st.st_uid != ::geteuid()) {
+  if (S_ISREG(st.st_mode) && ((st.st_mode & 077) != 0 || st.st_uid != ::geteuid())) {
     return absl::PermissionDeniedError(
         absl::StrCat(what, " may be read by others than its owner (or is not yours): chmod 600 it"));
   }
+  return ReadFdBounded(fd, what, max_bytes);
+}
+
+absl::StatusOr<std::string> ReadFdBounded(int fd, const std::string& what, size_t max_bytes) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return ErrnoStatus(errno, what);
+  if (!S_ISREG(st.st_mode)) return absl::InvalidArgumentError(absl::StrCat(what, " is not a file"));
   if (st.st_size > static_cast<off_t>(max_bytes)) {
     return absl::InvalidArgumentError(absl::StrCat(what, " is over ", max_bytes, " bytes"));
   }

@@ -62,7 +62,10 @@ absl::StatusOr<std::string> ReadPrivateFile(const std::string& path, const std::
 // The same checks and read through a descriptor already open (one that passed a check
 // such as OpenBeneath), from its first byte, never by a name.
 absl::StatusOr<std::string> ReadPrivateFd(int fd, const std::string& what, size_t max_bytes);
-// For a process about to hold a password (an SMB login): no core dump of it is ever
+// The same read with no owner check (a file others may read, such as known_hosts):
+// a regular file of at most max_bytes, from its first byte.
+absl::StatusOr<std::string> ReadFdBounded(int fd, const std::string& what, size_t max_bytes);
+// For a process about to hold a password or a private key (an SMB login, an SSH key): no core dump of it is ever
 // written, and no one but root may ptrace it or read its memory through /proc
 // (PR_SET_DUMPABLE 0, RLIMIT_CORE 0). Lasts until the process execs; never undone.
 absl::Status KeepOutOfCoreDumps();

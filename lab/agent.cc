@@ -360,6 +360,7 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
     SenderOptions o;
     if (absl::Status s = SetJobTransport(job, o); !s.ok()) return s;
     if (absl::Status s = ReadJobCredentials(job, o); !s.ok()) return s;
+    if (absl::Status s = ReadJobSshFiles(job, o); !s.ok()) return s;
     o.token = options_.token;
     if (!job.file().empty()) {
       auto file = OpenAllowedSource(job.file(), options_.allowed_sources);
@@ -436,6 +437,30 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
     auto text = ReadSmbCredentials(credentials->fd->get(), absl::StrCat("share_credentials ", credentials->path));
     if (!text.ok()) return text.status();
     o.share.smb_credentials_text = *std::move(text);
+    return absl::OkStatus();
+  }
+
+  // The key and known_hosts an SSH login names go the same way as a login file: only
+  // files under --allow-source, read once through the descriptor that passed the
+  // check (the key owner-only, as ssh wants it), and libssh gets their bytes. Else a
+  // token holder could have root log in with root's own key, or trust any host.
+  absl::Status ReadJobSshFiles(const proto::SenderJob& job, SenderOptions& o) const {
+    constexpr size_t kMaxKeyBytes = 64 << 10, kMaxKnownHostsBytes = 1 << 20;
+    if (!job.ssh_identity().empty()) {
+      auto key = OpenAllowedSource(job.ssh_identity(), options_.allowed_sources);
+      if (!key.ok()) return key.status();
+      if (absl::Status s = KeepOutOfCoreDumps(); !s.ok()) return s;  // a private key, as a password
+      auto text = ReadPrivateFd(key->fd->get(), absl::StrCat("ssh_identity ", key->path), kMaxKeyBytes);
+      if (!text.ok()) return text.status();
+      o.ssh.identity_text = *std::move(text);
+    }
+    if (!job.ssh_known_hosts().empty()) {
+      auto known = OpenAllowedSource(job.ssh_known_hosts(), options_.allowed_sources);
+      if (!known.ok()) return known.status();
+      auto text = ReadFdBounded(known->fd->get(), absl::StrCat("ssh_known_hosts ", known->path), kMaxKnownHostsBytes);
+      if (!text.ok()) return text.status();
+      o.ssh.known_hosts_text = *std::move(text);
+    }
     return absl::OkStatus();
   }
 
@@ -585,20 +610,6 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
   std::thread sweeper_;
 };
 
-// NFSv3's AUTH_SYS carries whatever uid and gid the client says, and the server takes
-// them: a URL's ?uid=&gid= from a token holder would pick the identity of the agent's
-// writes (any user's files, past an export's root_squash). A job's requests carry the
-// agent's own ids; uid= and gid= stay for `nasperf sender`, its user's own choice.
-absl::Status RefuseNfsIdentity(TransportKind transport, const std::string& url) {
-  if (transport != TransportKind::kNfs) return absl::OkStatus();
-  absl::StatusOr<NfsUrl> parsed = ParseNfsUrl(url);
-  if (!parsed.ok()) return parsed.status();
-  if (!parsed->uid && !parsed->gid) return absl::OkStatus();
-  return absl::PermissionDeniedError(
-      "an agent takes no uid= or gid= in a job's nfs:// URL: its NFS requests carry the agent's own user "
-      "(give them to `nasperf sender --transport nfs` on the client, or run the agent as that user)");
-}
-
 }  // namespace
 
 // A share's URL, login file and flags, as the sender's --to, --smb-credentials and the
@@ -608,7 +619,9 @@ absl::Status RefuseNfsIdentity(TransportKind transport, const std::string& url) 
 // the transport cannot use.)
 absl::Status SetJobShare(const proto::SenderJob& job, RunOptions& o) {
   if (absl::Status checked = TransportFor(o.transport).check_url(job.to()); !checked.ok()) return checked;
-  if (absl::Status s = RefuseNfsIdentity(o.transport, job.to()); !s.ok()) return s;
+  if (o.transport == TransportKind::kNfs) {
+    if (absl::Status s = RefuseNfsIdentity(job.to()); !s.ok()) return s;
+  }
   if (!job.share_credentials().empty()) {
     if (absl::Status s = CheckLoginText("share_credentials", job.share_credentials(), 4096); !s.ok()) return s;
     if (!absl::StartsWith(job.share_credentials(), "/")) {

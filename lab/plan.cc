@@ -16,6 +16,7 @@
 #include "common/validate.h"
 #include "lab/agent_limits.h"
 #include "toml++/toml.h"
+#include "transport/nfs.h"
 #include "transport/registry.h"
 
 namespace nasperf {
@@ -234,6 +235,12 @@ absl::Status ReadTransportAndTo(const TableReader& r, const Plan& plan, PlanTran
   } else if (caps.url) {
     if (absl::Status s = TransportFor(t->transport).check_url(t->to); !s.ok()) {
       return r.Error(*r.Find("to"), absl::StrCat("to: transport = \"", word, "\": ", s.message()));
+    }
+    // The sending agent refuses what it would not do (lab/agent.cc): said here, before any run.
+    if (t->transport == TransportKind::kNfs) {
+      if (absl::Status s = RefuseNfsIdentity(t->to); !s.ok()) {
+        return r.Error(*r.Find("to"), absl::StrCat("to: ", s.message()));
+      }
     }
   } else {
     return r.ErrorAt("transport", absl::StrCat("transport = \"", word, "\" has no way to reach `to` in a lab"));

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -41,6 +42,10 @@ struct SshOptions {
   bool prompt = false;               // on a TTY: may ask for a password or passphrase
   size_t sftp_write_size = kMaxSftpWrite;
   size_t sftp_writes_in_flight = kSftpWritesInFlight;
+  // A lab agent's job: the key's and the known_hosts file's own bytes, read through
+  // the descriptor its --allow-source check opened. Given, they are used and the names
+  // above only label them in messages: libssh never opens those names.
+  std::optional<std::string> identity_text, known_hosts_text;
 };
 
 // `text` in single quotes for a POSIX shell.

@@ -1,5 +1,7 @@
 #include "ssh/ssh_session.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -81,7 +83,9 @@ absl::Status SshConnection::Connect(const SshOptions& o) {
     unsigned int port = o.port;
     ssh_options_set(session_, SSH_OPTIONS_PORT, &port);
   }
-  if (!o.known_hosts.empty()) {
+  if (o.known_hosts_text) {
+    if (absl::Status s = UseKnownHostsText(*o.known_hosts_text); !s.ok()) return s;
+  } else if (!o.known_hosts.empty()) {
     // Only this file counts: a test or a lab must not be swayed by the system's list.
     ssh_options_set(session_, SSH_OPTIONS_KNOWNHOSTS, o.known_hosts.c_str());
     ssh_options_set(session_, SSH_OPTIONS_GLOBAL_KNOWNHOSTS, "/dev/null");
@@ -109,6 +113,24 @@ absl::Status SshConnection::Connect(const SshOptions& o) {
     return absl::UnavailableError(absl::StrCat("ssh ", where_, alias == where_ ? "" : absl::StrCat(" (", alias, ")"),
                                                ": cannot connect: ", ssh_get_error(session_)));
   }
+  return absl::OkStatus();
+}
+
+// libssh reads known hosts only from a file: the lines go into a sealed memfd of this
+// connection's, named through /proc/self/fd, which no other process or name can
+// change; it lives as long as the session, which may read it again.
+absl::Status SshConnection::UseKnownHostsText(const std::string& text) {
+  known_hosts_.Reset(::memfd_create("nasperf-known-hosts", MFD_CLOEXEC | MFD_ALLOW_SEALING));
+  if (!known_hosts_.valid()) return ErrnoStatus(errno, "memfd_create for the known hosts");
+  if (absl::Status s = WriteAll(known_hosts_.get(), text.data(), text.size(), "the known hosts memfd"); !s.ok()) {
+    return s;
+  }
+  if (::fcntl(known_hosts_.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0) {
+    return ErrnoStatus(errno, "seal the known hosts memfd");
+  }
+  const std::string path = absl::StrCat("/proc/self/fd/", known_hosts_.get());
+  ssh_options_set(session_, SSH_OPTIONS_KNOWNHOSTS, path.c_str());
+  ssh_options_set(session_, SSH_OPTIONS_GLOBAL_KNOWNHOSTS, "/dev/null");
   return absl::OkStatus();
 }
 
@@ -164,6 +186,20 @@ absl::Status SshConnection::CheckHostKey(const SshOptions& o, const ConsoleLine&
   }
 }
 
+// The key of --identity, or of an agent's job the bytes its check read (never the
+// name again).
+absl::StatusOr<ssh_key> SshConnection::ImportIdentity(const SshOptions& o) {
+  ssh_key key = nullptr;
+  ssh_auth_callback ask = o.prompt ? PromptOnTty : nullptr;
+  const int rc = o.identity_text ? ssh_pki_import_privkey_base64(o.identity_text->c_str(), nullptr, ask, nullptr, &key)
+                                 : ssh_pki_import_privkey_file(o.identity.c_str(), nullptr, ask, nullptr, &key);
+  if (rc == SSH_OK) return key;
+  return absl::InvalidArgumentError(
+      absl::StrCat("ssh ", where_, ": cannot read the private key ", o.identity,
+                   o.prompt ? " (missing, not a key, or wrong passphrase)"
+                            : " (missing, not a key, or it needs a passphrase and there is no terminal to ask on)"));
+}
+
 absl::Status SshConnection::Authenticate(const SshOptions& o) {
   if (o.prompt) {
     ssh_callbacks_init(&callbacks_);
@@ -180,16 +216,10 @@ absl::Status SshConnection::Authenticate(const SshOptions& o) {
   if (methods & SSH_AUTH_METHOD_PUBLICKEY) {
     if (!o.identity.empty()) {
       tried = absl::StrCat("the key in ", o.identity);
-      ssh_key key = nullptr;
-      if (ssh_pki_import_privkey_file(o.identity.c_str(), nullptr, o.prompt ? PromptOnTty : nullptr, nullptr, &key) !=
-          SSH_OK) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "ssh ", where_, ": cannot read the private key ", o.identity,
-            o.prompt ? " (missing, not a key, or wrong passphrase)"
-                     : " (missing, not a key, or it needs a passphrase and there is no terminal to ask on)"));
-      }
-      rc = ssh_userauth_publickey(session_, nullptr, key);
-      ssh_key_free(key);
+      absl::StatusOr<ssh_key> key = ImportIdentity(o);
+      if (!key.ok()) return key.status();
+      rc = ssh_userauth_publickey(session_, nullptr, *key);
+      ssh_key_free(*key);
     } else {
       tried = "ssh-agent and the default keys";
       rc = ssh_userauth_publickey_auto(session_, nullptr, nullptr);

@@ -17,6 +17,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "common/fd.h"
 #include "common/log.h"
 #include "ssh/ssh_options.h"
 
@@ -94,8 +95,11 @@ class SshConnection {
   absl::Status Connect(const SshOptions& options);
   absl::Status CheckHostKey(const SshOptions& options, const ConsoleLine& say);
   absl::Status Authenticate(const SshOptions& options);
+  absl::Status UseKnownHostsText(const std::string& text);
+  absl::StatusOr<ssh_key> ImportIdentity(const SshOptions& options);
 
   ssh_session session_;
+  Fd known_hosts_;  // a sealed memfd holding SshOptions::known_hosts_text, when given
   sftp_session sftp_ = nullptr;
   struct ssh_callbacks_struct callbacks_ {};
   std::string where_, host_, user_, host_key_;

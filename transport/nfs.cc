@@ -99,6 +99,15 @@ absl::StatusOr<NfsUrl> ParseNfsUrl(absl::string_view url) {
   return out;
 }
 
+absl::Status RefuseNfsIdentity(absl::string_view url) {
+  absl::StatusOr<NfsUrl> parsed = ParseNfsUrl(url);
+  if (!parsed.ok()) return parsed.status();
+  if (!parsed->uid && !parsed->gid) return absl::OkStatus();
+  return absl::PermissionDeniedError(
+      "an agent takes no uid= or gid= in a job's nfs:// URL: its NFS requests carry the agent's own user "
+      "(give them to `nasperf sender --transport nfs` on the client, or run the agent as that user)");
+}
+
 namespace {
 
 std::string ErrorText(const char* text) {

@@ -32,6 +32,13 @@ struct NfsUrl {
 // writes it correctly (Debian's 4.0 encodes writes over ~3.9 KB wrongly).
 absl::StatusOr<NfsUrl> ParseNfsUrl(absl::string_view url);
 
+// For a URL a lab agent's job (or a lab plan) gives: NFSv3's AUTH_SYS carries whatever
+// uid and gid the client says, and the server takes them, so a token holder's
+// ?uid=&gid= would pick whose files the agent's writes are (any user's, past an
+// export's root_squash). Refused, in one line; uid= and gid= stay for `nasperf
+// sender`, its user's own choice.
+absl::Status RefuseNfsIdentity(absl::string_view url);
+
 // The registry entry; --nfs-in-flight and --nfs-timeout are its flags.
 TransportEntry NfsTransportEntry();
 

@@ -8,7 +8,9 @@
 source "$(dirname "$0")/lib.sh"
 
 lab_up --mtu 1500 --rate 1gbit --disk-size 1G
-lab_agent c client
+# The key and known_hosts a job names must lie under the agent's --allow-source.
+mkdir -p "$T/ssh"
+lab_agent c client --allow-source "$T/ssh"
 lab_agent observer nas --target "$CACHE"
 # shellcheck disable=SC2119  # lab_sshd's one argument (SETENV) is optional
 lab_sshd

@@ -296,9 +296,19 @@ verify = true)"),
   EXPECT_EQ(t.to, "smb://root@198.18.1.10/cache");
   EXPECT_EQ(t.credentials, "/root/.smbcred");
   EXPECT_THAT(t.transport_flags, ::testing::ElementsAre("--smb-signing", "required", "--smb-encrypt=desired"));
-  auto nfs = ParsePlan(SshTransferPlan("transport = \"nfs\"\nto = \"nfs://nas/srv/array?uid=0&gid=0\""), "plan.toml");
+  auto nfs = ParsePlan(SshTransferPlan("transport = \"nfs\"\nto = \"nfs://nas/srv/array\""), "plan.toml");
   ASSERT_TRUE(nfs.ok()) << nfs.status();
   EXPECT_TRUE(nfs->transfers[0].credentials.empty());
+  // The sending agent would refuse uid=/gid= (its requests carry its own user): the
+  // plan says so when it is read, in the agent's words.
+  for (const char* query : {"?uid=0&gid=0", "?uid=1000", "?gid=0"}) {
+    auto as = ParsePlan(SshTransferPlan(absl::StrCat("transport = \"nfs\"\nto = \"nfs://nas/srv/array", query, "\"")),
+                        "plan.toml");
+    EXPECT_FALSE(as.ok()) << query;
+    EXPECT_THAT(std::string(as.status().message()),
+                ::testing::HasSubstr("to: an agent takes no uid= or gid= in a job's nfs:// URL"))
+        << as.status();
+  }
 }
 
 // What the transport cannot do is refused when the plan is read, at the key that
