@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/fd.h"
 #include "common/log.h"
 #include "common/token.h"
 #include "grpcpp/resource_quota.h"
@@ -60,6 +61,21 @@ class TokenProcessor final : public grpc::AuthMetadataProcessor {
 };
 
 }  // namespace
+
+absl::Status CheckServerFileLimit(uint64_t limit) {
+  if (limit >= kMinServerOpenFiles) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "the open-file limit is ", limit, " (hard limit, RLIMIT_NOFILE), below the ", kMinServerOpenFiles,
+      " a server needs so that idle connections cannot use up its descriptors; raise it to 65536 or more "
+      "(as root: ulimit -Hn 65536 before starting; systemd: LimitNOFILE=65536; docker: --ulimit nofile=65536)"));
+}
+
+absl::Status RaiseServerFileLimit(std::string* warning) {
+  absl::StatusOr<uint64_t> files = RaiseFileLimit();
+  if (files.ok()) return CheckServerFileLimit(*files);
+  *warning = std::string(files.status().message());
+  return absl::OkStatus();
+}
 
 void ConfigureServer(grpc::ServerBuilder* builder, const ServerLimits& limits) {
   builder->SetMaxReceiveMessageSize(limits.max_request_bytes);

@@ -38,6 +38,16 @@ struct ServerLimits {
   int max_threads;
   int64_t max_memory_bytes;
 };
+// The fewest open files a nasperf server runs with (its hard limit, which it raises
+// its soft limit to: RaiseFileLimit, common/fd.h). gRPC has no cap on connections,
+// and each idle one holds a descriptor for up to kServerHandshakeTimeoutMs: below
+// this, a thousand idle connections stop accept() (EMFILE) and real clients time out.
+inline constexpr uint64_t kMinServerOpenFiles = 4096;
+// OK, or FailedPrecondition: one line naming `limit` and how to raise it.
+absl::Status CheckServerFileLimit(uint64_t limit);
+// What a server calls at start: RaiseFileLimit, then CheckServerFileLimit on the
+// result. A limit that cannot be read or raised is no error: *warning says why.
+absl::Status RaiseServerFileLimit(std::string* warning);
 // Servers: the limits above (replies up to kMaxMessageBytes), the handshake deadline,
 // and no SO_REUSEPORT: gRPC sets it by default, so a second nasperf on a busy port
 // would start and take half its connections instead of failing with "port in use".
