@@ -25,9 +25,10 @@ constexpr char kComponent[] = "collector";
 // its reporter sends it again later, as after an outage (collector/spool.h).
 constexpr int kMaxConcurrentReports = 4;
 constexpr absl::Duration kBusyWait = absl::Seconds(5);
-// Calls handled at once (gRPC threads): each may hold a parsed report of up to
-// kMaxReportBytes (some 90 MB at worst from a plaintext peer with the token or, with
-// --plaintext, without it), so this bounds the collector's memory.
+// Calls handled at once (gRPC threads): each may hold a parsed request of up to
+// kMaxReportBytes (some 70 MB at worst: empty unknown fields from a token holder,
+// or from anyone on a --plaintext collector), so this bounds the collector's memory.
+// Past it a report gets RESOURCE_EXHAUSTED, which a reporter takes for "too large".
 constexpr int kMaxReportThreads = 64;
 
 class CollectorImpl final : public Collector, public proto::Collector::Service {
