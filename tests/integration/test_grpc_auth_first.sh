@@ -6,8 +6,9 @@
 # made of empty unknown fields (a parsed string per 3 bytes: ~2 GB for six Hellos
 # before the token was looked at) and a wrong token. Every call must end
 # UNAUTHENTICATED, refused from its metadata before the message is read (the log
-# line of the auth filter says so), the server must stay alive in a 256 MiB memory
-# cgroup, its peak RSS (VmHWM) within its idle peak + 48 MiB, and a call with the
+# line of the auth filter says so), the server must stay alive in a 384 MiB memory
+# cgroup (room for an ASan build; the old servers needed GBs and were OOM-killed),
+# its peak RSS (VmHWM) within its idle peak + 48 MiB, and a call with the
 # right token must still be served. A 16 MiB call refused UNAUTHENTICATED by a server
 # that reads at most 64 KiB shows the token was checked before the message was read
 # (after, it would be RESOURCE_EXHAUSTED); the collector, which still reads 3 MiB,
@@ -24,12 +25,12 @@ PLAINTEXT_SLACK_MIB=128
 if [ -f /sys/fs/cgroup/memory/memory.limit_in_bytes ]; then
   memcg=/sys/fs/cgroup/memory/nasperf-it-auth-first-$$
   mkdir "$memcg"
-  echo $((256 << 20)) >"$memcg/memory.limit_in_bytes"
+  echo $((384 << 20)) >"$memcg/memory.limit_in_bytes"
   oom_kills() { awk '/^oom_kill / { print $2 }' "$memcg/memory.oom_control"; }
 elif grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
   memcg=/sys/fs/cgroup/nasperf-it-auth-first-$$
   mkdir "$memcg"
-  echo $((256 << 20)) >"$memcg/memory.max"
+  echo $((384 << 20)) >"$memcg/memory.max"
   oom_kills() { awk '/^oom_kill / { print $2 }' "$memcg/memory.events"; }
 else
   skip "no memory cgroup controller (v1 or v2)"
