@@ -9,6 +9,7 @@
 #include "collector/collector.h"
 #include "collector/live_board.h"
 #include "collector/live_http.h"
+#include "common/grpc_auth.h"
 #include "common/log.h"
 
 namespace nasperf::cli {
@@ -59,9 +60,10 @@ int RunCollector(const CollectorFlags& f) {
   const TokenSource token = TokenFlag(cmd, f.token_file, /*generate_if_missing=*/true);
   options.token = token.token;
   const StopSignals signals = StopSignals::Block();
-  if (absl::StatusOr<uint64_t> files = RaiseFileLimit(); !files.ok()) {
-    std::fprintf(stderr, "nasperf %s: warning: %s\n", cmd.c_str(), TerminalSafe(files.status().message()).c_str());
-  }
+  std::string files_warning;
+  if (absl::Status s = RaiseServerFileLimit(&files_warning); !s.ok()) return Fail(cmd, s);
+  if (!files_warning.empty())
+    std::fprintf(stderr, "nasperf %s: warning: %s\n", cmd.c_str(), TerminalSafe(files_warning).c_str());
   LiveBoard board;
   std::unique_ptr<HttpServer> http;
   if (!f.http.empty()) {

@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "common/fd.h"
+#include "common/grpc_auth.h"
 #include "common/log.h"
 #include "lab/agent.h"
 #include "receiver/receiver.h"
@@ -144,9 +145,10 @@ int RunReceiver(const ReceiverFlags& f, bool as_agent = false) {
     options.extra_services.push_back(agent->service());
     options.transports = BuiltTransportWords();
   }
-  if (absl::StatusOr<uint64_t> files = RaiseFileLimit(); !files.ok()) {
-    std::fprintf(stderr, "nasperf %s: warning: %s\n", cmd.c_str(), TerminalSafe(files.status().message()).c_str());
-  }
+  std::string files_warning;
+  if (absl::Status s = RaiseServerFileLimit(&files_warning); !s.ok()) return Fail(cmd, s);
+  if (!files_warning.empty())
+    std::fprintf(stderr, "nasperf %s: warning: %s\n", cmd.c_str(), TerminalSafe(files_warning).c_str());
   auto receiver = Receiver::Start(options);
   if (!receiver.ok()) return Fail(cmd, receiver.status());
   std::printf("nasperf %s: control port %u, data port %u, target %s\n", cmd.c_str(), (*receiver)->control_port(),

@@ -25,6 +25,11 @@ constexpr char kComponent[] = "collector";
 // its reporter sends it again later, as after an outage (collector/spool.h).
 constexpr int kMaxConcurrentReports = 4;
 constexpr absl::Duration kBusyWait = absl::Seconds(5);
+// Calls handled at once (gRPC threads): each may hold a parsed request of up to
+// kMaxReportBytes (some 70 MB at worst: empty unknown fields from a token holder,
+// or from anyone on a --plaintext collector), so this bounds the collector's memory.
+// Past it a report gets RESOURCE_EXHAUSTED, which a reporter takes for "too large".
+constexpr int kMaxReportThreads = 64;
 
 class CollectorImpl final : public Collector, public proto::Collector::Service {
  public:
@@ -42,10 +47,14 @@ class CollectorImpl final : public Collector, public proto::Collector::Service {
     auto security = ServerCredentials(options_.tls);
     if (!security.ok()) return security.status();
     security_ = std::move(*security);
+    RequireTokenFirst(&security_, options_.token, kComponent);
     grpc::ServerBuilder builder;
-    ConfigureServer(&builder);
     // Nothing larger is a report (common/validate.h): refused before it is parsed.
-    builder.SetMaxReceiveMessageSize(kMaxReportBytes);
+    // Threads: reports wait up to kBusyWait for one of kMaxConcurrentReports turns;
+    // many reporters at once wait in line, and past the threads a report is refused
+    // (RESOURCE_EXHAUSTED) rather than parsed. Memory: the transports' buffers.
+    ConfigureServer(&builder,
+                    ServerLimits{"nasperf-collector", kMaxReportBytes, kMaxReportThreads, int64_t{512} << 20});
     std::string host = options_.listen.host.empty() ? "0.0.0.0" : options_.listen.host;
     int selected = 0;
     builder.AddListeningPort(FormatHostPort({host, options_.listen.port}), security_.credentials, &selected);

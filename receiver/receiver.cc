@@ -56,12 +56,13 @@ class ReceiverImpl final : public Receiver {
     control_ = std::make_unique<ControlService>(options_, host, *target_, table_, data_port_, pmtu_responder_.get());
 
     grpc::ServerBuilder builder;
-    ConfigureServer(&builder);
+    ConfigureServer(&builder, Limits());
     std::string listen_host = options_.listen.host.empty() ? "0.0.0.0" : options_.listen.host;
     int selected = 0;
     auto security = ServerCredentials(options_.tls);
     if (!security.ok()) return security.status();
     security_ = std::move(*security);
+    RequireTokenFirst(&security_, options_.token, kComponent);
     builder.AddListeningPort(FormatHostPort({listen_host, options_.listen.port}), security_.credentials, &selected);
     builder.RegisterService(control_.get());
     for (grpc::Service* service : options_.extra_services) builder.RegisterService(service);
@@ -98,6 +99,17 @@ class ReceiverImpl final : public Receiver {
 
  private:
   bool Stopped() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(stop_mu_) { return stopped_; }
+
+  // Small requests (kMaxControlRequestBytes). Threads: every transfer may hold one in
+  // a FetchReport wait, and an agent's controller holds a few more (WaitJob long
+  // polls, Observe, the calls of its jobs' senders); past them a call gets
+  // RESOURCE_EXHAUSTED at once. Memory: the transports' buffers, where gRPC holds a
+  // request whole before it checks its size (a plaintext flood of 16 MiB requests
+  // reached the quota and stayed there); requests parsed by handlers are bounded by
+  // the threads instead.
+  ServerLimits Limits() const {
+    return ServerLimits{"nasperf-control", kMaxControlRequestBytes, options_.max_transfers + 64, int64_t{64} << 20};
+  }
 
   const ReceiverOptions options_;
   std::unique_ptr<Target> target_;

@@ -7,8 +7,28 @@
 # through, and gRPC's handshake deadline closes every idle one within seconds, not
 # after 120 s. A second receiver on the same control port fails at once with one line
 # instead of sharing the port (gRPC's SO_REUSEPORT is off).
+#
+# Issue 42, row 6: with a hard limit of 1,024 open files there is no room to raise
+# the soft limit, and 1,100 idle connections would stop accept() ("Too many open
+# files") until real senders time out: a receiver, an agent and a collector refuse to
+# start instead (exit 1), with one line naming the limit and how to raise it.
 source "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || skip "python3 is not installed"
+
+low_limit_refused() {
+  local name=$1; shift
+  # The hard limit as `prlimit --nofile=1024:1024` sets it (ulimit -n sets both).
+  if (ulimit -n 1024 && exec timeout 20 "$NASPERF" "$@") </dev/null >"$T/$name-low.log" 2>&1; then
+    fail "$name started with a hard open-file limit of 1024: $(cat "$T/$name-low.log")"
+  fi
+  grep -q "^nasperf .*: the open-file limit is 1024 (hard limit.*ulimit -Hn 65536.*LimitNOFILE=65536" "$T/$name-low.log" \
+    || fail "$name did not say why it refused to start: $(cat "$T/$name-low.log")"
+}
+low_limit_refused receiver receiver --target discard --listen 127.0.0.1:0 --stop-with-stdin
+low_limit_refused agent agent --listen 127.0.0.1:0 --min-free off --stop-with-stdin
+low_limit_refused collector collector --out "$T/col" --listen 127.0.0.1:0
+echo "ok: a hard open-file limit of 1024 stops the receiver, the agent and the collector at start, in one line"
+
 hard=$(ulimit -Hn)
 [ "$hard" = unlimited ] || [ "$hard" -ge 2048 ] || skip "the hard open-file limit ($hard) leaves no room above 1,024"
 

@@ -2,6 +2,7 @@
 // integration tests can check each refusal (docs/DESIGN.md §3.1, data port: connection rules; §4, security).
 // Exits 0 when the receiver refused the way it should, 1 (with one line saying why) otherwise.
 //   wire_client CONTROL_HOST:PORT TOKEN MODE [SIZE]
+//   wire_client HOST:PORT TOKEN raw METHOD BYTES CALLS EXPECT [--plaintext]
 // MODE: garbage | truncated | reuse | expired | wrong-length | control-garbage |
 //       wrong-token | bad-path-facts | ok | read-unserved | read-stall | read-layout-busy
 // read-unserved: OpenTransfer for a read of secret.txt in the target, skipping
@@ -13,24 +14,35 @@
 // opens and never starts (until one is refused as busy), then asks PrepareRead to
 // lay out a new SIZE-byte file with cleanup=never: must be refused (--max-transfers),
 // and the refusal is printed as the one line a client sees.
+// raw: CALLS calls at once (each on its own connection) to METHOD
+// ("/nasperf.proto.Receiver/Hello") of any nasperf gRPC server, each carrying BYTES
+// bytes of empty unknown fields (what the typed stubs never send: 3 bytes each on the
+// wire, a parsed string each in the server) and TOKEN; every call must end with the
+// status EXPECT (OK, UNAUTHENTICATED, ...). Prints "calls N CODE=COUNT ...".
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
+#include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/fd.h"
+#include "common/grpc_auth.h"
 #include "common/payload.h"
 #include "common/receiver_client.h"
 #include "common/token.h"
 #include "common/wire.h"
+#include "grpcpp/generic/generic_stub.h"
 
 using namespace nasperf;
 
@@ -223,6 +235,85 @@ int TicketModes(ReceiverClient& client, const HostPort& data, const std::string&
   return Fail(absl::StrCat("unknown mode ", mode));
 }
 
+// gRPC's names for its status codes, as EXPECT spells them.
+const char* CodeName(grpc::StatusCode code) {
+  static const char* const kNames[] = {
+      "OK",        "CANCELLED",      "UNKNOWN",           "INVALID_ARGUMENT",   "DEADLINE_EXCEEDED",
+      "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
+      "ABORTED",   "OUT_OF_RANGE",   "UNIMPLEMENTED",     "INTERNAL",           "UNAVAILABLE",
+      "DATA_LOSS", "UNAUTHENTICATED"};
+  int i = static_cast<int>(code);
+  return i >= 0 && i <= 16 ? kNames[i] : "?";
+}
+
+// One raw unary call on a connection of its own; returns its status.
+grpc::Status RawCall(const std::string& address, const PeerTrust& trust, int index, const std::string& method,
+                     const std::string& body, const std::string& token) {
+  grpc::ChannelArguments args;
+  args.SetMaxSendMessageSize(-1);
+  args.SetMaxReceiveMessageSize(kMaxMessageBytes);
+  args.SetInt("nasperf.wire_client.connection", index);  // no subchannel shared with another call
+  if (!trust.server_name().empty()) args.SetSslTargetNameOverride(trust.server_name());
+  auto channel = grpc::CreateCustomChannel(address, trust.CredentialsFor(address), args);
+  grpc::GenericStub stub(channel);
+  grpc::ClientContext context;
+  PrepareCall(&context, token, absl::Seconds(60));
+  grpc::Slice slice(body.data(), body.size());
+  grpc::ByteBuffer request(&slice, 1), reply;
+  grpc::Status status;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  stub.UnaryCall(&context, method, grpc::StubOptions(), &request, &reply, [&](grpc::Status s) {
+    std::lock_guard<std::mutex> lock(mu);
+    status = std::move(s);
+    done = true;
+    cv.notify_one();
+  });
+  std::unique_lock<std::mutex> lock(mu);
+  cv.wait(lock, [&] { return done; });
+  return status;
+}
+
+int Raw(const HostPort& address, const std::string& token, const std::vector<std::string>& args, bool plaintext) {
+  uint64_t bytes = 0;
+  int calls = 0;
+  if (args.size() < 4 || !absl::SimpleAtoi(args[1], &bytes) || bytes > (uint64_t{64} << 20) ||
+      !absl::SimpleAtoi(args[2], &calls) || calls < 1 || calls > 64) {
+    return Fail("raw METHOD BYTES(<=64MiB) CALLS(1-64) EXPECT");
+  }
+  const std::string& method = args[0];
+  const std::string& expect = args[3];
+  ClientTls tls;
+  tls.plaintext = plaintext;
+  auto trust = PeerTrust::Create(tls);
+  if (!trust.ok()) return Fail(std::string(trust.status().message()));
+  // Field 1000, length-delimited (tag 0xc2 0x3e), empty: no nasperf message has it.
+  std::string body;
+  body.reserve(bytes);
+  while (body.size() + 3 <= bytes) body.append("\xc2\x3e\x00", 3);
+  std::vector<grpc::Status> results(static_cast<size_t>(calls));
+  std::vector<std::thread> threads;
+  for (int i = 0; i < calls; ++i) {
+    threads.emplace_back([&, i] {
+      results[static_cast<size_t>(i)] = RawCall(FormatHostPort(address), **trust, i, method, body, token);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  std::map<std::string, int> counts;
+  std::string unexpected;
+  for (const grpc::Status& s : results) {
+    ++counts[CodeName(s.error_code())];
+    if (CodeName(s.error_code()) != expect && unexpected.empty()) {
+      unexpected = absl::StrCat(CodeName(s.error_code()), ": ", s.error_message());
+    }
+  }
+  std::string line = absl::StrCat("calls ", calls, " bytes ", body.size());
+  for (const auto& [code, n] : counts) absl::StrAppend(&line, " ", code, "=", n);
+  std::printf("%s\n", line.c_str());
+  return unexpected.empty() ? 0 : Fail(absl::StrCat("expected ", expect, ", got ", unexpected));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -232,6 +323,12 @@ int main(int argc, char** argv) {
   if (!control.ok()) return Fail(std::string(control.status().message()));
   std::string token = argv[2];
   std::string mode = argv[3];
+  if (mode == "raw") {
+    std::vector<std::string> args(argv + 4, argv + argc);
+    bool plaintext = !args.empty() && args.back() == "--plaintext";
+    if (plaintext) args.pop_back();
+    return Raw(*control, token, args, plaintext);
+  }
   uint64_t size = 1 << 20;
   if (argc > 4 && !absl::SimpleAtoi(argv[4], &size)) return Fail("bad SIZE");
 
