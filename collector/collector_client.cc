@@ -1,5 +1,6 @@
 #include "collector/collector_client.h"
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
 #include "common/validate.h"
@@ -24,6 +25,12 @@ absl::StatusOr<bool> CollectorClient::Report(const proto::TransferReport& report
   proto::ReportAck ack;
   grpc::Status status = stub_->Report(&context, report, &ack);
   if (status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) {
+    // A collector busy past its thread or memory quota says RESOURCE_EXHAUSTED too: that
+    // report is delivered later, never set aside.
+    if (!absl::StrContains(status.error_message(), "larger than max")) {
+      return absl::UnavailableError(absl::StrCat("collector ", FormatHostPort(address_),
+                                                 " is busy: ", TerminalSafe(status.error_message())));
+    }
     // Too large for this collector after all (its limit may be lower): never deliverable.
     return absl::InvalidArgumentError(
         absl::StrCat("collector ", FormatHostPort(address_),
