@@ -533,8 +533,11 @@ void Watcher::Tick(Copy& c, int64_t now) {
     if (!c.server && now >= c.next_find_ns && c.size - c.base >= o_.min_bytes) {
       c.next_find_ns = now + kFindEveryNs;
       struct stat held {};
-      const bool identified = c.fd.valid() && fstat(c.fd.get(), &held) == 0;
-      std::optional<Writer> w = FindWriter(Abs(c.rel), o_.proc, getpid(), identified ? &held : nullptr);
+      // Which file it is from the descriptor (or its name beneath its directory's): the
+      // path is only compared with the servers' descriptor links, never looked up.
+      const bool identified = c.fd.valid() ? fstat(c.fd.get(), &held) == 0 : StatInDir(c, &held);
+      std::optional<Writer> w;
+      if (identified) w = FindWriter(Abs(c.rel), o_.proc, getpid(), &held);
       if (!w) w = FindKernelNfsd(Abs(c.rel), o_.proc);
       if (w) c.server.emplace(*w, o_.proc);
       ask_smbstatus = w && absl::StartsWith(w->comm, "smbd") && !w->pids.empty();
@@ -867,7 +870,8 @@ absl::StatusOr<WatchSummary> Watcher::Run() {
   run_id_ = o_.run_id.empty() ? NewRunId() : o_.run_id;
   watch_start_wall_ns_ = WallNanos();
   host_ = o_.host.empty() ? LocalHostName() : o_.host;
-  devices_ = DevicesToWatch(o_.dir, o_.sys);
+  // DIR's devices through the descriptor held: the name may point elsewhere by now.
+  devices_ = DevicesToWatch(absl::StrCat("/proc/self/fd/", DirFd(root_wd_)), o_.sys);
   link_mbps_ = LinkMbps();
   Say(absl::StrFormat(
       "watching %s (%d directories), run %s; link %s; a copy ends when its file is closed or has not "
