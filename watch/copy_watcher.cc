@@ -411,6 +411,10 @@ void Watcher::HandleEvent(const inotify_event& e, int64_t now, std::map<uint32_t
   if (dir == dirs_.end()) return;
   if (e.mask & (IN_DELETE_SELF | IN_IGNORED)) {
     if (e.wd == root_wd_) root_gone_ = true;
+    if (auto child = children_.find({dir->second.parent_wd, dir->second.name});
+        child != children_.end() && child->second == e.wd) {
+      children_.erase(child);
+    }
     dirs_.erase(dir);
     return;
   }
