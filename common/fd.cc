@@ -247,15 +247,17 @@ namespace {
 
 // The last component opened by either walk: not a FIFO's blocking open, not a link.
 constexpr int kOpenLeaf = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK;
+// A directory on the way, or the one OpenDirectoryBeneath wants: never read, only walked from.
+constexpr int kOpenDirectory = O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
 
 absl::StatusOr<Fd> OpenBeneathByComponents(int dir, const std::vector<absl::string_view>& parts,
-                                           absl::string_view relative) {
+                                           absl::string_view relative, int leaf_flags) {
   Fd held;
   int at = dir;
   for (size_t i = 0; i < parts.size(); ++i) {
     const std::string name(parts[i]);
     const bool leaf = i + 1 == parts.size();
-    Fd next(::openat(at, name.c_str(), leaf ? kOpenLeaf : O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    Fd next(::openat(at, name.c_str(), leaf ? leaf_flags : kOpenDirectory));
     if (!next.valid()) return ErrnoStatus(errno, absl::StrCat("open ", relative));
     held = std::move(next);
     at = held.get();
@@ -263,9 +265,8 @@ absl::StatusOr<Fd> OpenBeneathByComponents(int dir, const std::vector<absl::stri
   return held;
 }
 
-}  // namespace
-
-absl::StatusOr<Fd> OpenBeneath(int dir, absl::string_view relative, BeneathWalk walk) {
+// Either walk, its last component opened with leaf_flags; no check of what it is.
+absl::StatusOr<Fd> OpenBeneathAs(int dir, absl::string_view relative, BeneathWalk walk, int leaf_flags) {
   std::vector<absl::string_view> parts = absl::StrSplit(relative, '/', absl::SkipEmpty());
   parts.erase(std::remove(parts.begin(), parts.end(), "."), parts.end());
   if (parts.empty() || relative.front() == '/' || std::count(parts.begin(), parts.end(), "..") > 0) {
@@ -274,21 +275,34 @@ absl::StatusOr<Fd> OpenBeneath(int dir, absl::string_view relative, BeneathWalk 
   Fd fd;
   if (walk == BeneathWalk::kAuto) {
     open_how how{};
-    how.flags = kOpenLeaf;
+    how.flags = static_cast<uint64_t>(leaf_flags);
     how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
     const std::string path(relative);
     fd.Reset(static_cast<int>(::syscall(SYS_openat2, dir, path.c_str(), &how, sizeof(how))));
     if (!fd.valid() && errno != ENOSYS) return ErrnoStatus(errno, absl::StrCat("open ", relative));
   }
-  if (!fd.valid()) {
-    auto walked = OpenBeneathByComponents(dir, parts, relative);
-    if (!walked.ok()) return walked.status();
-    fd = std::move(*walked);
-  }
+  if (!fd.valid()) return OpenBeneathByComponents(dir, parts, relative, leaf_flags);
+  return fd;
+}
+
+}  // namespace
+
+absl::StatusOr<Fd> OpenBeneath(int dir, absl::string_view relative, BeneathWalk walk) {
+  absl::StatusOr<Fd> fd = OpenBeneathAs(dir, relative, walk, kOpenLeaf);
+  if (!fd.ok()) return fd.status();
   struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) return ErrnoStatus(errno, absl::StrCat("stat ", relative));
+  if (::fstat(fd->get(), &st) != 0) return ErrnoStatus(errno, absl::StrCat("stat ", relative));
   if (!S_ISREG(st.st_mode)) return absl::FailedPreconditionError(absl::StrCat(relative, " is not a regular file"));
-  ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) & ~O_NONBLOCK);
+  ::fcntl(fd->get(), F_SETFL, ::fcntl(fd->get(), F_GETFL) & ~O_NONBLOCK);
+  return fd;
+}
+
+absl::StatusOr<Fd> OpenDirectoryBeneath(int dir, absl::string_view relative, BeneathWalk walk) {
+  absl::StatusOr<Fd> fd = OpenBeneathAs(dir, relative, walk, kOpenDirectory);
+  if (!fd.ok()) return fd.status();
+  struct stat st {};
+  if (::fstat(fd->get(), &st) != 0) return ErrnoStatus(errno, absl::StrCat("stat ", relative));
+  if (!S_ISDIR(st.st_mode)) return absl::FailedPreconditionError(absl::StrCat(relative, " is not a directory"));
   return fd;
 }
 

@@ -93,6 +93,9 @@ absl::Status AppendLines(const std::string& path, absl::string_view header, absl
 // file; the status carries errno text for logs, not for peers.
 enum class BeneathWalk { kAuto, kComponents };
 absl::StatusOr<Fd> OpenBeneath(int dir, absl::string_view relative, BeneathWalk walk = BeneathWalk::kAuto);
+// The same walk to a directory: an O_PATH descriptor of it (for openat, fstatat and
+// /proc/self/fd/N), never one of a link's target; FAILED_PRECONDITION for a non-directory.
+absl::StatusOr<Fd> OpenDirectoryBeneath(int dir, absl::string_view relative, BeneathWalk walk = BeneathWalk::kAuto);
 
 struct HostPort {
   std::string host;

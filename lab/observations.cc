@@ -1,5 +1,6 @@
 #include "lab/observations.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/notification.h"
+#include "common/fd.h"
 #include "common/log.h"
 #include "lab/agent.h"
 #include "watch/copy_watcher.h"
@@ -19,11 +21,15 @@ namespace {
 constexpr char kComponent[] = "observe";
 constexpr size_t kMaxSubdirBytes = 1024;
 
-// target/subdir when subdir is relative, without "." or "..", and every component on the
-// way is a directory, not a link: a peer names a place under the target, nothing else.
-absl::StatusOr<std::string> DirUnder(const std::string& target, const std::string& subdir) {
-  std::string dir = target;
-  if (subdir.empty()) return dir;
+// target/subdir opened as an O_PATH descriptor, when subdir is relative, without "." or
+// "..", and every component on the way is a directory, not a link, walked beneath the
+// target's descriptor (OpenDirectoryBeneath): a peer names a place under the target,
+// nothing else, and the watch gets that directory, not what a name points to later.
+absl::StatusOr<Fd> DirUnder(const std::string& target, const std::string& subdir, std::string* dir) {
+  *dir = target;
+  Fd top(open(target.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));  // --target as the agent's user gave it
+  if (!top.valid()) return ErrnoStatus(errno, absl::StrCat("open the agent's target ", target));
+  if (subdir.empty()) return top;
   if (subdir.size() > kMaxSubdirBytes || subdir.front() == '/') {
     return absl::InvalidArgumentError("subdir must be a relative path under the agent's target");
   }
@@ -31,13 +37,11 @@ absl::StatusOr<std::string> DirUnder(const std::string& target, const std::strin
     if (part.empty() || part == "." || part == ".." || part.find('\0') != absl::string_view::npos) {
       return absl::InvalidArgumentError("subdir must be a relative path under the agent's target, without . or ..");
     }
-    absl::StrAppend(&dir, "/", part);
-    struct stat st;
-    if (lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-      return absl::NotFoundError(absl::StrCat("no directory ", subdir, " under the agent's target"));
-    }
   }
-  return dir;
+  absl::StatusOr<Fd> under = OpenDirectoryBeneath(top.get(), subdir);
+  if (!under.ok()) return absl::NotFoundError(absl::StrCat("no directory ", subdir, " under the agent's target"));
+  absl::StrAppend(dir, "/", subdir);
+  return under;
 }
 
 // Rows of one observation, as they end; bounded.
@@ -67,6 +71,7 @@ class KeepRows : public ReportSink {
 
 struct Observations::Observation {
   std::string id, dir;
+  Fd dir_fd;  // the directory watched, opened beneath the target (options.dir_fd)
   WatchOptions options;
   std::atomic<bool> stop{false};
   KeepRows sink;
@@ -106,11 +111,12 @@ absl::StatusOr<proto::ObserveReply> Observations::Start(const proto::ObserveRequ
   if (target_.empty() || target_ == "discard") {
     return absl::FailedPreconditionError("this agent has no target directory to observe (--target DIR)");
   }
-  absl::StatusOr<std::string> dir = DirUnder(target_, request.subdir());
-  if (!dir.ok()) return dir.status();
   auto o = std::make_shared<Observation>();
-  o->dir = *dir;
-  o->options.dir = *dir;
+  absl::StatusOr<Fd> dir = DirUnder(target_, request.subdir(), &o->dir);
+  if (!dir.ok()) return dir.status();
+  o->dir_fd = *std::move(dir);
+  o->options.dir = o->dir;
+  o->options.dir_fd = o->dir_fd.get();
   if (!request.label().empty()) o->options.label = request.label();
   o->options.run_id = request.run_id();
   if (request.interval_s() > 0) o->options.interval_s = std::clamp(request.interval_s(), 0.1, 3600.0);

@@ -30,6 +30,7 @@
 #include "common/clock.h"
 #include "common/disk_stats.h"
 #include "common/fd.h"
+#include "common/log.h"
 #include "common/policy.h"
 #include "common/sampler.h"
 #include "common/stats.h"
@@ -60,6 +61,14 @@ constexpr double kNearlyFullLinkPct = 90;
 // link 1.5x the disk's, 83-96 % at 3x). A client-bound copy into a cache stalls ~never.
 constexpr double kBlockedPct = 20;
 constexpr size_t kEventBuffer = 64 * 1024;
+// Lines said per event (not per copy) at most this many per window, the rest counted.
+constexpr int kEventLines = 10;
+constexpr double kEventLinesWindowS = 10;
+// What inotify watches in a directory: added through /proc/self/fd/N of the directory's
+// O_PATH descriptor, so without IN_DONT_FOLLOW (that would watch the magic link itself):
+// the kernel goes from that link straight to the inode held, re-resolving no name.
+constexpr uint32_t kDirEvents = IN_CREATE | IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE |
+                                IN_DELETE_SELF | IN_ONLYDIR | IN_EXCL_UNLINK;
 
 // What /proc/net/dev counts of a full link: frames with their Ethernet header, not the
 // preamble, gap and FCS on the wire (MTU 1500: 98.4 % of the link's bits).
@@ -98,7 +107,9 @@ std::optional<uint64_t> ParseRxBytes(absl::string_view net_dev, const std::strin
 }
 
 struct Copy {
-  std::string rel;
+  std::string rel;   // for rows and lines only: the file is found by wd and name
+  int wd = -1;       // its directory's watch: dirs_[wd] holds that directory's descriptor
+  std::string name;  // its name in that directory (one component)
   ino_t ino = 0;
   uint64_t base = 0, size = 0, size_at_tick = 0;
   uint64_t first_chunk = 0;  // already in the file at its first write event
@@ -113,7 +124,9 @@ struct Copy {
   Reading start, inner, last;
   Reading tick_reading;         // at the last sample: the NIC per interval from there
   std::vector<double> nic_pct;  // the NIC against the link, per sample interval
-  Fd fd;                        // the file, open for reading since it was seen (or not, past the fd limit)
+  // The file, an O_PATH descriptor since it was seen (or not, past the fd limit): its
+  // size and times by fstat, never an open of its contents.
+  Fd fd;
   std::optional<uint64_t> dirty_peak;
   std::vector<proto::Sample> samples;
   std::optional<ServerProcess> server;
@@ -137,12 +150,34 @@ class Watcher {
   void Say(const std::string& line) const {
     if (o_.line) o_.line(line);
   }
-  // Watches rel and the directories under it. new_at: when the tree appeared, 0 for the
-  // one there at the start (its files are not copies in progress).
-  absl::Status AddTree(const std::string& rel, int depth, int64_t new_at = 0);
+  // Watches the directory `dir` (an O_PATH descriptor; rel names it) and the ones under
+  // it, each opened beneath its parent's descriptor, never through a link. new_at: when
+  // the tree appeared, 0 for the one there at the start (its files are not copies in progress).
+  // parent_wd and name place it in its parent (-1 and "" for DIR).
+  absl::Status AddTree(Fd dir, int parent_wd, const std::string& name, const std::string& rel, int depth,
+                       int64_t new_at = 0);
+  // The directory `name` in the watched directory parent_wd, and the ones under it.
+  void AddChildTree(int parent_wd, const std::string& name, const std::string& rel, int depth, int64_t new_at);
+  // Stops watching the directory `name` of parent_wd (removed, or moved: a move within
+  // DIR watches it again under its new name) and the ones under it. Needed because the
+  // descriptor held keeps the kernel from saying IN_DELETE_SELF until it is closed.
+  void Forget(int parent_wd, const std::string& name);
+  void ForgetTree(int wd, int depth);
   void HandleEvents();
   void HandleEvent(const inotify_event& e, int64_t now, std::map<uint32_t, std::string>* moved_from);
-  void Touch(const std::string& rel, bool created, int64_t now);
+  // A write (or a new file) `name` in the watched directory wd; rel names it.
+  void Touch(int wd, const std::string& name, const std::string& rel, bool created, int64_t now);
+  // The descriptor of the watched directory wd; -1 when it is no longer watched.
+  int DirFd(int wd) const {
+    auto it = dirs_.find(wd);
+    return it == dirs_.end() ? -1 : it->second.fd.get();
+  }
+  // A per-event line (a directory that vanished before it was watched): a user's
+  // rename loop makes one per event, so at most a few are said per window.
+  void SayThrottled(const std::string& line) {
+    uint64_t held = 0;
+    if (event_lines_.Allow(&held)) Say(line + LogThrottle::Held(held));
+  }
   Copy* Tracked(const std::string& rel) {
     auto it = copies_.find(rel);
     return it == copies_.end() ? nullptr : &it->second;
@@ -157,6 +192,11 @@ class Watcher {
   proto::TransferReport RowOf(Copy& c, ObservedFigures* figures, std::string* details);
   void AddNasFigures(const Copy& c, proto::TransferReport* row, ObservedFigures* f) const;
   Reading Read(int64_t now) const;
+  // lstat of the copy's name in its directory, beneath that directory's descriptor.
+  bool StatInDir(const Copy& c, struct stat* st) const {
+    const int dir = DirFd(c.wd);
+    return dir >= 0 && fstatat(dir, c.name.c_str(), st, AT_SYMLINK_NOFOLLOW) == 0;
+  }
   // The devices' figures from one reading to a later one (none when either lacks them).
   std::vector<DeviceFigure> DevicesBetween(const Reading& from, const Reading& to) const {
     return FigureDevices(devices_, from.disks, to.disks, static_cast<double>(to.mono_ns - from.mono_ns) / 1e9);
@@ -169,7 +209,16 @@ class Watcher {
   const WatchOptions& o_;
   ReportSink& sink_;
   Fd inotify_;
-  std::map<int, std::string> dirs_;  // watch descriptor -> its directory, relative to DIR
+  struct WatchedDir {
+    std::string rel;  // relative to DIR, for names in rows and lines
+    Fd fd;            // O_PATH: what its files are opened and stat'ed beneath
+    int parent_wd = -1;
+    std::string name;  // in its parent
+  };
+  std::map<int, WatchedDir> dirs_;                       // watch descriptor -> its directory
+  std::map<std::pair<int, std::string>, int> children_;  // (parent's wd, name) -> its wd
+  int root_wd_ = -1;
+  LogThrottle event_lines_{kEventLines, kEventLinesWindowS};
   std::map<std::string, Copy> copies_;
   std::vector<BlockDevice> devices_;
   std::string run_id_, host_;
@@ -181,7 +230,8 @@ class Watcher {
   Reading now_;
 };
 
-absl::Status Watcher::AddTree(const std::string& rel, int depth, int64_t new_at) {
+absl::Status Watcher::AddTree(Fd dir, int parent_wd, const std::string& name, const std::string& rel, int depth,
+                              int64_t new_at) {
   if (dirs_.size() >= kMaxWatchedDirs || depth > kMaxDepth) {
     if (!said_dir_limit_) {
       Say(absl::StrCat("watch: more than ", kMaxWatchedDirs, " directories (or deeper than ", kMaxDepth, ") under ",
@@ -190,31 +240,65 @@ absl::Status Watcher::AddTree(const std::string& rel, int depth, int64_t new_at)
     said_dir_limit_ = true;
     return absl::OkStatus();
   }
-  const std::string path = Abs(rel);
-  const int wd = inotify_add_watch(inotify_.get(), path.c_str(),
-                                   IN_CREATE | IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE |
-                                       IN_DELETE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW | IN_EXCL_UNLINK);
-  if (wd < 0) return ErrnoStatus(errno, absl::StrCat("watch ", path));
-  dirs_[wd] = rel;
-  std::unique_ptr<DIR, int (*)(DIR*)> d(opendir(path.c_str()), closedir);
-  if (!d) return absl::OkStatus();  // gone or unreadable since: its watch says the rest
+  const std::string held = absl::StrCat("/proc/self/fd/", dir.get());
+  const int wd = inotify_add_watch(inotify_.get(), held.c_str(), kDirEvents);
+  if (wd < 0) return ErrnoStatus(errno, absl::StrCat("watch ", Abs(rel)));
+  // Listed through its own descriptor: the directory watched, whatever its name is now.
+  Fd listing(openat(dir.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (auto known = dirs_.find(wd); known != dirs_.end()) {
+    children_.erase({known->second.parent_wd, known->second.name});
+  }
+  dirs_[wd] = WatchedDir{rel, std::move(dir), parent_wd, name};
+  if (parent_wd >= 0) children_[{parent_wd, name}] = wd;
+  if (!listing.valid()) return absl::OkStatus();  // unreadable: its watch says the rest
+  std::unique_ptr<DIR, int (*)(DIR*)> d(fdopendir(listing.get()), closedir);
+  if (!d) return absl::OkStatus();
+  listing.release();
   while (dirent* e = readdir(d.get())) {
-    const std::string name = e->d_name;
-    if (name == "." || name == "..") continue;
-    const std::string child = rel.empty() ? name : absl::StrCat(rel, "/", name);
+    const std::string entry = e->d_name;
+    if (entry == "." || entry == "..") continue;
+    const std::string child = rel.empty() ? entry : absl::StrCat(rel, "/", entry);
     struct stat st;
     if (fstatat(dirfd(d.get()), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
     if (S_ISDIR(st.st_mode)) {
-      absl::Status s = AddTree(child, depth + 1, new_at);
-      if (!s.ok()) Say(absl::StrCat("watch: ", s.message(), ": copies into it are not seen"));
+      AddChildTree(wd, entry, child, depth + 1, new_at);
     } else if (S_ISREG(st.st_mode) && new_at > 0) {
       // In a directory that appeared while watching: made after it, so from its first byte,
       // and written already when its size says so.
-      Touch(child, /*created=*/true, new_at);
-      if (st.st_size > 0) Touch(child, /*created=*/false, new_at);
+      Touch(wd, entry, child, /*created=*/true, new_at);
+      if (st.st_size > 0) Touch(wd, entry, child, /*created=*/false, new_at);
     }
   }
   return absl::OkStatus();
+}
+
+void Watcher::AddChildTree(int parent_wd, const std::string& name, const std::string& rel, int depth, int64_t new_at) {
+  const int parent = DirFd(parent_wd);
+  if (parent < 0) return;
+  // One component beneath the parent's descriptor: a name swapped for a link is refused.
+  absl::StatusOr<Fd> dir = OpenDirectoryBeneath(parent, name);
+  absl::Status s = dir.ok() ? AddTree(*std::move(dir), parent_wd, name, rel, depth, new_at) : dir.status();
+  if (!s.ok()) SayThrottled(absl::StrCat("watch: ", Abs(rel), ": ", s.message(), ": copies into it are not seen"));
+}
+
+void Watcher::Forget(int parent_wd, const std::string& name) {
+  auto it = children_.find({parent_wd, name});
+  if (it == children_.end()) return;
+  const int wd = it->second;
+  children_.erase(it);
+  ForgetTree(wd, 0);
+}
+
+void Watcher::ForgetTree(int wd, int depth) {
+  if (depth > kMaxDepth + 1) return;
+  // Its subdirectories first, each out of children_ before the recursion.
+  for (auto it = children_.lower_bound({wd, std::string()}); it != children_.end() && it->first.first == wd;) {
+    const int child = it->second;
+    it = children_.erase(it);
+    ForgetTree(child, depth + 1);
+  }
+  inotify_rm_watch(inotify_.get(), wd);  // its IN_IGNORED then finds nothing
+  dirs_.erase(wd);
 }
 
 Reading Watcher::Read(int64_t now) const {
@@ -248,7 +332,7 @@ uint32_t Watcher::LinkMbps() {
 }
 
 // A write (or a new file) at rel: the copy it belongs to, started when there is none.
-void Watcher::Touch(const std::string& rel, bool created, int64_t now) {
+void Watcher::Touch(int wd, const std::string& name, const std::string& rel, bool created, int64_t now) {
   Copy* c = Tracked(rel);
   if (c == nullptr) {
     // A burst of small files fills the table between two looks: the ones that ended
@@ -259,16 +343,23 @@ void Watcher::Touch(const std::string& rel, bool created, int64_t now) {
       said_copy_limit_ = true;
       return;
     }
+    // Beneath the directory's descriptor, never through a link; a FIFO or a device is
+    // never opened, not even by the O_PATH open that follows (it calls no driver).
+    const int dir = DirFd(wd);
     struct stat st;
-    if (lstat(Abs(rel).c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return;
+    if (dir < 0 || fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) return;
     c = &copies_[rel];
     c->rel = rel;
+    c->wd = wd;
+    c->name = name;
     c->seen_ns = now;
     c->ino = st.st_ino;
     // Held until the copy's row: its size stays readable after a loop's cleanup removed it.
-    c->fd = Fd(open(Abs(rel).c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+    c->fd = Fd(openat(dir, name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
     struct stat held;
-    if (c->fd.valid() && (fstat(c->fd.get(), &held) != 0 || held.st_ino != c->ino)) c->fd = Fd();
+    if (c->fd.valid() && (fstat(c->fd.get(), &held) != 0 || !S_ISREG(held.st_mode) || held.st_ino != c->ino)) {
+      c->fd = Fd();
+    }
     struct statx sx;
     if (c->fd.valid() && statx(c->fd.get(), "", AT_EMPTY_PATH, STATX_BTIME, &sx) == 0 &&
         (sx.stx_mask & STATX_BTIME) != 0) {
@@ -288,7 +379,7 @@ void Watcher::Touch(const std::string& rel, bool created, int64_t now) {
     // A server writes once a request has arrived (SMB's are up to 8 MiB): those bytes
     // crossed the network before this event.
     struct stat st;
-    const bool known = c->fd.valid() ? fstat(c->fd.get(), &st) == 0 : lstat(Abs(rel).c_str(), &st) == 0;
+    const bool known = c->fd.valid() ? fstat(c->fd.get(), &st) == 0 : StatInDir(*c, &st);
     if (known && static_cast<uint64_t>(st.st_size) > c->base)
       c->first_chunk = static_cast<uint64_t>(st.st_size) - c->base;
     if (known) c->first_ctime_ns = c->last_ctime_ns = WallOf(st.st_ctim);
@@ -319,34 +410,45 @@ void Watcher::HandleEvent(const inotify_event& e, int64_t now, std::map<uint32_t
   auto dir = dirs_.find(e.wd);
   if (dir == dirs_.end()) return;
   if (e.mask & (IN_DELETE_SELF | IN_IGNORED)) {
-    if (dir->second.empty()) root_gone_ = true;
+    if (e.wd == root_wd_) root_gone_ = true;
+    if (auto child = children_.find({dir->second.parent_wd, dir->second.name});
+        child != children_.end() && child->second == e.wd) {
+      children_.erase(child);
+    }
     dirs_.erase(dir);
     return;
   }
   const std::string name = e.len > 0 ? std::string(e.name, strnlen(e.name, e.len)) : "";
   if (name.empty()) return;
-  const std::string rel = dir->second.empty() ? name : absl::StrCat(dir->second, "/", name);
+  const std::string& parent = dir->second.rel;
+  const std::string rel = parent.empty() ? name : absl::StrCat(parent, "/", name);
   if (e.mask & IN_ISDIR) {
+    if (e.mask & (IN_DELETE | IN_MOVED_FROM)) Forget(e.wd, name);
     if (e.mask & (IN_CREATE | IN_MOVED_TO)) {
-      absl::Status s = AddTree(rel, static_cast<int>(std::count(rel.begin(), rel.end(), '/')) + 1, now);
-      if (!s.ok()) Say(absl::StrCat("watch: ", s.message(), ": copies into it are not seen"));
+      AddChildTree(e.wd, name, rel, static_cast<int>(std::count(rel.begin(), rel.end(), '/')) + 1, now);
     }
     return;
   }
-  if (e.mask & IN_CREATE) Touch(rel, /*created=*/true, now);
-  if (e.mask & IN_MODIFY) Touch(rel, /*created=*/false, now);
+  if (e.mask & IN_CREATE) Touch(e.wd, name, rel, /*created=*/true, now);
+  if (e.mask & IN_MODIFY) Touch(e.wd, name, rel, /*created=*/false, now);
   Copy* c = Tracked(rel);
   if (c == nullptr) return;
   if (e.mask & IN_CLOSE_WRITE && c->wrote) End(*c, "closed");
   if (e.mask & IN_MOVED_FROM) (*moved_from)[e.cookie] = rel;
   if (e.mask & IN_DELETE)
-    End(*c, "removed", Status::kAborted, absl::StrCat(rel, " was removed mid-copy"));  // not after a close
+    End(*c, "removed", Status::kAborted,
+        absl::StrCat(TerminalSafe(rel), " was removed mid-copy"));  // not after a close
 }
 
 void Watcher::HandleEvents() {
   alignas(inotify_event) char buffer[kEventBuffer];
   std::map<uint32_t, std::string> moved_from;
-  std::vector<std::pair<uint32_t, std::string>> moved_to;
+  struct MovedTo {
+    uint32_t cookie;
+    int wd;
+    std::string name, rel;
+  };
+  std::vector<MovedTo> moved_to;
   for (int rounds = 0; rounds < 64; ++rounds) {
     const ssize_t n = read(inotify_.get(), buffer, sizeof buffer);
     if (n <= 0) break;
@@ -359,25 +461,28 @@ void Watcher::HandleEvents() {
       if (at > n) break;
       HandleEvent(*e, now, &moved_from);
       if ((e->mask & IN_MOVED_TO) && !(e->mask & IN_ISDIR) && dirs_.count(e->wd) > 0) {
-        const std::string& dir = dirs_[e->wd];
+        const std::string& dir = dirs_[e->wd].rel;
         const std::string name(e->name, strnlen(e->name, e->len));
-        moved_to.emplace_back(e->cookie, dir.empty() ? name : absl::StrCat(dir, "/", name));
+        moved_to.push_back(MovedTo{e->cookie, e->wd, name, dir.empty() ? name : absl::StrCat(dir, "/", name)});
       }
     }
   }
   // A rename within DIR (rsync's temporary file becoming the real one) keeps the copy.
-  for (const auto& [cookie, to] : moved_to) {
-    auto from = moved_from.find(cookie);
-    if (from == moved_from.end() || copies_.count(from->second) == 0 || copies_.count(to) > 0) continue;
+  for (const MovedTo& to : moved_to) {
+    auto from = moved_from.find(to.cookie);
+    if (from == moved_from.end() || copies_.count(from->second) == 0 || copies_.count(to.rel) > 0) continue;
     auto node = copies_.extract(from->second);
-    node.key() = to;
-    node.mapped().rel = to;
+    node.key() = to.rel;
+    node.mapped().rel = to.rel;
+    node.mapped().wd = to.wd;
+    node.mapped().name = to.name;
     copies_.insert(std::move(node));
     moved_from.erase(from);
   }
   for (const auto& [cookie, rel] : moved_from) {
     if (Copy* c = Tracked(rel)) {
-      End(*c, "moved out", Status::kAborted, absl::StrCat(rel, " was moved out of the watched directory mid-copy"));
+      End(*c, "moved out", Status::kAborted,
+          absl::StrCat(TerminalSafe(rel), " was moved out of the watched directory mid-copy"));
     }
   }
 }
@@ -385,13 +490,14 @@ void Watcher::HandleEvents() {
 // The file's size now; a shrunk or replaced file ends the copy.
 void Watcher::Refresh(Copy& c, int64_t now) {
   struct stat linked, held;
-  const bool is_linked = lstat(Abs(c.rel).c_str(), &linked) == 0;
+  const bool is_linked = StatInDir(c, &linked);
   const bool is_held = c.fd.valid() && fstat(c.fd.get(), &held) == 0;
   if (is_linked && linked.st_ino != c.ino) {
-    End(c, "replaced", Status::kAborted, absl::StrCat(c.rel, " was replaced by another file mid-copy"), true);
+    End(c, "replaced", Status::kAborted, absl::StrCat(TerminalSafe(c.rel), " was replaced by another file mid-copy"),
+        true);
   } else if (!is_linked && c.wrote) {
     // The same unlink as IN_DELETE's, seen by this look before its event was read: one wording.
-    End(c, "removed", Status::kAborted, absl::StrCat(c.rel, " was removed mid-copy"));
+    End(c, "removed", Status::kAborted, absl::StrCat(TerminalSafe(c.rel), " was removed mid-copy"));
   }
   // The size of the file the copy wrote: through the descriptor held since it was seen
   // (a closed copy's file may be gone before this look), else through its name.
@@ -400,7 +506,7 @@ void Watcher::Refresh(Copy& c, int64_t now) {
   const uint64_t size = static_cast<uint64_t>(st->st_size);
   if (size < c.size && c.wrote) {  // before c.size moves: the row keeps what had arrived
     End(c, "truncated", Status::kAborted,
-        absl::StrCat(c.rel, " shrank mid-copy, from ", c.size, " to ", size, " bytes"), true);
+        absl::StrCat(TerminalSafe(c.rel), " shrank mid-copy, from ", c.size, " to ", size, " bytes"), true);
     return;
   }
   c.size = size;
@@ -430,7 +536,12 @@ void Watcher::Tick(Copy& c, int64_t now) {
     bool ask_smbstatus = false;
     if (!c.server && now >= c.next_find_ns && c.size - c.base >= o_.min_bytes) {
       c.next_find_ns = now + kFindEveryNs;
-      std::optional<Writer> w = FindWriter(Abs(c.rel), o_.proc, getpid());
+      struct stat held {};
+      // Which file it is from the descriptor (or its name beneath its directory's): the
+      // path is only compared with the servers' descriptor links, never looked up.
+      const bool identified = c.fd.valid() ? fstat(c.fd.get(), &held) == 0 : StatInDir(c, &held);
+      std::optional<Writer> w;
+      if (identified) w = FindWriter(Abs(c.rel), o_.proc, getpid(), &held);
       if (!w) w = FindKernelNfsd(Abs(c.rel), o_.proc);
       if (w) c.server.emplace(*w, o_.proc);
       ask_smbstatus = w && absl::StartsWith(w->comm, "smbd") && !w->pids.empty();
@@ -541,11 +652,10 @@ void AddTailSample(Copy& c, double seconds, double interval_s, const std::vector
   c.samples.push_back(s);
 }
 
-// Whether the directory holding `file` is a tmpfs or ramfs (the file itself may be gone).
-bool InMemoryDirectory(const std::string& file) {
+// Whether the directory held by `dir` is a tmpfs or ramfs (the file itself may be gone).
+bool InMemoryDirectory(int dir) {
   struct statfs fs {};
-  return ::statfs(file.substr(0, file.rfind('/') + 1).c_str(), &fs) == 0 &&
-         (fs.f_type == TMPFS_MAGIC || fs.f_type == RAMFS_MAGIC);
+  return dir >= 0 && ::fstatfs(dir, &fs) == 0 && (fs.f_type == TMPFS_MAGIC || fs.f_type == RAMFS_MAGIC);
 }
 
 std::string ObservedPart(const ObservedFigures& f) {
@@ -570,7 +680,7 @@ std::optional<double> Watcher::LinePct(const Reading& from, const Reading& to) c
 
 // The NAS's parts during the copy: its devices and page cache (or none: a tmpfs), and its NIC.
 void Watcher::AddNasFigures(const Copy& c, proto::TransferReport* row, ObservedFigures* f) const {
-  f->in_memory = InMemoryDirectory(Abs(c.rel));
+  f->in_memory = InMemoryDirectory(c.fd.valid() ? c.fd.get() : DirFd(c.wd));
   const double elapsed = static_cast<double>(c.last.mono_ns - c.start.mono_ns) / 1e9;
   if (elapsed > 0) {
     DeviceWatchResult devices;
@@ -617,7 +727,9 @@ proto::TransferReport Watcher::RowOf(Copy& c, ObservedFigures* f, std::string* d
   row.set_host(host_);
   row.set_transport(Name(TransportKind::kObserved));
   row.set_direction(Name(Direction::kWrite));
-  row.set_observed_file(c.rel);
+  // Anyone who can write DIR names its files: ESC, CR, LF and bytes that are not UTF-8
+  // are written as visible escapes ("\x1b"), so the cell is plain text in any reader.
+  row.set_observed_file(TerminalSafe(c.rel));
   row.set_status(Name(c.status));
   if (!c.error.empty()) row.set_error(c.error);
   const uint64_t bytes = c.size - c.base;
@@ -656,7 +768,7 @@ proto::TransferReport Watcher::RowOf(Copy& c, ObservedFigures* f, std::string* d
   AddNasFigures(c, &row, f);
   if (c.server) {
     const ServerFigures s = c.server->Figures(c.last_ns);
-    row.set_peer(s.name);
+    row.set_peer(TerminalSafe(s.name));  // a comm anyone can set
     if (s.busiest_thread_pct >= 0) row.set_cpu_busy_pct(s.busiest_thread_pct);
     f->server_cpu_pct = s.busiest_thread_pct;
     if (s.looks >= 3) f->server_blocked_pct = s.blocked_pct;
@@ -701,7 +813,7 @@ void Watcher::Finish(Copy& c) {
     ++summary_.rows;
   } else {
     ++summary_.submit_errors;
-    Say(absl::StrCat("watch: the row of ", c.rel, " was not stored: ", s.message()));
+    SayThrottled(absl::StrCat("watch: the row of ", c.rel, " was not stored: ", s.message()));
   }
   Say(absl::StrFormat("copy %d  %s  %s in %.2f s = %.1f MB/s  %s  %s%s(%s)", row.iteration(), c.rel, FormatSize(bytes),
                       seconds, row.mb_per_s(), c.ended, row.bottleneck().empty() ? "" : row.bottleneck(),
@@ -745,16 +857,25 @@ void Watcher::FinishAll(int64_t previous_look) {
 }
 
 absl::StatusOr<WatchSummary> Watcher::Run() {
+  // DIR itself as its user named it (or as the caller opened it); all beneath it by descriptor.
+  Fd root_fd(o_.dir_fd >= 0 ? fcntl(o_.dir_fd, F_DUPFD_CLOEXEC, 0)
+                            : open(o_.dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!root_fd.valid()) {
+    if (errno == ENOTDIR) return absl::InvalidArgumentError(absl::StrCat(o_.dir, " is not a directory"));
+    return ErrnoStatus(errno, absl::StrCat("watch ", o_.dir));
+  }
   struct stat st;
-  if (stat(o_.dir.c_str(), &st) != 0) return ErrnoStatus(errno, absl::StrCat("watch ", o_.dir));
+  if (fstat(root_fd.get(), &st) != 0) return ErrnoStatus(errno, absl::StrCat("stat ", o_.dir));
   if (!S_ISDIR(st.st_mode)) return absl::InvalidArgumentError(absl::StrCat(o_.dir, " is not a directory"));
   inotify_ = Fd(inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
   if (!inotify_.valid()) return ErrnoStatus(errno, "inotify_init1");
-  if (absl::Status s = AddTree("", 0); !s.ok()) return s;
+  if (absl::Status s = AddTree(std::move(root_fd), -1, "", "", 0); !s.ok()) return s;
+  root_wd_ = dirs_.empty() ? -1 : dirs_.begin()->first;
   run_id_ = o_.run_id.empty() ? NewRunId() : o_.run_id;
   watch_start_wall_ns_ = WallNanos();
   host_ = o_.host.empty() ? LocalHostName() : o_.host;
-  devices_ = DevicesToWatch(o_.dir, o_.sys);
+  // DIR's devices through the descriptor held: the name may point elsewhere by now.
+  devices_ = DevicesToWatch(absl::StrCat("/proc/self/fd/", DirFd(root_wd_)), o_.sys);
   link_mbps_ = LinkMbps();
   Say(absl::StrFormat(
       "watching %s (%d directories), run %s; link %s; a copy ends when its file is closed or has not "
@@ -779,6 +900,11 @@ absl::StatusOr<WatchSummary> Watcher::Run() {
       continue;
     }
     next_look = now + kLookEveryNs;
+    // DIR removed: the descriptor held keeps IN_DELETE_SELF back, its link count says it.
+    if (const int root = DirFd(root_wd_); root >= 0 && fstat(root, &st) == 0 && st.st_nlink == 0) {
+      root_gone_ = true;
+      break;
+    }
     now_ = Read(now);  // every look, so a copy that starts between two has counters from before it
     for (auto& [rel, c] : copies_) {
       if (c.wrote && c.last_ns > previous_look) {  // written since the last look

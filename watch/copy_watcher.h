@@ -20,6 +20,10 @@ namespace nasperf {
 
 struct WatchOptions {
   std::string dir;  // a directory; its subdirectories are watched too
+  // >= 0: DIR already opened (O_PATH) by the caller, who keeps it open until RunWatch
+  // returns; `dir` then only names it. Everything under DIR is reached through the
+  // descriptors of its directories, never by a path, so no link swapped in is followed.
+  int dir_fd = -1;
   std::string label = "watch";
   std::string run_id;  // "" = a new one
   std::string host;    // "" = this host's name

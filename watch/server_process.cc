@@ -89,9 +89,11 @@ bool FdInfoWrites(absl::string_view fdinfo) {
   return false;
 }
 
-std::optional<Writer> FindWriter(const std::string& path, const std::string& proc, int except) {
+std::optional<Writer> FindWriter(const std::string& path, const std::string& proc, int except,
+                                 const struct stat* identity) {
   struct stat file {};
-  const bool stated = ::stat(path.c_str(), &file) == 0;
+  // The watcher's own descriptor says which file it is: its name is not looked up again.
+  const bool stated = identity != nullptr ? (file = *identity, true) : ::stat(path.c_str(), &file) == 0;
   const size_t slash = path.rfind('/');
   const std::string slash_name = slash == std::string::npos ? "/" + path : path.substr(slash);
   // The same file under another path: a server in a mount namespace of its own

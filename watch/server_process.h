@@ -7,6 +7,8 @@
 #ifndef NASPERF_WATCH_SERVER_PROCESS_H_
 #define NASPERF_WATCH_SERVER_PROCESS_H_
 
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -41,8 +43,10 @@ struct Writer {
 // The processes holding `path` open for writing (not `except`, the watcher itself):
 // the first found and its comm, then others of that comm, at most kMaxWriterProcesses.
 // By the descriptor's link, or by device and inode where the link has the file's name
-// under another directory (a server in its own mount namespace).
-std::optional<Writer> FindWriter(const std::string& path, const std::string& proc = "/proc", int except = -1);
+// under another directory (a server in its own mount namespace). identity: the file's
+// stat from a descriptor the caller holds (then `path` is only compared, never stat'ed).
+std::optional<Writer> FindWriter(const std::string& path, const std::string& proc = "/proc", int except = -1,
+                                 const struct stat* identity = nullptr);
 // Whether a /proc/PID/fdinfo/FD text says the descriptor can write.
 bool FdInfoWrites(absl::string_view fdinfo);
 

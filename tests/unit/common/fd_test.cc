@@ -159,6 +159,19 @@ TEST_P(Beneath, RefusesLinksDotDotAbsolutePathsAndAnythingButARegularFile) {
   }
 }
 
+// The directory walk (nasperf watch's subdirectories, an observation's subdir): a real
+// directory opens, a link to one anywhere on the way or at the end does not, nor a file.
+TEST_P(Beneath, OpensADirectoryButNoLinkToOneNorAFile) {
+  auto sub = OpenDirectoryBeneath(dir_.get(), "sub", GetParam());
+  ASSERT_TRUE(sub.ok()) << sub.status();
+  struct stat st {};
+  ASSERT_EQ(::fstatat(sub->get(), "data", &st, AT_SYMLINK_NOFOLLOW), 0);
+  std::filesystem::create_directory_symlink(root_ + "/private", root_ + "/allowed/sub/deeper-out");
+  for (const char* path : {"dir-out", "sub/deeper-out", "link-out", "sub/data", "fifo", "..", "/tmp", "no-such"}) {
+    EXPECT_FALSE(OpenDirectoryBeneath(dir_.get(), path, GetParam()).ok()) << path << " was opened";
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(BothWalks, Beneath, testing::Values(BeneathWalk::kAuto, BeneathWalk::kComponents));
 
 }  // namespace

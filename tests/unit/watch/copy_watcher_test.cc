@@ -220,6 +220,38 @@ TEST_F(WatchTest, TenThousandSmallFilesAreCountedNotRowed) {
   EXPECT_GE(result_->small, 1) << Lines();
 }
 
+// Each watched directory is held by a descriptor (so a name swapped for a link is never
+// followed), which also keeps the kernel from saying the directory was removed: the watch
+// lets go of a directory removed or moved out itself, else they pile up to its limit.
+int OpenFds() {
+  int n = 0;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) n += e.path().empty() ? 0 : 1;
+  return n;
+}
+
+TEST_F(WatchTest, DirectoriesRemovedOrMovedOutAreLetGo) {
+  const std::string out = dir_ + ".out";
+  ASSERT_EQ(mkdir(out.c_str(), 0755), 0);
+  for (int i = 0; i < 100; ++i) ASSERT_EQ(mkdir(absl::StrCat(dir_, "/d", i).c_str(), 0755), 0);
+  ASSERT_EQ(mkdir((dir_ + "/d0/below").c_str(), 0755), 0);
+  Start();
+  const int held = OpenFds();
+  for (int i = 0; i < 50; ++i) ASSERT_EQ(rmdir(absl::StrCat(dir_, "/d", i, i == 0 ? "/below" : "").c_str()), 0);
+  ASSERT_EQ(rmdir((dir_ + "/d0").c_str()), 0);
+  for (int i = 50; i < 100; ++i) {
+    ASSERT_EQ(rename(absl::StrCat(dir_, "/d", i).c_str(), absl::StrCat(out, "/d", i).c_str()), 0);
+  }
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (OpenFds() > held - 100 && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(20));
+  EXPECT_LE(OpenFds(), held - 100) << "descriptors of directories no longer under DIR still held";
+  ASSERT_EQ(mkdir((dir_ + "/new").c_str(), 0755), 0);
+  WriteSteps(dir_ + "/new/a.bin", 3, absl::Milliseconds(60));
+  const std::vector<proto::TransferReport> rows = sink_.WaitFor(1);
+  ASSERT_EQ(rows.size(), 1u) << Lines();
+  EXPECT_EQ(rows[0].observed_file(), "new/a.bin");
+  std::filesystem::remove_all(out);
+}
+
 TEST_F(WatchTest, AVanishingDirectoryAbortsTheCopyAndSaysSo) {
   Start();
   const int fd = WriteSteps(dir_ + "/a.bin", 2, absl::Milliseconds(150), /*close_it=*/false);
