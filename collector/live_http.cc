@@ -21,8 +21,8 @@
 namespace nasperf {
 namespace {
 
-// /report reads at most this much of each CSV's tail, and is rebuilt at most this often.
-constexpr size_t kReportTailBytes = size_t{2} << 20;
+// /report reads the last 1000 rows within the last MiB of each CSV (TailBounds' defaults),
+// and is rebuilt at most this often.
 constexpr absl::Duration kReportMinAge = absl::Seconds(3);
 
 // The report of what has arrived: built on its own thread from the store's tail (so
@@ -95,7 +95,7 @@ class ReportCache {
   bool HasWork() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stop_ || !waiting_.empty(); }
 
   HttpReply Build() const {
-    absl::StatusOr<ResultTable> table = LoadResultsTail(out_dir_, kReportTailBytes);
+    absl::StatusOr<ResultTable> table = LoadResultsTail(out_dir_, TailBounds{});
     absl::StatusOr<std::string> html =
         table.ok() ? RenderHtmlReportFor(*table, std::nullopt, absl::StrCat("nasperf ", NASPERF_VERSION))
                    : absl::StatusOr<std::string>(table.status());

@@ -344,12 +344,29 @@ absl::StatusOr<std::string> ReadHeadAndTail(const std::string& path, size_t max_
   return absl::StrCat(absl::string_view(head).substr(0, head_end + 1), tail);
 }
 
+// Keeps the header line and the last `max_lines` lines after it; *cut when any went.
+void KeepLastLines(std::string* text, size_t max_lines, bool* cut) {
+  const size_t header_end = text->find('\n');
+  if (header_end == std::string::npos) return;
+  size_t at = text->size();
+  if (at > header_end + 1 && (*text)[at - 1] == '\n') --at;  // the last line's own newline
+  for (size_t n = 0; n < max_lines; ++n) {
+    if (at <= header_end + 1) return;
+    at = text->rfind('\n', at - 1);
+    if (at == std::string::npos || at <= header_end) return;
+  }
+  text->erase(header_end + 1, at - header_end);
+  *cut = true;
+}
+
 // The tail of one file parsed; a tail that starts inside a quoted field with a newline
 // fails to parse: up to 8 more lines are dropped until it parses.
-absl::Status ParseTail(const std::string& path, size_t max_bytes, bool samples, ResultTable* table, bool* cut) {
+absl::Status ParseTail(const std::string& path, const TailBounds& bounds, bool samples, ResultTable* table) {
   off_t size = 0;
-  absl::StatusOr<std::string> text = ReadHeadAndTail(path, max_bytes, &size, cut);
+  bool cut = false;
+  absl::StatusOr<std::string> text = ReadHeadAndTail(path, bounds.max_bytes, &size, &cut);
   if (!text.ok()) return text.status();
+  KeepLastLines(&*text, bounds.max_rows, &cut);
   absl::Status status;
   for (int attempt = 0; attempt < 9; ++attempt) {
     ResultTable part;
@@ -358,16 +375,14 @@ absl::Status ParseTail(const std::string& path, size_t max_bytes, bool samples, 
       for (auto& r : part.transfers) table->transfers.push_back(std::move(r));
       for (auto& r : part.samples) table->samples.push_back(std::move(r));
       for (auto& w : part.warnings) table->warnings.push_back(std::move(w));
-      if (*cut && !samples) {
-        table->warnings.push_back(
-            absl::StrFormat("this report shows only the last %d transfer rows: the last "
-                            "%.1f MiB of %s (%.1f MiB)",
-                            part.transfers.size(), max_bytes / 1048576.0, path, size / 1048576.0));
+      if (cut && !samples) {
+        table->warnings.push_back(absl::StrFormat("this report shows only the last %d transfer rows of %s (%.1f MiB)",
+                                                  part.transfers.size(), path, size / 1048576.0));
       }
       return absl::OkStatus();
     }
     const size_t header_end = text->find('\n'), next = text->find('\n', header_end + 1);
-    if (!*cut || next == std::string::npos) break;
+    if (!cut || next == std::string::npos) break;
     text->erase(header_end + 1, next - header_end);
   }
   return status;
@@ -405,15 +420,16 @@ absl::StatusOr<ResultTable> LoadResults(const std::vector<std::string>& inputs) 
   return FinishTable(std::move(table));
 }
 
-absl::StatusOr<ResultTable> LoadResultsTail(const std::string& dir, size_t max_bytes) {
+absl::StatusOr<ResultTable> LoadResultsTail(const std::string& dir, const TailBounds& bounds) {
   ResultTable table;
   const std::string transfers = dir + "/transfers.csv", samples = dir + "/samples.csv";
   if (!FileExists(transfers)) return absl::NotFoundError(absl::StrCat(dir, ": no transfers.csv in this directory"));
-  bool cut = false;
-  if (absl::Status s = ParseTail(transfers, max_bytes, false, &table, &cut); !s.ok()) return s;
+  if (absl::Status s = ParseTail(transfers, bounds, false, &table); !s.ok()) return s;
   table.files.push_back(transfers);
   if (FileExists(samples)) {
-    if (absl::Status s = ParseTail(samples, max_bytes, true, &table, &cut); !s.ok()) return s;
+    // A transfer has a sample a second or so: 64 of its lines a row.
+    const TailBounds sample_bounds{bounds.max_bytes, bounds.max_rows * 64};
+    if (absl::Status s = ParseTail(samples, sample_bounds, true, &table); !s.ok()) return s;
     table.files.push_back(samples);
   }
   return FinishTable(std::move(table));
