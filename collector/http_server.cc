@@ -220,9 +220,6 @@ class Session : public HttpConnection, public std::enable_shared_from_this<Sessi
     }
     const std::string& token = server_->options.token;
     const bool has_token = !token.empty() && TokenMatches(request[http::field::authorization], server_->token_digest);
-    // Without the token on loopback (DNS rebinding: a page under another name).
-    if (!has_token && server_->check_host && !HostAllowed(request[http::field::host]))
-      return Plain(http::status::misdirected_request, "this collector answers only to its own address as Host");
     if (cls == Class::kPending) {
       cls = has_token ? Class::kToken : Class::kTokenless;
       if ((has_token && server_->Count(false, nullptr, Class::kToken) > server_->options.max_connections) ||
@@ -239,6 +236,10 @@ class Session : public HttpConnection, public std::enable_shared_from_this<Sessi
       r.set(http::field::www_authenticate, "Bearer");
       return r;
     }
+    // Served without the token, on loopback: only under a loopback name (DNS rebinding: a
+    // page under another name reads nothing).
+    if (!has_token && server_->check_host && !HostAllowed(request[http::field::host]))
+      return Plain(http::status::misdirected_request, "this collector answers only to its own address as Host");
     const auto& deferred = server_->options.deferred_paths;
     if (server_->deferred && std::find(deferred.begin(), deferred.end(), path) != deferred.end()) {
       Defer(path, request.keep_alive() && requests_ < kMaxRequestsPerConnection, request.method() == http::verb::head);

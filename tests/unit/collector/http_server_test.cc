@@ -133,7 +133,16 @@ TEST_F(HttpServerTest, ABearerTokenWhenOneIsSet) {
   EXPECT_THAT(Get(port(), "/metrics", "Authorization: Bearer 0123456789abcdef0124\r\n"), StartsWith("HTTP/1.1 401"));
   EXPECT_THAT(Get(port(), "/metrics", "Authorization: Bearer 0123456789abcdef012\r\n"), StartsWith("HTTP/1.1 401"));
   EXPECT_THAT(Get(port(), "/metrics", "Authorization: Bearer 0123456789abcdef0123\r\n"), StartsWith("HTTP/1.1 200"));
-  EXPECT_EQ(calls_, 2) << "the handler sees only requests that passed";
+  // The Host is checked only where the token is not: a page under another name gets nothing.
+  EXPECT_THAT(Exchange(port(), "GET /page HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n"),
+              StartsWith("HTTP/1.1 421"));
+  EXPECT_THAT(Exchange(port(), "GET /metrics HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n"),
+              StartsWith("HTTP/1.1 401"));
+  EXPECT_THAT(Exchange(port(),
+                       "GET /metrics HTTP/1.1\r\nHost: nasperf:7701\r\nAuthorization: Bearer 0123456789abcdef0123\r\n"
+                       "Connection: close\r\n\r\n"),
+              StartsWith("HTTP/1.1 200"));
+  EXPECT_EQ(calls_, 3) << "the handler sees only requests that passed";
 }
 
 TEST_F(HttpServerTest, BadRequestsAreRefusedAndTheServerKeepsServing) {
