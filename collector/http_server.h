@@ -3,9 +3,10 @@
 // of header, no body, a few seconds to arrive). Connections without the token (classed by
 // their first request) have a share of connections and of the request budget of their own,
 // capped per peer address, so they never starve token-bearing ones. On loopback a request
-// without the token must name loopback as its Host (DNS rebinding). Boost.Beast, header-only, so it links into the
-// static binary. One thread serves every connection and calls the handler; a deferred
-// handler may answer from any thread. Start() returns once listening, Stop() ends it.
+// served without the token must name loopback as its Host (DNS rebinding). Boost.Beast,
+// header-only, so it links into the static binary. One thread serves every connection and
+// calls the handler; a deferred handler may answer from any thread. Start() returns once
+// listening, Stop() ends it.
 #ifndef NASPERF_COLLECTOR_HTTP_SERVER_H_
 #define NASPERF_COLLECTOR_HTTP_SERVER_H_
 
