@@ -1,5 +1,11 @@
 #include "collector/live_page.h"
 
+#include <openssl/sha.h>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+
 namespace nasperf {
 
 namespace {
@@ -99,5 +105,20 @@ poll();
 }  // namespace
 
 const char* LivePageHtml() { return kLivePage; }
+
+const std::string& LivePagePolicy() {
+  static const std::string* policy = [] {
+    const absl::string_view page(kLivePage);
+    const size_t open = page.find("<script>") + 8;
+    const absl::string_view script = page.substr(open, page.find("</script>") - open);
+    unsigned char digest[SHA256_DIGEST_LENGTH];
+    SHA256(reinterpret_cast<const unsigned char*>(script.data()), script.size(), digest);
+    const std::string hash = absl::Base64Escape(absl::string_view(reinterpret_cast<char*>(digest), sizeof digest));
+    return new std::string(absl::StrCat("default-src 'none'; script-src 'sha256-", hash,
+                                        "'; style-src 'unsafe-inline'; connect-src 'self'; base-uri 'none'; "
+                                        "form-action 'none'; frame-ancestors 'none'"));
+  }();
+  return *policy;
+}
 
 }  // namespace nasperf

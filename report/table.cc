@@ -1,14 +1,20 @@
 #include "report/table.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <set>
 #include <sstream>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/columns.h"
 #include "common/csv.h"
@@ -274,6 +280,116 @@ absl::Status ParseSamplesCsv(const std::string& path, const std::string& text, R
                        });
 }
 
+namespace {
+
+// Drops duplicate transfers, refuses a table without any, and adds the warnings.
+absl::StatusOr<ResultTable> FinishTable(ResultTable table) {
+  // Two collectors fed by the same agents, or a directory and its file both named:
+  // the same transfer must count once.
+  std::set<std::string> keys;
+  std::vector<TransferRecord> unique;
+  size_t duplicates = 0;
+  for (TransferRecord& r : table.transfers) {
+    std::string key = absl::StrJoin({r.run_id, std::string(Name(r.role)), r.host, absl::StrCat(r.iteration),
+                                     absl::StrCat(r.stream), r.Cell("transfer_id")},
+                                    "\x1f");
+    if (!r.run_id.empty() && !keys.insert(key).second) {
+      ++duplicates;
+      continue;
+    }
+    unique.push_back(std::move(r));
+  }
+  table.transfers = std::move(unique);
+  if (duplicates > 0) {
+    table.warnings.push_back(absl::StrCat(duplicates, " duplicate transfer row", duplicates == 1 ? "" : "s",
+                                          " (same run, role, host, iteration, stream, id) counted once"));
+  }
+  if (table.transfers.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("no transfer rows in ", absl::StrJoin(table.files, ", ")));
+  }
+  WarnAboutImpossibleFigures(&table);
+  return table;
+}
+
+// A file's first line (its header, at most 64 KiB) and the whole lines of its last
+// `max_bytes`; *size: the file's size, *cut: whether lines were left out.
+absl::StatusOr<std::string> ReadHeadAndTail(const std::string& path, size_t max_bytes, off_t* size, bool* cut) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return absl::NotFoundError(absl::StrCat("cannot open ", path, ": ", std::strerror(errno)));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return absl::InvalidArgumentError(absl::StrCat(path, ": not a regular file"));
+  }
+  std::string head(64 * 1024, '\0'), tail;
+  ssize_t got = ::pread(fd, head.data(), head.size(), 0);
+  int error = errno;
+  *size = st.st_size;
+  const off_t from = std::max<off_t>(0, st.st_size - static_cast<off_t>(max_bytes));
+  if (got >= 0) {
+    head.resize(static_cast<size_t>(got));
+    tail.resize(static_cast<size_t>(st.st_size - from));
+    got = ::pread(fd, tail.data(), tail.size(), from);
+    error = errno;
+  }
+  ::close(fd);
+  if (got < 0) return absl::DataLossError(absl::StrCat("cannot read ", path, ": ", std::strerror(error)));
+  tail.resize(static_cast<size_t>(got));
+  *cut = from > 0;
+  if (!*cut) return tail;
+  const size_t head_end = head.find('\n');
+  if (head_end == std::string::npos) return absl::InvalidArgumentError(absl::StrCat(path, ":1: a header past 64 KiB"));
+  const size_t first = tail.find('\n');
+  tail.erase(0, first == std::string::npos ? tail.size() : first + 1);  // a row cut in two
+  return absl::StrCat(absl::string_view(head).substr(0, head_end + 1), tail);
+}
+
+// Keeps the header line and the last `max_lines` lines after it; *cut when any went.
+void KeepLastLines(std::string* text, size_t max_lines, bool* cut) {
+  const size_t header_end = text->find('\n');
+  if (header_end == std::string::npos) return;
+  size_t at = text->size();
+  if (at > header_end + 1 && (*text)[at - 1] == '\n') --at;  // the last line's own newline
+  for (size_t n = 0; n < max_lines; ++n) {
+    if (at <= header_end + 1) return;
+    at = text->rfind('\n', at - 1);
+    if (at == std::string::npos || at <= header_end) return;
+  }
+  text->erase(header_end + 1, at - header_end);
+  *cut = true;
+}
+
+// The tail of one file parsed; a tail that starts inside a quoted field with a newline
+// fails to parse: up to 8 more lines are dropped until it parses.
+absl::Status ParseTail(const std::string& path, const TailBounds& bounds, bool samples, ResultTable* table) {
+  off_t size = 0;
+  bool cut = false;
+  absl::StatusOr<std::string> text = ReadHeadAndTail(path, bounds.max_bytes, &size, &cut);
+  if (!text.ok()) return text.status();
+  KeepLastLines(&*text, bounds.max_rows, &cut);
+  absl::Status status;
+  for (int attempt = 0; attempt < 9; ++attempt) {
+    ResultTable part;
+    status = samples ? ParseSamplesCsv(path, *text, &part) : ParseTransfersCsv(path, *text, &part);
+    if (status.ok()) {
+      for (auto& r : part.transfers) table->transfers.push_back(std::move(r));
+      for (auto& r : part.samples) table->samples.push_back(std::move(r));
+      for (auto& w : part.warnings) table->warnings.push_back(std::move(w));
+      if (cut && !samples) {
+        table->warnings.push_back(absl::StrFormat("this report shows only the last %d transfer rows of %s (%.1f MiB)",
+                                                  part.transfers.size(), path, size / 1048576.0));
+      }
+      return absl::OkStatus();
+    }
+    const size_t header_end = text->find('\n'), next = text->find('\n', header_end + 1);
+    if (!cut || next == std::string::npos) break;
+    text->erase(header_end + 1, next - header_end);
+  }
+  return status;
+}
+
+}  // namespace
+
 absl::StatusOr<ResultTable> LoadResults(const std::vector<std::string>& inputs) {
   ResultTable table;
   std::set<std::string> read;
@@ -301,31 +417,22 @@ absl::StatusOr<ResultTable> LoadResults(const std::vector<std::string>& inputs) 
     if (!text.ok()) return text.status();
     if (absl::Status s = read_one(input, LooksLikeSamples(*text)); !s.ok()) return s;
   }
-  // Two collectors fed by the same agents, or a directory and its file both named:
-  // the same transfer must count once.
-  std::set<std::string> keys;
-  std::vector<TransferRecord> unique;
-  size_t duplicates = 0;
-  for (TransferRecord& r : table.transfers) {
-    std::string key = absl::StrJoin({r.run_id, std::string(Name(r.role)), r.host, absl::StrCat(r.iteration),
-                                     absl::StrCat(r.stream), r.Cell("transfer_id")},
-                                    "\x1f");
-    if (!r.run_id.empty() && !keys.insert(key).second) {
-      ++duplicates;
-      continue;
-    }
-    unique.push_back(std::move(r));
+  return FinishTable(std::move(table));
+}
+
+absl::StatusOr<ResultTable> LoadResultsTail(const std::string& dir, const TailBounds& bounds) {
+  ResultTable table;
+  const std::string transfers = dir + "/transfers.csv", samples = dir + "/samples.csv";
+  if (!FileExists(transfers)) return absl::NotFoundError(absl::StrCat(dir, ": no transfers.csv in this directory"));
+  if (absl::Status s = ParseTail(transfers, bounds, false, &table); !s.ok()) return s;
+  table.files.push_back(transfers);
+  if (FileExists(samples)) {
+    // A transfer has a sample a second or so: 64 of its lines a row.
+    const TailBounds sample_bounds{bounds.max_bytes, bounds.max_rows * 64};
+    if (absl::Status s = ParseTail(samples, sample_bounds, true, &table); !s.ok()) return s;
+    table.files.push_back(samples);
   }
-  table.transfers = std::move(unique);
-  if (duplicates > 0) {
-    table.warnings.push_back(absl::StrCat(duplicates, " duplicate transfer row", duplicates == 1 ? "" : "s",
-                                          " (same run, role, host, iteration, stream, id) counted once"));
-  }
-  if (table.transfers.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat("no transfer rows in ", absl::StrJoin(table.files, ", ")));
-  }
-  WarnAboutImpossibleFigures(&table);
-  return table;
+  return FinishTable(std::move(table));
 }
 
 }  // namespace nasperf

@@ -68,6 +68,17 @@ std::string TransferKey(const std::string& run_id, Role role, const std::string&
 // kept once.
 absl::StatusOr<ResultTable> LoadResults(const std::vector<std::string>& inputs);
 
+// A live view of a result directory of any size: its transfers.csv's header and the last
+// `max_rows` lines (a row with a newline in a quoted cell counts twice) within its last
+// `max_bytes` (samples.csv likewise, 64 lines a row), read with two preads each, so the
+// memory used is bounded whatever the file's size. When rows were left out, a warning
+// says how many rows are shown.
+struct TailBounds {
+  size_t max_bytes = size_t{1} << 20;
+  size_t max_rows = 1000;
+};
+absl::StatusOr<ResultTable> LoadResultsTail(const std::string& dir, const TailBounds& bounds);
+
 // Parses one file's text; `path` only names it in errors. Appends to *table.
 absl::Status ParseTransfersCsv(const std::string& path, const std::string& text, ResultTable* table);
 absl::Status ParseSamplesCsv(const std::string& path, const std::string& text, ResultTable* table);

@@ -4,10 +4,13 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "report/analysis.h"
@@ -201,6 +204,32 @@ TEST_F(ResultFiles, DuplicateRowsFromTwoCollectorsCountOnce) {
   EXPECT_EQ(table->transfers.size(), 2u);
   ASSERT_FALSE(table->warnings.empty());
   EXPECT_THAT(table->warnings.back(), HasSubstr("1 duplicate transfer row"));
+}
+
+// Issue 42 row 5: a live view reads only the store's tail, whole rows only (a cut inside
+// a quoted field with a newline included), and says it shows the last N rows.
+TEST_F(ResultFiles, TheTailOfAStoreIsReadAndSaysSo) {
+  std::filesystem::create_directories(dir_ + "/store");
+  std::string csv = kHeader;
+  for (int i = 1; i <= 1000; ++i) {
+    csv += i % 2 == 0 ? Row("a", i, "receiver", "100") : Row("a", i, "receiver", "", "failed", "false", "\"one\ntwo\"");
+  }
+  Write("store/transfers.csv", csv);
+  for (TailBounds bounds : {TailBounds{3000, 1000}, TailBounds{3050, 1000}, TailBounds{3100, 1000},
+                            TailBounds{3150, 1000}, TailBounds{1 << 20, 10}, TailBounds{1 << 20, 11}}) {
+    auto table = LoadResultsTail(dir_ + "/store", bounds);
+    ASSERT_TRUE(table.ok()) << bounds.max_bytes << " " << bounds.max_rows << ": " << table.status();
+    ASSERT_FALSE(table->transfers.empty());
+    EXPECT_LE(table->transfers.size(), std::min<size_t>(bounds.max_rows, 20));
+    EXPECT_EQ(table->transfers.back().iteration, 1000);
+    EXPECT_EQ(table->transfers.front().iteration, 1001 - static_cast<long long>(table->transfers.size()));
+    EXPECT_THAT(absl::StrJoin(table->warnings, "\n"),
+                HasSubstr(absl::StrCat("shows only the last ", table->transfers.size(), " transfer rows")));
+  }
+  auto whole = LoadResultsTail(dir_ + "/store", TailBounds{size_t{1} << 20, 2000});
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  EXPECT_EQ(whole->transfers.size(), 1000u) << "a store smaller than the bound is read whole";
+  EXPECT_THAT(LoadResultsTail(dir_, TailBounds{}).status().message(), HasSubstr("no transfers.csv"));
 }
 
 TEST_F(ResultFiles, MissingInputsAreNamed) {
