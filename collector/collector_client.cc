@@ -28,8 +28,8 @@ absl::StatusOr<bool> CollectorClient::Report(const proto::TransferReport& report
     // A collector busy past its thread or memory quota says RESOURCE_EXHAUSTED too: that
     // report is delivered later, never set aside.
     if (!absl::StrContains(status.error_message(), "larger than max")) {
-      return absl::UnavailableError(absl::StrCat("collector ", FormatHostPort(address_),
-                                                 " is busy: ", TerminalSafe(status.error_message())));
+      return absl::UnavailableError(
+          absl::StrCat("collector ", FormatHostPort(address_), " is busy: ", TerminalSafe(status.error_message())));
     }
     // Too large for this collector after all (its limit may be lower): never deliverable.
     return absl::InvalidArgumentError(
