@@ -130,6 +130,18 @@ start_receiver() {
   printf -v "${name}_DATA" '%s' "$(sed -n 's/^data=//p' "$portfile")"
 }
 
+# start_agent NAME [flags...]: `nasperf agent` on loopback; sets ${NAME}_PID and ${NAME}_PORT.
+start_agent() {
+  local name=$1; shift
+  rm -f "$T/$name.ports"
+  "$NASPERF" agent --listen 127.0.0.1:0 --port-file "$T/$name.ports" --min-free off "$@" >>"$T/$name.log" 2>&1 &
+  local pid=$!
+  PIDS+=("$pid")
+  wait_port_file "agent $name to listen" "$T/$name.ports" "$pid" "$T/$name.log"
+  printf -v "${name}_PID" '%s' "$pid"
+  printf -v "${name}_PORT" '%s' "$(sed -n 's/^control=//p' "$T/$name.ports")"
+}
+
 alive() { kill -0 "$1" 2>/dev/null; }
 
 # newest PATH...: the most recently modified of the PATHs that exist (pass a glob),
@@ -291,6 +303,37 @@ cgroup_empty() { [ ! -s "$1/cgroup.procs" ]; }
 
 # in_cgroup DIR CMD...: runs CMD inside the cgroup DIR.
 in_cgroup() { sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$@"; }
+
+# nasperf_in_memcg NAME BYTES: a memory cgroup of BYTES for this test (v1 or v2; skips
+# without one), removed on exit; NASPERF then starts every nasperf inside it. Sets
+# memcg and hwm_mib/oom_kills. Under ASan freed memory waits in a quarantine (256 MiB
+# by default) and would count as the process's: it is kept to 1 MiB here.
+nasperf_in_memcg() {
+  local name=$1 bytes=$2
+  need_root "a memory cgroup"
+  if [ -f /sys/fs/cgroup/memory/memory.limit_in_bytes ]; then
+    memcg=/sys/fs/cgroup/memory/nasperf-it-$name-$$
+    mkdir "$memcg"
+    echo "$bytes" >"$memcg/memory.limit_in_bytes"
+    # shellcheck disable=SC2317  # called by the tests that use the cgroup
+    oom_kills() { awk '/^oom_kill / { print $2 }' "$memcg/memory.oom_control"; }
+  elif grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
+    memcg=/sys/fs/cgroup/nasperf-it-$name-$$
+    mkdir "$memcg"
+    echo "$bytes" >"$memcg/memory.max"
+    # shellcheck disable=SC2317  # called by the tests that use the cgroup
+    oom_kills() { awk '/^oom_kill / { print $2 }' "$memcg/memory.events"; }
+  else
+    skip "no memory cgroup controller (v1 or v2)"
+  fi
+  CLEANUPS+=("for _ in \$(seq 200); do cgroup_empty '$memcg' && break; sleep 0.05; done; rmdir '$memcg'")
+  export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=1:thread_local_quarantine_size_kb=64
+  local real_nasperf=$NASPERF
+  NASPERF=$T/nasperf-in-memcg
+  printf '#!/bin/sh\necho $$ >"%s/cgroup.procs" && exec "%s" "$@"\n' "$memcg" "$real_nasperf" >"$NASPERF"
+  chmod +x "$NASPERF"
+}
+hwm_mib() { awk '/^VmHWM:/ { print int($2 / 1024) }' "/proc/$1/status"; }
 
 # csv_role_col FILE ROLE COLUMN: that column of the rows of one role. Quoted cells
 # (RFC 4180: a note or error with commas, "" for a quote) count as one.

@@ -13,18 +13,6 @@
 # still runs, reports to a real collector, and its spool goes once delivered.
 source "$(dirname "$0")/lib.sh"
 
-# start_agent NAME [flags...]: `nasperf agent` on loopback; sets ${NAME}_PORT.
-start_agent() {
-  local name=$1; shift
-  rm -f "$T/$name.ports"
-  "$NASPERF" agent --listen 127.0.0.1:0 --port-file "$T/$name.ports" --min-free off "$@" >>"$T/$name.log" 2>&1 &
-  local pid=$!
-  PIDS+=("$pid")
-  wait_port_file "agent $name to listen" "$T/$name.ports" "$pid" "$T/$name.log"
-  printf -v "${name}_PID" '%s' "$pid"
-  printf -v "${name}_PORT" '%s' "$(sed -n 's/^control=//p' "$T/$name.ports")"
-}
-
 JOBS_LIMIT=8        # lab/agent_limits.h kMaxAgentJobs
 ATTACK=20           # StartSender calls held at the barrier
 STREAMS=2           # per attack job: 2 x 16 MiB random payload pools

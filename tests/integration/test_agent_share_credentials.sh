@@ -58,13 +58,6 @@ mkdir -p "$T/allowed/login" "$T/private"
  printf 'username=root\npassword=%s\n' "$password" >"$T/allowed/login/smb"
  printf 'username=swapped-in\npassword=not-the-checked-one\n' >"$T/private/smb")
 
-start_agent() {  # NAME [flags...]: `nasperf agent` on loopback; sets ${NAME}_PORT
-  local name=$1; shift
-  "$NASPERF" agent --listen 127.0.0.1:0 --port-file "$T/$name.ports" --min-free off "$@" >>"$T/$name.log" 2>&1 &
-  PIDS+=("$!")
-  wait_port_file "agent $name to listen" "$T/$name.ports" "$!" "$T/$name.log"
-  printf -v "${name}_PORT" '%s' "$(sed -n 's/^control=//p' "$T/$name.ports")"
-}
 start_agent client --allow-source "$T/allowed"
 
 python3 "$(dirname "$0")/swap_on_open.py" "$T/allowed/login/smb" "$T/private" "$T/swap.ready" 60 \

@@ -11,18 +11,6 @@
 # (swap_on_open.py); the receiver must get the checked bytes, not the secret.
 source "$(dirname "$0")/lib.sh"
 
-# start_agent NAME [flags...]: `nasperf agent` on loopback; sets ${NAME}_PORT.
-start_agent() {
-  local name=$1; shift
-  rm -f "$T/$name.ports"
-  "$NASPERF" agent --listen 127.0.0.1:0 --port-file "$T/$name.ports" --min-free off "$@" >>"$T/$name.log" 2>&1 &
-  local pid=$!
-  PIDS+=("$pid")
-  wait_port_file "agent $name to listen" "$T/$name.ports" "$pid" "$T/$name.log"
-  printf -v "${name}_PID" '%s' "$pid"
-  printf -v "${name}_PORT" '%s' "$(sed -n 's/^control=//p' "$T/$name.ports")"
-}
-
 mkdir -p "$T/allowed" "$T/private"
 head -c 4M /dev/urandom >"$T/allowed/data.bin"
 head -c 1M /dev/urandom >"$T/private/secret" && chmod 600 "$T/private/secret"

@@ -24,13 +24,6 @@ start_sshd
 trust_sshd
 cp "$KNOWN_HOSTS" "$T/allowed/known_hosts"
 
-start_agent() {  # NAME [flags...]: `nasperf agent` on loopback; sets ${NAME}_PORT
-  local name=$1; shift
-  "$NASPERF" agent --listen 127.0.0.1:0 --port-file "$T/$name.ports" --min-free off "$@" >>"$T/$name.log" 2>&1 &
-  PIDS+=("$!")
-  wait_port_file "agent $name to listen" "$T/$name.ports" "$!" "$T/$name.log"
-  printf -v "${name}_PORT" '%s' "$(sed -n 's/^control=//p' "$T/$name.ports")"
-}
 start_agent client --allow-source "$T/allowed"
 start_agent bare
 

@@ -15,25 +15,7 @@
 source "$(dirname "$0")/lib.sh"
 [ -x "$COLLECTOR_CLIENT" ] || skip "no collector_client given"
 need_root "a memory cgroup"
-[ -f /sys/fs/cgroup/memory/memory.limit_in_bytes ] || skip "no cgroup v1 memory controller (the memory limit needs it)"
-
-memcg=/sys/fs/cgroup/memory/nasperf-it-collector-$$
-mkdir "$memcg"
-CLEANUPS+=("for _ in \$(seq 200); do cgroup_empty '$memcg' && break; sleep 0.05; done; rmdir '$memcg'")
-echo $((512 << 20)) >"$memcg/memory.limit_in_bytes"
-# Under ASan, freed memory waits in a quarantine (256 MiB by default, 16 MiB per
-# thread cache) and would count as the collector's: keep it to 1 MiB here.
-export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=1:thread_local_quarantine_size_kb=64
-real_nasperf=$NASPERF
-NASPERF=$T/nasperf-in-memcg
-cat >"$NASPERF" <<WRAP
-#!/bin/sh
-echo \$\$ >"$memcg/cgroup.procs" && exec "$real_nasperf" "\$@"
-WRAP
-chmod +x "$NASPERF"
-
-hwm_mib() { awk '/^VmHWM:/ { print int($2 / 1024) }' "/proc/$1/status"; }
-oom_kills() { awk '/^oom_kill / { print $2 }' "$memcg/memory.oom_control"; }
+nasperf_in_memcg collector $((512 << 20))
 
 # An idle collector: its peak after one small report is the base.
 start_collector idle

@@ -22,31 +22,7 @@ need_root "a memory cgroup"
 CALLS=6
 SLACK_MIB=48
 PLAINTEXT_SLACK_MIB=128
-if [ -f /sys/fs/cgroup/memory/memory.limit_in_bytes ]; then
-  memcg=/sys/fs/cgroup/memory/nasperf-it-auth-first-$$
-  mkdir "$memcg"
-  echo $((384 << 20)) >"$memcg/memory.limit_in_bytes"
-  oom_kills() { awk '/^oom_kill / { print $2 }' "$memcg/memory.oom_control"; }
-elif grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
-  memcg=/sys/fs/cgroup/nasperf-it-auth-first-$$
-  mkdir "$memcg"
-  echo $((384 << 20)) >"$memcg/memory.max"
-  oom_kills() { awk '/^oom_kill / { print $2 }' "$memcg/memory.events"; }
-else
-  skip "no memory cgroup controller (v1 or v2)"
-fi
-CLEANUPS+=("for _ in \$(seq 200); do cgroup_empty '$memcg' && break; sleep 0.05; done; rmdir '$memcg'")
-# Under ASan freed memory waits in a quarantine (256 MiB by default) and would count.
-export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=1:thread_local_quarantine_size_kb=64
-real_nasperf=$NASPERF
-NASPERF=$T/nasperf-in-memcg
-cat >"$NASPERF" <<WRAP
-#!/bin/sh
-echo \$\$ >"$memcg/cgroup.procs" && exec "$real_nasperf" "\$@"
-WRAP
-chmod +x "$NASPERF"
-
-hwm_mib() { awk '/^VmHWM:/ { print int($2 / 1024) }' "/proc/$1/status"; }
+nasperf_in_memcg auth-first $((384 << 20))
 problems=()
 
 # flood NAME PID PORT METHOD BYTES EXPECT SLACK [--plaintext]: CALLS calls at once
