@@ -71,6 +71,31 @@ TEST(Spool, AnUndeliverableReportIsSetAsideAndTheNextOneLands) {
   std::filesystem::remove_all(root);
 }
 
+// A collector past its thread or memory quota answers RESOURCE_EXHAUSTED without
+// reading the report: the client calls that busy (the spool retries it), never too
+// large (set aside as .rejected, a row lost).
+class BusyCollector final : public proto::Collector::Service {
+ public:
+  grpc::Status Report(grpc::ServerContext*, const proto::TransferReport*, proto::ReportAck*) override {
+    return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, "Server Threadpool Exhausted");
+  }
+};
+
+TEST(CollectorClient, ABusyCollectorIsRetriedNeverSetAside) {
+  BusyCollector busy;
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+  builder.RegisterService(&busy);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  ASSERT_NE(server, nullptr);
+  CollectorClient client(HostPort{"127.0.0.1", static_cast<uint16_t>(port)}, "token");
+  absl::StatusOr<bool> delivered = client.Report(Row(1, 1), absl::Seconds(10));
+  ASSERT_FALSE(delivered.ok());
+  EXPECT_TRUE(absl::IsUnavailable(delivered.status())) << delivered.status();
+  server->Shutdown();
+}
+
 // Two agents on one host may share a spool root; one removes the collector's
 // directory when it is empty and none of its own jobs reports there. The other
 // still spools: Submit makes the directory again.
