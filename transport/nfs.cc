@@ -115,9 +115,15 @@ absl::Status RefuseNfsIdentity(absl::string_view url) {
 // allocate 4 bytes and write every flavour sent into them, a heap overflow driven by
 // the server. As upstream's fix (libnfs 7b3c72a) does, a count that would overflow,
 // or that the bytes left could not hold (nothing encodes in under 4), is refused.
+// The static build links libnfs.a's own too, so there this one is ld's --wrap of it.
+#ifdef NASPERF_WRAP_ZDR_ARRAY
+#define NASPERF_ZDR_ARRAY __wrap_libnfs_zdr_array
+#else
+#define NASPERF_ZDR_ARRAY libnfs_zdr_array
+#endif
 extern "C" void* zdr_malloc(ZDR* zdrs, uint32_t size);  // exported, not declared, by libnfs 4.0
-extern "C" bool_t libnfs_zdr_array(ZDR* zdrs, char** arrp, uint32_t* size, uint32_t /*maxsize*/, uint32_t elsize,
-                                   zdrproc_t proc) {
+extern "C" bool_t NASPERF_ZDR_ARRAY(ZDR* zdrs, char** arrp, uint32_t* size, uint32_t /*maxsize*/, uint32_t elsize,
+                                    zdrproc_t proc) {
   if (!libnfs_zdr_u_int(zdrs, size)) return FALSE;
   if (elsize == 0 || *size > UINT32_MAX / elsize) return FALSE;
   if (zdrs->x_op == ZDR_DECODE) {
