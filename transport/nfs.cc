@@ -29,6 +29,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
@@ -106,6 +107,36 @@ absl::Status RefuseNfsIdentity(absl::string_view url) {
   return absl::PermissionDeniedError(
       "an agent takes no uid= or gid= in a job's nfs:// URL: its NFS requests carry the agent's own user "
       "(give them to `nasperf sender --transport nfs` on the client, or run the agent as that user)");
+}
+
+// libnfs 4.0's XDR array decoder, replaced (this definition interposes on the one
+// libnfs.so calls through its PLT). Its own sized the array as count * elsize in 32
+// bits, taking count off the wire: a MOUNT reply saying 2^30 + 1 auth flavours had it
+// allocate 4 bytes and write every flavour sent into them, a heap overflow driven by
+// the server. As upstream's fix (libnfs 7b3c72a) does, a count that would overflow,
+// or that the bytes left could not hold (nothing encodes in under 4), is refused.
+// The static build links libnfs.a's own too, so there this one is ld's --wrap of it.
+#ifdef NASPERF_WRAP_ZDR_ARRAY
+#define NASPERF_ZDR_ARRAY __wrap_libnfs_zdr_array
+#else
+#define NASPERF_ZDR_ARRAY libnfs_zdr_array
+#endif
+extern "C" void* zdr_malloc(ZDR* zdrs, uint32_t size);  // exported, not declared, by libnfs 4.0
+extern "C" bool_t NASPERF_ZDR_ARRAY(ZDR* zdrs, char** arrp, uint32_t* size, uint32_t /*maxsize*/, uint32_t elsize,
+                                    zdrproc_t proc) {
+  if (!libnfs_zdr_u_int(zdrs, size)) return FALSE;
+  if (elsize == 0 || *size > UINT32_MAX / elsize) return FALSE;
+  if (zdrs->x_op == ZDR_DECODE) {
+    const int64_t left = std::max<int64_t>(0, int64_t{zdrs->size} - zdrs->pos);
+    if (*size > left / 4) return FALSE;
+    *arrp = static_cast<char*>(zdr_malloc(zdrs, *size * elsize));
+    if (*arrp == nullptr) return FALSE;
+    std::memset(*arrp, 0, size_t{*size} * elsize);
+  }
+  for (uint32_t i = 0; i < *size; ++i) {
+    if (!proc(zdrs, *arrp + size_t{i} * elsize)) return FALSE;
+  }
+  return TRUE;
 }
 
 namespace {
@@ -227,6 +258,37 @@ class NfsSession {
   Slot* last_read_ = nullptr;  // the one NextRead handed out, freed at the next call
 };
 
+// libnfs 4.0's struct nfs_fh is private; its layout (libnfs-private.h) is a length
+// and the handle's bytes. An NFSv3 handle is 1 to 64 bytes (FHSIZE3), which libnfs
+// does not check of what LOOKUP or CREATE hand it: a longer one is refused here.
+struct HandleView {
+  int len;
+  char* val;
+};
+
+// libnfs 4.0 exports nfs_get_rootfh (the mounted root's handle, a struct nfs_fh as
+// above) without declaring it. libnfs takes MOUNT's fhandle3 at any length.
+extern "C" struct nfs_fh* nfs_get_rootfh(struct nfs_context* nfs);
+
+// The root handle MNT handed out, refused unless 1 to 64 bytes long.
+absl::Status CheckRootHandle(nfs_context* nfs, absl::string_view where) {
+  const auto* root = reinterpret_cast<const HandleView*>(nfs_get_rootfh(nfs));
+  if (root == nullptr || root->val == nullptr || root->len < 1 || root->len > 64) {
+    return absl::DataLossError(absl::StrCat("nfs mount ", where, ": the server's root file handle is ",
+                                            root == nullptr ? 0 : root->len, " bytes (NFSv3: 1 to 64)"));
+  }
+  return absl::OkStatus();
+}
+
+// Why a mount failed, in words: libnfs says EFAULT ("Bad address") for a portmapper
+// or MOUNT call that failed (a reply it could not decode or use, a connection lost),
+// and may print a reason it lacks as "(null)".
+std::string MountFailure(int rc, const char* libnfs_text) {
+  const std::string text = absl::StrReplaceAll(ErrorText(libnfs_text), {{"(null)", "no reason given"}});
+  if (rc == -EFAULT) return absl::StrCat("the portmapper or MOUNT call failed (", text, ")");
+  return absl::StrCat(std::strerror(rc < 0 ? -rc : EIO), " (", text, ")");
+}
+
 absl::StatusOr<std::unique_ptr<NfsSession>> NfsSession::Mount(const NfsUrl& url, const ShareOptions& options) {
   std::vector<std::string> parts = absl::StrSplit(url.path, '/', absl::SkipEmpty());
   absl::Status first;
@@ -253,6 +315,7 @@ absl::StatusOr<std::unique_ptr<NfsSession>> NfsSession::Mount(const NfsUrl& url,
     s->where_ = TerminalSafe(absl::StrCat(url.host, url.port ? absl::StrCat(":", url.port) : "", ":", s->export_));
     const int rc = nfs_mount(s->nfs_, url.host.c_str(), s->export_.c_str());
     if (rc == 0) {
+      if (absl::Status root = CheckRootHandle(s->nfs_, s->where_); !root.ok()) return root;
       s->dir_ = "/";
       for (size_t i = count; i < parts.size(); ++i) absl::StrAppend(&s->dir_, s->dir_ == "/" ? "" : "/", parts[i]);
       s->write_size_ = std::min<uint64_t>(nfs_get_writemax(s->nfs_), kMaxWriteSize);
@@ -267,8 +330,8 @@ absl::StatusOr<std::unique_ptr<NfsSession>> NfsSession::Mount(const NfsUrl& url,
     }
     // The full path's own refusal says most ("no such export"), not the last prefix's.
     if (first.ok()) {
-      first = absl::UnavailableError(absl::StrCat("nfs mount ", s->where_, ": ", std::strerror(rc < 0 ? -rc : EIO),
-                                                  " (", ErrorText(nfs_get_error(s->nfs_)), ")"));
+      first =
+          absl::UnavailableError(absl::StrCat("nfs mount ", s->where_, ": ", MountFailure(rc, nfs_get_error(s->nfs_))));
     }
     // Only "no such export" or "not allowed" makes a shorter path worth a try.
     if (rc != -ENOENT && rc != -EACCES && rc != -EPERM && rc != -EINVAL) break;
@@ -276,13 +339,6 @@ absl::StatusOr<std::unique_ptr<NfsSession>> NfsSession::Mount(const NfsUrl& url,
   return first;
 }
 
-// libnfs 4.0's struct nfs_fh is private; its layout (libnfs-private.h) is a length
-// and the handle's bytes. An NFSv3 handle is 1 to 64 bytes (FHSIZE3), which libnfs
-// does not check of what LOOKUP or CREATE hand it: a longer one is refused here.
-struct HandleView {
-  int len;
-  char* val;
-};
 absl::StatusOr<const HandleView*> HandleOf(nfsfh* fh, absl::string_view what) {
   const auto* handle = reinterpret_cast<const HandleView*>(nfs_get_fh(fh));
   if (handle == nullptr || handle->val == nullptr) {

@@ -27,6 +27,16 @@ is i % 251; files the client creates live in memory (each at most --max-file byt
   fh-oversized         LOOKUP and CREATE hand out 128-byte file handles (NFSv3: 64 at most)
   bad-ftype            files' attributes say type 99 (not an ftype3)
   huge-record          a READ's reply record says it is 2^31 - 16 bytes long
+  read-count-under     READ's data is what was asked, its count says half of it
+  mnt-fh-oversized     MOUNT's MNT hands out a 128-byte root file handle (NFSv3: 64 at most)
+  mnt-status           MOUNT's MNT answers MNT3ERR_ACCES (13)
+  mnt-auth-empty       MOUNT's MNT offers no auth flavour at all
+  mnt-auth-absurd      MOUNT's MNT says it offers 2^30 + 1 auth flavours, and sends 4096 (libnfs 4.0
+                       allocated count * 4 bytes in 32 bits: 4, and wrote 16 KiB into them)
+  pmap-port-zero       the portmapper's GETPORT says MOUNT is on port 0 (not registered)
+  pmap-port-self       the portmapper's GETPORT says MOUNT is on the portmapper's own port
+                       (where, as a real rpcbind does, only PORTMAP is answered)
+  pmap-garbage         the portmapper's GETPORT reply is 3 bytes of garbage after its header
 
 Stdlib only. Logs one line per call to stderr. SIGTERM or SIGINT ends it; so does
 --lifetime (a bound, should the test that started it be killed before its cleanup).
@@ -48,7 +58,8 @@ import time
 
 MODES = ("honest", "read-overlong", "read-count-mismatch", "read-short", "huge-size", "tiny-wsize", "silent",
          "write-count-zero", "write-count-over", "write-count-short", "commit-verf", "read-eof-mid", "fh-oversized",
-         "bad-ftype", "huge-record")
+         "bad-ftype", "huge-record", "read-count-under", "mnt-fh-oversized", "mnt-status", "mnt-auth-empty",
+         "mnt-auth-absurd", "pmap-port-zero", "pmap-port-self", "pmap-garbage")
 
 PMAP_PROG, MOUNT_PROG, NFS_PROG = 100000, 100005, 100003
 PMAP_PORT = 111
@@ -70,6 +81,7 @@ UNCHECKED, GUARDED, EXCLUSIVE = 0, 1, 2
 UNSTABLE, FILE_SYNC = 0, 2
 WRITE_VERF = b"nasperf!"
 RESTARTED_VERF = b"restart!"
+ABSURD_SENT = 4096  # mnt-auth-absurd: the flavours sent after a count of 2^30 + 1
 FH_LIMIT = 128  # handles taken in calls: fh-oversized hands out 128-byte ones
 
 # RPC accept_stat
@@ -368,6 +380,8 @@ class Nfs:
             said = len(data)
         elif fs.mode == "read-count-mismatch":
             data = data[:len(data) // 2]  # count still says the whole
+        elif fs.mode == "read-count-under":
+            said = len(data) // 2  # the data is still the whole
         elif fs.mode == "read-short":
             data = data[:len(data) // 2]
             said = len(data)
@@ -394,7 +408,7 @@ class Server:
         self.nfs = Nfs(self.fs)
         self.connections = threading.BoundedSemaphore(MAX_CONNECTIONS)
 
-    def dispatch(self, record, peer):
+    def dispatch(self, record, peer, on_pmap_port=False):
         u = Unpacker(record)
         xid, mtype = u.uint(), u.uint()
         if mtype != 0:
@@ -407,6 +421,9 @@ class Server:
             u.opaque(400)
         if prog == PMAP_PROG:
             return self.portmap(xid, vers, proc, u, peer)
+        if on_pmap_port and self.args.mode == "pmap-port-self":
+            log("%s program %d on the portmapper's port: PROG_UNAVAIL" % (peer, prog))
+            return accepted(xid, PROG_UNAVAIL)
         if prog == MOUNT_PROG:
             return self.mount(xid, vers, proc, u, peer)
         if prog == NFS_PROG:
@@ -440,6 +457,12 @@ class Server:
         if proc == 3:  # GETPORT
             prog, pvers, prot, _ = u.uint(), u.uint(), u.uint(), u.uint()
             port = self.args.port if prog in (MOUNT_PROG, NFS_PROG) and prot == 6 else 0
+            mode = self.args.mode
+            if mode == "pmap-garbage":
+                log("%s PORTMAP GETPORT: 3 bytes of garbage (%s)" % (peer, mode))
+                return accepted(xid, SUCCESS, b"\xde\xad\xbe")
+            if prog == MOUNT_PROG and mode in ("pmap-port-zero", "pmap-port-self"):
+                port = 0 if mode == "pmap-port-zero" else self.args.pmap_port
             log("%s PORTMAP GETPORT prog %d v%d prot %d: %d" % (peer, prog, pvers, prot, port))
             return accepted(xid, SUCCESS, u32(port))
         if proc == 4:  # DUMP: an empty list
@@ -459,9 +482,17 @@ class Server:
             if path.rstrip("/") != EXPORT:
                 log("%s MOUNT MNT %r: no such export" % (peer, path))
                 return accepted(xid, SUCCESS, u32(2))  # MNT3ERR_NOENT
-            log("%s MOUNT MNT %r: ok" % (peer, path))
+            mode = self.args.mode
+            if mode == "mnt-status":
+                log("%s MOUNT MNT %r: MNT3ERR_ACCES (%s)" % (peer, path, mode))
+                return accepted(xid, SUCCESS, u32(13))
+            log("%s MOUNT MNT %r: ok%s" % (peer, path, "" if mode == "honest" else " (mode %s)" % mode))
+            root = self.fs.fh(self.fs.root)
+            if mode == "mnt-fh-oversized":
+                root += b"\0" * (FH_LIMIT - len(root))
             # fhandle3, then the flavours: AUTH_SYS only
-            return accepted(xid, SUCCESS, u32(0) + opaque(self.fs.fh(self.fs.root)) + u32(1) + u32(1))
+            flavours = {"mnt-auth-empty": u32(0), "mnt-auth-absurd": u32((1 << 30) + 1) + u32(1) * ABSURD_SENT}
+            return accepted(xid, SUCCESS, u32(0) + opaque(root) + flavours.get(mode, u32(1) + u32(1)))
         if proc == 2:  # DUMP: nobody
             return accepted(xid, SUCCESS, u32(0))
         if proc == 5:  # EXPORT: /export, no groups
@@ -471,12 +502,13 @@ class Server:
     def serve(self, conn, peer):
         try:
             conn.settimeout(IDLE_TIMEOUT_S)
+            on_pmap_port = conn.getsockname()[1] == self.args.pmap_port
             while not STOP.is_set():
                 record = read_record(conn)
                 if record is None:
                     break
                 try:
-                    reply = self.dispatch(record, peer)
+                    reply = self.dispatch(record, peer, on_pmap_port)
                 except XdrError as e:
                     log("%s garbage: %s" % (peer, e))
                     if len(record) < 4:

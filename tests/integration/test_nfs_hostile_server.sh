@@ -18,6 +18,13 @@
 # than NFSv3's 64 bytes, a file type that is none and a reply record said to be
 # 2^31 - 16 bytes long: each a failed row or a refusal in one line, exit 1, bounded
 # time, never a row that says ok.
+# Then a READ whose count says half of the data it carries (read-count-mismatch is the
+# other way round), and the lies told before any NFS call: MOUNT's root handle of 128
+# bytes, a MOUNT refusal (MNT3ERR_ACCES), 2^30 + 1 auth flavours said and 4096 sent
+# (libnfs 4.0 wrote them into 4 bytes: nasperf aborted, before its own zdr_array); the
+# portmapper saying MOUNT is on port 0, on its own port (which answers only PORTMAP),
+# or answering garbage. Each a failed row or a one-line refusal naming the mount. An
+# empty flavour list is no lie: AUTH_SYS is used, as Linux's own mount does.
 source "$(dirname "$0")/lib.sh"
 need_root "a network namespace of its own (the fake server's portmapper takes port 111)"
 command -v ip >/dev/null || skip "ip (iproute2) is not installed"
@@ -169,4 +176,15 @@ failed_row read-eof-mid "/big.bin gave 0 of 1048576 bytes at offset 4194304 (the
 failed_write fh-oversized "the server's file handle is 128 bytes (NFSv3: 1 to 64)"
 refused bad-ftype "/big.bin is not a non-empty regular file"
 failed_row huge-record "failed: Incoming PDU exceeds limit of 1052672 bytes"
+failed_row read-count-under "a malformed READ reply at byte 0: count 524288, 1048576 bytes, 1048576 asked"
+refused mnt-fh-oversized "^nasperf sender: nfs mount 127.0.0.1:2049:/export: the server's root file handle is 128 bytes \(NFSv3: 1 to 64\)$"
+refused mnt-status "^nasperf sender: nfs mount 127.0.0.1:2049:/export: Permission denied \(.*MNT3ERR_ACCES"
+refused mnt-auth-absurd "^nasperf sender: nfs mount 127.0.0.1:2049:/export: the portmapper or MOUNT call failed \(.*failed to decode"
+refused pmap-port-zero "^nasperf sender: nfs mount 127.0.0.1:2049:/export: the portmapper or MOUNT call failed \(.*Program is not available"
+refused pmap-port-self "^nasperf sender: nfs mount 127.0.0.1:2049:/export: the portmapper or MOUNT call failed \(mount_cb: no reason given\)$"
+refused pmap-garbage "^nasperf sender: nfs mount 127.0.0.1:2049:/export: the portmapper or MOUNT call failed \(.*failed to decode"
+read_with mnt-auth-empty
+[ "$RC" -eq 0 ] || fail "mnt-auth-empty: exit $RC: $(cat "$T/mnt-auth-empty.err" "$T/mnt-auth-empty.out")"
+[ "$(csv_role_col "$T/mnt-auth-empty/transfers.csv" sender status)" = ok ] || fail "mnt-auth-empty: $(cat "$T/mnt-auth-empty.out")"
+echo "ok: mnt-auth-empty: no flavour offered, AUTH_SYS used, the read is ok"
 echo "ok: a hostile NFS server's lies are each one clear error, exit 1, no hang"
