@@ -900,6 +900,9 @@ absl::StatusOr<WatchSummary> Watcher::Run() {
       continue;
     }
     next_look = now + kLookEveryNs;
+    // What arrived since the poll first: a close queued before an unlink (a loop's
+    // cleanup) must be read before this look finds the file gone and calls it removed.
+    HandleEvents();
     // DIR removed: the descriptor held keeps IN_DELETE_SELF back, its link count says it.
     if (const int root = DirFd(root_wd_); root >= 0 && fstat(root, &st) == 0 && st.st_nlink == 0) {
       root_gone_ = true;
