@@ -25,13 +25,15 @@ done
 
 # marked: "PID COMMAND" of each live process whose environment holds the marker.
 marked() {
-  local file pid
+  local file pid command
   while IFS= read -r file; do
     pid=${file#/proc/}
     pid=${pid%/environ}
     [ -n "${exempt[$pid]:-}" ] && continue
     [ "$(awk '{ print $3 }' "/proc/$pid/stat" 2>/dev/null)" = Z ] && continue
-    echo "$pid $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | cut -c1-200)"
+    # A process may end between the look and this read: then it is not left.
+    command=$({ tr '\0' ' ' <"/proc/$pid/cmdline"; } 2>/dev/null | cut -c1-200) || continue
+    [ -n "$command" ] && echo "$pid $command"
   done < <(grep -lzxF "NASPERF_SUITE_RUN=$id" /proc/[0-9]*/environ 2>/dev/null)
 }
 
