@@ -32,10 +32,8 @@
 #include "lab/observations.h"
 #include "proto/nasperf.grpc.pb.h"
 #include "sender/sender.h"
-#include "transport/nfs.h"
 #include "transport/path_check.h"
 #include "transport/registry.h"
-#include "transport/smb.h"
 
 namespace nasperf {
 namespace {
@@ -430,13 +428,21 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
   // through the descriptor that passed the check, and the transport gets its bytes:
   // the name is never opened again, so a directory on its way swapped for a link after
   // the check cannot hand the job another login (root's own, say).
+  // A login or private key named by a job, through the descriptor that passed the
+  // check: owner-only, at most 64 KiB; the agent first makes itself undumpable, since
+  // it holds a secret from here on.
+  static absl::StatusOr<std::string> ReadJobSecret(int fd, const std::string& what) {
+    if (absl::Status s = KeepOutOfCoreDumps(); !s.ok()) return s;
+    return ReadPrivateFd(fd, what, 64 << 10);
+  }
+
   absl::Status ReadJobCredentials(const proto::SenderJob& job, SenderOptions& o) const {
     if (job.share_credentials().empty()) return absl::OkStatus();
     auto credentials = OpenAllowedSource(job.share_credentials(), options_.allowed_sources);
     if (!credentials.ok()) return credentials.status();
-    auto text = ReadSmbCredentials(credentials->fd->get(), absl::StrCat("share_credentials ", credentials->path));
+    auto text = ReadJobSecret(credentials->fd->get(), absl::StrCat("share_credentials ", credentials->path));
     if (!text.ok()) return text.status();
-    o.share.smb_credentials_text = *std::move(text);
+    o.share.credentials_text = *std::move(text);
     return absl::OkStatus();
   }
 
@@ -445,12 +451,11 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
   // check (the key owner-only, as ssh wants it), and libssh gets their bytes. Else a
   // token holder could have root log in with root's own key, or trust any host.
   absl::Status ReadJobSshFiles(const proto::SenderJob& job, SenderOptions& o) const {
-    constexpr size_t kMaxKeyBytes = 64 << 10, kMaxKnownHostsBytes = 1 << 20;
+    constexpr size_t kMaxKnownHostsBytes = 1 << 20;
     if (!job.ssh_identity().empty()) {
       auto key = OpenAllowedSource(job.ssh_identity(), options_.allowed_sources);
       if (!key.ok()) return key.status();
-      if (absl::Status s = KeepOutOfCoreDumps(); !s.ok()) return s;  // a private key, as a password
-      auto text = ReadPrivateFd(key->fd->get(), absl::StrCat("ssh_identity ", key->path), kMaxKeyBytes);
+      auto text = ReadJobSecret(key->fd->get(), absl::StrCat("ssh_identity ", key->path));
       if (!text.ok()) return text.status();
       o.ssh.identity_text = *std::move(text);
     }
@@ -618,9 +623,10 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
 // private) by the transport itself. (SetJobTransport refused an SSH login and a file
 // the transport cannot use.)
 absl::Status SetJobShare(const proto::SenderJob& job, RunOptions& o) {
-  if (absl::Status checked = TransportFor(o.transport).check_url(job.to()); !checked.ok()) return checked;
-  if (o.transport == TransportKind::kNfs) {
-    if (absl::Status s = RefuseNfsIdentity(job.to()); !s.ok()) return s;
+  const TransportEntry& entry = TransportFor(o.transport);
+  if (absl::Status checked = entry.check_url(job.to()); !checked.ok()) return checked;
+  if (entry.check_job_url != nullptr) {
+    if (absl::Status s = entry.check_job_url(job.to()); !s.ok()) return s;
   }
   if (!job.share_credentials().empty()) {
     if (absl::Status s = CheckLoginText("share_credentials", job.share_credentials(), 4096); !s.ok()) return s;

@@ -16,7 +16,6 @@
 #include "common/validate.h"
 #include "lab/agent_limits.h"
 #include "toml++/toml.h"
-#include "transport/nfs.h"
 #include "transport/registry.h"
 
 namespace nasperf {
@@ -233,12 +232,13 @@ absl::Status ReadTransportAndTo(const TableReader& r, const Plan& plan, PlanTran
       return r.Error(*r.Find("to"), absl::StrCat("to: transport = \"", word, "\" logs in over SSH: ", s.message()));
     }
   } else if (caps.url) {
-    if (absl::Status s = TransportFor(t->transport).check_url(t->to); !s.ok()) {
+    const TransportEntry& entry = TransportFor(t->transport);
+    if (absl::Status s = entry.check_url(t->to); !s.ok()) {
       return r.Error(*r.Find("to"), absl::StrCat("to: transport = \"", word, "\": ", s.message()));
     }
     // The sending agent refuses what it would not do (lab/agent.cc): said here, before any run.
-    if (t->transport == TransportKind::kNfs) {
-      if (absl::Status s = RefuseNfsIdentity(t->to); !s.ok()) {
+    if (entry.check_job_url != nullptr) {
+      if (absl::Status s = entry.check_job_url(t->to); !s.ok()) {
         return r.Error(*r.Find("to"), absl::StrCat("to: ", s.message()));
       }
     }

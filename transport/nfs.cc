@@ -1011,6 +1011,7 @@ TransportEntry NfsTransportEntry() {
                        "NFSv3 to any NFS server, from user space (no agent, no mount; COMMIT for --sync)", caps,
                        &MakeNfsTransport, &AddNfsFlags};
   entry.check_url = &CheckNfsTo;
+  entry.check_job_url = [](const std::string& to) { return RefuseNfsIdentity(to); };
   return entry;
 }
 

@@ -54,6 +54,9 @@ struct TransportEntry {
   AddTransportFlags add_flags = nullptr;  // null: no flags of its own
   // caps.url: why --to is not a URL this transport takes, checked before the run.
   absl::Status (*check_url)(const std::string& to) = nullptr;
+  // caps.url: what a `to` that came from a lab plan or job may not ask of an agent that
+  // runs it as its own user (NFS: no uid=/gid=); null when it may ask all a user may.
+  absl::Status (*check_job_url)(const std::string& to) = nullptr;
   // False where this build lacks it (the static build's SMB: no libsmbclient archive);
   // make then says so in one line.
   bool built = true;

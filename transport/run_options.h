@@ -34,7 +34,7 @@ struct ShareOptions {
   std::string smb_credentials;  // --smb-credentials: a mount.cifs-style file only its owner may read
   // Set: that file's bytes, read once through the descriptor an agent checked
   // (--allow-source); the transport parses these and never opens the name again.
-  std::optional<std::string> smb_credentials_text;
+  std::optional<std::string> credentials_text;
   std::string smb_encrypt = "default";    // --smb-encrypt default|off|desired|required
   std::string smb_signing = "default";    // --smb-signing default|off|desired|required (client signing)
   std::string smb_min_protocol = "SMB3";  // --smb-min-protocol: the oldest dialect allowed

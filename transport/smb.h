@@ -36,11 +36,7 @@ struct SmbLogin {
 // read or write; else $NASPERF_SMB_USER / $NASPERF_SMB_PASSWORD. A user in the URL
 // wins over both. Never from a command line.
 absl::StatusOr<SmbLogin> ReadSmbLogin(const SmbUrl& url, const std::string& credentials_file);
-// A credentials file's bytes through a descriptor already open (an agent's
-// --allow-source check, OpenAllowedSource): the same privacy and size checks as
-// --smb-credentials, never a second open by name. `what` names it in errors.
-absl::StatusOr<std::string> ReadSmbCredentials(int fd, const std::string& what);
-// The run's login: share.smb_credentials_text when set (the bytes read where the file
+// The run's login: share.credentials_text when set (the bytes read where the file
 // was checked; the name is not opened again), else ReadSmbLogin(url, smb_credentials).
 absl::StatusOr<SmbLogin> SmbLoginFor(const SmbUrl& url, const ShareOptions& share);
 

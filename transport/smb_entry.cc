@@ -133,16 +133,10 @@ absl::StatusOr<SmbLogin> ReadSmbLogin(const SmbUrl& url, const std::string& cred
   return WithUrlUser(url, std::move(login));
 }
 
-absl::StatusOr<std::string> ReadSmbCredentials(int fd, const std::string& what) {
-  // An agent reads a job's login here, long before the transport is made.
-  if (absl::Status s = KeepOutOfCoreDumps(); !s.ok()) return s;
-  return ReadPrivateFd(fd, what, kMaxCredentialsBytes);
-}
-
 absl::StatusOr<SmbLogin> SmbLoginFor(const SmbUrl& url, const ShareOptions& share) {
-  if (!share.smb_credentials_text) return ReadSmbLogin(url, share.smb_credentials);
+  if (!share.credentials_text) return ReadSmbLogin(url, share.smb_credentials);
   SmbLogin login;
-  if (absl::Status s = ParseCredentialLines(*share.smb_credentials_text, share.smb_credentials, login); !s.ok()) {
+  if (absl::Status s = ParseCredentialLines(*share.credentials_text, share.smb_credentials, login); !s.ok()) {
     return s;
   }
   return WithUrlUser(url, std::move(login));

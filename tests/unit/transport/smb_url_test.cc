@@ -117,22 +117,22 @@ TEST_F(SmbLoginTest, BytesReadWhereTheFileWasCheckedAreUsedAndTheNameIsNotOpened
   Fd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
   ASSERT_TRUE(fd.valid());
   ASSERT_EQ(lseek(fd.get(), 5, SEEK_SET), 5);  // read from the first byte, wherever the offset is
-  absl::StatusOr<std::string> text = ReadSmbCredentials(fd.get(), "share_credentials " + path);
+  absl::StatusOr<std::string> text = ReadPrivateFd(fd.get(), "share_credentials " + path, 64 << 10);
   ASSERT_TRUE(text.ok()) << text.status();
   ShareOptions share;
   share.smb_credentials = dir_ + "/gone";  // what the job named: swapped away, or a link now
-  share.smb_credentials_text = *text;
+  share.credentials_text = *text;
   absl::StatusOr<SmbLogin> login = SmbLoginFor(*ParseSmbUrl("smb://nas/share"), share);
   ASSERT_TRUE(login.ok()) << login.status();
   EXPECT_EQ(login->user, "checked");
   EXPECT_EQ(login->password, "pw");
-  share.smb_credentials_text = "username=x\nhunter2\n";
+  share.credentials_text = "username=x\nhunter2\n";
   absl::StatusOr<SmbLogin> odd = SmbLoginFor(*ParseSmbUrl("smb://nas/share"), share);
   ASSERT_FALSE(odd.ok());
   EXPECT_EQ(odd.status().message().find("hunter2"), std::string::npos) << odd.status();
   // The same privacy checks as --smb-credentials.
   ASSERT_EQ(fchmod(fd.get(), 0640), 0);
-  absl::StatusOr<std::string> open_to_group = ReadSmbCredentials(fd.get(), "share_credentials " + path);
+  absl::StatusOr<std::string> open_to_group = ReadPrivateFd(fd.get(), "share_credentials " + path, 64 << 10);
   ASSERT_FALSE(open_to_group.ok());
   EXPECT_NE(open_to_group.status().message().find("chmod 600"), std::string::npos) << open_to_group.status();
 }
