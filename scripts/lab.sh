@@ -57,6 +57,9 @@ die() { echo "lab.sh: $*" >&2; exit 1; }
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 need_root() { [ "$(id -u)" -eq 0 ] || die "needs root (network namespaces, tc, loop devices, cgroups)"; }
 is_up() { [ -f "$STATE/env" ]; }
+# attach_loop FLAGS... FILE: losetup -f under one machine-wide lock, since two labs (ctest
+# -j runs them side by side) may otherwise both be handed the same free loop device.
+attach_loop() { mkdir -p /run/lock && flock /run/lock/nasperf-loop.lock losetup -f --show "$@"; }
 
 # "150MB", "150MiB", "1.5GB" or plain bytes per second -> bytes per second.
 bytes_per_s() {
@@ -205,8 +208,8 @@ up() {
     truncate -s "$disk_size" "$img"
     mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$img"
     # direct I/O on the backing file: no second copy of the data in the page cache
-    losetup -f --show --direct-io=on "$img" >"$STATE/$disk.dev" 2>/dev/null \
-      || losetup -f --show "$img" >"$STATE/$disk.dev"
+    attach_loop --direct-io=on "$img" >"$STATE/$disk.dev" 2>/dev/null \
+      || attach_loop "$img" >"$STATE/$disk.dev"
     mkdir -p "$STATE/$disk"
     # discard: deleted test files give their blocks back to the sparse image
     mount -o discard "$(cat "$STATE/$disk.dev")" "$STATE/$disk"
@@ -263,14 +266,14 @@ make_mirror() {
   truncate -s "$3" "$1/mirror-fast.img"
   truncate -s $(( $(numfmt --from=iec "$3") + 268435456 )) "$1/mirror-base.img"
   mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$1/mirror-base.img"  # no zeroing behind the throttle later
-  base=$(losetup -f --show --direct-io=on "$1/mirror-base.img")
+  base=$(attach_loop --direct-io=on "$1/mirror-base.img")
   echo "$base" >"$STATE/mirror.base"
   mkdir -p "$STATE/mirror-base"
   mount "$base" "$STATE/mirror-base"
   truncate -s "$3" "$STATE/mirror-base/slow.img"
   # Direct I/O on the backing files: the members' requests wait for the devices below.
-  slow=$(losetup -f --show --direct-io=on "$STATE/mirror-base/slow.img")
-  fast=$(losetup -f --show --direct-io=on "$1/mirror-fast.img")
+  slow=$(attach_loop --direct-io=on "$STATE/mirror-base/slow.img")
+  fast=$(attach_loop --direct-io=on "$1/mirror-fast.img")
   echo "$fast $slow" >"$STATE/mirror.members"
   mkfs.btrfs -q -f -d raid1 -m raid1 "$fast" "$slow" >/dev/null
   mkdir -p "$STATE/mirror"

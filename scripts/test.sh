@@ -13,6 +13,8 @@
 #                                     `unit` and `smoke` tiers (docs/guides/testing.md).
 #   NASPERF_QUICK=1 scripts/test.sh   skips the sanitizer build and the fuzzer.
 #   NASPERF_BUILD_DIR=DIR             build tree for the first stages (default build).
+#   NASPERF_JOBS=N                    compile jobs and ctest -j (default 2; NASPERF_CTEST_JOBS
+#                                     sets ctest's alone).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 quick_tier=0
@@ -79,7 +81,10 @@ failed_ctest_dirs=()
 run_ctest() {  # DIR CTEST_ARGS...
   local dir=$1 rc
   shift
-  (cd "$dir" && ctest --output-on-failure --timeout 600 "$@")
+  # In parallel: only the rate and package tiers run alone (RUN_SERIAL), and the
+  # longest tests start first (COST in tests/integration/CMakeLists.txt, then ctest's
+  # own measured costs in DIR/Testing/Temporary).
+  (cd "$dir" && ctest --output-on-failure --timeout 600 -j"${NASPERF_CTEST_JOBS:-$jobs}" "$@")
   rc=$?
   [ "$rc" -eq 0 ] || failed_ctest_dirs+=("$dir")
   return "$rc"

@@ -169,6 +169,10 @@ assert_serves() {
     >"$T/serves.log" 2>&1 || fail "receiver on port $port no longer serves: $(tail -3 "$T/serves.log")"
 }
 
+# loop_locked CMD...: CMD (a losetup -f or mount -o loop) under the machine-wide lock
+# scripts/lab.sh takes too: tests run side by side must not be handed one free device.
+loop_locked() { mkdir -p /run/lock && flock /run/lock/nasperf-loop.lock "$@"; }
+
 # loop_fs NAME SIZE FSTYPE: a loop-mounted file system at $T/NAME (root only).
 loop_fs() {
   local name=$1 size=$2 fstype=$3
@@ -178,7 +182,7 @@ loop_fs() {
     *) "mkfs.$fstype" -q "$T/$name.img" >/dev/null ;;
   esac
   mkdir -p "$T/$name"
-  mount -o loop "$T/$name.img" "$T/$name" || fail "mount $fstype loop device"
+  loop_locked mount -o loop "$T/$name.img" "$T/$name" || fail "mount $fstype loop device"
   CLEANUPS+=("umount -l '$T/$name'")
 }
 

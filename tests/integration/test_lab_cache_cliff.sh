@@ -6,7 +6,7 @@
 # --cache-cliff`, sampled every 100 ms. A buffered write must show a knee:
 # burst_bytes within +-50 % of the dirty limit (the kernel's dirty throttling is
 # approximate), sustained_mb_per_s within 15 % of dd through the same throttle, and
-# burst_mb_per_s within 25 % of the page cache's intake (the same transfer's with the
+# burst_mb_per_s from 60 to 125 % of the page cache's intake (the same transfer's with the
 # throttle lifted, or the link's into discard where that ran faster: over a 1 Gb/s link,
 # slower than the lab's writeback), all
 # measured here; the console says it in words. No knee on that unthrottled write nor
@@ -64,11 +64,16 @@ within 15 "$sustained" "$truth" || fail "sustained $sustained MB/s is not within
 # measures it, the discard target's rate is the link's. Both ran above, and this busy
 # 2-core machine moves the cache's intake between them from run to run (CI: unthrottled
 # 93.5 MB/s, then a burst of 124.5 at the 9000-MTU link's goodput; here 88.2 and 89.4
-# with the link at 124.2), so the burst must lie within 25 % of that span.
+# with the link at 124.2). Never above that span (+25 %: a figure past the link is a
+# bug); below it by up to 40 %, since the kernel paces a strict_limit device's writers
+# from its setpoint, half-way to the dirty limit, so the burst's second half is already
+# slowed (CI once: a burst of 86.1 after 120.8 unthrottled and 124.2 to discard).
 link_rate=$(cell discard mb_per_s)
 awk -v b="$burst" -v f="$free_rate" -v l="$link_rate" \
-  'BEGIN { lo = f < l ? f : l; hi = f > l ? f : l; exit !(b >= 0.75 * lo && b <= 1.25 * hi) }' \
-  || fail "burst $burst MB/s is not within 25 % of the page cache's intake ($free_rate MB/s unthrottled, $link_rate to discard)"
+  'BEGIN { lo = f < l ? f : l; hi = f > l ? f : l; exit !(b >= 0.6 * lo && b <= 1.25 * hi) }' \
+  || fail "burst $burst MB/s is not between 60 % and 125 % of the page cache's intake ($free_rate MB/s unthrottled, $link_rate to discard)"
+awk -v b="$burst" -v s="$sustained" 'BEGIN { exit !(b >= 1.5 * s) }' \
+  || fail "burst $burst MB/s is not clearly above the sustained $sustained MB/s: no cliff"
 grep -q "cache cliff: the NAS took .* MB/s, then its disks sustained .* MB/s" "$T/cliff-tx.log" \
   || fail "the console does not say the cliff: $(cat "$T/cliff-tx.log")"
 # report says it, the HTML marks it on the timeline, compare compares what was sustained.

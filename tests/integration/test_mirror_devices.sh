@@ -28,9 +28,9 @@ base_majmin=$(lsblk -dno MAJ:MIN "$base_dev" | tr -d ' ')
 truncate -s 320M "$T/base/slow.img" "$T/fast.img"
 # O_DIRECT on the backing file: the member's requests wait for the base device itself,
 # not for the page cache in front of it.
-slow_dev=$(losetup -f --show --direct-io=on "$T/base/slow.img") || fail "losetup of the slow member"
+slow_dev=$(loop_locked losetup -f --show --direct-io=on "$T/base/slow.img") || fail "losetup of the slow member"
 CLEANUPS+=("losetup -d '$slow_dev'")
-fast_dev=$(losetup -f --show --direct-io=on "$T/fast.img") || fail "losetup of the fast member"
+fast_dev=$(loop_locked losetup -f --show --direct-io=on "$T/fast.img") || fail "losetup of the fast member"
 CLEANUPS+=("losetup -d '$fast_dev'")
 slow=${slow_dev#/dev/}
 fast=${fast_dev#/dev/}
