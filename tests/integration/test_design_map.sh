@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# The design map cannot drift (issue 44 item 5): every source file docs/DESIGN.md names in
+# backquotes exists in the tree, every `nasperf_*` it names is a library the tree builds
+# (or a metric the collector serves), every row of its architecture table (§2) names a folder
+# that exists, the library that folder's CMakeLists.txt builds and public headers that
+# are in that folder, and every library the tree builds has its row. Runtime paths (a
+# leading /), placeholders (<group>, *) and generated proto headers (X.pb.h from X.proto)
+# are not source files.
+source "$(dirname "$0")/lib.sh"
+root=$(cd "$(dirname "$0")/../.." && pwd)
+python3 - "$root" <<'EOF' || fail "docs/DESIGN.md has drifted from the tree (the lines above)"
+import os, re, subprocess, sys
+
+root = sys.argv[1]
+design = open(os.path.join(root, "docs/DESIGN.md"), encoding="utf-8").read()
+files = subprocess.run(["git", "-C", root, "ls-files"], capture_output=True, text=True, check=True).stdout.split()
+if not files:
+    sys.exit("no files from git ls-files in " + root)
+source_name = re.compile(r"^[A-Za-z0-9_./-]+\.(h|cc|sh|cmake|proto|toml|py)$")
+problems = []
+
+def exists(name):
+    proto = re.sub(r"(\.grpc)?\.pb\.h$", ".proto", name)
+    return any(f == n or f.endswith("/" + n) for f in files for n in {name, proto})
+
+for lineno, line in enumerate(design.splitlines(), 1):
+    for span in re.findall(r"`([^`]+)`", line):
+        for word in span.split():
+            word = word.strip("(),;:")
+            if word.startswith("/") or "<" in word or "*" in word or not source_name.match(word):
+                continue
+            if not exists(word):
+                problems.append(f"docs/DESIGN.md:{lineno}: `{word}` names no file in the tree")
+
+built = set()
+metrics = set()
+for f in files:
+    if f.endswith("CMakeLists.txt"):
+        built.update(re.findall(r"add_library\(\s*(nasperf_[a-z0-9_]+)", open(os.path.join(root, f)).read()))
+    elif f.startswith("collector/") and f.endswith(".cc"):
+        metrics.update(re.findall(r'"(nasperf_[a-z0-9_]+)"', open(os.path.join(root, f)).read()))
+for lineno, line in enumerate(design.splitlines(), 1):
+    for span in re.findall(r"`([^`]+)`", line):
+        for word in re.findall(r"\bnasperf_[a-z0-9_]+\b", span):
+            if word not in built and word not in metrics:
+                problems.append(f"docs/DESIGN.md:{lineno}: `{word}` is neither a library the tree builds nor a collector metric")
+
+row = re.compile(r"^\| `([a-z0-9_]+)/` \| `(nasperf_[a-z0-9_]+)` \|.*\|([^|]*)\|\s*$")
+libraries_in_table = set()
+for lineno, line in enumerate(design.splitlines(), 1):
+    m = row.match(line)
+    if not m:
+        continue
+    folder, library, headers = m.groups()
+    libraries_in_table.add(library)
+    cmake = os.path.join(root, folder, "CMakeLists.txt")
+    if not os.path.isfile(cmake):
+        problems.append(f"docs/DESIGN.md:{lineno}: folder {folder}/ has no CMakeLists.txt")
+        continue
+    if not re.search(r"add_library\(\s*" + library + r"\b", open(cmake).read()):
+        problems.append(f"docs/DESIGN.md:{lineno}: {folder}/CMakeLists.txt builds no library {library}")
+    for header in " ".join(re.findall(r"`([^`]+)`", headers)).split():
+        proto = re.sub(r"(\.grpc)?\.pb\.h$", ".proto", header)
+        if not os.path.isfile(os.path.join(root, folder, header)) and not os.path.isfile(os.path.join(root, folder, proto)):
+            problems.append(f"docs/DESIGN.md:{lineno}: {folder}/{header} is not in the tree")
+
+for f in files:
+    if f.count("/") == 1 and f.endswith("/CMakeLists.txt") and not f.startswith(("tests/", "cmake/")):
+        for library in re.findall(r"add_library\(\s*(nasperf_[a-z0-9_]+)", open(os.path.join(root, f)).read()):
+            if library not in libraries_in_table:
+                problems.append(f"{f} builds {library}, which docs/DESIGN.md's architecture table does not list")
+
+if not libraries_in_table:
+    problems.append("docs/DESIGN.md: no architecture table rows found (| `folder/` | `nasperf_x` | ... |)")
+for p in problems:
+    print(p)
+sys.exit(1 if problems else 0)
+EOF
+echo "ok: docs/DESIGN.md names only files and libraries the tree has"
