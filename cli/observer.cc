@@ -73,7 +73,7 @@ void SayObserved(const std::string& address, const std::vector<proto::TransferRe
   const bool nas_waited = std::any_of(rows.begin(), rows.end(), [](const proto::TransferReport& row) {
     return row.bottleneck() == Name(Bottleneck::kClient);
   });
-  if (nas_waited && options.transport == TransportKind::kSmb && options.share.smb_channels == 1) {
+  if (nas_waited && options.transport == "smb" && options.share.smb_channels == 1) {
     std::printf(
         "hint: the NAS waited for this client: one SMB connection here has one WRITE in flight (libsmbclient "
         "waits for each answer) where Explorer and smbclient keep several; --smb-channels 2 keeps two\n");

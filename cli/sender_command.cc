@@ -47,7 +47,7 @@ struct SenderFlags {
   std::string to, file, size, pattern = "random", pause = "0s", label, run_id, cleanup, out = "./nasperf-results",
                               interval = "1s", token_file, link_speed, window, resume;
   std::string write_mode = Name(WriteMode::kBuffered), sync = SyncPolicyName({});
-  std::string transport = Name(DefaultTransport()), deploy_binary;
+  std::string transport = DefaultTransport(), deploy_binary;
   std::string direction = Name(Direction::kWrite), cache, read_mode, remote_file, local_target;
   RunOptions from_transport_flags;  // what the transports' own flags set (e.g. .ssh)
   std::vector<TransportFlag> transport_flags;
@@ -179,22 +179,29 @@ SshOptions MakeSshOptions(const SenderFlags& f) {
   return ssh;
 }
 
+// --transport's entry (CLI11 checked the word against the registry's).
+const TransportEntry& ChosenTransport(const SenderFlags& f) {
+  auto word = ParseRunTransport(f.transport);
+  if (!word.ok()) UsageError("sender", "--transport", word.status().message());
+  return TransportFor(*word);
+}
+
 // --to [user@]host:/dir with a transport that talks to an agent: a receiver started
 // over SSH for this run.
 bool DeploysReceiver(const SenderFlags& f) {
-  if (!TransportFor(EnumFlag<TransportKind>("sender", "--transport", f.transport)).caps.agent) return false;
+  if (!ChosenTransport(f).caps.agent) return false;
   auto destination = ParseSshDestination(f.to);
   return destination.ok() && absl::StartsWith(destination->dir, "/");
 }
 
-// The transport flags given that `kind`'s entry does not declare, in --help order.
+// The transport flags given that `entry` does not declare, in --help order.
 // With --to [user@]host:/dir and an agent's transport, the SSH login flags are the
 // receiver's login, so they are not foreign then.
-std::vector<const TransportFlag*> ForeignFlagsGiven(const SenderFlags& f, TransportKind kind) {
+std::vector<const TransportFlag*> ForeignFlagsGiven(const SenderFlags& f, const TransportEntry& entry) {
   const bool deploys = DeploysReceiver(f);
   std::vector<const TransportFlag*> foreign;
   for (const TransportFlag& flag : f.transport_flags) {
-    if (flag.option->count() == 0 || flag.owner == TransportFor(kind).add_flags) continue;
+    if (flag.option->count() == 0 || flag.owner == entry.add_flags) continue;
     if (!(deploys && flag.ssh_login)) foreign.push_back(&flag);
   }
   return foreign;
@@ -202,10 +209,10 @@ std::vector<const TransportFlag*> ForeignFlagsGiven(const SenderFlags& f, Transp
 
 // The flags the chosen transport cannot honour (RefusalsFor, shared with lab plans),
 // the first refused in one line.
-void RefuseWhatTheTransportCannotDo(const SenderFlags& f, TransportKind kind) {
+void RefuseWhatTheTransportCannotDo(const SenderFlags& f, const TransportEntry& entry) {
   const std::string cmd = "sender";
-  const std::string name = Name(kind);
-  const std::vector<const TransportFlag*> foreign = ForeignFlagsGiven(f, kind);
+  const std::string name = entry.name;
+  const std::vector<const TransportFlag*> foreign = ForeignFlagsGiven(f, entry);
   TransportAsks asks;
   asks.verify = f.verify;
   asks.write_mode = EnumFlag<WriteMode>(cmd, "--write-mode", f.write_mode);
@@ -213,7 +220,7 @@ void RefuseWhatTheTransportCannotDo(const SenderFlags& f, TransportKind kind) {
   asks.read = EnumFlag<Direction>(cmd, "--direction", f.direction) == Direction::kRead;
   asks.read_laid_out = f.remote_file.empty();
   asks.read_cache = !f.cache.empty() || !f.read_mode.empty();
-  for (const Refusal& refused : RefusalsFor(kind, asks)) {
+  for (const Refusal& refused : RefusalsFor(name, asks)) {
     switch (refused.ask) {
       case Ask::kVerify:
         UsageError(cmd, "--verify",
@@ -279,10 +286,11 @@ void SetDirection(const SenderFlags& f, SenderOptions& o) {
 absl::StatusOr<SenderOptions> MakeSenderOptions(const SenderFlags& f) {
   const std::string cmd = "sender";
   SenderOptions o;
-  o.transport = EnumFlag<TransportKind>(cmd, "--transport", f.transport);
-  const TransportCaps& caps = TransportFor(o.transport).caps;
+  const TransportEntry& entry = ChosenTransport(f);
+  o.transport = entry.name;
+  const TransportCaps& caps = entry.caps;
   const bool deploys = DeploysReceiver(f);
-  RefuseWhatTheTransportCannotDo(f, o.transport);
+  RefuseWhatTheTransportCannotDo(f, entry);
   if (deploys) {
     o.ssh = MakeSshLogin(f);  // the receiver's login; the data goes to the agent started there
   } else {
@@ -291,7 +299,6 @@ absl::StatusOr<SenderOptions> MakeSenderOptions(const SenderFlags& f) {
     } else if (caps.url) {
       o.share = f.from_transport_flags.share;  // --nfs-in-flight, ...
       o.share.url = f.to;
-      const TransportEntry& entry = TransportFor(o.transport);
       if (absl::Status checked = entry.check_url(f.to); !checked.ok()) UsageError(cmd, "--to", checked.message());
     } else {
       o.to = AddressFlag(cmd, "--to", f.to, kAgentPort, false);

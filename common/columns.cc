@@ -42,7 +42,7 @@ constexpr TransferColumn kDeclared[] = {
     {"peer", kContract, kText, "", PlainTextBound(300),
      "The other end: the receiver's data address (SSH: host:port) on the sender's row, the sender's addr:port on "
      "the receiver's"},
-    {"transport", kContract, kText, "", WordBound(&Names<TransportKind>, false),
+    {"transport", kContract, kText, "", TransportWordBound(),
      "How the bytes went: nasperf's own data port, or scp/sftp over SSH"},
     {"bytes", kContract, kInteger, "bytes", NoBound(),
      "Bytes this end moved: handed to the kernel or SSH (sender), written to the target (receiver)"},
@@ -164,6 +164,7 @@ bool BoundFits(ColumnBound::Kind bound, CellFormat format) {
     case ColumnBound::Kind::kPlainText:
     case ColumnBound::Kind::kText:
     case ColumnBound::Kind::kWord:
+    case ColumnBound::Kind::kTransportWord:
     case ColumnBound::Kind::kDevice:
     case ColumnBound::Kind::kDeviceList:
       return format == CellFormat::kText;

@@ -209,7 +209,7 @@ absl::Status ParseSshLogin(const std::string& text, PlanTransfer* t) {
 
 // `transport` and what `to` means with it: a [[host]] with an agent, or an SSH login.
 absl::Status ReadTransportAndTo(const TableReader& r, const Plan& plan, PlanTransfer* t) {
-  std::string word = Name(t->transport);
+  std::string word = t->transport;
   NASPERF_RETURN_IF_ERROR(r.OneOf("transport", &word, RunTransportWords()));
   t->transport = *ParseRunTransport(word);
   const TransportCaps& caps = TransportFor(t->transport).caps;
@@ -309,8 +309,8 @@ absl::Status RefuseWhatTheTransportCannotDo(const TableReader& r, const PlanTran
       key = r.Find("cache") != nullptr ? "cache" : "read_mode";
       break;
   }
-  return r.ErrorAt(key, absl::StrCat(key, ": transport = \"", Name(t.transport), "\" cannot; transport = \"",
-                                     refused.able, "\" can", why));
+  return r.ErrorAt(key, absl::StrCat(key, ": transport = \"", t.transport, "\" cannot; transport = \"", refused.able,
+                                     "\" can", why));
 }
 
 absl::Status ReadTransfer(const std::string& path, const toml::table& table, int index, Plan* plan) {

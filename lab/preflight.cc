@@ -26,7 +26,7 @@ std::vector<std::string> HostProblems(const PlanHost& host, const proto::HelloRe
 }
 
 std::vector<std::string> SenderProblems(const std::string& name, const PlanTransfer& t, const proto::HelloReply& from) {
-  const std::string word = Name(t.transport);
+  const std::string& word = t.transport;
   const auto& built = from.transports();
   if (built.empty() || std::find(built.begin(), built.end(), word) != built.end()) return {};
   return {absl::StrCat(name, ": host ", t.from, "'s nasperf cannot run transport = \"", word, "\" (it runs ",

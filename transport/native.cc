@@ -368,7 +368,7 @@ TransportEntry NativeTransportEntry() {
   caps.read_cache = true;
   caps.reads_laid_out = true;
   caps.barrier = true;  // NativeTransport::Open
-  return {TransportKind::kNative, "the receiver agent (nasperf receiver or agent on the NAS)", caps,
+  return {kWireTransport, "the receiver agent (nasperf receiver or agent on the NAS)", caps,
           [](const RunOptions& options) -> absl::StatusOr<std::unique_ptr<Transport>> {
             return NewNativeTransport(options);
           }};

@@ -1007,8 +1007,7 @@ TransportEntry NfsTransportEntry() {
   caps.reads_laid_out = true;  // RemoteFsRun::LayOutReadFile
   caps.url = true;
   caps.barrier = true;  // NfsTransport::Push
-  TransportEntry entry{TransportKind::kNfs,
-                       "NFSv3 to any NFS server, from user space (no agent, no mount; COMMIT for --sync)", caps,
+  TransportEntry entry{"nfs", "NFSv3 to any NFS server, from user space (no agent, no mount; COMMIT for --sync)", caps,
                        &MakeNfsTransport, &AddNfsFlags};
   entry.check_url = &CheckNfsTo;
   entry.check_job_url = [](const std::string& to) { return RefuseNfsIdentity(to); };

@@ -46,7 +46,9 @@ struct TransportCaps {
 };
 
 struct TransportEntry {
-  TransportKind kind;
+  // The word: --transport, the CSV's transport column, a lab plan's and a job's
+  // `transport`. Lowercase, at most kMaxTransportWord characters (registry_test).
+  const char* name;
   const char* summary;  // one line for --help
   TransportCaps caps;
   // `options` must outlive the transport.
@@ -82,18 +84,23 @@ struct Refusal {
 };
 
 // In the order of Ask; empty when the transport can do everything asked.
-std::vector<Refusal> RefusalsFor(TransportKind kind, const TransportAsks& asks);
+// `word` is an entry's name (TransportFor).
+std::vector<Refusal> RefusalsFor(absl::string_view word, const TransportAsks& asks);
 
 const std::vector<TransportEntry>& Transports();
-const TransportEntry& TransportFor(TransportKind kind);
-// The first entry: what a run uses when none is named (--transport, a plan, a job).
-TransportKind DefaultTransport();
+// The entry named `word`; null when there is none.
+const TransportEntry* FindTransport(absl::string_view word);
+// The entry of a word its way in already checked (the CLI's choices,
+// ParseRunTransport, RunSender): an unknown word gets the default's entry.
+const TransportEntry& TransportFor(absl::string_view word);
+// The first entry's word: what a run uses when none is named (--transport, a plan, a job).
+std::string DefaultTransport();
 // The words a run can ask for: the entries'. The transport column knows more words
-// (`observed`, watch's) that no run can use.
+// (watch's kObservedTransport) that no run can use.
 std::vector<std::string> RunTransportWords();
 // A run's transport word (a plan's, a job's): "" = DefaultTransport(); a word with no
 // entry is refused, naming the ones there are.
-absl::StatusOr<TransportKind> ParseRunTransport(absl::string_view word);
+absl::StatusOr<std::string> ParseRunTransport(absl::string_view word);
 // The words of the transports this build can run (TransportEntry::built).
 std::vector<std::string> BuiltTransportWords();
 // The words of the transports that have `cap`, as "scp|sftp", for refusals.
@@ -106,7 +113,7 @@ std::string TransportsWith(AddTransportFlags add);
 // line) into `into`. Refused: a transport without a URL, over 16 words or a word over
 // 256 characters, any other flag, and --smb-credentials (a login file comes by the
 // plan's `credentials`, which the agent checks against its --allow-source).
-absl::Status ParseTransportFlags(TransportKind kind, const std::vector<std::string>& words, RunOptions& into);
+absl::Status ParseTransportFlags(absl::string_view word, const std::vector<std::string>& words, RunOptions& into);
 
 }  // namespace nasperf
 

@@ -189,9 +189,8 @@ TransportEntry SmbTransportEntry() {
   caps.reads = true;
   caps.reads_laid_out = true;  // RemoteFsRun::LayOutReadFile
   caps.barrier = true;         // a write waits in RemoteFsRun::Write
-  TransportEntry entry{TransportKind::kSmb,
-                       "SMB 3 to any SMB server through libsmbclient (no agent, no mount; dynamic builds only)", caps,
-                       &MakeSmbTransport, &AddSmbFlags};
+  TransportEntry entry{"smb", "SMB 3 to any SMB server through libsmbclient (no agent, no mount; dynamic builds only)",
+                       caps, &MakeSmbTransport, &AddSmbFlags};
   entry.check_url = &CheckSmbTo;
 #ifndef NASPERF_WITH_SMB
   entry.built = false;

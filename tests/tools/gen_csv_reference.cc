@@ -35,6 +35,9 @@ std::string TextUnit(const ColumnBound& bound) {
       return absl::StrCat("text, at most ", bound.max_bytes, " bytes");
     case ColumnBound::Kind::kWord:
       return Words(bound);
+    case ColumnBound::Kind::kTransportWord:
+      return "a transport's word (`nasperf sender --help`, `--transport`): lowercase letters, digits and `-`, at most "
+             "16";
     case ColumnBound::Kind::kDevice:
       return "a kernel block device name: 1-64 of `A-Za-z0-9._:+!-`, starting with a letter or digit; or empty";
     case ColumnBound::Kind::kDeviceList:
