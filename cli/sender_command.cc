@@ -71,14 +71,10 @@ void AddTransportsFlags(CLI::App& cmd, SenderFlags& f) {
 
 CLI::App* AddSender(CLI::App& app, SenderFlags& f) {
   auto* cmd = app.add_subcommand(
-      "sender", "Push files or generated data to a receiver (or over scp/sftp to any SSH server) in timed runs");
-  cmd->add_option("--to", f.to,
-                  "Receiver HOST[:PORT] (control port, default 7600); [user@]host:/dir: start a receiver there over "
-                  "SSH for this run (nothing installed on the NAS); scp/sftp: [user@]host:/remote/dir; "
-                  "nfs: nfs://host[:port]/export[/dir][?uid=N&gid=N]")
-      ->required();
-  cmd->add_option("--transport", f.transport,
-                  "native (the receiver agent), scp/sftp to any SSH server or nfs to any NFS server (no agent)")
+      "sender",
+      "Push files or generated data to a receiver, or to a server with no nasperf (--transport), in timed runs");
+  cmd->add_option("--to", f.to, absl::StrCat("Where, by --transport. ", TransportToFormsHelp()))->required();
+  cmd->add_option("--transport", f.transport, absl::StrCat("How the bytes go. ", TransportsHelp()))
       ->capture_default_str()
       ->check(CLI::IsMember(RunTransportWords()));
   AddTransportsFlags(*cmd, f);
@@ -86,7 +82,8 @@ CLI::App* AddSender(CLI::App& app, SenderFlags& f) {
       "--deploy-binary", f.deploy_binary,
       "With --to user@host:/dir: the static nasperf to upload (default: this one, if it is the static build)");
   cmd->add_option("--direction", f.direction,
-                  "write: push to the NAS; read: the NAS streams a file of its target to us (native transport)")
+                  absl::StrCat("write: push to the NAS; read: pull a file from it (--transport ",
+                               TransportsWith(&TransportCaps::reads), ")"))
       ->capture_default_str()
       ->check(CLI::IsMember(Names<Direction>()));
   cmd->add_option(
@@ -123,13 +120,16 @@ CLI::App* AddSender(CLI::App& app, SenderFlags& f) {
       ->capture_default_str()
       ->check(CLI::IsMember(Names<WriteMode>()));
   cmd->add_option("--sync", f.sync,
-                  "Sync policy: none|end|every=SIZE (sftp: fsync@openssh.com when offered; scp: none)")
+                  "Sync policy: none|end|every=SIZE (a transport with no agent syncs as its protocol can, and says "
+                  "at start when it cannot)")
       ->capture_default_str();
   cmd->add_option("--cleanup", f.cleanup,
-                  "Delete received files: each|end|never (default: the receiver's; over scp/sftp each)")
+                  "Delete received files: each|end|never (default: the receiver's; with no agent at the far end, "
+                  "each)")
       ->check(CLI::IsMember(Names<Cleanup>()));
   cmd->add_flag("--verify", f.verify,
-                "Compare XXH3 checksums end to end (sftp, NFS, SMB writes: each file read back after its clock stops)");
+                absl::StrCat("Compare XXH3 checksums end to end (--transport ", TransportsWith(&TransportCaps::verify),
+                             "; with no agent at the far end, each written file is read back after its clock stops)"));
   cmd->add_flag("--direct-fallback", f.direct_fallback,
                 "With --write-mode direct: write buffered (and say so) when the target refuses O_DIRECT");
   cmd->add_option("--out", f.out, "Directory for transfers.csv and samples.csv")->capture_default_str();

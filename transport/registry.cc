@@ -1,5 +1,6 @@
 #include "transport/registry.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "CLI/CLI.hpp"
@@ -62,6 +63,28 @@ std::string TransportsWith(bool TransportCaps::*cap) {
     if (entry.caps.*cap) names.push_back(entry.name);
   }
   return absl::StrJoin(names, "|");
+}
+
+std::string TransportsHelp() {
+  std::vector<std::string> clauses;
+  for (const TransportEntry& entry : Transports()) clauses.push_back(absl::StrCat(entry.name, ": ", entry.summary));
+  return absl::StrJoin(clauses, "; ");
+}
+
+std::string TransportToFormsHelp() {
+  std::vector<std::pair<std::string, std::string>> forms;  // words, form; in registry order
+  for (const TransportEntry& entry : Transports()) {
+    const std::string form = entry.to_form == nullptr ? "" : entry.to_form;
+    auto same = std::find_if(forms.begin(), forms.end(), [&](const auto& f) { return f.second == form; });
+    if (same != forms.end()) {
+      absl::StrAppend(&same->first, "|", entry.name);
+    } else {
+      forms.emplace_back(entry.name, form);
+    }
+  }
+  std::vector<std::string> clauses;
+  for (const auto& [words, form] : forms) clauses.push_back(absl::StrCat(words, ": ", form));
+  return absl::StrJoin(clauses, "; ");
 }
 
 std::string TransportsWith(AddTransportFlags add) {

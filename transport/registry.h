@@ -54,6 +54,8 @@ struct TransportEntry {
   // `options` must outlive the transport.
   absl::StatusOr<std::unique_ptr<Transport>> (*make)(const RunOptions& options);
   AddTransportFlags add_flags = nullptr;  // null: no flags of its own
+  // What --to (a plan's `to`) is with it, for --help: "nfs://host[:port]/export[/dir]".
+  const char* to_form = nullptr;
   // caps.url: why --to is not a URL this transport takes, checked before the run.
   absl::Status (*check_url)(const std::string& to) = nullptr;
   // caps.url: what a `to` that came from a lab plan or job may not ask of an agent that
@@ -105,6 +107,10 @@ absl::StatusOr<std::string> ParseRunTransport(absl::string_view word);
 std::vector<std::string> BuiltTransportWords();
 // The words of the transports that have `cap`, as "scp|sftp", for refusals.
 std::string TransportsWith(bool TransportCaps::*cap);
+// --transport's and --to's help, an entry a clause: "native: SUMMARY; scp: ...";
+// "native: TO_FORM; scp|sftp: TO_FORM" (entries with one form share a clause).
+std::string TransportsHelp();
+std::string TransportToFormsHelp();
 // The words of the transports whose flags `add` declares, as "scp|sftp".
 std::string TransportsWith(AddTransportFlags add);
 

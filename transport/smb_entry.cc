@@ -191,6 +191,7 @@ TransportEntry SmbTransportEntry() {
   caps.barrier = true;         // a write waits in RemoteFsRun::Write
   TransportEntry entry{"smb", "SMB 3 to any SMB server through libsmbclient (no agent, no mount; dynamic builds only)",
                        caps, &MakeSmbTransport, &AddSmbFlags};
+  entry.to_form = "smb://[user@]host[:port]/share[/dir]";
   entry.check_url = &CheckSmbTo;
 #ifndef NASPERF_WITH_SMB
   entry.built = false;

@@ -686,12 +686,16 @@ absl::StatusOr<std::unique_ptr<Transport>> MakeSshTransport(const RunOptions& op
 
 }  // namespace
 
+constexpr char kSshToForm[] = "[user@]host:/remote/dir";
+
 TransportEntry ScpTransportEntry() {
   TransportCaps caps;
   caps.ssh_login = true;
   caps.barrier = true;  // SshTransport::Push
-  return {"scp", "the scp protocol to any SSH server (no agent; cannot sync or read)", caps,
-          [](const RunOptions& options) { return MakeSshTransport(options, false); }, &AddSshLoginFlags};
+  TransportEntry entry{"scp", "the scp protocol to any SSH server (no agent; cannot sync or read)", caps,
+                       [](const RunOptions& options) { return MakeSshTransport(options, false); }, &AddSshLoginFlags};
+  entry.to_form = kSshToForm;
+  return entry;
 }
 
 TransportEntry SftpTransportEntry() {
@@ -700,8 +704,10 @@ TransportEntry SftpTransportEntry() {
   caps.reads = true;    // of an existing --remote-file: the server's cache is not ours to set
   caps.verify = true;   // read back (RemoteFsRun)
   caps.barrier = true;  // SshTransport::Push (a read's Pull does not wait: no lab read over sftp)
-  return {"sftp", "SFTP to any SSH server (no agent; syncs with fsync@openssh.com when offered)", caps,
-          [](const RunOptions& options) { return MakeSshTransport(options, true); }, &AddSshLoginFlags};
+  TransportEntry entry{"sftp", "SFTP to any SSH server (no agent; syncs with fsync@openssh.com when offered)", caps,
+                       [](const RunOptions& options) { return MakeSshTransport(options, true); }, &AddSshLoginFlags};
+  entry.to_form = kSshToForm;
+  return entry;
 }
 
 }  // namespace nasperf
