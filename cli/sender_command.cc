@@ -29,7 +29,6 @@
 #include "ssh/remote_start.h"
 #include "transport/path_check.h"
 #include "transport/registry.h"
-#include "transport/smb.h"
 
 namespace nasperf::cli {
 namespace {
@@ -297,7 +296,7 @@ absl::StatusOr<SenderOptions> MakeSenderOptions(const SenderFlags& f) {
     if (caps.ssh_login) {
       o.ssh = MakeSshOptions(f);
     } else if (caps.url) {
-      o.share = f.from_transport_flags.share;  // --nfs-in-flight, ...
+      o.share = f.from_transport_flags.share;  // the share transport's own flags
       o.share.url = f.to;
       if (absl::Status checked = entry.check_url(f.to); !checked.ok()) UsageError(cmd, "--to", checked.message());
     } else {
@@ -603,10 +602,15 @@ Command AddProbeCommand(CLI::App& app) { return CommandOf<ProbeFlags>(app, AddPr
 
 Command AddDemoCommand(CLI::App& app) { return CommandOf<DemoFlags>(app, AddDemo, RunDemo); }
 
-Command AddSmbWorkerCommand(CLI::App& app) {
-  CLI::App* cmd = app.add_subcommand(kSmbWorkerCommand, "A parallel SMB stream's worker (started by SMB runs)");
-  cmd->group("");  // not in --help: nobody runs it by hand
-  return Command{cmd, [] { return RunSmbWorker(); }};
+std::vector<Command> AddTransportWorkerCommands(CLI::App& app) {
+  std::vector<Command> commands;
+  for (const TransportEntry& entry : Transports()) {
+    if (entry.worker.command == nullptr) continue;
+    CLI::App* cmd = app.add_subcommand(entry.worker.command, entry.worker.help);
+    cmd->group("");  // not in --help: nobody runs it by hand
+    commands.push_back(Command{cmd, entry.worker.run});
+  }
+  return commands;
 }
 
 }  // namespace nasperf::cli

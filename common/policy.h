@@ -80,7 +80,7 @@ std::string SyncPolicyName(const SyncPolicy& policy);
 // The target word for "write nothing" (network only).
 inline constexpr char kDiscardTarget[] = "discard";
 
-// The name of a transfer's file on any target (receiver, scp, sftp): the contract
+// The name of a transfer's file on any target (the receiver's, any transport's): the contract
 // `--cleanup` and users rely on. run_id has passed CheckRunId.
 std::string TransferFileName(const std::string& run_id, int iteration, int stream);
 

@@ -617,7 +617,7 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
 
 }  // namespace
 
-// A share's URL, login file and flags, as the sender's --to, --smb-credentials and the
+// A share's URL, login file and flags, as the sender's --to, login file flag and the
 // transport's own flags: the URL is checked by the transport's own parser, the flags by
 // its own declarations; the file must be absolute and is read (and refused unless
 // private) by the transport itself. (SetJobTransport refused an SSH login and a file

@@ -255,7 +255,7 @@ absl::Status ReadTransportAndTo(const TableReader& r, const Plan& plan, PlanTran
       return r.Error(*node, "credentials must be an absolute path on the sending agent's host");
     }
   }
-  NASPERF_RETURN_IF_ERROR(r.Strings("transport_flags", &t->transport_flags, "[\"--smb-signing\", \"required\"]"));
+  NASPERF_RETURN_IF_ERROR(r.Strings("transport_flags", &t->transport_flags, "[\"--FLAG\", \"VALUE\"]"));
   if (const toml::node* node = r.Find("transport_flags"); node != nullptr) {
     RunOptions scratch;
     if (absl::Status s = ParseTransportFlags(t->transport, t->transport_flags, scratch); !s.ok()) {

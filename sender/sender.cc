@@ -465,10 +465,10 @@ void PrintSummary(Console& console, const SenderOptions& options, const Tally& t
     console.Line(cpu + " (user + system, the threads that moved the bytes)");
   }
   if (tally.startup_runs > 0) {
-    console.Line(absl::StrFormat(
-        "  start-up: %d of these paid the SSH session's start-up (the first transfer over a session is slower "
-        "while sshd grows its buffers; OpenSSH's scp pays it on every copy, this loop once per session)%s",
-        tally.startup_runs, options.warmup > 0 ? "" : "; --warmup 1 leaves it out of the figures"));
+    const char* summary = TransportFor(options.transport).startup_summary;
+    console.Line(absl::StrFormat("  start-up: %d of these %s%s", tally.startup_runs,
+                                 summary != nullptr ? summary : "paid the transport's start-up",
+                                 options.warmup > 0 ? "" : "; --warmup 1 leaves it out of the figures"));
   }
   if (mix.empty()) return;
   console.Line(absl::StrCat("  bottleneck: ", absl::StrJoin(mix, ", ")));

@@ -62,8 +62,24 @@ struct TransportEntry {
   // runs it as its own user (NFS: no uid=/gid=); null when it may ask all a user may.
   absl::Status (*check_job_url)(const std::string& to) = nullptr;
   // False where this build lacks it (the static build's SMB: no libsmbclient archive);
-  // make then says so in one line.
+  // make then says so in one line, and unbuilt_why is what a lab's preflight tells the
+  // plan's author when a host's nasperf lacks it ("a static build has no ...").
   bool built = true;
+  const char* unbuilt_why = nullptr;
+  // A hidden subcommand of its own, when it runs helper processes of nasperf (SMB's
+  // workers): `nasperf <command>`, which only the transport starts. command null: none.
+  struct Worker {
+    const char* command = nullptr;
+    const char* help = nullptr;
+    int (*run)() = nullptr;  // the process's exit status
+  };
+  Worker worker = {};
+  // After a write loop whose NAS observer says the NAS waited for this client: a hint
+  // line on how this transport can keep the NAS busier ("" none). Null: none ever.
+  std::string (*nas_waited_hint)(const RunOptions& options) = nullptr;
+  // The summary's start-up line, after "start-up: N of these ", for transfers that paid
+  // the session's start-up (TransferResult's startup). Null: none of its transfers do.
+  const char* startup_summary = nullptr;
 };
 
 // What a run asks of its transport that not every transport can do. The CLI fills

@@ -687,6 +687,9 @@ absl::StatusOr<std::unique_ptr<Transport>> MakeSshTransport(const RunOptions& op
 }  // namespace
 
 constexpr char kSshToForm[] = "[user@]host:/remote/dir";
+constexpr char kSshStartupSummary[] =
+    "paid the SSH session's start-up (the first transfer over a session is slower while sshd grows its buffers; "
+    "OpenSSH's scp pays it on every copy, this loop once per session)";
 
 TransportEntry ScpTransportEntry() {
   TransportCaps caps;
@@ -695,6 +698,7 @@ TransportEntry ScpTransportEntry() {
   TransportEntry entry{"scp", "the scp protocol to any SSH server (no agent; cannot sync or read)", caps,
                        [](const RunOptions& options) { return MakeSshTransport(options, false); }, &AddSshLoginFlags};
   entry.to_form = kSshToForm;
+  entry.startup_summary = kSshStartupSummary;
   return entry;
 }
 
@@ -707,6 +711,7 @@ TransportEntry SftpTransportEntry() {
   TransportEntry entry{"sftp", "SFTP to any SSH server (no agent; syncs with fsync@openssh.com when offered)", caps,
                        [](const RunOptions& options) { return MakeSshTransport(options, true); }, &AddSshLoginFlags};
   entry.to_form = kSshToForm;
+  entry.startup_summary = kSshStartupSummary;
   return entry;
 }
 

@@ -44,7 +44,7 @@ TEST(Preflight, TheSendingAgentMustBeBuiltWithTheTransport) {
   auto problems = SenderProblems("transfer 1", t, static_build);
   ASSERT_EQ(problems.size(), 1u);
   EXPECT_NE(problems[0].find("transfer 1: host c1's nasperf cannot run transport = \"smb\" (it runs "
-                             "native|scp|sftp|nfs)"),
+                             "native|scp|sftp|nfs): a static build has no SMB"),
             std::string::npos)
       << problems[0];
   t.transport = "nfs";

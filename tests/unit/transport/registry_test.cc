@@ -41,6 +41,42 @@ TEST(Registry, ATransportWordIsShort) {
   EXPECT_FALSE(IsTransportWord("a b"));
 }
 
+// What only some transports have to say comes from their entries, so cli/ and lab/
+// name none: SMB's hidden worker command and its one-channel hint, the SSH
+// transports' start-up line, why a static build lacks SMB.
+TEST(Registry, WhatOneTransportSaysIsItsEntrys) {
+  std::vector<std::string> workers, startup;
+  for (const TransportEntry& entry : Transports()) {
+    if (entry.worker.command != nullptr) {
+      workers.push_back(entry.worker.command);
+      EXPECT_NE(entry.worker.run, nullptr) << entry.name;
+      EXPECT_NE(entry.worker.help, nullptr) << entry.name;
+    }
+    if (entry.startup_summary != nullptr) startup.push_back(entry.name);
+  }
+  EXPECT_EQ(workers, std::vector<std::string>{"smb-worker"});
+  EXPECT_EQ(absl::StrJoin(startup, "|"), TransportsWith(&TransportCaps::ssh_login));
+  const TransportEntry& smb = TransportFor("smb");
+  EXPECT_NE(std::string(smb.unbuilt_why).find("static build has no SMB"), std::string::npos);
+  ASSERT_NE(smb.nas_waited_hint, nullptr);
+  RunOptions one;
+  EXPECT_NE(smb.nas_waited_hint(one).find("--smb-channels 2 keeps two"), std::string::npos);
+  RunOptions two;
+  two.share.smb_channels = 2;
+  EXPECT_EQ(smb.nas_waited_hint(two), "");
+  EXPECT_EQ(TransportFor("nfs").nas_waited_hint, nullptr);
+}
+
+// --transport's and --to's help are the entries' own words.
+TEST(Registry, HelpTextsListEveryEntry) {
+  for (const TransportEntry& entry : Transports()) {
+    EXPECT_NE(TransportsHelp().find(absl::StrCat(entry.name, ": ", entry.summary)), std::string::npos) << entry.name;
+    ASSERT_NE(entry.to_form, nullptr) << entry.name;
+    EXPECT_NE(TransportToFormsHelp().find(entry.to_form), std::string::npos) << entry.name;
+  }
+  EXPECT_NE(TransportToFormsHelp().find("scp|sftp: [user@]host:/remote/dir"), std::string::npos);
+}
+
 // A plan or a job naming watch's word is refused, not run as the first entry.
 TEST(Registry, NoRunCanAskForAnObservedCopy) {
   const std::vector<std::string> words = RunTransportWords();  // smb only in builds with libsmbclient
