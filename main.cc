@@ -4,6 +4,8 @@
 
 #include <cstdio>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
@@ -26,12 +28,12 @@ int main(int argc, char** argv) {
   bool verbose = false;
   app.add_flag("-v,--verbose", verbose, "Log each transfer on the receiver");
   // In the order `nasperf --help` lists them.
-  const Command commands[] = {
+  std::vector<Command> commands = {
       AddReceiverCommand(app),  AddSenderCommand(app), AddAgentCommand(app),       AddLabCommand(app),
       AddCollectorCommand(app), AddFlushCommand(app),  AddFingerprintCommand(app), AddProbeCommand(app),
       AddDemoCommand(app),      AddReportCommand(app), AddCompareCommand(app),     AddWatchCommand(app),
-      AddSmbWorkerCommand(app),
   };
+  for (Command& worker : AddTransportWorkerCommands(app)) commands.push_back(std::move(worker));
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <memory>
+#include <vector>
 
 #include "CLI/CLI.hpp"
 
@@ -35,7 +36,8 @@ Command AddLabCommand(CLI::App& app);     // cli/lab_command.cc
 Command AddReportCommand(CLI::App& app);  // cli/report_command.cc
 Command AddCompareCommand(CLI::App& app);
 Command AddWatchCommand(CLI::App& app);  // cli/watch_command.cc
-// Hidden: a parallel SMB stream's worker process, which SMB runs start themselves.
-Command AddSmbWorkerCommand(CLI::App& app);
+// Hidden: one per transport entry with a worker (TransportEntry::worker), the helper
+// processes its runs start themselves (cli/sender_command.cc).
+std::vector<Command> AddTransportWorkerCommands(CLI::App& app);
 
 }  // namespace nasperf::cli

@@ -73,10 +73,10 @@ void SayObserved(const std::string& address, const std::vector<proto::TransferRe
   const bool nas_waited = std::any_of(rows.begin(), rows.end(), [](const proto::TransferReport& row) {
     return row.bottleneck() == Name(Bottleneck::kClient);
   });
-  if (nas_waited && options.transport == TransportKind::kSmb && options.share.smb_channels == 1) {
-    std::printf(
-        "hint: the NAS waited for this client: one SMB connection here has one WRITE in flight (libsmbclient "
-        "waits for each answer) where Explorer and smbclient keep several; --smb-channels 2 keeps two\n");
+  const TransportEntry& entry = TransportFor(options.transport);
+  if (nas_waited && entry.nas_waited_hint != nullptr) {
+    const std::string hint = entry.nas_waited_hint(options);
+    if (!hint.empty()) std::printf("%s\n", hint.c_str());
   }
   std::fflush(stdout);
 }

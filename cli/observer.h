@@ -1,7 +1,7 @@
 // `sender --observer AGENT`: while the loop runs, the agent on the NAS watches its
 // target for the copies arriving there (lab/observations.h), so each copy also gets a
 // row from the NAS's side (role nas: its disks, the process serving the copy, its NIC,
-// a verdict). For loops whose far end runs no nasperf: SMB, NFS, scp, sftp. Used by the
+// a verdict). For loops whose far end runs no nasperf (no TransportCaps::agent). Used by the
 // sender command's one thread.
 #pragma once
 
@@ -41,13 +41,13 @@ class LoopObserver {
   std::string id_, dir_;
 };
 
-// After the loop's summary, over a transport with no nasperf at the far end (SMB, NFS,
-// scp, sftp writes): that its verdicts see the client's side only, and where the NAS's is.
+// After the loop's summary, over a transport with no nasperf at the far end (writes):
+// that its verdicts see the client's side only, and where the NAS's is.
 void SayWhoseVerdicts(const RunOptions& options, bool observed);
 
 // Prints the rows Finish handed, one line each (the agent's text made terminal-safe), and
-// after an SMB loop of one connection per stream that left the NAS idle (a `client`
-// row), the hint to keep more WRITEs in flight.
+// after a loop that left the NAS idle (a `client` row), the transport's hint to keep it
+// busier (TransportEntry::nas_waited_hint).
 void SayObserved(const std::string& address, const std::vector<proto::TransferReport>& rows, const RunOptions& options);
 
 }  // namespace nasperf::cli

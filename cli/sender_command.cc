@@ -29,7 +29,6 @@
 #include "ssh/remote_start.h"
 #include "transport/path_check.h"
 #include "transport/registry.h"
-#include "transport/smb.h"
 
 namespace nasperf::cli {
 namespace {
@@ -47,7 +46,7 @@ struct SenderFlags {
   std::string to, file, size, pattern = "random", pause = "0s", label, run_id, cleanup, out = "./nasperf-results",
                               interval = "1s", token_file, link_speed, window, resume;
   std::string write_mode = Name(WriteMode::kBuffered), sync = SyncPolicyName({});
-  std::string transport = Name(DefaultTransport()), deploy_binary;
+  std::string transport = DefaultTransport(), deploy_binary;
   std::string direction = Name(Direction::kWrite), cache, read_mode, remote_file, local_target;
   RunOptions from_transport_flags;  // what the transports' own flags set (e.g. .ssh)
   std::vector<TransportFlag> transport_flags;
@@ -71,14 +70,10 @@ void AddTransportsFlags(CLI::App& cmd, SenderFlags& f) {
 
 CLI::App* AddSender(CLI::App& app, SenderFlags& f) {
   auto* cmd = app.add_subcommand(
-      "sender", "Push files or generated data to a receiver (or over scp/sftp to any SSH server) in timed runs");
-  cmd->add_option("--to", f.to,
-                  "Receiver HOST[:PORT] (control port, default 7600); [user@]host:/dir: start a receiver there over "
-                  "SSH for this run (nothing installed on the NAS); scp/sftp: [user@]host:/remote/dir; "
-                  "nfs: nfs://host[:port]/export[/dir][?uid=N&gid=N]")
-      ->required();
-  cmd->add_option("--transport", f.transport,
-                  "native (the receiver agent), scp/sftp to any SSH server or nfs to any NFS server (no agent)")
+      "sender",
+      "Push files or generated data to a receiver, or to a server with no nasperf (--transport), in timed runs");
+  cmd->add_option("--to", f.to, absl::StrCat("Where, by --transport. ", TransportToFormsHelp()))->required();
+  cmd->add_option("--transport", f.transport, absl::StrCat("How the bytes go. ", TransportsHelp()))
       ->capture_default_str()
       ->check(CLI::IsMember(RunTransportWords()));
   AddTransportsFlags(*cmd, f);
@@ -86,7 +81,8 @@ CLI::App* AddSender(CLI::App& app, SenderFlags& f) {
       "--deploy-binary", f.deploy_binary,
       "With --to user@host:/dir: the static nasperf to upload (default: this one, if it is the static build)");
   cmd->add_option("--direction", f.direction,
-                  "write: push to the NAS; read: the NAS streams a file of its target to us (native transport)")
+                  absl::StrCat("write: push to the NAS; read: pull a file from it (--transport ",
+                               TransportsWith(&TransportCaps::reads), ")"))
       ->capture_default_str()
       ->check(CLI::IsMember(Names<Direction>()));
   cmd->add_option(
@@ -123,13 +119,16 @@ CLI::App* AddSender(CLI::App& app, SenderFlags& f) {
       ->capture_default_str()
       ->check(CLI::IsMember(Names<WriteMode>()));
   cmd->add_option("--sync", f.sync,
-                  "Sync policy: none|end|every=SIZE (sftp: fsync@openssh.com when offered; scp: none)")
+                  "Sync policy: none|end|every=SIZE (a transport with no agent syncs as its protocol can, and says "
+                  "at start when it cannot)")
       ->capture_default_str();
   cmd->add_option("--cleanup", f.cleanup,
-                  "Delete received files: each|end|never (default: the receiver's; over scp/sftp each)")
+                  "Delete received files: each|end|never (default: the receiver's; with no agent at the far end, "
+                  "each)")
       ->check(CLI::IsMember(Names<Cleanup>()));
   cmd->add_flag("--verify", f.verify,
-                "Compare XXH3 checksums end to end (sftp, NFS, SMB writes: each file read back after its clock stops)");
+                absl::StrCat("Compare XXH3 checksums end to end (--transport ", TransportsWith(&TransportCaps::verify),
+                             "; with no agent at the far end, each written file is read back after its clock stops)"));
   cmd->add_flag("--direct-fallback", f.direct_fallback,
                 "With --write-mode direct: write buffered (and say so) when the target refuses O_DIRECT");
   cmd->add_option("--out", f.out, "Directory for transfers.csv and samples.csv")->capture_default_str();
@@ -179,22 +178,29 @@ SshOptions MakeSshOptions(const SenderFlags& f) {
   return ssh;
 }
 
+// --transport's entry (CLI11 checked the word against the registry's).
+const TransportEntry& ChosenTransport(const SenderFlags& f) {
+  auto word = ParseRunTransport(f.transport);
+  if (!word.ok()) UsageError("sender", "--transport", word.status().message());
+  return TransportFor(*word);
+}
+
 // --to [user@]host:/dir with a transport that talks to an agent: a receiver started
 // over SSH for this run.
 bool DeploysReceiver(const SenderFlags& f) {
-  if (!TransportFor(EnumFlag<TransportKind>("sender", "--transport", f.transport)).caps.agent) return false;
+  if (!ChosenTransport(f).caps.agent) return false;
   auto destination = ParseSshDestination(f.to);
   return destination.ok() && absl::StartsWith(destination->dir, "/");
 }
 
-// The transport flags given that `kind`'s entry does not declare, in --help order.
+// The transport flags given that `entry` does not declare, in --help order.
 // With --to [user@]host:/dir and an agent's transport, the SSH login flags are the
 // receiver's login, so they are not foreign then.
-std::vector<const TransportFlag*> ForeignFlagsGiven(const SenderFlags& f, TransportKind kind) {
+std::vector<const TransportFlag*> ForeignFlagsGiven(const SenderFlags& f, const TransportEntry& entry) {
   const bool deploys = DeploysReceiver(f);
   std::vector<const TransportFlag*> foreign;
   for (const TransportFlag& flag : f.transport_flags) {
-    if (flag.option->count() == 0 || flag.owner == TransportFor(kind).add_flags) continue;
+    if (flag.option->count() == 0 || flag.owner == entry.add_flags) continue;
     if (!(deploys && flag.ssh_login)) foreign.push_back(&flag);
   }
   return foreign;
@@ -202,10 +208,10 @@ std::vector<const TransportFlag*> ForeignFlagsGiven(const SenderFlags& f, Transp
 
 // The flags the chosen transport cannot honour (RefusalsFor, shared with lab plans),
 // the first refused in one line.
-void RefuseWhatTheTransportCannotDo(const SenderFlags& f, TransportKind kind) {
+void RefuseWhatTheTransportCannotDo(const SenderFlags& f, const TransportEntry& entry) {
   const std::string cmd = "sender";
-  const std::string name = Name(kind);
-  const std::vector<const TransportFlag*> foreign = ForeignFlagsGiven(f, kind);
+  const std::string name = entry.name;
+  const std::vector<const TransportFlag*> foreign = ForeignFlagsGiven(f, entry);
   TransportAsks asks;
   asks.verify = f.verify;
   asks.write_mode = EnumFlag<WriteMode>(cmd, "--write-mode", f.write_mode);
@@ -213,7 +219,7 @@ void RefuseWhatTheTransportCannotDo(const SenderFlags& f, TransportKind kind) {
   asks.read = EnumFlag<Direction>(cmd, "--direction", f.direction) == Direction::kRead;
   asks.read_laid_out = f.remote_file.empty();
   asks.read_cache = !f.cache.empty() || !f.read_mode.empty();
-  for (const Refusal& refused : RefusalsFor(kind, asks)) {
+  for (const Refusal& refused : RefusalsFor(name, asks)) {
     switch (refused.ask) {
       case Ask::kVerify:
         UsageError(cmd, "--verify",
@@ -279,19 +285,19 @@ void SetDirection(const SenderFlags& f, SenderOptions& o) {
 absl::StatusOr<SenderOptions> MakeSenderOptions(const SenderFlags& f) {
   const std::string cmd = "sender";
   SenderOptions o;
-  o.transport = EnumFlag<TransportKind>(cmd, "--transport", f.transport);
-  const TransportCaps& caps = TransportFor(o.transport).caps;
+  const TransportEntry& entry = ChosenTransport(f);
+  o.transport = entry.name;
+  const TransportCaps& caps = entry.caps;
   const bool deploys = DeploysReceiver(f);
-  RefuseWhatTheTransportCannotDo(f, o.transport);
+  RefuseWhatTheTransportCannotDo(f, entry);
   if (deploys) {
     o.ssh = MakeSshLogin(f);  // the receiver's login; the data goes to the agent started there
   } else {
     if (caps.ssh_login) {
       o.ssh = MakeSshOptions(f);
     } else if (caps.url) {
-      o.share = f.from_transport_flags.share;  // --nfs-in-flight, ...
+      o.share = f.from_transport_flags.share;  // the share transport's own flags
       o.share.url = f.to;
-      const TransportEntry& entry = TransportFor(o.transport);
       if (absl::Status checked = entry.check_url(f.to); !checked.ok()) UsageError(cmd, "--to", checked.message());
     } else {
       o.to = AddressFlag(cmd, "--to", f.to, kAgentPort, false);
@@ -596,10 +602,15 @@ Command AddProbeCommand(CLI::App& app) { return CommandOf<ProbeFlags>(app, AddPr
 
 Command AddDemoCommand(CLI::App& app) { return CommandOf<DemoFlags>(app, AddDemo, RunDemo); }
 
-Command AddSmbWorkerCommand(CLI::App& app) {
-  CLI::App* cmd = app.add_subcommand(kSmbWorkerCommand, "A parallel SMB stream's worker (started by SMB runs)");
-  cmd->group("");  // not in --help: nobody runs it by hand
-  return Command{cmd, [] { return RunSmbWorker(); }};
+std::vector<Command> AddTransportWorkerCommands(CLI::App& app) {
+  std::vector<Command> commands;
+  for (const TransportEntry& entry : Transports()) {
+    if (entry.worker.command == nullptr) continue;
+    CLI::App* cmd = app.add_subcommand(entry.worker.command, entry.worker.help);
+    cmd->group("");  // not in --help: nobody runs it by hand
+    commands.push_back(Command{cmd, entry.worker.run});
+  }
+  return commands;
 }
 
 }  // namespace nasperf::cli

@@ -42,8 +42,8 @@ constexpr TransferColumn kDeclared[] = {
     {"peer", kContract, kText, "", PlainTextBound(300),
      "The other end: the receiver's data address (SSH: host:port) on the sender's row, the sender's addr:port on "
      "the receiver's"},
-    {"transport", kContract, kText, "", WordBound(&Names<TransportKind>, false),
-     "How the bytes went: nasperf's own data port, or scp/sftp over SSH"},
+    {"transport", kContract, kText, "", TransportWordBound(),
+     "How the bytes went: the run's --transport (`nasperf sender --help`), or observed (a copy `nasperf watch` saw)"},
     {"bytes", kContract, kInteger, "bytes", NoBound(),
      "Bytes this end moved: handed to the kernel or SSH (sender), written to the target (receiver)"},
     {"started_at", kContract, kTime, "UTC", Since1970Bound(),
@@ -64,7 +64,8 @@ constexpr TransferColumn kDeclared[] = {
     {"disk_wait_pct", kContract, kPercent, "%", FigureBound(),
      "Receiver: share of the duration its reader waited for the disk (full buffers, final sync); reads: NAS disk"},
     {"bottleneck", kContract, kText, "", WordBound(&Names<Bottleneck>, true),
-     "The verdict: what held the transfer back (docs/guides/verdicts.md); over scp/sftp only source or empty; "
+     "The verdict: what held the transfer back (docs/guides/verdicts.md); with no agent at the far end only the "
+     "client's side, or empty; "
      "sender is an older nasperf's source"},
     {"write_mode", kContract, kText, "", PlainTextBound(32),
      "How the target was written, as requested (after --direct-fallback); discard on a discard target; SSH: empty"},
@@ -107,17 +108,17 @@ constexpr TransferColumn kDeclared[] = {
     {"read_mode", kAppended, kText, "", WordBound(&Names<ReadMode>, true),
      "Reads: how the agent read the file (--read-mode); empty on writes and SSH rows"},
     {"busiest_device", kAppended, kText, "", DeviceBound(),
-     "Receiver (native): kernel name of the busiest block device under the target (e.g. sdb, loop7)"},
+     "Receiver: kernel name of the busiest block device under the target (e.g. sdb, loop7)"},
     {"busiest_busy_pct", kAppended, kPercent, "%", ShareBound(),
-     "Receiver (native): share of the transfer busiest_device had a request in flight (/proc/diskstats io_ticks)"},
+     "Receiver: share of the transfer busiest_device had a request in flight (/proc/diskstats io_ticks)"},
     {"device_busy", kAppended, kText, "", DeviceListBound(32),
-     "Receiver (native): busy % of the devices under the target, then of other disks that did I/O, e.g. "
+     "Receiver: busy % of the devices under the target, then of other disks that did I/O, e.g. "
      "loop7=99;loop6=7 (at most 32)"},
     {"disk_detail", kAppended, kText, "", PlainTextBound(1000),  // kMaxDetailBytes
-     "Receiver (native): the device figures in words: the busiest device under the target, what the system says "
+     "Receiver: the device figures in words: the busiest device under the target, what the system says "
      "it is, busy %, MB/s and queue depth; the others' busy %; busy disks outside the target named as such"},
     {"dirty_peak_bytes", kAppended, kInteger, "bytes", NoBound(),
-     "Receiver (native): peak of Dirty + Writeback in the NAS's /proc/meminfo during the transfer: how much the "
+     "Receiver: peak of Dirty + Writeback in the NAS's /proc/meminfo during the transfer: how much the "
      "page cache held back"},
     {"burst_mb_per_s", kAppended, kRate, "MB/s", FigureBound(),
      "Receiver, writes: MB/s before the cache cliff (a sustained drop in its samples); empty when there was none"},
@@ -126,7 +127,7 @@ constexpr TransferColumn kDeclared[] = {
     {"sustained_mb_per_s", kAppended, kRate, "MB/s", FigureBound(),
      "Receiver, writes: MB/s from the cache cliff to the end, what the disks sustained; empty when there was none"},
     {"share_protocol", kAppended, kText, "", PlainTextBound(200),
-     "Share transports (nfs): what the protocol negotiated or was asked for, e.g. nfs3 wsize=1048576 "
+     "Transports to a share: what the protocol negotiated or was asked for, e.g. nfs3 wsize=1048576 "
      "rsize=1048576 stable=unstable (WRITEs the server may cache until COMMIT) or stable=file_sync"},
     {"observed_file", kAppended, kText, "", PlainTextBound(1024),
      "nasperf watch (role nas): the file the observed copy wrote, relative to the watched directory"},
@@ -164,6 +165,7 @@ bool BoundFits(ColumnBound::Kind bound, CellFormat format) {
     case ColumnBound::Kind::kPlainText:
     case ColumnBound::Kind::kText:
     case ColumnBound::Kind::kWord:
+    case ColumnBound::Kind::kTransportWord:
     case ColumnBound::Kind::kDevice:
     case ColumnBound::Kind::kDeviceList:
       return format == CellFormat::kText;

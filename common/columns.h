@@ -36,17 +36,18 @@ enum class CellFormat {
 // What CheckReport (common/validate.cc) holds a column's field to.
 struct ColumnBound {
   enum class Kind {
-    kNone,        // any value of the field's type
-    kRunId,       // CheckRunId: it becomes part of file names
-    kPlainText,   // at most max_bytes, no NUL and no control characters
-    kText,        // at most max_bytes; of the control characters only '\n' and '\t' (errors, notes)
-    kWord,        // one of words(), or empty when empty_ok
-    kRange,       // a whole number in [min, max]
-    kFigure,      // when set: finite, 0 to kMaxFigure
-    kShare,       // a figure that is a share of a whole: at most 100
-    kSince1970,   // a unix time, not negative
-    kDevice,      // a kernel block device name (sdb, nvme0n1, dm-0), or empty
-    kDeviceList,  // NAME=PCT;... of kDevice names and whole percentages 0-100, at most max items
+    kNone,           // any value of the field's type
+    kRunId,          // CheckRunId: it becomes part of file names
+    kPlainText,      // at most max_bytes, no NUL and no control characters
+    kText,           // at most max_bytes; of the control characters only '\n' and '\t' (errors, notes)
+    kWord,           // one of words(), or empty when empty_ok
+    kTransportWord,  // IsTransportWord (common/policy.h): the words are the transport registry's
+    kRange,          // a whole number in [min, max]
+    kFigure,         // when set: finite, 0 to kMaxFigure
+    kShare,          // a figure that is a share of a whole: at most 100
+    kSince1970,      // a unix time, not negative
+    kDevice,         // a kernel block device name (sdb, nvme0n1, dm-0), or empty
+    kDeviceList,     // NAME=PCT;... of kDevice names and whole percentages 0-100, at most max items
   };
   Kind kind = Kind::kNone;
   size_t max_bytes = 0;                                  // kPlainText, kText
@@ -65,6 +66,7 @@ constexpr ColumnBound TextBound(size_t max_bytes) { return {ColumnBound::Kind::k
 constexpr ColumnBound WordBound(const std::vector<std::string>& (*words)(), bool empty_ok) {
   return {ColumnBound::Kind::kWord, 0, 0, 0, words, empty_ok};
 }
+constexpr ColumnBound TransportWordBound() { return {ColumnBound::Kind::kTransportWord}; }
 constexpr ColumnBound RangeBound(int64_t min, int64_t max) { return {ColumnBound::Kind::kRange, 0, min, max}; }
 constexpr ColumnBound FigureBound() { return {ColumnBound::Kind::kFigure}; }
 constexpr ColumnBound ShareBound() { return {ColumnBound::Kind::kShare}; }

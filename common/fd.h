@@ -57,7 +57,7 @@ absl::StatusOr<size_t> ReadFullBy(int fd, void* data, size_t size, int64_t deadl
 absl::StatusOr<std::string> ReadFileBounded(const std::string& path, size_t max_bytes);
 // A secret's file (a password, a token): a regular file, not a symlink, owned by this
 // user and readable by no one else, at most max_bytes (a longer one is refused). `what`
-// names it in errors ("--smb-credentials F").
+// names it in errors ("--token-file F").
 absl::StatusOr<std::string> ReadPrivateFile(const std::string& path, const std::string& what, size_t max_bytes);
 // The same checks and read through a descriptor already open (one that passed a check
 // such as OpenBeneath), from its first byte, never by a name.
@@ -65,7 +65,7 @@ absl::StatusOr<std::string> ReadPrivateFd(int fd, const std::string& what, size_
 // The same read with no owner check (a file others may read, such as known_hosts):
 // a regular file of at most max_bytes, from its first byte.
 absl::StatusOr<std::string> ReadFdBounded(int fd, const std::string& what, size_t max_bytes);
-// For a process about to hold a password or a private key (an SMB login, an SSH key): no core dump of it is ever
+// For a process about to hold a password or a private key (a share's login, an SSH key): no core dump of it is ever
 // written, and no one but root may ptrace it or read its memory through /proc
 // (PR_SET_DUMPABLE 0, RLIMIT_CORE 0). Lasts until the process execs; never undone.
 absl::Status KeepOutOfCoreDumps();

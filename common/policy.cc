@@ -26,13 +26,6 @@ struct Table<Cleanup> {
       {Cleanup::kEach, "each"}, {Cleanup::kEnd, "end"}, {Cleanup::kNever, "never"}};
 };
 template <>
-struct Table<TransportKind> {
-  static constexpr const char* what = "transport";
-  static constexpr std::pair<TransportKind, const char*> entries[] = {
-      {TransportKind::kNative, "native"}, {TransportKind::kScp, "scp"}, {TransportKind::kSftp, "sftp"},
-      {TransportKind::kNfs, "nfs"},       {TransportKind::kSmb, "smb"}, {TransportKind::kObserved, "observed"}};
-};
-template <>
 struct Table<Role> {
   static constexpr const char* what = "role";
   static constexpr std::pair<Role, const char*> entries[] = {
@@ -112,7 +105,6 @@ const std::vector<std::string>& Names() {
   template const std::vector<std::string>& Names<T>();
 NASPERF_POLICY_TYPE(WriteMode)
 NASPERF_POLICY_TYPE(Cleanup)
-NASPERF_POLICY_TYPE(TransportKind)
 NASPERF_POLICY_TYPE(Role)
 NASPERF_POLICY_TYPE(Status)
 NASPERF_POLICY_TYPE(Bottleneck)
@@ -120,6 +112,14 @@ NASPERF_POLICY_TYPE(Direction)
 NASPERF_POLICY_TYPE(CacheState)
 NASPERF_POLICY_TYPE(ReadMode)
 #undef NASPERF_POLICY_TYPE
+
+bool IsTransportWord(absl::string_view word) {
+  if (word.empty() || word.size() > kMaxTransportWord) return false;
+  for (char c : word) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
+  }
+  return true;
+}
 
 std::string TransferFileName(const std::string& run_id, int iteration, int stream) {
   return absl::StrCat("nasperf-", run_id, "-", iteration, "-", stream, ".dat");

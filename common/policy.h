@@ -1,11 +1,12 @@
 // The settings nasperf passes around as words (write mode, sync policy, cleanup,
-// transport, role, status, verdict), each as a type with one table of names: its
+// role, status, verdict; a transport's word only by its shape), each as a type with one table of names: its
 // Parse, its Name and its list of names come from that one table, so the CLI, the
 // plan reader, the agent, the receiver and the collector's row check cannot drift
 // apart. Pure functions; thread-safe.
 #ifndef NASPERF_COMMON_POLICY_H_
 #define NASPERF_COMMON_POLICY_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -17,12 +18,12 @@ namespace nasperf {
 
 enum class WriteMode { kBuffered, kDirect, kDsync };  // page cache, O_DIRECT, O_DSYNC
 enum class Cleanup { kEach, kEnd, kNever };           // when received files are deleted
-// kObserved: a copy some other tool made, measured on the NAS by `nasperf watch`; no
-// registry entry, so no run can ask for it.
-enum class TransportKind { kNative, kScp, kSftp, kNfs, kSmb, kObserved };  // the transport column
-// The transport whose far end is nasperf's own receiver: the receiver's rows say it
-// (the registry lists it first, so it is also what a run uses unless told otherwise).
-inline constexpr TransportKind kAgentTransport = TransportKind::kNative;
+// The transport column's words are the transport registry's (transport/registry.h),
+// plus the ones of rows no run makes (watch's). Here only their shape, which the
+// collector and the Hello check hold a peer's word to: lowercase letters, digits
+// and '-', one to kMaxTransportWord characters.
+inline constexpr size_t kMaxTransportWord = 16;
+bool IsTransportWord(absl::string_view word);
 // kNas: `nasperf watch`'s row of a copy it observed on the NAS.
 enum class Role { kSender, kReceiver, kNas };  // the role column
 enum class Status { kOk, kFailed, kAborted };  // the status column
@@ -79,7 +80,7 @@ std::string SyncPolicyName(const SyncPolicy& policy);
 // The target word for "write nothing" (network only).
 inline constexpr char kDiscardTarget[] = "discard";
 
-// The name of a transfer's file on any target (receiver, scp, sftp): the contract
+// The name of a transfer's file on any target (the receiver's, any transport's): the contract
 // `--cleanup` and users rely on. run_id has passed CheckRunId.
 std::string TransferFileName(const std::string& run_id, int iteration, int stream);
 

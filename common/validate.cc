@@ -42,6 +42,15 @@ absl::Status OneOfWords(const std::string& field, const std::string& value, cons
   return absl::InvalidArgumentError(absl::StrCat(field, " \"", value.substr(0, 40), "\" is not allowed"));
 }
 
+// A transport's word by its shape (common/policy.h IsTransportWord): which words a
+// run can use is the transport registry's, a layer above.
+absl::Status TransportWord(const std::string& field, const std::string& value) {
+  if (IsTransportWord(value)) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(field, " \"", value.substr(0, 40), "\" is not a transport word (",
+                                                 "lowercase letters, digits and '-', at most ", kMaxTransportWord,
+                                                 ")"));
+}
+
 // One of T's names (common/policy.h).
 template <typename T>
 absl::Status OneOf(const std::string& field, const std::string& value) {
@@ -158,6 +167,8 @@ absl::Status CheckColumn(const TransferColumn& column, const proto::TransferRepo
     }
     case ColumnBound::Kind::kWord:
       return OneOfWords(column.name, TextValue(column, r), bound.words(), bound.empty_ok);
+    case ColumnBound::Kind::kTransportWord:
+      return TransportWord(column.name, TextValue(column, r));
     case ColumnBound::Kind::kRange: {
       const double value = NumberValue(column, r);
       if (value >= bound.min && value <= bound.max) return absl::OkStatus();
@@ -283,7 +294,7 @@ absl::Status CheckHelloReply(const proto::HelloReply& r) {
   }
   if (r.transports_size() > 16) return absl::InvalidArgumentError("agent lists more than 16 transports");
   for (const std::string& transport : r.transports()) {
-    if (absl::Status s = OneOf<TransportKind>("agent transport", transport); !s.ok()) return s;
+    if (absl::Status s = TransportWord("agent transport", transport); !s.ok()) return s;
   }
   return absl::OkStatus();
 }

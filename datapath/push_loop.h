@@ -1,4 +1,4 @@
-// The one loop every transport pushes a transfer's bytes with (native, sftp, scp):
+// The one loop every transport pushes a transfer's bytes with:
 // the next piece from the source (its time counted as source wait), the checksum,
 // the transport's write, interval samples, progress, and cancel checked before every
 // piece. A transport supplies only how a piece is written (ChunkWriter). Runs on the
@@ -38,12 +38,12 @@ struct PushResult {
   int64_t ack_ns = 0;         // the target confirmed (trailer, close, fsync)
   uint64_t bytes_sent = 0;
   int64_t source_ns = 0;               // waiting on the source (file reads, generation)
-  std::optional<DataTrailer> trailer;  // native only
+  std::optional<DataTrailer> trailer;  // the agent wire's only
   bool has_checksum = false;
   uint64_t checksum = 0;
   // Whether the far end's copy hashed the same (a transport that read it back).
   std::optional<bool> verified;
-  std::optional<uint32_t> mss;  // TCP_MAXSEG after connect (native)
+  std::optional<uint32_t> mss;  // TCP_MAXSEG after connect (the agent wire)
   bool zero_copy = false;       // the writer moved the file's bytes itself (source_ns is its file reads)
   double cpu_busy_pct = -1;     // the loop's thread on or queued for the CPU, first to last byte (CpuBusy)
   // Bytes per interval: what the peer acknowledged where the writer can tell (TCP),

@@ -17,6 +17,10 @@
 
 namespace nasperf {
 
+// The transport word of a transfer over this wire (nasperf's own data port): the
+// receiver's rows say it, and the transport registry's entry for it is named by it.
+inline constexpr char kWireTransport[] = "native";
+
 struct PushTarget {
   HostPort data;  // the receiver's data port
   uint64_t transfer_id = 0;

@@ -134,7 +134,7 @@ absl::Status RefuseWhatTheTransportCannotDo(const RunOptions& o) {
   if (refused.empty()) return absl::OkStatus();
   static constexpr const char* kAsked[] = {
       "verify", "write_mode", "an SSH login", "direction read", "a read of a file it lays out", "the NAS's cache"};
-  return absl::InvalidArgumentError(absl::StrCat("transport ", Name(o.transport), " cannot do ",
+  return absl::InvalidArgumentError(absl::StrCat("transport ", o.transport, " cannot do ",
                                                  kAsked[static_cast<int>(refused.front().ask)], "; transport ",
                                                  refused.front().able, " can"));
 }
@@ -617,7 +617,7 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
 
 }  // namespace
 
-// A share's URL, login file and flags, as the sender's --to, --smb-credentials and the
+// A share's URL, login file and flags, as the sender's --to, login file flag and the
 // transport's own flags: the URL is checked by the transport's own parser, the flags by
 // its own declarations; the file must be absolute and is read (and refused unless
 // private) by the transport itself. (SetJobTransport refused an SSH login and a file
@@ -652,13 +652,13 @@ absl::Status SetJobTransport(const proto::SenderJob& job, RunOptions& o) {
   const bool login_given = !job.ssh_host().empty() || !job.ssh_user().empty() || job.ssh_port() != 0 ||
                            !job.ssh_dir().empty() || !job.ssh_identity().empty() || !job.ssh_known_hosts().empty();
   if (login_given && !caps.ssh_login) {
-    return absl::InvalidArgumentError(absl::StrCat("transport ", Name(o.transport), " takes no SSH login"));
+    return absl::InvalidArgumentError(absl::StrCat("transport ", o.transport, " takes no SSH login"));
   }
   if (!job.share_credentials().empty() && !caps.credentials_file) {
-    return absl::InvalidArgumentError(absl::StrCat("transport ", Name(o.transport), " takes no share_credentials"));
+    return absl::InvalidArgumentError(absl::StrCat("transport ", o.transport, " takes no share_credentials"));
   }
   if (job.transport_flags_size() > 0 && !caps.url) {
-    return absl::InvalidArgumentError(absl::StrCat("transport ", Name(o.transport), " takes no transport_flags"));
+    return absl::InvalidArgumentError(absl::StrCat("transport ", o.transport, " takes no transport_flags"));
   }
   if (caps.agent) {
     auto to = ParseHostPort(job.to(), kAgentPort);
@@ -668,7 +668,7 @@ absl::Status SetJobTransport(const proto::SenderJob& job, RunOptions& o) {
   }
   if (caps.url) return SetJobShare(job, o);
   if (!caps.ssh_login || !job.to().empty()) {
-    return absl::InvalidArgumentError(absl::StrCat("transport ", Name(o.transport), " needs an SSH login and no `to`"));
+    return absl::InvalidArgumentError(absl::StrCat("transport ", o.transport, " needs an SSH login and no `to`"));
   }
   for (const auto& [field, value, max] :
        {std::tuple{"ssh_user", &job.ssh_user(), 64}, std::tuple{"ssh_host", &job.ssh_host(), 255},

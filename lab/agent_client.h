@@ -45,7 +45,7 @@ std::unique_ptr<AgentConnection> ConnectAgent(const PlanHost& host, const std::s
                                               const std::string& fingerprint);
 
 // One console line for a copy an observing agent measured (a row of role nas): which
-// copy, its rate, what the NAS negotiated (SMB) and the verdict with its reason, so the
+// copy, its rate, what the NAS negotiated (a share's protocol) and the verdict with its reason, so the
 // NAS's side is read where the run is, not only in the CSV. The text is the peer's:
 // print it through TerminalSafe.
 std::string ObservedCopyLine(const proto::TransferReport& row);

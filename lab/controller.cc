@@ -336,7 +336,7 @@ class Lab {
                           bool warmup) {
     proto::SenderJob job;
     job.set_job_id(job_id);
-    job.set_transport(Name(t.transport));
+    job.set_transport(t.transport);
     if (t.ToIsHost()) {
       const PlanHost& to = *plan_.FindHost(t.to);
       job.set_to(FormatHostPort(to.agent));

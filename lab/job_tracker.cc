@@ -146,7 +146,7 @@ proto::TransferReport LostRow(const proto::SenderJob& job, int stream, const std
   } else {
     row.set_peer(FormatHostPort({job.ssh_host(), static_cast<uint16_t>(job.ssh_port())}));
   }
-  row.set_transport(Name(ParseOr(job.transport(), DefaultTransport()).value_or(DefaultTransport())));
+  row.set_transport(ParseRunTransport(job.transport()).value_or(DefaultTransport()));
   row.set_started_at_unix_ns(WallNanos());
   row.set_write_mode(job.write_mode());
   row.set_sync_policy(job.sync_policy());

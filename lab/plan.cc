@@ -209,7 +209,7 @@ absl::Status ParseSshLogin(const std::string& text, PlanTransfer* t) {
 
 // `transport` and what `to` means with it: a [[host]] with an agent, or an SSH login.
 absl::Status ReadTransportAndTo(const TableReader& r, const Plan& plan, PlanTransfer* t) {
-  std::string word = Name(t->transport);
+  std::string word = t->transport;
   NASPERF_RETURN_IF_ERROR(r.OneOf("transport", &word, RunTransportWords()));
   t->transport = *ParseRunTransport(word);
   const TransportCaps& caps = TransportFor(t->transport).caps;
@@ -255,7 +255,7 @@ absl::Status ReadTransportAndTo(const TableReader& r, const Plan& plan, PlanTran
       return r.Error(*node, "credentials must be an absolute path on the sending agent's host");
     }
   }
-  NASPERF_RETURN_IF_ERROR(r.Strings("transport_flags", &t->transport_flags, "[\"--smb-signing\", \"required\"]"));
+  NASPERF_RETURN_IF_ERROR(r.Strings("transport_flags", &t->transport_flags, "[\"--FLAG\", \"VALUE\"]"));
   if (const toml::node* node = r.Find("transport_flags"); node != nullptr) {
     RunOptions scratch;
     if (absl::Status s = ParseTransportFlags(t->transport, t->transport_flags, scratch); !s.ok()) {
@@ -309,8 +309,8 @@ absl::Status RefuseWhatTheTransportCannotDo(const TableReader& r, const PlanTran
       key = r.Find("cache") != nullptr ? "cache" : "read_mode";
       break;
   }
-  return r.ErrorAt(key, absl::StrCat(key, ": transport = \"", Name(t.transport), "\" cannot; transport = \"",
-                                     refused.able, "\" can", why));
+  return r.ErrorAt(key, absl::StrCat(key, ": transport = \"", t.transport, "\" cannot; transport = \"", refused.able,
+                                     "\" can", why));
 }
 
 absl::Status ReadTransfer(const std::string& path, const toml::table& table, int index, Plan* plan) {

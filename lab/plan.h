@@ -31,7 +31,7 @@ struct PlanHost {
   std::vector<std::string> agent_flags;  // more flags for an agent started over SSH
   // observe = true: its agent watches its target (or observe_dir under it) while the lab
   // runs (lab/observations.h), so each copy arriving there also gets a row of role nas:
-  // the NAS's side of scp, sftp or any copy whose far end runs no nasperf.
+  // the NAS's side of any copy whose far end runs no nasperf.
   bool observe = false;
   std::string observe_dir;
   int line = 0;
@@ -43,16 +43,16 @@ struct PlanTransfer {
   // One that logs in over SSH (TransportCaps::ssh_login): `[user@]host[:port]:/dir`,
   // parsed into ssh_to and ssh_port. A share's (TransportCaps::url): its URL.
   std::string to;
-  TransportKind transport = DefaultTransport();  // transport = "…" (transport/registry.h)
-  SshDestination ssh_to;                         // dir is absolute
-  uint16_t ssh_port = 0;                         // 0: the agent's ~/.ssh/config, else 22
+  std::string transport = DefaultTransport();  // transport = "…" (transport/registry.h)
+  SshDestination ssh_to;                       // dir is absolute
+  uint16_t ssh_port = 0;                       // 0: the agent's ~/.ssh/config, else 22
   // Files on the sending agent's host (not the controller's, unlike [[host]]'s keys
   // of the same name): its key and its known_hosts for the login. Empty: its defaults.
   std::string ssh_identity, ssh_known_hosts;
-  // A share's URL in `to` (TransportCaps::url: smb://nas/share, nfs://nas/export/dir),
+  // A share's URL in `to` (TransportCaps::url: the entry's to_form),
   // and its login's file on the sending agent's host (TransportCaps::credentials_file).
   std::string credentials;
-  // The share transport's own flags (transport_flags = ["--smb-signing", "required"]),
+  // The share transport's own flags (transport_flags = ["--FLAG", "VALUE"]),
   // checked by its declarations at the plan check and again by the sending agent.
   std::vector<std::string> transport_flags;
   uint64_t size = 0;  // generated data, or

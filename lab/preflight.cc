@@ -7,6 +7,7 @@
 #include "common/fd.h"
 #include "common/policy.h"
 #include "common/units.h"
+#include "transport/registry.h"
 
 namespace nasperf {
 
@@ -26,12 +27,12 @@ std::vector<std::string> HostProblems(const PlanHost& host, const proto::HelloRe
 }
 
 std::vector<std::string> SenderProblems(const std::string& name, const PlanTransfer& t, const proto::HelloReply& from) {
-  const std::string word = Name(t.transport);
+  const std::string& word = t.transport;
   const auto& built = from.transports();
   if (built.empty() || std::find(built.begin(), built.end(), word) != built.end()) return {};
+  const char* why = TransportFor(word).unbuilt_why;
   return {absl::StrCat(name, ": host ", t.from, "'s nasperf cannot run transport = \"", word, "\" (it runs ",
-                       absl::StrJoin(built, "|"),
-                       "): a static build has no SMB; install the .deb there or run a dynamic build")};
+                       absl::StrJoin(built, "|"), ")", why != nullptr ? absl::StrCat(": ", why) : "")};
 }
 
 std::vector<std::string> TransferProblems(const std::string& name, const PlanTransfer& t, const PlanHost& from,

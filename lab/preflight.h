@@ -19,8 +19,8 @@ namespace nasperf {
 std::vector<std::string> HostProblems(const PlanHost& host, const proto::HelloReply& hello,
                                       const std::string& controller_version);
 
-// The sending agent's build runs the transfer's transport (HelloReply::transports: a
-// static build has no SMB).
+// The sending agent's build runs the transfer's transport (HelloReply::transports; why
+// a build may lack one is the entry's unbuilt_why).
 std::vector<std::string> SenderProblems(const std::string& name, const PlanTransfer& transfer,
                                         const proto::HelloReply& from);
 

@@ -11,6 +11,7 @@
 #include "common/policy.h"
 #include "common/units.h"
 #include "common/verdict.h"
+#include "datapath/stream_pusher.h"
 
 namespace nasperf {
 proto::TransferReport AdmittedRow(const TransferPlan& plan, const SessionFacts& facts) {
@@ -23,7 +24,7 @@ proto::TransferReport AdmittedRow(const TransferPlan& plan, const SessionFacts& 
   report.set_role(Name(Role::kReceiver));
   report.set_host(facts.host);
   report.set_peer(facts.peer);
-  report.set_transport(Name(kAgentTransport));
+  report.set_transport(kWireTransport);
   report.set_started_at_unix_ns(facts.accepted_wall_ns);
   report.set_write_mode(facts.discard ? kDiscardTarget : Name(plan.mode));
   report.set_sync_policy(facts.discard ? SyncPolicyName({SyncPolicy::kNone, 0}) : SyncPolicyName(plan.sync));

@@ -108,7 +108,7 @@ proto::LiveUpdate LiveUpdateOf(const LoopContext& loop, int k, uint64_t sent, ui
   u.set_label(o.label);
   u.set_host(o.host_name.empty() ? loop.local_host : o.host_name);
   u.set_role(Name(Role::kSender));
-  u.set_transport(Name(o.transport));
+  u.set_transport(o.transport);
   u.set_direction(Name(o.direction));
   u.set_copy(k + 1);
   u.set_copies(o.warmup + o.runs);
@@ -137,7 +137,7 @@ TransferResult StartRow(const LoopContext& loop, int iteration, bool warmup, int
   row.set_stream(stream);
   row.set_role(Name(Role::kSender));
   row.set_host(o.host_name.empty() ? loop.local_host : o.host_name);
-  row.set_transport(Name(o.transport));
+  row.set_transport(o.transport);
   row.set_started_at_unix_ns(WallNanos());
   row.set_sync_policy(SyncPolicyName(o.sync_policy));
   row.set_direction(Name(o.direction));
@@ -238,9 +238,9 @@ std::string TableHeader() {
 const proto::TransferReport* DurableRow(const TransferResult& r) {
   if (r.receiver) return &*r.receiver;
   const proto::TransferReport& s = r.sender;
-  auto transport = Parse<TransportKind>(s.transport());
+  const TransportEntry* transport = FindTransport(s.transport());
   auto sync = ParseSyncPolicy(s.sync_policy());
-  if (transport.ok() && !TransportFor(*transport).caps.agent && sync.ok() && sync->kind != SyncPolicy::kNone) return &s;
+  if (transport != nullptr && !transport->caps.agent && sync.ok() && sync->kind != SyncPolicy::kNone) return &s;
   return nullptr;
 }
 
@@ -294,7 +294,7 @@ std::string RunHeadline(const SenderOptions& options, const LoopContext& loop) {
         "run %s%s: %d x %s read from the NAS, %s, %d stream%s, into %s%s", loop.run_id,
         options.label.empty() ? "" : absl::StrCat(" \"", options.label, "\""), options.runs, FormatSize(loop.length),
         TransportFor(options.transport).caps.read_cache ? absl::StrCat("cache ", Name(options.cache))
-                                                        : absl::StrCat("over ", Name(options.transport)),
+                                                        : absl::StrCat("over ", options.transport),
         options.streams, options.streams == 1 ? "" : "s",
         options.local_target.empty() ? "nothing (discard)"
                                      : absl::StrCat(options.local_target, ", write ", Name(options.write_mode),
@@ -307,7 +307,7 @@ std::string RunHeadline(const SenderOptions& options, const LoopContext& loop) {
       options.file.empty() ? " generated" : absl::StrCat(" of ", options.file), options.streams,
       options.streams == 1 ? "" : "s",
       TransportFor(options.transport).caps.write_modes ? absl::StrCat("write ", Name(options.write_mode))
-                                                       : absl::StrCat("over ", Name(options.transport)),
+                                                       : absl::StrCat("over ", options.transport),
       SyncPolicyName(options.sync_policy), options.warmup > 0 ? absl::StrCat(", ", options.warmup, " warm-up") : "");
 }
 
@@ -465,10 +465,10 @@ void PrintSummary(Console& console, const SenderOptions& options, const Tally& t
     console.Line(cpu + " (user + system, the threads that moved the bytes)");
   }
   if (tally.startup_runs > 0) {
-    console.Line(absl::StrFormat(
-        "  start-up: %d of these paid the SSH session's start-up (the first transfer over a session is slower "
-        "while sshd grows its buffers; OpenSSH's scp pays it on every copy, this loop once per session)%s",
-        tally.startup_runs, options.warmup > 0 ? "" : "; --warmup 1 leaves it out of the figures"));
+    const char* summary = TransportFor(options.transport).startup_summary;
+    console.Line(absl::StrFormat("  start-up: %d of these %s%s", tally.startup_runs,
+                                 summary != nullptr ? summary : "paid the transport's start-up",
+                                 options.warmup > 0 ? "" : "; --warmup 1 leaves it out of the figures"));
   }
   if (mix.empty()) return;
   console.Line(absl::StrCat("  bottleneck: ", absl::StrJoin(mix, ", ")));
@@ -618,7 +618,12 @@ absl::Status RunCopies(LoopContext& loop, Console& console, ReportSink& sink, Se
 }
 
 absl::StatusOr<SenderOutcome> RunSender(const SenderOptions& options, ReportSink& sink, std::FILE* out) {
-  absl::StatusOr<std::unique_ptr<Transport>> transport = TransportFor(options.transport).make(options);
+  const TransportEntry* entry = FindTransport(options.transport);
+  if (entry == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "transport '", options.transport, "' is not one a run can use: ", absl::StrJoin(RunTransportWords(), "|")));
+  }
+  absl::StatusOr<std::unique_ptr<Transport>> transport = entry->make(options);
   if (!transport.ok()) return transport.status();
   return RunSenderWith(options, **transport, sink, out);
 }

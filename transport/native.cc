@@ -368,10 +368,14 @@ TransportEntry NativeTransportEntry() {
   caps.read_cache = true;
   caps.reads_laid_out = true;
   caps.barrier = true;  // NativeTransport::Open
-  return {TransportKind::kNative, "the receiver agent (nasperf receiver or agent on the NAS)", caps,
-          [](const RunOptions& options) -> absl::StatusOr<std::unique_ptr<Transport>> {
-            return NewNativeTransport(options);
-          }};
+  TransportEntry entry{kWireTransport, "the receiver agent (nasperf receiver or agent on the NAS)", caps,
+                       [](const RunOptions& options) -> absl::StatusOr<std::unique_ptr<Transport>> {
+                         return NewNativeTransport(options);
+                       }};
+  entry.to_form =
+      "the receiver's HOST[:PORT] (control port, default 7600), or [user@]host:/dir to start a receiver there over "
+      "SSH for this run (nothing installed on the NAS)";
+  return entry;
 }
 
 }  // namespace nasperf

@@ -1007,9 +1007,9 @@ TransportEntry NfsTransportEntry() {
   caps.reads_laid_out = true;  // RemoteFsRun::LayOutReadFile
   caps.url = true;
   caps.barrier = true;  // NfsTransport::Push
-  TransportEntry entry{TransportKind::kNfs,
-                       "NFSv3 to any NFS server, from user space (no agent, no mount; COMMIT for --sync)", caps,
+  TransportEntry entry{"nfs", "NFSv3 to any NFS server, from user space (no agent, no mount; COMMIT for --sync)", caps,
                        &MakeNfsTransport, &AddNfsFlags};
+  entry.to_form = "nfs://host[:port]/export[/dir][?uid=N&gid=N]";
   entry.check_url = &CheckNfsTo;
   entry.check_job_url = [](const std::string& to) { return RefuseNfsIdentity(to); };
   return entry;

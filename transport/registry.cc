@@ -1,5 +1,6 @@
 #include "transport/registry.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "CLI/CLI.hpp"
@@ -21,27 +22,29 @@ const std::vector<TransportEntry>& Transports() {
   return *entries;
 }
 
-const TransportEntry& TransportFor(TransportKind kind) {
+const TransportEntry* FindTransport(absl::string_view word) {
   for (const TransportEntry& entry : Transports()) {
-    if (entry.kind == kind) return entry;
+    if (entry.name == word) return &entry;
   }
-  // Every TransportKind has an entry (registry_test walks them): not reached.
-  return Transports().front();
+  return nullptr;
 }
 
-TransportKind DefaultTransport() { return Transports().front().kind; }
+const TransportEntry& TransportFor(absl::string_view word) {
+  const TransportEntry* entry = FindTransport(word);
+  return entry != nullptr ? *entry : Transports().front();
+}
+
+std::string DefaultTransport() { return Transports().front().name; }
 
 std::vector<std::string> RunTransportWords() {
   std::vector<std::string> words;
-  for (const TransportEntry& entry : Transports()) words.push_back(Name(entry.kind));
+  for (const TransportEntry& entry : Transports()) words.push_back(entry.name);
   return words;
 }
 
-absl::StatusOr<TransportKind> ParseRunTransport(absl::string_view word) {
+absl::StatusOr<std::string> ParseRunTransport(absl::string_view word) {
   if (word.empty()) return DefaultTransport();
-  for (const TransportEntry& entry : Transports()) {
-    if (Name(entry.kind) == word) return entry.kind;
-  }
+  if (const TransportEntry* entry = FindTransport(word); entry != nullptr) return std::string(entry->name);
   return absl::InvalidArgumentError(
       absl::StrCat("transport '", word, "' is not one a run can use: ", absl::StrJoin(RunTransportWords(), "|")));
 }
@@ -49,7 +52,7 @@ absl::StatusOr<TransportKind> ParseRunTransport(absl::string_view word) {
 std::vector<std::string> BuiltTransportWords() {
   std::vector<std::string> words;
   for (const TransportEntry& entry : Transports()) {
-    if (entry.built) words.push_back(Name(entry.kind));
+    if (entry.built) words.push_back(entry.name);
   }
   return words;
 }
@@ -57,28 +60,50 @@ std::vector<std::string> BuiltTransportWords() {
 std::string TransportsWith(bool TransportCaps::*cap) {
   std::vector<std::string> names;
   for (const TransportEntry& entry : Transports()) {
-    if (entry.caps.*cap) names.push_back(Name(entry.kind));
+    if (entry.caps.*cap) names.push_back(entry.name);
   }
   return absl::StrJoin(names, "|");
+}
+
+std::string TransportsHelp() {
+  std::vector<std::string> clauses;
+  for (const TransportEntry& entry : Transports()) clauses.push_back(absl::StrCat(entry.name, ": ", entry.summary));
+  return absl::StrJoin(clauses, "; ");
+}
+
+std::string TransportToFormsHelp() {
+  std::vector<std::pair<std::string, std::string>> forms;  // words, form; in registry order
+  for (const TransportEntry& entry : Transports()) {
+    const std::string form = entry.to_form == nullptr ? "" : entry.to_form;
+    auto same = std::find_if(forms.begin(), forms.end(), [&](const auto& f) { return f.second == form; });
+    if (same != forms.end()) {
+      absl::StrAppend(&same->first, "|", entry.name);
+    } else {
+      forms.emplace_back(entry.name, form);
+    }
+  }
+  std::vector<std::string> clauses;
+  for (const auto& [words, form] : forms) clauses.push_back(absl::StrCat(words, ": ", form));
+  return absl::StrJoin(clauses, "; ");
 }
 
 std::string TransportsWith(AddTransportFlags add) {
   std::vector<std::string> names;
   for (const TransportEntry& entry : Transports()) {
-    if (entry.add_flags == add) names.push_back(Name(entry.kind));
+    if (entry.add_flags == add) names.push_back(entry.name);
   }
   return absl::StrJoin(names, "|");
 }
 
-absl::Status ParseTransportFlags(TransportKind kind, const std::vector<std::string>& words, RunOptions& into) {
+absl::Status ParseTransportFlags(absl::string_view word, const std::vector<std::string>& words, RunOptions& into) {
   constexpr size_t kMaxWords = 16, kMaxWordChars = 256;
   if (words.empty()) return absl::OkStatus();
-  const TransportEntry& entry = TransportFor(kind);
+  const TransportEntry& entry = TransportFor(word);
   auto refuse = [](absl::string_view why) {
     return absl::InvalidArgumentError(absl::StrCat("transport_flags: ", why));
   };
   if (!entry.caps.url || entry.add_flags == nullptr) {
-    return refuse(absl::StrCat("transport ", Name(kind), " takes none (", TransportsWith(&TransportCaps::url), " do)"));
+    return refuse(absl::StrCat("transport ", entry.name, " takes none (", TransportsWith(&TransportCaps::url), " do)"));
   }
   if (words.size() > kMaxWords) return refuse(absl::StrCat("more than ", kMaxWords, " words"));
   for (const std::string& word : words) {
@@ -98,8 +123,8 @@ absl::Status ParseTransportFlags(TransportKind kind, const std::vector<std::stri
   return absl::OkStatus();
 }
 
-std::vector<Refusal> RefusalsFor(TransportKind kind, const TransportAsks& asks) {
-  const TransportCaps& caps = TransportFor(kind).caps;
+std::vector<Refusal> RefusalsFor(absl::string_view word, const TransportAsks& asks) {
+  const TransportCaps& caps = TransportFor(word).caps;
   std::vector<Refusal> refused;
   const std::pair<bool, std::pair<Ask, bool TransportCaps::*>> rules[] = {
       {asks.verify && !asks.read, {Ask::kVerify, &TransportCaps::verify}},

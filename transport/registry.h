@@ -46,20 +46,40 @@ struct TransportCaps {
 };
 
 struct TransportEntry {
-  TransportKind kind;
+  // The word: --transport, the CSV's transport column, a lab plan's and a job's
+  // `transport`. Lowercase, at most kMaxTransportWord characters (registry_test).
+  const char* name;
   const char* summary;  // one line for --help
   TransportCaps caps;
   // `options` must outlive the transport.
   absl::StatusOr<std::unique_ptr<Transport>> (*make)(const RunOptions& options);
   AddTransportFlags add_flags = nullptr;  // null: no flags of its own
+  // What --to (a plan's `to`) is with it, for --help: "nfs://host[:port]/export[/dir]".
+  const char* to_form = nullptr;
   // caps.url: why --to is not a URL this transport takes, checked before the run.
   absl::Status (*check_url)(const std::string& to) = nullptr;
   // caps.url: what a `to` that came from a lab plan or job may not ask of an agent that
   // runs it as its own user (NFS: no uid=/gid=); null when it may ask all a user may.
   absl::Status (*check_job_url)(const std::string& to) = nullptr;
   // False where this build lacks it (the static build's SMB: no libsmbclient archive);
-  // make then says so in one line.
+  // make then says so in one line, and unbuilt_why is what a lab's preflight tells the
+  // plan's author when a host's nasperf lacks it ("a static build has no ...").
   bool built = true;
+  const char* unbuilt_why = nullptr;
+  // A hidden subcommand of its own, when it runs helper processes of nasperf (SMB's
+  // workers): `nasperf <command>`, which only the transport starts. command null: none.
+  struct Worker {
+    const char* command = nullptr;
+    const char* help = nullptr;
+    int (*run)() = nullptr;  // the process's exit status
+  };
+  Worker worker = {};
+  // After a write loop whose NAS observer says the NAS waited for this client: a hint
+  // line on how this transport can keep the NAS busier ("" none). Null: none ever.
+  std::string (*nas_waited_hint)(const RunOptions& options) = nullptr;
+  // The summary's start-up line, after "start-up: N of these ", for transfers that paid
+  // the session's start-up (TransferResult's startup). Null: none of its transfers do.
+  const char* startup_summary = nullptr;
 };
 
 // What a run asks of its transport that not every transport can do. The CLI fills
@@ -82,22 +102,31 @@ struct Refusal {
 };
 
 // In the order of Ask; empty when the transport can do everything asked.
-std::vector<Refusal> RefusalsFor(TransportKind kind, const TransportAsks& asks);
+// `word` is an entry's name (TransportFor).
+std::vector<Refusal> RefusalsFor(absl::string_view word, const TransportAsks& asks);
 
 const std::vector<TransportEntry>& Transports();
-const TransportEntry& TransportFor(TransportKind kind);
-// The first entry: what a run uses when none is named (--transport, a plan, a job).
-TransportKind DefaultTransport();
+// The entry named `word`; null when there is none.
+const TransportEntry* FindTransport(absl::string_view word);
+// The entry of a word its way in already checked (the CLI's choices,
+// ParseRunTransport, RunSender): an unknown word gets the default's entry.
+const TransportEntry& TransportFor(absl::string_view word);
+// The first entry's word: what a run uses when none is named (--transport, a plan, a job).
+std::string DefaultTransport();
 // The words a run can ask for: the entries'. The transport column knows more words
-// (`observed`, watch's) that no run can use.
+// (watch's kObservedTransport) that no run can use.
 std::vector<std::string> RunTransportWords();
 // A run's transport word (a plan's, a job's): "" = DefaultTransport(); a word with no
 // entry is refused, naming the ones there are.
-absl::StatusOr<TransportKind> ParseRunTransport(absl::string_view word);
+absl::StatusOr<std::string> ParseRunTransport(absl::string_view word);
 // The words of the transports this build can run (TransportEntry::built).
 std::vector<std::string> BuiltTransportWords();
 // The words of the transports that have `cap`, as "scp|sftp", for refusals.
 std::string TransportsWith(bool TransportCaps::*cap);
+// --transport's and --to's help, an entry a clause: "native: SUMMARY; scp: ...";
+// "native: TO_FORM; scp|sftp: TO_FORM" (entries with one form share a clause).
+std::string TransportsHelp();
+std::string TransportToFormsHelp();
 // The words of the transports whose flags `add` declares, as "scp|sftp".
 std::string TransportsWith(AddTransportFlags add);
 
@@ -106,7 +135,7 @@ std::string TransportsWith(AddTransportFlags add);
 // line) into `into`. Refused: a transport without a URL, over 16 words or a word over
 // 256 characters, any other flag, and --smb-credentials (a login file comes by the
 // plan's `credentials`, which the agent checks against its --allow-source).
-absl::Status ParseTransportFlags(TransportKind kind, const std::vector<std::string>& words, RunOptions& into);
+absl::Status ParseTransportFlags(absl::string_view word, const std::vector<std::string>& words, RunOptions& into);
 
 }  // namespace nasperf
 

@@ -19,6 +19,7 @@
 #include "common/payload.h"
 #include "common/policy.h"
 #include "common/report_sink.h"
+#include "datapath/stream_pusher.h"
 #include "ssh/ssh_options.h"
 
 namespace nasperf {
@@ -43,10 +44,10 @@ struct ShareOptions {
 };
 
 struct RunOptions {
-  TransportKind transport = TransportKind::kNative;
-  HostPort to{"", kAgentPort};  // native: the receiver's control port
-  SshOptions ssh;               // scp, sftp: destination, keys, host key policy
-  ShareOptions share;           // nfs: the URL and the client's knobs
+  std::string transport = kWireTransport;  // an entry's word (transport/registry.h)
+  HostPort to{"", kAgentPort};             // native: the receiver's control port
+  SshOptions ssh;                          // scp, sftp: destination, keys, host key policy
+  ShareOptions share;                      // nfs: the URL and the client's knobs
   std::string token;
   std::string file;  // send this file, or
   // When set, `file` was opened once where it was checked (an agent's

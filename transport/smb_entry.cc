@@ -189,13 +189,20 @@ TransportEntry SmbTransportEntry() {
   caps.reads = true;
   caps.reads_laid_out = true;  // RemoteFsRun::LayOutReadFile
   caps.barrier = true;         // a write waits in RemoteFsRun::Write
-  TransportEntry entry{TransportKind::kSmb,
-                       "SMB 3 to any SMB server through libsmbclient (no agent, no mount; dynamic builds only)", caps,
-                       &MakeSmbTransport, &AddSmbFlags};
+  TransportEntry entry{"smb", "SMB 3 to any SMB server through libsmbclient (no agent, no mount; dynamic builds only)",
+                       caps, &MakeSmbTransport, &AddSmbFlags};
+  entry.to_form = "smb://[user@]host[:port]/share[/dir]";
   entry.check_url = &CheckSmbTo;
+  entry.worker = {kSmbWorkerCommand, "A parallel SMB stream's worker (started by SMB runs)", &RunSmbWorker};
+  entry.nas_waited_hint = [](const RunOptions& options) -> std::string {
+    if (options.share.smb_channels != 1) return "";
+    return "hint: the NAS waited for this client: one SMB connection here has one WRITE in flight (libsmbclient "
+           "waits for each answer) where Explorer and smbclient keep several; --smb-channels 2 keeps two";
+  };
 #ifndef NASPERF_WITH_SMB
   entry.built = false;
 #endif
+  entry.unbuilt_why = "a static build has no SMB; install the .deb there or run a dynamic build";
   return entry;
 }
 

@@ -670,10 +670,11 @@ absl::StatusOr<std::unique_ptr<Transport>> NewSshTransport(const SshOptions& opt
 
 namespace {
 
-// The run's SSH login and what the transport needs from the loop's options.
-absl::StatusOr<std::unique_ptr<Transport>> MakeSshTransport(const RunOptions& options) {
+// The run's SSH login and what the transport needs from the loop's options; `sftp`:
+// the sftp entry's (else scp's).
+absl::StatusOr<std::unique_ptr<Transport>> MakeSshTransport(const RunOptions& options, bool sftp) {
   SshOptions ssh = options.ssh;
-  ssh.sftp = options.transport == TransportKind::kSftp;
+  ssh.sftp = sftp;
   SshRunPlan plan;
   plan.remote = RemoteRunPlanFor(options);
   plan.link_mbps = options.link_mbps;
@@ -685,12 +686,20 @@ absl::StatusOr<std::unique_ptr<Transport>> MakeSshTransport(const RunOptions& op
 
 }  // namespace
 
+constexpr char kSshToForm[] = "[user@]host:/remote/dir";
+constexpr char kSshStartupSummary[] =
+    "paid the SSH session's start-up (the first transfer over a session is slower while sshd grows its buffers; "
+    "OpenSSH's scp pays it on every copy, this loop once per session)";
+
 TransportEntry ScpTransportEntry() {
   TransportCaps caps;
   caps.ssh_login = true;
   caps.barrier = true;  // SshTransport::Push
-  return {TransportKind::kScp, "the scp protocol to any SSH server (no agent; cannot sync or read)", caps,
-          &MakeSshTransport, &AddSshLoginFlags};
+  TransportEntry entry{"scp", "the scp protocol to any SSH server (no agent; cannot sync or read)", caps,
+                       [](const RunOptions& options) { return MakeSshTransport(options, false); }, &AddSshLoginFlags};
+  entry.to_form = kSshToForm;
+  entry.startup_summary = kSshStartupSummary;
+  return entry;
 }
 
 TransportEntry SftpTransportEntry() {
@@ -699,8 +708,11 @@ TransportEntry SftpTransportEntry() {
   caps.reads = true;    // of an existing --remote-file: the server's cache is not ours to set
   caps.verify = true;   // read back (RemoteFsRun)
   caps.barrier = true;  // SshTransport::Push (a read's Pull does not wait: no lab read over sftp)
-  return {TransportKind::kSftp, "SFTP to any SSH server (no agent; syncs with fsync@openssh.com when offered)", caps,
-          &MakeSshTransport, &AddSshLoginFlags};
+  TransportEntry entry{"sftp", "SFTP to any SSH server (no agent; syncs with fsync@openssh.com when offered)", caps,
+                       [](const RunOptions& options) { return MakeSshTransport(options, true); }, &AddSshLoginFlags};
+  entry.to_form = kSshToForm;
+  entry.startup_summary = kSshStartupSummary;
+  return entry;
 }
 
 }  // namespace nasperf

@@ -725,7 +725,7 @@ proto::TransferReport Watcher::RowOf(Copy& c, ObservedFigures* f, std::string* d
   row.set_stream(0);
   row.set_role(Name(Role::kNas));
   row.set_host(host_);
-  row.set_transport(Name(TransportKind::kObserved));
+  row.set_transport(kObservedTransport);
   row.set_direction(Name(Direction::kWrite));
   // Anyone who can write DIR names its files: ESC, CR, LF and bytes that are not UTF-8
   // are written as visible escapes ("\x1b"), so the cell is plain text in any reader.

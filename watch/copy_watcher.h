@@ -18,6 +18,10 @@
 
 namespace nasperf {
 
+// The transport word of watch's rows: a copy some other tool made. No registry entry
+// has it, so no run can ask for it.
+inline constexpr char kObservedTransport[] = "observed";
+
 struct WatchOptions {
   std::string dir;  // a directory; its subdirectories are watched too
   // >= 0: DIR already opened (O_PATH) by the caller, who keeps it open until RunWatch

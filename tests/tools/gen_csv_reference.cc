@@ -12,6 +12,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "common/columns.h"
+#include "transport/registry.h"
+#include "watch/copy_watcher.h"
 
 namespace nasperf {
 namespace {
@@ -35,6 +37,9 @@ std::string TextUnit(const ColumnBound& bound) {
       return absl::StrCat("text, at most ", bound.max_bytes, " bytes");
     case ColumnBound::Kind::kWord:
       return Words(bound);
+    case ColumnBound::Kind::kTransportWord:
+      return "a transport's word (`nasperf sender --help`, `--transport`): lowercase letters, digits and `-`, at most "
+             "16";
     case ColumnBound::Kind::kDevice:
       return "a kernel block device name: 1-64 of `A-Za-z0-9._:+!-`, starting with a letter or digit; or empty";
     case ColumnBound::Kind::kDeviceList:
@@ -97,6 +102,20 @@ std::string Reference() {
     absl::StrAppend(&out, "| ", i + 1, " | ", Code(column.name), " | ", Cell(UnitText(column)), " | ",
                     Cell(column.description), " |\n");
   }
+  absl::StrAppend(&out,
+                  "\n## Transport words\n"
+                  "\n"
+                  "The words of the `transport` column: this build's transports (`transport/registry.cc`),\n"
+                  "and the one of copies nasperf only watched. A row from another nasperf may carry a word\n"
+                  "of a transport this build lacks.\n"
+                  "\n"
+                  "| word | what moved the bytes |\n"
+                  "|---|---|\n");
+  for (const TransportEntry& entry : Transports()) {
+    absl::StrAppend(&out, "| ", Code(entry.name), " | ", Cell(entry.summary), " |\n");
+  }
+  absl::StrAppend(&out, "| ", Code(kObservedTransport),
+                  " | a copy another tool made, measured on the NAS by `nasperf watch` (role `nas`) |\n");
   return out;
 }
 
@@ -106,7 +125,7 @@ int Check(const char* self, const std::string& path) {
   text << in.rdbuf();
   if (in && text.str() == Reference()) return 0;
   std::fprintf(stderr,
-               "%s %s the column table (common/columns.cc); regenerate it:\n"
+               "%s %s the column table (common/columns.cc) and the transport words; regenerate it:\n"
                "  %s > %s\n",
                path.c_str(), in ? "differs from" : "cannot be read; it is generated from", self, path.c_str());
   return 1;

@@ -91,6 +91,8 @@ void SetValid(const TransferColumn& column, proto::TransferReport* r) {
     case CellFormat::kText:
       if (column.bound.kind == ColumnBound::Kind::kWord) {
         reflection->SetString(r, field, column.bound.words().front());
+      } else if (column.bound.kind == ColumnBound::Kind::kTransportWord) {
+        reflection->SetString(r, field, "sftp");
       } else if (column.bound.kind == ColumnBound::Kind::kDevice) {
         reflection->SetString(r, field, "nvme0n1");
       } else if (column.bound.kind == ColumnBound::Kind::kDeviceList) {
@@ -170,6 +172,12 @@ std::vector<std::pair<std::string, proto::TransferReport>> OutOfBounds(const Tra
       break;
     case ColumnBound::Kind::kWord:
       spoil([&](R reflection, proto::TransferReport* r) { reflection->SetString(r, f, "no-such-word"); });
+      break;
+    case ColumnBound::Kind::kTransportWord:
+      spoil([&](R reflection, proto::TransferReport* r) { reflection->SetString(r, f, ""); });
+      spoil([&](R reflection, proto::TransferReport* r) { reflection->SetString(r, f, "Native"); });
+      spoil([&](R reflection, proto::TransferReport* r) { reflection->SetString(r, f, "a-word-of-17-char"); });
+      spoil([&](R reflection, proto::TransferReport* r) { reflection->SetString(r, f, "x\x1b]0;pwned\x07"); });
       break;
     case ColumnBound::Kind::kRange:
       spoil([&](R, proto::TransferReport* r) { SetWhole(f, bound.max + 1, r); });

@@ -22,7 +22,6 @@ void EveryNameRoundTrips() {
 TEST(Policy, EveryNameRoundTrips) {
   EveryNameRoundTrips<WriteMode>();
   EveryNameRoundTrips<Cleanup>();
-  EveryNameRoundTrips<TransportKind>();
   EveryNameRoundTrips<Role>();
   EveryNameRoundTrips<Status>();
   EveryNameRoundTrips<Bottleneck>();
@@ -31,7 +30,6 @@ TEST(Policy, EveryNameRoundTrips) {
 TEST(Policy, TheListsAreTheOnesUsersSee) {
   EXPECT_EQ(Names<WriteMode>(), (std::vector<std::string>{"buffered", "direct", "dsync"}));
   EXPECT_EQ(Names<Cleanup>(), (std::vector<std::string>{"each", "end", "never"}));
-  EXPECT_EQ(Names<TransportKind>(), (std::vector<std::string>{"native", "scp", "sftp", "nfs", "smb", "observed"}));
 }
 
 TEST(Policy, UnknownWordsAreRefusedNamingTheChoices) {
@@ -39,7 +37,6 @@ TEST(Policy, UnknownWordsAreRefusedNamingTheChoices) {
   ASSERT_FALSE(mode.ok());
   EXPECT_EQ(mode.status().message(), "invalid write mode \"fast\" (expected buffered, direct, dsync)");
   EXPECT_FALSE(Parse<Cleanup>("").ok());
-  EXPECT_FALSE(Parse<TransportKind>("Native").ok());
 }
 
 TEST(SyncPolicy, Parses) {

@@ -59,7 +59,12 @@ TEST(CheckReport, RefusesHostileText) {
   ExpectRefused([](proto::TransferReport& r) { r.set_host(std::string("a\0b", 3)); }, "host");
   ExpectRefused([](proto::TransferReport& r) { r.set_error(std::string(2001, 'e')); }, "error");
   ExpectRefused([](proto::TransferReport& r) { r.set_role("admin"); }, "role");
-  ExpectRefused([](proto::TransferReport& r) { r.set_transport("ftp"); }, "transport");
+  // A transport's word by its shape only (the registry's words are a layer above): a
+  // word this build has no entry for is a newer peer's, and passes.
+  ExpectRefused([](proto::TransferReport& r) { r.set_transport("FTP"); }, "transport");
+  ExpectRefused([](proto::TransferReport& r) { r.set_transport(std::string(17, 'x')); }, "transport");
+  ExpectRefused([](proto::TransferReport& r) { r.set_transport("nfs\x1b[2J"); }, "transport");
+  ExpectRefused([](proto::TransferReport& r) { r.set_transport(""); }, "transport");
   ExpectRefused([](proto::TransferReport& r) { r.set_stream(1 << 20); }, "stream");
   ExpectRefused([](proto::TransferReport& r) { r.set_read_mode("mmap"); }, "read_mode");
   // Control characters: a label or host that would move a terminal's cursor or
@@ -242,6 +247,12 @@ TEST(CheckHelloReply, PortsMtuAndModes) {
   r.set_mtu(9000);
   for (int i = 0; i < 9; ++i) r.add_write_modes("buffered");
   EXPECT_FALSE(CheckHelloReply(r).ok()) << "more than 8 write modes";
+  r.clear_write_modes();
+  r.add_transports("native");
+  r.add_transports("a-newer-one");  // a newer agent's: listed, not refused
+  EXPECT_TRUE(CheckHelloReply(r).ok());
+  r.add_transports("smb\x1b]0;pwned\x07");  // preflight prints the list
+  EXPECT_FALSE(CheckHelloReply(r).ok());
 }
 
 TEST(CheckPrepareReadReply, APlainFileOfTheAskedSize) {

@@ -84,7 +84,7 @@ proto::SenderJob SftpJob() {
 TEST(SetJobTransport, AnSftpJobBecomesAnSshLogin) {
   RunOptions o;
   ASSERT_TRUE(SetJobTransport(SftpJob(), o).ok());
-  EXPECT_STREQ(Name(o.transport), "sftp");
+  EXPECT_EQ(o.transport, "sftp");
   EXPECT_EQ(o.ssh.to.user, "root");
   EXPECT_EQ(o.ssh.to.host, "198.18.1.10");
   EXPECT_EQ(o.ssh.to.dir, "/mnt/cache");

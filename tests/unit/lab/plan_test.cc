@@ -266,7 +266,7 @@ sync = "end")"),
                         "plan.toml");
   ASSERT_TRUE(plan.ok()) << plan.status();
   const PlanTransfer& t = plan->transfers[0];
-  EXPECT_EQ(t.transport, *Parse<TransportKind>("sftp"));
+  EXPECT_EQ(t.transport, "sftp");
   EXPECT_FALSE(t.ToIsHost());
   EXPECT_EQ(t.ssh_to.user, "root");
   EXPECT_EQ(t.ssh_to.host, "198.18.1.10");

@@ -98,7 +98,7 @@ TEST_F(TallyTest, AMissingReceiverRowMakesTheAggregateIncomplete) {
 // alone make a complete aggregate, and there is no durable figure.
 TEST_F(TallyTest, AnSshTransferIsCompleteWithSenderRowsAlone) {
   std::vector<LabJob> jobs = {Job("c1", "root@nas:/x", 2)};
-  transfers_.back()->transport = *Parse<TransportKind>("sftp");
+  transfers_.back()->transport = "sftp";
   jobs[0].agent_rows = {Row("sender", "ok", 50, 1'000'000), Row("sender", "ok", 30, 1'200'000)};
   RunTally run = TallyRun(jobs);
   ASSERT_EQ(run.receivers.size(), 1u);

@@ -109,7 +109,7 @@ class Rows : public ReportSink {
 
 SenderOptions WriteOptions() {
   SenderOptions o;
-  o.transport = TransportKind::kSftp;  // only the rows' transport word
+  o.transport = "sftp";  // only the rows' transport word
   o.size = 3 << 20;
   o.runs = 3;
   o.warmup = 1;

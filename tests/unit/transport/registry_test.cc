@@ -16,17 +16,65 @@ namespace {
 TEST(Registry, EveryTransportWordHasOneEntry) {
   std::set<std::string> seen;
   for (const TransportEntry& entry : Transports()) {
-    EXPECT_TRUE(seen.insert(Name(entry.kind)).second) << Name(entry.kind) << " is listed twice";
+    EXPECT_TRUE(seen.insert(entry.name).second) << entry.name << " is listed twice";
+    // The collector and the Hello check take a peer's word by this shape only.
+    EXPECT_TRUE(IsTransportWord(entry.name)) << entry.name;
+    EXPECT_EQ(FindTransport(entry.name), &entry);
+    EXPECT_EQ(&TransportFor(entry.name), &entry);
     EXPECT_NE(entry.make, nullptr);
     EXPECT_NE(std::string(entry.summary), "");
   }
-  for (const std::string& name : Names<TransportKind>()) {
-    auto kind = Parse<TransportKind>(name);
-    ASSERT_TRUE(kind.ok()) << name;
-    if (name == "observed") continue;  // watch's word: rows only, no run
-    EXPECT_EQ(TransportFor(*kind).kind, *kind) << name << " has no entry";
-    EXPECT_EQ(seen.count(name), 1u);
+  EXPECT_EQ(FindTransport("observed"), nullptr);  // watch's word: rows only, no run
+  EXPECT_EQ(FindTransport("Native"), nullptr);
+  // The receiver's rows say the wire's word: the entry that talks to it has it.
+  ASSERT_NE(FindTransport(kWireTransport), nullptr);
+  EXPECT_TRUE(FindTransport(kWireTransport)->caps.agent);
+}
+
+TEST(Registry, ATransportWordIsShort) {
+  EXPECT_TRUE(IsTransportWord("native"));
+  EXPECT_TRUE(IsTransportWord("sixteen-chars-ok"));
+  EXPECT_FALSE(IsTransportWord("seventeen-chars-x"));
+  EXPECT_FALSE(IsTransportWord(""));
+  EXPECT_FALSE(IsTransportWord("Native"));
+  EXPECT_FALSE(IsTransportWord("nfs\x1b[2J"));
+  EXPECT_FALSE(IsTransportWord("a b"));
+}
+
+// What only some transports have to say comes from their entries, so cli/ and lab/
+// name none: SMB's hidden worker command and its one-channel hint, the SSH
+// transports' start-up line, why a static build lacks SMB.
+TEST(Registry, WhatOneTransportSaysIsItsEntrys) {
+  std::vector<std::string> workers, startup;
+  for (const TransportEntry& entry : Transports()) {
+    if (entry.worker.command != nullptr) {
+      workers.push_back(entry.worker.command);
+      EXPECT_NE(entry.worker.run, nullptr) << entry.name;
+      EXPECT_NE(entry.worker.help, nullptr) << entry.name;
+    }
+    if (entry.startup_summary != nullptr) startup.push_back(entry.name);
   }
+  EXPECT_EQ(workers, std::vector<std::string>{"smb-worker"});
+  EXPECT_EQ(absl::StrJoin(startup, "|"), TransportsWith(&TransportCaps::ssh_login));
+  const TransportEntry& smb = TransportFor("smb");
+  EXPECT_NE(std::string(smb.unbuilt_why).find("static build has no SMB"), std::string::npos);
+  ASSERT_NE(smb.nas_waited_hint, nullptr);
+  RunOptions one;
+  EXPECT_NE(smb.nas_waited_hint(one).find("--smb-channels 2 keeps two"), std::string::npos);
+  RunOptions two;
+  two.share.smb_channels = 2;
+  EXPECT_EQ(smb.nas_waited_hint(two), "");
+  EXPECT_EQ(TransportFor("nfs").nas_waited_hint, nullptr);
+}
+
+// --transport's and --to's help are the entries' own words.
+TEST(Registry, HelpTextsListEveryEntry) {
+  for (const TransportEntry& entry : Transports()) {
+    EXPECT_NE(TransportsHelp().find(absl::StrCat(entry.name, ": ", entry.summary)), std::string::npos) << entry.name;
+    ASSERT_NE(entry.to_form, nullptr) << entry.name;
+    EXPECT_NE(TransportToFormsHelp().find(entry.to_form), std::string::npos) << entry.name;
+  }
+  EXPECT_NE(TransportToFormsHelp().find("scp|sftp: [user@]host:/remote/dir"), std::string::npos);
 }
 
 // A plan or a job naming watch's word is refused, not run as the first entry.
@@ -39,7 +87,7 @@ TEST(Registry, NoRunCanAskForAnObservedCopy) {
   EXPECT_EQ(observed.status().message(),
             absl::StrCat("transport 'observed' is not one a run can use: ", absl::StrJoin(words, "|")));
   EXPECT_EQ(*ParseRunTransport(""), DefaultTransport());
-  EXPECT_EQ(std::string(Name(*ParseRunTransport("sftp"))), "sftp");
+  EXPECT_EQ(*ParseRunTransport("sftp"), "sftp");
 }
 
 TEST(Registry, CapabilitiesNameTheTransportsThatHaveThem) {
@@ -51,16 +99,16 @@ TEST(Registry, CapabilitiesNameTheTransportsThatHaveThem) {
   // A transport's --to is one of: an agent's address, an SSH login, a share's URL
   // (then the entry checks the URL).
   for (const TransportEntry& entry : Transports()) {
-    EXPECT_EQ(int{entry.caps.agent} + int{entry.caps.ssh_login} + int{entry.caps.url}, 1) << Name(entry.kind);
-    EXPECT_EQ(entry.caps.url, entry.check_url != nullptr) << Name(entry.kind);
+    EXPECT_EQ(int{entry.caps.agent} + int{entry.caps.ssh_login} + int{entry.caps.url}, 1) << entry.name;
+    EXPECT_EQ(entry.caps.url, entry.check_url != nullptr) << entry.name;
   }
 }
 
 // The SSH login flags are the scp and sftp entries' own (one function both point at):
 // the CLI declares them once and refuses them with native, naming "scp|sftp".
 TEST(Registry, TheSshLoginFlagsBelongToTheSshTransports) {
-  EXPECT_EQ(TransportFor(TransportKind::kNative).add_flags, nullptr);
-  const AddTransportFlags ssh = TransportFor(TransportKind::kSftp).add_flags;
+  EXPECT_EQ(TransportFor("native").add_flags, nullptr);
+  const AddTransportFlags ssh = TransportFor("sftp").add_flags;
   ASSERT_NE(ssh, nullptr);
   EXPECT_EQ(TransportsWith(ssh), TransportsWith(&TransportCaps::ssh_login));
 }
@@ -73,20 +121,19 @@ TEST(Registry, RefusalsFollowTheCapabilities) {
   everything.write_mode = WriteMode::kDirect;
   everything.ssh_login = true;
   everything.read = everything.read_laid_out = everything.read_cache = true;
-  auto asks = [](TransportKind kind, const TransportAsks& a) {
+  auto asks = [](const char* kind, const TransportAsks& a) {
     std::vector<Ask> out;
     for (const Refusal& r : RefusalsFor(kind, a)) out.push_back(r.ask);
     return out;
   };
-  const TransportKind native = *Parse<TransportKind>("native"), scp = *Parse<TransportKind>("scp"),
-                      sftp = *Parse<TransportKind>("sftp");
+  const char *native = "native", *scp = "scp", *sftp = "sftp";
   EXPECT_EQ(asks(native, everything), std::vector<Ask>{Ask::kSshLogin});
   EXPECT_EQ(asks(sftp, everything),
             (std::vector<Ask>{Ask::kVerify, Ask::kWriteMode, Ask::kReadLaidOut, Ask::kReadCache}));
   EXPECT_EQ(asks(scp, everything),
             (std::vector<Ask>{Ask::kVerify, Ask::kWriteMode, Ask::kRead, Ask::kReadLaidOut, Ask::kReadCache}));
   // NFS writes FILE_SYNC for dsync, but has no O_DIRECT.
-  const TransportKind nfs = *Parse<TransportKind>("nfs");
+  const char* nfs = "nfs";
   EXPECT_EQ(asks(nfs, everything), (std::vector<Ask>{Ask::kVerify, Ask::kWriteMode, Ask::kSshLogin, Ask::kReadCache}));
   TransportAsks dsync;
   dsync.write_mode = WriteMode::kDsync;
@@ -99,14 +146,14 @@ TEST(Registry, RefusalsFollowTheCapabilities) {
   verify_write.verify = true;
   EXPECT_TRUE(RefusalsFor(nfs, verify_write).empty());
   EXPECT_TRUE(RefusalsFor(sftp, verify_write).empty());
-  EXPECT_TRUE(RefusalsFor(*Parse<TransportKind>("smb"), verify_write).empty());
+  EXPECT_TRUE(RefusalsFor("smb", verify_write).empty());
   EXPECT_EQ(asks(scp, verify_write), std::vector<Ask>{Ask::kVerify});
   EXPECT_EQ(RefusalsFor(scp, verify_write).front().able, "native|sftp|nfs|smb");
   for (const TransportEntry& entry : Transports()) {
-    EXPECT_TRUE(RefusalsFor(entry.kind, TransportAsks{}).empty()) << Name(entry.kind) << " refuses a plain write";
-    EXPECT_TRUE(entry.caps.barrier) << Name(entry.kind) << " cannot start with a lab's other streams";
+    EXPECT_TRUE(RefusalsFor(entry.name, TransportAsks{}).empty()) << entry.name << " refuses a plain write";
+    EXPECT_TRUE(entry.caps.barrier) << entry.name << " cannot start with a lab's other streams";
   }
-  EXPECT_EQ(DefaultTransport(), Transports().front().kind);
+  EXPECT_EQ(DefaultTransport(), Transports().front().name);
 }
 
 }  // namespace

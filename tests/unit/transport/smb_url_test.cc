@@ -152,7 +152,7 @@ TEST_F(SmbLoginTest, TheEnvironmentWhenNoFileAndAUserIsNeeded) {
 // password (and no one but root reads its memory). Made in a child, whose state the
 // test process keeps apart; the child's exit code says what it saw.
 TEST_F(SmbLoginTest, AProcessThatLoadsALoginCannotDumpCore) {
-  const TransportEntry& smb = TransportFor(TransportKind::kSmb);
+  const TransportEntry& smb = TransportFor("smb");
   if (!smb.built) GTEST_SKIP() << "this build has no SMB";
   RunOptions options;
   options.share.url = "smb://nas.invalid/share";
