@@ -95,10 +95,10 @@ std::string TransportsWith(AddTransportFlags add) {
   return absl::StrJoin(names, "|");
 }
 
-absl::Status ParseTransportFlags(absl::string_view word, const std::vector<std::string>& words, RunOptions& into) {
+absl::Status ParseTransportFlags(absl::string_view transport, const std::vector<std::string>& words, RunOptions& into) {
   constexpr size_t kMaxWords = 16, kMaxWordChars = 256;
   if (words.empty()) return absl::OkStatus();
-  const TransportEntry& entry = TransportFor(word);
+  const TransportEntry& entry = TransportFor(transport);
   auto refuse = [](absl::string_view why) {
     return absl::InvalidArgumentError(absl::StrCat("transport_flags: ", why));
   };

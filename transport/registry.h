@@ -135,7 +135,7 @@ std::string TransportsWith(AddTransportFlags add);
 // line) into `into`. Refused: a transport without a URL, over 16 words or a word over
 // 256 characters, any other flag, and --smb-credentials (a login file comes by the
 // plan's `credentials`, which the agent checks against its --allow-source).
-absl::Status ParseTransportFlags(absl::string_view word, const std::vector<std::string>& words, RunOptions& into);
+absl::Status ParseTransportFlags(absl::string_view transport, const std::vector<std::string>& words, RunOptions& into);
 
 }  // namespace nasperf
 
