@@ -117,6 +117,9 @@ struct Copy {
   // first write event and at the latest look.
   int64_t btime_ns = 0, first_ctime_ns = 0, last_ctime_ns = 0;
   bool created = false, wrote = false;
+  // Found unlinked by this look: ended "removed" only if the events queued meanwhile
+  // hold no close (SettleUnlinked).
+  bool unlinked = false;
   int64_t seen_ns = 0, first_ns = 0, last_ns = 0, tick_ns = 0, first_wall_ns = 0;
   // The NAS's counters at its first write, at the latest look after a write, and at the
   // look before that one: inside the copy while it runs on, so rates over start..inner
@@ -183,7 +186,10 @@ class Watcher {
     return it == copies_.end() ? nullptr : &it->second;
   }
   void End(Copy& c, std::string how, Status status = Status::kOk, std::string error = "", bool even_if_closed = false);
-  void Refresh(Copy& c, int64_t now);
+  // unlinked: null ends a copy found unlinked as removed at once; else it is marked, and
+  // *unlinked set, for SettleUnlinked to decide after reading the queue.
+  void Refresh(Copy& c, int64_t now, bool* unlinked = nullptr);
+  void SettleUnlinked();
   void Tick(Copy& c, int64_t now);
   void Finish(Copy& c);
   void FinishAll(int64_t previous_look);
@@ -488,13 +494,16 @@ void Watcher::HandleEvents() {
 }
 
 // The file's size now; a shrunk or replaced file ends the copy.
-void Watcher::Refresh(Copy& c, int64_t now) {
+void Watcher::Refresh(Copy& c, int64_t now, bool* unlinked) {
   struct stat linked, held;
   const bool is_linked = StatInDir(c, &linked);
   const bool is_held = c.fd.valid() && fstat(c.fd.get(), &held) == 0;
   if (is_linked && linked.st_ino != c.ino) {
     End(c, "replaced", Status::kAborted, absl::StrCat(TerminalSafe(c.rel), " was replaced by another file mid-copy"),
         true);
+  } else if (!is_linked && c.wrote && unlinked != nullptr) {
+    c.unlinked = true;
+    *unlinked = true;
   } else if (!is_linked && c.wrote) {
     // The same unlink as IN_DELETE's, seen by this look before its event was read: one wording.
     End(c, "removed", Status::kAborted, absl::StrCat(TerminalSafe(c.rel), " was removed mid-copy"));
@@ -820,6 +829,19 @@ void Watcher::Finish(Copy& c) {
                       row.bottleneck().empty() ? "" : "  ", c.status == Status::kOk ? details : c.error));
 }
 
+// A file this look found unlinked may have been closed after the look's first read of the
+// queue and removed right after (a loop's cleanup; under load the window is wide): its
+// close event is queued before the unlink's, so the queue read now decides, and only a
+// copy still open when it went is called removed mid-copy.
+void Watcher::SettleUnlinked() {
+  HandleEvents();
+  for (auto& [rel, c] : copies_) {
+    if (!c.unlinked) continue;
+    c.unlinked = false;
+    End(c, "removed", Status::kAborted, absl::StrCat(TerminalSafe(c.rel), " was removed mid-copy"));
+  }
+}
+
 void Watcher::FinishEnded(int64_t now) {
   for (auto it = copies_.begin(); it != copies_.end();) {
     if (it->second.ended.empty()) {
@@ -903,23 +925,26 @@ absl::StatusOr<WatchSummary> Watcher::Run() {
     // What arrived since the poll first: a close queued before an unlink (a loop's
     // cleanup) must be read before this look finds the file gone and calls it removed.
     HandleEvents();
+    if (o_.before_look) o_.before_look();
     // DIR removed: the descriptor held keeps IN_DELETE_SELF back, its link count says it.
     if (const int root = DirFd(root_wd_); root >= 0 && fstat(root, &st) == 0 && st.st_nlink == 0) {
       root_gone_ = true;
       break;
     }
     now_ = Read(now);  // every look, so a copy that starts between two has counters from before it
+    bool unlinked = false;
     for (auto& [rel, c] : copies_) {
       if (c.wrote && c.last_ns > previous_look) {  // written since the last look
         c.inner = c.last;
         c.last = now_;
       }
-      if (c.ended.empty()) Refresh(c, now);
-      if (c.ended.empty()) Tick(c, now);
+      if (c.ended.empty()) Refresh(c, now, &unlinked);
+      if (c.ended.empty() && !c.unlinked) Tick(c, now);
       if (c.ended.empty() && !c.wrote && static_cast<double>(now - c.seen_ns) / 1e9 >= o_.idle_s) {
         End(c, "never written");
       }
     }
+    if (unlinked) SettleUnlinked();
     FinishEnded(now);
     previous_look = now;
   }

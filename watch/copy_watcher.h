@@ -42,6 +42,9 @@ struct WatchOptions {
   bool stop_ends_copies = false;
   std::function<void(const std::string&)> line;  // live lines, one per call
   std::function<void()> ready;                   // called once DIR's tree is watched
+  // Tests: runs on the watch's thread in each look, after it read the queue and before
+  // it looks at the files (what a writer does in that window is the case under test).
+  std::function<void()> before_look;
   std::string proc = "/proc", sys = "/sys";
 };
 

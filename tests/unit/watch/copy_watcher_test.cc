@@ -68,6 +68,7 @@ class WatchTest : public TempDirTest {
     o.idle_s = 0.5;
     o.min_bytes = 1 << 20;
     o.stop = &stop_;
+    o.before_look = before_look_;
     o.line = [this](const std::string& line) {
       absl::MutexLock lock(&mu_);
       lines_.push_back(line);
@@ -102,6 +103,7 @@ class WatchTest : public TempDirTest {
   }
 
   std::atomic<bool> stop_{false};
+  std::function<void()> before_look_;  // set before Start
   RowSink sink_;
   WatchOptions options_;
   absl::StatusOr<WatchSummary> result_ = absl::UnknownError("not run");
@@ -192,6 +194,29 @@ TEST_F(WatchTest, TruncatedReplacedAndRemovedMidCopyAreAbortedRows) {
   EXPECT_THAT(rows[0].error(), HasSubstr("a.bin shrank mid-copy, from 2097152 to 0 bytes"));
   EXPECT_THAT(rows[1].error(), HasSubstr("b.bin was replaced by another file mid-copy"));
   EXPECT_THAT(rows[2].error(), HasSubstr("c.bin was removed mid-copy"));
+}
+
+// A loop's cleanup right after its close (under load the window is wide): the file
+// closed and removed after a look read the queue and before it looks at the file. The
+// close came first, so the copy is whole, not "removed mid-copy".
+TEST_F(WatchTest, ACopyClosedThenRemovedBeforeALookIsWhole) {
+  const std::string file = dir_ + "/cleaned.bin";
+  std::atomic<int> fd{-1};
+  std::atomic<bool> armed{false};
+  before_look_ = [&] {
+    if (!armed.exchange(false)) return;
+    close(fd.load());
+    unlink(file.c_str());
+  };
+  Start();
+  fd = WriteSteps(file, 2, absl::Milliseconds(60), /*close_it=*/false);
+  armed = true;
+  const std::vector<proto::TransferReport> rows = sink_.WaitFor(1);
+  ASSERT_EQ(rows.size(), 1u) << Lines();
+  EXPECT_EQ(rows[0].status(), "ok") << rows[0].error();
+  EXPECT_THAT(rows[0].observed_detail(), HasSubstr("ended: closed"));
+  EXPECT_EQ(rows[0].bytes(), 2u << 20);
+  EXPECT_FALSE(armed) << "the look never ran the close and the removal";
 }
 
 TEST_F(WatchTest, TenThousandSmallFilesAreCountedNotRowed) {
