@@ -4,8 +4,9 @@
 # lab's NAS, with scp through a real sshd and with Samba's smbclient through a real smbd,
 # are one row each (role nas, transport observed) with MB/s within 10 % of the client's
 # own figure. Over a link shaped to 500 Mbit/s into the RAM cache the verdict is network
-# (at 1 Gbit/s scp's own encryption ran 110-120 MB/s here: the link was not always the
-# limit, and the verdict rightly said client);
+# whenever the tool filled the link by its own figure, and client or server-cpu when it
+# left it well short (at 1 Gbit/s scp's own encryption ran 110-120 MB/s here: the link was
+# not always the limit, and the verdict rightly said client);
 # into the array, throttled in the root blkio cgroup with its page cache limited (the
 # cache cliff's recipe: sshd and smbd write through the page cache), it is disk.
 source "$(dirname "$0")/lib.sh"
@@ -75,10 +76,30 @@ check() {
   echo "$2 into $1: watch $got MB/s ($verdict), $2's own figure $client MB/s; $(row "$1" "$2.bin" observed_detail)"
   [ "$(row "$1" "$2.bin" status)" = ok ] || fail "$2 into $1: the row is not ok"
   within 10 "$got" "$client" || fail "$2 into $1: watch's $got MB/s is not within 10 % of $2's $client MB/s"
-  [ "$verdict" = "$3" ] || fail "$2 into $1: verdict '$verdict', expected $3"
+  if [ "$3" = network ]; then
+    # The link is the limit only when the tool filled it, by its own figure against the
+    # shaped rate's TCP goodput (1448 of each 1538 bytes at MTU 1500): from 90 % the verdict
+    # is network; under 80 % the link was not full, and the NAS named the client or its
+    # own CPU, never the link (soak under load: smbclient, short of CPU, at 45.6 MB/s of
+    # 58.8, judged client). Between the two, either.
+    local fill
+    fill=$(awk -v c="$client" -v r="$RATE_MBPS" 'BEGIN { printf "%.2f", c / (r / 8 * 1448 / 1538) }')
+    if awk -v f="$fill" 'BEGIN { exit !(f >= 0.9) }'; then
+      [ "$verdict" = network ] || fail "$2 into $1 filled the link ($fill of its goodput): verdict '$verdict', expected network"
+    elif awk -v f="$fill" 'BEGIN { exit !(f < 0.8) }'; then
+      case $verdict in client|server-cpu) ;;
+        *) fail "$2 into $1 left the link idle ($fill of its goodput): verdict '$verdict', expected client or server-cpu" ;;
+      esac
+    fi
+    [ "$verdict" != network ] || cache_network=$((cache_network + 1))
+  else
+    [ "$verdict" = "$3" ] || fail "$2 into $1: verdict '$verdict', expected $3"
+  fi
 }
+cache_network=0
 check cache scp network
 check cache smb network
+echo "copies into the cache judged network: $cache_network of 2"
 check array scp disk
 check array smb disk
 # Per interval too: the array copies' samples (a watch numbers its copies by iteration)
