@@ -618,12 +618,9 @@ absl::Status RunCopies(LoopContext& loop, Console& console, ReportSink& sink, Se
 }
 
 absl::StatusOr<SenderOutcome> RunSender(const SenderOptions& options, ReportSink& sink, std::FILE* out) {
-  const TransportEntry* entry = FindTransport(options.transport);
-  if (entry == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "transport '", options.transport, "' is not one a run can use: ", absl::StrJoin(RunTransportWords(), "|")));
-  }
-  absl::StatusOr<std::unique_ptr<Transport>> transport = entry->make(options);
+  absl::StatusOr<std::string> word = ParseRunTransport(options.transport);
+  if (!word.ok()) return word.status();
+  absl::StatusOr<std::unique_ptr<Transport>> transport = TransportFor(*word).make(options);
   if (!transport.ok()) return transport.status();
   return RunSenderWith(options, **transport, sink, out);
 }
