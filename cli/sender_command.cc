@@ -373,7 +373,7 @@ int FinishSender(const absl::StatusOr<SenderOutcome>& outcome, const CsvSink* cs
 }
 
 // For --to [user@]host:/dir: starts a receiver there over SSH (uploading the static
-// binary when needed) and points the native loop at it, with a token of its own.
+// binary when needed) and points the run at it, with a token of its own.
 absl::StatusOr<std::unique_ptr<RemoteAgent>> StartDeployedReceiver(const SenderFlags& f, SenderOptions& options) {
   RemoteAgentOptions r;
   r.ssh = options.ssh;

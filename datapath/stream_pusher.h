@@ -1,4 +1,4 @@
-// The sending side of the native data path (docs/DESIGN.md §3.1, data port):
+// The sending side of the agent wire's data path (docs/DESIGN.md §3.1, data port):
 // connect to the receiver's data port and write the header (PushNative), then push
 // the payload through the shared loop (datapath/push_loop.h; zero-copy by splice when
 // nothing needs to see the bytes), write the footer, half-close, and wait for the

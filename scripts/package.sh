@@ -36,6 +36,13 @@ build_static() {
   cmake --build "$tree" -j"$jobs" --target nasperf 2>&1 \
     | grep -vE "in statically linked applications requires at runtime|: in function \`" || true
   [ -x "$tree/nasperf" ] || { echo "package: the static link of $out failed (see above)" >&2; exit 1; }
+  # libnfs.a's own libnfs_zdr_array trusts a server's array lengths: every call must reach
+  # transport/nfs.cc's checked one (ld --wrap, transport/CMakeLists.txt), none libnfs's.
+  local calls
+  calls=$("${strip%strip}objdump" -d --no-show-raw-insn "$tree/nasperf" |
+    grep -oE '\s(call|jmp|bl|b)\s+[0-9a-f]+ <(__wrap_)?libnfs_zdr_array>' | grep -oE '<[^>]*>' | sort | uniq -c | tr -s ' \n' ' ' || true)
+  [[ $calls == *"<__wrap_libnfs_zdr_array>"* && $calls != *" <libnfs_zdr_array>"* ]] ||
+    { echo "package: $tree/nasperf calls libnfs's unchecked libnfs_zdr_array (no --wrap, or no objdump?): $calls" >&2; exit 1; }
   "$strip" -o "$out" "$tree/nasperf"
   file "$out" | grep -qE "$pattern" || { echo "package: $out is not $pattern: $(file -b "$out")" >&2; exit 1; }
   echo "package: $out ($(( $(stat -c %s "$out") / 1024 / 1024 )) MiB, statically linked, stripped)"

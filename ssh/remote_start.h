@@ -3,7 +3,7 @@
 // one already there or this nasperf's static build uploaded first (ssh/deploy.h).
 // The process lives exactly as long as the SSH channel that started it: it stops when
 // its stdin closes, so a client that is killed, loses the network or exits leaves
-// nothing running. Host keys, logins and keys as in the scp/sftp transport
+// nothing running. Host keys, logins and keys as in the SSH transports
 // (ssh/ssh_session.h); the token travels on the channel, never on a command line.
 // One RemoteAgent per host, driven from one thread; it owns one helper thread that
 // keeps the SSH session serviced while the run goes on.

@@ -1,7 +1,7 @@
 // One authenticated SSH session through libssh, set up the way OpenSSH would:
 // ~/.ssh/config, strict known_hosts (accept-new on request), ssh-agent, an identity
-// file, prompts only on a terminal. Shared by the scp/sftp transports and by
-// `nasperf lab --ssh` and the SSH deploy. The one place (with the scp/sftp
+// file, prompts only on a terminal. Shared by the SSH transports and by
+// `nasperf lab --ssh` and the SSH deploy. The one place (with the SSH
 // transports) that includes libssh. A connection is used by one thread at a time.
 #ifndef NASPERF_SSH_SSH_SESSION_H_
 #define NASPERF_SSH_SSH_SESSION_H_

@@ -29,9 +29,32 @@ const TransportEntry* FindTransport(absl::string_view word) {
   return nullptr;
 }
 
+namespace {
+
+// make of the entry a word with no entry gets: ParseRunTransport's refusal of it.
+absl::StatusOr<std::unique_ptr<Transport>> RefuseUnknownTransport(const RunOptions& options) {
+  absl::StatusOr<std::string> word = ParseRunTransport(options.transport);
+  if (!word.ok()) return word.status();
+  return absl::InvalidArgumentError(
+      absl::StrCat("transport ", *word, ": asked for by a word with no entry (it was not checked)"));
+}
+
+const TransportEntry& NoTransport() {
+  static const TransportEntry* none = [] {
+    auto* entry = new TransportEntry{"(none)", "a word with no entry: it can do nothing", TransportCaps{},
+                                     RefuseUnknownTransport};
+    entry->built = false;
+    entry->unbuilt_why = "no transport has that word";
+    return entry;
+  }();
+  return *none;
+}
+
+}  // namespace
+
 const TransportEntry& TransportFor(absl::string_view word) {
   const TransportEntry* entry = FindTransport(word);
-  return entry != nullptr ? *entry : Transports().front();
+  return entry != nullptr ? *entry : NoTransport();
 }
 
 std::string DefaultTransport() { return Transports().front().name; }
@@ -97,11 +120,13 @@ std::string TransportsWith(AddTransportFlags add) {
 
 absl::Status ParseTransportFlags(absl::string_view transport, const std::vector<std::string>& words, RunOptions& into) {
   constexpr size_t kMaxWords = 16, kMaxWordChars = 256;
-  if (words.empty()) return absl::OkStatus();
-  const TransportEntry& entry = TransportFor(transport);
   auto refuse = [](absl::string_view why) {
     return absl::InvalidArgumentError(absl::StrCat("transport_flags: ", why));
   };
+  const absl::StatusOr<std::string> word = ParseRunTransport(transport);
+  if (!word.ok()) return refuse(word.status().message());
+  if (words.empty()) return absl::OkStatus();
+  const TransportEntry& entry = TransportFor(*word);
   if (!entry.caps.url || entry.add_flags == nullptr) {
     return refuse(absl::StrCat("transport ", entry.name, " takes none (", TransportsWith(&TransportCaps::url), " do)"));
   }

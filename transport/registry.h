@@ -102,14 +102,18 @@ struct Refusal {
 };
 
 // In the order of Ask; empty when the transport can do everything asked.
-// `word` is an entry's name (TransportFor).
+// `word` is an entry's name; a word with no entry can do nothing: every ask is refused.
 std::vector<Refusal> RefusalsFor(absl::string_view word, const TransportAsks& asks);
 
 const std::vector<TransportEntry>& Transports();
-// The entry named `word`; null when there is none.
+// The entry named `word`; null when there is none. For a word not checked yet (a
+// peer's, a row's): the caller says what is wrong with an unknown one.
 const TransportEntry* FindTransport(absl::string_view word);
-// The entry of a word its way in already checked (the CLI's choices,
-// ParseRunTransport, RunSender): an unknown word gets the default's entry.
+// The entry of a word its way in already checked: the CLI's (--transport's set is
+// RunTransportWords), ParseRunTransport's (plans, jobs, RunSender). A word with no
+// entry never gets another transport's: it gets an entry named "(none)" that can do
+// nothing (no caps, not built, make refuses naming the word), so a caller that skipped
+// the check fails closed.
 const TransportEntry& TransportFor(absl::string_view word);
 // The first entry's word: what a run uses when none is named (--transport, a plan, a job).
 std::string DefaultTransport();
@@ -134,7 +138,8 @@ std::string TransportsWith(AddTransportFlags add);
 // transport's own flags, parsed by its own declarations (checked as on the command
 // line) into `into`. Refused: a transport without a URL, over 16 words or a word over
 // 256 characters, any other flag, and --smb-credentials (a login file comes by the
-// plan's `credentials`, which the agent checks against its --allow-source).
+// plan's `credentials`, which the agent checks against its --allow-source), and a
+// `transport` with no entry (ParseRunTransport's refusal).
 absl::Status ParseTransportFlags(absl::string_view transport, const std::vector<std::string>& words, RunOptions& into);
 
 }  // namespace nasperf

@@ -1,11 +1,14 @@
 // The registry: every transport word has exactly one entry, that entry is the one
-// TransportFor returns, and what the CLI refuses follows from its capabilities.
+// TransportFor returns (a word with none gets an entry that can do nothing), and what
+// the CLI refuses follows from its capabilities.
 #include "transport/registry.h"
 
 #include <algorithm>
 #include <set>
+#include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
@@ -88,6 +91,43 @@ TEST(Registry, NoRunCanAskForAnObservedCopy) {
             absl::StrCat("transport 'observed' is not one a run can use: ", absl::StrJoin(words, "|")));
   EXPECT_EQ(*ParseRunTransport(""), DefaultTransport());
   EXPECT_EQ(*ParseRunTransport("sftp"), "sftp");
+}
+
+// A word with no entry never runs as another transport (it used to get the first
+// entry, the agent's, with all its capabilities): its entry can do nothing, is not
+// built and cannot be made, and the share flags refuse it, each naming the word.
+TEST(Registry, AWordWithNoEntryCanDoNothing) {
+  const TransportEntry& none = TransportFor("ftp");
+  for (const TransportEntry& entry : Transports()) EXPECT_NE(&none, &entry) << entry.name;
+  EXPECT_EQ(&TransportFor(""), &none) << "the default is ParseRunTransport's to give";
+  for (bool TransportCaps::*cap : {&TransportCaps::agent, &TransportCaps::ssh_login, &TransportCaps::write_modes,
+                                   &TransportCaps::dsync_writes, &TransportCaps::verify, &TransportCaps::verify_reads,
+                                   &TransportCaps::reads, &TransportCaps::read_cache, &TransportCaps::reads_laid_out,
+                                   &TransportCaps::barrier, &TransportCaps::url, &TransportCaps::credentials_file}) {
+    EXPECT_FALSE(none.caps.*cap);
+  }
+  EXPECT_FALSE(none.built);
+  EXPECT_EQ(none.add_flags, nullptr);
+  EXPECT_EQ(none.worker.command, nullptr);
+  const std::string refusal(ParseRunTransport("ftp").status().message());
+  RunOptions options;
+  options.transport = "ftp";
+  auto made = none.make(options);
+  ASSERT_FALSE(made.ok());
+  EXPECT_EQ(made.status().message(), refusal);
+
+  TransportAsks verify;
+  verify.verify = true;
+  ASSERT_EQ(RefusalsFor("ftp", verify).size(), 1u);
+  EXPECT_EQ(RefusalsFor("ftp", verify).front().ask, Ask::kVerify);
+
+  RunOptions into;
+  for (const std::vector<std::string>& words :
+       {std::vector<std::string>{}, std::vector<std::string>{"--smb-signing", "required"}}) {
+    absl::Status s = ParseTransportFlags("ftp", words, into);
+    EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
+    EXPECT_EQ(s.message(), absl::StrCat("transport_flags: ", refusal));
+  }
 }
 
 TEST(Registry, CapabilitiesNameTheTransportsThatHaveThem) {
