@@ -338,7 +338,6 @@ absl::StatusOr<SenderOptions> MakeSenderOptions(const SenderFlags& f) {
   o.direct_fallback = f.direct_fallback;
   o.interval_s = absl::ToDoubleSeconds(DurationFlag(cmd, "--interval", f.interval));
   if (absl::Status s = CheckInterval(o.interval_s); !s.ok()) UsageError(cmd, "--interval", s.message());
-  o.progress = !f.no_progress && isatty(STDOUT_FILENO);
   o.link_mbps = LinkSpeedFlag(cmd, f.link_speed);
   if (!f.window.empty()) {
     o.window_bytes = SizeFlag(cmd, "--window", f.window);
@@ -417,7 +416,6 @@ absl::StatusOr<std::unique_ptr<LoopJournal>> OpenJournal(const SenderFlags& f, S
     }
     resumed = *read;
     o.run_id = read->run_id;
-    o.resumed = &*resumed;
   } else if (o.run_id.empty()) {
     o.run_id = NewRunId();  // the journal names the run before the loop starts
   }
@@ -432,14 +430,17 @@ int RunSenderCommand(const SenderFlags& f) {
   std::optional<LoopState> resumed;
   auto journal = OpenJournal(f, *options, resumed);
   if (!journal.ok()) return Fail("sender", journal.status());
-  options->journal = journal->get();
-  options->transfer_opened = [j = journal->get()](int stream, uint64_t id) { (void)j->Opened(stream, id); };
-  options->cancel = stop;
+  RunContext context;  // the loop's hooks: the journal (--resume), Ctrl-C, the live feed, the progress line
+  context.journal = journal->get();
+  context.resumed = resumed ? &*resumed : nullptr;
+  context.transfer_opened = [j = journal->get()](int stream, uint64_t id) { (void)j->Opened(stream, id); };
+  context.cancel = stop;
+  context.progress = !f.no_progress && isatty(STDOUT_FILENO);
   auto spool = StartReporting("sender", f.reporting, options->token, options->trust);
   if (!spool.ok()) return Fail("sender", spool.status());
   // The collector's live page and /metrics while the loop runs.
   std::unique_ptr<LiveFeed> live = StartLiveFeed("sender", f.reporting, options->token, options->trust, spool->get());
-  options->live = live.get();
+  context.live = live.get();
   std::unique_ptr<CsvSink> csv;
   ReportSink* sink = spool->get();
   if (sink == nullptr) {
@@ -461,7 +462,7 @@ int RunSenderCommand(const SenderFlags& f) {
     std::printf("observer %s: watching %s on the NAS\n", f.observer.address.c_str(), (*observer)->dir().c_str());
     std::fflush(stdout);
   }
-  absl::StatusOr<SenderOutcome> outcome = RunSender(*options, *sink, stdout);
+  absl::StatusOr<SenderOutcome> outcome = RunSender(*options, context, *sink, stdout);
   if (outcome.ok()) SayWhoseVerdicts(*options, *observer != nullptr);
   if (*observer) {
     auto observed = (*observer)->Finish(*sink);
@@ -573,10 +574,11 @@ int RunDemo(const DemoFlags& f) {
   tx.label = "demo";
   tx.verify = true;
   tx.interval_s = 0.25;
-  tx.progress = isatty(STDOUT_FILENO);
+  RunContext context;
+  context.progress = isatty(STDOUT_FILENO);
   auto sink = CsvSink::Open(dir + "/results");
   if (!sink.ok()) return Fail(cmd, sink.status());
-  int rc = FinishSender(RunSender(tx, **sink, stdout), sink->get(), nullptr);
+  int rc = FinishSender(RunSender(tx, context, **sink, stdout), sink->get(), nullptr);
   (*receiver)->Shutdown();
   std::printf(
       "\nThe sender's rows time what a user waits for (first byte to the receiver's answer);\n"

@@ -203,7 +203,8 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
   grpc::Status StartSender(grpc::ServerContext* context, const proto::SenderJob* request,
                            proto::StartSenderReply*) override {
     if (grpc::Status s = CheckToken(*context, options_.token, kComponent); !s.ok()) return s;
-    auto options = MakeOptions(*request);
+    RunContext run_context;  // the job's placement; its hooks below, once the job exists
+    auto options = MakeOptions(*request, run_context);
     if (!options.ok()) return ToGrpc(options.status());
     std::optional<HostPort> collector;
     if (!request->collector().empty()) {
@@ -233,9 +234,10 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
     job->collector = collector;
     jobs_[request->job_id()] = job;
     Job* raw = job.get();
-    options->cancel = &raw->cancel;
-    options->before_first_byte = [raw] { return raw->WaitForStart(); };
-    job->thread = std::thread([this, raw, options = *options, onward] { RunJob(raw, options, onward); });
+    run_context.cancel = &raw->cancel;
+    run_context.before_first_byte = [raw] { return raw->WaitForStart(); };
+    job->thread = std::thread(
+        [this, raw, options = *options, run_context, onward] { RunJob(raw, options, run_context, onward); });
     return grpc::Status::OK;
   }
 
@@ -348,7 +350,9 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
     return it == jobs_.end() ? nullptr : it->second;
   }
 
-  absl::StatusOr<SenderOptions> MakeOptions(const proto::SenderJob& job) const {
+  // The job's asks; its placement in the lab (iterations, streams, hosts, copy) goes
+  // into `placement`.
+  absl::StatusOr<SenderOptions> MakeOptions(const proto::SenderJob& job, RunContext& placement) const {
     if (job.job_id().empty() || job.job_id().size() > 200) return absl::InvalidArgumentError("bad job id");
     if (job.streams() < 1 || job.streams() > kMaxStreams) {
       return absl::InvalidArgumentError(absl::StrCat("streams must be 1..", kMaxStreams));
@@ -372,9 +376,9 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
     o.pattern = *pattern;
     o.runs = job.warmup() ? 0 : 1;
     o.warmup = job.warmup() ? 1 : 0;
-    o.iteration_offset = job.warmup() ? job.iteration() : job.iteration() - 1;
+    placement.iteration_offset = job.warmup() ? job.iteration() : job.iteration() - 1;
     o.streams = job.streams();
-    o.first_stream = job.first_stream();
+    placement.first_stream = job.first_stream();
     o.label = job.label();
     o.run_id = job.run_id();
     if (!job.write_mode().empty()) {
@@ -416,10 +420,10 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
     }
     o.trust = options_.trust;
     o.receiver_fingerprint = job.receiver_fingerprint();
-    o.host_name = job.host_name();
-    o.receiver_name = job.receiver_name();
+    placement.host_name = job.host_name();
+    placement.receiver_name = job.receiver_name();
     if (absl::Status s = RefuseWhatTheTransportCannotDo(o); !s.ok()) return s;
-    if (absl::Status s = SetLabCopy(job, o); !s.ok()) return s;
+    if (absl::Status s = SetLabCopy(job, placement); !s.ok()) return s;
     return o;
   }
 
@@ -470,16 +474,16 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
   }
 
   // The lab's place for the job's live updates: checked as a live update is.
-  static absl::Status SetLabCopy(const proto::SenderJob& job, SenderOptions& o) {
+  static absl::Status SetLabCopy(const proto::SenderJob& job, RunContext& placement) {
     if (job.lab_copies() == 0 && job.lab_copy() == 0) return absl::OkStatus();
     if (job.lab_copies() < 1 || job.lab_copies() > kMaxLiveCopies || job.lab_copy() < 1 ||
         job.lab_copy() > job.lab_copies() || !std::isfinite(job.lab_left_after_s()) ||
         job.lab_left_after_s() > kMaxFigure) {
       return absl::InvalidArgumentError("the job's lab copy, copies or time left are not a loop's");
     }
-    o.lab_copy = job.lab_copy();
-    o.lab_copies = job.lab_copies();
-    o.lab_left_after_s = job.lab_left_after_s();
+    placement.lab_copy = job.lab_copy();
+    placement.lab_copies = job.lab_copies();
+    placement.lab_left_after_s = job.lab_left_after_s();
     return absl::OkStatus();
   }
 
@@ -576,17 +580,17 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
     }
   }
 
-  void RunJob(Job* job, SenderOptions options, ReportSink* onward) {
+  void RunJob(Job* job, SenderOptions options, RunContext context, ReportSink* onward) {
     JobSink sink(job, onward);
     // The job's place for the collector's live page (collector/live_feed.h).
     std::unique_ptr<LiveFeed> live;
     if (job->collector) {
       live = std::make_unique<LiveFeed>(std::make_unique<CollectorClient>(
           *job->collector, options_.token, options_.trust, job->spec.collector_fingerprint()));
-      options.live = live.get();
+      context.live = live.get();
     }
     std::FILE* console = options_.console != nullptr ? options_.console : null_console_;
-    absl::StatusOr<SenderOutcome> outcome = RunSender(options, sink, console);
+    absl::StatusOr<SenderOutcome> outcome = RunSender(options, context, sink, console);
     {
       absl::MutexLock lock(&mu_);  // its streams are gone: they no longer count
       ledger_.Finished(job->spec.job_id(), absl::Now());

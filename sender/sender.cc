@@ -77,6 +77,7 @@ class Console {
 
 struct LoopContext {
   const SenderOptions& options;
+  const RunContext& context;  // hooks and a lab's placement
   Transport& transport;
   std::string run_id;
   std::string local_host;
@@ -103,10 +104,11 @@ double LoopSecondsLeft(const LoopContext& loop, int k, double fraction_of_copy, 
 proto::LiveUpdate LiveUpdateOf(const LoopContext& loop, int k, uint64_t sent, uint64_t goal, double mb_per_s,
                                int64_t now) {
   const SenderOptions& o = loop.options;
+  const RunContext& c = loop.context;
   proto::LiveUpdate u;
   u.set_run_id(loop.run_id);
   u.set_label(o.label);
-  u.set_host(o.host_name.empty() ? loop.local_host : o.host_name);
+  u.set_host(c.host_name.empty() ? loop.local_host : c.host_name);
   u.set_role(Name(Role::kSender));
   u.set_transport(o.transport);
   u.set_direction(Name(o.direction));
@@ -118,10 +120,10 @@ proto::LiveUpdate LiveUpdateOf(const LoopContext& loop, int k, uint64_t sent, ui
   u.set_mb_per_s(mb_per_s);
   const double fraction = goal > 0 ? static_cast<double>(sent) / static_cast<double>(goal) : 0;
   u.set_left_s(LoopSecondsLeft(loop, k, fraction, now));
-  if (o.lab_copies > 0) {  // one copy of a lab's loop: the lab's place in it
-    u.set_copy(o.lab_copy);
-    u.set_copies(o.lab_copies);
-    u.set_left_s(o.lab_left_after_s >= 0 && u.left_s() >= 0 ? o.lab_left_after_s + u.left_s() : -1);
+  if (c.lab_copies > 0) {  // one copy of a lab's loop: the lab's place in it
+    u.set_copy(c.lab_copy);
+    u.set_copies(c.lab_copies);
+    u.set_left_s(c.lab_left_after_s >= 0 && u.left_s() >= 0 ? c.lab_left_after_s + u.left_s() : -1);
   }
   return u;
 }
@@ -136,7 +138,7 @@ TransferResult StartRow(const LoopContext& loop, int iteration, bool warmup, int
   row.set_iteration(iteration);
   row.set_stream(stream);
   row.set_role(Name(Role::kSender));
-  row.set_host(o.host_name.empty() ? loop.local_host : o.host_name);
+  row.set_host(loop.context.host_name.empty() ? loop.local_host : loop.context.host_name);
   row.set_transport(o.transport);
   row.set_started_at_unix_ns(WallNanos());
   row.set_sync_policy(SyncPolicyName(o.sync_policy));
@@ -167,7 +169,7 @@ void PushStream(const LoopContext& loop, const TransferSlot& slot, std::atomic<u
   push.checksum = o.verify;
   push.interval_s = o.interval_s;
   push.progress = progress;
-  push.cancel = o.cancel;
+  push.cancel = loop.context.cancel;
   loop.transport.Push(slot, *source, push, out);
 }
 
@@ -199,7 +201,7 @@ void PullStream(const LoopContext& loop, const TransferSlot& slot, TransferResul
   pipeline.sync_every = loop.local->sync_every();
   pipeline.checksum = o.verify;
   pipeline.interval_s = o.interval_s;
-  pipeline.cancel = o.cancel;  // Ctrl-C: the row says aborted
+  pipeline.cancel = loop.context.cancel;  // Ctrl-C: the row says aborted
   loop.transport.Pull(slot, writer->get(), pipeline, out);
   writer->reset();
   if (row.status() == Name(Status::kOk) && o.verify) CompareChecksums(out);
@@ -322,7 +324,7 @@ absl::StatusOr<int> RecordInterrupted(const LoopContext& loop, const LoopState& 
                                       Console& console) {
   const SenderOptions& o = loop.options;
   const bool warmup = state.copy < o.warmup;
-  const int iteration = state.copy - o.warmup + 1 + o.iteration_offset;
+  const int iteration = state.copy - o.warmup + 1 + loop.context.iteration_offset;
   if (state.recorded || state.transfers.empty()) {
     console.Line(absl::StrFormat("resuming run %s at copy %d of %d%s", loop.run_id, state.copy + 1, o.warmup + o.runs,
                                  state.recorded ? " (its aborted rows are stored)" : ""));
@@ -374,14 +376,15 @@ absl::StatusOr<int> ResumeAt(const LoopContext& loop, const LoopState& state, Re
 // progress line twice a second until they are done. `k` counts from 0, warm-ups first.
 std::vector<TransferResult> RunIteration(const LoopContext& loop, Console& console, int k) {
   const SenderOptions& options = loop.options;
+  const RunContext& context = loop.context;
   const bool warmup = k < options.warmup;
   // warm-ups get -W+1..0, measured runs 1..N (shifted in a lab run)
-  const int iteration = k - options.warmup + 1 + options.iteration_offset;
+  const int iteration = k - options.warmup + 1 + context.iteration_offset;
   std::vector<std::atomic<uint64_t>> progress(options.streams);
   std::vector<TransferResult> results(options.streams);
   absl::Notification done;
   std::thread ticker;
-  if (options.progress || options.live != nullptr) {
+  if (context.progress || context.live != nullptr) {
     ticker = std::thread([&] {
       const uint64_t goal = loop.length * static_cast<uint64_t>(options.streams);
       int64_t last = MonoNanos();
@@ -394,8 +397,8 @@ std::vector<TransferResult> RunIteration(const LoopContext& loop, Console& conso
         last = now;
         last_sent = sent;
         const proto::LiveUpdate update = LiveUpdateOf(loop, k, sent, goal, rate, now);
-        if (options.live != nullptr) options.live->Offer(update);
-        if (!options.progress) continue;
+        if (context.live != nullptr) context.live->Offer(update);
+        if (!context.progress) continue;
         console.Progress(absl::StrFormat(
             "  %s %d/%d: %s of %s, %.1f MB/s%s", warmup ? "warm-up" : "run", warmup ? k + 1 : k - options.warmup + 1,
             warmup ? options.warmup : options.runs, FormatSize(sent), FormatSize(goal), rate,
@@ -406,7 +409,7 @@ std::vector<TransferResult> RunIteration(const LoopContext& loop, Console& conso
   std::vector<std::thread> threads;
   for (int s = 0; s < options.streams; ++s) {
     threads.emplace_back(
-        [&, s] { results[s] = RunStream(loop, iteration, warmup, options.first_stream + s, &progress[s]); });
+        [&, s] { results[s] = RunStream(loop, iteration, warmup, context.first_stream + s, &progress[s]); });
   }
   for (auto& t : threads) t.join();
   done.Notify();
@@ -531,13 +534,13 @@ absl::Status StoreCopy(const LoopContext& loop, Console& console, ReportSink& si
                        std::vector<TransferResult>& results, int k, int next, SenderOutcome& outcome, Tally& tally,
                        std::set<std::string>& notes_said) {
   const SenderOptions& options = loop.options;
-  if (options.journal != nullptr) {
+  if (loop.context.journal != nullptr) {
     std::vector<const proto::TransferReport*> rows;
     for (const TransferResult& r : results) {
       rows.push_back(&r.sender);
       if (r.receiver) rows.push_back(&*r.receiver);
     }
-    if (absl::Status s = options.journal->RowsTaken(rows, next); !s.ok()) return s;
+    if (absl::Status s = loop.context.journal->RowsTaken(rows, next); !s.ok()) return s;
   }
   FaultPoint("taken", k);
   for (TransferResult& r : results) {
@@ -564,10 +567,11 @@ absl::Status StoreCopy(const LoopContext& loop, Console& console, ReportSink& si
 // each, the journal kept, and the live page told when the loop is over.
 absl::Status RunCopies(LoopContext& loop, Console& console, ReportSink& sink, SenderOutcome& outcome, Tally& tally) {
   const SenderOptions& options = loop.options;
+  const RunContext& context = loop.context;
   std::set<std::string> notes_said;  // roles whose left-out figure was explained: once per run
   const int total = options.warmup + options.runs;
-  if (options.resumed != nullptr) {
-    absl::StatusOr<int> first = ResumeAt(loop, *options.resumed, sink, console);
+  if (context.resumed != nullptr) {
+    absl::StatusOr<int> first = ResumeAt(loop, *context.resumed, sink, console);
     if (!first.ok()) return first.status();
     loop.first_copy = *first;
   }
@@ -575,13 +579,13 @@ absl::Status RunCopies(LoopContext& loop, Console& console, ReportSink& sink, Se
   bool ended = true;  // false: cancelled, so the journal stays for --resume
   int k = loop.first_copy;
   for (; k < total; ++k) {
-    if (options.journal != nullptr && k == loop.first_copy) {
-      if (absl::Status s = options.journal->BeginCopy(k); !s.ok()) return s;
+    if (context.journal != nullptr && k == loop.first_copy) {
+      if (absl::Status s = context.journal->BeginCopy(k); !s.ok()) return s;
     }
     std::vector<TransferResult> results = RunIteration(loop, console, k);
     FaultPoint("ran", k);
     const bool stop = std::any_of(results.begin(), results.end(), [](const TransferResult& r) { return r.stop_loop; });
-    const bool cancelled = !stop && options.cancel != nullptr && options.cancel->load();
+    const bool cancelled = !stop && context.cancel != nullptr && context.cancel->load();
     // A cancelled copy's aborted rows are stored and a resumed loop runs it again, once.
     const int next = stop ? total : cancelled ? k : k + 1;
     if (absl::Status s = StoreCopy(loop, console, sink, results, k, next, outcome, tally, notes_said); !s.ok()) {
@@ -593,40 +597,41 @@ absl::Status RunCopies(LoopContext& loop, Console& console, ReportSink& sink, Se
     }
     if (cancelled) {
       ended = false;
-      if (options.journal != nullptr) (void)options.journal->Recorded();
+      if (context.journal != nullptr) (void)context.journal->Recorded();
       break;
     }
     // The journal moves on with the rows, before the pause: a loop killed from here on
     // goes on at the next copy.
-    if (options.journal != nullptr && k + 1 < total) {
-      if (absl::Status s = options.journal->BeginCopy(k + 1); !s.ok()) return s;
+    if (context.journal != nullptr && k + 1 < total) {
+      if (absl::Status s = context.journal->BeginCopy(k + 1); !s.ok()) return s;
     }
     FaultPoint("pause", k);
     if (k + 1 < total && options.pause > absl::ZeroDuration()) absl::SleepFor(options.pause);
   }
-  if (ended && options.journal != nullptr) {
-    if (absl::Status s = options.journal->Remove(); !s.ok()) console.Line(absl::StrCat("warning: ", s.message()));
+  if (ended && context.journal != nullptr) {
+    if (absl::Status s = context.journal->Remove(); !s.ok()) console.Line(absl::StrCat("warning: ", s.message()));
   }
   // A lab's job ends its copy, not the lab's loop, unless it is the lab's last.
-  if (options.live != nullptr && options.lab_copy == options.lab_copies) {
+  if (context.live != nullptr && context.lab_copy == context.lab_copies) {
     proto::LiveUpdate last = LiveUpdateOf(loop, std::min(k, total - 1), 0, 0, 0, MonoNanos());
     last.set_left_s(0);
     last.set_ended(true);
-    options.live->Offer(last);
+    context.live->Offer(last);
   }
   return absl::OkStatus();
 }
 
-absl::StatusOr<SenderOutcome> RunSender(const SenderOptions& options, ReportSink& sink, std::FILE* out) {
+absl::StatusOr<SenderOutcome> RunSender(const SenderOptions& options, const RunContext& context, ReportSink& sink,
+                                        std::FILE* out) {
   absl::StatusOr<std::string> word = ParseRunTransport(options.transport);
   if (!word.ok()) return word.status();
-  absl::StatusOr<std::unique_ptr<Transport>> transport = TransportFor(*word).make(options);
+  absl::StatusOr<std::unique_ptr<Transport>> transport = TransportFor(*word).make(options, context);
   if (!transport.ok()) return transport.status();
-  return RunSenderWith(options, **transport, sink, out);
+  return RunSenderWith(options, context, **transport, sink, out);
 }
 
-absl::StatusOr<SenderOutcome> RunSenderWith(const SenderOptions& options, Transport& transport, ReportSink& sink,
-                                            std::FILE* out) {
+absl::StatusOr<SenderOutcome> RunSenderWith(const SenderOptions& options, const RunContext& context,
+                                            Transport& transport, ReportSink& sink, std::FILE* out) {
   Console console(out);
   absl::StatusOr<uint64_t> length = PayloadLength(options);
   if (!length.ok()) return length.status();
@@ -637,8 +642,8 @@ absl::StatusOr<SenderOutcome> RunSenderWith(const SenderOptions& options, Transp
     if (!opened.ok()) return opened.status();
     local = std::move(*opened);
   }
-  LoopContext loop{options,         transport, options.run_id.empty() ? NewRunId() : options.run_id,
-                   LocalHostName(), *length,   local.get()};
+  LoopContext loop{options,         context, transport,  options.run_id.empty() ? NewRunId() : options.run_id,
+                   LocalHostName(), *length, local.get()};
   if (absl::Status started =
           transport.Start(loop.run_id, *length, [&](const std::string& line) { console.Line(line); });
       !started.ok()) {

@@ -15,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "common/report_sink.h"
+#include "transport/run_context.h"
 #include "transport/run_options.h"
 #include "transport/transport.h"
 
@@ -32,12 +33,14 @@ struct SenderOutcome {
 
 // Errors before the loop starts (unreachable receiver or SSH server, wrong token,
 // refused host key or login, unreadable file) are returned; everything after is
-// recorded in rows and counted.
-absl::StatusOr<SenderOutcome> RunSender(const SenderOptions& options, ReportSink& sink, std::FILE* console);
+// recorded in rows and counted. `options` is what the run asks; `context` the hooks
+// and placement its caller lends it (transport/run_context.h).
+absl::StatusOr<SenderOutcome> RunSender(const SenderOptions& options, const RunContext& context, ReportSink& sink,
+                                        std::FILE* console);
 // The same loop over a transport made elsewhere (a test's fake); options.transport
 // only names it in the rows.
-absl::StatusOr<SenderOutcome> RunSenderWith(const SenderOptions& options, Transport& transport, ReportSink& sink,
-                                            std::FILE* console);
+absl::StatusOr<SenderOutcome> RunSenderWith(const SenderOptions& options, const RunContext& context,
+                                            Transport& transport, ReportSink& sink, std::FILE* console);
 
 }  // namespace nasperf
 

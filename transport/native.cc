@@ -52,8 +52,10 @@ std::string TrailerError(const DataTrailer& t) {
 // the raw TCP push and the receiver's own row.
 class NativeTransport : public Transport {
  public:
-  explicit NativeTransport(const RunOptions& options)
-      : options_(options), client_(options.to, options.token, options.trust, options.receiver_fingerprint) {}
+  NativeTransport(const RunOptions& options, const RunContext& context)
+      : options_(options),
+        context_(context),
+        client_(options.to, options.token, options.trust, options.receiver_fingerprint) {}
 
   absl::Status Start(const std::string& run_id, uint64_t length, const ConsoleLine& say) override;
   void Push(const TransferSlot& slot, PayloadSource& source, const PushOptions& push, TransferResult& out) override;
@@ -76,6 +78,7 @@ class NativeTransport : public Transport {
   void Judge(const TransferSlot& slot, const PushResult& r, TransferResult& out) const;
 
   const RunOptions& options_;
+  const RunContext& context_;  // the lab's barrier, the journal's transfer ids, the placement
   ReceiverClient client_;
   std::string local_host_ = LocalHostName();
   WriteMode write_mode_ = WriteMode::kBuffered;  // as asked, or buffered after --direct-fallback
@@ -143,7 +146,8 @@ absl::Status NativeTransport::StartReads(const std::string& run_id, uint64_t len
   const RunOptions& o = options_;
   // Every stream's file exists before the first timed run: laying one out is not timed.
   const int streams = o.remote_file.empty() ? o.streams : 1;
-  for (int s = o.first_stream; s < o.first_stream + streams; ++s) {
+  const int first = context_.first_stream;
+  for (int s = first; s < first + streams; ++s) {
     absl::StatusOr<proto::PrepareReadReply> prepared = client_.PrepareRead(ReadSetup(run_id, s, CacheState::kCold));
     if (!prepared.ok()) return prepared.status();
     read_length_ = prepared->length();
@@ -151,7 +155,7 @@ absl::Status NativeTransport::StartReads(const std::string& run_id, uint64_t len
                         FormatSize(prepared->length()), prepared->laid_out() ? "laid out" : "found",
                         prepared->setup_s()));
     const bool promised_cold = o.cache == CacheState::kCold || o.read_mode == ReadMode::kDirect;
-    if (!prepared->caveat().empty() && promised_cold && s == o.first_stream) {
+    if (!prepared->caveat().empty() && promised_cold && s == first) {
       Log(LogLevel::kWarning, kComponent, "%s", prepared->caveat());
     }
   }
@@ -167,13 +171,13 @@ std::optional<proto::OpenTransferReply> NativeTransport::Open(const proto::OpenT
   absl::StatusOr<proto::OpenTransferReply> open = client_.OpenTransfer(request);
   // A lab's barrier counts every stream, opened or refused, so one refusal never
   // holds the others back; a refused stream just ends after it.
-  const absl::Status released = options_.before_first_byte ? options_.before_first_byte() : absl::OkStatus();
+  const absl::Status released = context_.before_first_byte ? context_.before_first_byte() : absl::OkStatus();
   if (!open.ok()) {
     row.set_error(std::string(open.status().message()));
     out.stop_loop = IsConfigurationError(open.status());
     return std::nullopt;
   }
-  if (options_.transfer_opened) options_.transfer_opened(request.stream(), open->transfer_id());
+  if (context_.transfer_opened) context_.transfer_opened(request.stream(), open->transfer_id());
   if (!released.ok()) {
     row.set_transfer_id(open->transfer_id());
     row.set_status(Name(absl::IsCancelled(released) ? Status::kAborted : Status::kFailed));
@@ -212,7 +216,7 @@ void NativeTransport::Pull(const TransferSlot& slot, BlockWriter* into, const Pi
   if (!prepared.ok()) {
     row.set_error(std::string(prepared.status().message()));
     out.stop_loop = IsConfigurationError(prepared.status());
-    if (o.before_first_byte) (void)o.before_first_byte();
+    if (context_.before_first_byte) (void)context_.before_first_byte();
     return;
   }
   proto::OpenTransferRequest request = OpenRequest(slot);
@@ -300,7 +304,7 @@ void NativeTransport::FetchReceiverRow(const proto::OpenTransferRequest& opened,
   auto fetched = client_.FetchReport(opened, transfer_id, absl::Seconds(30));
   if (fetched.ok()) {
     out.receiver = *fetched;
-    if (!options_.receiver_name.empty()) out.receiver->set_host(options_.receiver_name);
+    if (!context_.receiver_name.empty()) out.receiver->set_host(context_.receiver_name);
   } else if (!absl::IsNotFound(fetched.status())) {
     Log(LogLevel::kWarning, kComponent, "no receiver row for transfer %d: %s", transfer_id, fetched.status().message());
   }
@@ -354,8 +358,8 @@ void NativeTransport::Judge(const TransferSlot& slot, const PushResult& r, Trans
 
 }  // namespace
 
-std::unique_ptr<Transport> NewNativeTransport(const RunOptions& options) {
-  return std::make_unique<NativeTransport>(options);
+std::unique_ptr<Transport> NewNativeTransport(const RunOptions& options, const RunContext& context) {
+  return std::make_unique<NativeTransport>(options, context);
 }
 
 TransportEntry NativeTransportEntry() {
@@ -368,10 +372,11 @@ TransportEntry NativeTransportEntry() {
   caps.read_cache = true;
   caps.reads_laid_out = true;
   caps.barrier = true;  // NativeTransport::Open
-  TransportEntry entry{kWireTransport, "the receiver agent (nasperf receiver or agent on the NAS)", caps,
-                       [](const RunOptions& options) -> absl::StatusOr<std::unique_ptr<Transport>> {
-                         return NewNativeTransport(options);
-                       }};
+  TransportEntry entry{
+      kWireTransport, "the receiver agent (nasperf receiver or agent on the NAS)", caps,
+      [](const RunOptions& options, const RunContext& context) -> absl::StatusOr<std::unique_ptr<Transport>> {
+        return NewNativeTransport(options, context);
+      }};
   entry.to_form =
       "the receiver's HOST[:PORT] (control port, default 7600), or [user@]host:/dir to start a receiver there over "
       "SSH for this run (nothing installed on the NAS)";

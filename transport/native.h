@@ -11,8 +11,8 @@
 
 namespace nasperf {
 
-// `options` must outlive the transport.
-std::unique_ptr<Transport> NewNativeTransport(const RunOptions& options);
+// `options` and `context` must outlive the transport.
+std::unique_ptr<Transport> NewNativeTransport(const RunOptions& options, const RunContext& context);
 // Its registry entry.
 TransportEntry NativeTransportEntry();
 

@@ -780,8 +780,9 @@ class NfsSource : public ByteSource {
 
 class NfsTransport : public Transport {
  public:
-  NfsTransport(const RunOptions& options, NfsUrl url)
+  NfsTransport(const RunOptions& options, const RunContext& context, NfsUrl url)
       : options_(options),
+        context_(context),
         url_(std::move(url)),
         file_sync_(options.write_mode == WriteMode::kDsync),
         run_(RemoteRunPlanFor(options)) {}
@@ -806,6 +807,7 @@ class NfsTransport : public Transport {
   }
 
   const RunOptions& options_;
+  const RunContext& context_;
   const NfsUrl url_;
   const bool file_sync_;
   RemoteFsRun run_;
@@ -944,7 +946,7 @@ void NfsTransport::Push(const TransferSlot& slot, PayloadSource& source, const P
   if (status.ok()) {
     path = PathInDir((*session)->dir(), TransferFileName(slot.run_id, slot.iteration, slot.stream));
     NfsFs fs(**session, file_sync_);
-    const std::function<absl::Status()>& wait = options_.before_first_byte;
+    const std::function<absl::Status()>& wait = context_.before_first_byte;
     status = run_.Write(
         fs, path, slot.length, source, push,
         [&] {
@@ -954,8 +956,8 @@ void NfsTransport::Push(const TransferSlot& slot, PayloadSource& source, const P
           return released;
         },
         r, turn);
-  } else if (options_.before_first_byte) {
-    (void)options_.before_first_byte();  // a stream that failed before its first byte never holds the others back
+  } else if (context_.before_first_byte) {
+    (void)context_.before_first_byte();  // a stream that failed before its first byte never holds the others back
   }
   run_.RecordRow(r, status, path_.ceiling_mb_per_s(), row);
   if (session.ok()) {
@@ -978,10 +980,10 @@ void NfsTransport::Finish(const std::string&) {
   sessions_.clear();
 }
 
-absl::StatusOr<std::unique_ptr<Transport>> MakeNfsTransport(const RunOptions& options) {
+absl::StatusOr<std::unique_ptr<Transport>> MakeNfsTransport(const RunOptions& options, const RunContext& context) {
   absl::StatusOr<NfsUrl> url = ParseNfsUrl(options.share.url);
   if (!url.ok()) return url.status();
-  return std::unique_ptr<Transport>(new NfsTransport(options, *std::move(url)));
+  return std::unique_ptr<Transport>(new NfsTransport(options, context, *std::move(url)));
 }
 
 std::vector<CLI::Option*> AddNfsFlags(CLI::App& sender, RunOptions& into) {

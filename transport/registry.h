@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/policy.h"
+#include "transport/run_context.h"
 #include "transport/run_options.h"
 #include "transport/transport.h"
 
@@ -40,7 +41,7 @@ struct TransportCaps {
   bool reads = false;         // --direction read
   bool read_cache = false;    // --cache and --read-mode: the far end's page cache is ours to set
   bool reads_laid_out = false;  // a read may read a file the far end lays out (--size); else only --remote-file
-  bool barrier = false;  // a write's streams wait in RunOptions::before_first_byte: a lab can start them together
+  bool barrier = false;  // a write's streams wait in RunContext::before_first_byte: a lab can start them together
   bool url = false;      // --to is the share's URL (nfs://host/export/dir), kept in RunOptions::share.url
   bool credentials_file = false;  // a login's file of username=/password= (RunOptions::share.smb_credentials)
 };
@@ -51,8 +52,9 @@ struct TransportEntry {
   const char* name;
   const char* summary;  // one line for --help
   TransportCaps caps;
-  // `options` must outlive the transport.
-  absl::StatusOr<std::unique_ptr<Transport>> (*make)(const RunOptions& options);
+  // The transport of a run: what it asks and the hooks it is lent (the lab's barrier,
+  // the journal's transfer ids), read from `context`. Both must outlive the transport.
+  absl::StatusOr<std::unique_ptr<Transport>> (*make)(const RunOptions& options, const RunContext& context);
   AddTransportFlags add_flags = nullptr;  // null: no flags of its own
   // What --to (a plan's `to`) is with it, for --help: "nfs://host[:port]/export[/dir]".
   const char* to_form = nullptr;

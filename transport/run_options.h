@@ -1,31 +1,24 @@
 // Everything a run of the sender loop asks for (`nasperf sender`, or one job of a lab
-// agent): what to send or read, how often, where, and how the far end should write.
-// The loop (sender/) and every transport (transport/) read the same struct; the CLI
-// and the lab fill it. A plain value: copy it, or share it read-only across threads.
+// agent): what to send or read, how often, where, and how the far end should write; its
+// hooks and a lab job's placement are a RunContext (run_context.h). The CLI and the lab
+// fill it, the loop and every transport read it: a plain value, shared read-only.
 #ifndef NASPERF_TRANSPORT_RUN_OPTIONS_H_
 #define NASPERF_TRANSPORT_RUN_OPTIONS_H_
 
-#include <atomic>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 
-#include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "common/fd.h"
 #include "common/grpc_auth.h"
 #include "common/payload.h"
 #include "common/policy.h"
-#include "common/report_sink.h"
 #include "datapath/stream_pusher.h"
 #include "ssh/ssh_options.h"
 
 namespace nasperf {
-
-class LoopJournal;
-struct LoopState;
 
 // A share reached by URL with no agent and no kernel mount on the client (nfs://, smb://).
 struct ShareOptions {
@@ -72,36 +65,11 @@ struct RunOptions {
   std::string remote_file;                   // read this existing file of the target; empty: lay one out of --size
   std::string local_target;  // write what arrives here (write mode, sync, cleanup apply); empty: discard
   double interval_s = 1.0;
-  bool progress = false;                   // live progress line (a TTY)
-  LiveSink* live = nullptr;                // live updates to a collector (twice a second); may be null
   uint32_t link_mbps = 0;                  // --link-speed: overrides what the NIC reports (veth, shaping)
   uint64_t window_bytes = 0;               // --window: fixed socket buffers; 0 = sized to the path
   bool direct_fallback = false;            // --direct-fallback: buffered when the target refuses O_DIRECT
   std::shared_ptr<const PeerTrust> trust;  // TLS toward the receiver (common/tls.h); null = plain
   std::string receiver_fingerprint;        // the receiver must show this key (lab); empty: trust decides
-
-  // For a lab run (lab/agent.h) driven by a controller; the defaults leave a plain
-  // `nasperf sender` as it was.
-  int iteration_offset = 0;                   // added to every iteration number
-  int first_stream = 0;                       // streams are numbered first_stream..: unique within a lab run
-  std::string host_name;                      // host column of sender rows; empty = this machine's name
-  std::string receiver_name;                  // host column of the receiver's rows; empty = as it reports
-  const std::atomic<bool>* cancel = nullptr;  // set: stop pushing, rows say "aborted"
-  // Called on each stream's thread once its OpenTransfer returned (also when it was
-  // refused), before the connect and first byte: the lab's barrier. A non-OK status
-  // aborts that stream.
-  std::function<absl::Status()> before_first_byte;
-  // Called on a stream's thread when the far end accepted its transfer (an agent's
-  // transports only), with the id it gave: the loop's journal keeps it.
-  std::function<void(int stream, uint64_t transfer_id)> transfer_opened;
-  // The loop's journal (sender/loop_journal.h), for --resume; null: none kept.
-  LoopJournal* journal = nullptr;
-  // --resume: the killed loop, whose run goes on from the copy it was at.
-  const LoopState* resumed = nullptr;
-  // A lab job is one copy of the lab's loop: its live updates say the lab's copy i of N
-  // and time left (the controller's estimate after this copy; negative: unknown).
-  int lab_copy = 0, lab_copies = 0;  // 0: not a lab's job
-  double lab_left_after_s = -1;
 };
 
 }  // namespace nasperf

@@ -35,7 +35,7 @@
 
 namespace nasperf {
 
-absl::StatusOr<std::unique_ptr<Transport>> MakeSmbTransport(const RunOptions& options);
+absl::StatusOr<std::unique_ptr<Transport>> MakeSmbTransport(const RunOptions& options, const RunContext& context);
 
 namespace {
 
@@ -394,8 +394,12 @@ absl::StatusOr<std::unique_ptr<RemoteFs>> WorkerSmbFs(const proto::FsWorkerCall&
 
 class SmbTransport : public Transport {
  public:
-  SmbTransport(const RunOptions& options, SmbUrl url, SmbLogin login)
-      : options_(options), url_(std::move(url)), login_(std::move(login)), run_(RemoteRunPlanFor(options)) {}
+  SmbTransport(const RunOptions& options, const RunContext& context, SmbUrl url, SmbLogin login)
+      : options_(options),
+        context_(context),
+        url_(std::move(url)),
+        login_(std::move(login)),
+        run_(RemoteRunPlanFor(options)) {}
 
   absl::Status Start(const std::string& run_id, uint64_t length, const ConsoleLine& say) override;
   void Push(const TransferSlot& slot, PayloadSource& source, const PushOptions& push, TransferResult& out) override;
@@ -418,6 +422,7 @@ class SmbTransport : public Transport {
   }
 
   const RunOptions& options_;
+  const RunContext& context_;
   const SmbUrl url_;
   const SmbLogin login_;
   RemoteFsRun run_;
@@ -535,7 +540,7 @@ void SmbTransport::Push(const TransferSlot& slot, PayloadSource& source, const P
   r.start_wall_ns = WallNanos();
   r.start_ns = MonoNanos();
   SmbFs local(*client_, static_cast<size_t>(options_.share.smb_write_size));
-  const std::function<absl::Status()>& wait = options_.before_first_byte;
+  const std::function<absl::Status()>& wait = context_.before_first_byte;
   absl::StatusOr<std::vector<FsWorker*>> channels = ChannelsOf(slot.stream);
   if (!channels.ok()) {
     if (wait) (void)wait();  // a stream that failed before its first byte never holds the others back
@@ -604,14 +609,14 @@ int RunSmbWorker() {
   return ServeFsWorker(WorkerSmbFs);
 }
 
-absl::StatusOr<std::unique_ptr<Transport>> MakeSmbTransport(const RunOptions& options) {
+absl::StatusOr<std::unique_ptr<Transport>> MakeSmbTransport(const RunOptions& options, const RunContext& context) {
   absl::StatusOr<SmbUrl> url = ParseSmbUrl(options.share.url);
   if (!url.ok()) return url.status();
   // Before the password is read (or copied out of $NASPERF_SMB_PASSWORD).
   if (absl::Status s = KeepOutOfCoreDumps(); !s.ok()) return s;
   absl::StatusOr<SmbLogin> login = SmbLoginFor(*url, options.share);
   if (!login.ok()) return login.status();
-  return std::unique_ptr<Transport>(new SmbTransport(options, *std::move(url), *std::move(login)));
+  return std::unique_ptr<Transport>(new SmbTransport(options, context, *std::move(url), *std::move(login)));
 }
 
 }  // namespace nasperf

@@ -25,9 +25,10 @@
 namespace nasperf {
 
 #ifdef NASPERF_WITH_SMB
-absl::StatusOr<std::unique_ptr<Transport>> MakeSmbTransport(const RunOptions& options);  // smb.cc
+absl::StatusOr<std::unique_ptr<Transport>> MakeSmbTransport(const RunOptions& options,
+                                                            const RunContext& context);  // smb.cc
 #else
-absl::StatusOr<std::unique_ptr<Transport>> MakeSmbTransport(const RunOptions&) {
+absl::StatusOr<std::unique_ptr<Transport>> MakeSmbTransport(const RunOptions&, const RunContext&) {
   return absl::UnimplementedError(
       "--transport smb: this is the static build, which has no SMB (libsmbclient ships no static archive); "
       "run a dynamic build (build/nasperf, as scripts/test.sh or cmake make it)");

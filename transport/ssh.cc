@@ -672,7 +672,8 @@ namespace {
 
 // The run's SSH login and what the transport needs from the loop's options; `sftp`:
 // the sftp entry's (else scp's).
-absl::StatusOr<std::unique_ptr<Transport>> MakeSshTransport(const RunOptions& options, bool sftp) {
+absl::StatusOr<std::unique_ptr<Transport>> MakeSshTransport(const RunOptions& options, const RunContext& context,
+                                                            bool sftp) {
   SshOptions ssh = options.ssh;
   ssh.sftp = sftp;
   SshRunPlan plan;
@@ -680,7 +681,7 @@ absl::StatusOr<std::unique_ptr<Transport>> MakeSshTransport(const RunOptions& op
   plan.link_mbps = options.link_mbps;
   plan.direction = options.direction;
   plan.remote_file = options.remote_file;
-  plan.before_first_byte = options.before_first_byte;
+  plan.before_first_byte = context.before_first_byte;
   return NewSshTransport(ssh, plan);
 }
 
@@ -695,8 +696,10 @@ TransportEntry ScpTransportEntry() {
   TransportCaps caps;
   caps.ssh_login = true;
   caps.barrier = true;  // SshTransport::Push
-  TransportEntry entry{"scp", "the scp protocol to any SSH server (no agent; cannot sync or read)", caps,
-                       [](const RunOptions& options) { return MakeSshTransport(options, false); }, &AddSshLoginFlags};
+  TransportEntry entry{
+      "scp", "the scp protocol to any SSH server (no agent; cannot sync or read)", caps,
+      [](const RunOptions& options, const RunContext& context) { return MakeSshTransport(options, context, false); },
+      &AddSshLoginFlags};
   entry.to_form = kSshToForm;
   entry.startup_summary = kSshStartupSummary;
   return entry;
@@ -708,8 +711,10 @@ TransportEntry SftpTransportEntry() {
   caps.reads = true;    // of an existing --remote-file: the server's cache is not ours to set
   caps.verify = true;   // read back (RemoteFsRun)
   caps.barrier = true;  // SshTransport::Push (a read's Pull does not wait: no lab read over sftp)
-  TransportEntry entry{"sftp", "SFTP to any SSH server (no agent; syncs with fsync@openssh.com when offered)", caps,
-                       [](const RunOptions& options) { return MakeSshTransport(options, true); }, &AddSshLoginFlags};
+  TransportEntry entry{
+      "sftp", "SFTP to any SSH server (no agent; syncs with fsync@openssh.com when offered)", caps,
+      [](const RunOptions& options, const RunContext& context) { return MakeSshTransport(options, context, true); },
+      &AddSshLoginFlags};
   entry.to_form = kSshToForm;
   entry.startup_summary = kSshStartupSummary;
   return entry;

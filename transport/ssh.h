@@ -32,7 +32,7 @@ struct SshRunPlan {
   // directory); where it lands is the loop's (sender/local_copy.h).
   Direction direction = Direction::kWrite;
   std::string remote_file;
-  // A lab's barrier (RunOptions::before_first_byte), on each stream's thread once
+  // A lab's barrier (RunContext::before_first_byte), on each stream's thread once
   // its SSH session is up, before the file is opened and the first byte sent.
   std::function<absl::Status()> before_first_byte;
 };

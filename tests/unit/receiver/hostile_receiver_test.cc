@@ -223,7 +223,7 @@ TEST_F(HostileReceiver, SenderLoopRecordsAFailedRowForAnOversizedTicket) {
   options.run_id = "hostile";
   MemorySink sink;
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> console(std::tmpfile(), &std::fclose);
-  auto outcome = RunSender(options, sink, console.get());
+  auto outcome = RunSender(options, RunContext(), sink, console.get());
   ASSERT_TRUE(outcome.ok()) << outcome.status();
   EXPECT_EQ(outcome->failed, 1);
   ASSERT_EQ(sink.rows.size(), 1u);
@@ -248,7 +248,7 @@ TEST_F(HostileReceiver, AReadFileThatGrowsAfterTheStartIsRefused) {
   options.run_id = "hostile-read";
   MemorySink sink;
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> console(std::tmpfile(), &std::fclose);
-  auto outcome = RunSender(options, sink, console.get());
+  auto outcome = RunSender(options, RunContext(), sink, console.get());
   ASSERT_TRUE(outcome.ok()) << outcome.status();
   EXPECT_EQ(outcome->failed, 1);
   ASSERT_EQ(sink.rows.size(), 1u);
@@ -271,7 +271,7 @@ TEST_F(HostileReceiver, AReadLengthPastOnePebibyteIsRefusedAtTheStart) {
   options.remote_file = "big.bin";
   MemorySink sink;
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> console(std::tmpfile(), &std::fclose);
-  auto outcome = RunSender(options, sink, console.get());
+  auto outcome = RunSender(options, RunContext(), sink, console.get());
   ASSERT_FALSE(outcome.ok());
   EXPECT_NE(outcome.status().message().find("more than 1 PiB"), std::string::npos) << outcome.status();
   EXPECT_TRUE(sink.rows.empty());

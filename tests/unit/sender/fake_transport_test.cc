@@ -122,7 +122,7 @@ TEST(FakeTransport, TheLoopWritesRowsSamplesAndVerdictsThroughAnyTransport) {
   FakeTransport fake;
   Rows sink;
   std::FILE* console = std::tmpfile();
-  auto outcome = RunSenderWith(WriteOptions(), fake, sink, console);
+  auto outcome = RunSenderWith(WriteOptions(), RunContext(), fake, sink, console);
   ASSERT_TRUE(outcome.ok()) << outcome.status();
   EXPECT_TRUE(fake.started);
   EXPECT_TRUE(fake.finished);
@@ -164,7 +164,7 @@ TEST(FakeTransport, AReadLandsInTheLocalCopyAndIsRemovedAfterEachRun) {
   FakeTransport fake;
   Rows sink;
   std::FILE* console = std::tmpfile();
-  auto outcome = RunSenderWith(o, fake, sink, console);
+  auto outcome = RunSenderWith(o, RunContext(), fake, sink, console);
   std::fclose(console);
   ASSERT_TRUE(outcome.ok()) << outcome.status();
   EXPECT_EQ(fake.pushed_bytes, 0u);  // a read pushes nothing and builds no payload
@@ -192,7 +192,7 @@ TEST(FakeTransport, AReadLongerThanTheLocalTargetsRoomIsRefusedBeforeWriting) {
   FakeTransport fake;
   Rows sink;
   std::FILE* console = std::tmpfile();
-  auto outcome = RunSenderWith(o, fake, sink, console);
+  auto outcome = RunSenderWith(o, RunContext(), fake, sink, console);
   std::fclose(console);
   ASSERT_FALSE(outcome.ok());
   EXPECT_TRUE(absl::IsResourceExhausted(outcome.status())) << outcome.status();

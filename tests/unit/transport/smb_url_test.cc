@@ -161,7 +161,9 @@ TEST_F(SmbLoginTest, AProcessThatLoadsALoginCannotDumpCore) {
   const pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
-    absl::StatusOr<std::unique_ptr<Transport>> made = smb.make(options);  // reads the login; connects nowhere yet
+    const RunContext context;
+    absl::StatusOr<std::unique_ptr<Transport>> made =
+        smb.make(options, context);  // reads the login; connects nowhere yet
     struct rlimit core {};
     const bool no_core = getrlimit(RLIMIT_CORE, &core) == 0 && core.rlim_cur == 0 && core.rlim_max == 0;
     _exit(!made.ok() ? 3 : prctl(PR_GET_DUMPABLE) != 0 ? 1 : !no_core ? 2 : 0);
