@@ -32,7 +32,7 @@ const TransportEntry* FindTransport(absl::string_view word) {
 namespace {
 
 // make of the entry a word with no entry gets: ParseRunTransport's refusal of it.
-absl::StatusOr<std::unique_ptr<Transport>> RefuseUnknownTransport(const RunOptions& options) {
+absl::StatusOr<std::unique_ptr<Transport>> RefuseUnknownTransport(const RunOptions& options, const RunContext&) {
   absl::StatusOr<std::string> word = ParseRunTransport(options.transport);
   if (!word.ok()) return word.status();
   return absl::InvalidArgumentError(

@@ -112,7 +112,7 @@ TEST(Registry, AWordWithNoEntryCanDoNothing) {
   const std::string refusal(ParseRunTransport("ftp").status().message());
   RunOptions options;
   options.transport = "ftp";
-  auto made = none.make(options);
+  auto made = none.make(options, RunContext{});
   ASSERT_FALSE(made.ok());
   EXPECT_EQ(made.status().message(), refusal);
 
