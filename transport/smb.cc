@@ -302,14 +302,13 @@ class SmbFs : public RemoteFs {
     return c_.Failure(absl::StrCat("cleanup: remove ", path), err);
   }
 
-  // What is at `path`: its stat, or why there is none.
-  absl::StatusOr<struct stat> Stat(const std::string& path) {
+  absl::StatusOr<RemoteStat> Stat(const std::string& path) override {
     absl::MutexLock lock(&SmbLock());
     struct stat st {};
     if (smbc_getFunctionStat(c_.ctx())(c_.ctx(), c_.UrlOf(path).c_str(), &st) != 0) {
       return c_.Failure(path, errno);
     }
-    return st;
+    return RemoteStat{S_ISDIR(st.st_mode), S_ISREG(st.st_mode), static_cast<uint64_t>(std::max<off_t>(st.st_size, 0))};
   }
 
  private:
@@ -438,9 +437,9 @@ absl::Status SmbTransport::Start(const std::string& run_id, uint64_t length, con
   if (!client.ok()) return client.status();
   client_ = std::move(*client);
   SmbFs fs(*client_, static_cast<size_t>(options_.share.smb_write_size));
-  absl::StatusOr<struct stat> dir = fs.Stat(url_.dir);
+  absl::StatusOr<RemoteStat> dir = fs.Stat(url_.dir);
   if (!dir.ok()) return absl::Status(dir.status().code(), absl::StrCat("the directory ", dir.status().message()));
-  if (!S_ISDIR(dir->st_mode)) {
+  if (!dir->is_dir) {
     return absl::InvalidArgumentError(absl::StrCat(client_->where(), ": ", url_.dir, " is not a directory"));
   }
   const size_t workers =
@@ -461,10 +460,10 @@ absl::Status SmbTransport::Start(const std::string& run_id, uint64_t length, con
       free_text = "a read of a file laid out first, untimed";
     } else {
       read_path_ = PathInDir(url_.dir, options_.remote_file);
-      absl::StatusOr<struct stat> file = fs.Stat(read_path_);
+      absl::StatusOr<RemoteStat> file = fs.Stat(read_path_);
       if (!file.ok()) return absl::Status(file.status().code(), absl::StrCat("remote file ", file.status().message()));
-      read_length_ = static_cast<uint64_t>(std::max<off_t>(file->st_size, 0));
-      if (!S_ISREG(file->st_mode) || read_length_ == 0 || read_length_ > kMaxReadLength) {
+      read_length_ = file->size;
+      if (!file->is_regular || read_length_ == 0 || read_length_ > kMaxReadLength) {
         return absl::InvalidArgumentError(
             absl::StrCat(client_->where(), ": ", read_path_, " is not a regular file of 1 byte to 1 PiB"));
       }
