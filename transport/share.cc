@@ -78,13 +78,16 @@ absl::StatusOr<ShareSession*> ShareTransport::SessionFor(int stream) {
 absl::Status ShareTransport::Start(const std::string& run_id, uint64_t length, const ConsoleLine& say) {
   // The run id becomes part of file names; no agent checks it on the other side.
   if (absl::Status valid = CheckRunId(run_id); !valid.ok()) return valid;
-  absl::StatusOr<ShareSession*> session = SessionFor(0);
+  absl::StatusOr<ShareSession*> session = SessionFor(options_.first_stream);
   if (!session.ok()) return session.status();
   ShareSession& s = **session;
-  RemoteFs& fs = s.fs();
+  RemoteFs& fs = s.housekeeping();
   absl::StatusOr<RemoteStat> dir = fs.Stat(s.dir());
   if (!dir.ok()) return absl::Status(dir.status().code(), absl::StrCat("the directory ", dir.status().message()));
   if (!dir->is_dir) return absl::InvalidArgumentError(absl::StrCat(fs.Where(), ": ", s.dir(), " is not a directory"));
+  for (int i = 1; driver_->ConnectsEveryStreamAtStart() && i < options_.streams; ++i) {
+    if (absl::StatusOr<ShareSession*> other = SessionFor(options_.first_stream + i); !other.ok()) return other.status();
+  }
   std::string free_text = "a read";
   if (options_.direction == Direction::kRead) {
     if (absl::Status st = StartReads(s, run_id, length, say); !st.ok()) return st;
@@ -103,18 +106,18 @@ absl::Status ShareTransport::Start(const std::string& run_id, uint64_t length, c
 absl::Status ShareTransport::StartReads(ShareSession& s, const std::string& run_id, uint64_t length,
                                         const ConsoleLine& say) {
   if (options_.remote_file.empty()) {
-    absl::StatusOr<std::string> laid_out = run_.LayOutReadFile(s.fs(), s.dir(), run_id, length);
+    absl::StatusOr<std::string> laid_out = run_.LayOutReadFile(s.housekeeping(), s.dir(), run_id, length);
     if (!laid_out.ok()) return laid_out.status();
     laid_out_ = *laid_out;
   }
   read_path_ = laid_out_.empty() ? PathInDir(s.dir(), options_.remote_file) : laid_out_;
   absl::Status checked = CheckReadFile(s, say);
-  if (!checked.ok() && !laid_out_.empty()) (void)s.fs().Unlink(laid_out_);  // no Finish after a failed Start
+  if (!checked.ok() && !laid_out_.empty()) (void)s.housekeeping().Unlink(laid_out_);  // no Finish after a failed Start
   return checked;
 }
 
 absl::Status ShareTransport::CheckReadFile(ShareSession& s, const ConsoleLine& say) {
-  RemoteFs& fs = s.fs();
+  RemoteFs& fs = s.housekeeping();
   absl::StatusOr<RemoteStat> file = fs.Stat(read_path_);
   if (!file.ok()) return absl::Status(file.status().code(), absl::StrCat("remote file ", file.status().message()));
   read_length_ = file->size;
@@ -182,17 +185,21 @@ void ShareTransport::Push(const TransferSlot& slot, PayloadSource& source, const
   }
   (void)barrier.Wait();  // a stream that failed before its first byte never holds the others back
   run_.RecordRow(r, status, path_.ceiling_mb_per_s(), row);
-  // On a lost connection, the file system's Unlink says the partial file stays.
-  if (session.ok()) run_.Done(&(*session)->fs(), path, status.ok(), r.first_byte_ns != 0);
+  // A connection lost in the transfer leaves its file to housekeeping (NFS's says the
+  // partial file stays; SMB's removes it through the run's own connection).
+  if (session.ok()) {
+    ShareSession& s = **session;
+    run_.Done(s.usable() ? &s.fs() : &s.housekeeping(), path, status.ok(), r.first_byte_ns != 0);
+  }
 }
 
 void ShareTransport::Finish(const std::string&) {
   if (run_.HasKept()) {
-    absl::StatusOr<ShareSession*> s = SessionFor(0);
+    absl::StatusOr<ShareSession*> s = SessionFor(options_.first_stream);
     if (!s.ok()) {
       Log(LogLevel::kWarning, kComponent, "cleanup at the end: %s", s.status().message());
     } else {
-      run_.Finish((*s)->fs());
+      run_.Finish((*s)->housekeeping());
     }
   }
   absl::MutexLock lock(&mu_);

@@ -58,8 +58,12 @@ class ShareReader : public ByteSource {
 class ShareSession {
  public:
   virtual ~ShareSession() = default;
-  // Transfers, Start's checks and cleanup go through it.
+  // Transfers go through it.
   virtual RemoteFs& fs() = 0;
+  // Start's checks, a read's laid-out file, Finish's cleanup, and the file of a
+  // transfer after fs()'s connection stopped being usable (SMB: the run's own
+  // connection, which outlives a dead channel).
+  virtual RemoteFs& housekeeping() { return fs(); }
   // The directory --to named, as fs() takes paths.
   virtual const std::string& dir() const = 0;
   // False once the connection is lost or owes answers: the stream's next transfer
@@ -74,8 +78,11 @@ class ShareSession {
 class ShareDriver {
  public:
   virtual ~ShareDriver() = default;
-  // A new session for `stream`. Start's is stream 0's, and Finish's when it needs one.
+  // A new session for `stream`. Start's and Finish's is the run's first stream's.
   virtual absl::StatusOr<std::unique_ptr<ShareSession>> Connect(int stream) = 0;
+  // True: Start connects every stream, so a stream that cannot connect fails the run
+  // before its first row (SMB's worker processes).
+  virtual bool ConnectsEveryStreamAtStart() const { return false; }
   // The protocol's word in the console ("nfs"), the host the path's interface is
   // found toward, and the rows' peer column (host, or host:port).
   virtual const char* name() const = 0;

@@ -44,10 +44,22 @@ class FakeReader : public ShareReader {
   int64_t first_request_ns_ = 0;
 };
 
+// The run's own connection beside a stream's (SMB's when workers serve the streams).
+class HousekeepingFs : public FakeFs {
+ public:
+  using FakeFs::FakeFs;
+  absl::Status Unlink(const std::string& path) override {
+    ++unlinks;
+    return FakeFs::Unlink(path);
+  }
+  int unlinks = 0;
+};
+
 class FakeSession : public ShareSession {
  public:
-  explicit FakeSession(FakeServer& server) : fs_(server) {}
+  explicit FakeSession(FakeServer& server) : housekeeping_(server), fs_(server) {}
   RemoteFs& fs() override { return fs_; }
+  RemoteFs& housekeeping() override { return housekeeping_; }
   const std::string& dir() const override { return dir_; }
   bool usable() const override { return usable_; }
   absl::StatusOr<std::unique_ptr<ShareReader>> OpenReader(const std::string& path, uint64_t length) override {
@@ -56,6 +68,7 @@ class FakeSession : public ShareSession {
     return std::unique_ptr<ShareReader>(new FakeReader(*std::move(file), length));
   }
   bool usable_ = true;
+  HousekeepingFs housekeeping_;
 
  private:
   FakeFs fs_;
@@ -66,11 +79,13 @@ class FakeSession : public ShareSession {
 class FakeDriver : public ShareDriver {
  public:
   FakeDriver(FakeServer& server, std::vector<FakeSession*>& made) : server_(server), made_(made) {}
-  absl::StatusOr<std::unique_ptr<ShareSession>> Connect(int stream) override {
+  bool every_stream_at_start = false;
+  absl::StatusOr<std::unique_ptr<ShareSession>> Connect(int /*stream*/) override {
     auto session = std::make_unique<FakeSession>(server_);
     made_.push_back(session.get());
     return std::unique_ptr<ShareSession>(std::move(session));
   }
+  bool ConnectsEveryStreamAtStart() const override { return every_stream_at_start; }
   const char* name() const override { return "fake"; }
   std::string host() const override { return "127.0.0.1"; }
   std::string peer() const override { return "127.0.0.1"; }
@@ -85,8 +100,10 @@ class FakeDriver : public ShareDriver {
 };
 
 struct Shell {
-  explicit Shell(RunOptions o) : options(std::move(o)) {
-    transport = NewShareTransport(std::make_unique<FakeDriver>(server, made), options);
+  explicit Shell(RunOptions o, bool every_stream_at_start = false) : options(std::move(o)) {
+    auto driver = std::make_unique<FakeDriver>(server, made);
+    driver->every_stream_at_start = every_stream_at_start;
+    transport = NewShareTransport(std::move(driver), options);
   }
   absl::Status Start(uint64_t length) {
     return transport->Start("r1", length, [this](const std::string& line) { lines.push_back(line); });
@@ -166,6 +183,41 @@ TEST(ShareTransport, FilesKeptForTheEndGoAtFinishThroughANewSessionIfNeeded) {
   shell.transport->Finish("r1");
   EXPECT_TRUE(shell.server.files.empty());
   EXPECT_EQ(shell.made.size(), 3u);  // stream 0's broken session was replaced for the cleanup
+}
+
+// SMB: a stream whose worker died mid-transfer leaves its partial file to the run's
+// own connection.
+TEST(ShareTransport, AFileWhoseConnectionDiedGoesThroughHousekeeping) {
+  Shell shell(Writes(Cleanup::kEach));
+  ASSERT_TRUE(shell.Start(kMiB).ok());
+  shell.server.full_at = kMiB / 2;
+  shell.server.on_close = [&shell] { shell.made[0]->usable_ = false; };  // the connection dies with the file
+  TransferResult out = shell.Push(0, 0, kMiB);
+  EXPECT_EQ(out.sender.status(), "failed");
+  EXPECT_EQ(shell.made[0]->housekeeping_.unlinks, 1);
+  EXPECT_TRUE(shell.server.files.empty());  // the partial file went
+
+  shell.server.full_at.reset();
+  shell.server.on_close = nullptr;
+  EXPECT_EQ(shell.Push(1, 0, kMiB).sender.status(), "ok");  // a new session; its own fs removes the file
+  ASSERT_EQ(shell.made.size(), 2u);
+  EXPECT_EQ(shell.made[1]->housekeeping_.unlinks, 0);
+  EXPECT_TRUE(shell.server.files.empty());
+  shell.transport->Finish("r1");
+}
+
+// SMB's workers: a stream that cannot connect fails Start, not its first transfer.
+// Streams are numbered from the run's first (a lab job's).
+TEST(ShareTransport, EveryStreamConnectsAtStartWhenTheDriverAsks) {
+  RunOptions options = Writes(Cleanup::kEach);
+  options.streams = 3;
+  options.first_stream = 4;
+  Shell shell(options, /*every_stream_at_start=*/true);
+  ASSERT_TRUE(shell.Start(kMiB).ok());
+  EXPECT_EQ(shell.made.size(), 3u);
+  for (int stream = 4; stream < 7; ++stream) EXPECT_EQ(shell.Push(0, stream, kMiB).sender.status(), "ok");
+  EXPECT_EQ(shell.made.size(), 3u);
+  shell.transport->Finish("r1");
 }
 
 TEST(ShareTransport, AReadChecksItsFileOrLaysOneOutAndRemovesIt) {
