@@ -17,7 +17,6 @@
 #include <cstring>
 #include <deque>
 #include <functional>
-#include <map>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -31,7 +30,6 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
 #include "common/clock.h"
 #include "common/log.h"
@@ -41,12 +39,12 @@
 #include "datapath/rows.h"
 #include "datapath/write_pipeline.h"
 #include "transport/remote_fs.h"
+#include "transport/share.h"
 #include "transport/share_url.h"
 
 namespace nasperf {
 namespace {
 
-constexpr char kComponent[] = "sender";
 constexpr uint64_t kMaxWriteSize = 1 << 20;  // a WRITE's payload: the kernel client's largest wsize
 constexpr uint64_t kMinTransferSize = 4096;  // a smaller wsize or rsize is a million RPCs per GB: refused
 constexpr int kServicePollMs = 100;          // libnfs times RPCs out only when serviced
@@ -710,6 +708,12 @@ class NfsFs : public RemoteFs {
 
   absl::Status CanSync() override { return absl::OkStatus(); }  // COMMIT is part of NFSv3
 
+  absl::StatusOr<RemoteStat> Stat(const std::string& path) override {
+    nfs_stat_64 st{};
+    if (int rc = nfs_stat64(s_.nfs(), path.c_str(), &st); rc != 0) return s_.Failure(path, rc);
+    return RemoteStat{S_ISDIR(st.nfs_mode), S_ISREG(st.nfs_mode), st.nfs_size};
+  }
+
   absl::Status Unlink(const std::string& path) override {
     if (s_.broken())
       return absl::UnavailableError(absl::StrCat("cleanup: remove ", path, ": ", s_.where(), " is gone"));
@@ -724,14 +728,15 @@ class NfsFs : public RemoteFs {
   const bool file_sync_;
 };
 
-// A remote file as the write pipeline's ByteSource, for reads over NFS: READs of the
+// A remote file as the share shell's reader, for reads over NFS: READs of the
 // server's rsize, up to `depth` in flight ahead of the one being consumed, as the
 // kernel client's readahead keeps them. A short answer anywhere but at the end is an
 // error, never a silent gap.
-class NfsSource : public ByteSource {
+class NfsReader : public ShareReader {
  public:
-  NfsSource(NfsSession& s, nfsfh* fh, std::string path, uint64_t length, size_t depth)
+  NfsReader(NfsSession& s, nfsfh* fh, std::string path, uint64_t length, size_t depth)
       : s_(s), fh_(fh), path_(std::move(path)), length_(length), depth_(depth) {}
+  ~NfsReader() override { Close(); }
 
   absl::StatusOr<size_t> Read(uint8_t* data, size_t size) override {
     if (at_ == staged_.size()) {
@@ -761,13 +766,23 @@ class NfsSource : public ByteSource {
     at_ += n;
     return n;
   }
-  // When the first READ went out: a read's clock starts there, as a write's starts at
-  // its first byte (the first READ's answer is a whole rsize late).
-  int64_t first_request_ns() const { return first_request_ns_; }
+  int64_t first_request_ns() const override { return first_request_ns_; }
+  // READs still owed after an early stop: the connection is not used again, and the
+  // handle is left to the context's end.
+  void Close() override {
+    if (fh_ == nullptr) return;
+    if (s_.reads_queued() > 0) s_.MarkBroken();
+    if (s_.broken()) {
+      s_.Abandon(fh_);
+    } else {
+      (void)nfs_close(s_.nfs(), fh_);
+    }
+    fh_ = nullptr;
+  }
 
  private:
   NfsSession& s_;
-  nfsfh* const fh_;
+  nfsfh* fh_;
   const std::string path_;
   const uint64_t length_;
   const size_t depth_;
@@ -778,212 +793,76 @@ class NfsSource : public ByteSource {
   int64_t first_request_ns_ = 0;
 };
 
-class NfsTransport : public Transport {
+// One stream's NFS context, as the share shell's session.
+class NfsShareSession : public ShareSession {
  public:
-  NfsTransport(const RunOptions& options, const RunContext& context, NfsUrl url)
-      : options_(options),
-        context_(context),
-        url_(std::move(url)),
-        file_sync_(options.write_mode == WriteMode::kDsync),
-        run_(RemoteRunPlanFor(options)) {}
-
-  absl::Status Start(const std::string& run_id, uint64_t length, const ConsoleLine& say) override;
-  void Push(const TransferSlot& slot, PayloadSource& source, const PushOptions& push, TransferResult& out) override;
-  void Pull(const TransferSlot& slot, BlockWriter* into, const PipelineOptions& pipeline, TransferResult& out) override;
-  void Finish(const std::string& run_id) override;
-  std::optional<double> CeilingMBps() const override { return path_.ceiling_mb_per_s(); }
-  uint64_t Length(uint64_t asked) const override { return read_length_ > 0 ? read_length_ : asked; }
+  NfsShareSession(std::unique_ptr<NfsSession> s, bool file_sync, size_t read_depth)
+      : s_(std::move(s)), fs_(*s_, file_sync), read_depth_(read_depth) {}
+  RemoteFs& fs() override { return fs_; }
+  const std::string& dir() const override { return s_->dir(); }
+  bool usable() const override { return !s_->broken(); }
+  absl::StatusOr<std::unique_ptr<ShareReader>> OpenReader(const std::string& path, uint64_t length) override {
+    nfsfh* fh = nullptr;
+    if (int rc = nfs_open(s_->nfs(), path.c_str(), O_RDONLY, &fh); rc != 0) {
+      return s_->Failure(absl::StrCat("nfs open ", path), rc);
+    }
+    return std::unique_ptr<ShareReader>(new NfsReader(*s_, fh, path, length, read_depth_));
+  }
+  const NfsSession& nfs() const { return *s_; }
 
  private:
-  absl::StatusOr<NfsSession*> SessionFor(int stream);
-  std::string laid_out_;  // the file Start wrote for a read with no --remote-file
-  // Reads: the remote file's length, checked.
-  absl::Status StartReads(NfsSession& s, const ConsoleLine& say);
-  // The cells of a row in either direction that say where and how.
-  void FillPathCells(proto::TransferReport& row) const;
-  // A read's file: --remote-file in the directory, or the one Start laid out.
-  std::string ReadPath(const NfsSession& s) const {
-    return laid_out_.empty() ? PathInDir(s.dir(), options_.remote_file) : laid_out_;
-  }
-
-  const RunOptions& options_;
-  const RunContext& context_;
-  const NfsUrl url_;
-  const bool file_sync_;
-  RemoteFsRun run_;
-  std::string protocol_;  // the share_protocol cell
-  RemotePathCells path_;  // peer, MTU, link of every row
-  uint64_t read_length_ = 0;
-
-  absl::Mutex mu_;
-  std::map<int, std::unique_ptr<NfsSession>> sessions_ ABSL_GUARDED_BY(mu_);
+  const std::unique_ptr<NfsSession> s_;
+  NfsFs fs_;
+  const size_t read_depth_;  // READs in flight (--nfs-in-flight)
 };
 
-absl::StatusOr<NfsSession*> NfsTransport::SessionFor(int stream) {
-  {
-    absl::MutexLock lock(&mu_);
-    auto it = sessions_.find(stream);
-    if (it != sessions_.end() && !it->second->broken()) return it->second.get();
-  }
-  auto mounted = NfsSession::Mount(url_, options_.share);
-  if (!mounted.ok()) return mounted.status();
-  absl::MutexLock lock(&mu_);
-  std::unique_ptr<NfsSession>& slot = sessions_[stream];
-  slot = std::move(*mounted);
-  return slot.get();
-}
+// What is NFS's alone in a share run: the mount, its cells and console words.
+class NfsDriver : public ShareDriver {
+ public:
+  NfsDriver(const RunOptions& options, NfsUrl url)
+      : options_(options), url_(std::move(url)), file_sync_(options.write_mode == WriteMode::kDsync) {}
 
-absl::Status NfsTransport::Start(const std::string& run_id, uint64_t length, const ConsoleLine& say) {
-  // The run id becomes part of file names; no agent checks it on the other side.
-  if (absl::Status valid = CheckRunId(run_id); !valid.ok()) return valid;
-  absl::StatusOr<NfsSession*> session = SessionFor(0);
-  if (!session.ok()) return session.status();
-  NfsSession& s = **session;
-  nfs_stat_64 st{};
-  if (int rc = nfs_stat64(s.nfs(), s.dir().c_str(), &st); rc != 0) {
-    return s.Failure(absl::StrCat("the directory ", s.dir(), " in the export"), rc);
+  absl::StatusOr<std::unique_ptr<ShareSession>> Connect(int /*stream*/) override {
+    absl::StatusOr<std::unique_ptr<NfsSession>> mounted = NfsSession::Mount(url_, options_.share);
+    if (!mounted.ok()) return mounted.status();
+    return std::unique_ptr<ShareSession>(
+        new NfsShareSession(*std::move(mounted), file_sync_, static_cast<size_t>(options_.share.in_flight)));
   }
-  if (!S_ISDIR(st.nfs_mode))
-    return absl::InvalidArgumentError(absl::StrCat(s.where(), ": ", s.dir(), " is not a directory"));
-  NfsFs fs(s, file_sync_);
-  absl::StatusOr<std::string> free_text = std::string("a read");
-  if (options_.direction == Direction::kRead) {
-    if (options_.remote_file.empty()) {
-      absl::StatusOr<std::string> laid_out = run_.LayOutReadFile(fs, s.dir(), run_id, length);
-      if (!laid_out.ok()) return laid_out.status();
-      laid_out_ = *laid_out;
-    }
-    if (absl::Status st = StartReads(s, say); !st.ok()) {
-      if (!laid_out_.empty()) (void)fs.Unlink(laid_out_);  // Finish is not called after a failed Start
-      return st;
-    }
-  } else {
-    free_text = run_.Start(&fs, s.where(), s.dir(), length, fs.CanSync());
-    if (!free_text.ok()) return free_text.status();
+  const char* name() const override { return "nfs"; }
+  std::string host() const override { return url_.host; }
+  std::string peer() const override { return url_.port ? absl::StrCat(url_.host, ":", url_.port) : url_.host; }
+  int reads_in_flight() const override { return options_.share.in_flight; }
+
+  std::string ProtocolCell(ShareSession& session) const override {
+    const NfsSession& s = static_cast<NfsShareSession&>(session).nfs();
+    return absl::StrFormat("nfs3 wsize=%d rsize=%d stable=%s", s.write_size(), s.read_size(),
+                           file_sync_ ? "file_sync" : "unstable");
   }
 
-  protocol_ = absl::StrFormat("nfs3 wsize=%d rsize=%d stable=%s", s.write_size(), s.read_size(),
-                              file_sync_ ? "file_sync" : "unstable");
-  path_.Resolve(url_.host, url_.port ? absl::StrCat(url_.host, ":", url_.port) : url_.host, options_.link_mbps);
-  const char* sync_words = run_.sync().kind == SyncPolicy::kNone ? "no COMMIT (times end at the last WRITE's answer)"
-                                                                 : "COMMIT as --sync says";
-  say(absl::StrFormat(
-      "nfs %s (NFSv3, wsize %s, rsize %s, %d WRITEs in flight per stream): %s, %s, %s", s.where(),
-      FormatSize(s.write_size()), FormatSize(s.read_size()), options_.share.in_flight, s.dir(), *free_text,
-      file_sync_ ? "FILE_SYNC writes (--write-mode dsync)" : absl::StrCat("UNSTABLE writes, ", sync_words)));
-  say(path_.Describe());
-  return absl::OkStatus();
-}
+  std::string StartLine(ShareSession& session, const std::string& free_text, const SyncPolicy& sync) const override {
+    const NfsSession& s = static_cast<NfsShareSession&>(session).nfs();
+    const char* sync_words =
+        sync.kind == SyncPolicy::kNone ? "no COMMIT (times end at the last WRITE's answer)" : "COMMIT as --sync says";
+    return absl::StrFormat(
+        "nfs %s (NFSv3, wsize %s, rsize %s, %d WRITEs in flight per stream): %s, %s, %s", s.where(),
+        FormatSize(s.write_size()), FormatSize(s.read_size()), options_.share.in_flight, s.dir(), free_text,
+        file_sync_ ? "FILE_SYNC writes (--write-mode dsync)" : absl::StrCat("UNSTABLE writes, ", sync_words));
+  }
 
-absl::Status NfsTransport::StartReads(NfsSession& s, const ConsoleLine& say) {
-  const std::string path = ReadPath(s);
-  nfs_stat_64 st{};
-  if (int rc = nfs_stat64(s.nfs(), path.c_str(), &st); rc != 0)
-    return s.Failure(absl::StrCat("remote file ", path), rc);
-  read_length_ = st.nfs_size;
-  if (!S_ISREG(st.nfs_mode) || read_length_ == 0) {
-    return absl::InvalidArgumentError(absl::StrCat(s.where(), ": ", path, " is not a non-empty regular file"));
+  void FillPushRow(proto::TransferReport& row) const override {
+    row.set_write_mode(Name(options_.write_mode));  // dsync: FILE_SYNC WRITEs; buffered: UNSTABLE
   }
-  if (read_length_ > kMaxReadLength) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(s.where(), ": ", path, " is said to hold ", read_length_, " bytes (more than 1 PiB)"));
-  }
-  say(absl::StrFormat(
-      "nfs read: %s%s, %s, %d READs in flight per stream (the server's page cache is not ours to "
-      "control: cache unknown)",
-      path, laid_out_.empty() ? "" : " (laid out first, untimed)", FormatSize(read_length_), options_.share.in_flight));
-  return absl::OkStatus();
-}
 
-void NfsTransport::FillPathCells(proto::TransferReport& row) const {
-  path_.Fill(row);
-  row.set_share_protocol(protocol_);
-}
-
-void NfsTransport::Pull(const TransferSlot& slot, BlockWriter* into, const PipelineOptions& pipeline,
-                        TransferResult& out) {
-  proto::TransferReport& row = out.sender;
-  FillPathCells(row);
-  const int64_t start_ns = MonoNanos();
-  absl::StatusOr<NfsSession*> session = SessionFor(slot.stream);
-  if (!session.ok()) {
-    row.set_error(std::string(session.status().message()));
-    return;
-  }
-  NfsSession& s = **session;
-  const std::string path = ReadPath(s);
-  nfsfh* fh = nullptr;
-  if (int rc = nfs_open(s.nfs(), path.c_str(), O_RDONLY, &fh); rc != 0) {
-    row.set_error(std::string(s.Failure(absl::StrCat("nfs open ", path), rc).message()));
-    return;
-  }
-  NfsSource source(s, fh, path, read_length_, static_cast<size_t>(options_.share.in_flight));
-  PipelineResult result = RunPipeline(source, into, read_length_, pipeline);
-  if (result.first_byte_ns != 0) result.first_byte_ns = source.first_request_ns();
-  if (s.reads_queued() > 0) s.MarkBroken();  // READs still owed after an early stop
-  if (s.broken()) {
-    s.Abandon(fh);
-  } else {
-    (void)nfs_close(s.nfs(), fh);
-  }
-  AddReadClientFigures(result, start_ns, into != nullptr, std::nullopt, path_.ceiling_mb_per_s(), &row);
-  // With no agent there, only this end can be told apart: its own disk and CPU.
-  KeepClientVerdicts(row);
-}
-
-void NfsTransport::Push(const TransferSlot& slot, PayloadSource& source, const PushOptions& push, TransferResult& out) {
-  RemoteFsRun::Turn turn(run_);
-  proto::TransferReport& row = out.sender;
-  FillPathCells(row);
-  row.set_write_mode(Name(options_.write_mode));  // dsync: FILE_SYNC WRITEs; buffered: UNSTABLE
-
-  PushResult r;
-  r.start_wall_ns = WallNanos();
-  r.start_ns = MonoNanos();
-  absl::StatusOr<NfsSession*> session = SessionFor(slot.stream);
-  std::string path;
-  absl::Status status = session.status();
-  if (status.ok()) {
-    path = PathInDir((*session)->dir(), TransferFileName(slot.run_id, slot.iteration, slot.stream));
-    NfsFs fs(**session, file_sync_);
-    const std::function<absl::Status()>& wait = context_.before_first_byte;
-    status = run_.Write(
-        fs, path, slot.length, source, push,
-        [&] {
-          absl::Status released = wait ? wait() : absl::OkStatus();
-          r.start_wall_ns = WallNanos();  // the barrier's wait is not the transfer's
-          r.start_ns = MonoNanos();
-          return released;
-        },
-        r, turn);
-  } else if (context_.before_first_byte) {
-    (void)context_.before_first_byte();  // a stream that failed before its first byte never holds the others back
-  }
-  run_.RecordRow(r, status, path_.ceiling_mb_per_s(), row);
-  if (session.ok()) {
-    NfsFs fs(**session, file_sync_);  // on a lost server, Unlink says the partial file stays
-    run_.Done(&fs, path, status.ok(), r.first_byte_ns != 0);
-  }
-}
-
-void NfsTransport::Finish(const std::string&) {
-  if (run_.HasKept()) {
-    absl::StatusOr<NfsSession*> s = SessionFor(0);
-    if (!s.ok()) {
-      Log(LogLevel::kWarning, kComponent, "cleanup at the end: %s", s.status().message());
-    } else {
-      NfsFs fs(**s, file_sync_);
-      run_.Finish(fs);
-    }
-  }
-  absl::MutexLock lock(&mu_);
-  sessions_.clear();
-}
+ private:
+  const RunOptions& options_;
+  const NfsUrl url_;
+  const bool file_sync_;
+};
 
 absl::StatusOr<std::unique_ptr<Transport>> MakeNfsTransport(const RunOptions& options, const RunContext& context) {
   absl::StatusOr<NfsUrl> url = ParseNfsUrl(options.share.url);
   if (!url.ok()) return url.status();
-  return std::unique_ptr<Transport>(new NfsTransport(options, context, *std::move(url)));
+  return NewShareTransport(std::make_unique<NfsDriver>(options, *std::move(url)), options, context);
 }
 
 std::vector<CLI::Option*> AddNfsFlags(CLI::App& sender, RunOptions& into) {
@@ -1008,7 +887,7 @@ TransportEntry NfsTransportEntry() {
   caps.reads = true;           // the server's cache is not ours to set
   caps.reads_laid_out = true;  // RemoteFsRun::LayOutReadFile
   caps.url = true;
-  caps.barrier = true;  // NfsTransport::Push
+  caps.barrier = true;  // the share shell's Push
   TransportEntry entry{"nfs", "NFSv3 to any NFS server, from user space (no agent, no mount; COMMIT for --sync)", caps,
                        &MakeNfsTransport, &AddNfsFlags};
   entry.to_form = "nfs://host[:port]/export[/dir][?uid=N&gid=N]";

@@ -2,8 +2,8 @@
 // through libnfs, in user space, with no kernel mount and no agent on the NAS: what a
 // Linux, Proxmox or VMware client's copy costs the share. Several WRITEs stay in
 // flight per stream, as the kernel client keeps them. Each stream has its own NFS
-// context (its own TCP connection), used only by that stream's thread; the transport
-// follows Transport's threading contract.
+// context (its own TCP connection), used only by that stream's thread; the rest of
+// the run is the share shell's (transport/share.h), with its threading contract.
 #ifndef NASPERF_TRANSPORT_NFS_H_
 #define NASPERF_TRANSPORT_NFS_H_
 

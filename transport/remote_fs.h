@@ -46,6 +46,13 @@ class RemoteFile {
   virtual absl::Status Close() = 0;
 };
 
+// What is at a path (RemoteFs::Stat).
+struct RemoteStat {
+  bool is_dir = false;
+  bool is_regular = false;
+  uint64_t size = 0;
+};
+
 class RemoteFs {
  public:
   virtual ~RemoteFs() = default;
@@ -66,6 +73,11 @@ class RemoteFs {
   // OK when RemoteFile::Sync works here, else why it cannot.
   virtual absl::Status CanSync() = 0;
   virtual absl::Status Unlink(const std::string& path) = 0;
+  // What is at `path`. An error reads "PATH on WHERE: why": the caller says what
+  // PATH was to it ("the directory ", "remote file ").
+  virtual absl::StatusOr<RemoteStat> Stat(const std::string& path) {
+    return absl::UnimplementedError(absl::StrCat(path, " on ", Where(), ": no way to look"));
+  }
 };
 
 // `name` in the remote directory `dir`, one slash between.

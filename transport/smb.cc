@@ -31,6 +31,7 @@
 #include "datapath/write_pipeline.h"
 #include "transport/fs_worker.h"
 #include "transport/remote_fs.h"
+#include "transport/share.h"
 #include "transport/smb.h"
 
 namespace nasperf {
@@ -39,7 +40,6 @@ absl::StatusOr<std::unique_ptr<Transport>> MakeSmbTransport(const RunOptions& op
 
 namespace {
 
-constexpr char kComponent[] = "sender";
 constexpr size_t kMaxCallBytes = 8 << 20;  // one SMB WRITE or READ per call at most (libsmbclient's largest)
 constexpr size_t kReadSize = 1 << 20;
 constexpr int kBusyUnlinkAttempts = 15;  // 200 ms apart
@@ -302,14 +302,13 @@ class SmbFs : public RemoteFs {
     return c_.Failure(absl::StrCat("cleanup: remove ", path), err);
   }
 
-  // What is at `path`: its stat, or why there is none.
-  absl::StatusOr<struct stat> Stat(const std::string& path) {
+  absl::StatusOr<RemoteStat> Stat(const std::string& path) override {
     absl::MutexLock lock(&SmbLock());
     struct stat st {};
     if (smbc_getFunctionStat(c_.ctx())(c_.ctx(), c_.UrlOf(path).c_str(), &st) != 0) {
       return c_.Failure(path, errno);
     }
-    return st;
+    return RemoteStat{S_ISDIR(st.st_mode), S_ISREG(st.st_mode), static_cast<uint64_t>(std::max<off_t>(st.st_size, 0))};
   }
 
  private:
@@ -332,25 +331,25 @@ class SmbFs : public RemoteFs {
   const size_t write_size_;
 };
 
-// An SMB file as the write pipeline's ByteSource (reads): one READ of 1 MiB at a time.
-class SmbSource : public ByteSource {
+// An SMB file as the share shell's reader: one READ of 1 MiB at a time.
+class SmbReader : public ShareReader {
  public:
-  SmbSource(RemoteFile& file, uint64_t length) : file_(file), length_(length) {}
+  SmbReader(std::unique_ptr<RemoteFile> file, uint64_t length) : file_(std::move(file)), length_(length) {}
   absl::StatusOr<size_t> Read(uint8_t* data, size_t size) override {
     if (at_ >= length_) return 0;
     if (first_request_ns_ == 0) first_request_ns_ = MonoNanos();
     const size_t want = static_cast<size_t>(std::min<uint64_t>({size, kReadSize, length_ - at_}));
-    absl::StatusOr<size_t> got = file_.PRead(data, want, at_);
+    absl::StatusOr<size_t> got = file_->PRead(data, want, at_);
     if (!got.ok()) return got.status();
     if (*got == 0) return absl::DataLossError(absl::StrCat("the file ended at byte ", at_, " of ", length_));
     at_ += *got;
     return *got;
   }
-  // When the first READ went out: a read's clock starts there (see NfsSource).
-  int64_t first_request_ns() const { return first_request_ns_; }
+  int64_t first_request_ns() const override { return first_request_ns_; }
+  void Close() override { (void)file_->Close(); }
 
  private:
-  RemoteFile& file_;
+  const std::unique_ptr<RemoteFile> file_;
   const uint64_t length_;
   uint64_t at_ = 0;
   int64_t first_request_ns_ = 0;
@@ -392,210 +391,125 @@ absl::StatusOr<std::unique_ptr<RemoteFs>> WorkerSmbFs(const proto::FsWorkerCall&
   return std::unique_ptr<RemoteFs>(new SmbFs(*std::move(client), static_cast<size_t>(call.write_size())));
 }
 
-class SmbTransport : public Transport {
+// A stream served by the run's own process: one stream, one channel.
+class SmbLocalSession : public ShareSession {
  public:
-  SmbTransport(const RunOptions& options, const RunContext& context, SmbUrl url, SmbLogin login)
-      : options_(options),
-        context_(context),
-        url_(std::move(url)),
-        login_(std::move(login)),
-        run_(RemoteRunPlanFor(options)) {}
-
-  absl::Status Start(const std::string& run_id, uint64_t length, const ConsoleLine& say) override;
-  void Push(const TransferSlot& slot, PayloadSource& source, const PushOptions& push, TransferResult& out) override;
-  void Pull(const TransferSlot& slot, BlockWriter* into, const PipelineOptions& pipeline, TransferResult& out) override;
-  void Finish(const std::string& run_id) override;
-  std::optional<double> CeilingMBps() const override { return path_.ceiling_mb_per_s(); }
-  uint64_t Length(uint64_t asked) const override { return read_length_ > 0 ? read_length_ : asked; }
+  SmbLocalSession(SmbClient& client, size_t write_size, const std::string& dir) : fs_(client, write_size), dir_(dir) {}
+  RemoteFs& fs() override { return fs_; }
+  const std::string& dir() const override { return dir_; }
+  bool usable() const override { return true; }  // a lost server fails each call, in its own words
+  absl::StatusOr<std::unique_ptr<ShareReader>> OpenReader(const std::string& path, uint64_t length) override {
+    absl::StatusOr<std::unique_ptr<RemoteFile>> file = fs_.Open(path);
+    if (!file.ok()) return file.status();
+    return std::unique_ptr<ShareReader>(new SmbReader(*std::move(file), length));
+  }
 
  private:
-  void FillPathCells(proto::TransferReport& row) const;
-  // A stream's worker processes, one per channel (a new one for any that died: the
-  // loop goes on); none when the run's own process serves its one stream and channel.
-  absl::StatusOr<std::vector<FsWorker*>> ChannelsOf(int stream);
-  bool AnyChannelDied(int stream);
-  absl::StatusOr<std::unique_ptr<FsWorker>> StartWorker(int stream) const;
-  size_t Channels() const { return static_cast<size_t>(options_.share.smb_channels); }
-  // Stream s's channel c (workers_ holds stream s's at s * channels ...).
-  std::unique_ptr<FsWorker>& WorkerOf(int stream, size_t channel) {
-    return workers_[static_cast<size_t>(stream) * Channels() + channel];
-  }
-
-  const RunOptions& options_;
-  const RunContext& context_;
-  const SmbUrl url_;
-  const SmbLogin login_;
-  RemoteFsRun run_;
-  std::unique_ptr<SmbClient> client_;
-  // --streams or --smb-channels above 1: a process per stream and channel (stream s's
-  // at s * channels ...), each with its own connection, since libsmbclient serialises
-  // every call of a process.
-  std::vector<std::unique_ptr<FsWorker>> workers_;
-  std::string protocol_;
-  RemotePathCells path_;  // peer, MTU, link of every row
-  uint64_t read_length_ = 0;
-  std::string read_path_;  // a read's file: --remote-file, or the one Start laid out
+  SmbFs fs_;
+  const std::string dir_;
 };
 
-absl::Status SmbTransport::Start(const std::string& run_id, uint64_t length, const ConsoleLine& say) {
-  if (absl::Status valid = CheckRunId(run_id); !valid.ok()) return valid;
-  auto client = SmbClient::Open(url_, login_, options_.share);
-  if (!client.ok()) return client.status();
-  client_ = std::move(*client);
-  SmbFs fs(*client_, static_cast<size_t>(options_.share.smb_write_size));
-  absl::StatusOr<struct stat> dir = fs.Stat(url_.dir);
-  if (!dir.ok()) return absl::Status(dir.status().code(), absl::StrCat("the directory ", dir.status().message()));
-  if (!S_ISDIR(dir->st_mode)) {
-    return absl::InvalidArgumentError(absl::StrCat(client_->where(), ": ", url_.dir, " is not a directory"));
+// A stream served by worker processes, one per channel (--streams or --smb-channels
+// above 1: libsmbclient serialises every call of a process). Its file's pieces go
+// round the channels (StripedFs); checks and a dead channel's file go through the
+// run's own connection.
+class SmbWorkerSession : public ShareSession {
+ public:
+  SmbWorkerSession(std::vector<std::unique_ptr<FsWorker>> channels, SmbClient& client, size_t write_size,
+                   const std::string& dir)
+      : channels_(std::move(channels)), striped_(Raw(channels_), write_size), local_(client, write_size), dir_(dir) {}
+  RemoteFs& fs() override { return striped_; }
+  RemoteFs& housekeeping() override { return local_; }
+  const std::string& dir() const override { return dir_; }
+  bool usable() const override {
+    return std::all_of(channels_.begin(), channels_.end(), [](const auto& w) { return w->alive(); });
   }
-  const size_t workers =
-      options_.streams > 1 || Channels() > 1 ? static_cast<size_t>(options_.streams) * Channels() : 0;
-  for (size_t i = 0; i < workers; ++i) {
-    absl::StatusOr<std::unique_ptr<FsWorker>> worker = StartWorker(static_cast<int>(i / Channels()));
-    if (!worker.ok()) return worker.status();
-    workers_.push_back(*std::move(worker));
+  absl::StatusOr<std::unique_ptr<ShareReader>> OpenReader(const std::string& path, uint64_t length) override {
+    absl::StatusOr<std::unique_ptr<RemoteFile>> file = channels_.front()->Open(path);  // reads: one READ at a time
+    if (!file.ok()) return file.status();
+    return std::unique_ptr<ShareReader>(new SmbReader(*std::move(file), length));
   }
-  std::string free_text = "a read";
-  if (options_.direction == Direction::kRead) {
-    if (options_.remote_file.empty()) {
-      // The last step that can fail: Finish, which removes the file, follows a Start that worked.
-      absl::StatusOr<std::string> laid_out = run_.LayOutReadFile(fs, url_.dir, run_id, length);
-      if (!laid_out.ok()) return laid_out.status();
-      read_path_ = *laid_out;
-      read_length_ = length;
-      free_text = "a read of a file laid out first, untimed";
-    } else {
-      read_path_ = PathInDir(url_.dir, options_.remote_file);
-      absl::StatusOr<struct stat> file = fs.Stat(read_path_);
-      if (!file.ok()) return absl::Status(file.status().code(), absl::StrCat("remote file ", file.status().message()));
-      read_length_ = static_cast<uint64_t>(std::max<off_t>(file->st_size, 0));
-      if (!S_ISREG(file->st_mode) || read_length_ == 0 || read_length_ > kMaxReadLength) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(client_->where(), ": ", read_path_, " is not a regular file of 1 byte to 1 PiB"));
-      }
+
+ private:
+  static std::vector<FsWorker*> Raw(const std::vector<std::unique_ptr<FsWorker>>& owned) {
+    std::vector<FsWorker*> raw;
+    for (const auto& w : owned) raw.push_back(w.get());
+    return raw;
+  }
+  const std::vector<std::unique_ptr<FsWorker>> channels_;  // at least one
+  StripedFs striped_;
+  SmbFs local_;
+  const std::string dir_;
+};
+
+// What is SMB's alone in a share run: the run's own connection (made at the first
+// Connect, Start's), the worker processes, its cells and console words.
+class SmbDriver : public ShareDriver {
+ public:
+  SmbDriver(const RunOptions& options, SmbUrl url, SmbLogin login)
+      : options_(options), url_(std::move(url)), login_(std::move(login)) {}
+
+  absl::StatusOr<std::unique_ptr<ShareSession>> Connect(int stream) override;
+  bool ConnectsEveryStreamAtStart() const override { return true; }
+  const char* name() const override { return "smb"; }
+  std::string host() const override { return url_.host; }
+  std::string peer() const override { return url_.port ? absl::StrCat(url_.host, ":", url_.port) : url_.host; }
+  std::string ProtocolCell(ShareSession&) const override {
+    return absl::StrFormat("smb asked min=%s encrypt=%s signing=%s channels=%d", options_.share.smb_min_protocol,
+                           options_.share.smb_encrypt, options_.share.smb_signing, options_.share.smb_channels);
+  }
+  std::string StartLine(ShareSession& session, const std::string& free_text, const SyncPolicy&) const override {
+    return absl::StrFormat(
+        "smb %s as %s (asked: %s or newer, encryption %s; libsmbclient does not say what was "
+        "negotiated): %s, %s, no remote flush (times end at the last WRITE's answer)",
+        session.housekeeping().Where(), login_.user, options_.share.smb_min_protocol, options_.share.smb_encrypt,
+        url_.dir, free_text);
+  }
+
+ private:
+  absl::StatusOr<std::unique_ptr<FsWorker>> StartWorker(int stream, const std::string& where) const;
+  size_t Channels() const { return static_cast<size_t>(options_.share.smb_channels); }
+  size_t WriteSize() const { return static_cast<size_t>(options_.share.smb_write_size); }
+
+  const RunOptions& options_;
+  const SmbUrl url_;
+  const SmbLogin login_;
+  absl::Mutex mu_;
+  std::unique_ptr<SmbClient> client_ ABSL_GUARDED_BY(mu_);  // the run's own connection, kept until the end
+};
+
+absl::StatusOr<std::unique_ptr<ShareSession>> SmbDriver::Connect(int stream) {
+  SmbClient* client = nullptr;
+  {
+    absl::MutexLock lock(&mu_);
+    if (client_ == nullptr) {
+      absl::StatusOr<std::unique_ptr<SmbClient>> opened = SmbClient::Open(url_, login_, options_.share);
+      if (!opened.ok()) return opened.status();
+      client_ = *std::move(opened);
     }
-  } else {
-    absl::StatusOr<std::string> started = run_.Start(&fs, client_->where(), url_.dir, length, fs.CanSync());
-    if (!started.ok()) return started.status();
-    free_text = *started;
+    client = client_.get();
   }
-  protocol_ = absl::StrFormat("smb asked min=%s encrypt=%s signing=%s channels=%d", options_.share.smb_min_protocol,
-                              options_.share.smb_encrypt, options_.share.smb_signing, options_.share.smb_channels);
-  path_.Resolve(url_.host, url_.port ? absl::StrCat(url_.host, ":", url_.port) : url_.host, options_.link_mbps);
-  say(absl::StrFormat(
-      "smb %s as %s (asked: %s or newer, encryption %s; libsmbclient does not say what was "
-      "negotiated): %s, %s, no remote flush (times end at the last WRITE's answer)",
-      client_->where(), login_.user, options_.share.smb_min_protocol, options_.share.smb_encrypt, url_.dir, free_text));
-  say(path_.Describe());
-  return absl::OkStatus();
+  if (options_.streams <= 1 && Channels() <= 1) {
+    return std::unique_ptr<ShareSession>(new SmbLocalSession(*client, WriteSize(), url_.dir));
+  }
+  std::vector<std::unique_ptr<FsWorker>> channels;
+  for (size_t c = 0; c < Channels(); ++c) {
+    absl::StatusOr<std::unique_ptr<FsWorker>> worker = StartWorker(stream, client->where());
+    if (!worker.ok()) return worker.status();
+    channels.push_back(*std::move(worker));
+  }
+  return std::unique_ptr<ShareSession>(new SmbWorkerSession(std::move(channels), *client, WriteSize(), url_.dir));
 }
 
-absl::StatusOr<std::unique_ptr<FsWorker>> SmbTransport::StartWorker(int stream) const {
+absl::StatusOr<std::unique_ptr<FsWorker>> SmbDriver::StartWorker(int stream, const std::string& where) const {
   const size_t ring = 2 * static_cast<size_t>(std::max(options_.share.smb_write_size, uint64_t{kReadSize}));
-  absl::StatusOr<std::unique_ptr<FsWorker>> worker = FsWorker::Start(
-      kSmbWorkerCommand, client_->where(), WorkerLogin(options_.share, login_), ring, options_.share.timeout_s);
+  absl::StatusOr<std::unique_ptr<FsWorker>> worker =
+      FsWorker::Start(kSmbWorkerCommand, where, WorkerLogin(options_.share, login_), ring, options_.share.timeout_s);
   if (!worker.ok()) {
     return absl::Status(worker.status().code(),
                         absl::StrCat("stream ", stream, "'s SMB process: ", worker.status().message()));
   }
   return worker;
-}
-
-absl::StatusOr<std::vector<FsWorker*>> SmbTransport::ChannelsOf(int stream) {
-  std::vector<FsWorker*> channels;
-  if (workers_.empty()) return channels;
-  if (stream < 0 || (static_cast<size_t>(stream) + 1) * Channels() > workers_.size()) {
-    return absl::InternalError(absl::StrCat("stream ", stream, " has no SMB process"));
-  }
-  for (size_t c = 0; c < Channels(); ++c) {
-    std::unique_ptr<FsWorker>& worker = WorkerOf(stream, c);  // this stream's thread only
-    if (!worker->alive()) {
-      absl::StatusOr<std::unique_ptr<FsWorker>> fresh = StartWorker(stream);
-      if (!fresh.ok()) return fresh.status();
-      worker = *std::move(fresh);
-    }
-    channels.push_back(worker.get());
-  }
-  return channels;
-}
-
-bool SmbTransport::AnyChannelDied(int stream) {
-  for (size_t c = 0; !workers_.empty() && c < Channels(); ++c) {
-    if (!WorkerOf(stream, c)->alive()) return true;
-  }
-  return false;
-}
-
-void SmbTransport::FillPathCells(proto::TransferReport& row) const {
-  path_.Fill(row);
-  row.set_share_protocol(protocol_);
-}
-
-void SmbTransport::Push(const TransferSlot& slot, PayloadSource& source, const PushOptions& push, TransferResult& out) {
-  RemoteFsRun::Turn turn(run_);
-  proto::TransferReport& row = out.sender;
-  FillPathCells(row);
-  const std::string path = PathInDir(url_.dir, TransferFileName(slot.run_id, slot.iteration, slot.stream));
-  PushResult r;
-  r.start_wall_ns = WallNanos();
-  r.start_ns = MonoNanos();
-  SmbFs local(*client_, static_cast<size_t>(options_.share.smb_write_size));
-  const std::function<absl::Status()>& wait = context_.before_first_byte;
-  absl::StatusOr<std::vector<FsWorker*>> channels = ChannelsOf(slot.stream);
-  if (!channels.ok()) {
-    if (wait) (void)wait();  // a stream that failed before its first byte never holds the others back
-    row.set_error(std::string(channels.status().message()));
-    return;
-  }
-  std::optional<StripedFs> striped;
-  if (!channels->empty()) striped.emplace(*channels, static_cast<size_t>(options_.share.smb_write_size));
-  RemoteFs& fs = striped ? static_cast<RemoteFs&>(*striped) : local;
-  absl::Status status = run_.Write(
-      fs, path, slot.length, source, push,
-      [&] {
-        absl::Status released = wait ? wait() : absl::OkStatus();
-        r.start_wall_ns = WallNanos();  // the barrier's wait is not the transfer's
-        r.start_ns = MonoNanos();
-        return released;
-      },
-      r, turn);
-  run_.RecordRow(r, status, path_.ceiling_mb_per_s(), row);
-  // A stream whose process died leaves its partial file to this process's connection.
-  run_.Done(AnyChannelDied(slot.stream) ? &local : &fs, path, status.ok(), r.first_byte_ns != 0);
-}
-
-void SmbTransport::Pull(const TransferSlot& slot, BlockWriter* into, const PipelineOptions& pipeline,
-                        TransferResult& out) {
-  proto::TransferReport& row = out.sender;
-  FillPathCells(row);
-  const int64_t start_ns = MonoNanos();
-  SmbFs local(*client_, static_cast<size_t>(options_.share.smb_write_size));
-  absl::StatusOr<std::vector<FsWorker*>> channels = ChannelsOf(slot.stream);
-  if (!channels.ok()) {
-    row.set_error(std::string(channels.status().message()));
-    return;
-  }
-  RemoteFs& fs = channels->empty() ? static_cast<RemoteFs&>(local) : *channels->front();  // reads: one READ at a time
-  absl::StatusOr<std::unique_ptr<RemoteFile>> file = fs.Open(read_path_);
-  if (!file.ok()) {
-    row.set_error(std::string(file.status().message()));
-    return;
-  }
-  SmbSource source(**file, read_length_);
-  PipelineResult result = RunPipeline(source, into, read_length_, pipeline);
-  if (result.first_byte_ns != 0) result.first_byte_ns = source.first_request_ns();
-  (void)(*file)->Close();
-  AddReadClientFigures(result, start_ns, into != nullptr, std::nullopt, path_.ceiling_mb_per_s(), &row);
-  KeepClientVerdicts(row);
-}
-
-void SmbTransport::Finish(const std::string&) {
-  workers_.clear();
-  if (client_ != nullptr && run_.HasKept()) {
-    SmbFs fs(*client_, static_cast<size_t>(options_.share.smb_write_size));
-    run_.Finish(fs);
-  }
-  client_.reset();
 }
 
 }  // namespace
@@ -616,7 +530,7 @@ absl::StatusOr<std::unique_ptr<Transport>> MakeSmbTransport(const RunOptions& op
   if (absl::Status s = KeepOutOfCoreDumps(); !s.ok()) return s;
   absl::StatusOr<SmbLogin> login = SmbLoginFor(*url, options.share);
   if (!login.ok()) return login.status();
-  return std::unique_ptr<Transport>(new SmbTransport(options, context, *std::move(url), *std::move(login)));
+  return NewShareTransport(std::make_unique<SmbDriver>(options, *std::move(url), *std::move(login)), options, context);
 }
 
 }  // namespace nasperf

@@ -2,7 +2,8 @@
 // copies Windows and macOS clients make, through Samba's libsmbclient, with no mount and
 // no agent on the NAS. libsmbclient is not thread-safe, even with one context per
 // thread: every call holds one process-wide lock, so parallel streams run one worker
-// process each (transport/fs_worker.h). Only the dynamic build has SMB: libsmbclient
+// process each (transport/fs_worker.h). The run itself is the share shell's
+// (transport/share.h), SmbDriver on it. Only the dynamic build has SMB: libsmbclient
 // ships no static archive (the static build's entry refuses in one line).
 #ifndef NASPERF_TRANSPORT_SMB_H_
 #define NASPERF_TRANSPORT_SMB_H_

@@ -31,6 +31,7 @@
 #include "datapath/write_pipeline.h"
 #include "ssh/ssh_session.h"
 #include "transport/remote_fs.h"
+#include "transport/share.h"  // StreamBarrier
 
 namespace nasperf {
 namespace {
@@ -47,29 +48,6 @@ void NoteStartup(SshConnection& c, TransferResult& out) {
   out.startup = true;
   AppendNote(kStartupNote, out.sender);
 }
-// A lab's barrier for one stream (SshRunPlan::before_first_byte): waited once, just
-// before the first byte (the login, the SFTP channel and the open file are ready, so
-// the streams of all hosts start together), or after the push for a stream that
-// failed before it, so every stream counts in. The clock restarts on release: the
-// wait is not the transfer's.
-class StreamBarrier {
- public:
-  StreamBarrier(const std::function<absl::Status()>& wait, PushResult& r) : wait_(wait), r_(r) {}
-
-  absl::Status Wait() {
-    if (waited_ || !wait_) return absl::OkStatus();
-    waited_ = true;
-    absl::Status released = wait_();
-    r_.start_wall_ns = WallNanos();
-    r_.start_ns = MonoNanos();
-    return released;
-  }
-
- private:
-  const std::function<absl::Status()>& wait_;
-  PushResult& r_;
-  bool waited_ = false;
-};
 
 // libssh 0.10 has no asynchronous SFTP write (0.11 has), and sftp_write waits one
 // round trip for each request's reply, which caps a transfer at write size / RTT no
