@@ -155,7 +155,7 @@ class Watcher {
   }
   // Watches the directory `dir` (an O_PATH descriptor; rel names it) and the ones under
   // it, each opened beneath its parent's descriptor, never through a link. new_at: when
-  // the tree appeared, 0 for the one there at the start (its files are not copies in progress).
+  // the tree was made, 0 for one there at the start or moved in (its files are not copies in progress).
   // parent_wd and name place it in its parent (-1 and "" for DIR).
   absl::Status AddTree(Fd dir, int parent_wd, const std::string& name, const std::string& rel, int depth,
                        int64_t new_at = 0);
@@ -263,13 +263,15 @@ absl::Status Watcher::AddTree(Fd dir, int parent_wd, const std::string& name, co
   while (dirent* e = readdir(d.get())) {
     const std::string entry = e->d_name;
     if (entry == "." || entry == "..") continue;
+    // Only subdirectories matter in a directory that was there before: no stat of its files.
+    if (new_at == 0 && e->d_type != DT_DIR && e->d_type != DT_UNKNOWN) continue;
     const std::string child = rel.empty() ? entry : absl::StrCat(rel, "/", entry);
     struct stat st;
     if (fstatat(dirfd(d.get()), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
     if (S_ISDIR(st.st_mode)) {
       AddChildTree(wd, entry, child, depth + 1, new_at);
     } else if (S_ISREG(st.st_mode) && new_at > 0) {
-      // In a directory that appeared while watching: made after it, so from its first byte,
+      // In a directory made while watching: made after it, so from its first byte,
       // and written already when its size says so.
       Touch(wd, entry, child, /*created=*/true, new_at);
       if (st.st_size > 0) Touch(wd, entry, child, /*created=*/false, new_at);
@@ -430,8 +432,12 @@ void Watcher::HandleEvent(const inotify_event& e, int64_t now, std::map<uint32_t
   const std::string rel = parent.empty() ? name : absl::StrCat(parent, "/", name);
   if (e.mask & IN_ISDIR) {
     if (e.mask & (IN_DELETE | IN_MOVED_FROM)) Forget(e.wd, name);
+    // A directory made while watching holds new copies; one moved in brought only files
+    // that were there already (a rename moves no data), so its files are not read at all:
+    // a user flipping a directory in and out must not cost a look at each of its files.
     if (e.mask & (IN_CREATE | IN_MOVED_TO)) {
-      AddChildTree(e.wd, name, rel, static_cast<int>(std::count(rel.begin(), rel.end(), '/')) + 1, now);
+      AddChildTree(e.wd, name, rel, static_cast<int>(std::count(rel.begin(), rel.end(), '/')) + 1,
+                   (e.mask & IN_CREATE) ? now : 0);
     }
     return;
   }

@@ -277,6 +277,24 @@ TEST_F(WatchTest, DirectoriesRemovedOrMovedOutAreLetGo) {
   std::filesystem::remove_all(out);
 }
 
+// A directory moved in brought files that were there already: none is a copy, and a
+// user flipping it in and out costs no look at each (issue 42's flip test, under ASan).
+TEST_F(WatchTest, ADirectoryMovedInBringsNoCopiesButItsNewWritesAreSeen) {
+  const std::string away = dir_ + ".away";
+  ASSERT_EQ(mkdir(away.c_str(), 0755), 0);
+  for (int i = 0; i < 20; ++i) WriteSteps(absl::StrCat(away, "/old", i, ".bin"), 1, absl::ZeroDuration());
+  Start();
+  ASSERT_EQ(rename(away.c_str(), (dir_ + "/in").c_str()), 0);
+  WriteSteps(dir_ + "/in/new.bin", 3, absl::Milliseconds(60));
+  const std::vector<proto::TransferReport> rows = sink_.WaitFor(1);
+  Stop();
+  ASSERT_EQ(rows.size(), 1u) << Lines();
+  EXPECT_EQ(rows[0].observed_file(), "in/new.bin");
+  ASSERT_TRUE(result_.ok());
+  EXPECT_EQ(result_->rows, 1) << Lines();
+  EXPECT_EQ(result_->small, 0) << "files moved in with their directory were counted as copies";
+}
+
 TEST_F(WatchTest, AVanishingDirectoryAbortsTheCopyAndSaysSo) {
   Start();
   const int fd = WriteSteps(dir_ + "/a.bin", 2, absl::Milliseconds(150), /*close_it=*/false);
