@@ -11,7 +11,6 @@
 #include <utility>
 #include <vector>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
@@ -26,7 +25,6 @@
 #include "report/table.h"
 #include "sender/loop_journal.h"
 #include "sender/sender.h"
-#include "ssh/remote_start.h"
 #include "transport/path_check.h"
 #include "transport/registry.h"
 
@@ -185,25 +183,40 @@ const TransportEntry& ChosenTransport(const SenderFlags& f) {
   return TransportFor(*word);
 }
 
-// --to [user@]host:/dir with a transport that talks to an agent: a receiver started
-// over SSH for this run.
-bool DeploysReceiver(const SenderFlags& f) {
-  if (!ChosenTransport(f).caps.agent) return false;
-  auto destination = ParseSshDestination(f.to);
-  return destination.ok() && absl::StartsWith(destination->dir, "/");
+// Whether `entry` takes `flag`: its own, or one its parse borrows (another entry's, which
+// its parse may refuse for the `to` given).
+bool TakesFlag(const TransportEntry& entry, const TransportFlag& flag) {
+  return flag.owner == entry.add_flags || (entry.borrowed_flags != nullptr && flag.owner == entry.borrowed_flags);
 }
 
-// The transport flags given that `entry` does not declare, in --help order.
-// With --to [user@]host:/dir and an agent's transport, the SSH login flags are the
-// receiver's login, so they are not foreign then.
+// The transport flags given that `entry` does not take, in --help order.
 std::vector<const TransportFlag*> ForeignFlagsGiven(const SenderFlags& f, const TransportEntry& entry) {
-  const bool deploys = DeploysReceiver(f);
   std::vector<const TransportFlag*> foreign;
   for (const TransportFlag& flag : f.transport_flags) {
-    if (flag.option->count() == 0 || flag.owner == entry.add_flags) continue;
-    if (!(deploys && flag.ssh_login)) foreign.push_back(&flag);
+    if (flag.option->count() > 0 && !TakesFlag(entry, flag)) foreign.push_back(&flag);
   }
   return foreign;
+}
+
+// The entry's parse of --to and the flags it takes (its own, borrowed ones and
+// --deploy-binary): a refusal is one usage line about the field it names. Sets
+// options.config; returns what the run must bring the transport.
+TransportConfig::Needs ParseTransportTo(const SenderFlags& f, const TransportEntry& entry, SenderOptions& o) {
+  ParsedFlags given;
+  for (const TransportFlag& flag : f.transport_flags) {
+    if (flag.option->count() == 0 || !TakesFlag(entry, flag)) continue;
+    const std::vector<std::string>& values = flag.option->results();
+    given.Add(flag.option->get_name(), values.empty() ? "" : values.back());
+  }
+  if (!f.deploy_binary.empty()) given.Add("--deploy-binary", f.deploy_binary);
+  std::string bad_field = "--to";
+  auto config = entry.parse(f.to, given, Origin::kUser, &bad_field);
+  if (!config.ok()) UsageError("sender", bad_field, config.status().message());
+  o.ssh = f.from_transport_flags.ssh;  // what the flags it takes set; Fill adds what --to says
+  o.share = f.from_transport_flags.share;
+  (*config)->Fill(o);
+  o.config = std::move(*config);
+  return o.config->needs();
 }
 
 // The flags the chosen transport cannot honour (RefusalsFor, shared with lab plans),
@@ -288,23 +301,21 @@ absl::StatusOr<SenderOptions> MakeSenderOptions(const SenderFlags& f) {
   const TransportEntry& entry = ChosenTransport(f);
   o.transport = entry.name;
   const TransportCaps& caps = entry.caps;
-  const bool deploys = DeploysReceiver(f);
   RefuseWhatTheTransportCannotDo(f, entry);
-  if (deploys) {
-    o.ssh = MakeSshLogin(f);  // the receiver's login; the data goes to the agent started there
-  } else {
-    if (caps.ssh_login) {
-      o.ssh = MakeSshOptions(f);
-    } else if (caps.url) {
-      o.share = f.from_transport_flags.share;  // the share transport's own flags
-      o.share.url = f.to;
-      if (absl::Status checked = entry.check_url(f.to); !checked.ok()) UsageError(cmd, "--to", checked.message());
-    } else {
-      o.to = AddressFlag(cmd, "--to", f.to, kAgentPort, false);
-    }
+  TransportConfig::Needs needs;
+  if (entry.parse != nullptr) {
+    needs = ParseTransportTo(f, entry, o);
+  } else if (caps.ssh_login) {  // the entries with no parse yet (issue 44 steps 11-12)
+    o.ssh = MakeSshOptions(f);
+  } else if (caps.url) {
+    o.share = f.from_transport_flags.share;  // the share transport's own flags
+    o.share.url = f.to;
+    if (absl::Status checked = entry.check_url(f.to); !checked.ok()) UsageError(cmd, "--to", checked.message());
   }
-  if (!f.deploy_binary.empty() && !deploys) UsageError(cmd, "--deploy-binary", "only with --to [user@]host:/dir");
-  if (deploys && (f.reporting.tls.plaintext || !f.reporting.tls.ca.empty())) {
+  if (!f.deploy_binary.empty() && entry.parse == nullptr) {
+    UsageError(cmd, "--deploy-binary", "only with --to [user@]host:/dir");
+  }
+  if (needs.pins_own_key && (f.reporting.tls.plaintext || !f.reporting.tls.ca.empty())) {
     UsageError(cmd, f.reporting.tls.plaintext ? "--plaintext" : "--tls-ca",
                "not with --to [user@]host:/dir: the receiver started there serves TLS with the key it shows over SSH");
   }
@@ -346,13 +357,13 @@ absl::StatusOr<SenderOptions> MakeSenderOptions(const SenderFlags& f) {
                  absl::StrCat("must be between ", FormatSize(kMinWindow), " and ", FormatSize(kMaxWindow)));
     }
   }
-  // A receiver started over SSH gets a token of its own (RunSenderCommand); the
+  // A receiver started over SSH gets a token of its own (the entry's begin); the
   // shared one is needed only toward a collector then.
   const bool observed = f.observer.Given();
-  if ((caps.agent && !deploys) || !f.reporting.collector.empty() || observed) {
+  if (needs.shared_token || !f.reporting.collector.empty() || observed) {
     o.token = TokenFlag(cmd, f.token_file, /*generate_if_missing=*/false).token;
   }
-  if (caps.agent || !f.reporting.collector.empty() || observed) o.trust = TrustFlags(cmd, f.reporting.tls);
+  if (needs.trust || !f.reporting.collector.empty() || observed) o.trust = TrustFlags(cmd, f.reporting.tls);
   return o;
 }
 
@@ -371,27 +382,20 @@ int FinishSender(const absl::StatusOr<SenderOutcome>& outcome, const CsvSink* cs
   return 0;
 }
 
-// For --to [user@]host:/dir: starts a receiver there over SSH (uploading the static
-// binary when needed) and points the run at it, with a token of its own.
-absl::StatusOr<std::unique_ptr<RemoteAgent>> StartDeployedReceiver(const SenderFlags& f, SenderOptions& options) {
-  RemoteAgentOptions r;
-  r.ssh = options.ssh;
-  r.role = "receiver";
-  r.deploy_binary = f.deploy_binary;
-  r.target = options.ssh.to.dir;
-  r.token = RandomHex(32);
-  auto remote = RemoteAgent::Start(r, [](const std::string& line) {
-    std::printf("%s\n", TerminalSafe(line).c_str());  // paths the host named
-    std::fflush(stdout);
-  });
-  if (!remote.ok()) return remote.status();
-  std::printf("ssh %s: receiver started (pid %d) on %s, target %s\n", options.ssh.to.host.c_str(),
-              (*remote)->remote_pid(), FormatHostPort((*remote)->address()).c_str(), r.target.c_str());
+// A line of the transport's begin and end (a host's paths, its recorded key): on stdout.
+void SayOnStdout(const std::string& line) {
+  std::printf("%s\n", TerminalSafe(line).c_str());
   std::fflush(stdout);
-  options.to = (*remote)->address();
-  options.receiver_fingerprint = (*remote)->fingerprint();
-  options.token = r.token;
-  return remote;
+}
+
+// The work the transport did around the run undone (a receiver it started stopped);
+// a failure is said and becomes the run's when the run itself went well.
+void EndRunScope(std::unique_ptr<RunScope> scope, absl::StatusOr<SenderOutcome>& outcome) {
+  if (scope == nullptr) return;
+  absl::Status ended = scope->End();
+  if (ended.ok()) return;
+  std::fprintf(stderr, "nasperf sender: %s\n", TerminalSafe(ended.message()).c_str());  // the host's log lines
+  if (outcome.ok()) outcome = ended;
 }
 
 // The loop's journal in its --out directory; with --resume, the killed loop's, checked
@@ -449,11 +453,11 @@ int RunSenderCommand(const SenderFlags& f) {
     csv = std::move(*opened);
     sink = csv.get();
   }
-  std::unique_ptr<RemoteAgent> deployed;
-  if (DeploysReceiver(f)) {
-    auto started = StartDeployedReceiver(f, *options);
-    if (!started.ok()) return Fail("sender", started.status());
-    deployed = std::move(*started);
+  std::unique_ptr<RunScope> scope;  // e.g. a receiver started over SSH for the run
+  if (const TransportEntry& entry = TransportFor(options->transport); entry.begin != nullptr) {
+    auto begun = entry.begin(*options, SayOnStdout);
+    if (!begun.ok()) return Fail("sender", begun.status());
+    scope = std::move(*begun);
   }
   auto observer = LoopObserver::Start(f.observer, options->label, options->run_id, options->link_mbps,
                                       options->interval_s, options->token, options->trust.get());
@@ -474,21 +478,12 @@ int RunSenderCommand(const SenderFlags& f) {
       if (outcome.ok()) outcome = observed.status();
     }
   }
-  if (absl::IsUnavailable(outcome.status()) && !f.reporting.tls.plaintext &&
-      TransportFor(options->transport).caps.agent && deployed == nullptr) {
+  const TransportConfig::Needs needs = options->config ? options->config->needs() : TransportConfig::Needs{};
+  if (absl::IsUnavailable(outcome.status()) && !f.reporting.tls.plaintext && needs.trust && !needs.pins_own_key) {
     outcome = absl::UnavailableError(
         absl::StrCat(outcome.status().message(), " (if the receiver runs with --plaintext, pass --plaintext too)"));
   }
-  if (deployed != nullptr) {
-    absl::Status stopped = deployed->Stop();
-    if (stopped.ok()) {
-      std::printf("ssh %s: receiver stopped\n", options->ssh.to.host.c_str());
-      std::fflush(stdout);
-    } else {
-      std::fprintf(stderr, "nasperf sender: %s\n", TerminalSafe(stopped.message()).c_str());  // the host's log lines
-      if (outcome.ok()) outcome = stopped;
-    }
-  }
+  EndRunScope(std::move(scope), outcome);
   const int rc = FinishSender(outcome, csv.get(), spool->get());
   return stop->load() ? 130 : rc;
 }

@@ -22,6 +22,7 @@
 #include "datapath/stream_pusher.h"
 #include "datapath/target.h"
 #include "transport/path_check.h"
+#include "transport/ssh.h"
 
 namespace nasperf {
 namespace {
@@ -377,6 +378,9 @@ TransportEntry NativeTransportEntry() {
       [](const RunOptions& options, const RunContext& context) -> absl::StatusOr<std::unique_ptr<Transport>> {
         return NewNativeTransport(options, context);
       }};
+  entry.parse = ParseNativeTo;
+  entry.borrowed_flags = AddSshLoginFlags;  // the login of a receiver started over SSH
+  entry.begin = BeginNativeRun;
   entry.to_form =
       "the receiver's HOST[:PORT] (control port, default 7600), or [user@]host:/dir to start a receiver there over "
       "SSH for this run (nothing installed on the NAS)";

@@ -6,6 +6,7 @@
 #define NASPERF_TRANSPORT_NATIVE_H_
 
 #include <memory>
+#include <string>
 
 #include "transport/registry.h"
 
@@ -15,6 +16,12 @@ namespace nasperf {
 std::unique_ptr<Transport> NewNativeTransport(const RunOptions& options, const RunContext& context);
 // Its registry entry.
 TransportEntry NativeTransportEntry();
+// The entry's parse and begin (transport/native_deploy.cc): --to HOST[:PORT], or
+// [user@]host:/dir to start a receiver there over SSH for the run (the command line's
+// only; with the SSH login flags and --deploy-binary), stopped by the scope's End().
+absl::StatusOr<std::unique_ptr<TransportConfig>> ParseNativeTo(const std::string& to, const ParsedFlags& flags,
+                                                               Origin origin, std::string* bad_field);
+absl::StatusOr<std::unique_ptr<RunScope>> BeginNativeRun(RunOptions& options, const ConsoleLine& say);
 
 }  // namespace nasperf
 

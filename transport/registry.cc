@@ -29,6 +29,17 @@ const TransportEntry* FindTransport(absl::string_view word) {
   return nullptr;
 }
 
+bool ParsedFlags::Given(absl::string_view name) const {
+  return std::any_of(given_.begin(), given_.end(), [&](const auto& flag) { return flag.first == name; });
+}
+
+std::string ParsedFlags::Text(absl::string_view name, std::string dflt) const {
+  for (const auto& [flag, value] : given_) {
+    if (flag == name) return value;
+  }
+  return dflt;
+}
+
 namespace {
 
 // make of the entry a word with no entry gets: ParseRunTransport's refusal of it.

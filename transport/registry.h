@@ -8,9 +8,12 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "common/log.h"
 #include "common/policy.h"
 #include "transport/run_context.h"
 #include "transport/run_options.h"
@@ -44,6 +47,51 @@ struct TransportCaps {
   bool barrier = false;  // a write's streams wait in RunContext::before_first_byte: a lab can start them together
   bool url = false;      // --to is the share's URL (nfs://host/export/dir), kept in RunOptions::share.url
   bool credentials_file = false;  // a login's file of username=/password= (RunOptions::share.smb_credentials)
+};
+
+// Who gave a run's `to` and flags: the user on the command line, a lab plan, a
+// controller's job (a peer), or a worker process. A parse trusts each differently
+// (a peer may not deploy a receiver over SSH, nor name a local file).
+enum class Origin { kUser, kPlan, kPeer, kWorker };
+
+// The transport flags a run gave, by name as --help spells them ("--ssh-port"), with
+// their values ("" for a switch), in --help order.
+class ParsedFlags {
+ public:
+  void Add(std::string name, std::string value) { given_.emplace_back(std::move(name), std::move(value)); }
+  bool Given(absl::string_view name) const;
+  std::string Text(absl::string_view name, std::string dflt = "") const;
+  const std::vector<std::pair<std::string, std::string>>& given() const { return given_; }
+
+ private:
+  std::vector<std::pair<std::string, std::string>> given_;
+};
+
+// What an entry's parse made of a run's `to` and flags: only the same entry reads its
+// insides (make, begin). Read-only once made: shared by the threads of a run.
+class TransportConfig {
+ public:
+  virtual ~TransportConfig() = default;
+  // The rows' peer before the transport starts (lost rows, the console).
+  virtual std::string Peer() const = 0;
+  // What the run must bring the transport besides the config.
+  struct Needs {
+    bool shared_token = false;  // the token a nasperf agent there shares with us (--token-file)
+    bool trust = false;         // TLS toward the far end (--tls-ca, --plaintext)
+    bool pins_own_key = false;  // the far end shows its key another way (over SSH): no --tls-ca, no --plaintext
+  };
+  virtual Needs needs() const { return {}; }
+  // Until RunOptions loses `to`, `ssh` and `share` (issue 44 step 13): writes there
+  // what the entry's make still reads.
+  virtual void Fill(RunOptions& options) const = 0;
+};
+
+// Work an entry does around a run (native: a receiver started over SSH for it).
+// End() is called once, after the run, from the thread that began it.
+class RunScope {
+ public:
+  virtual ~RunScope() = default;
+  virtual absl::Status End() = 0;
 };
 
 struct TransportEntry {
@@ -82,6 +130,18 @@ struct TransportEntry {
   // The summary's start-up line, after "start-up: N of these ", for transfers that paid
   // the session's start-up (TransferResult's startup). Null: none of its transfers do.
   const char* startup_summary = nullptr;
+  // Its `to` and given flags (its own, and borrowed_flags') as a config; a refusal is
+  // one line about *bad_field ("--to", a flag). Null: the CLI's own ladder (the SSH and
+  // share entries, until issue 44 steps 11-12).
+  absl::StatusOr<std::unique_ptr<TransportConfig>> (*parse)(const std::string& to, const ParsedFlags& flags,
+                                                            Origin origin, std::string* bad_field) = nullptr;
+  // Another entry's flags its parse also takes (native: the SSH login's, for a
+  // receiver it starts over SSH); given with this entry, they are not refused as foreign.
+  AddTransportFlags borrowed_flags = nullptr;
+  // Work before the run, with options.config set by parse: it may point `options` at
+  // what it started (say() hears its lines); its scope's End() undoes it after the run.
+  // Null, or a null scope: nothing to do.
+  absl::StatusOr<std::unique_ptr<RunScope>> (*begin)(RunOptions& options, const ConsoleLine& say) = nullptr;
 };
 
 // What a run asks of its transport that not every transport can do. The CLI fills

@@ -20,6 +20,8 @@
 
 namespace nasperf {
 
+class TransportConfig;  // transport/registry.h
+
 // A share reached by URL with no agent and no kernel mount on the client (nfs://, smb://).
 struct ShareOptions {
   std::string url;              // --to as given; the transport parses and checks it
@@ -70,6 +72,9 @@ struct RunOptions {
   bool direct_fallback = false;            // --direct-fallback: buffered when the target refuses O_DIRECT
   std::shared_ptr<const PeerTrust> trust;  // TLS toward the receiver (common/tls.h); null = plain
   std::string receiver_fingerprint;        // the receiver must show this key (lab); empty: trust decides
+  // What the entry's parse made of `to` and its flags (registry.h); null where the
+  // entry has no parse yet or the run was built field by field (a lab job).
+  std::shared_ptr<const TransportConfig> config;
 };
 
 }  // namespace nasperf
