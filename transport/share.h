@@ -1,5 +1,5 @@
 // A share transport: the one Transport over a file system nasperf reaches by path
-// with no agent there (NFS, SMB; SSH next), written once over a ShareDriver
+// with no agent there (NFS, SMB, SSH's scp and sftp), written once over a ShareDriver
 // that keeps only what differs per protocol: how a stream connects, how a read's
 // requests go out, the protocol's cells and console words. The shell owns the rest:
 // each stream's session (a new one when it is no longer usable), Start's checks and
