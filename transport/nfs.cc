@@ -817,30 +817,31 @@ class NfsShareSession : public ShareSession {
 };
 
 // What is NFS's alone in a share run: the mount, its cells and console words.
-class NfsDriver : public ShareDriver {
+class NfsDriver : public ShareDriverOf<NfsShareSession> {
  public:
   NfsDriver(const RunOptions& options, NfsUrl url)
       : options_(options), url_(std::move(url)), file_sync_(options.write_mode == WriteMode::kDsync) {}
 
-  absl::StatusOr<std::unique_ptr<ShareSession>> Connect(int /*stream*/) override {
+  absl::StatusOr<std::unique_ptr<NfsShareSession>> ConnectSession(int /*stream*/, const ConsoleLine* /*say*/) override {
     absl::StatusOr<std::unique_ptr<NfsSession>> mounted = NfsSession::Mount(url_, options_.share);
     if (!mounted.ok()) return mounted.status();
-    return std::unique_ptr<ShareSession>(
-        new NfsShareSession(*std::move(mounted), file_sync_, static_cast<size_t>(options_.share.in_flight)));
+    return std::make_unique<NfsShareSession>(*std::move(mounted), file_sync_,
+                                             static_cast<size_t>(options_.share.in_flight));
   }
   const char* name() const override { return "nfs"; }
   std::string host() const override { return url_.host; }
-  std::string peer() const override { return url_.port ? absl::StrCat(url_.host, ":", url_.port) : url_.host; }
+  uint16_t port() const override { return url_.port; }
   int reads_in_flight() const override { return options_.share.in_flight; }
 
-  std::string ProtocolCell(ShareSession& session) const override {
-    const NfsSession& s = static_cast<NfsShareSession&>(session).nfs();
+  std::string ProtocolCellOf(NfsShareSession& session) const override {
+    const NfsSession& s = session.nfs();
     return absl::StrFormat("nfs3 wsize=%d rsize=%d stable=%s", s.write_size(), s.read_size(),
                            file_sync_ ? "file_sync" : "unstable");
   }
 
-  std::string StartLine(ShareSession& session, const std::string& free_text, const SyncPolicy& sync) const override {
-    const NfsSession& s = static_cast<NfsShareSession&>(session).nfs();
+  std::string StartLineOf(NfsShareSession& session, const std::string& free_text,
+                          const SyncPolicy& sync) const override {
+    const NfsSession& s = session.nfs();
     const char* sync_words =
         sync.kind == SyncPolicy::kNone ? "no COMMIT (times end at the last WRITE's answer)" : "COMMIT as --sync says";
     return absl::StrFormat(

@@ -129,7 +129,7 @@ absl::StatusOr<std::string> RemoteFsRun::Start(RemoteFs* fs, const std::string& 
 absl::Status RemoteFsRun::Write(RemoteFs& fs, const std::string& path, uint64_t length, PayloadSource& source,
                                 const PushOptions& push, const std::function<absl::Status()>& before_first_byte,
                                 PushResult& r, Turn& turn) const {
-  absl::StatusOr<std::unique_ptr<RemoteFile>> file = fs.Create(path);
+  absl::StatusOr<std::unique_ptr<RemoteFile>> file = fs.CreateSized(path, length);
   if (!file.ok()) return file.status();
   if (absl::Status released = before_first_byte ? before_first_byte() : absl::OkStatus(); !released.ok()) {
     (void)(*file)->Close();

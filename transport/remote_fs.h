@@ -61,6 +61,11 @@ class RemoteFs {
   // A new file for writing, never an existing one (O_EXCL): ALREADY_EXISTS when
   // anything, even a dangling symlink, is at `path`.
   virtual absl::StatusOr<std::unique_ptr<RemoteFile>> Create(const std::string& path) = 0;
+  // Create for a file that will hold `length` bytes: what a write's transfer calls.
+  // Only a protocol that sends the length before the bytes (scp) needs it.
+  virtual absl::StatusOr<std::unique_ptr<RemoteFile>> CreateSized(const std::string& path, uint64_t /*length*/) {
+    return Create(path);
+  }
   virtual absl::StatusOr<std::unique_ptr<RemoteFile>> Open(const std::string& path) = 0;  // for reading
   // An existing file, for writing: another connection's share of a file one stream
   // writes over several (SMB channels). Only where a transport offers channels.

@@ -24,9 +24,21 @@ absl::Status StreamBarrier::Wait() {
   return released;
 }
 
+std::string PeerCell(const std::string& host, uint16_t port) {
+  return port != 0 ? absl::StrCat(host, ":", port) : host;
+}
+
 namespace {
 
 constexpr char kComponent[] = "sender";
+
+// A transfer that pays what later ones on its session do not says so in its row.
+void NoteStartup(ShareSession& s, TransferResult& out) {
+  const char* note = s.StartupNote();
+  if (note == nullptr) return;
+  out.startup = true;
+  AppendNote(note, out.sender);
+}
 
 class ShareTransport : public Transport {
  public:
@@ -41,8 +53,11 @@ class ShareTransport : public Transport {
   uint64_t Length(uint64_t asked) const override { return read_length_ > 0 ? read_length_ : asked; }
 
  private:
-  // The stream's session, connected anew when it is missing or no longer usable.
-  absl::StatusOr<ShareSession*> SessionFor(int stream);
+  // The stream's session, connected anew when it is missing or no longer usable
+  // (`say`: Start's).
+  absl::StatusOr<ShareSession*> SessionFor(int stream, const ConsoleLine* say = nullptr);
+  // Writes: the directory's free space and whether files can be synced; its words.
+  absl::StatusOr<std::string> StartWrites(ShareSession& s, uint64_t length);
   // Reads: the file to read (--remote-file in the directory, or one laid out), checked.
   absl::Status StartReads(ShareSession& s, const std::string& run_id, uint64_t length, const ConsoleLine& say);
   absl::Status CheckReadFile(ShareSession& s, const ConsoleLine& say);
@@ -62,13 +77,13 @@ class ShareTransport : public Transport {
   std::map<int, std::unique_ptr<ShareSession>> sessions_ ABSL_GUARDED_BY(mu_);
 };
 
-absl::StatusOr<ShareSession*> ShareTransport::SessionFor(int stream) {
+absl::StatusOr<ShareSession*> ShareTransport::SessionFor(int stream, const ConsoleLine* say) {
   {
     absl::MutexLock lock(&mu_);
     auto it = sessions_.find(stream);
     if (it != sessions_.end() && it->second->usable()) return it->second.get();
   }
-  absl::StatusOr<std::unique_ptr<ShareSession>> connected = driver_->Connect(stream);
+  absl::StatusOr<std::unique_ptr<ShareSession>> connected = driver_->Connect(stream, say);
   if (!connected.ok()) return connected.status();
   absl::MutexLock lock(&mu_);
   std::unique_ptr<ShareSession>& slot = sessions_[stream];
@@ -79,13 +94,15 @@ absl::StatusOr<ShareSession*> ShareTransport::SessionFor(int stream) {
 absl::Status ShareTransport::Start(const std::string& run_id, uint64_t length, const ConsoleLine& say) {
   // The run id becomes part of file names; no agent checks it on the other side.
   if (absl::Status valid = CheckRunId(run_id); !valid.ok()) return valid;
-  absl::StatusOr<ShareSession*> session = SessionFor(context_.first_stream);
+  absl::StatusOr<ShareSession*> session = SessionFor(context_.first_stream, &say);
   if (!session.ok()) return session.status();
   ShareSession& s = **session;
-  RemoteFs& fs = s.housekeeping();
-  absl::StatusOr<RemoteStat> dir = fs.Stat(s.dir());
-  if (!dir.ok()) return absl::Status(dir.status().code(), absl::StrCat("the directory ", dir.status().message()));
-  if (!dir->is_dir) return absl::InvalidArgumentError(absl::StrCat(fs.Where(), ": ", s.dir(), " is not a directory"));
+  if (RemoteFs* fs = s.housekeeping(); fs != nullptr) {  // else no way to look: the first transfer will say
+    absl::StatusOr<RemoteStat> dir = fs->Stat(s.dir());
+    if (!dir.ok()) return absl::Status(dir.status().code(), absl::StrCat("the directory ", dir.status().message()));
+    if (!dir->is_dir)
+      return absl::InvalidArgumentError(absl::StrCat(fs->Where(), ": ", s.dir(), " is not a directory"));
+  }
   for (int i = 1; driver_->ConnectsEveryStreamAtStart() && i < options_.streams; ++i) {
     if (absl::StatusOr<ShareSession*> other = SessionFor(context_.first_stream + i); !other.ok()) return other.status();
   }
@@ -93,32 +110,41 @@ absl::Status ShareTransport::Start(const std::string& run_id, uint64_t length, c
   if (options_.direction == Direction::kRead) {
     if (absl::Status st = StartReads(s, run_id, length, say); !st.ok()) return st;
   } else {
-    absl::StatusOr<std::string> started = run_.Start(&fs, fs.Where(), s.dir(), length, fs.CanSync());
+    absl::StatusOr<std::string> started = StartWrites(s, length);
     if (!started.ok()) return started.status();
     free_text = *std::move(started);
   }
   protocol_ = driver_->ProtocolCell(s);
-  path_.Resolve(driver_->host(), driver_->peer(), options_.link_mbps);
+  const std::string host = driver_->host();
+  path_.Resolve(host, PeerCell(host, driver_->port()), options_.link_mbps);
   say(driver_->StartLine(s, free_text, run_.sync()));
   say(path_.Describe());
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::string> ShareTransport::StartWrites(ShareSession& s, uint64_t length) {
+  RemoteFs* housekeeping = s.housekeeping();
+  // With no way to look, the files' own file system says whether they can be synced.
+  RemoteFs& fs = housekeeping != nullptr ? *housekeeping : s.fs();
+  return run_.Start(housekeeping, fs.Where(), s.dir(), length, fs.CanSync());
+}
+
 absl::Status ShareTransport::StartReads(ShareSession& s, const std::string& run_id, uint64_t length,
                                         const ConsoleLine& say) {
+  if (s.housekeeping() == nullptr) return absl::UnimplementedError(absl::StrCat(driver_->name(), ": no way to read"));
   if (options_.remote_file.empty()) {
-    absl::StatusOr<std::string> laid_out = run_.LayOutReadFile(s.housekeeping(), s.dir(), run_id, length);
+    absl::StatusOr<std::string> laid_out = run_.LayOutReadFile(*s.housekeeping(), s.dir(), run_id, length);
     if (!laid_out.ok()) return laid_out.status();
     laid_out_ = *laid_out;
   }
   read_path_ = laid_out_.empty() ? PathInDir(s.dir(), options_.remote_file) : laid_out_;
   absl::Status checked = CheckReadFile(s, say);
-  if (!checked.ok() && !laid_out_.empty()) (void)s.housekeeping().Unlink(laid_out_);  // no Finish after a failed Start
+  if (!checked.ok() && !laid_out_.empty()) (void)s.housekeeping()->Unlink(laid_out_);  // no Finish after a failed Start
   return checked;
 }
 
 absl::Status ShareTransport::CheckReadFile(ShareSession& s, const ConsoleLine& say) {
-  RemoteFs& fs = s.housekeeping();
+  RemoteFs& fs = *s.housekeeping();
   absl::StatusOr<RemoteStat> file = fs.Stat(read_path_);
   if (!file.ok()) return absl::Status(file.status().code(), absl::StrCat("remote file ", file.status().message()));
   read_length_ = file->size;
@@ -152,13 +178,16 @@ void ShareTransport::Pull(const TransferSlot& slot, BlockWriter* into, const Pip
     row.set_error(std::string(session.status().message()));
     return;
   }
+  NoteStartup(**session, out);
   absl::StatusOr<std::unique_ptr<ShareReader>> reader = (*session)->OpenReader(read_path_, read_length_);
   if (!reader.ok()) {
     row.set_error(std::string(reader.status().message()));
     return;
   }
   PipelineResult result = RunPipeline(**reader, into, read_length_, pipeline);
-  if (result.first_byte_ns != 0) result.first_byte_ns = (*reader)->first_request_ns();
+  if (const int64_t asked = (*reader)->first_request_ns(); result.first_byte_ns != 0 && asked != 0) {
+    result.first_byte_ns = asked;
+  }
   (*reader)->Close();
   AddReadClientFigures(result, start_ns, into != nullptr, std::nullopt, path_.ceiling_mb_per_s(), &row);
   // With no agent there, only this end can be told apart: its own disk and CPU.
@@ -180,6 +209,7 @@ void ShareTransport::Push(const TransferSlot& slot, PayloadSource& source, const
   std::string path;
   absl::Status status = session.status();
   if (status.ok()) {
+    NoteStartup(**session, out);
     path = PathInDir((*session)->dir(), TransferFileName(slot.run_id, slot.iteration, slot.stream));
     status =
         run_.Write((*session)->fs(), path, slot.length, source, push, [&barrier] { return barrier.Wait(); }, r, turn);
@@ -188,10 +218,7 @@ void ShareTransport::Push(const TransferSlot& slot, PayloadSource& source, const
   run_.RecordRow(r, status, path_.ceiling_mb_per_s(), row);
   // A connection lost in the transfer leaves its file to housekeeping (NFS's says the
   // partial file stays; SMB's removes it through the run's own connection).
-  if (session.ok()) {
-    ShareSession& s = **session;
-    run_.Done(s.usable() ? &s.fs() : &s.housekeeping(), path, status.ok(), r.first_byte_ns != 0);
-  }
+  if (session.ok()) run_.Done((*session)->AfterTransfer(), path, status.ok(), r.first_byte_ns != 0);
 }
 
 void ShareTransport::Finish(const std::string&) {
@@ -199,8 +226,8 @@ void ShareTransport::Finish(const std::string&) {
     absl::StatusOr<ShareSession*> s = SessionFor(context_.first_stream);
     if (!s.ok()) {
       Log(LogLevel::kWarning, kComponent, "cleanup at the end: %s", s.status().message());
-    } else {
-      run_.Finish((*s)->housekeeping());
+    } else if (RemoteFs* fs = (*s)->housekeeping(); fs != nullptr) {
+      run_.Finish(*fs);
     }
   }
   absl::MutexLock lock(&mu_);

@@ -419,7 +419,7 @@ class SmbWorkerSession : public ShareSession {
                    const std::string& dir)
       : channels_(std::move(channels)), striped_(Raw(channels_), write_size), local_(client, write_size), dir_(dir) {}
   RemoteFs& fs() override { return striped_; }
-  RemoteFs& housekeeping() override { return local_; }
+  RemoteFs* housekeeping() override { return &local_; }
   const std::string& dir() const override { return dir_; }
   bool usable() const override {
     return std::all_of(channels_.begin(), channels_.end(), [](const auto& w) { return w->alive(); });
@@ -449,11 +449,11 @@ class SmbDriver : public ShareDriver {
   SmbDriver(const RunOptions& options, SmbUrl url, SmbLogin login)
       : options_(options), url_(std::move(url)), login_(std::move(login)) {}
 
-  absl::StatusOr<std::unique_ptr<ShareSession>> Connect(int stream) override;
+  absl::StatusOr<std::unique_ptr<ShareSession>> Connect(int stream, const ConsoleLine* say) override;
   bool ConnectsEveryStreamAtStart() const override { return true; }
   const char* name() const override { return "smb"; }
   std::string host() const override { return url_.host; }
-  std::string peer() const override { return url_.port ? absl::StrCat(url_.host, ":", url_.port) : url_.host; }
+  uint16_t port() const override { return url_.port; }
   std::string ProtocolCell(ShareSession&) const override {
     return absl::StrFormat("smb asked min=%s encrypt=%s signing=%s channels=%d", options_.share.smb_min_protocol,
                            options_.share.smb_encrypt, options_.share.smb_signing, options_.share.smb_channels);
@@ -462,7 +462,7 @@ class SmbDriver : public ShareDriver {
     return absl::StrFormat(
         "smb %s as %s (asked: %s or newer, encryption %s; libsmbclient does not say what was "
         "negotiated): %s, %s, no remote flush (times end at the last WRITE's answer)",
-        session.housekeeping().Where(), login_.user, options_.share.smb_min_protocol, options_.share.smb_encrypt,
+        session.housekeeping()->Where(), login_.user, options_.share.smb_min_protocol, options_.share.smb_encrypt,
         url_.dir, free_text);
   }
 
@@ -478,7 +478,7 @@ class SmbDriver : public ShareDriver {
   std::unique_ptr<SmbClient> client_ ABSL_GUARDED_BY(mu_);  // the run's own connection, kept until the end
 };
 
-absl::StatusOr<std::unique_ptr<ShareSession>> SmbDriver::Connect(int stream) {
+absl::StatusOr<std::unique_ptr<ShareSession>> SmbDriver::Connect(int stream, const ConsoleLine* /*say*/) {
   SmbClient* client = nullptr;
   {
     absl::MutexLock lock(&mu_);

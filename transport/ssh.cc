@@ -7,11 +7,13 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <deque>
-#include <map>
+#include <functional>
 #include <mutex>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -31,7 +33,7 @@
 #include "datapath/write_pipeline.h"
 #include "ssh/ssh_session.h"
 #include "transport/remote_fs.h"
-#include "transport/share.h"  // StreamBarrier
+#include "transport/share.h"
 
 namespace nasperf {
 namespace {
@@ -42,12 +44,6 @@ constexpr char kComponent[] = "sender";
 constexpr char kStartupNote[] =
     "start-up: the first transfer over this SSH session, slower while sshd grows its buffers "
     "(later runs on the session do not pay it; OpenSSH's scp pays it on every copy); --warmup 1 leaves it out";
-
-void NoteStartup(SshConnection& c, TransferResult& out) {
-  if (!c.FirstTransfer()) return;
-  out.startup = true;
-  AppendNote(kStartupNote, out.sender);
-}
 
 // libssh 0.10 has no asynchronous SFTP write (0.11 has), and sftp_write waits one
 // round trip for each request's reply, which caps a transfer at write size / RTT no
@@ -241,7 +237,9 @@ class SftpFile : public RemoteFile {
 // scp's (free space, names, cleanup).
 class SftpFs : public RemoteFs {
  public:
-  SftpFs(SshConnection& c, sftp_session sftp, const SshOptions& options) : c_(c), sftp_(sftp), options_(options) {}
+  // `files_sync`: false for scp's housekeeping (scp's files cannot be synced).
+  SftpFs(SshConnection& c, sftp_session sftp, const SshOptions& options, bool files_sync)
+      : c_(c), sftp_(sftp), options_(options), files_sync_(files_sync) {}
 
   const std::string& Where() const override { return c_.where(); }
 
@@ -273,6 +271,7 @@ class SftpFs : public RemoteFs {
   }
 
   absl::Status CanSync() override {
+    if (!files_sync_) return absl::UnimplementedError("scp has no way to sync");
     if (sftp_extension_supported(sftp_, "fsync@openssh.com", "1")) return absl::OkStatus();
     return absl::UnimplementedError("the server does not offer fsync@openssh.com");
   }
@@ -280,6 +279,18 @@ class SftpFs : public RemoteFs {
   absl::Status Unlink(const std::string& path) override {
     if (sftp_unlink(sftp_, path.c_str()) != 0) return c_.Failure(absl::StrCat("cleanup: remove ", path));
     return absl::OkStatus();
+  }
+
+  // stat(2), so a symlink to a directory is one.
+  absl::StatusOr<RemoteStat> Stat(const std::string& path) override {
+    sftp_attributes there = sftp_stat(sftp_, path.c_str());
+    if (there == nullptr) return c_.Failure(path);
+    RemoteStat st;
+    st.is_dir = there->type == SSH_FILEXFER_TYPE_DIRECTORY;
+    st.is_regular = there->type == SSH_FILEXFER_TYPE_REGULAR;
+    st.size = there->size;
+    sftp_attributes_free(there);
+    return st;
   }
 
   // ALREADY_EXISTS when anything is at `path`: a symlink, even dangling, is there too.
@@ -294,43 +305,136 @@ class SftpFs : public RemoteFs {
   SshConnection& c_;
   const sftp_session sftp_;
   const SshOptions& options_;
+  const bool files_sync_;
 };
 
 // libssh 0.10 marks its SCP API deprecated (0.11 keeps it); it is still the one way
 // to speak the scp protocol through libssh, which is what this baseline measures.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-// One scp upload as the push loop's writer. After the file's last byte a write also
-// waits for scp's answer that it wrote it.
-class ScpWriter : public ChunkWriter {
+// One scp upload as a RemoteFile: the bytes in order, then Settle waits for the
+// remote scp to exit (ssh_scp_close), i.e. to have closed the file, so a write's clock
+// stops at scp's answer that it wrote it. scp cannot sync or read back.
+class ScpFile : public RemoteFile {
  public:
-  ScpWriter(SshConnection& c, ssh_scp scp, const std::string& path) : c_(c), scp_(scp), path_(path) {}
-  absl::Status Write(const uint8_t* data, size_t size, uint64_t offset) override {
+  ScpFile(SshConnection& c, ssh_scp scp, std::string path) : c_(c), scp_(scp), path_(std::move(path)) {}
+  ~ScpFile() override { (void)Close(); }
+
+  absl::Status PWrite(const uint8_t* data, size_t size, uint64_t offset) override {
+    if (offset != written_) return absl::InternalError(absl::StrCat("scp ", path_, ": a write out of order"));
     if (ssh_scp_write(scp_, data, size) != SSH_OK) {
       return c_.Failure(absl::StrCat("scp write ", path_, " at byte ", offset));
     }
+    written_ += size;
     return absl::OkStatus();
+  }
+  absl::StatusOr<size_t> PRead(uint8_t*, size_t, uint64_t) override {
+    return absl::UnimplementedError(absl::StrCat("scp ", path_, ": scp cannot read back"));
+  }
+  absl::Status Settle() override {
+    if (closed_) return absl::OkStatus();
+    closed_ = true;
+    if (ssh_scp_close(scp_) != SSH_OK) return c_.Failure(absl::StrCat("scp close ", path_));
+    return absl::OkStatus();
+  }
+  absl::Status Sync() override { return absl::UnimplementedError("scp has no way to sync"); }
+  absl::Status Close() override {
+    if (scp_ == nullptr) return absl::OkStatus();
+    absl::Status status = Settle();
+    ssh_scp_free(scp_);
+    scp_ = nullptr;
+    return status;
   }
 
  private:
   SshConnection& c_;
-  const ssh_scp scp_;
-  const std::string& path_;
+  ssh_scp scp_;
+  const std::string path_;
+  uint64_t written_ = 0;
+  bool closed_ = false;
 };
+
+// scp's side of a connection as a RemoteFs: a new file is one scp upload into the
+// directory, its length sent first (CreateSized). Names, free space and cleanup go
+// through the SFTP session beside it (`beside`; null: the server offers none).
+class ScpFs : public RemoteFs {
+ public:
+  using SftpBeside = std::function<absl::StatusOr<SftpFs*>()>;
+  ScpFs(SshConnection& c, const std::string& dir, SftpBeside beside) : c_(c), dir_(dir), beside_(std::move(beside)) {}
+
+  const std::string& Where() const override { return c_.where(); }
+  absl::StatusOr<std::unique_ptr<RemoteFile>> Create(const std::string& path) override {
+    return absl::InvalidArgumentError(absl::StrCat("scp ", path, ": the file's length goes first"));
+  }
+  absl::StatusOr<std::unique_ptr<RemoteFile>> CreateSized(const std::string& path, uint64_t length) override;
+  absl::StatusOr<std::unique_ptr<RemoteFile>> Open(const std::string& path) override {
+    absl::StatusOr<SftpFs*> sftp = Beside();
+    if (!sftp.ok()) return sftp.status();
+    return (*sftp)->Open(path);
+  }
+  absl::StatusOr<uint64_t> FreeBytes(const std::string& dir) override {
+    absl::StatusOr<SftpFs*> sftp = Beside();
+    if (!sftp.ok()) return sftp.status();
+    return (*sftp)->FreeBytes(dir);
+  }
+  absl::Status CanSync() override { return absl::UnimplementedError("scp has no way to sync"); }
+  absl::Status Unlink(const std::string& path) override {
+    absl::StatusOr<SftpFs*> sftp = Beside();
+    if (!sftp.ok()) return sftp.status();
+    return (*sftp)->Unlink(path);
+  }
+
+ private:
+  absl::StatusOr<SftpFs*> Beside() {
+    absl::StatusOr<SftpFs*> sftp = beside_();
+    if (sftp.ok() && *sftp == nullptr)
+      return absl::UnimplementedError(absl::StrCat(c_.where(), ": no SFTP next to scp"));
+    return sftp;
+  }
+
+  SshConnection& c_;
+  const std::string& dir_;
+  const SftpBeside beside_;
+};
+
+absl::StatusOr<std::unique_ptr<RemoteFile>> ScpFs::CreateSized(const std::string& path, uint64_t length) {
+  const std::string in_dir = PathInDir(dir_, "");
+  if (!absl::StartsWith(path, in_dir) || path.size() == in_dir.size() || path.find('/', in_dir.size()) != path.npos) {
+    return absl::InvalidArgumentError(absl::StrCat("scp ", path, ": not a file in ", dir_));
+  }
+  const std::string name = path.substr(in_dir.size());
+  absl::StatusOr<SftpFs*> sftp = beside_();
+  if (!sftp.ok()) return sftp.status();
+  // scp itself would overwrite: look first.
+  if (*sftp != nullptr) {
+    if (absl::Status there = (*sftp)->NothingAt(path); !there.ok()) return there;
+  }
+  ssh_scp scp = ssh_scp_new(c_.session(), SSH_SCP_WRITE, dir_.c_str());
+  if (scp == nullptr) return c_.Failure("scp");
+  auto failure = [&](absl::string_view what) {
+    absl::Status s = c_.Failure(what);
+    ssh_scp_free(scp);
+    return s;
+  };
+  if (ssh_scp_init(scp) != SSH_OK) return failure(absl::StrCat("scp to ", dir_));
+  if (ssh_scp_push_file64(scp, name.c_str(), length, 0644) != SSH_OK) return failure(absl::StrCat("scp ", path));
+  return std::unique_ptr<RemoteFile>(new ScpFile(c_, scp, path));
+}
 #pragma GCC diagnostic pop
 
-// A remote file as the write pipeline's ByteSource, for reads over SFTP: up to
+// A remote file as the write pipeline's source, for reads over SFTP: up to
 // kReadsInFlight SSH_FXP_READ requests of kReadSize bytes ahead of the one being
 // consumed (sftp_async_read_begin/sftp_async_read), as OpenSSH's client keeps many
 // reads in flight; each reply lands in a staging buffer the pipeline's reader copies
 // out of. A short reply anywhere but at the end is an error, never a silent gap.
-class SftpSource : public ByteSource {
+class SftpReader : public ShareReader {
  public:
   static constexpr uint32_t kReadSize = 64 << 10;
   static constexpr size_t kReadsInFlight = 16;
 
-  SftpSource(SshConnection& c, sftp_file file, std::string path, uint64_t length)
+  SftpReader(SshConnection& c, sftp_file file, std::string path, uint64_t length)
       : c_(c), file_(file), path_(std::move(path)), length_(length), staged_(kReadSize) {}
+  ~SftpReader() override { Close(); }
 
   absl::StatusOr<size_t> Read(uint8_t* data, size_t size) override {
     if (staged_at_ == staged_size_) {
@@ -344,9 +448,16 @@ class SftpSource : public ByteSource {
     return n;
   }
 
+  // Not kept: a read's clock over sftp starts at the first byte back, as it always has.
+  int64_t first_request_ns() const override { return 0; }
   // Requests still unanswered when the pipeline stopped early: the session owes
   // replies libssh would hand to the next call, so it is not used again.
-  bool abandoned() const { return !in_flight_.empty(); }
+  void Close() override {
+    if (file_ == nullptr) return;
+    if (!in_flight_.empty()) c_.MarkUnreusable();
+    sftp_close(file_);
+    file_ = nullptr;
+  }
 
  private:
   absl::Status NextReply() {
@@ -387,280 +498,137 @@ class SftpSource : public ByteSource {
   size_t staged_at_ = 0, staged_size_ = 0;
 };
 
-class SshTransport : public Transport {
+// One stream's SSH connection as the share shell's session. sftp's files go through
+// its SFTP session, scp's through ScpFs; the SFTP session (scp: when the server offers
+// one) also looks, lays nothing out and cleans up. After an abandoned read or a failed
+// pipelined write the channel may owe replies: the session is then not used again.
+class SshShareSession : public ShareSession {
  public:
-  SshTransport(const SshOptions& options, const SshRunPlan& plan) : options_(options), plan_(plan), run_(plan.remote) {}
+  // `sftp`: the connection's SFTP session when already open (null: opened on first
+  // use, if `sftp_beside`).
+  SshShareSession(std::unique_ptr<SshConnection> c, sftp_session sftp, const SshOptions& options, bool sftp_beside)
+      : c_(std::move(c)),
+        options_(options),
+        sftp_beside_(sftp_beside),
+        scp_(*c_, options.to.dir, [this] { return Sftp(); }) {
+    if (sftp != nullptr) sftp_.emplace(*c_, sftp, options_, /*files_sync=*/options_.sftp);
+  }
 
-  absl::Status Start(const std::string& run_id, uint64_t length, const ConsoleLine& say) override;
-  void Push(const TransferSlot& slot, PayloadSource& source, const PushOptions& push, TransferResult& out) override;
-  void Pull(const TransferSlot& slot, BlockWriter* into, const PipelineOptions& pipeline, TransferResult& out) override;
-  void Finish(const std::string& run_id) override;
-  std::optional<double> CeilingMBps() const override { return path_.ceiling_mb_per_s(); }
-  uint64_t Length(uint64_t asked) const override { return read_length_ > 0 ? read_length_ : asked; }
+  RemoteFs& fs() override { return options_.sftp ? static_cast<RemoteFs&>(*sftp_) : scp_; }
+  RemoteFs* housekeeping() override {
+    absl::StatusOr<SftpFs*> fs = Sftp();
+    if (!fs.ok()) {
+      Log(LogLevel::kWarning, kComponent, "cleanup: %s", fs.status().message());
+      return nullptr;
+    }
+    return *fs;
+  }
+  // A lost connection removes nothing; else its SFTP session does.
+  RemoteFs* AfterTransfer() override { return c_->connected() ? housekeeping() : nullptr; }
+  const std::string& dir() const override { return options_.to.dir; }
+  bool usable() const override { return c_->reusable(); }
+  const char* StartupNote() override { return c_->FirstTransfer() ? kStartupNote : nullptr; }
+
+  absl::StatusOr<std::unique_ptr<ShareReader>> OpenReader(const std::string& path, uint64_t length) override {
+    absl::StatusOr<sftp_session> sftp = c_->Sftp();
+    if (!sftp.ok()) return sftp.status();
+    sftp_file file = sftp_open(*sftp, path.c_str(), O_RDONLY, 0);
+    if (file == nullptr) return c_->Failure(absl::StrCat("sftp open ", path));
+    return std::unique_ptr<ShareReader>(new SftpReader(*c_, file, path, length));
+  }
+
+  SshConnection& connection() { return *c_; }
 
  private:
-  // Reads: the remote file's length.
-  absl::Status StartReads(SshConnection& c, sftp_session sftp, const ConsoleLine& say);
-  // The stream's session, (re)connected when it is missing or was lost.
-  absl::StatusOr<SshConnection*> ConnectionFor(int stream);
-  absl::Status PushSftp(SshConnection& c, const std::string& path, uint64_t length, PayloadSource& source,
-                        const PushOptions& push, StreamBarrier& barrier, PushResult& r, RemoteFsRun::Turn& turn);
-  absl::Status PushScp(SshConnection& c, const std::string& name, uint64_t length, PayloadSource& source,
-                       const PushOptions& push, StreamBarrier& barrier, PushResult& r);
-  // The connection's SFTP session for names and cleanup; none when scp has no SFTP
-  // next to it.
-  std::optional<SftpFs> HousekeepingFs(SshConnection& c);
-  // The destination is a directory: a typo fails before any transfer.
-  absl::Status CheckDirectory(SshConnection& c, sftp_session sftp);
+  // The SFTP session as a RemoteFs, opened on first use; null when scp has none beside it.
+  absl::StatusOr<SftpFs*> Sftp() {
+    if (sftp_) return &*sftp_;
+    if (!sftp_beside_) return nullptr;
+    absl::StatusOr<sftp_session> sftp = c_->Sftp();
+    if (!sftp.ok()) return sftp.status();
+    sftp_.emplace(*c_, *sftp, options_, /*files_sync=*/options_.sftp);
+    return &*sftp_;
+  }
 
-  const SshOptions options_;
-  SshRunPlan plan_;
-  RemoteFsRun run_;                    // free space, sync fallback, cleanup: as for every remote file system
-  bool fsync_ = false;                 // the files can be synced (sftp with fsync@openssh.com)
-  bool sftp_for_housekeeping_ = true;  // scp: the server also offers SFTP
-  RemotePathCells path_;               // peer, MTU, link of every row
-  uint64_t read_length_ = 0;
-
-  absl::Mutex mu_;
-  std::map<int, std::unique_ptr<SshConnection>> connections_ ABSL_GUARDED_BY(mu_);
+  const std::unique_ptr<SshConnection> c_;
+  const SshOptions& options_;
+  const bool sftp_beside_;
+  std::optional<SftpFs> sftp_;
+  ScpFs scp_;
 };
 
-absl::StatusOr<SshConnection*> SshTransport::ConnectionFor(int stream) {
-  {
-    absl::MutexLock lock(&mu_);
-    auto it = connections_.find(stream);
-    if (it != connections_.end() && it->second->reusable()) return it->second.get();
-  }
-  auto opened = SshConnection::Open(options_, [](const std::string&) {});
-  if (!opened.ok()) return opened.status();
-  absl::MutexLock lock(&mu_);
-  std::unique_ptr<SshConnection>& slot = connections_[stream];
-  slot = std::move(*opened);
-  return slot.get();
-}
+// What is SSH's alone in a share run: the login, whether scp has SFTP beside it
+// (found at Start), the host and port after ~/.ssh/config, the console's words.
+class SshDriver : public ShareDriverOf<SshShareSession> {
+ public:
+  explicit SshDriver(SshOptions options) : options_(std::move(options)) {}
 
-absl::Status SshTransport::Start(const std::string& run_id, uint64_t length, const ConsoleLine& say) {
-  // The run id becomes part of remote file names; no agent checks it on the other side.
-  if (absl::Status valid = CheckRunId(run_id); !valid.ok()) return valid;
-  auto opened = SshConnection::Open(options_, say);
+  absl::StatusOr<std::unique_ptr<SshShareSession>> ConnectSession(int stream, const ConsoleLine* say) override;
+  const char* name() const override { return options_.sftp ? "sftp" : "scp"; }
+  std::string host() const override {
+    absl::MutexLock lock(&mu_);
+    return host_;
+  }
+  uint16_t port() const override {
+    absl::MutexLock lock(&mu_);
+    return port_;
+  }
+  std::string ProtocolCellOf(SshShareSession&) const override { return ""; }
+  std::string StartLineOf(SshShareSession& s, const std::string& free_text, const SyncPolicy&) const override {
+    SshConnection& c = s.connection();
+    const char* banner = ssh_get_serverbanner(c.session());
+    const char* cipher = ssh_get_cipher_out(c.session());
+    return absl::StrFormat(
+        "%s %s (%s, host key %s, cipher %s): %s, %s, %s", name(), c.where(), banner ? banner : "?", c.host_key(),
+        cipher ? cipher : "?", options_.to.dir, free_text,
+        s.fs().CanSync().ok() ? "fsync@openssh.com offered" : "no remote sync (times end at the last byte)");
+  }
+
+ private:
+  const SshOptions options_;
+  std::atomic<bool> sftp_beside_{true};  // scp: the server also offers SFTP
+  mutable absl::Mutex mu_;
+  std::string host_ ABSL_GUARDED_BY(mu_);
+  uint16_t port_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+absl::StatusOr<std::unique_ptr<SshShareSession>> SshDriver::ConnectSession(int /*stream*/, const ConsoleLine* say) {
+  const ConsoleLine quiet = [](const std::string&) {};
+  absl::StatusOr<std::unique_ptr<SshConnection>> opened = SshConnection::Open(options_, say ? *say : quiet);
   if (!opened.ok()) return opened.status();
   SshConnection& c = **opened;
-
-  std::optional<SftpFs> fs;
-  absl::Status can_sync = absl::UnimplementedError("scp has no way to sync");
-  absl::StatusOr<sftp_session> sftp = c.Sftp();
-  if (!sftp.ok()) {
-    if (options_.sftp) return sftp.status();
-    sftp_for_housekeeping_ = false;
-    Log(LogLevel::kWarning, kComponent,
-        "%s: no SFTP next to scp, so nasperf cannot check free space, check names or clean up", c.where());
-  } else {
-    if (plan_.direction == Direction::kRead) {
-      if (absl::Status s = StartReads(c, *sftp, say); !s.ok()) return s;
-    }
-    if (absl::Status s = CheckDirectory(c, *sftp); !s.ok()) return s;
-    fs.emplace(c, *sftp, options_);
-    if (options_.sftp) can_sync = fs->CanSync();
+  if (say != nullptr) {  // Start's
+    absl::MutexLock lock(&mu_);
+    host_ = c.host();
+    port_ = c.port();
   }
-  fsync_ = can_sync.ok();
-  std::string free_text = "free space unknown (no statvfs@openssh.com)";
-  if (plan_.direction == Direction::kWrite) {  // a read syncs the local target, which takes any policy
-    absl::StatusOr<std::string> started = run_.Start(fs ? &*fs : nullptr, c.where(), options_.to.dir, length, can_sync);
-    if (!started.ok()) return started.status();
-    free_text = *started;
-  }
-
-  path_.Resolve(c.host(), absl::StrCat(c.host(), ":", c.port()), plan_.link_mbps);
-  say(absl::StrFormat("%s %s (%s, host key %s, cipher %s): %s, %s, %s", options_.sftp ? "sftp" : "scp", c.where(),
-                      ssh_get_serverbanner(c.session()) ? ssh_get_serverbanner(c.session()) : "?", c.host_key(),
-                      ssh_get_cipher_out(c.session()) ? ssh_get_cipher_out(c.session()) : "?", options_.to.dir,
-                      free_text, fsync_ ? "fsync@openssh.com offered" : "no remote sync (times end at the last byte)"));
-  say(path_.Describe());
-  absl::MutexLock lock(&mu_);
-  connections_[0] = std::move(*opened);
-  return absl::OkStatus();
-}
-
-absl::Status SshTransport::CheckDirectory(SshConnection& c, sftp_session sftp) {
-  sftp_attributes dir = sftp_stat(sftp, options_.to.dir.c_str());
-  if (dir == nullptr) return c.Failure(absl::StrCat("remote directory ", options_.to.dir));
-  const bool is_dir = dir->type == SSH_FILEXFER_TYPE_DIRECTORY;
-  sftp_attributes_free(dir);
-  if (!is_dir) return absl::InvalidArgumentError(absl::StrCat(c.where(), ": ", options_.to.dir, " is not a directory"));
-  return absl::OkStatus();
-}
-
-std::optional<SftpFs> SshTransport::HousekeepingFs(SshConnection& c) {
-  if (!sftp_for_housekeeping_) return std::nullopt;
-  absl::StatusOr<sftp_session> sftp = c.Sftp();
-  if (!sftp.ok()) {
-    Log(LogLevel::kWarning, kComponent, "cleanup: %s", sftp.status().message());
-    return std::nullopt;
-  }
-  return std::optional<SftpFs>(std::in_place, c, *sftp, options_);
-}
-
-absl::Status SshTransport::StartReads(SshConnection& c, sftp_session sftp, const ConsoleLine& say) {
-  const std::string path = PathInDir(options_.to.dir, plan_.remote_file);
-  sftp_attributes there = sftp_stat(sftp, path.c_str());
-  if (there == nullptr) return c.Failure(absl::StrCat("remote file ", path));
-  const bool regular = there->type == SSH_FILEXFER_TYPE_REGULAR;
-  read_length_ = there->size;
-  sftp_attributes_free(there);
-  if (!regular || read_length_ == 0) {
-    return absl::InvalidArgumentError(absl::StrCat(c.where(), ": ", path, " is not a non-empty regular file"));
-  }
-  if (read_length_ > kMaxReadLength) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(c.where(), ": ", path, " is said to hold ", read_length_, " bytes (more than 1 PiB)"));
-  }
-  say(absl::StrFormat("sftp read: %s, %s (the server's page cache is not ours to control: cache unknown)", path,
-                      FormatSize(read_length_)));
-  return absl::OkStatus();
-}
-
-void SshTransport::Pull(const TransferSlot& slot, BlockWriter* into, const PipelineOptions& pipeline,
-                        TransferResult& out) {
-  proto::TransferReport& row = out.sender;
-  path_.Fill(row);
-  const std::string path = PathInDir(options_.to.dir, plan_.remote_file);
-  const int64_t start_ns = MonoNanos();
-  absl::StatusOr<SshConnection*> c = ConnectionFor(slot.stream);
-  if (!c.ok()) {
-    row.set_error(std::string(c.status().message()));
-    return;
-  }
-  NoteStartup(**c, out);
-  absl::StatusOr<sftp_session> sftp = (*c)->Sftp();
-  if (!sftp.ok()) {
-    row.set_error(std::string(sftp.status().message()));
-    return;
-  }
-  sftp_file file = sftp_open(*sftp, path.c_str(), O_RDONLY, 0);
-  if (file == nullptr) {
-    row.set_error(std::string((*c)->Failure(absl::StrCat("sftp open ", path)).message()));
-    return;
-  }
-  SftpSource source(**c, file, path, read_length_);
-  PipelineResult result = RunPipeline(source, into, read_length_, pipeline);
-  if (source.abandoned()) (*c)->MarkUnreusable();
-  sftp_close(file);
-  AddReadClientFigures(result, start_ns, into != nullptr, std::nullopt, path_.ceiling_mb_per_s(), &row);
-  KeepClientVerdicts(row);  // the cipher runs on the reading thread: sender-cpu is this end's
-}
-
-void SshTransport::Push(const TransferSlot& slot, PayloadSource& source, const PushOptions& push, TransferResult& out) {
-  proto::TransferReport& row = out.sender;
-  path_.Fill(row);
-  const std::string name = TransferFileName(slot.run_id, slot.iteration, slot.stream);
-  const std::string path = PathInDir(options_.to.dir, name);
-
-  RemoteFsRun::Turn turn(run_);
-  PushResult r;
-  r.start_wall_ns = WallNanos();
-  r.start_ns = MonoNanos();
-  StreamBarrier barrier(plan_.before_first_byte, r);
-  absl::StatusOr<SshConnection*> c = ConnectionFor(slot.stream);
-  absl::Status status = c.status();
-  if (status.ok()) {
-    NoteStartup(**c, out);
-    status = options_.sftp ? PushSftp(**c, path, slot.length, source, push, barrier, r, turn)
-                           : PushScp(**c, name, slot.length, source, push, barrier, r);
-  }
-  (void)barrier.Wait();  // a stream that failed before its first byte never holds the others back
-  run_.RecordRow(r, status, path_.ceiling_mb_per_s(), row);
-  std::optional<SftpFs> fs = c.ok() && (*c)->connected() ? HousekeepingFs(**c) : std::nullopt;
-  run_.Done(fs ? &*fs : nullptr, path, status.ok(), r.first_byte_ns != 0);
-}
-
-absl::Status SshTransport::PushSftp(SshConnection& c, const std::string& path, uint64_t length, PayloadSource& source,
-                                    const PushOptions& push, StreamBarrier& barrier, PushResult& r,
-                                    RemoteFsRun::Turn& turn) {
-  absl::StatusOr<sftp_session> sftp = c.Sftp();
-  if (!sftp.ok()) return sftp.status();
-  SftpFs fs(c, *sftp, options_);
-  return run_.Write(
-      fs, path, length, source, push, [&barrier] { return barrier.Wait(); }, r, turn);
-}
-
-// libssh 0.10 marks its SCP API deprecated (0.11 keeps it); it is still the one way
-// to speak the scp protocol through libssh, which is what this baseline measures.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-absl::Status SshTransport::PushScp(SshConnection& c, const std::string& name, uint64_t length, PayloadSource& source,
-                                   const PushOptions& push, StreamBarrier& barrier, PushResult& r) {
-  const std::string path = PathInDir(options_.to.dir, name);
-  if (sftp_for_housekeeping_) {
-    // scp itself would overwrite: look first.
-    absl::StatusOr<sftp_session> sftp = c.Sftp();
-    if (!sftp.ok()) return sftp.status();
-    if (absl::Status there = SftpFs(c, *sftp, options_).NothingAt(path); !there.ok()) return there;
-  }
-  ssh_scp scp = ssh_scp_new(c.session(), SSH_SCP_WRITE, options_.to.dir.c_str());
-  if (scp == nullptr) return c.Failure("scp");
-  auto failure = [&](absl::string_view what) {
-    absl::Status s = c.Failure(what);
-    ssh_scp_free(scp);
-    return s;
-  };
-  if (ssh_scp_init(scp) != SSH_OK) return failure(absl::StrCat("scp to ", options_.to.dir));
-  if (ssh_scp_push_file64(scp, name.c_str(), length, 0644) != SSH_OK) {
-    return failure(absl::StrCat("scp ", path));
-  }
-  if (absl::Status released = barrier.Wait(); !released.ok()) {
-    ssh_scp_close(scp);  // the remote scp made an empty file: ours, so it goes
-    ssh_scp_free(scp);
-    if (std::optional<SftpFs> fs = HousekeepingFs(c); fs) (void)fs->Unlink(path);
-    return released;
-  }
-  ScpWriter writer(c, scp, path);
-  absl::Status status = PushLoop(source, length, push, writer, r).status;
-  // close waits for the remote scp to exit, i.e. to have closed the file.
-  if (ssh_scp_close(scp) != SSH_OK && status.ok()) status = c.Failure(absl::StrCat("scp close ", path));
-  ssh_scp_free(scp);
-  r.ack_ns = MonoNanos();
-  return status;
-}
-#pragma GCC diagnostic pop
-
-void SshTransport::Finish(const std::string& run_id) {
-  if (run_.HasKept()) {
-    absl::StatusOr<SshConnection*> c = ConnectionFor(0);
-    if (!c.ok()) {
-      Log(LogLevel::kWarning, kComponent, "cleanup at the end: %s", c.status().message());
-    } else if (std::optional<SftpFs> fs = HousekeepingFs(**c); fs) {
-      run_.Finish(*fs);
+  sftp_session sftp = nullptr;
+  if (options_.sftp || say != nullptr) {
+    absl::StatusOr<sftp_session> opened_sftp = c.Sftp();
+    if (opened_sftp.ok()) {
+      sftp = *opened_sftp;
+    } else if (options_.sftp) {
+      return opened_sftp.status();
+    } else {  // scp at Start: on without it
+      sftp_beside_ = false;
+      Log(LogLevel::kWarning, kComponent,
+          "%s: no SFTP next to scp, so nasperf cannot check free space, check names or clean up", c.where());
     }
   }
-  absl::MutexLock lock(&mu_);
-  connections_.clear();
+  const bool beside = options_.sftp || sftp_beside_.load();
+  return std::make_unique<SshShareSession>(*std::move(opened), sftp, options_, beside);
 }
 
-}  // namespace
-
-absl::StatusOr<std::unique_ptr<Transport>> NewSshTransport(const SshOptions& options, const SshRunPlan& plan) {
+// The run's SSH login, as `sftp` (else scp) over the share shell.
+absl::StatusOr<std::unique_ptr<Transport>> MakeSshTransport(const RunOptions& options, const RunContext& context,
+                                                            bool sftp) {
   static std::once_flag once;
   static int init_rc = 0;
   std::call_once(once, [] { init_rc = ssh_init(); });
   if (init_rc != SSH_OK) return absl::InternalError("libssh: ssh_init failed");
-  return std::unique_ptr<Transport>(new SshTransport(options, plan));
-}
-
-namespace {
-
-// The run's SSH login and what the transport needs from the loop's options; `sftp`:
-// the sftp entry's (else scp's).
-absl::StatusOr<std::unique_ptr<Transport>> MakeSshTransport(const RunOptions& options, const RunContext& context,
-                                                            bool sftp) {
   SshOptions ssh = options.ssh;
   ssh.sftp = sftp;
-  SshRunPlan plan;
-  plan.remote = RemoteRunPlanFor(options);
-  plan.link_mbps = options.link_mbps;
-  plan.direction = options.direction;
-  plan.remote_file = options.remote_file;
-  plan.before_first_byte = context.before_first_byte;
-  return NewSshTransport(ssh, plan);
+  return NewShareTransport(std::make_unique<SshDriver>(std::move(ssh)), options, context);
 }
 
 }  // namespace
@@ -673,7 +641,7 @@ constexpr char kSshStartupSummary[] =
 TransportEntry ScpTransportEntry() {
   TransportCaps caps;
   caps.ssh_login = true;
-  caps.barrier = true;  // SshTransport::Push
+  caps.barrier = true;  // the share shell's Push
   TransportEntry entry{
       "scp", "the scp protocol to any SSH server (no agent; cannot sync or read)", caps,
       [](const RunOptions& options, const RunContext& context) { return MakeSshTransport(options, context, false); },
@@ -688,7 +656,7 @@ TransportEntry SftpTransportEntry() {
   caps.ssh_login = true;
   caps.reads = true;    // of an existing --remote-file: the server's cache is not ours to set
   caps.verify = true;   // read back (RemoteFsRun)
-  caps.barrier = true;  // SshTransport::Push (a read's Pull does not wait: no lab read over sftp)
+  caps.barrier = true;  // the share shell's Push (a read's Pull does not wait: no lab read over sftp)
   TransportEntry entry{
       "sftp", "SFTP to any SSH server (no agent; syncs with fsync@openssh.com when offered)", caps,
       [](const RunOptions& options, const RunContext& context) { return MakeSshTransport(options, context, true); },
