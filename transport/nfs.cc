@@ -904,8 +904,6 @@ TransportEntry NfsTransportEntry() {
                        &MakeNfsTransport, &AddNfsFlags};
   entry.to_form = "nfs://host[:port]/export[/dir][?uid=N&gid=N]";
   entry.parse = &ParseNfsConfig;
-  entry.check_url = [](const std::string& to) { return ParseNfsUrl(to).status(); };
-  entry.check_job_url = [](const std::string& to) { return RefuseNfsIdentity(to); };
   return entry;
 }
 

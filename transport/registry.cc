@@ -188,13 +188,6 @@ absl::Status ApplyTransportFlags(AddTransportFlags add, const ParsedFlags& flags
   return absl::OkStatus();
 }
 
-absl::Status ParseTransportFlags(absl::string_view transport, const std::vector<std::string>& words, RunOptions& into) {
-  absl::StatusOr<ParsedFlags> flags = ParseTransportFlagWords(transport, words);
-  if (!flags.ok()) return flags.status();
-  std::string field;
-  return ApplyTransportFlags(TransportFor(*ParseRunTransport(transport)).add_flags, *flags, into, &field);
-}
-
 std::vector<Refusal> RefusalsFor(absl::string_view word, const TransportAsks& asks) {
   const TransportCaps& caps = TransportFor(word).caps;
   std::vector<Refusal> refused;

@@ -106,11 +106,6 @@ struct TransportEntry {
   AddTransportFlags add_flags = nullptr;  // null: no flags of its own
   // What --to (a plan's `to`) is with it, for --help: "nfs://host[:port]/export[/dir]".
   const char* to_form = nullptr;
-  // caps.url: why --to is not a URL this transport takes, checked before the run.
-  absl::Status (*check_url)(const std::string& to) = nullptr;
-  // caps.url: what a `to` that came from a lab plan or job may not ask of an agent that
-  // runs it as its own user (NFS: no uid=/gid=); null when it may ask all a user may.
-  absl::Status (*check_job_url)(const std::string& to) = nullptr;
   // False where this build lacks it (the static build's SMB: no libsmbclient archive);
   // make then says so in one line, and unbuilt_why is what a lab's preflight tells the
   // plan's author when a host's nasperf lacks it ("a static build has no ...").
@@ -209,10 +204,6 @@ absl::StatusOr<ParsedFlags> ParseTransportFlagWords(absl::string_view transport,
 // For an entry's parse: each given flag through `add`'s declarations (the command
 // line's checks), its value set in `into`; a refusal is CLI11's line, naming the flag
 // in *bad_field. A flag `add` does not declare is refused.
-// ParseTransportFlagWords, then ApplyTransportFlags into `into` (the lab, until it asks
-// the entry's parse).
-absl::Status ParseTransportFlags(absl::string_view transport, const std::vector<std::string>& words, RunOptions& into);
-
 absl::Status ApplyTransportFlags(AddTransportFlags add, const ParsedFlags& flags, RunOptions& into,
                                  std::string* bad_field);
 

@@ -209,7 +209,6 @@ TransportEntry SmbTransportEntry() {
                        caps, &MakeSmbTransport, &AddSmbFlags};
   entry.to_form = "smb://[user@]host[:port]/share[/dir]";
   entry.parse = &ParseSmbConfig;
-  entry.check_url = [](const std::string& to) { return ParseSmbUrl(to).status(); };
   entry.worker = {kSmbWorkerCommand, "A parallel SMB stream's worker (started by SMB runs)", &RunSmbWorker};
   entry.nas_waited_hint = [](const RunOptions& options) -> std::string {
     if (options.share.smb_channels != 1) return "";
