@@ -208,12 +208,13 @@ TransportConfig::Needs ParseTransportTo(const SenderFlags& f, const TransportEnt
     const std::vector<std::string>& values = flag.option->results();
     given.Add(flag.option->get_name(), values.empty() ? "" : values.back());
   }
-  if (!f.deploy_binary.empty()) given.Add("--deploy-binary", f.deploy_binary);
+  // --deploy-binary: for the entries that start a receiver over SSH (they borrow the
+  // login's flags); the others' refusal is MakeSenderOptions'.
+  if (!f.deploy_binary.empty() && entry.borrowed_flags != nullptr) given.Add("--deploy-binary", f.deploy_binary);
   std::string bad_field = "--to";
   auto config = entry.parse(f.to, given, Origin::kUser, &bad_field);
   if (!config.ok()) UsageError("sender", bad_field, config.status().message());
   o.ssh = f.from_transport_flags.ssh;  // what the flags it takes set; Fill adds what --to says
-  o.share = f.from_transport_flags.share;
   (*config)->Fill(o);
   o.config = std::move(*config);
   return o.config->needs();
@@ -305,14 +306,10 @@ absl::StatusOr<SenderOptions> MakeSenderOptions(const SenderFlags& f) {
   TransportConfig::Needs needs;
   if (entry.parse != nullptr) {
     needs = ParseTransportTo(f, entry, o);
-  } else if (caps.ssh_login) {  // the entries with no parse yet (issue 44 steps 11-12)
+  } else if (caps.ssh_login) {  // the entries with no parse yet (issue 44 step 11)
     o.ssh = MakeSshOptions(f);
-  } else if (caps.url) {
-    o.share = f.from_transport_flags.share;  // the share transport's own flags
-    o.share.url = f.to;
-    if (absl::Status checked = entry.check_url(f.to); !checked.ok()) UsageError(cmd, "--to", checked.message());
   }
-  if (!f.deploy_binary.empty() && entry.parse == nullptr) {
+  if (!f.deploy_binary.empty() && entry.borrowed_flags == nullptr) {  // only a receiver started over SSH
     UsageError(cmd, "--deploy-binary", "only with --to [user@]host:/dir");
   }
   if (needs.pins_own_key && (f.reporting.tls.plaintext || !f.reporting.tls.ca.empty())) {

@@ -622,26 +622,29 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
 }  // namespace
 
 // A share's URL, login file and flags, as the sender's --to, login file flag and the
-// transport's own flags: the URL is checked by the transport's own parser, the flags by
-// its own declarations; the file must be absolute and is read (and refused unless
-// private) by the transport itself. (SetJobTransport refused an SSH login and a file
-// the transport cannot use.)
+// transport's own flags: the flags are checked by its own declarations
+// (ParseTransportFlagWords), the URL and the flags by its entry's parse as a peer's
+// (Origin::kPeer: no ids a user picks, say); the file must be absolute and is read (and
+// refused unless private) by the transport itself. (SetJobTransport refused an SSH
+// login and a file the transport cannot use.)
 absl::Status SetJobShare(const proto::SenderJob& job, RunOptions& o) {
   const TransportEntry& entry = TransportFor(o.transport);
-  if (absl::Status checked = entry.check_url(job.to()); !checked.ok()) return checked;
-  if (entry.check_job_url != nullptr) {
-    if (absl::Status s = entry.check_job_url(job.to()); !s.ok()) return s;
-  }
+  if (entry.parse == nullptr)
+    return absl::InvalidArgumentError(absl::StrCat("transport ", o.transport, " takes no URL"));
+  const std::vector<std::string> words(job.transport_flags().begin(), job.transport_flags().end());
+  absl::StatusOr<ParsedFlags> flags = ParseTransportFlagWords(o.transport, words);
+  if (!flags.ok()) return flags.status();
+  std::string field;
+  auto config = entry.parse(job.to(), *flags, Origin::kPeer, &field);
+  if (!config.ok()) return config.status();
   if (!job.share_credentials().empty()) {
     if (absl::Status s = CheckLoginText("share_credentials", job.share_credentials(), 4096); !s.ok()) return s;
     if (!absl::StartsWith(job.share_credentials(), "/")) {
       return absl::InvalidArgumentError("share_credentials must be an absolute path on the agent's host");
     }
   }
-  o.share = ShareOptions{};
-  const std::vector<std::string> flags(job.transport_flags().begin(), job.transport_flags().end());
-  if (absl::Status s = ParseTransportFlags(o.transport, flags, o); !s.ok()) return s;
-  o.share.url = job.to();
+  (*config)->Fill(o);
+  o.config = *std::move(config);
   o.share.smb_credentials = job.share_credentials();
   return absl::OkStatus();
 }

@@ -207,6 +207,30 @@ absl::Status ParseSshLogin(const std::string& text, PlanTransfer* t) {
   return absl::OkStatus();
 }
 
+// `transport_flags`, checked by the transport's own declarations (ParseTransportFlagWords).
+absl::StatusOr<ParsedFlags> ReadTransportFlags(const TableReader& r, PlanTransfer* t) {
+  NASPERF_RETURN_IF_ERROR(r.Strings("transport_flags", &t->transport_flags, "[\"--FLAG\", \"VALUE\"]"));
+  absl::StatusOr<ParsedFlags> flags = ParseTransportFlagWords(t->transport, t->transport_flags);
+  if (!flags.ok()) return r.ErrorAt("transport_flags", flags.status().message());
+  return flags;
+}
+
+// A share's `to` and `transport_flags`, by its entry's parse as a plan's (Origin::kPlan):
+// what the sending agent would refuse (lab/agent.cc SetJobShare: a user's ids, say) is
+// said here, before any run, in the agent's words.
+absl::Status ReadShareTo(const TableReader& r, const std::string& word, PlanTransfer* t) {
+  absl::StatusOr<ParsedFlags> flags = ReadTransportFlags(r, t);
+  if (!flags.ok()) return flags.status();
+  const TransportEntry& entry = TransportFor(t->transport);
+  std::string field = "--to";
+  auto config = entry.parse(t->to, *flags, Origin::kPlan, &field);
+  if (config.ok()) return absl::OkStatus();
+  const absl::Status& s = config.status();
+  if (field != "--to") return r.ErrorAt("transport_flags", absl::StrCat("transport_flags: ", field, ": ", s.message()));
+  if (absl::IsPermissionDenied(s)) return r.ErrorAt("to", absl::StrCat("to: ", s.message()));  // not a plan's to ask
+  return r.ErrorAt("to", absl::StrCat("to: transport = \"", word, "\": ", s.message()));
+}
+
 // `transport` and what `to` means with it: a [[host]] with an agent, or an SSH login.
 absl::Status ReadTransportAndTo(const TableReader& r, const Plan& plan, PlanTransfer* t) {
   std::string word = t->transport;
@@ -232,16 +256,7 @@ absl::Status ReadTransportAndTo(const TableReader& r, const Plan& plan, PlanTran
       return r.Error(*r.Find("to"), absl::StrCat("to: transport = \"", word, "\" logs in over SSH: ", s.message()));
     }
   } else if (caps.url) {
-    const TransportEntry& entry = TransportFor(t->transport);
-    if (absl::Status s = entry.check_url(t->to); !s.ok()) {
-      return r.Error(*r.Find("to"), absl::StrCat("to: transport = \"", word, "\": ", s.message()));
-    }
-    // The sending agent refuses what it would not do (lab/agent.cc): said here, before any run.
-    if (entry.check_job_url != nullptr) {
-      if (absl::Status s = entry.check_job_url(t->to); !s.ok()) {
-        return r.Error(*r.Find("to"), absl::StrCat("to: ", s.message()));
-      }
-    }
+    NASPERF_RETURN_IF_ERROR(ReadShareTo(r, word, t));
   } else {
     return r.ErrorAt("transport", absl::StrCat("transport = \"", word, "\" has no way to reach `to` in a lab"));
   }
@@ -255,13 +270,7 @@ absl::Status ReadTransportAndTo(const TableReader& r, const Plan& plan, PlanTran
       return r.Error(*node, "credentials must be an absolute path on the sending agent's host");
     }
   }
-  NASPERF_RETURN_IF_ERROR(r.Strings("transport_flags", &t->transport_flags, "[\"--FLAG\", \"VALUE\"]"));
-  if (const toml::node* node = r.Find("transport_flags"); node != nullptr) {
-    RunOptions scratch;
-    if (absl::Status s = ParseTransportFlags(t->transport, t->transport_flags, scratch); !s.ok()) {
-      return r.Error(*node, s.message());
-    }
-  }
+  if (!caps.url) NASPERF_RETURN_IF_ERROR(ReadTransportFlags(r, t).status());
   NASPERF_RETURN_IF_ERROR(r.String("ssh_identity", &t->ssh_identity));
   NASPERF_RETURN_IF_ERROR(r.String("ssh_known_hosts", &t->ssh_known_hosts));
   for (const char* key : {"ssh_identity", "ssh_known_hosts"}) {

@@ -40,6 +40,7 @@
 #include "datapath/write_pipeline.h"
 #include "transport/remote_fs.h"
 #include "transport/share.h"
+#include "transport/share_config.h"
 #include "transport/share_url.h"
 
 namespace nasperf {
@@ -877,7 +878,18 @@ std::vector<CLI::Option*> AddNfsFlags(CLI::App& sender, RunOptions& into) {
   };
 }
 
-absl::Status CheckNfsTo(const std::string& to) { return ParseNfsUrl(to).status(); }
+// The entry's parse: the URL (a plan's or a peer's without uid=/gid=: RefuseNfsIdentity)
+// and --nfs-in-flight, --nfs-timeout.
+absl::StatusOr<std::unique_ptr<TransportConfig>> ParseNfsConfig(const std::string& to, const ParsedFlags& flags,
+                                                                Origin origin, std::string* bad_field) {
+  absl::StatusOr<NfsUrl> url = ParseNfsUrl(to);
+  absl::Status allowed = url.ok() && origin != Origin::kUser ? RefuseNfsIdentity(to) : url.status();
+  if (!allowed.ok()) {
+    *bad_field = "--to";
+    return allowed;
+  }
+  return MakeShareConfig(to, flags, &AddNfsFlags, SharePeer(url->host, url->port), bad_field);
+}
 
 }  // namespace
 
@@ -892,8 +904,7 @@ TransportEntry NfsTransportEntry() {
   TransportEntry entry{"nfs", "NFSv3 to any NFS server, from user space (no agent, no mount; COMMIT for --sync)", caps,
                        &MakeNfsTransport, &AddNfsFlags};
   entry.to_form = "nfs://host[:port]/export[/dir][?uid=N&gid=N]";
-  entry.check_url = &CheckNfsTo;
-  entry.check_job_url = [](const std::string& to) { return RefuseNfsIdentity(to); };
+  entry.parse = &ParseNfsConfig;
   return entry;
 }
 

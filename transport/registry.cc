@@ -129,14 +129,15 @@ std::string TransportsWith(AddTransportFlags add) {
   return absl::StrJoin(names, "|");
 }
 
-absl::Status ParseTransportFlags(absl::string_view transport, const std::vector<std::string>& words, RunOptions& into) {
+absl::StatusOr<ParsedFlags> ParseTransportFlagWords(absl::string_view transport,
+                                                    const std::vector<std::string>& words) {
   constexpr size_t kMaxWords = 16, kMaxWordChars = 256;
   auto refuse = [](absl::string_view why) {
     return absl::InvalidArgumentError(absl::StrCat("transport_flags: ", why));
   };
   const absl::StatusOr<std::string> word = ParseRunTransport(transport);
   if (!word.ok()) return refuse(word.status().message());
-  if (words.empty()) return absl::OkStatus();
+  if (words.empty()) return ParsedFlags{};
   const TransportEntry& entry = TransportFor(*word);
   if (!entry.caps.url || entry.add_flags == nullptr) {
     return refuse(absl::StrCat("transport ", entry.name, " takes none (", TransportsWith(&TransportCaps::url), " do)"));
@@ -149,12 +150,40 @@ absl::Status ParseTransportFlags(absl::string_view transport, const std::vector<
     }
   }
   CLI::App app{"transport_flags"};
-  entry.add_flags(app, into);
+  RunOptions scratch;
+  const std::vector<CLI::Option*> options = entry.add_flags(app, scratch);
   std::vector<std::string> reversed(words.rbegin(), words.rend());  // CLI11 parses from the back
   try {
     app.parse(reversed);
   } catch (const CLI::ParseError& e) {
     return refuse(TerminalSafe(e.what()));
+  }
+  ParsedFlags given;
+  for (const CLI::Option* option : options) {
+    if (option->count() == 0) continue;
+    const std::vector<std::string>& values = option->results();
+    given.Add(option->get_name(), values.empty() ? "" : values.back());
+  }
+  return given;
+}
+
+absl::Status ApplyTransportFlags(AddTransportFlags add, const ParsedFlags& flags, RunOptions& into,
+                                 std::string* bad_field) {
+  for (const auto& [name, value] : flags.given()) {
+    CLI::App app{"transport flags"};
+    if (add != nullptr) add(app, into);
+    const CLI::Option* option = app.get_option_no_throw(name);
+    const bool a_switch = option != nullptr && option->get_expected_min() == 0;
+    // NAME=VALUE: a value that begins with '-' stays the flag's; an empty one is a word
+    // of its own (CLI11 parses from the back)
+    std::vector<std::string> words{a_switch ? name : absl::StrCat(name, "=", value)};
+    if (!a_switch && value.empty()) words = {"", name};
+    try {
+      app.parse(words);
+    } catch (const CLI::ParseError& e) {
+      *bad_field = name;
+      return absl::InvalidArgumentError(TerminalSafe(e.what()));
+    }
   }
   return absl::OkStatus();
 }

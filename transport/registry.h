@@ -106,11 +106,6 @@ struct TransportEntry {
   AddTransportFlags add_flags = nullptr;  // null: no flags of its own
   // What --to (a plan's `to`) is with it, for --help: "nfs://host[:port]/export[/dir]".
   const char* to_form = nullptr;
-  // caps.url: why --to is not a URL this transport takes, checked before the run.
-  absl::Status (*check_url)(const std::string& to) = nullptr;
-  // caps.url: what a `to` that came from a lab plan or job may not ask of an agent that
-  // runs it as its own user (NFS: no uid=/gid=); null when it may ask all a user may.
-  absl::Status (*check_job_url)(const std::string& to) = nullptr;
   // False where this build lacks it (the static build's SMB: no libsmbclient archive);
   // make then says so in one line, and unbuilt_why is what a lab's preflight tells the
   // plan's author when a host's nasperf lacks it ("a static build has no ...").
@@ -131,8 +126,9 @@ struct TransportEntry {
   // the session's start-up (TransferResult's startup). Null: none of its transfers do.
   const char* startup_summary = nullptr;
   // Its `to` and given flags (its own, and borrowed_flags') as a config; a refusal is
-  // one line about *bad_field ("--to", a flag). Null: the CLI's own ladder (the SSH and
-  // share entries, until issue 44 steps 11-12).
+  // one line about *bad_field ("--to", a flag). Origin::kUser may ask all a user may;
+  // a plan's or a peer's `to` and flags get less (NFS: no uid=/gid=, SMB: no login file
+  // by flag). Null: the CLI's own ladder (the SSH entries, until issue 44 step 11).
   absl::StatusOr<std::unique_ptr<TransportConfig>> (*parse)(const std::string& to, const ParsedFlags& flags,
                                                             Origin origin, std::string* bad_field) = nullptr;
   // Another entry's flags its parse also takes (native: the SSH login's, for a
@@ -198,11 +194,18 @@ std::string TransportsWith(AddTransportFlags add);
 
 // A lab transfer's `transport_flags` (["--smb-signing", "required"]): a share
 // transport's own flags, parsed by its own declarations (checked as on the command
-// line) into `into`. Refused: a transport without a URL, over 16 words or a word over
-// 256 characters, any other flag, and --smb-credentials (a login file comes by the
-// plan's `credentials`, which the agent checks against its --allow-source), and a
-// `transport` with no entry (ParseRunTransport's refusal).
-absl::Status ParseTransportFlags(absl::string_view transport, const std::vector<std::string>& words, RunOptions& into);
+// line), as the ParsedFlags its entry's parse takes (Origin::kPlan, kPeer). Refused:
+// a transport without a URL, over 16 words or a word over 256 characters, any other
+// flag, and --smb-credentials (a login file comes by the plan's `credentials`, which
+// the agent checks against its --allow-source), and a `transport` with no entry
+// (ParseRunTransport's refusal); each refusal begins "transport_flags: ".
+absl::StatusOr<ParsedFlags> ParseTransportFlagWords(absl::string_view transport, const std::vector<std::string>& words);
+
+// For an entry's parse: each given flag through `add`'s declarations (the command
+// line's checks), its value set in `into`; a refusal is CLI11's line, naming the flag
+// in *bad_field. A flag `add` does not declare is refused.
+absl::Status ApplyTransportFlags(AddTransportFlags add, const ParsedFlags& flags, RunOptions& into,
+                                 std::string* bad_field);
 
 }  // namespace nasperf
 

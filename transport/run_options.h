@@ -73,7 +73,8 @@ struct RunOptions {
   std::shared_ptr<const PeerTrust> trust;  // TLS toward the receiver (common/tls.h); null = plain
   std::string receiver_fingerprint;        // the receiver must show this key (lab); empty: trust decides
   // What the entry's parse made of `to` and its flags (registry.h); null where the
-  // entry has no parse yet or the run was built field by field (a lab job).
+  // entry has no parse yet or the run was built field by field (a lab job with an
+  // agent or an SSH login at the far end).
   std::shared_ptr<const TransportConfig> config;
 };
 

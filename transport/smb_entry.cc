@@ -19,6 +19,7 @@
 #include "absl/strings/strip.h"
 #include "common/fd.h"
 #include "common/log.h"
+#include "transport/share_config.h"
 #include "transport/share_url.h"
 #include "transport/smb.h"
 
@@ -178,7 +179,21 @@ std::vector<CLI::Option*> AddSmbFlags(CLI::App& sender, RunOptions& into) {
   };
 }
 
-absl::Status CheckSmbTo(const std::string& to) { return ParseSmbUrl(to).status(); }
+// The entry's parse: the URL and the --smb-* flags; a plan's or a peer's login file
+// comes by its own field (checked against the agent's --allow-source), never by flag.
+absl::StatusOr<std::unique_ptr<TransportConfig>> ParseSmbConfig(const std::string& to, const ParsedFlags& flags,
+                                                                Origin origin, std::string* bad_field) {
+  absl::StatusOr<SmbUrl> url = ParseSmbUrl(to);
+  if (!url.ok()) {
+    *bad_field = "--to";
+    return url.status();
+  }
+  if (origin != Origin::kUser && flags.Given("--smb-credentials")) {
+    *bad_field = "--smb-credentials";
+    return absl::InvalidArgumentError("give the login file as the transfer's `credentials`");
+  }
+  return MakeShareConfig(to, flags, &AddSmbFlags, SharePeer(url->host, url->port), bad_field);
+}
 
 }  // namespace
 
@@ -193,7 +208,7 @@ TransportEntry SmbTransportEntry() {
   TransportEntry entry{"smb", "SMB 3 to any SMB server through libsmbclient (no agent, no mount; dynamic builds only)",
                        caps, &MakeSmbTransport, &AddSmbFlags};
   entry.to_form = "smb://[user@]host[:port]/share[/dir]";
-  entry.check_url = &CheckSmbTo;
+  entry.parse = &ParseSmbConfig;
   entry.worker = {kSmbWorkerCommand, "A parallel SMB stream's worker (started by SMB runs)", &RunSmbWorker};
   entry.nas_waited_hint = [](const RunOptions& options) -> std::string {
     if (options.share.smb_channels != 1) return "";

@@ -121,10 +121,9 @@ TEST(Registry, AWordWithNoEntryCanDoNothing) {
   ASSERT_EQ(RefusalsFor("ftp", verify).size(), 1u);
   EXPECT_EQ(RefusalsFor("ftp", verify).front().ask, Ask::kVerify);
 
-  RunOptions into;
   for (const std::vector<std::string>& words :
        {std::vector<std::string>{}, std::vector<std::string>{"--smb-signing", "required"}}) {
-    absl::Status s = ParseTransportFlags("ftp", words, into);
+    absl::Status s = ParseTransportFlagWords("ftp", words).status();
     EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
     EXPECT_EQ(s.message(), absl::StrCat("transport_flags: ", refusal));
   }
@@ -137,10 +136,10 @@ TEST(Registry, CapabilitiesNameTheTransportsThatHaveThem) {
   EXPECT_EQ(TransportsWith(&TransportCaps::reads), "native|sftp|nfs|smb");
   EXPECT_EQ(TransportsWith(&TransportCaps::url), "nfs|smb");
   // A transport's --to is one of: an agent's address, an SSH login, a share's URL
-  // (then the entry checks the URL).
+  // (then the entry's parse checks the URL).
   for (const TransportEntry& entry : Transports()) {
     EXPECT_EQ(int{entry.caps.agent} + int{entry.caps.ssh_login} + int{entry.caps.url}, 1) << entry.name;
-    EXPECT_EQ(entry.caps.url, entry.check_url != nullptr) << entry.name;
+    EXPECT_TRUE(!entry.caps.url || entry.parse != nullptr) << entry.name;
   }
 }
 
