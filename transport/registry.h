@@ -131,8 +131,8 @@ struct TransportEntry {
   // the session's start-up (TransferResult's startup). Null: none of its transfers do.
   const char* startup_summary = nullptr;
   // Its `to` and given flags (its own, and borrowed_flags') as a config; a refusal is
-  // one line about *bad_field ("--to", a flag). Null: the CLI's own ladder (the SSH and
-  // share entries, until issue 44 steps 11-12).
+  // one line about *bad_field ("--to", a flag). Null: the CLI's own ladder (the share
+  // entries, until issue 44 step 12).
   absl::StatusOr<std::unique_ptr<TransportConfig>> (*parse)(const std::string& to, const ParsedFlags& flags,
                                                             Origin origin, std::string* bad_field) = nullptr;
   // Another entry's flags its parse also takes (native: the SSH login's, for a
