@@ -145,37 +145,6 @@ CLI::App* AddSender(CLI::App& app, SenderFlags& f) {
   return cmd;
 }
 
-// The SSH login for --to [user@]host:/dir: destination, keys, host-key policy.
-SshOptions MakeSshLogin(const SenderFlags& f) {
-  SshOptions ssh = f.from_transport_flags.ssh;  // --identity, --known-hosts, ...
-  auto destination = ParseSshDestination(f.to);
-  if (!destination.ok()) UsageError("sender", "--to", destination.status().message());
-  ssh.to = *destination;
-  ssh.prompt = isatty(STDIN_FILENO) != 0;
-  return ssh;
-}
-
-// A transport that logs in over SSH: the login and the SFTP knobs.
-SshOptions MakeSshOptions(const SenderFlags& f) {
-  const std::string cmd = "sender";
-  SshOptions ssh = MakeSshLogin(f);
-  // Benchmark knobs (docs/PERFORMANCE.md): bytes per SFTP write (at most
-  // kMaxSftpWrite) and writes in flight (1 = plain sftp_write).
-  if (const char* size = std::getenv("NASPERF_SFTP_WRITE"); size != nullptr) {
-    auto parsed = ParseSize(size);
-    if (!parsed.ok() || *parsed == 0 || *parsed > kMaxSftpWrite) {
-      UsageError(cmd, "NASPERF_SFTP_WRITE", absl::StrCat("must be a size from 1 to ", kMaxSftpWrite, " bytes"));
-    }
-    ssh.sftp_write_size = *parsed;
-  }
-  if (const char* depth = std::getenv("NASPERF_SFTP_IN_FLIGHT"); depth != nullptr) {
-    int parsed = std::atoi(depth);
-    if (parsed < 1 || parsed > 256) UsageError(cmd, "NASPERF_SFTP_IN_FLIGHT", "must be 1 to 256");
-    ssh.sftp_writes_in_flight = static_cast<size_t>(parsed);
-  }
-  return ssh;
-}
-
 // --transport's entry (CLI11 checked the word against the registry's).
 const TransportEntry& ChosenTransport(const SenderFlags& f) {
   auto word = ParseRunTransport(f.transport);
@@ -212,6 +181,7 @@ TransportConfig::Needs ParseTransportTo(const SenderFlags& f, const TransportEnt
   // login's flags); the others' refusal is MakeSenderOptions'.
   if (!f.deploy_binary.empty() && entry.borrowed_flags != nullptr) given.Add("--deploy-binary", f.deploy_binary);
   std::string bad_field = "--to";
+  if (entry.parse == nullptr) UsageError("sender", "--transport", absl::StrCat(entry.name, " cannot run here"));
   auto config = entry.parse(f.to, given, Origin::kUser, &bad_field);
   if (!config.ok()) UsageError("sender", bad_field, config.status().message());
   o.ssh = f.from_transport_flags.ssh;  // what the flags it takes set; Fill adds what --to says
@@ -303,12 +273,7 @@ absl::StatusOr<SenderOptions> MakeSenderOptions(const SenderFlags& f) {
   o.transport = entry.name;
   const TransportCaps& caps = entry.caps;
   RefuseWhatTheTransportCannotDo(f, entry);
-  TransportConfig::Needs needs;
-  if (entry.parse != nullptr) {
-    needs = ParseTransportTo(f, entry, o);
-  } else if (caps.ssh_login) {  // the entries with no parse yet (issue 44 step 11)
-    o.ssh = MakeSshOptions(f);
-  }
+  const TransportConfig::Needs needs = ParseTransportTo(f, entry, o);
   if (!f.deploy_binary.empty() && entry.borrowed_flags == nullptr) {  // only a receiver started over SSH
     UsageError(cmd, "--deploy-binary", "only with --to [user@]host:/dir");
   }

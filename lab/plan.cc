@@ -186,24 +186,15 @@ absl::Status ReadHost(const std::string& path, const toml::table& table, int ind
 }
 
 // `[user@]host[:port]:/dir`: the sender's --to [user@]host:/dir, with the port that
-// a plan has no --ssh-port for.
+// a plan has no --ssh-port for; the transport's entry parses it as a plan's.
 absl::Status ParseSshLogin(const std::string& text, PlanTransfer* t) {
-  auto to = ParseSshDestination(text);
-  if (!to.ok()) return to.status();
-  uint32_t port = 0;
-  if (size_t colon = to->dir.find(':');
-      colon != std::string::npos && colon > 0 && absl::SimpleAtoi(to->dir.substr(0, colon), &port)) {
-    if (port == 0 || port > 65535) {
-      return absl::InvalidArgumentError(absl::StrCat("port ", port, " in \"", text, "\" is not 1..65535"));
-    }
-    to->dir = to->dir.substr(colon + 1);
-  }
-  if (!absl::StartsWith(to->dir, "/")) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("expected [user@]host[:port]:/dir, got \"", text, "\" (the directory must be absolute)"));
-  }
-  t->ssh_to = *std::move(to);
-  t->ssh_port = static_cast<uint16_t>(port);
+  std::string bad_field;
+  auto config = TransportFor(t->transport).parse(text, ParsedFlags(), Origin::kPlan, &bad_field);
+  if (!config.ok()) return config.status();
+  RunOptions login;
+  (*config)->Fill(login);
+  t->ssh_to = login.ssh.to;
+  t->ssh_port = login.ssh.port;
   return absl::OkStatus();
 }
 

@@ -233,13 +233,20 @@ class SftpFile : public RemoteFile {
   std::optional<SftpWritePipeline> pipeline_;
 };
 
+// What one run of scp or sftp logs in with and how its SFTP writes go.
+struct SshRun {
+  SshOptions login;
+  bool sftp = true;  // false: scp (ssh_scp_push_file64)
+  SftpKnobs knobs;
+};
+
 // A connection's SFTP session as a RemoteFs: sftp's files, and the housekeeping of
 // scp's (free space, names, cleanup).
 class SftpFs : public RemoteFs {
  public:
   // `files_sync`: false for scp's housekeeping (scp's files cannot be synced).
-  SftpFs(SshConnection& c, sftp_session sftp, const SshOptions& options, bool files_sync)
-      : c_(c), sftp_(sftp), options_(options), files_sync_(files_sync) {}
+  SftpFs(SshConnection& c, sftp_session sftp, const SftpKnobs& knobs, bool files_sync)
+      : c_(c), sftp_(sftp), knobs_(knobs), files_sync_(files_sync) {}
 
   const std::string& Where() const override { return c_.where(); }
 
@@ -250,13 +257,13 @@ class SftpFs : public RemoteFs {
       if (absl::Status there = NothingAt(path); !there.ok()) return there;
       return c_.Failure(absl::StrCat("sftp open ", path));
     }
-    return std::make_unique<SftpFile>(c_, file, path, options_.sftp_write_size, options_.sftp_writes_in_flight);
+    return std::make_unique<SftpFile>(c_, file, path, knobs_.write_size, knobs_.writes_in_flight);
   }
 
   absl::StatusOr<std::unique_ptr<RemoteFile>> Open(const std::string& path) override {
     sftp_file file = sftp_open(sftp_, path.c_str(), O_RDONLY, 0);
     if (file == nullptr) return c_.Failure(absl::StrCat("sftp open ", path));
-    return std::make_unique<SftpFile>(c_, file, path, options_.sftp_write_size, 1);
+    return std::make_unique<SftpFile>(c_, file, path, knobs_.write_size, 1);
   }
 
   absl::StatusOr<uint64_t> FreeBytes(const std::string& dir) override {
@@ -304,7 +311,7 @@ class SftpFs : public RemoteFs {
  private:
   SshConnection& c_;
   const sftp_session sftp_;
-  const SshOptions& options_;
+  const SftpKnobs& knobs_;
   const bool files_sync_;
 };
 
@@ -506,15 +513,12 @@ class SshShareSession : public ShareSession {
  public:
   // `sftp`: the connection's SFTP session when already open (null: opened on first
   // use, if `sftp_beside`).
-  SshShareSession(std::unique_ptr<SshConnection> c, sftp_session sftp, const SshOptions& options, bool sftp_beside)
-      : c_(std::move(c)),
-        options_(options),
-        sftp_beside_(sftp_beside),
-        scp_(*c_, options.to.dir, [this] { return Sftp(); }) {
-    if (sftp != nullptr) sftp_.emplace(*c_, sftp, options_, /*files_sync=*/options_.sftp);
+  SshShareSession(std::unique_ptr<SshConnection> c, sftp_session sftp, const SshRun& run, bool sftp_beside)
+      : c_(std::move(c)), run_(run), sftp_beside_(sftp_beside), scp_(*c_, run.login.to.dir, [this] { return Sftp(); }) {
+    if (sftp != nullptr) sftp_.emplace(*c_, sftp, run_.knobs, /*files_sync=*/run_.sftp);
   }
 
-  RemoteFs& fs() override { return options_.sftp ? static_cast<RemoteFs&>(*sftp_) : scp_; }
+  RemoteFs& fs() override { return run_.sftp ? static_cast<RemoteFs&>(*sftp_) : scp_; }
   RemoteFs* housekeeping() override {
     absl::StatusOr<SftpFs*> fs = Sftp();
     if (!fs.ok()) {
@@ -525,7 +529,7 @@ class SshShareSession : public ShareSession {
   }
   // A lost connection removes nothing; else its SFTP session does.
   RemoteFs* AfterTransfer() override { return c_->connected() ? housekeeping() : nullptr; }
-  const std::string& dir() const override { return options_.to.dir; }
+  const std::string& dir() const override { return run_.login.to.dir; }
   bool usable() const override { return c_->reusable(); }
   const char* StartupNote() override { return c_->FirstTransfer() ? kStartupNote : nullptr; }
 
@@ -546,12 +550,12 @@ class SshShareSession : public ShareSession {
     if (!sftp_beside_) return nullptr;
     absl::StatusOr<sftp_session> sftp = c_->Sftp();
     if (!sftp.ok()) return sftp.status();
-    sftp_.emplace(*c_, *sftp, options_, /*files_sync=*/options_.sftp);
+    sftp_.emplace(*c_, *sftp, run_.knobs, /*files_sync=*/run_.sftp);
     return &*sftp_;
   }
 
   const std::unique_ptr<SshConnection> c_;
-  const SshOptions& options_;
+  const SshRun& run_;
   const bool sftp_beside_;
   std::optional<SftpFs> sftp_;
   ScpFs scp_;
@@ -561,10 +565,10 @@ class SshShareSession : public ShareSession {
 // (found at Start), the host and port after ~/.ssh/config, the console's words.
 class SshDriver : public ShareDriverOf<SshShareSession> {
  public:
-  explicit SshDriver(SshOptions options) : options_(std::move(options)) {}
+  explicit SshDriver(SshRun run) : run_(std::move(run)) {}
 
   absl::StatusOr<std::unique_ptr<SshShareSession>> ConnectSession(int stream, const ConsoleLine* say) override;
-  const char* name() const override { return options_.sftp ? "sftp" : "scp"; }
+  const char* name() const override { return run_.sftp ? "sftp" : "scp"; }
   std::string host() const override {
     absl::MutexLock lock(&mu_);
     return host_;
@@ -580,12 +584,12 @@ class SshDriver : public ShareDriverOf<SshShareSession> {
     const char* cipher = ssh_get_cipher_out(c.session());
     return absl::StrFormat(
         "%s %s (%s, host key %s, cipher %s): %s, %s, %s", name(), c.where(), banner ? banner : "?", c.host_key(),
-        cipher ? cipher : "?", options_.to.dir, free_text,
+        cipher ? cipher : "?", run_.login.to.dir, free_text,
         s.fs().CanSync().ok() ? "fsync@openssh.com offered" : "no remote sync (times end at the last byte)");
   }
 
  private:
-  const SshOptions options_;
+  const SshRun run_;
   std::atomic<bool> sftp_beside_{true};  // scp: the server also offers SFTP
   mutable absl::Mutex mu_;
   std::string host_ ABSL_GUARDED_BY(mu_);
@@ -594,7 +598,7 @@ class SshDriver : public ShareDriverOf<SshShareSession> {
 
 absl::StatusOr<std::unique_ptr<SshShareSession>> SshDriver::ConnectSession(int /*stream*/, const ConsoleLine* say) {
   const ConsoleLine quiet = [](const std::string&) {};
-  absl::StatusOr<std::unique_ptr<SshConnection>> opened = SshConnection::Open(options_, say ? *say : quiet);
+  absl::StatusOr<std::unique_ptr<SshConnection>> opened = SshConnection::Open(run_.login, say ? *say : quiet);
   if (!opened.ok()) return opened.status();
   SshConnection& c = **opened;
   if (say != nullptr) {  // Start's
@@ -603,11 +607,11 @@ absl::StatusOr<std::unique_ptr<SshShareSession>> SshDriver::ConnectSession(int /
     port_ = c.port();
   }
   sftp_session sftp = nullptr;
-  if (options_.sftp || say != nullptr) {
+  if (run_.sftp || say != nullptr) {
     absl::StatusOr<sftp_session> opened_sftp = c.Sftp();
     if (opened_sftp.ok()) {
       sftp = *opened_sftp;
-    } else if (options_.sftp) {
+    } else if (run_.sftp) {
       return opened_sftp.status();
     } else {  // scp at Start: on without it
       sftp_beside_ = false;
@@ -615,8 +619,8 @@ absl::StatusOr<std::unique_ptr<SshShareSession>> SshDriver::ConnectSession(int /
           "%s: no SFTP next to scp, so nasperf cannot check free space, check names or clean up", c.where());
     }
   }
-  const bool beside = options_.sftp || sftp_beside_.load();
-  return std::make_unique<SshShareSession>(*std::move(opened), sftp, options_, beside);
+  const bool beside = run_.sftp || sftp_beside_.load();
+  return std::make_unique<SshShareSession>(*std::move(opened), sftp, run_, beside);
 }
 
 // The run's SSH login, as `sftp` (else scp) over the share shell.
@@ -626,9 +630,12 @@ absl::StatusOr<std::unique_ptr<Transport>> MakeSshTransport(const RunOptions& op
   static int init_rc = 0;
   std::call_once(once, [] { init_rc = ssh_init(); });
   if (init_rc != SSH_OK) return absl::InternalError("libssh: ssh_init failed");
-  SshOptions ssh = options.ssh;
-  ssh.sftp = sftp;
-  return NewShareTransport(std::make_unique<SshDriver>(std::move(ssh)), options, context);
+  SshRun run{options.ssh, sftp, {}};
+  // The entry's parse set the knobs (a lab job's run, made with no config: the defaults).
+  if (const auto* config = dynamic_cast<const SshConfig*>(options.config.get()); config != nullptr) {
+    run.knobs = config->knobs;
+  }
+  return NewShareTransport(std::make_unique<SshDriver>(std::move(run)), options, context);
 }
 
 }  // namespace
@@ -646,6 +653,7 @@ TransportEntry ScpTransportEntry() {
       "scp", "the scp protocol to any SSH server (no agent; cannot sync or read)", caps,
       [](const RunOptions& options, const RunContext& context) { return MakeSshTransport(options, context, false); },
       &AddSshLoginFlags};
+  entry.parse = ParseSshTo;
   entry.to_form = kSshToForm;
   entry.startup_summary = kSshStartupSummary;
   return entry;
@@ -661,6 +669,7 @@ TransportEntry SftpTransportEntry() {
       "sftp", "SFTP to any SSH server (no agent; syncs with fsync@openssh.com when offered)", caps,
       [](const RunOptions& options, const RunContext& context) { return MakeSshTransport(options, context, true); },
       &AddSshLoginFlags};
+  entry.parse = ParseSshTo;
   entry.to_form = kSshToForm;
   entry.startup_summary = kSshStartupSummary;
   return entry;

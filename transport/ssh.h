@@ -28,6 +28,34 @@ namespace nasperf {
 // --ssh-port, --identity, --known-hosts, --ssh-config, --accept-new-host-key into
 // `into.ssh` (transport/ssh_flags.cc): both entries' flags.
 std::vector<CLI::Option*> AddSshLoginFlags(CLI::App& sender, RunOptions& into);
+
+// SFTP writes sent before the oldest reply is awaited (1: plain sftp_write, one
+// round trip each). See docs/PERFORMANCE.md.
+constexpr size_t kSftpWritesInFlight = 16;
+
+// How the sftp transport writes: benchmark knobs (docs/PERFORMANCE.md), set only by
+// the command line's environment (NASPERF_SFTP_WRITE, NASPERF_SFTP_IN_FLIGHT).
+struct SftpKnobs {
+  size_t write_size = kMaxSftpWrite;              // bytes per sftp_write, 1..kMaxSftpWrite
+  size_t writes_in_flight = kSftpWritesInFlight;  // 1..256; 1: plain sftp_write
+};
+
+// What the scp and sftp entries' parse made of `to` and the login flags.
+class SshConfig : public TransportConfig {
+ public:
+  SshOptions login;  // destination, port, keys, host-key policy, prompt
+  SftpKnobs knobs;
+  std::string Peer() const override { return login.to.host; }
+  void Fill(RunOptions& options) const override { options.ssh = login; }
+};
+
+// The scp and sftp entries' parse (TransportEntry::parse, transport/ssh_flags.cc):
+// `to` is [user@]host[:port]:/dir (the port only where --ssh-port is not given; the
+// directory absolute unless the user gave it); the login flags by name. The
+// environment's SFTP knobs count for Origin::kUser only; a plan or a peer may not
+// name an ssh_config file nor record a new host key, and never gets a prompt.
+absl::StatusOr<std::unique_ptr<TransportConfig>> ParseSshTo(const std::string& to, const ParsedFlags& flags,
+                                                            Origin origin, std::string* bad_field);
 // The registry entries: scp and sftp, one implementation.
 TransportEntry ScpTransportEntry();
 TransportEntry SftpTransportEntry();

@@ -31,12 +31,8 @@ allowed=(
   "proto/nasperf.proto|LOGIN = 1;        // SMB today|FsWorkerCall is SMB's worker protocol; its LOGIN becomes to + flag words (issue 44 plan 12)"
   "ssh/deploy.||SFTP is the deploy's protocol (the upload of the static binary), libssh's sftp_* calls"
   "ssh/ssh_session.||the libssh session opens the SFTP channel (the deploy's and the sftp transport's): libssh's sftp_* API and its errors"
-  "ssh/ssh_options.h||SshOptions carries the sftp transport's knobs until SshConfig (issue 44 plan 11)"
+  "ssh/ssh_options.h||kMaxSftpWrite: the SFTP message limit the deploy's upload and the sftp transport share"
   "datapath/stream_pusher.h|inline constexpr char kWireTransport[] = \"native\";|the agent wire's word: its receiver's rows say it, and the registry's entry is named by it"
-  "cli/sender_command.cc|the login and the SFTP knobs|MakeSshOptions: the SSH entry's knobs, into its parse (issue 44 plan 11)"
-  "cli/sender_command.cc|bytes per SFTP write|MakeSshOptions: the SSH entry's knobs, into its parse (issue 44 plan 11)"
-  "cli/sender_command.cc|NASPERF_SFTP_|MakeSshOptions: the SSH entry's knobs, into its parse (issue 44 plan 11)"
-  "cli/sender_command.cc|sftp_write|MakeSshOptions: the SSH entry's knobs, into its parse (issue 44 plan 11)"
   "lab/agent.cc|o.share.smb_credentials = job.share_credentials();|ladder, goes with RunSpec (issue 44 plan 14-16)"
 )
 
