@@ -271,7 +271,6 @@ absl::StatusOr<SenderOptions> MakeSenderOptions(const SenderFlags& f) {
   SenderOptions o;
   const TransportEntry& entry = ChosenTransport(f);
   o.transport = entry.name;
-  const TransportCaps& caps = entry.caps;
   RefuseWhatTheTransportCannotDo(f, entry);
   const TransportConfig::Needs needs = ParseTransportTo(f, entry, o);
   if (!f.deploy_binary.empty() && entry.borrowed_flags == nullptr) {  // only a receiver started over SSH
