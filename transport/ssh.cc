@@ -640,7 +640,7 @@ absl::StatusOr<std::unique_ptr<Transport>> MakeSshTransport(const RunOptions& op
 
 }  // namespace
 
-constexpr char kSshToForm[] = "[user@]host:/remote/dir";
+constexpr char kSshToForm[] = "[user@]host[:port]:/remote/dir";
 constexpr char kSshStartupSummary[] =
     "paid the SSH session's start-up (the first transfer over a session is slower while sshd grows its buffers; "
     "OpenSSH's scp pays it on every copy, this loop once per session)";

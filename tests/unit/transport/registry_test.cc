@@ -77,7 +77,7 @@ TEST(Registry, HelpTextsListEveryEntry) {
     ASSERT_NE(entry.to_form, nullptr) << entry.name;
     EXPECT_NE(TransportToFormsHelp().find(entry.to_form), std::string::npos) << entry.name;
   }
-  EXPECT_NE(TransportToFormsHelp().find("scp|sftp: [user@]host:/remote/dir"), std::string::npos);
+  EXPECT_NE(TransportToFormsHelp().find("scp|sftp: [user@]host[:port]:/remote/dir"), std::string::npos);
 }
 
 // A plan or a job naming watch's word is refused, not run as the first entry.
