@@ -888,7 +888,7 @@ absl::StatusOr<std::unique_ptr<TransportConfig>> ParseNfsConfig(const std::strin
     *bad_field = "--to";
     return allowed;
   }
-  return MakeShareConfig(to, flags, &AddNfsFlags, SharePeer(url->host, url->port), bad_field);
+  return MakeShareConfig(to, flags, &AddNfsFlags, PeerCell(url->host, url->port), bad_field);
 }
 
 }  // namespace

@@ -1,7 +1,5 @@
 #include "transport/share_config.h"
 
-#include "absl/strings/str_cat.h"
-
 namespace nasperf {
 
 absl::StatusOr<std::unique_ptr<TransportConfig>> MakeShareConfig(const std::string& to, const ParsedFlags& flags,
@@ -11,10 +9,6 @@ absl::StatusOr<std::unique_ptr<TransportConfig>> MakeShareConfig(const std::stri
   if (absl::Status applied = ApplyTransportFlags(add, flags, scratch, bad_field); !applied.ok()) return applied;
   scratch.share.url = to;
   return std::make_unique<ShareConfig>(std::move(scratch.share), std::move(peer));
-}
-
-std::string SharePeer(const std::string& host, uint16_t port) {
-  return port != 0 ? absl::StrCat(host, ":", port) : host;
 }
 
 }  // namespace nasperf

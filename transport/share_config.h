@@ -4,7 +4,6 @@
 #ifndef NASPERF_TRANSPORT_SHARE_CONFIG_H_
 #define NASPERF_TRANSPORT_SHARE_CONFIG_H_
 
-#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
@@ -29,14 +28,11 @@ class ShareConfig : public TransportConfig {
 
 // The share entries' last step, once the URL is checked: `flags` through `add` (the
 // entry's own declarations, the command line's checks) onto the defaults, `to` as
-// the URL. A refused flag is named in *bad_field.
+// the URL, `peer` the rows' peer (PeerCell, transport/share.h). A refused flag is named
+// in *bad_field.
 absl::StatusOr<std::unique_ptr<TransportConfig>> MakeShareConfig(const std::string& to, const ParsedFlags& flags,
                                                                  AddTransportFlags add, std::string peer,
                                                                  std::string* bad_field);
-
-// "host", or "host:port" when the URL gave a port: the rows' peer, as the share
-// drivers' peer() says it.
-std::string SharePeer(const std::string& host, uint16_t port);
 
 }  // namespace nasperf
 

@@ -19,6 +19,7 @@
 #include "absl/strings/strip.h"
 #include "common/fd.h"
 #include "common/log.h"
+#include "transport/share.h"
 #include "transport/share_config.h"
 #include "transport/share_url.h"
 #include "transport/smb.h"
@@ -192,7 +193,7 @@ absl::StatusOr<std::unique_ptr<TransportConfig>> ParseSmbConfig(const std::strin
     *bad_field = "--smb-credentials";
     return absl::InvalidArgumentError("give the login file as the transfer's `credentials`");
   }
-  return MakeShareConfig(to, flags, &AddSmbFlags, SharePeer(url->host, url->port), bad_field);
+  return MakeShareConfig(to, flags, &AddSmbFlags, PeerCell(url->host, url->port), bad_field);
 }
 
 }  // namespace
