@@ -1,6 +1,9 @@
 #include "transport/registry.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
 #include <utility>
 
 #include "CLI/CLI.hpp"
@@ -8,17 +11,74 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/log.h"
-#include "transport/native.h"
-#include "transport/nfs.h"
-#include "transport/smb.h"
-#include "transport/ssh.h"
+
+// The product's transports, one line each, in --transport's order (the first is the
+// default): X(Name) is the entry `TransportEntry NameTransportEntry()` that the
+// transport's own file defines (transport/native.cc, ...). Adding a transport adds a
+// line here; registry.cc includes none of their headers.
+#define NASPERF_TRANSPORTS(X) \
+  X(Native)                   \
+  X(Scp)                      \
+  X(Sftp)                     \
+  X(Nfs)                      \
+  X(Smb)
 
 namespace nasperf {
 
+#define NASPERF_DECLARE_TRANSPORT_ENTRY(Name) TransportEntry Name##TransportEntry();
+NASPERF_TRANSPORTS(NASPERF_DECLARE_TRANSPORT_ENTRY)
+#undef NASPERF_DECLARE_TRANSPORT_ENTRY
+
+namespace {
+
+// The registrars' entries (TransportRegistrar), taken once by Transports()'s first read.
+struct Registrations {
+  std::mutex mu;
+  bool frozen = false;  // Transports() was read: a registrar now aborts
+  std::vector<TransportEntry (*)()> entries;
+};
+
+Registrations& Registered() {
+  static auto* registered = new Registrations;
+  return *registered;
+}
+
+[[noreturn]] void BadRegistration(const char* name, const char* why) {
+  std::fprintf(stderr, "nasperf: transport %s: %s (transport/registry.h TransportRegistrar)\n", name, why);
+  std::abort();
+}
+
+// The product's entries, then the registrars' in link order; the list is frozen.
+std::vector<TransportEntry>* BuildTransports() {
+#define NASPERF_TRANSPORT_ENTRY(Name) Name##TransportEntry(),
+  auto* entries = new std::vector<TransportEntry>{NASPERF_TRANSPORTS(NASPERF_TRANSPORT_ENTRY)};
+#undef NASPERF_TRANSPORT_ENTRY
+  Registrations& registered = Registered();
+  std::lock_guard<std::mutex> lock(registered.mu);
+  registered.frozen = true;
+  for (TransportEntry (*make_entry)() : registered.entries) {
+    TransportEntry entry = make_entry();
+    if (!IsTransportWord(entry.name)) BadRegistration(entry.name, "its word is not a transport word");
+    const bool taken = std::any_of(entries->begin(), entries->end(), [&](const TransportEntry& other) {
+      return other.name == absl::string_view(entry.name);
+    });
+    if (taken) BadRegistration(entry.name, "its word is another entry's");
+    entries->push_back(entry);
+  }
+  return entries;
+}
+
+}  // namespace
+
+TransportRegistrar::TransportRegistrar(TransportEntry (*entry)()) {
+  Registrations& registered = Registered();
+  std::lock_guard<std::mutex> lock(registered.mu);
+  if (registered.frozen) BadRegistration(entry().name, "registered after the registry was first read");
+  registered.entries.push_back(entry);
+}
+
 const std::vector<TransportEntry>& Transports() {
-  static const auto* entries = new std::vector<TransportEntry>{
-      NativeTransportEntry(), ScpTransportEntry(), SftpTransportEntry(), NfsTransportEntry(), SmbTransportEntry(),
-  };
+  static const std::vector<TransportEntry>* entries = BuildTransports();
   return *entries;
 }
 

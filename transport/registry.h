@@ -2,7 +2,8 @@
 // the CSV's transport column, a lab plan's `transport`), what it can do, and how to
 // make it, and the flags of its own. The loop, the CLI and the lab ask here instead
 // of naming a transport; a new transport is a file of its own that defines its entry,
-// and one line in registry.cc. Built once, read-only after: thread-safe.
+// one line in registry.cc's NASPERF_TRANSPORTS and one in transport/CMakeLists.txt
+// (docs/DESIGN.md §10a). Built once, read-only after: thread-safe.
 #ifndef NASPERF_TRANSPORT_REGISTRY_H_
 #define NASPERF_TRANSPORT_REGISTRY_H_
 
@@ -163,7 +164,26 @@ struct Refusal {
 // `word` is an entry's name; a word with no entry can do nothing: every ask is refused.
 std::vector<Refusal> RefusalsFor(absl::string_view word, const TransportAsks& asks);
 
+// The entries: the product's (registry.cc's NASPERF_TRANSPORTS, a line each), then
+// the registrars'. Built on the first call, read-only after: safe from any thread.
 const std::vector<TransportEntry>& Transports();
+
+// A transport a test binary adds, in one line of the file that defines it
+// (tests/unit/testing/fake_transport.cc):
+//   const TransportRegistrar kFake(FakeTransportEntry);
+// a namespace-scope object, so it runs during static initialisation, before main. Its
+// entry comes after the product's. Only code linked into the binary can register, and
+// only before the list is first read: Transports() freezes it, and a registrar after
+// that, or an entry whose word is taken or not a transport word, aborts with one line.
+// So no run-time input can add or change a transport, and the product's transports
+// stay registry.cc's list; the product links no registrar (test_transport_names.sh
+// reads its --transport words). Chosen over a list a test installs: nothing to call
+// at run time, nothing to forget before the first read.
+class TransportRegistrar {
+ public:
+  explicit TransportRegistrar(TransportEntry (*entry)());
+};
+
 // The entry named `word`; null when there is none. For a word not checked yet (a
 // peer's, a row's): the caller says what is wrong with an unknown one.
 const TransportEntry* FindTransport(absl::string_view word);

@@ -28,10 +28,22 @@ TEST(Registry, EveryTransportWordHasOneEntry) {
     EXPECT_NE(std::string(entry.summary), "");
   }
   EXPECT_EQ(FindTransport("observed"), nullptr);  // watch's word: rows only, no run
+  // The suite's fake (tests/unit/testing/fake_transport.cc) only where a test links it.
+  EXPECT_EQ(FindTransport("fake"), nullptr);
   EXPECT_EQ(FindTransport("Native"), nullptr);
   // The receiver's rows say the wire's word: the entry that talks to it has it.
   ASSERT_NE(FindTransport(kWireTransport), nullptr);
   EXPECT_TRUE(FindTransport(kWireTransport)->caps.agent);
+}
+
+// A test binary adds a transport by a registrar before main (the suite's fake); once the
+// list was read, a registrar aborts in one line: nothing at run time adds or swaps one.
+TEST(RegistryDeathTest, ARegistrarAfterTheFirstReadAborts) {
+  ASSERT_NE(FindTransport("nfs"), nullptr);
+  const size_t entries = Transports().size();
+  EXPECT_DEATH({ TransportRegistrar late(+[]() -> TransportEntry { return TransportFor("nfs"); }); },
+               "nasperf: transport nfs: registered after the registry was first read");
+  EXPECT_EQ(Transports().size(), entries);
 }
 
 TEST(Registry, ATransportWordIsShort) {
