@@ -9,13 +9,24 @@ namespace nasperf {
 
 namespace {
 
-Bottleneck Judge(const VerdictFigures& f) {
-  if (f.line_rate_pct >= kLinkFullPct) return Bottleneck::kNetwork;
-  // A thread that was on the CPU (or wanted it) nearly all the time never waited on
-  // anything else long enough to matter: the waits it caused only follow from it.
-  if (std::max(f.sender_cpu_pct, f.receiver_cpu_pct) >= kCpuBoundPct) {
+// The CPU-bound end, if any (the link not full). A thread that was on the CPU (or
+// wanted it) nearly all the time never waited on anything else long enough to matter:
+// the waits it caused only follow from it. A quota that held an end back in nearly
+// every period is the kernel's own word that the end wanted more CPU than it got.
+std::optional<Bottleneck> CpuBound(const VerdictFigures& f) {
+  if (f.line_rate_pct >= kLinkFullPct) return std::nullopt;
+  const bool sender = f.sender_cpu_pct >= kCpuBoundPct || f.sender_quota_pct >= kQuotaBoundPct;
+  const bool receiver = f.receiver_cpu_pct >= kCpuBoundPct || f.receiver_quota_pct >= kQuotaBoundPct;
+  if (sender && receiver) {
     return f.receiver_cpu_pct >= f.sender_cpu_pct ? Bottleneck::kReceiverCpu : Bottleneck::kSenderCpu;
   }
+  if (sender || receiver) return sender ? Bottleneck::kSenderCpu : Bottleneck::kReceiverCpu;
+  return std::nullopt;
+}
+
+Bottleneck Judge(const VerdictFigures& f) {
+  if (f.line_rate_pct >= kLinkFullPct) return Bottleneck::kNetwork;
+  if (std::optional<Bottleneck> cpu = CpuBound(f)) return *cpu;
   // The receiver waits for data whenever the sender waits on its source, so its net
   // wait holds the source's: the network's own share is what is left.
   const double network = f.source_wait_pct > 0 ? std::max(0.0, f.net_wait_pct - f.source_wait_pct) : f.net_wait_pct;
@@ -31,6 +42,22 @@ Bottleneck Judge(const VerdictFigures& f) {
 }  // namespace
 
 std::string Verdict(const VerdictFigures& f) { return Name(Judge(f)); }
+
+std::string CpuVerdict(const VerdictFigures& f) {
+  const std::optional<Bottleneck> cpu = CpuBound(f);
+  return cpu ? Name(*cpu) : "";
+}
+
+std::string QuotaReason(const VerdictFigures& f, const std::string& verdict) {
+  const bool sender = verdict == Name(Bottleneck::kSenderCpu);
+  if (!sender && verdict != Name(Bottleneck::kReceiverCpu)) return "";
+  const double quota = sender ? f.sender_quota_pct : f.receiver_quota_pct;
+  if (quota < kQuotaBoundPct) return "";
+  return absl::StrFormat(
+      "%s: its CPU quota throttled it in %.0f %% of its periods (the %s's cgroup: a container's or "
+      "service's CPU limit)",
+      verdict, quota, sender ? "sender" : "receiver");
+}
 
 std::string ReadVerdict(const VerdictFigures& f) {
   // The wire's sending end is the NAS: its source is the NAS's disk, the receiving
@@ -75,9 +102,11 @@ std::string VerdictMeaning(const std::string& word) {
     case Bottleneck::kOldSender:
       return "the sender's own disk or file system fed the data slower than the network and the NAS took it";
     case Bottleneck::kSenderCpu:
-      return "the sender's CPU: its sending thread was busy (or queued for a core) nearly the whole time";
+      return "the sender's CPU: its sending thread was busy (or queued for a core) nearly the whole time, or its "
+             "CPU quota held it back in nearly every period";
     case Bottleneck::kReceiverCpu:
-      return "the NAS's CPU: the receiver's thread was busy (or queued for a core) nearly the whole time";
+      return "the NAS's CPU: the receiver's thread was busy (or queued for a core) nearly the whole time, or its "
+             "CPU quota held it back in nearly every period";
     case Bottleneck::kClientDisk:
       return "the client's own disk (--local-target) took the data slower than the NAS and the network gave it";
     case Bottleneck::kBalanced:

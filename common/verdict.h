@@ -34,11 +34,29 @@ struct VerdictFigures {
   // kCpuBoundPct or more that end's CPU was the limit, whatever the other waits say.
   double sender_cpu_pct = -1;
   double receiver_cpu_pct = -1;
+  // Of the CPU-quota periods each end's cgroup ran in (a container's --cpus, a
+  // service's CPUQuota; common/cpu_quota.h), the share in which the quota throttled it:
+  // at kQuotaBoundPct or more that end's CPU was the limit, however its thread's own
+  // share came out (the kernel may do its network work elsewhere while it waits).
+  double sender_quota_pct = -1;
+  double receiver_quota_pct = -1;
 };
 
+// An end whose CPU quota throttled it in at least this share of its periods is
+// CPU-bound, as the watch judges a quota-held server (watch/copy_watcher.cc).
+inline constexpr double kQuotaBoundPct = 80.0;
+
 // "network", "disk", "source", "sender-cpu", "receiver-cpu" or "balanced". A full
-// link decides first, then a CPU-bound end (the busier one), then the waits.
+// link decides first, then a CPU-bound end (busy, or held by its quota; of two, the
+// busier one), then the waits.
 std::string Verdict(const VerdictFigures& figures);
+// The CPU step of Verdict alone: the CPU-bound end's word, or "" when the link was full
+// or neither end was CPU-bound. For a row judged before the quotas were known.
+std::string CpuVerdict(const VerdictFigures& figures);
+// When the verdict names an end its quota held back, the sentence that says so
+// ("sender-cpu: its CPU quota throttled it in 93 % of its periods ..."), for the
+// row's notes; "" otherwise.
+std::string QuotaReason(const VerdictFigures& figures, const std::string& verdict);
 
 // A read's verdict (the NAS agent streams a file to the client), from the same
 // figures as they fall on the wire: the NAS agent is the end that sends. So

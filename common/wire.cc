@@ -107,7 +107,7 @@ absl::StatusOr<DataHeader> DecodeHeader(const uint8_t* data, size_t size) {
 }
 
 // Footer layout: magic[8] version u16 | flags u16 (0) | reserved u32 | source_wait u64 |
-// send u64 | cpu_busy u16 (permille, 0xFFFF unknown) | reserved u16 | check u32.
+// send u64 | cpu_busy u16 | cpu_quota u16 (each permille, 0xFFFF unknown) | check u32.
 std::array<uint8_t, kFooterSize> EncodeFooter(const DataFooter& footer) {
   std::array<uint8_t, kFooterSize> out{};
   std::memcpy(out.data(), kFooterMagic, 8);
@@ -115,19 +115,21 @@ std::array<uint8_t, kFooterSize> EncodeFooter(const DataFooter& footer) {
   Put64(out.data() + 16, footer.source_wait_ns);
   Put64(out.data() + 24, footer.send_ns);
   Put16(out.data() + 32, PermilleOf(footer.cpu_busy_pct));
+  Put16(out.data() + 34, PermilleOf(footer.cpu_quota_pct));
   Put32(out.data() + 36, XXH32(out.data(), 36, 0));
   return out;
 }
 
 absl::StatusOr<DataFooter> DecodeFooter(const uint8_t* data, size_t size) {
   if (absl::Status s = CheckFrame(data, size, kFooterSize, kFooterMagic, "footer"); !s.ok()) return s;
-  if (!AllZero(data + 10, 6) || !AllZero(data + 34, 2)) {
+  if (!AllZero(data + 10, 6)) {
     return absl::InvalidArgumentError("footer: flags or reserved bytes set");
   }
   DataFooter footer;
   footer.source_wait_ns = Get64(data + 16);
   footer.send_ns = Get64(data + 24);
-  if (!PctOfPermille(Get16(data + 32), &footer.cpu_busy_pct)) {
+  if (!PctOfPermille(Get16(data + 32), &footer.cpu_busy_pct) ||
+      !PctOfPermille(Get16(data + 34), &footer.cpu_quota_pct)) {
     return absl::InvalidArgumentError("footer: a CPU share over 100 %");
   }
   if (footer.source_wait_ns > footer.send_ns) {
@@ -138,7 +140,7 @@ absl::StatusOr<DataFooter> DecodeFooter(const uint8_t* data, size_t size) {
 
 // Trailer layout: magic[8] version u16 | status u8 | flags u8 | error i32 |
 // bytes u64 | checksum u64 | receive, write, sync, durable, net_wait, disk_wait u64 |
-// cpu_busy u16 (permille, 0xFFFF unknown) | reserved[10] | check u32.
+// cpu_busy u16 | cpu_quota u16 (each permille, 0xFFFF unknown) | reserved[8] | check u32.
 std::array<uint8_t, kTrailerSize> EncodeTrailer(const DataTrailer& t) {
   std::array<uint8_t, kTrailerSize> out{};
   std::memcpy(out.data(), kTrailerMagic, 8);
@@ -151,6 +153,7 @@ std::array<uint8_t, kTrailerSize> EncodeTrailer(const DataTrailer& t) {
   const uint64_t timings[] = {t.receive_ns, t.write_ns, t.sync_ns, t.durable_ns, t.net_wait_ns, t.disk_wait_ns};
   for (int i = 0; i < 6; ++i) Put64(out.data() + 32 + 8 * i, timings[i]);
   Put16(out.data() + 80, PermilleOf(t.cpu_busy_pct));
+  Put16(out.data() + 82, PermilleOf(t.cpu_quota_pct));
   Put32(out.data() + 92, XXH32(out.data(), 92, 0));
   return out;
 }
@@ -159,7 +162,7 @@ absl::StatusOr<DataTrailer> DecodeTrailer(const uint8_t* data, size_t size) {
   if (absl::Status s = CheckFrame(data, size, kTrailerSize, kTrailerMagic, "trailer"); !s.ok()) {
     return s;
   }
-  if (data[10] > static_cast<uint8_t>(TrailerStatus::kAborted) || data[11] > 1 || !AllZero(data + 82, 10) ||
+  if (data[10] > static_cast<uint8_t>(TrailerStatus::kAborted) || data[11] > 1 || !AllZero(data + 84, 8) ||
       (data[11] == 0 && !AllZero(data + 24, 8))) {
     return absl::InvalidArgumentError("trailer: unknown status, flags or reserved bytes set");
   }
@@ -171,7 +174,7 @@ absl::StatusOr<DataTrailer> DecodeTrailer(const uint8_t* data, size_t size) {
   t.checksum = Get64(data + 24);
   uint64_t* timings[] = {&t.receive_ns, &t.write_ns, &t.sync_ns, &t.durable_ns, &t.net_wait_ns, &t.disk_wait_ns};
   for (int i = 0; i < 6; ++i) *timings[i] = Get64(data + 32 + 8 * i);
-  if (!PctOfPermille(Get16(data + 80), &t.cpu_busy_pct)) {
+  if (!PctOfPermille(Get16(data + 80), &t.cpu_busy_pct) || !PctOfPermille(Get16(data + 82), &t.cpu_quota_pct)) {
     return absl::InvalidArgumentError("trailer: a CPU share over 100 %");
   }
   return t;

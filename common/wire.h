@@ -17,7 +17,7 @@ namespace nasperf {
 inline constexpr size_t kHeaderSize = 64;
 inline constexpr size_t kTrailerSize = 96;
 inline constexpr size_t kFooterSize = 40;
-inline constexpr uint16_t kWireVersion = 2;  // 2: each end's CPU demand in footer and trailer
+inline constexpr uint16_t kWireVersion = 3;  // 2: each end's CPU demand; 3: and its CPU quota's throttling
 inline constexpr size_t kTicketSize = 16;
 
 using Ticket = std::array<uint8_t, kTicketSize>;
@@ -44,6 +44,7 @@ struct DataTrailer {
   uint64_t net_wait_ns = 0;   // disk writer idle: buffer empty
   uint64_t disk_wait_ns = 0;  // network reader blocked: buffer full
   double cpu_busy_pct = -1;   // its busiest data thread on or queued for the CPU; -1 unknown
+  double cpu_quota_pct = -1;  // periods its cgroup's CPU quota throttled it in (%); -1 unknown
 };
 
 std::array<uint8_t, kHeaderSize> EncodeHeader(const DataHeader& header);
@@ -57,11 +58,12 @@ struct DataFooter {
   uint64_t source_wait_ns = 0;  // waiting on its source (file reads, generation)
   uint64_t send_ns = 0;         // first payload byte -> last one handed to the socket
   double cpu_busy_pct = -1;     // its sending thread on or queued for the CPU; -1 unknown
+  double cpu_quota_pct = -1;    // periods its cgroup's CPU quota throttled it in (%); -1 unknown
 };
 
 std::array<uint8_t, kFooterSize> EncodeFooter(const DataFooter& footer);
 // Refuses what DecodeHeader refuses, a source wait longer than the send and a CPU
-// share over 100 %.
+// or quota share over 100 %.
 absl::StatusOr<DataFooter> DecodeFooter(const uint8_t* data, size_t size);
 
 std::array<uint8_t, kTrailerSize> EncodeTrailer(const DataTrailer& trailer);

@@ -5,6 +5,7 @@
 
 #include "common/checksum.h"
 #include "common/clock.h"
+#include "common/cpu_quota.h"
 
 namespace nasperf {
 
@@ -16,6 +17,8 @@ LoopOutcome PushLoop(PayloadSource& source, uint64_t length, const PushOptions& 
   bool zero_copy = checksum == nullptr && file_fd >= 0 && writer.ZeroCopy();
   CpuBusy busy;
   busy.Start();
+  CpuQuotaSpan quota;  // read here and at the last byte only: never per piece
+  quota.Start();
   r.first_byte_ns = MonoNanos();
   r.sampler = IntervalSampler(options.interval_s, r.first_byte_ns);
   // Acknowledged bytes count from here: what came before (the header) is not payload.
@@ -71,7 +74,13 @@ LoopOutcome PushLoop(PayloadSource& source, uint64_t length, const PushOptions& 
   }
   r.last_byte_ns = MonoNanos();
   busy.Stop();
+  quota.Stop();
   r.cpu_busy_pct = busy.Pct();
+  r.cpu_quota_pct = quota.ThrottledPct();
+  if (options.cpu_seen != nullptr) {
+    options.cpu_seen->sender_cpu_pct = r.cpu_busy_pct;
+    options.cpu_seen->sender_quota_pct = r.cpu_quota_pct;
+  }
   sample(r.last_byte_ns);
   if (checksum != nullptr) {
     r.has_checksum = true;

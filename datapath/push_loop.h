@@ -14,6 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "common/sampler.h"
+#include "common/verdict.h"
 #include "common/wire.h"
 #include "datapath/payload_source.h"
 
@@ -27,6 +28,10 @@ struct PushOptions {
   uint64_t window_bytes = 0;                  // fixed send buffer; 0 = kernel autotuning
   uint32_t max_segment = 0;                   // MSS cap for a path narrower than the interfaces; 0 = none
   const std::atomic<bool>* cancel = nullptr;  // set: stop before the next piece, status CANCELLED
+  // Set: each end's CPU figures as the push saw them (this end's thread and CPU quota;
+  // on the agent wire the receiver's, from its trailer), for a caller that judges the
+  // row's CPU quota itself (sender/sender.cc). Written on the pushing thread.
+  VerdictFigures* cpu_seen = nullptr;
 };
 
 struct PushResult {
@@ -46,6 +51,7 @@ struct PushResult {
   std::optional<uint32_t> mss;  // TCP_MAXSEG after connect (the agent wire)
   bool zero_copy = false;       // the writer moved the file's bytes itself (source_ns is its file reads)
   double cpu_busy_pct = -1;     // the loop's thread on or queued for the CPU, first to last byte (CpuBusy)
+  double cpu_quota_pct = -1;    // periods this process's CPU quota throttled it in, the same span (CpuQuotaSpan)
   // Bytes per interval: what the peer acknowledged where the writer can tell (TCP),
   // else what was handed over. With acknowledgements the last bytes are still in
   // flight when the loop ends: FinishedSamples adds them at ack_ns.
@@ -85,7 +91,8 @@ struct LoopOutcome {
 
 // Pushes `length` bytes of `source` through `writer` (zero-copy when the source is a
 // file, nothing needs to see the bytes and the writer can). Fills r.first_byte_ns,
-// last_byte_ns, bytes_sent, source_ns, cpu_busy_pct, the sampler and the checksum.
+// last_byte_ns, bytes_sent, source_ns, cpu_busy_pct, cpu_quota_pct, the sampler and
+// the checksum.
 LoopOutcome PushLoop(PayloadSource& source, uint64_t length, const PushOptions& options, ChunkWriter& writer,
                      PushResult& r);
 

@@ -87,7 +87,10 @@ void AddFigures(const PipelineResult& r, int64_t accepted_ns, std::optional<uint
     figures.line_rate_pct = report->has_line_rate_pct() ? report->line_rate_pct() : -1;
     figures.sender_cpu_pct = sender ? sender->cpu_busy_pct : -1;
     figures.receiver_cpu_pct = r.cpu_busy_pct;
+    figures.sender_quota_pct = sender ? sender->cpu_quota_pct : -1;
+    figures.receiver_quota_pct = r.cpu_quota_pct;
     report->set_bottleneck(Verdict(figures));
+    AppendNote(QuotaReason(figures, report->bottleneck()), *report);
     if (r.has_checksum) report->set_checksum(ChecksumHex(r.checksum));
     report->set_status(Name(Status::kOk));
   } else {
@@ -119,6 +122,7 @@ DataTrailer TrailerFor(const PipelineResult& result) {
   trailer.net_wait_ns = result.net_wait_ns;
   trailer.disk_wait_ns = result.disk_wait_ns;
   trailer.cpu_busy_pct = result.cpu_busy_pct;
+  trailer.cpu_quota_pct = result.cpu_quota_pct;
   return trailer;
 }
 
@@ -211,6 +215,15 @@ void AddReadClientFigures(const PipelineResult& r, int64_t start_ns, bool local_
   row->set_bottleneck(ReadVerdict(wire));
   if (r.has_checksum) row->set_checksum(ChecksumHex(r.checksum));
   row->set_status(Name(Status::kOk));
+}
+
+void JudgeCpuQuotas(VerdictFigures cpu, proto::TransferReport& row) {
+  if (row.status() != Name(Status::kOk) || (cpu.sender_quota_pct < 0 && cpu.receiver_quota_pct < 0)) return;
+  cpu.line_rate_pct = row.has_line_rate_pct() ? row.line_rate_pct() : -1;
+  const std::string word = CpuVerdict(cpu);
+  if (word.empty()) return;
+  row.set_bottleneck(word);
+  AppendNote(QuotaReason(cpu, word), row);
 }
 
 }  // namespace nasperf

@@ -1,8 +1,8 @@
 // How a transfer's figures become its CSV row, the same for every transport and
 // both directions: what a push loop measured (RecordPush, RecordTimings), what a
 // write pipeline measured (AddFigures, AddReadClientFigures), the NAS agent's half
-// of a read (AddReadAgentFigures), and the trailer that answers a sender
-// (TrailerFor). Pure functions: thread-safe.
+// of a read (AddReadAgentFigures), each end's CPU quota (JudgeCpuQuotas), and the
+// trailer that answers a sender (TrailerFor). Pure functions: thread-safe.
 #ifndef NASPERF_DATAPATH_ROWS_H_
 #define NASPERF_DATAPATH_ROWS_H_
 
@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "absl/strings/string_view.h"
+#include "common/verdict.h"
 #include "common/wire.h"
 #include "datapath/push_loop.h"
 #include "datapath/write_pipeline.h"
@@ -33,6 +34,12 @@ void RecordTimings(const PushResult& r, std::optional<double> ceiling_mb_per_s, 
 // alone sees a slow source only as bytes arriving late.
 void AddFigures(const PipelineResult& r, int64_t accepted_ns, std::optional<uint32_t> link_mbps,
                 const std::optional<DataFooter>& sender, proto::TransferReport* row);
+
+// The sender's row once each end's CPU quota is known (PushOptions::cpu_seen: the
+// transport judged the row without them): a full link stays the network, a CPU-bound
+// end (busy, or held by its quota) is named, with the quota's share in the notes. Only
+// an ok row with some quota figure known is touched.
+void JudgeCpuQuotas(VerdictFigures cpu, proto::TransferReport& row);
 
 // What the sender is told: the outcome, bytes, checksum and the receiver's times
 // (relative to its first byte).

@@ -90,6 +90,7 @@ void SendOverConnection(int sock, PayloadSource& source, uint64_t length, bool s
     footer.send_ns = static_cast<uint64_t>(result.last_byte_ns - result.first_byte_ns);
     footer.source_wait_ns = std::min(footer.source_wait_ns, footer.send_ns);  // both on one clock; guard rounding
     footer.cpu_busy_pct = result.cpu_busy_pct;
+    footer.cpu_quota_pct = result.cpu_quota_pct;
     auto footer_bytes = EncodeFooter(footer);
     sent = SendAll(sock, footer_bytes.data(), footer_bytes.size(), 0);
   }
@@ -100,6 +101,10 @@ void SendOverConnection(int sock, PayloadSource& source, uint64_t length, bool s
   if (trailer.ok()) {
     result.trailer = *trailer;
     result.status = absl::OkStatus();
+    if (options.cpu_seen != nullptr) {
+      options.cpu_seen->receiver_cpu_pct = trailer->cpu_busy_pct;
+      options.cpu_seen->receiver_quota_pct = trailer->cpu_quota_pct;
+    }
   } else {
     result.status = sent.ok() ? trailer.status() : sent;
   }

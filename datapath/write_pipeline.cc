@@ -15,6 +15,7 @@
 #include "absl/synchronization/mutex.h"
 #include "common/checksum.h"
 #include "common/clock.h"
+#include "common/cpu_quota.h"
 #include "common/fd.h"
 
 namespace nasperf {
@@ -446,11 +447,15 @@ std::optional<PipelineResult> TrySpliced(ByteSource& source, BlockWriter* writer
 
 PipelineResult RunPipeline(ByteSource& source, BlockWriter* writer, uint64_t length, const PipelineOptions& options) {
   const CpuTime start = ThreadCpuTime();
+  CpuQuotaSpan quota;  // read here and at the end only: never per block
+  quota.Start();
   std::optional<PipelineResult> spliced = TrySpliced(source, writer, length, options);
   PipelineResult result = spliced             ? std::move(*spliced)
                           : writer == nullptr ? RunDiscard(source, length, options)
                                               : RunWithWriter(source, writer, length, options);
   result.cpu += ThreadCpuTime() - start;
+  quota.Stop();
+  result.cpu_quota_pct = quota.ThrottledPct();
   return result;
 }
 

@@ -93,6 +93,9 @@ struct PipelineResult {
   // last byte, the writer to the last write (the final sync waits on the disk, and
   // counts as disk wait). -1 unknown, or the run ended early.
   double cpu_busy_pct = -1;
+  // Of the CPU-quota periods this process's cgroup ran in during the run, the share
+  // the quota throttled it in (CpuQuotaSpan, read at the start and the end); -1 unknown.
+  double cpu_quota_pct = -1;
 };
 
 // Moves exactly `length` bytes from source to writer. writer == nullptr is the

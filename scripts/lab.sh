@@ -410,28 +410,27 @@ run_in() {
   [ $# -gt 0 ] || die "$where: give a command after --"
   is_up || die "lab $LAB is down (scripts/lab.sh up first)"
   [ -x "$REPO/build/nasperf" ] && export PATH="$REPO/build:$PATH"
+  [ "$where" = hop ] && exec ip netns exec "$HOP_NS" "$@"
+  local ns=$LAB-$where
   if [ "$where" = nas ]; then
     # Into the throttle's cgroup first, so the array's limit applies to CMD.
     echo $$ >"$CGROUP/cgroup.procs"
-    # ip netns exec remounts /sys for the namespace, without the cgroup tree: the CPU
-    # controller is mounted again there (in CMD's own mount namespace), so a watch on the
-    # NAS sees a server's CPU quota as it would on a real one.
-    # shellcheck disable=SC2016  # expanded by the inner shell
-    exec ip netns exec "$NAS_NS" sh -c 'cpu=$(sed -n "s/^[0-9]*:\([^:]*\bcpu\b[^:]*\):.*/\1/p" /proc/self/cgroup | head -1)
-      if [ -n "$cpu" ] && [ ! -e /sys/fs/cgroup/cpu ] && mount -t tmpfs -o mode=755 cgroup /sys/fs/cgroup 2>/dev/null; then
-        mkdir -p "/sys/fs/cgroup/$cpu" && mount -t cgroup -o "$cpu" cgroup "/sys/fs/cgroup/$cpu" 2>/dev/null || true
-        [ "$cpu" = cpu ] || ln -s "$cpu" /sys/fs/cgroup/cpu
-      fi
-      exec "$@"' sh "$@"
-  fi
-  [ "$where" = hop ] && exec ip netns exec "$HOP_NS" "$@"
-  local ns=$LAB-$where
-  if [ "$where" = client ]; then
+    ns=$NAS_NS
+  elif [ "$where" = client ]; then
     ns=$(client_namespaces | head -1)
   elif ! ip netns list | grep -qE "^$ns( |\$)"; then
     die "no $where in lab $LAB (scripts/lab.sh up --clients N makes client1..N)"
   fi
-  exec ip netns exec "$ns" "$@"
+  # ip netns exec remounts /sys for the namespace, without the cgroup tree: the CPU
+  # controller is mounted again there (in CMD's own mount namespace), so a watch on the
+  # NAS sees a server's CPU quota, and a sender or receiver its own, as on a real host.
+  # shellcheck disable=SC2016  # expanded by the inner shell
+  exec ip netns exec "$ns" sh -c 'cpu=$(sed -n "s/^[0-9]*:\([^:]*\bcpu\b[^:]*\):.*/\1/p" /proc/self/cgroup | head -1)
+    if [ -n "$cpu" ] && [ ! -e /sys/fs/cgroup/cpu ] && mount -t tmpfs -o mode=755 cgroup /sys/fs/cgroup 2>/dev/null; then
+      mkdir -p "/sys/fs/cgroup/$cpu" && mount -t cgroup -o "$cpu" cgroup "/sys/fs/cgroup/$cpu" 2>/dev/null || true
+      [ "$cpu" = cpu ] || ln -s "$cpu" /sys/fs/cgroup/cpu
+    fi
+    exec "$@"' sh "$@"
 }
 
 # wait ADDR:PORT...: each answers a TCP connect from the hop, or an error after 20 s.

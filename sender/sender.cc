@@ -32,6 +32,7 @@
 #include "common/token.h"
 #include "common/units.h"
 #include "common/verdict.h"
+#include "datapath/rows.h"
 #include "sender/local_copy.h"
 #include "sender/loop_journal.h"
 #include "transport/registry.h"
@@ -170,7 +171,12 @@ void PushStream(const LoopContext& loop, const TransferSlot& slot, std::atomic<u
   push.interval_s = o.interval_s;
   push.progress = progress;
   push.cancel = loop.context.cancel;
+  VerdictFigures cpu;
+  push.cpu_seen = &cpu;
   loop.transport.Push(slot, *source, push, out);
+  // The transports judge the row from their own figures; each end's CPU quota (the
+  // kernel's word that a container's or service's CPU limit held it) is judged here.
+  JudgeCpuQuotas(cpu, out.sender);
 }
 
 // With --verify, a read is ok only when both ends hashed the same bytes.

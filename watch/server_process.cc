@@ -17,14 +17,13 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "common/cpu_quota.h"
 #include "common/fd.h"
 
 namespace nasperf {
 namespace {
 
 constexpr size_t kMaxStatBytes = 4096;
-// Fewer quota periods than this (100 ms each by default) say nothing of a quota.
-constexpr int64_t kMinQuotaPeriods = 5;
 
 struct DirCloser {
   void operator()(DIR* d) const { closedir(d); }
@@ -182,40 +181,6 @@ std::optional<Writer> FindKernelNfsd(const std::string& path, const std::string&
   return nfsd;
 }
 
-std::string CpuStatPath(absl::string_view proc_cgroup, const std::string& cgroup_root) {
-  std::string v2;
-  int lines = 0;
-  for (absl::string_view line : absl::StrSplit(proc_cgroup, '\n')) {
-    if (++lines > 64) break;
-    const std::vector<absl::string_view> f = absl::StrSplit(line, absl::MaxSplits(':', 2));
-    if (f.size() != 3 || !absl::StartsWith(f[2], "/") || absl::StrContains(f[2], "/..")) continue;
-    if (f[0] == "0" && f[1].empty()) {
-      v2 = absl::StrCat(cgroup_root, f[2] == "/" ? "" : f[2], "/cpu.stat");
-      continue;
-    }
-    const std::vector<absl::string_view> controllers = absl::StrSplit(f[1], ',');
-    if (std::find(controllers.begin(), controllers.end(), "cpu") == controllers.end()) continue;
-    for (const std::string& mount : {absl::StrCat(cgroup_root, "/cpu"), absl::StrCat(cgroup_root, "/", f[1])}) {
-      const std::string path = absl::StrCat(mount, f[2] == "/" ? "" : f[2], "/cpu.stat");
-      if (::access(path.c_str(), R_OK) == 0) return path;
-    }
-  }
-  return ::access(v2.c_str(), R_OK) == 0 ? v2 : "";
-}
-
-std::optional<std::pair<int64_t, int64_t>> ParseCpuStatThrottling(absl::string_view cpu_stat) {
-  std::optional<int64_t> periods, throttled;
-  for (absl::string_view line : absl::StrSplit(cpu_stat, '\n')) {
-    std::pair<absl::string_view, absl::string_view> kv = absl::StrSplit(line, absl::MaxSplits(' ', 1));
-    int64_t value = 0;
-    if (!absl::SimpleAtoi(kv.second, &value) || value < 0) continue;
-    if (kv.first == "nr_periods") periods = value;
-    if (kv.first == "nr_throttled") throttled = value;
-  }
-  if (!periods || !throttled || *throttled > *periods) return std::nullopt;
-  return std::make_pair(*periods, *throttled);
-}
-
 ServerProcess::ServerProcess(Writer writer, std::string proc, std::string cgroup_root)
     : writer_(std::move(writer)), proc_(std::move(proc)) {
   // The kernel's nfsd threads run in the root group, which no quota holds.
@@ -274,13 +239,7 @@ ServerFigures ServerProcess::Figures(int64_t end_ns) const {
   f.looks = last.looks;
   f.blocked_pct = 100.0 * last.blocked_looks / last.looks;
   f.running_pct = 100.0 * last.running_looks / last.looks;
-  if (first_quota_ && last.quota) {
-    const int64_t periods = last.quota->first - first_quota_->first;
-    const int64_t throttled = last.quota->second - first_quota_->second;
-    if (periods >= kMinQuotaPeriods && throttled >= 0 && throttled <= periods) {
-      f.quota_throttled_pct = 100.0 * static_cast<double>(throttled) / static_cast<double>(periods);
-    }
-  }
+  f.quota_throttled_pct = QuotaThrottledPct(first_quota_, last.quota);
   // Each thread's demand at the end look, or at its last sight before it for one that
   // had ended by then.
   std::map<std::string, int64_t> end_demand;

@@ -61,13 +61,6 @@ std::vector<std::string> ParseNfsExports(absl::string_view text);
 // Whether a /proc/PID/stat line is a kernel thread's (PF_KTHREAD in its flags).
 bool StatIsKernelThread(absl::string_view stat);
 
-// The cpu.stat of the CPU cgroup a /proc/PID/cgroup text puts a process in, under
-// `cgroup_root` (v1: ROOT/cpu/PATH or ROOT/cpu,cpuacct/PATH; v2: ROOT/PATH); "" when
-// none is named.
-std::string CpuStatPath(absl::string_view proc_cgroup, const std::string& cgroup_root);
-// nr_periods and nr_throttled of a cpu.stat text (v1 and v2 both); nullopt when absent.
-std::optional<std::pair<int64_t, int64_t>> ParseCpuStatThrottling(absl::string_view cpu_stat);
-
 struct ServerFigures {
   std::string name;                // "smbd[1234]", "smbd[1234+1240]", "nfsd (kernel, 8 threads)"
   double busiest_thread_pct = -1;  // its busiest thread's CPU demand over the looks' span; -1 unknown

@@ -71,6 +71,42 @@ TEST(Verdict, ACpuBoundEndIsNamedBeforeTheWaitsItCaused) {
   EXPECT_EQ(Verdict(unknown), "network") << "no CPU figures: the waits as before";
 }
 
+// An end held by a cgroup CPU quota (a container's --cpus, a service's CPUQuota): the
+// kernel's count of the periods the quota throttled it in decides, even when its thread
+// came out under the busy share (the lab's sender at 5 % of a core: busy 89.7 %, its
+// network work done elsewhere while it waited on the socket).
+TEST(Verdict, AnEndItsCpuQuotaThrottledInMostPeriodsIsCpuBound) {
+  VerdictFigures sender{85, 0};  // the NAS waited for data
+  sender.sender_cpu_pct = 89.7;
+  sender.receiver_cpu_pct = 10;
+  EXPECT_EQ(Verdict(sender), "network") << "without the quota's figure, as before";
+  sender.sender_quota_pct = 93;
+  EXPECT_EQ(Verdict(sender), "sender-cpu");
+  EXPECT_EQ(CpuVerdict(sender), "sender-cpu");
+  EXPECT_EQ(QuotaReason(sender, "sender-cpu"),
+            "sender-cpu: its CPU quota throttled it in 93 % of its periods (the sender's cgroup: a container's or "
+            "service's CPU limit)");
+  VerdictFigures receiver{5, 60};
+  receiver.receiver_cpu_pct = 70;
+  receiver.receiver_quota_pct = 80;
+  EXPECT_EQ(Verdict(receiver), "receiver-cpu") << "80 % of the periods is enough";
+  EXPECT_NE(QuotaReason(receiver, "receiver-cpu").find("throttled it in 80 % of its periods"), std::string::npos);
+  receiver.receiver_quota_pct = 79;
+  EXPECT_EQ(Verdict(receiver), "disk") << "a quota that held it back now and then decides nothing";
+  EXPECT_EQ(CpuVerdict(receiver), "");
+  EXPECT_EQ(QuotaReason(receiver, "disk"), "");
+  VerdictFigures full_link{5, 5, -1, 97};
+  full_link.sender_quota_pct = 99;
+  EXPECT_EQ(Verdict(full_link), "network") << "a full link: more CPU would not have helped";
+  EXPECT_EQ(CpuVerdict(full_link), "");
+  VerdictFigures busy_receiver{5, 5};
+  busy_receiver.receiver_cpu_pct = 99;
+  busy_receiver.sender_cpu_pct = 60;
+  busy_receiver.sender_quota_pct = 95;
+  EXPECT_EQ(Verdict(busy_receiver), "receiver-cpu") << "both ends bound: the busier one, as before";
+  EXPECT_EQ(QuotaReason(busy_receiver, "receiver-cpu"), "") << "no quota held the receiver";
+}
+
 // A read's figures as they fall on the wire (the NAS sends): each word names the place.
 TEST(Verdict, AReadNamesPlacesNotWireSides) {
   EXPECT_EQ(ReadVerdict({90, 2, 85}), "disk") << "the NAS's disk: its file reads";

@@ -97,6 +97,7 @@ TEST(Wire, TrailerRoundTrip) {
   t.net_wait_ns = 5;
   t.disk_wait_ns = 6;
   t.cpu_busy_pct = 93.4;
+  t.cpu_quota_pct = 88.5;
   auto bytes = EncodeTrailer(t);
   auto d = DecodeTrailer(bytes.data(), bytes.size());
   ASSERT_TRUE(d.ok()) << d.status();
@@ -112,8 +113,10 @@ TEST(Wire, TrailerRoundTrip) {
   EXPECT_EQ(d->net_wait_ns, 5u);
   EXPECT_EQ(d->disk_wait_ns, 6u);
   EXPECT_DOUBLE_EQ(d->cpu_busy_pct, 93.4);
+  EXPECT_DOUBLE_EQ(d->cpu_quota_pct, 88.5);
   auto unknown = EncodeTrailer(DataTrailer{});
   EXPECT_DOUBLE_EQ(DecodeTrailer(unknown.data(), unknown.size())->cpu_busy_pct, -1) << "unknown stays unknown";
+  EXPECT_DOUBLE_EQ(DecodeTrailer(unknown.data(), unknown.size())->cpu_quota_pct, -1) << "unknown stays unknown";
 }
 
 // Sets a little-endian u16 and re-signs the frame, as a hostile peer would.
@@ -139,6 +142,12 @@ TEST(Wire, ACpuShareOver100PercentIsRefusedFromEitherEnd) {
   f.cpu_busy_pct = 99.96;
   auto rounded = EncodeFooter(f);
   EXPECT_DOUBLE_EQ(DecodeFooter(rounded.data(), rounded.size())->cpu_busy_pct, 100.0);
+  // The quota's share (wire version 3) is refused past 100 % the same way.
+  EXPECT_FALSE(DecodeFooter(Resigned(rounded, 34, 1001).data(), kFooterSize).ok());
+  EXPECT_FALSE(DecodeTrailer(Resigned(trailer, 82, 1001).data(), kTrailerSize).ok());
+  f.cpu_quota_pct = 91.2;
+  auto quota = EncodeFooter(f);
+  EXPECT_DOUBLE_EQ(DecodeFooter(quota.data(), quota.size())->cpu_quota_pct, 91.2);
 }
 
 TEST(Wire, TrailerRefusesCorruption) {

@@ -173,6 +173,54 @@ TEST(DataSession, TheTrailerTimesFromTheFirstByte) {
   EXPECT_EQ(t.disk_wait_ns, 300'000'000u);
 }
 
+// A sender held by its CPU quota: the footer carries the quota's share, so the
+// receiver's row names the sender's CPU; the sender's own row, judged by its transport
+// without the quotas, is judged again with the figures its push saw (JudgeCpuQuotas),
+// and both rows say the same. The receiver's own quota goes back in the trailer.
+TEST(DataSession, BothRowsNameTheEndItsCpuQuotaHeldBack) {
+  PipelineResult waited = Finished();
+  waited.disk_wait_ns = 0;
+  waited.sync_ns = 0;
+  waited.net_wait_ns = 800'000'000;
+  waited.cpu_busy_pct = 8;
+  DataFooter held;
+  held.send_ns = 1'000'000'000;
+  held.cpu_busy_pct = 89.7;  // under the busy share: its network work went elsewhere
+  proto::TransferReport before = AdmittedRow(Plan(), SessionFacts{});
+  AddFigures(waited, 0, std::nullopt, held, &before);
+  EXPECT_EQ(before.bottleneck(), "network") << "no quota figure: the waits";
+  held.cpu_quota_pct = 95;
+  proto::TransferReport receiver = AdmittedRow(Plan(), SessionFacts{});
+  AddFigures(waited, 0, std::nullopt, held, &receiver);
+  EXPECT_EQ(receiver.bottleneck(), "sender-cpu");
+  EXPECT_NE(receiver.notes().find("its CPU quota throttled it in 95 % of its periods"), std::string::npos)
+      << receiver.notes();
+
+  proto::TransferReport sender;
+  sender.set_status("ok");
+  sender.set_bottleneck("network");  // what the transport judged
+  VerdictFigures seen;
+  seen.sender_cpu_pct = 89.7;
+  seen.receiver_cpu_pct = 8;
+  JudgeCpuQuotas(seen, sender);
+  EXPECT_EQ(sender.bottleneck(), "network") << "no quota known: the transport's word stands";
+  seen.sender_quota_pct = 95;
+  JudgeCpuQuotas(seen, sender);
+  EXPECT_EQ(sender.bottleneck(), receiver.bottleneck());
+  EXPECT_NE(sender.notes().find("throttled it in 95 %"), std::string::npos) << sender.notes();
+  sender.set_bottleneck("network");
+  sender.set_line_rate_pct(98);
+  JudgeCpuQuotas(seen, sender);
+  EXPECT_EQ(sender.bottleneck(), "network") << "a full link stays the network";
+
+  PipelineResult quota_bound = Finished();
+  quota_bound.cpu_quota_pct = 88;
+  EXPECT_DOUBLE_EQ(TrailerFor(quota_bound).cpu_quota_pct, 88) << "the receiver's quota goes back to the sender";
+  proto::TransferReport nas = AdmittedRow(Plan(), SessionFacts{});
+  AddFigures(quota_bound, 0, std::nullopt, std::nullopt, &nas);
+  EXPECT_EQ(nas.bottleneck(), "receiver-cpu");
+}
+
 // Reads: the columns keep naming places (disk_wait_pct the NAS's disk, source_wait_pct
 // the client's own), and the verdict is ReadVerdict's.
 PushResult Served() {
