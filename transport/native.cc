@@ -340,6 +340,8 @@ void NativeTransport::Judge(const TransferSlot& slot, const PushResult& r, Trans
   figures.line_rate_pct = row.has_line_rate_pct() ? row.line_rate_pct() : -1;
   figures.sender_cpu_pct = r.cpu_busy_pct;
   figures.receiver_cpu_pct = t.cpu_busy_pct;
+  figures.sender_quota_pct = r.cpu_quota_pct;
+  figures.receiver_quota_pct = t.cpu_quota_pct;
   row.set_bottleneck(Verdict(figures));
   if (t.bytes_written != slot.length) {
     row.set_error(absl::StrCat("receiver wrote ", t.bytes_written, " of ", slot.length, " bytes"));
