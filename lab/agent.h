@@ -50,12 +50,6 @@ struct AgentOptions {
 bool PageOfRows(const std::vector<proto::TransferReport>& rows, uint32_t first, size_t max_bytes,
                 proto::JobState* reply);
 
-// A job's transport and where it sends, checked as a peer's words: a receiver's
-// control address for a transport with an agent there (and no SSH login), or an
-// SSH login made with this host's own files (and no `to`). Sets o.transport, o.to or
-// o.ssh.
-absl::Status SetJobTransport(const proto::SenderJob& job, RunOptions& o);
-
 class AgentService {
  public:
   static std::unique_ptr<AgentService> Create(const AgentOptions& options);
