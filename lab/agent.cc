@@ -1,10 +1,6 @@
 #include "lab/agent.h"
 
-#include <fcntl.h>
-#include <limits.h>
 #include <sched.h>
-#include <stdlib.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -12,12 +8,10 @@
 #include <map>
 #include <optional>
 #include <thread>
-#include <tuple>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
 #include "collector/collector_client.h"
 #include "collector/live_feed.h"
@@ -25,7 +19,6 @@
 #include "common/clock.h"
 #include "common/columns.h"
 #include "common/log.h"
-#include "common/payload.h"
 #include "common/policy.h"
 #include "common/receiver_client.h"
 #include "common/validate.h"
