@@ -1,10 +1,6 @@
 #include "lab/agent.h"
 
-#include <fcntl.h>
-#include <limits.h>
 #include <sched.h>
-#include <stdlib.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -12,12 +8,10 @@
 #include <map>
 #include <optional>
 #include <thread>
-#include <tuple>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
 #include "collector/collector_client.h"
 #include "collector/live_feed.h"
@@ -25,7 +19,6 @@
 #include "common/clock.h"
 #include "common/columns.h"
 #include "common/log.h"
-#include "common/payload.h"
 #include "common/policy.h"
 #include "common/receiver_client.h"
 #include "common/validate.h"
@@ -34,6 +27,7 @@
 #include "sender/sender.h"
 #include "transport/path_check.h"
 #include "transport/registry.h"
+#include "transport/run_spec.h"
 
 namespace nasperf {
 namespace {
@@ -50,7 +44,7 @@ constexpr absl::Duration kSpoolLinger = absl::Minutes(10);
 constexpr int kMaxIdleSpools = 8;
 
 struct Job {
-  proto::SenderJob spec;
+  proto::SenderJob request;           // as StartSender took it
   std::string spool_key;              // AgentImpl::spools_; empty: no collector
   std::optional<HostPort> collector;  // where its rows and live updates go; set before its thread starts
   std::atomic<bool> cancel{false};
@@ -108,36 +102,6 @@ class JobSink : public ReportSink {
   Job* job_;
   ReportSink* onward_;
 };
-
-// Printable, no spaces, at most `max` bytes: a name or a path, never an option
-// that libssh or a shell could read as more.
-absl::Status CheckLoginText(const char* field, const std::string& value, size_t max) {
-  if (value.size() > max) return absl::InvalidArgumentError(absl::StrCat(field, " is longer than ", max, " bytes"));
-  for (char c : value) {
-    if (static_cast<unsigned char>(c) <= ' ' || c == 0x7f) {
-      return absl::InvalidArgumentError(absl::StrCat(field, " has a space or a control character"));
-    }
-  }
-  if (absl::StartsWith(value, "-")) return absl::InvalidArgumentError(absl::StrCat(field, " starts with -"));
-  return absl::OkStatus();
-}
-
-// The same refusals as a plan's and the sender's flags (transport/registry.h).
-absl::Status RefuseWhatTheTransportCannotDo(const RunOptions& o) {
-  TransportAsks asks;
-  asks.verify = o.verify;
-  asks.write_mode = o.write_mode;
-  asks.read = o.direction == Direction::kRead;
-  asks.read_laid_out = o.remote_file.empty();
-  asks.read_cache = asks.read;  // a lab read always sets the NAS's cache state
-  std::vector<Refusal> refused = RefusalsFor(o.transport, asks);
-  if (refused.empty()) return absl::OkStatus();
-  static constexpr const char* kAsked[] = {
-      "verify", "write_mode", "an SSH login", "direction read", "a read of a file it lays out", "the NAS's cache"};
-  return absl::InvalidArgumentError(absl::StrCat("transport ", o.transport, " cannot do ",
-                                                 kAsked[static_cast<int>(refused.front().ask)], "; transport ",
-                                                 refused.front().able, " can"));
-}
 
 class AgentImpl final : public AgentService, public proto::Agent::Service {
  public:
@@ -214,11 +178,12 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
       collector = *address;
     }
     auto job = std::make_shared<Job>();
-    job->spec = *request;
+    job->request = *request;
     // Counted first: a refused job makes nothing (no thread, no payload pool, no spool).
     absl::MutexLock lock(&mu_);
     if (shut_down_) return ToGrpc(absl::UnavailableError("the agent is stopping"));
-    if (absl::Status admitted = ledger_.Admit(request->job_id(), request->streams(), absl::Now()); !admitted.ok()) {
+    if (absl::Status admitted = ledger_.Admit(request->job_id(), request->spec().streams(), absl::Now());
+        !admitted.ok()) {
       if (absl::IsResourceExhausted(admitted)) RefusalLog(*context, admitted);
       return ToGrpc(admitted);
     }
@@ -267,7 +232,7 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
     if (job == nullptr) return ToGrpc(absl::NotFoundError(absl::StrCat("no job ", request->job_id())));
     const double wait = BoundedWaitSeconds(request->wait_s(), 30);
     const bool until_ready = request->until_ready();
-    const int streams = job->spec.streams();
+    const int streams = job->request.spec().streams();
     bool done = false;
     {
       absl::MutexLock lock(&job->mu);
@@ -307,7 +272,7 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
     {
       absl::MutexLock lock(&mu_);
       for (auto& [id, job] : jobs_) {
-        if (request->run_id().empty() || job->spec.run_id() == request->run_id()) jobs.push_back(job);
+        if (request->run_id().empty() || job->request.spec().run_id() == request->run_id()) jobs.push_back(job);
       }
     }
     for (auto& job : jobs) job->Cancel();
@@ -350,127 +315,33 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
     return it == jobs_.end() ? nullptr : it->second;
   }
 
-  // The job's asks; its placement in the lab (iterations, streams, hosts, copy) goes
-  // into `placement`.
+  // The job's run, checked as a peer's (MakeRunOptions: files only beneath
+  // --allow-source, the token and trust this agent's); its placement in the lab
+  // (iteration, streams, hosts, copy) goes into `placement`.
   absl::StatusOr<SenderOptions> MakeOptions(const proto::SenderJob& job, RunContext& placement) const {
     if (job.job_id().empty() || job.job_id().size() > 200) return absl::InvalidArgumentError("bad job id");
-    if (job.streams() < 1 || job.streams() > kMaxStreams) {
-      return absl::InvalidArgumentError(absl::StrCat("streams must be 1..", kMaxStreams));
-    }
     if (job.first_stream() < 0 || job.first_stream() > 100000) return absl::InvalidArgumentError("bad first stream");
-    if ((job.size() == 0) == job.file().empty()) return absl::InvalidArgumentError("give a size or a file");
-    SenderOptions o;
-    if (absl::Status s = SetJobTransport(job, o); !s.ok()) return s;
-    if (absl::Status s = ReadJobCredentials(job, o); !s.ok()) return s;
-    if (absl::Status s = ReadJobSshFiles(job, o); !s.ok()) return s;
-    o.token = options_.token;
-    if (!job.file().empty()) {
-      auto file = OpenAllowedSource(job.file(), options_.allowed_sources);
-      if (!file.ok()) return file.status();
-      o.file = file->path;
-      o.file_fd = file->fd;
-    }
-    o.size = job.size();
-    auto pattern = ParsePattern(job.pattern().empty() ? "random" : job.pattern());
-    if (!pattern.ok()) return pattern.status();
-    o.pattern = *pattern;
-    o.runs = job.warmup() ? 0 : 1;
-    o.warmup = job.warmup() ? 1 : 0;
+    if (!job.has_spec()) return absl::InvalidArgumentError("give a size or a file");  // an older controller
+    if (absl::Status s = CheckFingerprint("collector_fingerprint", job.collector_fingerprint()); !s.ok()) return s;
+    std::string field;
+    auto o =
+        MakeRunOptions(job.spec(), {Origin::kPeer, &options_.allowed_sources, options_.token, options_.trust}, &field);
+    if (!o.ok()) return FieldRefusal(field, o.status());
+    o->runs = job.warmup() ? 0 : 1;  // the controller loops the iterations
+    o->warmup = job.warmup() ? 1 : 0;
+    o->pause = absl::ZeroDuration();
     placement.iteration_offset = job.warmup() ? job.iteration() : job.iteration() - 1;
-    o.streams = job.streams();
     placement.first_stream = job.first_stream();
-    o.label = job.label();
-    o.run_id = job.run_id();
-    if (!job.write_mode().empty()) {
-      auto mode = Parse<WriteMode>(job.write_mode());
-      if (!mode.ok()) return mode.status();
-      o.write_mode = *mode;
-    }
-    if (!job.sync_policy().empty()) {
-      auto sync = ParseSyncPolicy(job.sync_policy());
-      if (!sync.ok()) return sync.status();
-      o.sync_policy = *sync;
-    }
-    if (!job.cleanup().empty()) {
-      auto cleanup = Parse<Cleanup>(job.cleanup());
-      if (!cleanup.ok()) return cleanup.status();
-      o.cleanup = *cleanup;
-    }
-    auto direction = ParseOr(job.direction(), Direction::kWrite);
-    if (!direction.ok()) return direction.status();
-    o.direction = *direction;
-    if (o.direction == Direction::kRead) {
-      if (!o.file.empty())
-        return absl::InvalidArgumentError("a read streams a file the receiver lays out: give a size");
-      auto cache = ParseOr(job.cache(), CacheState::kCold);
-      if (!cache.ok()) return cache.status();
-      o.cache = *cache;
-      auto read_mode = ParseOr(job.read_mode(), ReadMode::kBuffered);
-      if (!read_mode.ok()) return read_mode.status();
-      o.read_mode = *read_mode;
-    }
-    o.verify = job.verify();
-    if (absl::Status s = CheckInterval(job.interval_s()); !s.ok()) return s;
-    o.interval_s = job.interval_s();
-    o.link_mbps = job.link_mbps();
-    o.window_bytes = job.window_bytes();
-    for (const auto& [field, value] : {std::pair{"receiver_fingerprint", &job.receiver_fingerprint()},
-                                       std::pair{"collector_fingerprint", &job.collector_fingerprint()}}) {
-      if (absl::Status s = CheckFingerprint(field, *value); !s.ok()) return s;
-    }
-    o.trust = options_.trust;
-    o.receiver_fingerprint = job.receiver_fingerprint();
     placement.host_name = job.host_name();
     placement.receiver_name = job.receiver_name();
-    if (absl::Status s = RefuseWhatTheTransportCannotDo(o); !s.ok()) return s;
     if (absl::Status s = SetLabCopy(job, placement); !s.ok()) return s;
     return o;
   }
 
-  // A login file the peer names: only one under this agent's --allow-source
-  // directories, as a file to send is, never any file root can read. It is read here,
-  // through the descriptor that passed the check, and the transport gets its bytes:
-  // the name is never opened again, so a directory on its way swapped for a link after
-  // the check cannot hand the job another login (root's own, say).
-  // A login or private key named by a job, through the descriptor that passed the
-  // check: owner-only, at most 64 KiB; the agent first makes itself undumpable, since
-  // it holds a secret from here on.
-  static absl::StatusOr<std::string> ReadJobSecret(int fd, const std::string& what) {
-    if (absl::Status s = KeepOutOfCoreDumps(); !s.ok()) return s;
-    return ReadPrivateFd(fd, what, 64 << 10);
-  }
-
-  absl::Status ReadJobCredentials(const proto::SenderJob& job, SenderOptions& o) const {
-    if (job.share_credentials().empty()) return absl::OkStatus();
-    auto credentials = OpenAllowedSource(job.share_credentials(), options_.allowed_sources);
-    if (!credentials.ok()) return credentials.status();
-    auto text = ReadJobSecret(credentials->fd->get(), absl::StrCat("share_credentials ", credentials->path));
-    if (!text.ok()) return text.status();
-    o.share.credentials_text = *std::move(text);
-    return absl::OkStatus();
-  }
-
-  // The key and known_hosts an SSH login names go the same way as a login file: only
-  // files under --allow-source, read once through the descriptor that passed the
-  // check (the key owner-only, as ssh wants it), and libssh gets their bytes. Else a
-  // token holder could have root log in with root's own key, or trust any host.
-  absl::Status ReadJobSshFiles(const proto::SenderJob& job, SenderOptions& o) const {
-    constexpr size_t kMaxKnownHostsBytes = 1 << 20;
-    if (!job.ssh_identity().empty()) {
-      auto key = OpenAllowedSource(job.ssh_identity(), options_.allowed_sources);
-      if (!key.ok()) return key.status();
-      auto text = ReadJobSecret(key->fd->get(), absl::StrCat("ssh_identity ", key->path));
-      if (!text.ok()) return text.status();
-      o.ssh.identity_text = *std::move(text);
-    }
-    if (!job.ssh_known_hosts().empty()) {
-      auto known = OpenAllowedSource(job.ssh_known_hosts(), options_.allowed_sources);
-      if (!known.ok()) return known.status();
-      auto text = ReadFdBounded(known->fd->get(), absl::StrCat("ssh_known_hosts ", known->path), kMaxKnownHostsBytes);
-      if (!text.ok()) return text.status();
-      o.ssh.known_hosts_text = *std::move(text);
-    }
-    return absl::OkStatus();
+  // "FIELD: why", unless the line names its field already.
+  static absl::Status FieldRefusal(const std::string& field, const absl::Status& refused) {
+    if (field.empty() || absl::StartsWith(refused.message(), absl::StrCat(field, ":"))) return refused;
+    return absl::Status(refused.code(), absl::StrCat(field, ": ", refused.message()));
   }
 
   // The lab's place for the job's live updates: checked as a live update is.
@@ -507,7 +378,7 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
 
   // The job leaves the books: its spool loses a user (SweepLoop ends it once idle).
   void ForgetLocked(Job& job) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    ledger_.Remove(job.spec.job_id());
+    ledger_.Remove(job.request.job_id());
     if (job.spool_key.empty()) return;
     auto it = spools_.find(job.spool_key);
     if (it != spools_.end() && --it->second.jobs == 0) it->second.idle_since = absl::Now();
@@ -563,12 +434,12 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
         }
       }
       for (auto& job : cancel) {
-        Log(LogLevel::kWarning, kComponent, "job %s: no Go within %s of StartSender; aborted", job->spec.job_id(),
+        Log(LogLevel::kWarning, kComponent, "job %s: no Go within %s of StartSender; aborted", job->request.job_id(),
             absl::FormatDuration(options_.limits.wait_for_go));
         job->Cancel();
       }
       for (auto& job : forget) {
-        Log(LogLevel::kInfo, kComponent, "job %s: rows never fetched; forgotten", job->spec.job_id());
+        Log(LogLevel::kInfo, kComponent, "job %s: rows never fetched; forgotten", job->request.job_id());
         if (job->thread.joinable()) job->thread.join();
       }
       for (auto& sink : ended) {
@@ -586,19 +457,19 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
     std::unique_ptr<LiveFeed> live;
     if (job->collector) {
       live = std::make_unique<LiveFeed>(std::make_unique<CollectorClient>(
-          *job->collector, options_.token, options_.trust, job->spec.collector_fingerprint()));
+          *job->collector, options_.token, options_.trust, job->request.collector_fingerprint()));
       context.live = live.get();
     }
     std::FILE* console = options_.console != nullptr ? options_.console : null_console_;
     absl::StatusOr<SenderOutcome> outcome = RunSender(options, context, sink, console);
     {
       absl::MutexLock lock(&mu_);  // its streams are gone: they no longer count
-      ledger_.Finished(job->spec.job_id(), absl::Now());
+      ledger_.Finished(job->request.job_id(), absl::Now());
     }
     absl::MutexLock lock(&job->mu);
     if (!outcome.ok()) {
       job->error = std::string(outcome.status().message());
-      Log(LogLevel::kWarning, kComponent, "job %s: %s", job->spec.job_id(), job->error);
+      Log(LogLevel::kWarning, kComponent, "job %s: %s", job->request.job_id(), job->error);
     }
     job->done = true;
   }
@@ -621,83 +492,6 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
 
 }  // namespace
 
-// A share's URL, login file and flags, as the sender's --to, login file flag and the
-// transport's own flags: the flags are checked by its own declarations
-// (ParseTransportFlagWords), the URL and the flags by its entry's parse as a peer's
-// (Origin::kPeer: no ids a user picks, say); the file must be absolute and is read (and
-// refused unless private) by the transport itself. (SetJobTransport refused an SSH
-// login and a file the transport cannot use.)
-absl::Status SetJobShare(const proto::SenderJob& job, RunOptions& o) {
-  const TransportEntry& entry = TransportFor(o.transport);
-  if (entry.parse == nullptr)
-    return absl::InvalidArgumentError(absl::StrCat("transport ", o.transport, " takes no URL"));
-  const std::vector<std::string> words(job.transport_flags().begin(), job.transport_flags().end());
-  absl::StatusOr<ParsedFlags> flags = ParseTransportFlagWords(o.transport, words);
-  if (!flags.ok()) return flags.status();
-  std::string field;
-  auto config = entry.parse(job.to(), *flags, Origin::kPeer, &field);
-  if (!config.ok()) return config.status();
-  if (!job.share_credentials().empty()) {
-    if (absl::Status s = CheckLoginText("share_credentials", job.share_credentials(), 4096); !s.ok()) return s;
-    if (!absl::StartsWith(job.share_credentials(), "/")) {
-      return absl::InvalidArgumentError("share_credentials must be an absolute path on the agent's host");
-    }
-  }
-  (*config)->Fill(o);
-  o.config = *std::move(config);
-  o.share.smb_credentials = job.share_credentials();
-  return absl::OkStatus();
-}
-
-// Nothing else of the peer's reaches libssh: no config file, no prompt, no new
-// host keys (the known_hosts check stays strict).
-absl::Status SetJobTransport(const proto::SenderJob& job, RunOptions& o) {
-  auto kind = ParseRunTransport(job.transport());
-  if (!kind.ok()) return kind.status();
-  o.transport = *kind;
-  const TransportCaps& caps = TransportFor(o.transport).caps;
-  const bool login_given = !job.ssh_host().empty() || !job.ssh_user().empty() || job.ssh_port() != 0 ||
-                           !job.ssh_dir().empty() || !job.ssh_identity().empty() || !job.ssh_known_hosts().empty();
-  if (login_given && !caps.ssh_login) {
-    return absl::InvalidArgumentError(absl::StrCat("transport ", o.transport, " takes no SSH login"));
-  }
-  if (!job.share_credentials().empty() && !caps.credentials_file) {
-    return absl::InvalidArgumentError(absl::StrCat("transport ", o.transport, " takes no share_credentials"));
-  }
-  if (job.transport_flags_size() > 0 && !caps.url) {
-    return absl::InvalidArgumentError(absl::StrCat("transport ", o.transport, " takes no transport_flags"));
-  }
-  if (caps.agent) {
-    auto to = ParseHostPort(job.to(), kAgentPort);
-    if (!to.ok()) return to.status();
-    o.to = *to;
-    return absl::OkStatus();
-  }
-  if (caps.url) return SetJobShare(job, o);
-  if (!caps.ssh_login || !job.to().empty()) {
-    return absl::InvalidArgumentError(absl::StrCat("transport ", o.transport, " needs an SSH login and no `to`"));
-  }
-  for (const auto& [field, value, max] :
-       {std::tuple{"ssh_user", &job.ssh_user(), 64}, std::tuple{"ssh_host", &job.ssh_host(), 255},
-        std::tuple{"ssh_dir", &job.ssh_dir(), 4096}, std::tuple{"ssh_identity", &job.ssh_identity(), 4096},
-        std::tuple{"ssh_known_hosts", &job.ssh_known_hosts(), 4096}}) {
-    if (absl::Status s = CheckLoginText(field, *value, static_cast<size_t>(max)); !s.ok()) return s;
-  }
-  if (job.ssh_host().empty() || !absl::StartsWith(job.ssh_dir(), "/") || job.ssh_port() > 65535) {
-    return absl::InvalidArgumentError("an SSH login needs ssh_host, an absolute ssh_dir and ssh_port 0..65535");
-  }
-  for (const std::string* file : {&job.ssh_identity(), &job.ssh_known_hosts()}) {
-    if (!file->empty() && !absl::StartsWith(*file, "/")) {
-      return absl::InvalidArgumentError("ssh_identity and ssh_known_hosts must be absolute paths on the agent's host");
-    }
-  }
-  o.ssh.to = {job.ssh_user(), job.ssh_host(), job.ssh_dir()};
-  o.ssh.port = static_cast<uint16_t>(job.ssh_port());
-  o.ssh.identity = job.ssh_identity();
-  o.ssh.known_hosts = job.ssh_known_hosts();
-  return absl::OkStatus();
-}
-
 std::unique_ptr<AgentService> AgentService::Create(const AgentOptions& options) {
   return std::make_unique<AgentImpl>(options);
 }
@@ -712,46 +506,6 @@ bool PageOfRows(const std::vector<proto::TransferReport>& rows, uint32_t first, 
     *reply->add_reports() = rows[i];
   }
   return i == rows.size();
-}
-
-absl::StatusOr<AllowedDirectory> OpenAllowedDirectory(const std::string& dir) {
-  char resolved[PATH_MAX];
-  auto fd = std::make_shared<Fd>(::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-  if (!fd->valid() || ::realpath(dir.c_str(), resolved) == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat(dir, " is not a directory"));
-  }
-  AllowedDirectory allowed;
-  allowed.given = absl::StartsWith(dir, "/") ? std::string(absl::StripSuffix(dir, "/")) : "";
-  allowed.canonical = resolved;
-  allowed.fd = std::move(fd);
-  return allowed;
-}
-
-absl::StatusOr<AllowedSource> OpenAllowedSource(const std::string& file, const std::vector<AllowedDirectory>& allowed) {
-  if (allowed.empty()) {
-    return absl::PermissionDeniedError(
-        "this agent sends generated data only; start it with --allow-source DIR to send files under DIR");
-  }
-  const absl::Status refused =
-      absl::PermissionDeniedError(absl::StrCat(file, " is not a file under this agent's --allow-source directories"));
-  if (file.size() >= PATH_MAX) return refused;
-  for (const AllowedDirectory& dir : allowed) {
-    for (const std::string& name : {dir.given, dir.canonical}) {
-      if (name.empty()) continue;
-      absl::string_view relative = file;
-      if (!absl::ConsumePrefix(&relative, name == "/" ? name : name + "/")) continue;
-      auto fd = OpenBeneath(dir.fd->get(), relative);
-      struct stat st {};
-      if (!fd.ok() || ::fstat(fd->get(), &st) != 0) return refused;
-      if (st.st_size == 0) return absl::FailedPreconditionError(absl::StrCat(file, " is empty on this host"));
-      AllowedSource source;
-      source.path = file;
-      source.size = static_cast<uint64_t>(st.st_size);
-      source.fd = std::make_shared<const Fd>(std::move(*fd));
-      return source;
-    }
-  }
-  return refused;
 }
 
 }  // namespace nasperf

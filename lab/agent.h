@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/allowed_source.h"
 #include "common/fd.h"
 #include "common/grpc_auth.h"
 #include "lab/agent_limits.h"
@@ -23,15 +24,6 @@
 #include "transport/run_options.h"
 
 namespace nasperf {
-
-// An --allow-source directory, opened once when the agent starts: files are opened
-// beneath this descriptor, never by a path a peer could redirect.
-struct AllowedDirectory {
-  std::string given;      // as the operator wrote it, when absolute
-  std::string canonical;  // realpath
-  std::shared_ptr<const Fd> fd;
-};
-absl::StatusOr<AllowedDirectory> OpenAllowedDirectory(const std::string& dir);
 
 struct AgentOptions {
   std::string token;       // checked on every call; also sent to receivers and collectors
@@ -57,24 +49,6 @@ struct AgentOptions {
 // and the total; true when the page reaches the last row.
 bool PageOfRows(const std::vector<proto::TransferReport>& rows, uint32_t first, size_t max_bytes,
                 proto::JobState* reply);
-
-// A file a job may send: `file` must name, without "..", a path beneath one of
-// `allowed` (as given or canonical) that is a regular file reached through no
-// symlink (OpenBeneath). It is opened here, once; the job reads this descriptor and
-// never opens the name again, so swapping the file for a link after the check sends
-// nothing new. Every refusal is the same line, whether or not anything exists there.
-struct AllowedSource {
-  std::string path;
-  std::shared_ptr<const Fd> fd;
-  uint64_t size = 0;
-};
-absl::StatusOr<AllowedSource> OpenAllowedSource(const std::string& file, const std::vector<AllowedDirectory>& allowed);
-
-// A job's transport and where it sends, checked as a peer's words: a receiver's
-// control address for a transport with an agent there (and no SSH login), or an
-// SSH login made with this host's own files (and no `to`). Sets o.transport, o.to or
-// o.ssh.
-absl::Status SetJobTransport(const proto::SenderJob& job, RunOptions& o);
 
 class AgentService {
  public:

@@ -336,47 +336,22 @@ class Lab {
                           bool warmup) {
     proto::SenderJob job;
     job.set_job_id(job_id);
-    job.set_transport(t.transport);
-    if (t.ToIsHost()) {
+    proto::RunSpec& spec = *job.mutable_spec();
+    spec = SpecOf(plan_, t);
+    if (t.ToIsHost()) {  // the [[host]]'s agent, as this controller reached and pinned it
       const PlanHost& to = *plan_.FindHost(t.to);
-      job.set_to(FormatHostPort(to.agent));
-      job.set_receiver_fingerprint(PinFor(to));
+      spec.set_to(FormatHostPort(to.agent));
+      spec.set_receiver_fingerprint(PinFor(to));
       job.set_receiver_name(t.to);
-    } else if (TransportFor(t.transport).caps.url) {
-      job.set_to(t.to);
-      job.set_share_credentials(t.credentials);
-      for (const std::string& flag : t.transport_flags) job.add_transport_flags(flag);
-    } else {
-      job.set_ssh_user(t.ssh_to.user);
-      job.set_ssh_host(t.ssh_to.host);
-      job.set_ssh_port(t.ssh_port);
-      job.set_ssh_dir(t.ssh_to.dir);
-      job.set_ssh_identity(t.ssh_identity);
-      job.set_ssh_known_hosts(t.ssh_known_hosts);
     }
-    job.set_size(t.size);
-    job.set_file(t.file);
-    job.set_pattern(t.pattern);
-    job.set_streams(t.streams);
+    spec.set_run_id(outcome_.run_id);
+    spec.set_interval_s(interval_s_);
     job.set_first_stream(first_stream);
-    job.set_run_id(outcome_.run_id);
-    job.set_label(plan_.label);
     job.set_iteration(iteration);
+    job.set_warmup(warmup);
     job.set_lab_copy(lab_copy_);
     job.set_lab_copies(plan_.warmup + plan_.runs);
     job.set_lab_left_after_s(LeftAfterThisRun());
-    job.set_warmup(warmup);
-    job.set_write_mode(t.write_mode);
-    job.set_sync_policy(t.sync_policy);
-    if (plan_.cleanup) job.set_cleanup(Name(*plan_.cleanup));
-    job.set_verify(t.verify);
-    job.set_direction(t.direction);
-    if (t.direction == Name(Direction::kRead)) {
-      job.set_cache(t.cache);
-      job.set_read_mode(t.read_mode);
-    }
-    job.set_interval_s(interval_s_);
-    job.set_link_mbps(plan_.link_mbps);
     job.set_collector(collector_for_agents_);
     job.set_collector_fingerprint(collector_fingerprint_);
     job.set_host_name(t.from);

@@ -118,7 +118,7 @@ class Tracker {
     for (const auto& r : t.job->agent_rows) {
       if (r.role() == Name(Role::kSender)) reported.insert(r.stream());
     }
-    for (int s = 0; s < job.streams(); ++s) {
+    for (int s = 0; s < job.spec().streams(); ++s) {
       const int stream = job.first_stream() + s;
       if (reported.count(stream) == 0) t.job->lost_rows.push_back(LostRow(job, stream, status, error));
     }
@@ -129,27 +129,35 @@ class Tracker {
   std::vector<Tracked> tracked_;
 };
 
+// The rows' peer, as the job's transport says it (TransportConfig::Peer); the
+// controller made the job (Lab::JobFor), so it parses; else its `to` as written.
+std::string PeerOf(const proto::RunSpec& spec) {
+  const std::vector<std::string> words(spec.transport_flags().begin(), spec.transport_flags().end());
+  absl::StatusOr<ParsedFlags> flags = ParseTransportFlagWords(spec.transport(), words);
+  const TransportEntry* entry = FindTransport(ParseRunTransport(spec.transport()).value_or(DefaultTransport()));
+  if (!flags.ok() || entry == nullptr || entry->parse == nullptr) return spec.to();
+  std::string field;
+  auto config = entry->parse(spec.to(), *flags, Origin::kPlan, &field);
+  return config.ok() ? (*config)->Peer() : spec.to();
+}
+
 }  // namespace
 
 proto::TransferReport LostRow(const proto::SenderJob& job, int stream, const std::string& status,
                               const std::string& error) {
   proto::TransferReport row;
-  row.set_run_id(job.run_id());
-  row.set_label(job.label());
+  const proto::RunSpec& spec = job.spec();
+  row.set_run_id(spec.run_id());
+  row.set_label(spec.label());
   row.set_iteration(job.iteration());
   row.set_stream(stream);
   row.set_role(Name(Role::kSender));
   row.set_host(job.host_name());
-  // The job's own words: the controller made it (Lab::JobFor), so they parse.
-  if (!job.to().empty() || job.ssh_port() == 0) {
-    row.set_peer(job.to().empty() ? job.ssh_host() : job.to());
-  } else {
-    row.set_peer(FormatHostPort({job.ssh_host(), static_cast<uint16_t>(job.ssh_port())}));
-  }
-  row.set_transport(ParseRunTransport(job.transport()).value_or(DefaultTransport()));
+  row.set_peer(PeerOf(spec));
+  row.set_transport(ParseRunTransport(spec.transport()).value_or(DefaultTransport()));
   row.set_started_at_unix_ns(WallNanos());
-  row.set_write_mode(job.write_mode());
-  row.set_sync_policy(job.sync_policy());
+  row.set_write_mode(spec.write_mode());
+  row.set_sync_policy(spec.sync());
   row.set_warmup(job.warmup());
   row.set_status(status);
   row.set_error(error);

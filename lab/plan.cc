@@ -207,7 +207,7 @@ absl::StatusOr<ParsedFlags> ReadTransportFlags(const TableReader& r, PlanTransfe
 }
 
 // A share's `to` and `transport_flags`, by its entry's parse as a plan's (Origin::kPlan):
-// what the sending agent would refuse (lab/agent.cc SetJobShare: a user's ids, say) is
+// what the sending agent would refuse (transport/run_spec.h MakeRunOptions: a user's ids, say) is
 // said here, before any run, in the agent's words.
 absl::Status ReadShareTo(const TableReader& r, const std::string& word, PlanTransfer* t) {
   absl::StatusOr<ParsedFlags> flags = ReadTransportFlags(r, t);
@@ -472,6 +472,36 @@ absl::StatusOr<Plan> ParsePlan(const std::string& text, const std::string& path)
   }
   if (absl::Status s = ReadPlan(path, root, &plan); !s.ok()) return s;
   return plan;
+}
+
+proto::RunSpec SpecOf(const Plan& plan, const PlanTransfer& t) {
+  proto::RunSpec spec;
+  spec.set_transport(t.transport);
+  if (!t.ToIsHost()) spec.set_to(t.to);  // an SSH login or a share's URL, as the plan wrote it
+  for (const std::string& flag : t.transport_flags) spec.add_transport_flags(flag);
+  for (const auto& [role, path] : {std::pair{"credentials", &t.credentials}, std::pair{"ssh_identity", &t.ssh_identity},
+                                   std::pair{"ssh_known_hosts", &t.ssh_known_hosts}}) {
+    if (path->empty()) continue;
+    proto::RunSpec::File* file = spec.add_files();
+    file->set_role(role);
+    file->set_path(*path);
+  }
+  spec.set_size(t.size);
+  spec.set_file(t.file);
+  spec.set_pattern(t.pattern);
+  spec.set_streams(t.streams);
+  spec.set_label(plan.label);
+  spec.set_write_mode(t.write_mode);
+  spec.set_sync(t.sync_policy);
+  if (plan.cleanup) spec.set_cleanup(Name(*plan.cleanup));
+  spec.set_verify(t.verify);
+  spec.set_direction(t.direction);
+  if (t.direction == Name(Direction::kRead)) {
+    spec.set_cache(t.cache);
+    spec.set_read_mode(t.read_mode);
+  }
+  spec.set_link_mbps(plan.link_mbps);
+  return spec;
 }
 
 absl::StatusOr<Plan> LoadPlan(const std::string& path) {

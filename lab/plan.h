@@ -14,6 +14,7 @@
 #include "absl/time/time.h"
 #include "common/fd.h"
 #include "common/policy.h"
+#include "proto/nasperf.pb.h"
 #include "ssh/ssh_options.h"
 #include "transport/registry.h"
 
@@ -105,6 +106,12 @@ struct Plan {
 // `shortest_s`: about 10 samples in it, so its timeline is a curve, never below
 // kMinIntervalS nor above `most_s` (the plan's default); whole milliseconds.
 double SampleIntervalFor(double shortest_s, double most_s);
+
+// A transfer's run as a lab job carries it (SenderJob.spec): the transfer's keys and
+// the plan's label, cleanup and link speed. Its `to` stays empty for a transport with
+// an agent there (the controller puts the [[host]]'s address and pinned key in); the
+// run id, interval and placement are the controller's, per run.
+proto::RunSpec SpecOf(const Plan& plan, const PlanTransfer& t);
 
 // Parses TOML text; `path` only names the file in messages ("plan.toml:12: ...").
 absl::StatusOr<Plan> ParsePlan(const std::string& text, const std::string& path);

@@ -45,7 +45,7 @@ class SshConfig : public TransportConfig {
  public:
   SshOptions login;  // destination, port, keys, host-key policy, prompt
   SftpKnobs knobs;
-  std::string Peer() const override { return login.to.host; }
+  std::string Peer() const override;  // host, or host:port (PeerCell) when the login names one
   void Fill(RunOptions& options) const override { options.ssh = login; }
 };
 

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "CLI/CLI.hpp"
@@ -15,6 +16,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/units.h"
+#include "transport/share.h"
 #include "transport/ssh.h"
 
 namespace nasperf {
@@ -53,6 +55,26 @@ absl::StatusOr<uint16_t> TakePort(const std::string& text, SshDestination& to) {
     to.dir = to.dir.substr(colon + 1);
   }
   return static_cast<uint16_t>(port);
+}
+
+// A plan's or a peer's login (the old agent's CheckLoginText): user, host and
+// directory printable, with no space, bounded, and none starting with '-', so that
+// neither libssh nor a shell reads one as an option.
+absl::Status CheckLoginWords(const SshDestination& to, std::string* bad_field) {
+  for (const auto& [what, value, max] :
+       {std::tuple{"user", &to.user, size_t{64}}, std::tuple{"host", &to.host, size_t{255}},
+        std::tuple{"directory", &to.dir, size_t{4096}}}) {
+    if (value->size() > max)
+      return Refuse(bad_field, "--to", absl::StrCat("the login's ", what, " is over ", max, " bytes"));
+    for (char c : *value) {
+      if (static_cast<unsigned char>(c) <= ' ' || c == 0x7f) {
+        return Refuse(bad_field, "--to", absl::StrCat("the login's ", what, " has a space or a control character"));
+      }
+    }
+    if (absl::StartsWith(*value, "-"))
+      return Refuse(bad_field, "--to", absl::StrCat("the login's ", what, " starts with -"));
+  }
+  return absl::OkStatus();
 }
 
 // The login flags by name. A plan or a peer names no ssh_config file (it could say
@@ -101,6 +123,8 @@ absl::Status ReadSftpKnobs(SftpKnobs& knobs, std::string* bad_field) {
 
 }  // namespace
 
+std::string SshConfig::Peer() const { return PeerCell(login.to.host, login.port); }
+
 absl::StatusOr<std::unique_ptr<TransportConfig>> ParseSshTo(const std::string& to, const ParsedFlags& flags,
                                                             Origin origin, std::string* bad_field) {
   auto config = std::make_unique<SshConfig>();
@@ -113,6 +137,9 @@ absl::StatusOr<std::unique_ptr<TransportConfig>> ParseSshTo(const std::string& t
   if (origin != Origin::kUser && !absl::StartsWith(login.to.dir, "/")) {
     return Refuse(bad_field, "--to",
                   absl::StrCat("expected [user@]host[:port]:/dir, got \"", to, "\" (the directory must be absolute)"));
+  }
+  if (origin != Origin::kUser) {
+    if (absl::Status words = CheckLoginWords(login.to, bad_field); !words.ok()) return words;
   }
   if (origin == Origin::kUser) {
     if (absl::Status knobs = ReadSftpKnobs(config->knobs, bad_field); !knobs.ok()) return knobs;

@@ -33,7 +33,6 @@ allowed=(
   "ssh/ssh_session.||the libssh session opens the SFTP channel (the deploy's and the sftp transport's): libssh's sftp_* API and its errors"
   "ssh/ssh_options.h||kMaxSftpWrite: the SFTP message limit the deploy's upload and the sftp transport share"
   "datapath/stream_pusher.h|inline constexpr char kWireTransport[] = \"native\";|the agent wire's word: its receiver's rows say it, and the registry's entry is named by it"
-  "lab/agent.cc|o.share.smb_credentials = job.share_credentials();|ladder, goes with RunSpec (issue 44 plan 14-16)"
 )
 
 mapfile -t hits < <(git -C "$root" grep -n -I -iE "(^|[^[:alnum:]])($pattern)([^[:alnum:]]|\$)" -- '*.cc' '*.h' '*.proto' '*CMakeLists.txt' \

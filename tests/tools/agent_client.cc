@@ -41,14 +41,15 @@ int Fail(const std::string& why) {
 
 int Ready(AgentConnection& agent, const std::string& job_id, const std::string& receiver, const std::string& file) {
   proto::SenderJob job;
+  proto::RunSpec& spec = *job.mutable_spec();
   job.set_job_id(job_id);
-  job.set_to(receiver);
-  job.set_file(file);
-  job.set_streams(1);
-  job.set_run_id(absl::StrCat("agent-client-", WallNanos()));
-  job.set_label("agent-client");
+  spec.set_to(receiver);
+  spec.set_file(file);
+  spec.set_streams(1);
+  spec.set_run_id(absl::StrCat("agent-client-", WallNanos()));
+  spec.set_label("agent-client");
   job.set_iteration(1);
-  job.set_cleanup("never");
+  spec.set_cleanup("never");
   if (absl::Status started = agent.StartSender(job); !started.ok()) return Fail(std::string(started.message()));
   auto state = agent.WaitJob(job_id, /*until_ready=*/true, 30);
   if (!state.ok()) return Fail(std::string(state.status().message()));
@@ -81,17 +82,18 @@ int Refused(const absl::Status& status) {
 
 int Start(AgentConnection& agent, const std::vector<std::string>& args) {
   proto::SenderJob job;
+  proto::RunSpec& spec = *job.mutable_spec();
   int streams = 0;
   uint64_t size = 0;
   if (!absl::SimpleAtoi(args[5], &streams) || !absl::SimpleAtoi(args[6], &size)) return Fail("bad STREAMS or SIZE");
   job.set_job_id(args[3]);
-  job.set_to(args[4]);
-  job.set_streams(streams);
-  job.set_size(size);
-  job.set_run_id(absl::StrCat("agent-client-", WallNanos()));
-  job.set_label("agent-client");
+  spec.set_to(args[4]);
+  spec.set_streams(streams);
+  spec.set_size(size);
+  spec.set_run_id(absl::StrCat("agent-client-", WallNanos()));
+  spec.set_label("agent-client");
   job.set_iteration(1);
-  job.set_pattern(args[7]);
+  spec.set_pattern(args[7]);
   if (args.size() > 8) job.set_collector(args[8]);
   if (absl::Status started = agent.StartSender(job); !started.ok()) return Refused(started);
   std::printf("accepted\n");

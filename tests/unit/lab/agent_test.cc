@@ -1,9 +1,8 @@
 // WaitJob's paging: a finished job's rows come back in pages that each fit the
 // message limit, read the way the lab controller reads them (first_report = rows so
-// far), and put back together they are every row once, in order. Then a job's
-// transport and source checks, and the agent's limits on a real agent.
+// far), and put back together they are every row once, in order. Then the agent's
+// limits on a real agent (a job's checks: tests/unit/transport/run_spec_test.cc).
 #include "lab/agent.h"
-#include "transport/nfs.h"
 
 #include <unistd.h>
 
@@ -68,168 +67,6 @@ TEST(PageOfRows, AFirstRowPastTheEndIsAnEmptyLastPage) {
   EXPECT_EQ(page.total_reports(), 2u);
 }
 
-// A job's transport and login come from a peer: everything is checked, and one
-// error names what is wrong.
-proto::SenderJob SftpJob() {
-  proto::SenderJob job;
-  job.set_transport("sftp");
-  job.set_ssh_user("root");
-  job.set_ssh_host("198.18.1.10");
-  job.set_ssh_port(2222);
-  job.set_ssh_dir("/mnt/cache");
-  job.set_ssh_identity("/root/.ssh/id_ed25519");
-  return job;
-}
-
-TEST(SetJobTransport, AnSftpJobBecomesAnSshLogin) {
-  RunOptions o;
-  ASSERT_TRUE(SetJobTransport(SftpJob(), o).ok());
-  EXPECT_EQ(o.transport, "sftp");
-  EXPECT_EQ(o.ssh.to.user, "root");
-  EXPECT_EQ(o.ssh.to.host, "198.18.1.10");
-  EXPECT_EQ(o.ssh.to.dir, "/mnt/cache");
-  EXPECT_EQ(o.ssh.port, 2222);
-  EXPECT_EQ(o.ssh.identity, "/root/.ssh/id_ed25519");
-  EXPECT_FALSE(o.ssh.accept_new_host_key);
-  EXPECT_FALSE(o.ssh.prompt);
-  EXPECT_TRUE(o.ssh.config_file.empty());
-
-  proto::SenderJob native;
-  native.set_to("10.0.0.2:7600");
-  RunOptions n;
-  ASSERT_TRUE(SetJobTransport(native, n).ok()) << "an unset transport is the default, with an agent";
-  EXPECT_EQ(n.to.port, 7600);
-}
-
-// A job SetJobTransport refuses as invalid, with `want` in its one line.
-void ExpectRefused(const proto::SenderJob& job, const std::string& want) {
-  RunOptions o;
-  absl::Status s = SetJobTransport(job, o);
-  EXPECT_TRUE(absl::IsInvalidArgument(s)) << want << ": " << s;
-  EXPECT_NE(std::string(s.message()).find(want), std::string::npos) << s;
-}
-
-TEST(SetJobTransport, HostileLoginsAreRefused) {
-  const auto refused = ExpectRefused;
-  proto::SenderJob job = SftpJob();
-  job.set_transport("smb");
-  refused(job, "smb");
-  job = SftpJob();
-  job.set_ssh_host(std::string(256, 'a'));
-  refused(job, "ssh_host is longer than 255 bytes");
-  job = SftpJob();
-  job.set_ssh_user("-oProxyCommand=x");
-  refused(job, "ssh_user starts with -");
-  job = SftpJob();
-  job.set_ssh_dir("/a b");
-  refused(job, "ssh_dir has a space or a control character");
-  job = SftpJob();
-  job.set_ssh_dir("relative");
-  refused(job, "an absolute ssh_dir");
-  job = SftpJob();
-  job.set_ssh_port(70000);
-  refused(job, "ssh_port 0..65535");
-  job = SftpJob();
-  job.set_ssh_known_hosts("known_hosts");
-  refused(job, "must be absolute paths on the agent's host");
-  job = SftpJob();
-  job.set_to("10.0.0.2:7600");
-  refused(job, "needs an SSH login and no `to`");
-  job = SftpJob();
-  job.set_transport("native");
-  job.set_to("10.0.0.2:7600");
-  refused(job, "takes no SSH login");
-}
-
-TEST(SetJobTransport, AShareJobBecomesAUrlAndALoginFile) {
-  proto::SenderJob job;
-  job.set_transport("smb");
-  job.set_to("smb://root@198.18.1.10/cache");
-  job.set_share_credentials("/root/.smbcred");
-  RunOptions o;
-  ASSERT_TRUE(SetJobTransport(job, o).ok());
-  EXPECT_EQ(o.share.url, "smb://root@198.18.1.10/cache");
-  EXPECT_EQ(o.share.smb_credentials, "/root/.smbcred");
-
-  const auto refused = ExpectRefused;
-  proto::SenderJob bad = job;
-  bad.set_to("smb://nas/x/../etc");
-  refused(bad, "are not allowed");
-  bad = job;
-  bad.set_share_credentials("relative");
-  refused(bad, "absolute path");
-  bad = job;
-  bad.set_share_credentials("/a\nb");
-  refused(bad, "control character");
-  bad = job;
-  bad.set_ssh_host("nas");
-  refused(bad, "takes no SSH login");
-  bad = job;
-  bad.set_transport("nfs");
-  bad.set_to("nfs://nas/export");
-  refused(bad, "nfs takes no share_credentials");
-  bad = SftpJob();
-  bad.set_share_credentials("/root/c");
-  refused(bad, "sftp takes no share_credentials");
-}
-
-// Issue 42, row 9: AUTH_SYS carries whatever ids the client says, so a job's nfs://
-// URL may not pick them (the CLI's own --to keeps ?uid=&gid=: ParseNfsUrl takes them).
-TEST(SetJobTransport, AnNfsJobCarriesTheAgentsOwnIds) {
-  proto::SenderJob job;
-  job.set_transport("nfs");
-  job.set_to("nfs://198.18.1.10/srv/array");
-  RunOptions o;
-  ASSERT_TRUE(SetJobTransport(job, o).ok());
-  EXPECT_EQ(o.share.url, "nfs://198.18.1.10/srv/array");
-  for (const char* to :
-       {"nfs://nas/srv/array?uid=1000&gid=100", "nfs://nas/srv/array?uid=0", "nfs://nas/srv/array?version=3&gid=0"}) {
-    job.set_to(to);
-    absl::Status s = SetJobTransport(job, o);
-    EXPECT_TRUE(absl::IsPermissionDenied(s)) << to << ": " << s;
-    EXPECT_NE(std::string(s.message()).find("an agent takes no uid= or gid= in a job's nfs:// URL"), std::string::npos)
-        << s;
-  }
-  EXPECT_TRUE(ParseNfsUrl("nfs://nas/srv/array?uid=1000&gid=100").ok());  // the sender's own --to
-}
-
-// --allow-source: one refusal line whatever lies outside (no existence oracle), the
-// directory named as given or as its realpath, and a descriptor that still reads the
-// checked file after its name is swapped for a link to a secret.
-TEST(OpenAllowedSource, OpensOnceBeneathTheDirectoryAndRefusesEverythingElseAlike) {
-  std::string root = std::string(::testing::TempDir()) + "/allowed-XXXXXX";
-  ASSERT_NE(mkdtemp(root.data()), nullptr);
-  std::filesystem::create_directories(root + "/real/sub");
-  std::filesystem::create_directory_symlink(root + "/real", root + "/share");
-  std::ofstream(root + "/real/sub/data.bin") << "checked";
-  std::ofstream(root + "/secret") << "secret";
-  auto dir = OpenAllowedDirectory(root + "/share/");
-  ASSERT_TRUE(dir.ok()) << dir.status();
-  const std::vector<AllowedDirectory> allowed = {*dir};
-
-  for (const std::string& name : {root + "/share/sub/data.bin", dir->canonical + "/sub/data.bin"}) {
-    auto source = OpenAllowedSource(name, allowed);
-    ASSERT_TRUE(source.ok()) << name << ": " << source.status();
-    EXPECT_EQ(source->size, 7u);
-  }
-  auto source = OpenAllowedSource(root + "/share/sub/data.bin", allowed);
-  ASSERT_TRUE(source.ok());
-  std::filesystem::remove(root + "/real/sub/data.bin");
-  std::filesystem::create_symlink(root + "/secret", root + "/real/sub/data.bin");
-  char buffer[16];
-  ASSERT_EQ(::pread(source->fd->get(), buffer, sizeof buffer, 0), 7);
-  EXPECT_EQ(std::string(buffer, 7), "checked");
-
-  for (const std::string& name : {root + "/share/sub/data.bin", root + "/secret", root + "/share/../secret",
-                                  "/etc/ssl/../../" + root + "/share/sub/x", "/etc/nonexistent/../../" + root + "/x",
-                                  root + "/share/no-such-file", std::string("relative/data.bin")}) {
-    auto refused = OpenAllowedSource(name, allowed);
-    ASSERT_FALSE(refused.ok()) << name;
-    EXPECT_EQ(refused.status().message(), name + " is not a file under this agent's --allow-source directories");
-  }
-  std::filesystem::remove_all(root);
-}
-
 // The limits on a real agent over loopback gRPC (plaintext, sending to its own
 // discard receiver), with its times shortened: a job past the limits is refused, a
 // Go far ahead is refused, a job never released is aborted, and a finished job
@@ -268,12 +105,13 @@ class AgentLimitsTest : public ::testing::Test {
   proto::SenderJob Job(const std::string& id, int streams) const {
     proto::SenderJob job;
     job.set_job_id(id);
-    job.set_to(absl::StrCat("127.0.0.1:", receiver_->control_port()));
-    job.set_streams(streams);
-    job.set_size(1 << 20);
-    job.set_pattern("zero");
-    job.set_run_id("agent-limits");
-    job.set_label("limits");
+    proto::RunSpec& spec = *job.mutable_spec();
+    spec.set_to(absl::StrCat("127.0.0.1:", receiver_->control_port()));
+    spec.set_streams(streams);
+    spec.set_size(1 << 20);
+    spec.set_pattern("zero");
+    spec.set_run_id("agent-limits");
+    spec.set_label("limits");
     job.set_iteration(1);
     return job;
   }
@@ -292,6 +130,21 @@ class AgentLimitsTest : public ::testing::Test {
   std::unique_ptr<Receiver> receiver_;
   std::unique_ptr<AgentConnection> agent_;
 };
+
+// A job from a controller older than RunSpec carries none: refused in one line, and
+// a job's run is checked as a peer's (run_spec_test.cc has every check).
+TEST_F(AgentLimitsTest, AJobWithNoSpecOrABadOneIsRefused) {
+  proto::SenderJob job = Job("no-spec", 1);
+  job.clear_spec();
+  absl::Status refused = agent_->StartSender(job);
+  EXPECT_TRUE(absl::IsInvalidArgument(refused)) << refused;
+  EXPECT_NE(std::string(refused.message()).find("give a size or a file"), std::string::npos) << refused;
+  job = Job("bad-window", 1);
+  job.mutable_spec()->set_window_bytes(1);
+  refused = agent_->StartSender(job);
+  EXPECT_TRUE(absl::IsInvalidArgument(refused)) << refused;
+  EXPECT_NE(std::string(refused.message()).find("window_bytes: must be 0 or between"), std::string::npos) << refused;
+}
 
 TEST_F(AgentLimitsTest, RefusesPastItsLimitsAbortsAJobNeverReleasedAndForgetsUnreadRows) {
   ASSERT_TRUE(agent_->StartSender(Job("read-never", 2)).ok());

@@ -17,7 +17,7 @@ using ::testing::ElementsAre;
 
 proto::TransferReport Row(const proto::SenderJob& job, int stream, const std::string& role, double mb_per_s) {
   proto::TransferReport r;
-  r.set_run_id(job.run_id());
+  r.set_run_id(job.spec().run_id());
   r.set_stream(stream);
   r.set_role(role);
   r.set_status("ok");
@@ -54,14 +54,14 @@ class FakeAgent : public AgentConnection {
     }
     const proto::SenderJob& job = Job(job_id);
     proto::JobState state;
-    state.set_streams(job.streams());
-    state.set_ready(never_ready ? 0 : job.streams());
+    state.set_streams(job.spec().streams());
+    state.set_ready(never_ready ? 0 : job.spec().streams());
     if (until_ready && released.count(job_id) == 0) {
       ++barrier_polls;
       return state;
     }
     state.set_done(true);
-    for (int s = 0; s < job.streams(); ++s) {
+    for (int s = 0; s < job.spec().streams(); ++s) {
       *state.add_reports() = Row(job, job.first_stream() + s, "sender", 100);
       *state.add_reports() = Row(job, job.first_stream() + s, "receiver", 90);
     }
@@ -98,14 +98,14 @@ class JobTrackerTest : public ::testing::Test {
     job.transfer = &t;
     job.agent = agent;
     job.job.set_job_id(id);
-    job.job.set_run_id("run1");
-    job.job.set_label("cache");
+    job.job.mutable_spec()->set_run_id("run1");
+    job.job.mutable_spec()->set_label("cache");
     job.job.set_iteration(2);
     job.job.set_host_name("client");
-    job.job.set_to("10.0.0.2:7600");
-    job.job.set_write_mode("buffered");
+    job.job.mutable_spec()->set_to("10.0.0.2:7600");
+    job.job.mutable_spec()->set_write_mode("buffered");
     job.job.set_first_stream(first_stream);
-    job.job.set_streams(streams);
+    job.job.mutable_spec()->set_streams(streams);
     return job;
   }
   JobTrackerOptions Fast() {
@@ -164,14 +164,16 @@ TEST_F(JobTrackerTest, ARefusedStartGetsAFailedRowPerStreamAndIsNeverReleased) {
 // and the login's host and port.
 TEST(LostRowTest, NamesTheJobsTransportAndLogin) {
   proto::SenderJob job;
-  job.set_transport("sftp");
-  job.set_ssh_host("198.18.1.10");
-  job.set_ssh_port(2222);
+  job.mutable_spec()->set_transport("sftp");
+  job.mutable_spec()->set_to("root@198.18.1.10:2222:/mnt/cache");
   proto::TransferReport row = LostRow(job, 3, "failed", "agent unreachable");
   EXPECT_EQ(row.transport(), "sftp");
   EXPECT_EQ(row.peer(), "198.18.1.10:2222");
-  job.set_ssh_port(0);
+  job.mutable_spec()->set_to("198.18.1.10:/mnt/cache");
   EXPECT_EQ(LostRow(job, 3, "failed", "").peer(), "198.18.1.10");
+  job.mutable_spec()->set_transport("nfs");
+  job.mutable_spec()->set_to("nfs://198.18.1.11/srv/array");
+  EXPECT_EQ(LostRow(job, 3, "failed", "").peer(), "198.18.1.11") << "a share's peer is its host";
   EXPECT_EQ(LostRow(proto::SenderJob(), 0, "failed", "").transport(), "native") << "an unset word is the default";
 }
 
@@ -225,7 +227,7 @@ TEST_F(JobTrackerTest, AJobThatEndedWithAnErrorKeepsItsRowsAndLosesTheRest) {
   done.set_streams(2);
   done.set_error("receiver refused: not enough free space");
   proto::SenderJob job_for_row;
-  job_for_row.set_run_id("run1");
+  job_for_row.mutable_spec()->set_run_id("run1");
   *done.add_reports() = Row(job_for_row, 0, "sender", 50);
   done.set_total_reports(1);
   a.answers.push_back(done);

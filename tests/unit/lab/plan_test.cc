@@ -2,7 +2,13 @@
 // file, the line and what is wrong.
 #include "lab/plan.h"
 
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "common/validate.h"
@@ -10,6 +16,7 @@
 #include "gtest/gtest.h"
 #include "lab/agent_limits.h"
 #include "transport/registry.h"
+#include "transport/run_spec.h"
 
 namespace nasperf {
 namespace {
@@ -309,6 +316,58 @@ verify = true)"),
                 ::testing::HasSubstr("to: an agent takes no uid= or gid= in a job's nfs:// URL"))
         << as.status();
   }
+}
+
+// The run a transfer becomes (SpecOf) is one its sending agent takes: the login as
+// the plan wrote it, its files by role, read there beneath --allow-source
+// (transport/run_spec.h MakeRunOptions, Origin::kPeer).
+TEST(PlanTest, ATransfersSpecIsARunItsAgentTakes) {
+  char made[] = "/tmp/nasperf-plan-spec-XXXXXX";
+  ASSERT_NE(mkdtemp(made), nullptr);
+  const std::string dir = made;
+  for (const char* name : {"/id", "/known_hosts", "/smbcred"}) {
+    std::ofstream(dir + name) << "x\n";
+    ::chmod((dir + name).c_str(), 0600);
+  }
+  auto allowed = OpenAllowedDirectory(dir);
+  ASSERT_TRUE(allowed.ok()) << allowed.status();
+  const std::vector<AllowedDirectory> dirs = {*allowed};
+  const LocalPolicy peer{Origin::kPeer, &dirs, "token", nullptr};
+
+  auto plan = ParsePlan(SshTransferPlan(absl::StrCat(
+                            "transport = \"sftp\"\nto = \"root@198.18.1.10:2222:/mnt/cache\"\n", "ssh_identity = \"",
+                            dir, "/id\"\nssh_known_hosts = \"", dir, "/known_hosts\"\nstreams = 2\nsync = \"end\"")),
+                        "plan.toml");
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  proto::RunSpec spec = SpecOf(*plan, plan->transfers[0]);
+  EXPECT_EQ(spec.to(), "root@198.18.1.10:2222:/mnt/cache");
+  ASSERT_EQ(spec.files_size(), 2);
+  EXPECT_EQ(spec.files(0).role(), "ssh_identity");
+  EXPECT_EQ(spec.files(1).role(), "ssh_known_hosts");
+  std::string field;
+  auto o = MakeRunOptions(spec, peer, &field);
+  ASSERT_TRUE(o.ok()) << field << ": " << o.status();
+  EXPECT_EQ(o->ssh.port, 2222);
+  EXPECT_EQ(o->ssh.identity_text, "x\n");
+  EXPECT_EQ(o->streams, 2);
+  EXPECT_EQ(o->size, 32u << 20);
+
+  auto share = ParsePlan(
+      SshTransferPlan(absl::StrCat("transport = \"smb\"\nto = \"smb://root@198.18.1.10/cache\"\n", "credentials = \"",
+                                   dir, "/smbcred\"\n", "transport_flags = [\"--smb-signing\", \"required\"]")),
+      "plan.toml");
+  ASSERT_TRUE(share.ok()) << share.status();
+  spec = SpecOf(*share, share->transfers[0]);
+  auto s = MakeRunOptions(spec, peer, &field);
+  ASSERT_TRUE(s.ok()) << field << ": " << s.status();
+  EXPECT_EQ(s->share.url, "smb://root@198.18.1.10/cache");
+  EXPECT_EQ(s->share.smb_signing, "required");
+  EXPECT_EQ(s->share.credentials_text, "x\n");
+
+  auto native = ParsePlan(kGood, "plan.toml");
+  ASSERT_TRUE(native.ok()) << native.status();
+  EXPECT_TRUE(SpecOf(*native, native->transfers[0]).to().empty()) << "the controller puts the host's address in";
+  std::filesystem::remove_all(dir);
 }
 
 // What the transport cannot do is refused when the plan is read, at the key that

@@ -48,7 +48,7 @@ TEST(SshConfig, ALoginWithItsFlagsIsWhatTheRunLogsInWith) {
     flags.Add("--accept-new-host-key", "");
     auto config = Parse(word, "backup@nas.example:/srv/in", flags);
     ASSERT_TRUE(config.ok()) << word << ": " << config.status();
-    EXPECT_EQ((*config)->Peer(), "nas.example");
+    EXPECT_EQ((*config)->Peer(), "nas.example:2222") << "host:port when the login names one (PeerCell), as rows say";
     const TransportConfig::Needs needs = (*config)->needs();
     EXPECT_FALSE(needs.shared_token || needs.trust || needs.pins_own_key);  // no agent there
     RunOptions options;

@@ -1,0 +1,308 @@
+// MakeRunOptions (transport/run_spec.h) as a lab agent calls it, on a peer's spec
+// (Origin::kPeer): every check the agent made by hand before (the old agent_test
+// SetJobTransport cases, kept), each with a spec that would pass without it, and
+// what is read through --allow-source descriptors only.
+#include "transport/run_spec.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/policy.h"
+#include "common/tls.h"
+#include "gtest/gtest.h"
+#include "temp_dir.h"
+#include "transport/nfs.h"
+
+namespace nasperf {
+namespace {
+
+class RunSpecTest : public TempDirTest {
+ protected:
+  void SetUp() override {
+    TempDirTest::SetUp();
+    std::filesystem::create_directories(dir_ + "/allowed/keys");
+    key_ = dir_ + "/allowed/keys/id";
+    Write(key_, "KEY", 0600);
+    known_hosts_ = dir_ + "/allowed/known_hosts";
+    Write(known_hosts_, "nas ssh-ed25519 AAAA\n", 0644);
+    credentials_ = dir_ + "/allowed/smbcred";
+    Write(credentials_, "username=root\npassword=x\n", 0600);
+    auto allowed = OpenAllowedDirectory(dir_ + "/allowed");
+    ASSERT_TRUE(allowed.ok()) << allowed.status();
+    allowed_.push_back(*allowed);
+    policy_ = {Origin::kPeer, &allowed_, "agent-token", nullptr};
+  }
+  static void Write(const std::string& path, const std::string& text, mode_t mode) {
+    std::ofstream(path) << text;
+    ::chmod(path.c_str(), mode);
+  }
+  static void AddFile(proto::RunSpec& spec, const std::string& role, const std::string& path) {
+    proto::RunSpec::File* file = spec.add_files();
+    file->set_role(role);
+    file->set_path(path);
+  }
+  proto::RunSpec Sftp() const {
+    proto::RunSpec spec;
+    spec.set_transport("sftp");
+    spec.set_to("root@198.18.1.10:2222:/mnt/cache");
+    AddFile(spec, "ssh_identity", key_);
+    spec.set_size(1 << 20);
+    spec.set_streams(1);
+    return spec;
+  }
+  proto::RunSpec Smb() const {
+    proto::RunSpec spec;
+    spec.set_transport("smb");
+    spec.set_to("smb://root@198.18.1.10/cache");
+    AddFile(spec, "credentials", credentials_);
+    spec.set_size(1 << 20);
+    spec.set_streams(1);
+    return spec;
+  }
+  static proto::RunSpec Native() {
+    proto::RunSpec spec;
+    spec.set_to("10.0.0.2:7600");
+    spec.set_size(1 << 20);
+    spec.set_streams(1);
+    return spec;
+  }
+  absl::StatusOr<RunOptions> Make(const proto::RunSpec& spec) {
+    field_.clear();
+    return MakeRunOptions(spec, policy_, &field_);
+  }
+  // Refused as invalid (or `code`), with `want` in its one line and `field` named.
+  void ExpectRefused(const proto::RunSpec& spec, const std::string& field, const std::string& want,
+                     absl::StatusCode code = absl::StatusCode::kInvalidArgument) {
+    auto o = Make(spec);
+    ASSERT_FALSE(o.ok()) << want;
+    EXPECT_EQ(o.status().code(), code) << o.status();
+    EXPECT_NE(std::string(o.status().message()).find(want), std::string::npos) << o.status();
+    EXPECT_EQ(field_, field) << o.status();
+  }
+
+  std::string key_, known_hosts_, credentials_, field_;
+  std::vector<AllowedDirectory> allowed_;
+  LocalPolicy policy_;
+};
+
+TEST_F(RunSpecTest, AnSftpSpecBecomesAnSshLoginWithTheKeysBytes) {
+  proto::RunSpec spec = Sftp();
+  AddFile(spec, "ssh_known_hosts", known_hosts_);
+  auto o = Make(spec);
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->transport, "sftp");
+  EXPECT_EQ(o->ssh.to.user, "root");
+  EXPECT_EQ(o->ssh.to.host, "198.18.1.10");
+  EXPECT_EQ(o->ssh.to.dir, "/mnt/cache");
+  EXPECT_EQ(o->ssh.port, 2222);
+  EXPECT_EQ(o->ssh.identity, key_);
+  EXPECT_EQ(o->ssh.identity_text, "KEY") << "read through the descriptor that passed --allow-source";
+  EXPECT_EQ(o->ssh.known_hosts_text, "nas ssh-ed25519 AAAA\n");
+  EXPECT_FALSE(o->ssh.accept_new_host_key);
+  EXPECT_FALSE(o->ssh.prompt);
+  EXPECT_TRUE(o->ssh.config_file.empty());
+
+  auto n = Make(Native());
+  ASSERT_TRUE(n.ok()) << n.status();
+  EXPECT_EQ(n->transport, "native") << "an unset transport is the default, with an agent";
+  EXPECT_EQ(n->to.port, 7600);
+}
+
+TEST_F(RunSpecTest, HostileLoginsAreRefused) {
+  proto::RunSpec spec = Sftp();
+  spec.set_transport("smb");
+  ExpectRefused(spec, "to", "smb");
+  spec = Smb();
+  AddFile(spec, "ssh_identity", key_);
+  ExpectRefused(spec, "files", "transport smb takes no ssh_identity");
+  for (const auto& [to, want] : std::vector<std::pair<std::string, std::string>>{
+           {absl::StrCat("root@", std::string(256, 'a'), ":/mnt"), "the login's host is over 255 bytes"},
+           {"-oProxyCommand=x@nas:/mnt", "the login's user starts with -"},
+           {"-oProxyCommand=x:/mnt", "the login's host starts with -"},
+           {"root@nas:/a b", "the login's directory has a space or a control character"},
+           {"root@nas:relative", "the directory must be absolute"},
+           {"root@nas:70000:/mnt", "port 70000"}}) {
+    spec = Sftp();
+    spec.set_to(to);
+    ExpectRefused(spec, "to", want);
+  }
+  spec = Sftp();
+  AddFile(spec, "ssh_known_hosts", "known_hosts");
+  ExpectRefused(spec, "ssh_known_hosts", "must be an absolute path on the sending host");
+  spec = Sftp();
+  AddFile(spec, "ssh_identity", key_);
+  ExpectRefused(spec, "ssh_identity", "given twice");
+  spec = Native();
+  spec.set_to("root@nas:/mnt");
+  ExpectRefused(spec, "to", "a receiver is started over SSH for the command line's runs only");
+  spec = Native();
+  AddFile(spec, "ssh_identity", key_);
+  ExpectRefused(spec, "files", "transport native takes no ssh_identity");
+  spec = Sftp();
+  spec.add_transport_flags("--ssh-config");
+  spec.add_transport_flags("/tmp/x");
+  ExpectRefused(spec, "transport_flags", "takes none");
+}
+
+TEST_F(RunSpecTest, AShareSpecBecomesAUrlAndTheLoginFilesBytes) {
+  auto o = Make(Smb());
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->share.url, "smb://root@198.18.1.10/cache");
+  EXPECT_EQ(o->share.smb_credentials, credentials_);
+  EXPECT_EQ(o->share.credentials_text, "username=root\npassword=x\n");
+
+  proto::RunSpec bad = Smb();
+  bad.set_to("smb://nas/x/../etc");
+  ExpectRefused(bad, "to", "are not allowed");
+  bad = Smb();
+  bad.mutable_files(0)->set_path("relative");
+  ExpectRefused(bad, "credentials", "absolute path");
+  bad = Smb();
+  bad.mutable_files(0)->set_path("/a\nb");
+  ExpectRefused(bad, "credentials", "control character");
+  bad = Smb();
+  bad.set_transport("nfs");
+  bad.set_to("nfs://nas/export");
+  ExpectRefused(bad, "files", "transport nfs takes no credentials");
+  bad = Sftp();
+  AddFile(bad, "credentials", credentials_);
+  ExpectRefused(bad, "files", "transport sftp takes no credentials");
+  bad = Smb();
+  bad.add_transport_flags("--smb-credentials=/root/.smbcred");
+  ExpectRefused(bad, "transport_flags", "give the login file as the transfer's `credentials`");
+  bad = Smb();
+  for (int i = 0; i < 17; ++i) bad.add_transport_flags("--smb-signing=required");
+  ExpectRefused(bad, "transport_flags", "more than 16 words");
+  Write(credentials_, "username=root\npassword=x\n", 0644);
+  ExpectRefused(Smb(), "credentials", "", absl::StatusCode::kPermissionDenied);  // a secret is owner-only
+}
+
+// Issue 42, row 9: AUTH_SYS carries whatever ids the client says, so a peer's nfs://
+// URL may not pick them (the CLI's own --to keeps ?uid=&gid=: ParseNfsUrl takes them).
+TEST_F(RunSpecTest, AnNfsSpecCarriesTheAgentsOwnIds) {
+  proto::RunSpec spec = Native();
+  spec.set_transport("nfs");
+  spec.set_to("nfs://198.18.1.10/srv/array");
+  auto o = Make(spec);
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->share.url, "nfs://198.18.1.10/srv/array");
+  for (const char* to :
+       {"nfs://nas/srv/array?uid=1000&gid=100", "nfs://nas/srv/array?uid=0", "nfs://nas/srv/array?version=3&gid=0"}) {
+    spec.set_to(to);
+    ExpectRefused(spec, "to", "an agent takes no uid= or gid= in a job's nfs:// URL",
+                  absl::StatusCode::kPermissionDenied);
+  }
+  EXPECT_TRUE(ParseNfsUrl("nfs://nas/srv/array?uid=1000&gid=100").ok());  // the sender's own --to
+}
+
+// Every file a peer names opens beneath --allow-source, once: the payload is read
+// through that descriptor (a link swapped in after the check reads nothing new), and
+// a link inside the directory, a file outside it, or no directory at all is refused.
+TEST_F(RunSpecTest, FilesOpenOnlyBeneathAllowSourceAndAreReadThroughTheDescriptor) {
+  Write(dir_ + "/allowed/data.bin", "checked", 0644);
+  Write(dir_ + "/secret", "secret!", 0600);
+  proto::RunSpec spec = Native();
+  spec.set_size(0);
+  spec.set_file(dir_ + "/allowed/data.bin");
+  auto o = Make(spec);
+  ASSERT_TRUE(o.ok()) << o.status();
+  ASSERT_NE(o->file_fd, nullptr);
+  std::filesystem::remove(dir_ + "/allowed/data.bin");
+  std::filesystem::create_symlink(dir_ + "/secret", dir_ + "/allowed/data.bin");
+  char buffer[16];
+  ASSERT_EQ(::pread(o->file_fd->get(), buffer, sizeof buffer, 0), 7);
+  EXPECT_EQ(std::string(buffer, 7), "checked");
+  ExpectRefused(spec, "file", "is not a file under this agent's --allow-source directories",
+                absl::StatusCode::kPermissionDenied);  // the link now there
+
+  proto::RunSpec outside = Smb();
+  outside.mutable_files(0)->set_path(dir_ + "/secret");
+  ExpectRefused(outside, "credentials", dir_ + "/secret is not a file under this agent's --allow-source directories",
+                absl::StatusCode::kPermissionDenied);
+  std::filesystem::create_symlink(dir_ + "/secret", dir_ + "/allowed/link");
+  outside.mutable_files(0)->set_path(dir_ + "/allowed/link");
+  ExpectRefused(outside, "credentials", "is not a file under this agent's --allow-source directories",
+                absl::StatusCode::kPermissionDenied);
+  policy_.allowed_sources = nullptr;
+  ExpectRefused(Sftp(), "ssh_identity", "start it with --allow-source DIR", absl::StatusCode::kPermissionDenied);
+}
+
+// Some trust, to tell the policy's from none.
+class FakeTrust : public PeerTrust {
+ public:
+  std::shared_ptr<grpc::ChannelCredentials> CredentialsFor(const std::string&, const std::string&) const override {
+    return nullptr;
+  }
+  std::string PinnedFingerprint(const std::string&) const override { return ""; }
+  bool plaintext() const override { return true; }
+  std::string server_name() const override { return ""; }
+};
+
+TEST_F(RunSpecTest, TokenAndTrustComeFromThePolicyOnly) {
+  std::shared_ptr<const PeerTrust> trust = std::make_shared<FakeTrust>();
+  policy_.trust = trust;
+  proto::RunSpec spec = Native();
+  const std::string key = "SHA256:" + std::string(43, 'a');
+  spec.set_receiver_fingerprint(key);
+  auto o = Make(spec);
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->token, "agent-token");
+  EXPECT_EQ(o->trust, trust);
+  EXPECT_EQ(o->receiver_fingerprint, key);
+  spec.set_receiver_fingerprint("not-a-key");
+  ExpectRefused(spec, "receiver_fingerprint", "is not a SHA256:... TLS key fingerprint");
+}
+
+TEST_F(RunSpecTest, TheLoopIsBounded) {
+  proto::RunSpec spec = Native();
+  for (uint64_t window : {uint64_t{1}, kMinWindow - 1, kMaxWindow + 1}) {
+    spec.set_window_bytes(window);
+    ExpectRefused(spec, "window_bytes", "must be 0 or between");
+  }
+  spec.set_window_bytes(kMinWindow);
+  EXPECT_TRUE(Make(spec).ok());
+  for (int streams : {0, kMaxStreams + 1}) {
+    spec = Native();
+    spec.set_streams(streams);
+    ExpectRefused(spec, "streams", "must be 1..");
+  }
+  spec = Native();
+  spec.set_interval_s(-1);
+  ExpectRefused(spec, "interval_s", "");
+  spec = Native();
+  spec.set_run_id("../etc");
+  ExpectRefused(spec, "run_id", "run id");
+  spec = Native();
+  spec.set_size(0);
+  ExpectRefused(spec, "size", "give a size or a file");
+}
+
+TEST_F(RunSpecTest, WhatTheTransportCannotDoIsRefusedAndAPeerNamesNoLocalFiles) {
+  proto::RunSpec spec = Sftp();
+  spec.set_transport("scp");
+  spec.set_verify(true);
+  ExpectRefused(spec, "verify", "transport scp cannot do verify");
+  spec = Sftp();
+  spec.set_direction("read");
+  ExpectRefused(spec, "size", "cannot do a read of a file it lays out");
+  spec = Native();
+  spec.set_direction("read");
+  spec.set_size(0);
+  spec.set_file(dir_ + "/allowed/keys/id");
+  ExpectRefused(spec, "file", "a read streams a file the receiver lays out");
+  spec = Native();
+  spec.set_local_target("/etc");
+  ExpectRefused(spec, "local_target", "only on the command line");
+  spec = Native();
+  spec.set_remote_file("/etc/shadow");
+  ExpectRefused(spec, "remote_file", "only on the command line");
+}
+
+}  // namespace
+}  // namespace nasperf

@@ -1,0 +1,307 @@
+#include "transport/run_spec.h"
+
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/algorithm/container.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "common/fd.h"
+#include "common/payload.h"
+#include "common/policy.h"
+#include "common/units.h"
+#include "common/validate.h"
+
+namespace nasperf {
+namespace {
+
+constexpr size_t kMaxSecretBytes = 64 << 10;     // a key or a login file
+constexpr size_t kMaxKnownHostsBytes = 1 << 20;  // a known_hosts file
+constexpr size_t kMaxPathBytes = 4096;           // a file the spec names
+constexpr int kMaxIterations = 100000;           // --runs, --warmup
+constexpr double kMaxPauseS = 86400;             // --pause
+
+struct FileRole {
+  const char* role;
+  bool TransportCaps::*cap;
+  bool secret;  // owner-only, kept out of core dumps
+};
+constexpr FileRole kFileRoles[] = {
+    {"ssh_identity", &TransportCaps::ssh_login, true},
+    {"ssh_known_hosts", &TransportCaps::ssh_login, false},
+    {"credentials", &TransportCaps::credentials_file, true},
+};
+
+absl::Status Refuse(std::string* bad_field, const std::string& field, absl::string_view why) {
+  *bad_field = field;
+  return absl::InvalidArgumentError(why);
+}
+
+absl::Status Fail(std::string* bad_field, const std::string& field, absl::Status status) {
+  *bad_field = field;
+  return status;
+}
+
+const FileRole* FindRole(const std::string& role) {
+  for (const FileRole& r : kFileRoles) {
+    if (role == r.role) return &r;
+  }
+  return nullptr;
+}
+
+// The word, its flags (its own declarations), and `to` by its entry's parse for
+// `origin`; the config goes into `o` (Fill: what make still reads there).
+absl::Status ResolveTransport(const proto::RunSpec& spec, Origin origin, RunOptions& o, std::string* bad_field) {
+  absl::StatusOr<std::string> word = ParseRunTransport(spec.transport());
+  if (!word.ok()) return Fail(bad_field, "transport", word.status());
+  o.transport = *word;
+  const TransportEntry& entry = TransportFor(o.transport);
+  const std::vector<std::string> words(spec.transport_flags().begin(), spec.transport_flags().end());
+  absl::StatusOr<ParsedFlags> flags = ParseTransportFlagWords(o.transport, words);
+  if (!flags.ok()) return Fail(bad_field, "transport_flags", flags.status());
+  if (entry.parse == nullptr)
+    return Refuse(bad_field, "transport", absl::StrCat("transport ", entry.name, " takes no `to`"));
+  std::string field;
+  auto config = entry.parse(spec.to(), *flags, origin, &field);
+  if (!config.ok()) {  // a flag's refusal names it, as a plan's does
+    if (field.empty() || field == "--to") return Fail(bad_field, "to", config.status());
+    return Fail(bad_field, "transport_flags",
+                absl::Status(config.status().code(), absl::StrCat(field, ": ", config.status().message())));
+  }
+  (*config)->Fill(o);
+  o.config = *std::move(config);
+  return absl::OkStatus();
+}
+
+// Printable, no spaces, absolute, bounded: a name no shell nor libssh reads as more.
+absl::Status CheckPathText(const std::string& field, const std::string& path, std::string* bad_field) {
+  if (path.size() > kMaxPathBytes)
+    return Refuse(bad_field, field, absl::StrCat("longer than ", kMaxPathBytes, " bytes"));
+  for (char c : path) {
+    if (static_cast<unsigned char>(c) <= ' ' || c == 0x7f)
+      return Refuse(bad_field, field, "has a space or a control character");
+  }
+  if (!absl::StartsWith(path, "/")) return Refuse(bad_field, field, "must be an absolute path on the sending host");
+  return absl::OkStatus();
+}
+
+// A peer's file, through the descriptor that passed --allow-source: the name is
+// never opened again, so a link swapped in after the check hands over nothing new.
+absl::StatusOr<std::string> ReadAllowed(const FileRole& role, const std::string& path, const LocalPolicy& policy) {
+  static const std::vector<AllowedDirectory> kNone;
+  auto file = OpenAllowedSource(path, policy.allowed_sources != nullptr ? *policy.allowed_sources : kNone);
+  if (!file.ok()) return file.status();
+  const std::string what = absl::StrCat(role.role, " ", file->path);
+  if (!role.secret) return ReadFdBounded(file->fd->get(), what, kMaxKnownHostsBytes);
+  if (absl::Status s = KeepOutOfCoreDumps(); !s.ok()) return s;  // a secret from here on
+  return ReadPrivateFd(file->fd->get(), what, kMaxSecretBytes);
+}
+
+// Where the transport reads a role's path or bytes today (after Fill).
+void PutFile(const FileRole& role, const std::string& path, std::optional<std::string> bytes, RunOptions& o) {
+  const std::string name = role.role;
+  if (name == "ssh_identity") {
+    o.ssh.identity = path;
+    o.ssh.identity_text = std::move(bytes);
+  } else if (name == "ssh_known_hosts") {
+    o.ssh.known_hosts = path;
+    o.ssh.known_hosts_text = std::move(bytes);
+  } else {
+    o.share.smb_credentials = path;
+    o.share.credentials_text = std::move(bytes);
+  }
+}
+
+// Each file by a role the transport takes, once, named as an absolute path.
+absl::Status CheckFiles(const proto::RunSpec& spec, const TransportEntry& entry, std::string* bad_field) {
+  std::vector<std::string> seen;
+  for (const proto::RunSpec::File& file : spec.files()) {
+    const FileRole* role = FindRole(file.role());
+    if (role == nullptr || !(entry.caps.*role->cap)) {
+      const std::string able = role == nullptr ? "" : absl::StrCat(" (transport ", TransportsWith(role->cap), " does)");
+      return Refuse(
+          bad_field, "files",
+          absl::StrCat("transport ", entry.name, " takes no ", role == nullptr ? "such file" : role->role, able));
+    }
+    if (absl::c_linear_search(seen, file.role())) return Refuse(bad_field, file.role(), "given twice");
+    seen.push_back(file.role());
+    if (absl::Status s = CheckPathText(role->role, file.path(), bad_field); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+// The checked files where the transport reads them; a peer's read under --allow-source.
+absl::Status ReadFiles(const proto::RunSpec& spec, const LocalPolicy& policy, RunOptions& o, std::string* bad_field) {
+  for (const proto::RunSpec::File& file : spec.files()) {
+    const FileRole& role = *FindRole(file.role());
+    std::optional<std::string> bytes;
+    if (policy.origin != Origin::kUser) {
+      auto read = ReadAllowed(role, file.path(), policy);
+      if (!read.ok()) return Fail(bad_field, role.role, read.status());
+      bytes = *std::move(read);
+    }
+    PutFile(role, file.path(), std::move(bytes), o);
+  }
+  return absl::OkStatus();
+}
+
+// What to send: generated data of `size`, or a file (a peer's opened beneath
+// --allow-source, read through that descriptor only). A read lays its file out.
+absl::Status ResolvePayload(const proto::RunSpec& spec, const LocalPolicy& policy, RunOptions& o,
+                            std::string* bad_field) {
+  const bool remote = policy.origin == Origin::kUser && !spec.remote_file().empty();
+  if ((spec.size() == 0) == spec.file().empty() && !(remote && spec.size() == 0 && spec.file().empty())) {
+    return Refuse(bad_field, "size", "give a size or a file");
+  }
+  o.size = spec.size();
+  if (!spec.file().empty()) {
+    if (policy.origin == Origin::kUser) {
+      o.file = spec.file();
+    } else {
+      static const std::vector<AllowedDirectory> kNone;
+      auto file = OpenAllowedSource(spec.file(), policy.allowed_sources != nullptr ? *policy.allowed_sources : kNone);
+      if (!file.ok()) return Fail(bad_field, "file", file.status());
+      o.file = file->path;
+      o.file_fd = file->fd;
+    }
+  }
+  auto pattern = ParsePattern(spec.pattern().empty() ? "random" : spec.pattern());
+  if (!pattern.ok()) return Fail(bad_field, "pattern", pattern.status());
+  o.pattern = *pattern;
+  return absl::OkStatus();
+}
+
+// The direction, and a read's cache state and read mode (ignored for a write). Only
+// the command line names a file of the far end's or a local target.
+absl::Status ResolveDirection(const proto::RunSpec& spec, Origin origin, RunOptions& o, std::string* bad_field) {
+  if (origin != Origin::kUser) {
+    for (const auto& [field, given] : {std::pair{"remote_file", !spec.remote_file().empty()},
+                                       std::pair{"local_target", !spec.local_target().empty()},
+                                       std::pair{"direct_fallback", spec.direct_fallback()}}) {
+      if (given) return Refuse(bad_field, field, "only on the command line");
+    }
+  }
+  auto direction = ParseOr(spec.direction(), Direction::kWrite);
+  if (!direction.ok()) return Fail(bad_field, "direction", direction.status());
+  o.direction = *direction;
+  o.remote_file = spec.remote_file();
+  o.local_target = spec.local_target();
+  if (o.direction != Direction::kRead) return absl::OkStatus();
+  if (!spec.file().empty())
+    return Refuse(bad_field, "file", "a read streams a file the receiver lays out: give a size");
+  auto cache = ParseOr(spec.cache(), CacheState::kCold);
+  if (!cache.ok()) return Fail(bad_field, "cache", cache.status());
+  o.cache = *cache;
+  auto read_mode = ParseOr(spec.read_mode(), ReadMode::kBuffered);
+  if (!read_mode.ok()) return Fail(bad_field, "read_mode", read_mode.status());
+  o.read_mode = *read_mode;
+  return absl::OkStatus();
+}
+
+// How the far end writes: write mode, sync, cleanup, verify.
+absl::Status ResolveHow(const proto::RunSpec& spec, RunOptions& o, std::string* bad_field) {
+  if (!spec.write_mode().empty()) {
+    auto mode = Parse<WriteMode>(spec.write_mode());
+    if (!mode.ok()) return Fail(bad_field, "write_mode", mode.status());
+    o.write_mode = *mode;
+  }
+  if (!spec.sync().empty()) {
+    auto sync = ParseSyncPolicy(spec.sync());
+    if (!sync.ok()) return Fail(bad_field, "sync", sync.status());
+    o.sync_policy = *sync;
+  }
+  if (!spec.cleanup().empty()) {
+    auto cleanup = Parse<Cleanup>(spec.cleanup());
+    if (!cleanup.ok()) return Fail(bad_field, "cleanup", cleanup.status());
+    o.cleanup = *cleanup;
+  }
+  o.verify = spec.verify();
+  o.direct_fallback = spec.direct_fallback();
+  return absl::OkStatus();
+}
+
+// The same refusals as a plan's and the sender's flags (RefusalsFor). A run that is
+// not the command line's always sets a read's cache state.
+absl::Status RefuseWhatTheTransportCannotDo(const RunOptions& o, Origin origin, const proto::RunSpec& spec,
+                                            std::string* bad_field) {
+  TransportAsks asks;
+  asks.verify = o.verify;
+  asks.write_mode = o.write_mode;
+  asks.read = o.direction == Direction::kRead;
+  asks.read_laid_out = o.remote_file.empty();
+  asks.read_cache = asks.read && (origin != Origin::kUser || !spec.cache().empty() || !spec.read_mode().empty());
+  std::vector<Refusal> refused = RefusalsFor(o.transport, asks);
+  if (refused.empty()) return absl::OkStatus();
+  static constexpr std::pair<const char*, const char*> kAsked[] = {{"verify", "verify"},
+                                                                   {"write_mode", "write_mode"},
+                                                                   {"files", "an SSH login"},
+                                                                   {"direction", "direction read"},
+                                                                   {"size", "a read of a file it lays out"},
+                                                                   {"cache", "the NAS's cache"}};
+  const auto& [field, asked] = kAsked[static_cast<int>(refused.front().ask)];
+  return Refuse(
+      bad_field, field,
+      absl::StrCat("transport ", o.transport, " cannot do ", asked, "; transport ", refused.front().able, " can"));
+}
+
+// The loop: streams, iterations, pause, interval, window, run id, label.
+absl::Status ResolveLoop(const proto::RunSpec& spec, RunOptions& o, std::string* bad_field) {
+  if (spec.streams() < 1 || spec.streams() > kMaxStreams) {
+    return Refuse(bad_field, "streams", absl::StrCat("must be 1..", kMaxStreams));
+  }
+  o.streams = spec.streams();
+  if (spec.runs() < 0 || spec.runs() > kMaxIterations || spec.warmup() < 0 || spec.warmup() > kMaxIterations) {
+    return Refuse(bad_field, spec.runs() < 0 || spec.runs() > kMaxIterations ? "runs" : "warmup",
+                  absl::StrCat("must be 0..", kMaxIterations));
+  }
+  o.runs = spec.runs() == 0 && spec.warmup() == 0 ? 1 : spec.runs();
+  o.warmup = spec.warmup();
+  if (!std::isfinite(spec.pause_s()) || spec.pause_s() < 0 || spec.pause_s() > kMaxPauseS) {
+    return Refuse(bad_field, "pause_s", absl::StrCat("must be 0..", kMaxPauseS, " s"));
+  }
+  o.pause = absl::Seconds(spec.pause_s());
+  if (absl::Status s = CheckInterval(spec.interval_s()); !s.ok()) return Fail(bad_field, "interval_s", s);
+  o.interval_s = spec.interval_s();
+  if (spec.window_bytes() != 0 && (spec.window_bytes() < kMinWindow || spec.window_bytes() > kMaxWindow)) {
+    return Refuse(bad_field, "window_bytes",
+                  absl::StrCat("must be 0 or between ", FormatSize(kMinWindow), " and ", FormatSize(kMaxWindow)));
+  }
+  o.window_bytes = spec.window_bytes();
+  o.link_mbps = spec.link_mbps();
+  if (!spec.run_id().empty()) {
+    if (absl::Status s = CheckRunId(spec.run_id()); !s.ok()) return Fail(bad_field, "run_id", s);
+  }
+  o.run_id = spec.run_id();
+  o.label = spec.label();
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<RunOptions> MakeRunOptions(const proto::RunSpec& spec, const LocalPolicy& policy,
+                                          std::string* bad_field) {
+  RunOptions o;
+  // Every check first; files are opened and read only for a run that passed them.
+  if (absl::Status s = ResolveTransport(spec, policy.origin, o, bad_field); !s.ok()) return s;
+  if (absl::Status s = CheckFiles(spec, TransportFor(o.transport), bad_field); !s.ok()) return s;
+  if (absl::Status s = ResolveDirection(spec, policy.origin, o, bad_field); !s.ok()) return s;
+  if (absl::Status s = ResolveHow(spec, o, bad_field); !s.ok()) return s;
+  if (absl::Status s = ResolveLoop(spec, o, bad_field); !s.ok()) return s;
+  if (absl::Status s = CheckFingerprint("receiver_fingerprint", spec.receiver_fingerprint()); !s.ok()) {
+    return Fail(bad_field, "receiver_fingerprint", s);
+  }
+  o.receiver_fingerprint = spec.receiver_fingerprint();
+  if (absl::Status s = RefuseWhatTheTransportCannotDo(o, policy.origin, spec, bad_field); !s.ok()) return s;
+  if (absl::Status s = ResolvePayload(spec, policy, o, bad_field); !s.ok()) return s;
+  if (absl::Status s = ReadFiles(spec, policy, o, bad_field); !s.ok()) return s;
+  o.token = policy.token;  // never the spec's
+  o.trust = policy.trust;
+  return o;
+}
+
+}  // namespace nasperf

@@ -1,0 +1,49 @@
+// A run as asked (proto::RunSpec: a lab job's, later the command line's) made into
+// the RunOptions the sender loop runs, under the local policy of the host that runs
+// it: which files a peer may have read (--allow-source), and the token and the TLS
+// trust, which never come from the spec. The one path every front end takes, so the
+// checks a peer's run gets are written once. Plain functions: any thread.
+#ifndef NASPERF_TRANSPORT_RUN_SPEC_H_
+#define NASPERF_TRANSPORT_RUN_SPEC_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/allowed_source.h"
+#include "common/grpc_auth.h"
+#include "proto/nasperf.pb.h"
+#include "transport/registry.h"
+#include "transport/run_options.h"
+
+namespace nasperf {
+
+struct LocalPolicy {
+  // Who gave the spec. Origin::kUser's files pass as paths (the transport reads them
+  // at make); any other origin's are opened beneath allowed_sources and read there.
+  Origin origin = Origin::kUser;
+  const std::vector<AllowedDirectory>* allowed_sources = nullptr;  // null: none (generated data only)
+  std::string token;                                               // this host's, never the spec's
+  std::shared_ptr<const PeerTrust> trust;                          // this host's, never the spec's
+};
+
+// `spec` checked and made into a run. A refusal is one line; *bad_field names the
+// spec's field it is about ("to", "files", "window_bytes", ...; "transport_flags"
+// for a transport flag, whose name begins the line). Checks, every one before any
+// file is opened: the transport's word, flags and `to` by its entry (the parse for
+// policy.origin); each file by its role ("ssh_identity", "ssh_known_hosts": a
+// transport with TransportCaps::ssh_login; "credentials": credentials_file), once,
+// absolute; direction, cache, read mode; write mode, sync, cleanup, verify and
+// RefusalsFor; streams 1..kMaxStreams, runs, warm-ups, pause, interval, window, run
+// id, the receiver's fingerprint; size xor file. A peer's spec names no remote_file,
+// local_target nor direct_fallback (no job ever could). Then (not kUser) the payload
+// and each file are opened by OpenAllowedSource and read through that descriptor
+// only (a secret after KeepOutOfCoreDumps, at most 64 KiB and owner-only; known_hosts
+// at most 1 MiB).
+absl::StatusOr<RunOptions> MakeRunOptions(const proto::RunSpec& spec, const LocalPolicy& policy,
+                                          std::string* bad_field);
+
+}  // namespace nasperf
+
+#endif  // NASPERF_TRANSPORT_RUN_SPEC_H_
