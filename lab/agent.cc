@@ -167,9 +167,8 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
   grpc::Status StartSender(grpc::ServerContext* context, const proto::SenderJob* request,
                            proto::StartSenderReply*) override {
     if (grpc::Status s = CheckToken(*context, options_.token, kComponent); !s.ok()) return s;
-    RunContext run_context;  // the job's placement; its hooks below, once the job exists
-    auto options = MakeOptions(*request, run_context);
-    if (!options.ok()) return ToGrpc(options.status());
+    // The collector first: what is only parsed is checked before MakeOptions opens and
+    // reads the job's files.
     std::optional<HostPort> collector;
     if (!request->collector().empty()) {
       auto address = ParseHostPort(request->collector(), kCollectorPort);
@@ -177,6 +176,9 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
       if (address->host.empty()) address->host = PeerHost(*context);  // ":PORT": where the controller runs
       collector = *address;
     }
+    RunContext run_context;  // the job's placement; its hooks below, once the job exists
+    auto options = MakeOptions(*request, run_context);
+    if (!options.ok()) return ToGrpc(options.status());
     auto job = std::make_shared<Job>();
     job->request = *request;
     // Counted first: a refused job makes nothing (no thread, no payload pool, no spool).
@@ -323,6 +325,8 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
     if (job.first_stream() < 0 || job.first_stream() > 100000) return absl::InvalidArgumentError("bad first stream");
     if (!job.has_spec()) return absl::InvalidArgumentError("give a size or a file");  // an older controller
     if (absl::Status s = CheckFingerprint("collector_fingerprint", job.collector_fingerprint()); !s.ok()) return s;
+    // The placement's checks before MakeRunOptions, which opens and reads the job's files.
+    if (absl::Status s = SetLabCopy(job, placement); !s.ok()) return s;
     std::string field;
     auto o =
         MakeRunOptions(job.spec(), {Origin::kPeer, &options_.allowed_sources, options_.token, options_.trust}, &field);
@@ -334,7 +338,6 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
     placement.first_stream = job.first_stream();
     placement.host_name = job.host_name();
     placement.receiver_name = job.receiver_name();
-    if (absl::Status s = SetLabCopy(job, placement); !s.ok()) return s;
     return o;
   }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -57,9 +58,17 @@ absl::StatusOr<uint16_t> TakePort(const std::string& text, SshDestination& to) {
   return static_cast<uint16_t>(port);
 }
 
+// What a plan's or a peer's user and host may hold: a POSIX user name's and a host
+// name's or address's characters, so that neither reaches a shell an
+// ssh_config's ProxyCommand or Match exec runs with %r or %h as anything but a name.
+bool IsLoginNameChar(char c, bool host) {
+  if (absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_') return true;
+  return host && (c == ':' || c == '%');  // an IPv6 address (ParseSshDestination takes off its [ ])
+}
+
 // A plan's or a peer's login (the old agent's CheckLoginText): user, host and
 // directory printable, with no space, bounded, and none starting with '-', so that
-// neither libssh nor a shell reads one as an option.
+// neither libssh nor a shell reads one as an option; user and host name characters only.
 absl::Status CheckLoginWords(const SshDestination& to, std::string* bad_field) {
   for (const auto& [what, value, max] :
        {std::tuple{"user", &to.user, size_t{64}}, std::tuple{"host", &to.host, size_t{255}},
@@ -74,6 +83,14 @@ absl::Status CheckLoginWords(const SshDestination& to, std::string* bad_field) {
     if (absl::StartsWith(*value, "-"))
       return Refuse(bad_field, "--to", absl::StrCat("the login's ", what, " starts with -"));
   }
+  for (const auto& [what, value, host] : {std::tuple{"user", &to.user, false}, std::tuple{"host", &to.host, true}}) {
+    for (char c : *value) {
+      if (!IsLoginNameChar(c, host)) {
+        return Refuse(bad_field, "--to", absl::StrCat("the login's ", what, " may hold only letters, digits and ._-",
+                                                      host ? ":%" : ""));
+      }
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -87,10 +104,11 @@ absl::Status ReadLoginFlags(const ParsedFlags& flags, Origin origin, SshOptions&
         return Refuse(bad_field, name, "must be 1 to 65535");
       }
       login.port = static_cast<uint16_t>(port);
-    } else if (name == "--identity") {
-      login.identity = value;
-    } else if (name == "--known-hosts") {
-      login.known_hosts = value;
+    } else if (name == "--identity" || name == "--known-hosts") {
+      // A plan's or a peer's key and known_hosts are files it names by role, opened
+      // beneath the agent's --allow-source (transport/run_spec.cc), never a path libssh opens.
+      if (origin != Origin::kUser) return Refuse(bad_field, name, "only on the command line (a plan names it as a file)");
+      (name == "--identity" ? login.identity : login.known_hosts) = value;
     } else if (name == "--ssh-config" || name == "--accept-new-host-key") {
       if (origin != Origin::kUser) return Refuse(bad_field, name, "only on the command line");
       if (name == "--ssh-config") login.config_file = value;

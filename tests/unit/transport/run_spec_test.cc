@@ -18,6 +18,7 @@
 #include "gtest/gtest.h"
 #include "temp_dir.h"
 #include "transport/nfs.h"
+#include "transport/ssh.h"
 
 namespace nasperf {
 namespace {
@@ -302,6 +303,46 @@ TEST_F(RunSpecTest, WhatTheTransportCannotDoIsRefusedAndAPeerNamesNoLocalFiles) 
   spec = Native();
   spec.set_remote_file("/etc/shadow");
   ExpectRefused(spec, "remote_file", "only on the command line");
+}
+
+// The review's gaps: a name a shell could read, a key by flag, and every check made
+// before a file is opened (an agent with no --allow-source refuses the streams first).
+TEST_F(RunSpecTest, LoginNamesAreNamesAndChecksComeBeforeAnyOpen) {
+  for (const std::string to : {"root@nas;id:/mnt", "a@b@nas:/mnt", "r$(id)@nas:/mnt", "root@n\\as:/mnt"}) {
+    proto::RunSpec spec = Sftp();
+    spec.set_to(to);
+    ExpectRefused(spec, "to", "may hold only letters, digits and ._-");
+  }
+  proto::RunSpec v6 = Sftp();
+  v6.set_to("backup_1@[fe80::1%eth0]:/mnt/cache");
+  auto o = Make(v6);
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->ssh.to.host, "fe80::1%eth0");
+
+  for (const char* flag : {"--identity", "--known-hosts"}) {
+    ParsedFlags flags;
+    flags.Add(flag, "/root/.ssh/id_rsa");
+    std::string field;
+    auto config = ParseSshTo("root@nas:/mnt", flags, Origin::kPeer, &field);
+    ASSERT_FALSE(config.ok()) << flag;
+    EXPECT_EQ(field, flag);
+    EXPECT_TRUE(ParseSshTo("root@nas:/mnt", flags, Origin::kUser, &field).ok()) << flag;
+  }
+
+  std::vector<AllowedDirectory> none;
+  policy_.allowed_sources = &none;
+  proto::RunSpec spec = Sftp();
+  spec.set_streams(0);
+  ExpectRefused(spec, "streams", "must be 1..");
+  spec = Sftp();
+  spec.set_write_mode("sideways");
+  ExpectRefused(spec, "write_mode", "");
+  spec = Native();
+  AddFile(spec, "ssh_config", "/etc/ssh/ssh_config");
+  ExpectRefused(spec, "files", "takes no such file");
+  spec = Native();
+  spec.set_direct_fallback(true);
+  ExpectRefused(spec, "direct_fallback", "only on the command line");
 }
 
 }  // namespace
