@@ -86,8 +86,8 @@ absl::Status CheckLoginWords(const SshDestination& to, std::string* bad_field) {
   for (const auto& [what, value, host] : {std::tuple{"user", &to.user, false}, std::tuple{"host", &to.host, true}}) {
     for (char c : *value) {
       if (!IsLoginNameChar(c, host)) {
-        return Refuse(bad_field, "--to", absl::StrCat("the login's ", what, " may hold only letters, digits and ._-",
-                                                      host ? ":%" : ""));
+        return Refuse(bad_field, "--to",
+                      absl::StrCat("the login's ", what, " may hold only letters, digits and ._-", host ? ":%" : ""));
       }
     }
   }
@@ -107,7 +107,8 @@ absl::Status ReadLoginFlags(const ParsedFlags& flags, Origin origin, SshOptions&
     } else if (name == "--identity" || name == "--known-hosts") {
       // A plan's or a peer's key and known_hosts are files it names by role, opened
       // beneath the agent's --allow-source (transport/run_spec.cc), never a path libssh opens.
-      if (origin != Origin::kUser) return Refuse(bad_field, name, "only on the command line (a plan names it as a file)");
+      if (origin != Origin::kUser)
+        return Refuse(bad_field, name, "only on the command line (a plan names it as a file)");
       (name == "--identity" ? login.identity : login.known_hosts) = value;
     } else if (name == "--ssh-config" || name == "--accept-new-host-key") {
       if (origin != Origin::kUser) return Refuse(bad_field, name, "only on the command line");
