@@ -15,9 +15,12 @@
 
 namespace nasperf {
 
+TransportEntry PathTransportEntry();  // transport/path.cc: the entry is the file's one export
+
 const std::vector<TransportEntry>& Transports() {
   static const auto* entries = new std::vector<TransportEntry>{
       NativeTransportEntry(), ScpTransportEntry(), SftpTransportEntry(), NfsTransportEntry(), SmbTransportEntry(),
+      PathTransportEntry(),  // transport/path.cc
   };
   return *entries;
 }
