@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# Issue 45: `nasperf sender --transport path --to DIR` writes and reads files in a
+# directory of a mounted (or local) file system through the OS's own client, and the
+# rows say what the mount is (share_protocol).
+# (a) a loop-device ext4 behind a cgroup v1 blkio write throttle, --sync end: every row
+#     near the throttle as dd measures it through the same throttle in the same run
+#     (their mean within 5 %), share_protocol "local ext4", peer "local";
+# (b) sshfs over the test sshd on loopback (FUSE, in the kernel's path): rows within
+#     10 % of `dd bs=1M conv=fsync` of the same size into the same mount, measured here;
+#     share_protocol "fuse.sshfs", peer the mount's source;
+# (c) --direction read of a file laid out there (this client's pages dropped first:
+#     cache cold), --verify of writes, --write-mode direct and dsync;
+# (d) a bad --to (relative, missing, a file, "..") is one line and a non-zero exit.
+# Root; skips without /dev/fuse, sshfs or the blkio hierarchy.
+source "$(dirname "$0")/lib.sh"
+need_root "loop devices, a blkio cgroup and a FUSE mount"
+[ -c /dev/fuse ] || skip "no /dev/fuse (sshfs needs FUSE)"
+command -v sshfs >/dev/null || skip "no sshfs (Debian package sshfs; scripts/install-deps.sh installs it)"
+[ -d /sys/fs/cgroup/blkio ] || skip "no cgroup v1 blkio hierarchy (the throttled disk needs it)"
+source "$(dirname "$0")/ssh_lib.sh"
+
+SIZE_MIB=64
+sender() { timeout 120 "$NASPERF" sender --transport path --no-progress "$@"; }
+col() { csv_role_col "$1/transfers.csv" sender "$2"; }
+mean() { awk '{ s += $1; n++ } END { if (n) printf "%.2f", s / n }'; }
+
+# (d) first: no mount needed, and the old build has no such transport at all.
+bad_to() {  # NAME WORDS TO: refused in one line, non-zero exit, no rows
+  local rc=0
+  sender --to "$3" --size 1MiB --out "$T/$1" >"$T/$1.log" 2>&1 || rc=$?
+  [ "$rc" -ne 0 ] || fail "$1: --to $3 was taken"
+  [ "$(wc -l <"$T/$1.log")" = 1 ] || fail "$1: not one line: $(cat "$T/$1.log")"
+  grep -q -- "$2" "$T/$1.log" || fail "$1: no \"$2\" in: $(cat "$T/$1.log")"
+  [ ! -e "$T/$1/transfers.csv" ] || fail "$1: rows for a run that never started"
+}
+echo notadir >"$T/file"
+bad_to relative "must be an absolute directory" "relative/dir"
+bad_to missing "No such file or directory" "$T/missing"
+bad_to file "Not a directory" "$T/file"
+bad_to dotdot '".." component' "$T/../etc"
+
+# (a) the local baseline: ext4 on a loop device, writes throttled for the writer's cgroup.
+loop_fs disk 256M ext4
+dev=$(losetup -j "$T/disk.img" | cut -d: -f1 | head -1)
+[ -n "$dev" ] || fail "no loop device behind $T/disk"
+THROTTLE=/sys/fs/cgroup/blkio/nasperf-it-path-$$
+mkdir -p "$THROTTLE"
+CLEANUPS+=("for _ in \$(seq 200); do cgroup_empty '$THROTTLE' && break; sleep 0.05; done; rmdir '$THROTTLE'")
+echo "$(lsblk -dno MAJ:MIN "$dev" | tr -d ' ') $((25 << 20))" >"$THROTTLE/blkio.throttle.write_bps_device"
+truth=$(in_cgroup "$THROTTLE" dd if=/dev/zero of="$T/disk/dd.bin" bs=1M count=$SIZE_MIB conv=fsync 2>&1 | dd_mbs) ||
+  fail "dd into the throttled disk"
+rm -f "$T/disk/dd.bin"
+in_cgroup "$THROTTLE" "$NASPERF" sender --transport path --no-progress --to "$T/disk" --size ${SIZE_MIB}MiB \
+  --runs 2 --sync end --out "$T/ext4" >"$T/ext4.log" 2>&1 || fail "path write to ext4: $(tail -3 "$T/ext4.log")"
+rates=$(col "$T/ext4" mb_per_s)
+echo "ext4 behind a $((25 << 20)) B/s throttle: dd $truth MB/s, nasperf ${rates//$'\n'/ }"
+[ "$(col "$T/ext4" status | sort -u)" = ok ] || fail "ext4 rows not ok: $(col "$T/ext4" error)"
+[ "$(col "$T/ext4" share_protocol | sort -u)" = "local ext4" ] || fail "share_protocol: $(col "$T/ext4" share_protocol)"
+[ "$(col "$T/ext4" peer | sort -u)" = local ] || fail "peer: $(col "$T/ext4" peer)"
+for r in $rates; do within 15 "$r" "$truth" || fail "an ext4 row at $r MB/s is not near dd's $truth MB/s"; done
+within 5 "$(mean <<<"$rates")" "$truth" || fail "ext4 rows' mean $(mean <<<"$rates") not within 5 % of dd's $truth MB/s"
+left() { find "$@" -maxdepth 1 -name 'nasperf-*'; }
+[ -z "$(left "$T/disk")" ] || fail "files left on ext4: $(left "$T/disk")"
+
+# (b) sshfs over the test sshd on loopback.
+start_sshd
+trust_sshd
+mkdir -p "$T/sshfs"
+sshfs -f -p "$SSHD_PORT" -o "IdentityFile=$IDENTITY,UserKnownHostsFile=$KNOWN_HOSTS,StrictHostKeyChecking=yes" \
+  -o BatchMode=yes -F "$CLIENT_DIR/ssh_config" "root@127.0.0.1:$T/remote" "$T/sshfs" 2>"$T/sshfs.log" &
+PIDS+=($!)
+CLEANUPS+=("! mountpoint -q '$T/sshfs' || umount -l '$T/sshfs'")
+# shellcheck disable=SC2317  # called by wait_for, through "$@"
+sshfs_mounted() { grep -q " $T/sshfs .* - fuse.sshfs " /proc/self/mountinfo || ! alive "${PIDS[-1]}"; }
+wait_for "the sshfs mount" 20 sshfs_mounted
+grep -q " $T/sshfs .* - fuse.sshfs " /proc/self/mountinfo || fail "sshfs did not mount: $(cat "$T/sshfs.log")"
+# sshfs and sshd share this machine's two cores with whatever else runs: one transfer
+# swings by 15 %. So three rounds, each a dd then a nasperf transfer, and their
+# medians compared; the session's first write (sftp-server's start, TCP's ramp) is
+# a warm-up of dd's, no one's rate.
+dd_into() {
+  dd if=/dev/zero of="$T/sshfs/dd.bin" bs=1M count=$SIZE_MIB conv=fsync 2>&1 | dd_mbs
+  rm -f "$T/sshfs/dd.bin"
+}
+median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+dd_into >/dev/null || fail "dd into sshfs"
+dds="" ours=""
+for round in 1 2 3; do
+  r=$(dd_into) || fail "dd into sshfs"
+  dds+="$r"$'\n'
+  sender --to "$T/sshfs" --size ${SIZE_MIB}MiB --sync end --out "$T/sshfs-$round" >"$T/sshfs-$round.log" 2>&1 ||
+    fail "path write to sshfs: $(tail -3 "$T/sshfs-$round.log")"
+  [ "$(col "$T/sshfs-$round" status)" = ok ] || fail "sshfs row not ok: $(col "$T/sshfs-$round" error)"
+  [ "$(col "$T/sshfs-$round" share_protocol)" = fuse.sshfs ] ||
+    fail "share_protocol: $(col "$T/sshfs-$round" share_protocol)"
+  [ "$(col "$T/sshfs-$round" peer)" = "root@127.0.0.1:$T/remote" ] || fail "peer: $(col "$T/sshfs-$round" peer)"
+  ours+="$(col "$T/sshfs-$round" mb_per_s)"$'\n'
+done
+truth=$(median <<<"${dds%$'\n'}")
+ours_median=$(median <<<"${ours%$'\n'}")
+echo "sshfs on loopback: dd conv=fsync ${dds//$'\n'/ }(median $truth) MB/s, nasperf ${ours//$'\n'/ }(median $ours_median)"
+within 10 "$ours_median" "$truth" || fail "nasperf's median $ours_median MB/s is not within 10 % of dd's $truth MB/s"
+sender --to "$T/sshfs" --size 16MiB --runs 2 --verify --out "$T/sshfs-verify" >"$T/sshfs-verify.log" 2>&1 ||
+  fail "--verify over sshfs: $(tail -3 "$T/sshfs-verify.log")"
+[ "$(col "$T/sshfs-verify" verified | sort -u)" = true ] || fail "not verified: $(col "$T/sshfs-verify" verified)"
+
+# (c) a read of a file laid out there: this client's pages of it dropped first.
+sender --to "$T/sshfs" --size 16MiB --direction read --out "$T/sshfs-r" >"$T/sshfs-r.log" 2>&1 ||
+  fail "path read from sshfs: $(tail -3 "$T/sshfs-r.log")"
+[ "$(col "$T/sshfs-r" status)" = ok ] || fail "read row: $(col "$T/sshfs-r" error)"
+[ "$(col "$T/sshfs-r" bytes)" = $((16 << 20)) ] || fail "read $(col "$T/sshfs-r" bytes) bytes"
+[ "$(col "$T/sshfs-r" cache)" = cold ] || fail "read cache: $(col "$T/sshfs-r" cache) ($(col "$T/sshfs-r" notes))"
+# The write modes on the local disk (O_DIRECT works on ext4), read back.
+for mode in direct dsync; do
+  sender --to "$T/disk" --size 8MiB --write-mode "$mode" --verify --out "$T/ext4-$mode" >"$T/ext4-$mode.log" 2>&1 ||
+    fail "--write-mode $mode: $(tail -3 "$T/ext4-$mode.log")"
+  [ "$(col "$T/ext4-$mode" write_mode)/$(col "$T/ext4-$mode" verified)" = "$mode/true" ] ||
+    fail "--write-mode $mode row: $(col "$T/ext4-$mode" write_mode) $(col "$T/ext4-$mode" verified)"
+done
+[ -z "$(left "$T/remote" "$T/disk")" ] || fail "files left: $(left "$T/remote" "$T/disk")"
+echo "ok: path transport on a throttled ext4 and on sshfs"
