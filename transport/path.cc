@@ -214,6 +214,8 @@ class PathFs : public RemoteFs {
   absl::StatusOr<uint64_t> FreeBytes(const std::string&) override {
     struct statvfs st {};
     if (::fstatvfs(dir_fd_, &st) != 0) return ErrnoStatus(errno, absl::StrCat("statvfs ", where_));
+    // ramfs and some FUSE file systems say they have no blocks at all: unknown, not full.
+    if (st.f_blocks == 0) return absl::UnimplementedError("the file system reports no size");
     if (st.f_frsize != 0 && st.f_bavail > UINT64_MAX / st.f_frsize) return UINT64_MAX;
     return uint64_t{st.f_bavail} * st.f_frsize;
   }
