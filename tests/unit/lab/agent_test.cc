@@ -141,6 +141,19 @@ TEST(SetJobTransport, HostileLoginsAreRefused) {
   refused(job, "takes no SSH login");
 }
 
+// A job may not name a directory of the agent's own host (`transport = "path"`, issue
+// 45): a token holder would pick where the root agent writes. Refused until lab plans
+// take it with an allow-list.
+TEST(SetJobTransport, AMountedDirectoryJobIsRefused) {
+  proto::SenderJob job;
+  job.set_transport("path");
+  job.set_to("/etc");
+  RunOptions o;
+  absl::Status s = SetJobTransport(job, o);
+  EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
+  EXPECT_TRUE(o.share.url.empty());
+}
+
 TEST(SetJobTransport, AShareJobBecomesAUrlAndALoginFile) {
   proto::SenderJob job;
   job.set_transport("smb");
