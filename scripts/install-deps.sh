@@ -15,7 +15,7 @@ packages=(
   clang libclang-rt-14-dev
   openssh-server openssh-client iperf3 iproute2 e2fsprogs btrfs-progs util-linux procps python3 binutils dpkg-dev tcpdump
   shellcheck clang-format universal-ctags ccache
-  samba smbclient nfs-ganesha nfs-ganesha-vfs rpcbind libnfs-utils libsmbclient-dev libnfs-dev
+  samba smbclient nfs-ganesha nfs-ganesha-vfs rpcbind libnfs-utils libsmbclient-dev libnfs-dev sshfs
   libboost-dev prometheus
 )
 [ "${NASPERF_WITH_BROWSER:-0}" = 1 ] && packages+=(chromium)

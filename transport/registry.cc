@@ -21,7 +21,8 @@
   X(Scp)                      \
   X(Sftp)                     \
   X(Nfs)                      \
-  X(Smb)
+  X(Smb)                      \
+  X(Path)
 
 namespace nasperf {
 

@@ -225,7 +225,12 @@ void RemoteFsRun::RecordRow(const PushResult& r, const absl::Status& status, std
   // alike from here.
   VerdictFigures figures;
   figures.source_wait_pct = source_pct;
-  figures.sender_cpu_pct = r.cpu_busy_pct;
+  // The CPU was busy that share of the push; the sync after it (a local disk's fsync
+  // of what the page cache took at memory speed) is time it waited.
+  const int64_t pushed_ns = r.last_byte_ns - r.first_byte_ns, timed_ns = r.ack_ns - r.first_byte_ns;
+  figures.sender_cpu_pct = r.cpu_busy_pct >= 0 && timed_ns > 0 && pushed_ns >= 0
+                               ? r.cpu_busy_pct * static_cast<double>(pushed_ns) / static_cast<double>(timed_ns)
+                               : r.cpu_busy_pct;
   if (const std::string verdict = Verdict(figures);
       verdict == Name(Bottleneck::kSource) || verdict == Name(Bottleneck::kSenderCpu)) {
     row.set_bottleneck(verdict);

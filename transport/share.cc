@@ -116,9 +116,12 @@ absl::Status ShareTransport::Start(const std::string& run_id, uint64_t length, c
   }
   protocol_ = driver_->ProtocolCell(s);
   const std::string host = driver_->host();
-  path_.Resolve(host, PeerCell(host, driver_->port()), options_.link_mbps);
+  path_.Resolve(host, driver_->peer(), options_.link_mbps);
   say(driver_->StartLine(s, free_text, run_.sync()));
-  say(path_.Describe());
+  // No host to route toward (a local file system, a mount whose source names none):
+  // no interface, MTU or link to tell.
+  say(host.empty() ? absl::StrCat("path: ", driver_->peer(), ", no host to route toward: MTU and link unknown")
+                   : path_.Describe());
   return absl::OkStatus();
 }
 
@@ -190,6 +193,7 @@ void ShareTransport::Pull(const TransferSlot& slot, BlockWriter* into, const Pip
   }
   (*reader)->Close();
   AddReadClientFigures(result, start_ns, into != nullptr, std::nullopt, path_.ceiling_mb_per_s(), &row);
+  (*reader)->FillReadRow(row);
   // With no agent there, only this end can be told apart: its own disk and CPU.
   KeepClientVerdicts(row);
 }
@@ -199,7 +203,6 @@ void ShareTransport::Push(const TransferSlot& slot, PayloadSource& source, const
   RemoteFsRun::Turn turn(run_);
   proto::TransferReport& row = out.sender;
   FillPathCells(row);
-  driver_->FillPushRow(row);
 
   PushResult r;
   r.start_wall_ns = WallNanos();
@@ -216,6 +219,7 @@ void ShareTransport::Push(const TransferSlot& slot, PayloadSource& source, const
   }
   (void)barrier.Wait();  // a stream that failed before its first byte never holds the others back
   run_.RecordRow(r, status, path_.ceiling_mb_per_s(), row);
+  driver_->FillPushRow(row);
   // A connection lost in the transfer leaves its file to housekeeping (NFS's says the
   // partial file stays; SMB's removes it through the run's own connection).
   if (session.ok()) run_.Done((*session)->AfterTransfer(), path, status.ok(), r.first_byte_ns != 0);

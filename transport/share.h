@@ -54,6 +54,10 @@ class ShareReader : public ByteSource {
   // After the pipeline, whether it read to the end or stopped early: lets the file
   // go. Answers still owed leave the session unusable (ShareSession::usable).
   virtual void Close() = 0;
+  // After Close: the read row's cells only this reader knows (a mounted path's: the
+  // client's page cache before the read, cache and cache_resident_pct, or a note on why
+  // it is unknown).
+  virtual void FillReadRow(proto::TransferReport& /*row*/) const {}
 };
 
 // One stream's connection to the share.
@@ -82,6 +86,9 @@ class ShareSession {
   virtual const char* StartupNote() { return nullptr; }
 };
 
+// The rows' peer column: `host`, or host:port when a port was named.
+std::string PeerCell(const std::string& host, uint16_t port);
+
 // What differs per protocol. The shell calls it after the constructor's RunOptions
 // are set; its const calls come from any thread.
 class ShareDriver {
@@ -99,6 +106,9 @@ class ShareDriver {
   virtual const char* name() const = 0;
   virtual std::string host() const = 0;
   virtual uint16_t port() const { return 0; }
+  // The rows' peer column: PeerCell(host(), port()) unless the driver says better (a
+  // mount's source, or "local" for a file system with no server).
+  virtual std::string peer() const { return PeerCell(host(), port()); }
   // The requests a stream's read keeps in flight (the read line says more than one).
   virtual int reads_in_flight() const { return 1; }
   // After Start's checks, over Start's session: the share_protocol cell, and the
@@ -106,7 +116,8 @@ class ShareDriver {
   // the policy the rows claim).
   virtual std::string ProtocolCell(ShareSession& session) const = 0;
   virtual std::string StartLine(ShareSession& session, const std::string& free_text, const SyncPolicy& sync) const = 0;
-  // A write's row cells of this protocol alone (NFS: write_mode).
+  // A write's row cells of this protocol alone (NFS: write_mode), once the shell
+  // recorded the transfer (status, figures, notes): a driver may add a note on them.
   virtual void FillPushRow(proto::TransferReport& /*row*/) const {}
 };
 
@@ -130,9 +141,6 @@ class ShareDriverOf : public ShareDriver {
     return StartLineOf(static_cast<Session&>(session), free_text, sync);
   }
 };
-
-// The rows' peer column: `host`, or host:port when a port was named.
-std::string PeerCell(const std::string& host, uint16_t port);
 
 // The transport; `options` and `context` must outlive it (the barrier is read per transfer).
 std::unique_ptr<Transport> NewShareTransport(std::unique_ptr<ShareDriver> driver, const RunOptions& options,

@@ -406,14 +406,14 @@ INSTANTIATE_TEST_SUITE_P(
                 SshTransferPlan("transport = \"smb\"\nto = \"smb://nas/x\"\ncredentials = \"cred\""),
                 "credentials must be an absolute path on the sending agent's host"},
         BadPlan{"DirectOverSftp", GoodWith("to = \"nas\"", "to = \"root@nas:/x\"\ntransport = \"sftp\""),
-                "plan.toml:24: [[transfer]] 1: write_mode: transport = \"sftp\" cannot; transport = \"native\" can"},
+                "plan.toml:24: [[transfer]] 1: write_mode: transport = \"sftp\" cannot; transport = \"native|path\" can"},
         BadPlan{
             "VerifyOverScp", SshTransferPlan("transport = \"scp\"\nto = \"nas:/x\"\nverify = true"),
-            "plan.toml:9: [[transfer]] 1: verify: transport = \"scp\" cannot; transport = \"native|sftp|nfs|smb\" can; "
+            "plan.toml:9: [[transfer]] 1: verify: transport = \"scp\" cannot; transport = \"native|sftp|nfs|smb|path\" can; "
             "compare files with cmp or sha256sum"},
         BadPlan{
             "ReadOverSftp", SshTransferPlan("transport = \"sftp\"\nto = \"nas:/x\"\ndirection = \"read\""),
-            "plan.toml:9: [[transfer]] 1: direction: transport = \"sftp\" cannot; transport = \"native|nfs|smb\" can "
+            "plan.toml:9: [[transfer]] 1: direction: transport = \"sftp\" cannot; transport = \"native|nfs|smb|path\" can "
             "(a plan's read streams a file `to` lays out)"},
         BadPlan{"SftpToAHostName", GoodWith("to = \"nas\"", "to = \"nas\"\ntransport = \"sftp\""),
                 "plan.toml:20: [[transfer]] 1: to: transport = \"sftp\" logs in over SSH: expected "

@@ -18,6 +18,7 @@
 #include "absl/time/time.h"
 #include "common/clock.h"
 #include "common/policy.h"
+#include "common/verdict.h"
 #include "datapath/payload_source.h"
 #include "gtest/gtest.h"
 #include "transport/fake_remote_fs.h"
@@ -55,6 +56,28 @@ Transfer Write(RemoteFsRun& run, FakeFs& fs, const std::string& path, uint64_t l
   run.RecordRow(t.r, t.status, std::nullopt, t.row);
   run.Done(&fs, path, t.status.ok(), t.r.first_byte_ns != 0);
   return t;
+}
+
+// A local disk's buffered write: the page cache takes the bytes at memory speed (the
+// CPU busy all the push), then the fsync waits nine tenths of the time. The CPU was
+// not the bottleneck (the verdict said sender-cpu before issue 45's path transport).
+TEST(RemoteFsRun, ASyncAfterAFastPushIsNotTheSendersCpu) {
+  RemoteFsRun run(Plan(SyncPolicy{}, Cleanup::kEach));
+  PushResult r;
+  r.start_ns = 1;
+  r.first_byte_ns = 1;
+  r.last_byte_ns = 1 + 100'000'000;
+  r.ack_ns = 1 + 1'000'000'000;
+  r.bytes_sent = 64 * kMiB;
+  r.cpu_busy_pct = 100;
+  proto::TransferReport row;
+  run.RecordRow(r, absl::OkStatus(), std::nullopt, row);
+  EXPECT_EQ(row.status(), Name(Status::kOk));
+  EXPECT_NE(row.bottleneck(), Name(Bottleneck::kSenderCpu));
+  r.ack_ns = r.last_byte_ns;  // no sync: the CPU was the bottleneck
+  proto::TransferReport busy;
+  run.RecordRow(r, absl::OkStatus(), std::nullopt, busy);
+  EXPECT_EQ(busy.bottleneck(), Name(Bottleneck::kSenderCpu));
 }
 
 TEST(RemoteFsRun, RefusesWhenTheFilesTheRunLeavesDoNotFit) {

@@ -345,5 +345,16 @@ TEST_F(RunSpecTest, LoginNamesAreNamesAndChecksComeBeforeAnyOpen) {
   ExpectRefused(spec, "direct_fallback", "only on the command line");
 }
 
+// A job may not name a directory of the agent's own host (`transport = "path"`): a
+// token holder would pick where the root agent makes files.
+TEST_F(RunSpecTest, AMountedDirectoryJobIsRefused) {
+  proto::RunSpec spec = Native();
+  spec.set_transport("path");
+  spec.set_to("/etc");
+  ExpectRefused(spec, "to", "transport path takes the command line's directory only");
+  policy_.origin = Origin::kPlan;
+  ExpectRefused(spec, "to", "transport path takes the command line's directory only");
+}
+
 }  // namespace
 }  // namespace nasperf
