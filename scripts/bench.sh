@@ -228,6 +228,8 @@ share_once() {
   # Three times the file (page cache, image, buffers), touched and freed just before.
   head -c $(( 3 * share_bytes )) /dev/zero >"$SHM/share-warm"
   rm -f "$SHM/share-warm"
+  local cpu0 rep0
+  cpu0=$(machine_cpu_ticks); rep0=$(reported_kib)
   local url="nfs://$NAS_IP$NFS_ROOT/cache"
   case $tool in
     nfs-cp)
@@ -250,8 +252,14 @@ share_once() {
         --out "$out" >"$out.log" 2>&1 || { cat "$out.log" >&2; exit 1; }
       SHARE_MBS=$(row_mbs "$out") ;;
   esac
+  # The whole machine's CPU seconds per GB over the transfer, and the memory the VM reported
+  # free to its host meanwhile (MiB): what a slow round spent its time on.
+  SHARE_CPU=$(awk -v t=$(( $(machine_cpu_ticks) - cpu0 )) -v hz="$tick" -v b="$share_bytes" 'BEGIN {printf "%.2f", t / hz / (b / 1e9)}')
+  SHARE_REPORTED=$(( ($(reported_kib) - rep0) / 1024 ))
   scripts/lab.sh down >/dev/null
 }
+machine_cpu_ticks() { awk '/^cpu / {print $2 + $3 + $4 + $7 + $8; exit}' /proc/stat; }
+reported_kib() { cat /sys/module/page_reporting/parameters/reported_kib 2>/dev/null || echo 0; }
 
 # spread VALUES: "min–max"
 spread() { tr ' ' '\n' | grep . | sort -g | awk 'NR==1 {lo=$1} {hi=$1} END {if (lo == hi) printf "%s", lo; else printf "%s–%s", lo, hi}'; }
@@ -277,6 +285,8 @@ bench_shares() {
       echo "bench: shares round $round/$ROUNDS: $tool" >&2
       share_once "$tool" "$round"
       share_got[$tool]+="$SHARE_MBS "
+      share_got[$tool-cpu]+="$SHARE_CPU "
+      share_got[$tool-rep]+="$SHARE_REPORTED "
       used+=("$SHARE_USED")
     done
   done
@@ -284,6 +294,8 @@ bench_shares() {
   rm -f "$share_src"
   share_table "$size"
   echo "rounds (MB/s): nfs-cp [${share_got[nfs-cp]}] nasperf nfs [${share_got[nfs]}] smbclient [${share_got[smbclient]}] nasperf smb 1 channel [${share_got[smb1]}] 2 channels [${share_got[smb2]}] 4 channels [${share_got[smb4]}]"
+  echo "the machine's CPU s/GB in each transfer: $(for tool in "${SHARE_TOOLS[@]}"; do printf '%s [%s] ' "$tool" "${share_got[$tool-cpu]}"; done)"
+  echo "MiB the VM reported free to its host during each: $(for tool in "${SHARE_TOOLS[@]}"; do printf '%s [%s] ' "$tool" "${share_got[$tool-rep]}"; done)"
   echo "order: odd rounds ${orders[0]}; even rounds the reverse. The export's used space before each transfer: $(spread <<<"${used[*]}") KiB (an empty ext4)."
   echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -r), $(date -u +%Y-%m-%d)"
   echo
