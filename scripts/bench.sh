@@ -22,7 +22,8 @@
 # `shares` (root, not in `all`): nasperf --transport nfs next to libnfs's own nfs-cp and
 # nasperf --transport smb (one channel, two, four) next to Samba's own smbclient put, the same
 # SHARE_SIZE file from /dev/shm into the lab's nfs-ganesha export and smbd share of its
-# RAM-backed cache, over the lab link at SHARE_RATE (default 10gbit: far above 1 Gbit/s).
+# RAM-backed cache, over the lab link at SHARE_RATE (default 10gbit: far above 1 Gbit/s);
+# every transfer in a fresh lab of its own, the tools' order reversed every other round.
 #   ROUNDS=3 SIZE=4GiB SSH_SIZE=1GiB READ_SIZE=2GiB REPORTS=100000 LAB_RATE=4gbit \
 #     SHARE_SIZE=1GiB SHARE_RATE=10gbit scripts/bench.sh [network|collector|ssh|reads|lab|shares|all]
 # (run nothing else meanwhile)
@@ -199,73 +200,123 @@ bench_lab() {
   echo "machine: $(nproc) cores, $(uname -r), $(date -u +%Y-%m-%d)"
 }
 
-# One lab; interleaved rounds of nfs-cp and nasperf, both from the client namespace,
-# the same file into the same export. nfs-cp's time is its whole run (mount included, a
-# few ms), nasperf's its row's: first WRITE to the last answer (no COMMIT: nfs-cp sends none).
-bench_shares() {
-  [ "$(id -u)" -eq 0 ] || { echo "bench: shares needs root" >&2; exit 1; }
-  command -v nfs-cp >/dev/null || { echo "bench: no nfs-cp (package libnfs-utils)" >&2; exit 1; }
-  local rate=${SHARE_RATE:-10gbit} size=${SHARE_SIZE:-1GiB} src=$SHM/share-src.bin round bytes t0 t1
-  local ours=() theirs=() smb1=() smb2=() smb4=() smbclient=() put channels
-  BENCH_LAB=bench$$
-  export NASPERF_LAB=$BENCH_LAB
-  bytes=$(numfmt --from=iec "${size%iB}")
-  scripts/lab.sh up --mtu 9000 --rate "$rate" --disk-size "$(( bytes * (2 * ROUNDS + 1) / 1048576 + 256 ))M" >"$T/shares-up.log"
+# Every transfer into a lab of its own (scripts/lab.sh up and shares, then down: a fresh
+# ext4 export on a fresh loop device, a fresh nfs-ganesha and smbd; under a second each),
+# since a lab's state carries from one tool to the next: after one nfs-cp into the cache
+# export, the next NFS writer there ran at 150-300 MB/s instead of 800-1050, also after 6 s
+# idle, while the tmpfs export showed no such fall (ganesha keeps nfs-cp's file open; its
+# blocks stay taken). The order alternates per round (forward, then reversed). The same file
+# from /dev/shm for every tool. nfs-cp's time is its whole run (mount included, a few ms),
+# nasperf's its row's: first WRITE to the last answer (--sync none, no COMMIT: nfs-cp sends
+# none); smbclient's its own "(N kb/s)" for the put, nasperf SMB's first WRITE to CLOSE.
+SHARE_TOOLS=(nfs-cp nfs smbclient smb1 smb2 smb4)
+
+# share_once TOOL ROUND: one transfer in a fresh lab -> SHARE_MBS, SHARE_USED (the export's
+# used KiB just before it).
+share_once() {
+  local tool=$1 round=$2 out=$T/share-$1-$2 t0 t1 put
+  scripts/lab.sh up --mtu 9000 --rate "$share_rate" --disk-size "$share_disk" >"$T/shares-up.log"
   scripts/lab.sh shares >"$T/shares.log"
   # shellcheck disable=SC1090
   . "/run/nasperf-lab/$NASPERF_LAB/env"
-  head -c "$bytes" /dev/urandom >"$src"
+  SHARE_USED=$(df -k --output=used "$CACHE" | tail -1 | tr -d ' ')
+  # Memory the transfer can take without the VM's host faulting it in: this guest hands
+  # free memory back to its host (virtio-balloon free page reporting, 2 MiB blocks) about
+  # 2 s after it is freed, and the first touch of such a page costs a host fault. A fresh
+  # page cache and tmpfs image landing on those pages made smbd's copies into the page
+  # cache 6x dearer (120-300 MB/s against 900-1000, every first put into a fresh lab).
+  # Three times the file (page cache, image, buffers), touched and freed just before.
+  head -c $(( 3 * share_bytes )) /dev/zero >"$SHM/share-warm"
+  rm -f "$SHM/share-warm"
+  local cpu0 rep0
+  cpu0=$(machine_cpu_ticks); rep0=$(reported_kib)
   local url="nfs://$NAS_IP$NFS_ROOT/cache"
-  for round in $(seq "$ROUNDS"); do
-    echo "bench: shares round $round/$ROUNDS" >&2
-    t0=$(date +%s%N)
-    scripts/lab.sh client -- nfs-cp "$src" "$url/nfs-cp-$round.bin?uid=0&gid=0&version=3&autoreconnect=0" >/dev/null
-    t1=$(date +%s%N)
-    theirs+=("$(awk -v b="$bytes" -v ns=$(( t1 - t0 )) 'BEGIN {printf "%.1f", b / ns * 1000}')")
-    # Not removed on the NAS: ganesha keeps written files open (nasperf's too, after their
-    # REMOVE), so their blocks stay taken, and nfs-cp never overwrites: each round has its
-    # own name, and the disk room for every file of every round.
-    scripts/lab.sh client -- "$NASPERF" sender --transport nfs --to "$url" --file "$src" --runs 1 --sync none \
-      --no-progress --out "$T/shares-$round" >"$T/shares-tx.log" 2>&1 || { cat "$T/shares-tx.log" >&2; exit 1; }
-    ours+=("$(row_mbs "$T/shares-$round")")
-    # smbclient's own rate (its "(N kb/s)" is KiB/s: the put, not the login), then nasperf's
-    # rows (first WRITE to the answer to CLOSE), with one connection, two and four.
-    put=$(scripts/lab.sh client -- smbclient "//$NAS_IP/cache" -A "$SMB_CREDENTIALS" -m SMB3 \
-      -c "put $src put-$round.bin" 2>&1) || { echo "$put" >&2; exit 1; }
-    rm -f "$CACHE/put-$round.bin"
-    smbclient+=("$(sed -n 's/.*(\([0-9.]*\) kb\/s).*/\1/p' <<<"$put" | head -1 | awk '{ printf "%.1f", $1 * 1024 / 1e6 }')")
-    for channels in 1 2 4; do
+  case $tool in
+    nfs-cp)
+      t0=$(date +%s%N)
+      scripts/lab.sh client -- nfs-cp "$share_src" "$url/nfs-cp.bin?uid=0&gid=0&version=3&autoreconnect=0" >/dev/null
+      t1=$(date +%s%N)
+      SHARE_MBS=$(awk -v b="$share_bytes" -v ns=$(( t1 - t0 )) 'BEGIN {printf "%.1f", b / ns * 1000}') ;;
+    nfs)
+      scripts/lab.sh client -- "$NASPERF" sender --transport nfs --to "$url" --file "$share_src" --runs 1 --sync none \
+        --no-progress --out "$out" >"$out.log" 2>&1 || { cat "$out.log" >&2; exit 1; }
+      SHARE_MBS=$(row_mbs "$out") ;;
+    smbclient)
+      put=$(scripts/lab.sh client -- smbclient "//$NAS_IP/cache" -A "$SMB_CREDENTIALS" -m SMB3 \
+        -c "put $share_src put.bin" 2>&1) || { echo "$put" >&2; exit 1; }
+      # its "(N kb/s)" is KiB/s: the put, not the login
+      SHARE_MBS=$(sed -n 's/.*(\([0-9.]*\) kb\/s).*/\1/p' <<<"$put" | head -1 | awk '{ printf "%.1f", $1 * 1024 / 1e6 }') ;;
+    smb*)
       scripts/lab.sh client -- "$NASPERF" sender --transport smb --to "smb://$NAS_IP/cache" \
-        --smb-credentials "$SMB_CREDENTIALS" --smb-channels "$channels" --file "$src" --runs 1 --no-progress \
-        --out "$T/smb$channels-$round" >"$T/shares-tx.log" 2>&1 || { cat "$T/shares-tx.log" >&2; exit 1; }
+        --smb-credentials "$SMB_CREDENTIALS" --smb-channels "${tool#smb}" --file "$share_src" --runs 1 --no-progress \
+        --out "$out" >"$out.log" 2>&1 || { cat "$out.log" >&2; exit 1; }
+      SHARE_MBS=$(row_mbs "$out") ;;
+  esac
+  # The whole machine's CPU seconds per GB over the transfer, and the memory the VM reported
+  # free to its host meanwhile (MiB): what a slow round spent its time on.
+  SHARE_CPU=$(awk -v t=$(( $(machine_cpu_ticks) - cpu0 )) -v hz="$tick" -v b="$share_bytes" 'BEGIN {printf "%.2f", t / hz / (b / 1e9)}')
+  SHARE_REPORTED=$(( ($(reported_kib) - rep0) / 1024 ))
+  scripts/lab.sh down >/dev/null
+}
+machine_cpu_ticks() { awk '/^cpu / {print $2 + $3 + $4 + $7 + $8; exit}' /proc/stat; }
+reported_kib() { cat /sys/module/page_reporting/parameters/reported_kib 2>/dev/null || echo 0; }
+
+# spread VALUES: "min–max"
+spread() { tr ' ' '\n' | grep . | sort -g | awk 'NR==1 {lo=$1} {hi=$1} END {if (lo == hi) printf "%s", lo; else printf "%s–%s", lo, hi}'; }
+# round_ratios A B: each round's A over the same round's B, rounded to 2 places
+round_ratios() { local -a a b; read -ra a <<<"$1"; read -ra b <<<"$2"; local i; for i in "${!a[@]}"; do ratio "${a[$i]}" "${b[$i]}"; printf ' '; done; }
+
+bench_shares() {
+  [ "$(id -u)" -eq 0 ] || { echo "bench: shares needs root" >&2; exit 1; }
+  command -v nfs-cp >/dev/null || { echo "bench: no nfs-cp (package libnfs-utils)" >&2; exit 1; }
+  local size=${SHARE_SIZE:-1GiB} round tool order used=() orders=()
+  share_rate=${SHARE_RATE:-10gbit} share_src=$SHM/share-src.bin
+  share_bytes=$(numfmt --from=iec "${size%iB}")
+  share_disk="$(( share_bytes / 1048576 + 256 ))M"  # one file: each transfer has its own export
+  BENCH_LAB=bench$$
+  export NASPERF_LAB=$BENCH_LAB
+  head -c "$share_bytes" /dev/urandom >"$share_src"
+  declare -A share_got
+  for round in $(seq "$ROUNDS"); do
+    order=("${SHARE_TOOLS[@]}")
+    if [ $((round % 2)) -eq 0 ]; then order=(); for tool in "${SHARE_TOOLS[@]}"; do order=("$tool" "${order[@]}"); done; fi
+    orders+=("${order[*]}")
+    for tool in "${order[@]}"; do
+      echo "bench: shares round $round/$ROUNDS: $tool" >&2
+      share_once "$tool" "$round"
+      share_got[$tool]+="$SHARE_MBS "
+      share_got[$tool-cpu]+="$SHARE_CPU "
+      share_got[$tool-rep]+="$SHARE_REPORTED "
+      used+=("$SHARE_USED")
     done
-    smb1+=("$(row_mbs "$T/smb1-$round")"); smb2+=("$(row_mbs "$T/smb2-$round")"); smb4+=("$(row_mbs "$T/smb4-$round")")
   done
-  local mo mt ms1 ms2 ms4 msc
-  mo=$(median <<<"${ours[*]}"); mt=$(median <<<"${theirs[*]}")
-  ms1=$(median <<<"${smb1[*]}"); ms2=$(median <<<"${smb2[*]}"); ms4=$(median <<<"${smb4[*]}"); msc=$(median <<<"${smbclient[*]}")
+  BENCH_LAB=""
+  rm -f "$share_src"
+  share_table "$size"
+  echo "rounds (MB/s): nfs-cp [${share_got[nfs-cp]}] nasperf nfs [${share_got[nfs]}] smbclient [${share_got[smbclient]}] nasperf smb 1 channel [${share_got[smb1]}] 2 channels [${share_got[smb2]}] 4 channels [${share_got[smb4]}]"
+  echo "the machine's CPU s/GB in each transfer: $(for tool in "${SHARE_TOOLS[@]}"; do printf '%s [%s] ' "$tool" "${share_got[$tool-cpu]}"; done)"
+  echo "MiB the VM reported free to its host during each: $(for tool in "${SHARE_TOOLS[@]}"; do printf '%s [%s] ' "$tool" "${share_got[$tool-rep]}"; done)"
+  echo "order: odd rounds ${orders[0]}; even rounds the reverse. The export's used space before each transfer: $(spread <<<"${used[*]}") KiB (an empty ext4)."
+  echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -r), $(date -u +%Y-%m-%d)"
+  echo
+}
+
+# share_table SIZE: the shares' table from share_got[] (bench_shares's): each tool's median and
+# range, each ratio of medians with the range of the rounds' own ratios.
+share_table() {
+  sm() { median <<<"${share_got[$1]}" | awk '{printf "%.1f", $1}'; }
+  row() { echo "| $1 | $(sm "$2") ($(spread <<<"${share_got[$2]}")) | ${3:+**$(ratio "$(sm "$2")" "$(sm "$3")")** ($(spread <<<"$(round_ratios "${share_got[$2]}" "${share_got[$3]}")")) vs $3} |"; }
   cat <<TABLE
-| NFSv3 to nfs-ganesha, lab link $rate MTU 9000, $size from /dev/shm into a RAM-backed export, median of $ROUNDS rounds | MB/s | ratio |
+| lab link $share_rate MTU 9000, $1 from /dev/shm into a RAM-backed ext4 export, each transfer in a fresh lab; median of $ROUNDS rounds | MB/s (range) | ratio of medians (rounds' range) |
 |---|---:|---:|
-| libnfs's nfs-cp (whole run, mount included) | $mt | |
-| nasperf --transport nfs --sync none | $mo | **$(ratio "$mo" "$mt")** vs nfs-cp |
-
-rounds (MB/s): nfs-cp [${theirs[*]}] nasperf [${ours[*]}]
-
-| SMB3 to smbd (default signing and encryption), same link, same file into the same cache | MB/s | ratio |
-|---|---:|---:|
-| Samba's smbclient -c put (its own rate) | $msc | |
-| nasperf --transport smb (one connection, as one Explorer copy) | $ms1 | **$(ratio "$ms1" "$msc")** vs smbclient |
-| nasperf --transport smb --smb-channels 2 | $ms2 | **$(ratio "$ms2" "$msc")** vs smbclient |
-| nasperf --transport smb --smb-channels 4 | $ms4 | **$(ratio "$ms4" "$msc")** vs smbclient |
-
-rounds (MB/s): smbclient [${smbclient[*]}] nasperf 1 channel [${smb1[*]}] 2 channels [${smb2[*]}] 4 channels [${smb4[*]}]
-machine: $(nproc) cores, $(uname -r), $(date -u +%Y-%m-%d)
+$(row "NFSv3 to nfs-ganesha: libnfs's nfs-cp (whole run, mount included)" nfs-cp)
+$(row "nasperf --transport nfs --sync none" nfs nfs-cp)
+$(row "SMB3 to smbd (default signing and encryption): Samba's smbclient -c put (its own rate)" smbclient)
+$(row "nasperf --transport smb (one connection, as one Explorer copy)" smb1 smbclient)
+$(row "nasperf --transport smb --smb-channels 2" smb2 smbclient)
+$(row "nasperf --transport smb --smb-channels 4" smb4 smbclient)
 
 TABLE
-  rm -f "$src"
-  scripts/lab.sh down >/dev/null
-  BENCH_LAB=""
 }
 
 # row_mbs DIR: the mb_per_s of a one-run --out DIR's first row
