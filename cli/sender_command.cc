@@ -12,14 +12,14 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "cli/observer.h"
+#include "cli/sender_spec.h"
 #include "collector/csv_sink.h"
 #include "common/log.h"
-#include "common/payload.h"
 #include "common/token.h"
-#include "common/validate.h"
 #include "receiver/receiver.h"
 #include "report/html.h"
 #include "report/table.h"
@@ -27,32 +27,12 @@
 #include "sender/sender.h"
 #include "transport/path_check.h"
 #include "transport/registry.h"
+#include "transport/run_spec.h"
 
 namespace nasperf::cli {
 namespace {
 
 // ----------------------------------------------------------------- sender
-
-// A flag a transport declared (TransportEntry::add_flags), and whose it is.
-struct TransportFlag {
-  CLI::Option* option;
-  AddTransportFlags owner;
-  bool ssh_login;  // its owners log in over SSH: with --to user@host:/dir it is the receiver's login
-};
-
-struct SenderFlags {
-  std::string to, file, size, pattern = "random", pause = "0s", label, run_id, cleanup, out = "./nasperf-results",
-                              interval = "1s", token_file, link_speed, window, resume;
-  std::string write_mode = Name(WriteMode::kBuffered), sync = SyncPolicyName({});
-  std::string transport = DefaultTransport(), deploy_binary;
-  std::string direction = Name(Direction::kWrite), cache, read_mode, remote_file, local_target;
-  RunOptions from_transport_flags;  // what the transports' own flags set (e.g. .ssh)
-  std::vector<TransportFlag> transport_flags;
-  int runs = 1, warmup = 0, streams = 1;
-  bool verify = false, no_progress = false, direct_fallback = false;
-  ReportingFlags reporting;
-  ObserverFlags observer;
-};
 
 // Each transport's own flags, in registry order, each owner's once.
 void AddTransportsFlags(CLI::App& cmd, SenderFlags& f) {
@@ -60,9 +40,7 @@ void AddTransportsFlags(CLI::App& cmd, SenderFlags& f) {
   for (const TransportEntry& entry : Transports()) {
     if (entry.add_flags == nullptr || std::find(added.begin(), added.end(), entry.add_flags) != added.end()) continue;
     added.push_back(entry.add_flags);
-    for (CLI::Option* option : entry.add_flags(cmd, f.from_transport_flags)) {
-      f.transport_flags.push_back({option, entry.add_flags, entry.caps.ssh_login});
-    }
+    for (CLI::Option* option : entry.add_flags(cmd, f.from_transport_flags)) f.transport_flags.push_back(option);
   }
 }
 
@@ -145,179 +123,69 @@ CLI::App* AddSender(CLI::App& app, SenderFlags& f) {
   return cmd;
 }
 
-// --transport's entry (CLI11 checked the word against the registry's).
-const TransportEntry& ChosenTransport(const SenderFlags& f) {
-  auto word = ParseRunTransport(f.transport);
-  if (!word.ok()) UsageError("sender", "--transport", word.status().message());
-  return TransportFor(*word);
-}
-
-// Whether `entry` takes `flag`: its own, or one its parse borrows (another entry's, which
-// its parse may refuse for the `to` given).
-bool TakesFlag(const TransportEntry& entry, const TransportFlag& flag) {
-  return flag.owner == entry.add_flags || (entry.borrowed_flags != nullptr && flag.owner == entry.borrowed_flags);
-}
-
-// The transport flags given that `entry` does not take, in --help order.
-std::vector<const TransportFlag*> ForeignFlagsGiven(const SenderFlags& f, const TransportEntry& entry) {
-  std::vector<const TransportFlag*> foreign;
-  for (const TransportFlag& flag : f.transport_flags) {
-    if (flag.option->count() > 0 && !TakesFlag(entry, flag)) foreign.push_back(&flag);
-  }
-  return foreign;
-}
-
-// The entry's parse of --to and the flags it takes (its own, borrowed ones and
-// --deploy-binary): a refusal is one usage line about the field it names. Sets
-// options.config; returns what the run must bring the transport.
-TransportConfig::Needs ParseTransportTo(const SenderFlags& f, const TransportEntry& entry, SenderOptions& o) {
-  ParsedFlags given;
-  for (const TransportFlag& flag : f.transport_flags) {
-    if (flag.option->count() == 0 || !TakesFlag(entry, flag)) continue;
-    const std::vector<std::string>& values = flag.option->results();
-    given.Add(flag.option->get_name(), values.empty() ? "" : values.back());
-  }
-  // --deploy-binary: for the entries that start a receiver over SSH (they borrow the
-  // login's flags); the others' refusal is MakeSenderOptions'.
-  if (!f.deploy_binary.empty() && entry.borrowed_flags != nullptr) given.Add("--deploy-binary", f.deploy_binary);
-  std::string bad_field = "--to";
-  if (entry.parse == nullptr) UsageError("sender", "--transport", absl::StrCat(entry.name, " cannot run here"));
-  auto config = entry.parse(f.to, given, Origin::kUser, &bad_field);
-  if (!config.ok()) UsageError("sender", bad_field, config.status().message());
-  o.ssh = f.from_transport_flags.ssh;  // what the flags it takes set; Fill adds what --to says
-  (*config)->Fill(o);
-  o.config = std::move(*config);
-  return o.config->needs();
-}
-
-// The flags the chosen transport cannot honour (RefusalsFor, shared with lab plans),
-// the first refused in one line.
-void RefuseWhatTheTransportCannotDo(const SenderFlags& f, const TransportEntry& entry) {
+// A refusal of MakeRunOptions' as the flag it is about: one line, exit 2. What the
+// transport cannot do (RefusalsFor, decided there) in the command line's words.
+[[noreturn]] void SayRefusal(const proto::RunSpec& spec, const std::string& field, const absl::Status& status) {
   const std::string cmd = "sender";
-  const std::string name = entry.name;
-  const std::vector<const TransportFlag*> foreign = ForeignFlagsGiven(f, entry);
-  TransportAsks asks;
-  asks.verify = f.verify;
-  asks.write_mode = EnumFlag<WriteMode>(cmd, "--write-mode", f.write_mode);
-  for (const TransportFlag* flag : foreign) asks.ssh_login = asks.ssh_login || flag->ssh_login;
-  asks.read = EnumFlag<Direction>(cmd, "--direction", f.direction) == Direction::kRead;
-  asks.read_laid_out = f.remote_file.empty();
-  asks.read_cache = !f.cache.empty() || !f.read_mode.empty();
-  for (const Refusal& refused : RefusalsFor(name, asks)) {
-    switch (refused.ask) {
+  const std::string name = TransportFor(ParseRunTransport(spec.transport()).value_or("")).name;
+  if (std::optional<Refusal> refused = TransportRefusalOf(status)) {
+    const std::string& able = refused->able;
+    switch (refused->ask) {
       case Ask::kVerify:
         UsageError(cmd, "--verify",
-                   absl::StrCat("--transport ", name, " cannot: it needs --transport ", refused.able,
+                   absl::StrCat("--transport ", name, " cannot: it needs --transport ", able,
                                 "; compare files with cmp or sha256sum"));
       case Ask::kWriteMode:
-        UsageError(cmd, "--write-mode",
-                   absl::StrCat("--transport ", name, " cannot: it needs --transport ", refused.able));
-      case Ask::kSshLogin:
-        for (const TransportFlag* flag : foreign) {
-          if (flag->ssh_login) {
-            UsageError(cmd, flag->option->get_name(),
-                       absl::StrCat("only with --to [user@]host:/dir or --transport ", refused.able));
-          }
-        }
-        break;
+        UsageError(cmd, "--write-mode", absl::StrCat("--transport ", name, " cannot: it needs --transport ", able));
       case Ask::kRead:
-        UsageError(cmd, "--direction",
-                   absl::StrCat("--transport ", name, " cannot read; --transport ", refused.able, " can"));
+        UsageError(cmd, "--direction", absl::StrCat("--transport ", name, " cannot read; --transport ", able, " can"));
       case Ask::kReadLaidOut:
         UsageError(cmd, "--remote-file", absl::StrCat("a read over ", name, " pulls an existing file: give its name"));
       case Ask::kReadCache:
-        UsageError(cmd, !f.cache.empty() ? "--cache" : "--read-mode",
-                   absl::StrCat("needs --transport ", refused.able, ": over ", name,
+        UsageError(cmd, !spec.cache().empty() ? "--cache" : "--read-mode",
+                   absl::StrCat("needs --transport ", able, ": over ", name,
                                 " the server's page cache is not nasperf's to control"));
+      case Ask::kSshLogin:
+        break;  // a login flag's owner is named by its own refusal (transport_flags)
     }
   }
-  for (const TransportFlag* flag : foreign) {  // of another transport, e.g. another SSH login
-    UsageError(cmd, flag->option->get_name(), absl::StrCat("only with --transport ", TransportsWith(flag->owner)));
+  if (field == "transport_flags") {  // "--flag: why"
+    const std::string line(status.message());
+    const size_t colon = line.find(": ");
+    if (colon != std::string::npos) UsageError(cmd, line.substr(0, colon), line.substr(colon + 2));
   }
+  static constexpr std::pair<const char*, const char*> kFlagOf[] = {{"pause_s", "--pause"},
+                                                                    {"interval_s", "--interval"},
+                                                                    {"link_mbps", "--link-speed"},
+                                                                    {"window_bytes", "--window"}};
+  std::string flag = absl::StrCat("--", absl::StrReplaceAll(field, {{"_", "-"}}));
+  for (const auto& [spec_field, cli_flag] : kFlagOf) {
+    if (field == spec_field) flag = cli_flag;
+  }
+  UsageError(cmd, flag, status.message());
 }
 
-// --direction and the flags only a read takes (--cache, --read-mode, --remote-file,
-// --local-target).
-void SetDirection(const SenderFlags& f, SenderOptions& o) {
-  const std::string cmd = "sender";
-  o.direction = EnumFlag<Direction>(cmd, "--direction", f.direction);
-  if (o.direction == Direction::kRead) {  // what the transport cannot read: RefuseWhatTheTransportCannotDo
-    if (!f.file.empty()) {
-      UsageError(cmd, "--file",
-                 "is what a write sends; a read reads --remote-file, or a file of --size the NAS lays out");
-    }
-    if (f.size.empty() == f.remote_file.empty())
-      UsageError(cmd, "--size", "a read needs --size SIZE or --remote-file NAME");
-    if (!f.remote_file.empty()) {
-      if (absl::Status s = CheckFileName("--remote-file", f.remote_file); !s.ok())
-        UsageError(cmd, "--remote-file", s.message());
-    }
-    o.cache = f.cache.empty() ? CacheState::kCold : EnumFlag<CacheState>(cmd, "--cache", f.cache);
-    o.read_mode = f.read_mode.empty() ? ReadMode::kBuffered : EnumFlag<ReadMode>(cmd, "--read-mode", f.read_mode);
-    o.remote_file = f.remote_file;
-    o.local_target = f.local_target;
-  } else {
-    for (auto [given, flag] : {std::pair{!f.cache.empty(), "--cache"},
-                               {!f.read_mode.empty(), "--read-mode"},
-                               {!f.remote_file.empty(), "--remote-file"},
-                               {!f.local_target.empty(), "--local-target"}}) {
-      if (given) UsageError(cmd, flag, "only with --direction read");
-    }
-  }
-}
-
+// The flags as a RunSpec, made into a run by MakeRunOptions as a lab agent makes a
+// job's (Origin::kUser: files stay paths the transport opens at make); then what is
+// the command line's own: its TLS flags against a receiver started over SSH, and the
+// token and trust, loaded only when the run or --collector needs them (so a mistake
+// in the flags is exit 2 before a missing token is exit 1).
 absl::StatusOr<SenderOptions> MakeSenderOptions(const SenderFlags& f) {
   const std::string cmd = "sender";
-  SenderOptions o;
-  const TransportEntry& entry = ChosenTransport(f);
-  o.transport = entry.name;
-  RefuseWhatTheTransportCannotDo(f, entry);
-  const TransportConfig::Needs needs = ParseTransportTo(f, entry, o);
-  if (!f.deploy_binary.empty() && entry.borrowed_flags == nullptr) {  // only a receiver started over SSH
-    UsageError(cmd, "--deploy-binary", "only with --to [user@]host:/dir");
-  }
+  const proto::RunSpec spec = SpecOfFlags(f);
+  LocalPolicy policy;  // the user's: no --allow-source, files stay paths; the token below
+  policy.origin = Origin::kUser;
+  std::string field;
+  auto made = MakeRunOptions(spec, policy, &field);
+  if (!made.ok()) SayRefusal(spec, field, made.status());
+  SenderOptions o = *std::move(made);
+  const TransportConfig::Needs needs = o.config->needs();
   if (needs.pins_own_key && (f.reporting.tls.plaintext || !f.reporting.tls.ca.empty())) {
     UsageError(cmd, f.reporting.tls.plaintext ? "--plaintext" : "--tls-ca",
                "not with --to [user@]host:/dir: the receiver started there serves TLS with the key it shows over SSH");
   }
-  o.file = f.file;
-  SetDirection(f, o);
-  if (f.file.empty() && f.size.empty() && f.remote_file.empty())
-    UsageError(cmd, "--size", "give --size SIZE or --file PATH");
-  if (!f.size.empty()) {
-    o.size = SizeFlag(cmd, "--size", f.size);
-    if (o.size == 0) UsageError(cmd, "--size", "must be more than 0");
-  }
-  o.pattern = *ParsePattern(f.pattern);
-  o.runs = f.runs;
-  o.warmup = f.warmup;
-  o.streams = f.streams;
-  o.pause = DurationFlag(cmd, "--pause", f.pause);
-  o.label = f.label;
-  o.run_id = f.run_id;
   // The observer's rows join the loop's run.
   if (f.observer.Given() && o.run_id.empty()) o.run_id = NewRunId();
-  if (!f.run_id.empty()) {
-    // It becomes part of file names on the target (over SSH nothing else checks it).
-    if (absl::Status valid = CheckRunId(f.run_id); !valid.ok()) UsageError(cmd, "--run-id", valid.message());
-  }
-  o.write_mode = EnumFlag<WriteMode>(cmd, "--write-mode", f.write_mode);
-  auto sync = ParseSyncPolicy(f.sync);
-  if (!sync.ok()) UsageError(cmd, "--sync", sync.status().message());
-  o.sync_policy = *sync;
-  if (!f.cleanup.empty()) o.cleanup = EnumFlag<Cleanup>(cmd, "--cleanup", f.cleanup);
-  o.verify = f.verify;
-  o.direct_fallback = f.direct_fallback;
-  o.interval_s = absl::ToDoubleSeconds(DurationFlag(cmd, "--interval", f.interval));
-  if (absl::Status s = CheckInterval(o.interval_s); !s.ok()) UsageError(cmd, "--interval", s.message());
-  o.link_mbps = LinkSpeedFlag(cmd, f.link_speed);
-  if (!f.window.empty()) {
-    o.window_bytes = SizeFlag(cmd, "--window", f.window);
-    if (o.window_bytes < kMinWindow || o.window_bytes > kMaxWindow) {
-      UsageError(cmd, "--window",
-                 absl::StrCat("must be between ", FormatSize(kMinWindow), " and ", FormatSize(kMaxWindow)));
-    }
-  }
   // A receiver started over SSH gets a token of its own (the entry's begin); the
   // shared one is needed only toward a collector then.
   const bool observed = f.observer.Given();

@@ -7,8 +7,11 @@
 #include <utility>
 #include <vector>
 
+#include "CLI/CLI.hpp"
 #include "absl/algorithm/container.h"
+#include "absl/strings/cord.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "common/fd.h"
@@ -20,11 +23,12 @@
 namespace nasperf {
 namespace {
 
-constexpr size_t kMaxSecretBytes = 64 << 10;     // a key or a login file
-constexpr size_t kMaxKnownHostsBytes = 1 << 20;  // a known_hosts file
-constexpr size_t kMaxPathBytes = 4096;           // a file the spec names
-constexpr int kMaxIterations = 100000;           // --runs, --warmup
-constexpr double kMaxPauseS = 86400;             // --pause
+constexpr size_t kMaxSecretBytes = 64 << 10;                         // a key or a login file
+constexpr size_t kMaxKnownHostsBytes = 1 << 20;                      // a known_hosts file
+constexpr size_t kMaxPathBytes = 4096;                               // a file the spec names
+constexpr int kMaxIterations = 100000;                               // --runs, --warmup
+constexpr double kMaxPauseS = 86400;                                 // --pause
+constexpr char kRefusalPayload[] = "nasperf.dev/transport-refusal";  // "ASK:ABLE" (TransportRefusalOf)
 
 struct FileRole {
   const char* role;
@@ -54,20 +58,70 @@ const FileRole* FindRole(const std::string& role) {
   return nullptr;
 }
 
-// The word, its flags (its own declarations), and `to` by its entry's parse for
-// `origin`; the config goes into `o` (Fill: what make still reads there).
+// The transport flags a user gave, as [name, value] words: the entry's own and the
+// ones its parse borrows; --deploy-binary only where a receiver may be started over
+// SSH. Another transport's flag is refused naming who takes it.
+absl::StatusOr<ParsedFlags> UserFlags(const proto::RunSpec& spec, const TransportEntry& entry, std::string* bad_field) {
+  auto refuse = [&](const std::string& name, absl::string_view why) {
+    return Refuse(bad_field, "transport_flags", absl::StrCat(name, ": ", why));
+  };
+  if (spec.transport_flags_size() % 2 != 0) return refuse("transport_flags", "not [name, value] pairs");
+  ParsedFlags given;
+  for (int i = 0; i < spec.transport_flags_size(); i += 2) {
+    const std::string& name = spec.transport_flags(i);
+    const std::string& value = spec.transport_flags(i + 1);
+    if (name == "--deploy-binary") {
+      if (entry.borrowed_flags == nullptr) return refuse(name, "only with --to [user@]host:/dir");
+      given.Add(name, value);
+      continue;
+    }
+    const TransportEntry* owner = nullptr;
+    for (const TransportEntry& other : Transports()) {
+      CLI::App app{"transport flags"};
+      RunOptions scratch;
+      if (other.add_flags != nullptr && !other.add_flags(app, scratch).empty() &&
+          app.get_option_no_throw(name) != nullptr) {
+        owner = &other;
+        break;
+      }
+    }
+    if (owner == nullptr) return refuse(name, "not a transport's flag");
+    if (owner->add_flags != entry.add_flags && owner->add_flags != entry.borrowed_flags) {
+      if (owner->caps.ssh_login) {
+        return refuse(name, absl::StrCat("only with --to [user@]host:/dir or --transport ",
+                                         TransportsWith(&TransportCaps::ssh_login)));
+      }
+      return refuse(name, absl::StrCat("only with --transport ", TransportsWith(owner->add_flags)));
+    }
+    given.Add(name, value);
+  }
+  return given;
+}
+
+// The word, its flags (a user's: UserFlags; any other origin's: its own declarations,
+// ParseTransportFlagWords), and `to` by its entry's parse for `origin`; the config
+// goes into `o` (Fill: what make still reads there). A user's receiver started over
+// SSH logs in with the borrowed login flags.
 absl::Status ResolveTransport(const proto::RunSpec& spec, Origin origin, RunOptions& o, std::string* bad_field) {
   absl::StatusOr<std::string> word = ParseRunTransport(spec.transport());
   if (!word.ok()) return Fail(bad_field, "transport", word.status());
   o.transport = *word;
   const TransportEntry& entry = TransportFor(o.transport);
   const std::vector<std::string> words(spec.transport_flags().begin(), spec.transport_flags().end());
-  absl::StatusOr<ParsedFlags> flags = ParseTransportFlagWords(o.transport, words);
+  absl::StatusOr<ParsedFlags> flags =
+      origin == Origin::kUser ? UserFlags(spec, entry, bad_field) : ParseTransportFlagWords(o.transport, words);
   if (!flags.ok()) return Fail(bad_field, "transport_flags", flags.status());
   if (entry.parse == nullptr)
     return Refuse(bad_field, "transport", absl::StrCat("transport ", entry.name, " takes no `to`"));
   std::string field;
   auto config = entry.parse(spec.to(), *flags, origin, &field);
+  if (config.ok() && origin == Origin::kUser && entry.borrowed_flags != nullptr) {
+    ParsedFlags login;  // what the entry's parse let through: a receiver's login
+    for (const auto& [name, value] : flags->given()) {
+      if (name != "--deploy-binary") login.Add(name, value);
+    }
+    if (absl::Status s = ApplyTransportFlags(entry.borrowed_flags, login, o, &field); !s.ok()) config = s;
+  }
   if (!config.ok()) {  // a flag's refusal names it, as a plan's does
     if (field.empty() || field == "--to") return Fail(bad_field, "to", config.status());
     return Fail(bad_field, "transport_flags",
@@ -154,9 +208,10 @@ absl::Status ReadFiles(const proto::RunSpec& spec, const LocalPolicy& policy, Ru
 // --allow-source, read through that descriptor only). A read lays its file out.
 absl::Status ResolvePayload(const proto::RunSpec& spec, const LocalPolicy& policy, RunOptions& o,
                             std::string* bad_field) {
-  const bool remote = policy.origin == Origin::kUser && !spec.remote_file().empty();
+  const bool user = policy.origin == Origin::kUser;
+  const bool remote = user && !spec.remote_file().empty();
   if ((spec.size() == 0) == spec.file().empty() && !(remote && spec.size() == 0 && spec.file().empty())) {
-    return Refuse(bad_field, "size", "give a size or a file");
+    return Refuse(bad_field, "size", user ? "give --size SIZE or --file PATH" : "give a size or a file");
   }
   o.size = spec.size();
   if (!spec.file().empty()) {
@@ -176,6 +231,31 @@ absl::Status ResolvePayload(const proto::RunSpec& spec, const LocalPolicy& polic
   return absl::OkStatus();
 }
 
+// What only a user's read names (the others' are refused by ResolveDirection): a
+// file of the far end's xor a size, as a plain name; on a write none of the read's.
+absl::Status CheckUserRead(const proto::RunSpec& spec, Direction direction, std::string* bad_field) {
+  if (direction != Direction::kRead) {
+    for (const auto& [field, given] :
+         {std::pair{"cache", !spec.cache().empty()}, std::pair{"read_mode", !spec.read_mode().empty()},
+          std::pair{"remote_file", !spec.remote_file().empty()},
+          std::pair{"local_target", !spec.local_target().empty()}}) {
+      if (given) return Refuse(bad_field, field, "only with --direction read");
+    }
+    return absl::OkStatus();
+  }
+  if (!spec.file().empty()) {
+    return Refuse(bad_field, "file",
+                  "is what a write sends; a read reads --remote-file, or a file of --size the NAS lays out");
+  }
+  if ((spec.size() == 0) == spec.remote_file().empty())
+    return Refuse(bad_field, "size", "a read needs --size SIZE or --remote-file NAME");
+  if (!spec.remote_file().empty()) {
+    if (absl::Status s = CheckFileName("--remote-file", spec.remote_file()); !s.ok())
+      return Fail(bad_field, "remote_file", s);
+  }
+  return absl::OkStatus();
+}
+
 // The direction, and a read's cache state and read mode (ignored for a write). Only
 // the command line names a file of the far end's or a local target.
 absl::Status ResolveDirection(const proto::RunSpec& spec, Origin origin, RunOptions& o, std::string* bad_field) {
@@ -189,6 +269,9 @@ absl::Status ResolveDirection(const proto::RunSpec& spec, Origin origin, RunOpti
   auto direction = ParseOr(spec.direction(), Direction::kWrite);
   if (!direction.ok()) return Fail(bad_field, "direction", direction.status());
   o.direction = *direction;
+  if (origin == Origin::kUser) {
+    if (absl::Status s = CheckUserRead(spec, o.direction, bad_field); !s.ok()) return s;
+  }
   o.remote_file = spec.remote_file();
   o.local_target = spec.local_target();
   if (o.direction != Direction::kRead) return absl::OkStatus();
@@ -244,9 +327,12 @@ absl::Status RefuseWhatTheTransportCannotDo(const RunOptions& o, Origin origin, 
                                                                    {"size", "a read of a file it lays out"},
                                                                    {"cache", "the NAS's cache"}};
   const auto& [field, asked] = kAsked[static_cast<int>(refused.front().ask)];
-  return Refuse(
+  absl::Status status = Refuse(
       bad_field, field,
       absl::StrCat("transport ", o.transport, " cannot do ", asked, "; transport ", refused.front().able, " can"));
+  status.SetPayload(kRefusalPayload,
+                    absl::Cord(absl::StrCat(static_cast<int>(refused.front().ask), ":", refused.front().able)));
+  return status;
 }
 
 // The loop: streams, iterations, pause, interval, window, run id, label.
@@ -282,6 +368,19 @@ absl::Status ResolveLoop(const proto::RunSpec& spec, RunOptions& o, std::string*
 }
 
 }  // namespace
+
+std::optional<Refusal> TransportRefusalOf(const absl::Status& status) {
+  auto payload = status.GetPayload(kRefusalPayload);  // absl::optional<absl::Cord>
+  if (!payload) return std::nullopt;
+  const std::string text(*payload);
+  int ask = 0;
+  const size_t colon = text.find(':');
+  if (colon == std::string::npos || !absl::SimpleAtoi(text.substr(0, colon), &ask) || ask < 0 ||
+      ask > static_cast<int>(Ask::kReadCache)) {
+    return std::nullopt;
+  }
+  return Refusal{static_cast<Ask>(ask), text.substr(colon + 1)};
+}
 
 absl::StatusOr<RunOptions> MakeRunOptions(const proto::RunSpec& spec, const LocalPolicy& policy,
                                           std::string* bad_field) {

@@ -1,4 +1,4 @@
-// A run as asked (proto::RunSpec: a lab job's, later the command line's) made into
+// A run as asked (proto::RunSpec: a lab job's, `nasperf sender`'s flags) made into
 // the RunOptions the sender loop runs, under the local policy of the host that runs
 // it: which files a peer may have read (--allow-source), and the token and the TLS
 // trust, which never come from the spec. The one path every front end takes, so the
@@ -7,6 +7,7 @@
 #define NASPERF_TRANSPORT_RUN_SPEC_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,8 +42,19 @@ struct LocalPolicy {
 // and each file are opened by OpenAllowedSource and read through that descriptor
 // only (a secret after KeepOutOfCoreDumps, at most 64 KiB and owner-only; known_hosts
 // at most 1 MiB).
+// Origin::kUser (the command line's flags, cli/sender_spec.h) may also ask what only a
+// user may: transport_flags are [name, value] pairs of any flag the entry takes or
+// borrows (a login file stays a path the transport opens at make; --ssh-config,
+// --accept-new-host-key, --deploy-binary and the SFTP environment knobs by the entry's
+// parse), remote_file (a plain name), local_target and direct_fallback; a write names
+// none of a read's fields.
 absl::StatusOr<RunOptions> MakeRunOptions(const proto::RunSpec& spec, const LocalPolicy& policy,
                                           std::string* bad_field);
+
+// A MakeRunOptions refusal decided by RefusalsFor (what the transport cannot do):
+// which ask and the transports that can, so a front end says it in its own words.
+// nullopt for any other status.
+std::optional<Refusal> TransportRefusalOf(const absl::Status& status);
 
 }  // namespace nasperf
 

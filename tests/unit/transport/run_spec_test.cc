@@ -9,7 +9,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -354,6 +356,103 @@ TEST_F(RunSpecTest, AMountedDirectoryJobIsRefused) {
   ExpectRefused(spec, "to", "transport path takes the command line's directory only");
   policy_.origin = Origin::kPlan;
   ExpectRefused(spec, "to", "transport path takes the command line's directory only");
+}
+
+// The command line's spec (cli/sender_spec.h SpecOfFlags): Origin::kUser may ask what
+// no peer may, through the same checks, and its files stay paths the transport opens.
+TEST_F(RunSpecTest, AUsersSpecAsksWhatOnlyAUserMayAndStaysPaths) {
+  policy_ = {Origin::kUser, nullptr, "", nullptr};
+  proto::RunSpec spec = Native();
+  spec.set_transport("sftp");
+  spec.set_to("u@nas:relative/dir");
+  for (const char* word : {"--identity", "k", "--ssh-config", "/x/config", "--accept-new-host-key", "true"})
+    spec.add_transport_flags(word);
+  auto o = Make(spec);
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->ssh.identity, "k");
+  EXPECT_FALSE(o->ssh.identity_text.has_value());
+  EXPECT_EQ(o->ssh.config_file, "/x/config");
+  EXPECT_TRUE(o->ssh.accept_new_host_key);
+
+  spec = Native();  // a receiver started over SSH logs in with the login's flags
+  spec.set_to("root@nas:/mnt/x");
+  for (const char* word : {"--ssh-port", "2222", "--deploy-binary", "/usr/bin/nasperf"}) spec.add_transport_flags(word);
+  o = Make(spec);
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->ssh.port, 2222);
+  EXPECT_EQ(o->ssh.to.host, "nas");
+
+  spec = Smb();
+  spec.clear_files();
+  for (const char* word : {"--smb-credentials", "cred/file"}) spec.add_transport_flags(word);
+  o = Make(spec);
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->share.smb_credentials, "cred/file");
+  EXPECT_FALSE(o->share.credentials_text.has_value());
+
+  spec = Native();
+  spec.set_direction("read");
+  spec.set_size(0);
+  spec.set_remote_file("big.bin");
+  spec.set_local_target("/tmp/in");
+  spec.set_direct_fallback(true);
+  o = Make(spec);
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->remote_file, "big.bin");
+  EXPECT_EQ(o->local_target, "/tmp/in");
+}
+
+TEST_F(RunSpecTest, AUsersSpecIsRefusedInTheCommandLinesTerms) {
+  policy_ = {Origin::kUser, nullptr, "", nullptr};
+  const std::pair<std::vector<std::string>, std::string> foreign[] = {
+      {{"--ssh-port", "22"}, "--ssh-port: only with --to [user@]host:/dir or --transport scp|sftp"},
+      {{"--smb-signing", "required"}, "--smb-signing: only with --transport smb"},
+      {{"--bogus", "1"}, "--bogus: not a transport's flag"},
+      {{"--identity"}, "not [name, value] pairs"}};
+  for (const auto& [words, want] : foreign) {
+    proto::RunSpec spec = Native();
+    for (const std::string& word : words) spec.add_transport_flags(word);
+    ExpectRefused(spec, "transport_flags", want);
+  }
+  proto::RunSpec spec = Native();
+  spec.set_transport("nfs");
+  spec.set_to("nfs://nas/export");
+  for (const char* word : {"--identity", "k"}) spec.add_transport_flags(word);
+  ExpectRefused(spec, "transport_flags", "--identity: only with --to [user@]host:/dir or --transport scp|sftp");
+  spec = Sftp();
+  spec.clear_files();
+  for (const char* word : {"--deploy-binary", "/x"}) spec.add_transport_flags(word);
+  ExpectRefused(spec, "transport_flags", "--deploy-binary: only with --to [user@]host:/dir");
+  spec = Native();
+  spec.set_read_mode("direct");
+  ExpectRefused(spec, "read_mode", "only with --direction read");
+  spec.clear_read_mode();
+  spec.set_direction("read");
+  spec.set_remote_file("f");
+  ExpectRefused(spec, "size", "a read needs --size SIZE or --remote-file NAME");
+  spec.set_size(0);
+  spec.set_remote_file("../etc/shadow");
+  ExpectRefused(spec, "remote_file", "is not a file name in the target");
+  spec = Native();
+  spec.set_size(0);
+  ExpectRefused(spec, "size", "give --size SIZE or --file PATH");
+}
+
+TEST_F(RunSpecTest, WhatTheTransportCannotDoCarriesTheAskForTheFrontEndsWords) {
+  for (Origin origin : {Origin::kUser, Origin::kPeer}) {
+    policy_.origin = origin;
+    proto::RunSpec spec = Sftp();
+    spec.clear_files();
+    spec.set_transport("scp");
+    spec.set_verify(true);
+    auto o = Make(spec);
+    ASSERT_FALSE(o.ok());
+    std::optional<Refusal> refused = TransportRefusalOf(o.status());
+    ASSERT_TRUE(refused.has_value()) << o.status();
+    EXPECT_EQ(refused->ask, Ask::kVerify);
+    EXPECT_EQ(refused->able, TransportsWith(&TransportCaps::verify));
+  }
+  EXPECT_FALSE(TransportRefusalOf(absl::InvalidArgumentError("transport scp cannot do verify")).has_value());
 }
 
 }  // namespace
