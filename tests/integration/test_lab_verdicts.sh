@@ -80,9 +80,11 @@ held_back() {
     || fail "the quota held the $4 back only $held s of the $ran s it ran: not CPU-bound"
   echo "throttled $held CPU-s while it ran $ran s"
 }
-# cpu_bound CSV ROLE WORD: every row ok, both rows of an iteration judged alike, and
-# every ROLE row judged WORD with the reason the kernel gives: its notes name the CPU
-# quota that throttled it in most of its periods (nasperf reads its own cgroup's
+# cpu_bound CSV ROLE WORD [named]: every row ok, both rows of an iteration judged alike, and
+# every ROLE row judged WORD, and at least one of them with the reason the kernel gives
+# (a row busy 90 % or more may say only that: on a loaded machine a thread queued behind
+# other work spends less than its quota in some periods, as a CI run's sender did at 97 %
+# busy): its notes name the CPU quota that throttled it in most of its periods (nasperf reads its own cgroup's
 # cpu.stat at the start and end of each transfer; its thread's busy share alone can
 # fall under 90 % when the kernel does its network work elsewhere, in ksoftirqd, while
 # the thread waits on the socket: busy 89.7 % once, judged network). No escape for a
@@ -91,6 +93,7 @@ cpu_bound() {
   python3 - "$@" <<'PY' || fail "the $2 under a CPU quota was not judged $3 (the lines above)"
 import csv, sys
 path, role, word = sys.argv[1:4]
+must_name = sys.argv[4:5] == ["named"]
 rows = list(csv.DictReader(open(path)))
 bad = [f"row {r['role']} {r['iteration']}: status {r['status']}" for r in rows if r["status"] != "ok"]
 verdicts = {}
@@ -104,10 +107,12 @@ for r in mine:
           f"notes: {quota[0] if quota else r['notes'] or '-'}")
     if r["bottleneck"] != word:
         bad.append(f"{role} {r['iteration']}: judged {r['bottleneck']}, not {word}")
-    elif not quota or not quota[0].startswith(word + ":"):
-        bad.append(f"{role} {r['iteration']}: judged {word}, but its notes do not name its CPU quota")
+    elif not (quota and quota[0].startswith(word + ":")) and float(r["cpu_busy_pct"]) < 90:
+        bad.append(f"{role} {r['iteration']}: judged {word}, busy under 90 % and its notes do not name its CPU quota")
 if not mine:
     bad.append(f"no {role} row")
+elif must_name and not any(f"{word}: its CPU quota throttled it in" in r["notes"] for r in mine):
+    bad.append(f"no {role} row names its CPU quota")
 for b in bad:
     print(b)
 sys.exit(1 if bad else 0)
@@ -125,7 +130,10 @@ before=$(throttled_s "$nascpu_CGROUP")
 in_cgroup "$unlimited_CGROUP" "$LAB_SH" client -- "$NASPERF" sender --to "$NAS_IP:$pagecache_PORT" --size 96MiB --runs 2 --link-speed 10gbit \
   --out "$T/nascpu" --no-progress >"$T/nascpu-tx.log" 2>&1 || fail "sender to the CPU-bound NAS failed: $(tail -5 "$T/nascpu-tx.log")"
 csv=$T/nascpu/transfers.csv
-cpu_bound "$csv" receiver receiver-cpu
+# At least one receiver row must name the quota; a sender row may say only its busy share
+# (a CI run on a loaded machine: both sender rows busy 95-97 % named none, while both
+# receiver rows named 100 % of their periods).
+cpu_bound "$csv" receiver receiver-cpu named
 nascpu_held=$(held_back "$nascpu_CGROUP" "$before" "$csv" receiver)
 grep -q "receiver-cpu: the NAS's CPU" "$T/nascpu-tx.log" || fail "the summary does not say what receiver-cpu means"
 nascpu_rates=$(csv_role_col "$csv" receiver mb_per_s | tr '\n' ' ')
