@@ -4,6 +4,7 @@
 #include "transport/registry.h"
 
 #include <algorithm>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
+#include "transport/share_config.h"
 
 namespace nasperf {
 namespace {
@@ -77,7 +79,9 @@ TEST(Registry, WhatOneTransportSaysIsItsEntrys) {
   RunOptions one;
   EXPECT_NE(smb.nas_waited_hint(one).find("--smb-channels 2 keeps two"), std::string::npos);
   RunOptions two;
-  two.share.smb_channels = 2;
+  ShareOptions channels;
+  channels.smb_channels = 2;
+  two.config = std::make_shared<ShareConfig>(channels, "nas");
   EXPECT_EQ(smb.nas_waited_hint(two), "");
   EXPECT_EQ(TransportFor("nfs").nas_waited_hint, nullptr);
 }
