@@ -145,6 +145,32 @@ TEST(Registry, AWordWithNoEntryCanDoNothing) {
   }
 }
 
+// Issue 44 step 13: a make reads only its own entry's config (ConfigOf). A run built
+// without its entry's parse, or with another entry's config, fails closed in one line
+// naming the transport, before any connection (the old native make took an empty
+// address, the SSH ones an empty login).
+class ForeignConfig : public TransportConfig {
+ public:
+  std::string Peer() const override { return "elsewhere"; }
+};
+
+TEST(Registry, AMakeWithoutItsOwnConfigRefusesNamingTheTransport) {
+  const std::shared_ptr<const TransportConfig> foreign = std::make_shared<ForeignConfig>();
+  for (const TransportEntry& entry : Transports()) {
+    if (!entry.built) continue;
+    for (const std::shared_ptr<const TransportConfig>& config : {std::shared_ptr<const TransportConfig>(), foreign}) {
+      RunOptions options;
+      options.transport = entry.name;
+      options.config = config;
+      const RunContext context;
+      auto made = entry.make(options, context);
+      ASSERT_FALSE(made.ok()) << entry.name;
+      EXPECT_EQ(made.status().message(),
+                absl::StrCat("transport ", entry.name, ": no config of its own (its entry's parse makes one)"));
+    }
+  }
+}
+
 TEST(Registry, CapabilitiesNameTheTransportsThatHaveThem) {
   EXPECT_EQ(TransportsWith(&TransportCaps::ssh_login), "scp|sftp");
   EXPECT_EQ(TransportsWith(&TransportCaps::verify), "native|sftp|nfs|smb|path");
