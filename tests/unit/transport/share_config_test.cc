@@ -1,5 +1,5 @@
 // The share entries' parse (nfs://, smb://): the URL and the transport's own flags
-// become the run's RunOptions::share; a plan's or a peer's ask less than the user's;
+// become its ShareConfig; a plan's or a peer's ask less than the user's;
 // each refusal names its field (--to, or the flag) in the CLI's words.
 #include <memory>
 #include <string>
