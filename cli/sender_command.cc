@@ -387,7 +387,11 @@ int RunDemo(const DemoFlags& f) {
               rx.target.c_str());
 
   SenderOptions tx;
-  tx.to = {"127.0.0.1", (*receiver)->control_port()};
+  std::string bad_field;  // the receiver it just started, as its entry's parse makes it
+  auto config = TransportFor(tx.transport)
+                    .parse(FormatHostPort({"127.0.0.1", (*receiver)->control_port()}), {}, Origin::kUser, &bad_field);
+  if (!config.ok()) return Fail(cmd, config.status());
+  tx.config = *std::move(config);
   tx.token = rx.token;
   tx.trust = TrustFlags(cmd, {});
   tx.receiver_fingerprint = (*receiver)->security().fingerprint;  // TLS, pinned to the receiver it just started

@@ -17,6 +17,7 @@
 #include "lab/agent_limits.h"
 #include "toml++/toml.h"
 #include "transport/registry.h"
+#include "transport/ssh.h"
 
 namespace nasperf {
 namespace {
@@ -191,10 +192,11 @@ absl::Status ParseSshLogin(const std::string& text, PlanTransfer* t) {
   std::string bad_field;
   auto config = TransportFor(t->transport).parse(text, ParsedFlags(), Origin::kPlan, &bad_field);
   if (!config.ok()) return config.status();
-  RunOptions login;
-  (*config)->Fill(login);
-  t->ssh_to = login.ssh.to;
-  t->ssh_port = login.ssh.port;
+  const auto* login = dynamic_cast<const SshConfig*>(config->get());  // the SSH login entries' config
+  if (login == nullptr)
+    return absl::InvalidArgumentError(absl::StrCat("transport ", t->transport, " has no SSH login"));
+  t->ssh_to = login->login.to;
+  t->ssh_port = login->login.port;
   return absl::OkStatus();
 }
 

@@ -53,10 +53,11 @@ std::string TrailerError(const DataTrailer& t) {
 // the raw TCP push and the receiver's own row.
 class NativeTransport : public Transport {
  public:
-  NativeTransport(const RunOptions& options, const RunContext& context)
+  NativeTransport(const RunOptions& options, HostPort to, const RunContext& context)
       : options_(options),
+        to_(std::move(to)),
         context_(context),
-        client_(options.to, options.token, options.trust, options.receiver_fingerprint) {}
+        client_(to_, options.token, options.trust, options.receiver_fingerprint) {}
 
   absl::Status Start(const std::string& run_id, uint64_t length, const ConsoleLine& say) override;
   void Push(const TransferSlot& slot, PayloadSource& source, const PushOptions& push, TransferResult& out) override;
@@ -79,6 +80,7 @@ class NativeTransport : public Transport {
   void Judge(const TransferSlot& slot, const PushResult& r, TransferResult& out) const;
 
   const RunOptions& options_;
+  const HostPort to_;          // the agent's control port (the entry's config's)
   const RunContext& context_;  // the lab's barrier, the journal's transfer ids, the placement
   ReceiverClient client_;
   std::string local_host_ = LocalHostName();
@@ -103,7 +105,7 @@ absl::Status NativeTransport::Start(const std::string& run_id, uint64_t length, 
   if (!hello.ok()) return hello.status();
   say(absl::StrFormat(
       "receiver %s (nasperf %s) at %s: target %s%s, write modes %s", hello->host(), hello->version(),
-      FormatHostPort(options_.to), hello->target(),
+      FormatHostPort(to_), hello->target(),
       hello->target() == kDiscardTarget ? "" : absl::StrCat(", ", FormatSize(hello->free_bytes()), " free"),
       absl::StrJoin(hello->write_modes(), "/")));
   write_mode_ = options_.write_mode;
@@ -114,7 +116,7 @@ absl::Status NativeTransport::Start(const std::string& run_id, uint64_t length, 
         "the target %s refuses O_DIRECT; --direct-fallback: writing buffered instead (rows say so)", hello->target());
     write_mode_ = WriteMode::kBuffered;
   }
-  auto path = CheckPath(options_.to, *hello, options_.link_mbps);
+  auto path = CheckPath(to_, *hello, options_.link_mbps);
   if (!path.ok()) return path.status();
   path_ = *path;
   window_bytes_ = options_.window_bytes > 0 ? options_.window_bytes : AutoWindowBytes(path_);
@@ -229,9 +231,9 @@ void NativeTransport::Pull(const TransferSlot& slot, BlockWriter* into, const Pi
   std::optional<proto::OpenTransferReply> open = Open(request, out);
   if (!open) return;
   PullResult pulled =
-      PullNative(TargetOf(o.to, *open, prepared->length()), into, pipeline, window_bytes_, PathMaxSegment(path_));
+      PullNative(TargetOf(to_, *open, prepared->length()), into, pipeline, window_bytes_, PathMaxSegment(path_));
   row.set_transfer_id(open->transfer_id());
-  row.set_peer(FormatHostPort({o.to.host, static_cast<uint16_t>(open->data_port())}));
+  row.set_peer(FormatHostPort({to_.host, static_cast<uint16_t>(open->data_port())}));
   if (pulled.mss) row.set_mss(*pulled.mss);
   if (!pulled.status.ok()) {
     row.set_error(std::string(pulled.status.message()));
@@ -242,7 +244,7 @@ void NativeTransport::Pull(const TransferSlot& slot, BlockWriter* into, const Pi
 }
 
 void NativeTransport::FillPathCells(proto::TransferReport& row) const {
-  row.set_peer(FormatHostPort(options_.to));
+  row.set_peer(FormatHostPort(to_));
   if (path_.mtu) row.set_mtu(*path_.mtu);
   if (path_.path_mtu) row.set_path_mtu(*path_.path_mtu);
   if (path_.link_mbps) row.set_link_mbps(*path_.link_mbps);
@@ -258,7 +260,7 @@ void NativeTransport::Push(const TransferSlot& slot, PayloadSource& source, cons
   const proto::OpenTransferRequest request = OpenRequest(slot);
   std::optional<proto::OpenTransferReply> open = Open(request, out);
   if (!open) return;
-  PushTarget target = TargetOf(o.to, *open, slot.length);
+  PushTarget target = TargetOf(to_, *open, slot.length);
   PushOptions native = push;
   native.window_bytes = window_bytes_;
   native.max_segment = PathMaxSegment(path_);
@@ -361,8 +363,8 @@ void NativeTransport::Judge(const TransferSlot& slot, const PushResult& r, Trans
 
 }  // namespace
 
-std::unique_ptr<Transport> NewNativeTransport(const RunOptions& options, const RunContext& context) {
-  return std::make_unique<NativeTransport>(options, context);
+std::unique_ptr<Transport> NewNativeTransport(const RunOptions& options, HostPort to, const RunContext& context) {
+  return std::make_unique<NativeTransport>(options, std::move(to), context);
 }
 
 TransportEntry NativeTransportEntry() {
@@ -378,7 +380,13 @@ TransportEntry NativeTransportEntry() {
   TransportEntry entry{
       kWireTransport, "the receiver agent (nasperf receiver or agent on the NAS)", caps,
       [](const RunOptions& options, const RunContext& context) -> absl::StatusOr<std::unique_ptr<Transport>> {
-        return NewNativeTransport(options, context);
+        absl::StatusOr<const NativeConfig*> config = ConfigOf<NativeConfig>(options);
+        if (!config.ok()) return config.status();
+        if ((*config)->login) {  // begin replaces it with the receiver it started
+          return absl::FailedPreconditionError(
+              absl::StrCat("transport native: no receiver was started on ", (*config)->login->host));
+        }
+        return NewNativeTransport(options, (*config)->agent, context);
       }};
   entry.parse = ParseNativeTo;
   entry.borrowed_flags = AddSshLoginFlags;  // the login of a receiver started over SSH

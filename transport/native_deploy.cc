@@ -24,31 +24,6 @@ namespace {
 
 constexpr char kLoginForm[] = "--to [user@]host:/dir";
 
-class NativeConfig : public TransportConfig {
- public:
-  HostPort agent;                       // the agent's control port, or
-  std::optional<SshDestination> login;  // where a receiver is started over SSH
-  std::string deploy_binary;            // --deploy-binary: the static nasperf to upload there
-  bool prompt = false;                  // the login may ask for a password (a user at a TTY)
-
-  std::string Peer() const override { return login ? login->host : FormatHostPort(agent); }
-  Needs needs() const override {
-    Needs needs;
-    needs.trust = true;
-    needs.shared_token = !login;  // a receiver started over SSH gets a token of its own
-    needs.pins_own_key = login.has_value();
-    return needs;
-  }
-  void Fill(RunOptions& options) const override {
-    if (!login) {
-      options.to = agent;
-      return;
-    }
-    options.ssh.to = *login;
-    options.ssh.prompt = prompt;
-  }
-};
-
 // A login `to` (the old DeploysReceiver): [user@]host:/dir with an absolute dir.
 std::optional<SshDestination> LoginOf(const std::string& to) {
   auto destination = ParseSshDestination(to);
@@ -75,6 +50,16 @@ class DeployedReceiver : public RunScope {
 
 }  // namespace
 
+std::string NativeConfig::Peer() const { return login ? login->host : FormatHostPort(agent); }
+
+TransportConfig::Needs NativeConfig::needs() const {
+  Needs needs;
+  needs.trust = true;
+  needs.shared_token = !login;  // a receiver started over SSH gets a token of its own
+  needs.pins_own_key = login.has_value();
+  return needs;
+}
+
 absl::StatusOr<std::unique_ptr<TransportConfig>> ParseNativeTo(const std::string& to, const ParsedFlags& flags,
                                                                Origin origin, std::string* bad_field) {
   auto refuse = [&](const std::string& field, absl::string_view why) {
@@ -91,6 +76,11 @@ absl::StatusOr<std::unique_ptr<TransportConfig>> ParseNativeTo(const std::string
   if (config->login) {
     config->deploy_binary = flags.Text("--deploy-binary");
     config->prompt = origin == Origin::kUser && isatty(STDIN_FILENO) != 0;
+    ParsedFlags login;  // the receiver's login: the SSH entries' flags, checked as theirs
+    for (const auto& [name, value] : flags.given()) {
+      if (name != "--deploy-binary") login.Add(name, value);
+    }
+    if (absl::Status s = ApplyTransportFlags(&BindSshLoginFlags, login, config->ssh, bad_field); !s.ok()) return s;
     return config;
   }
   for (const auto& [name, value] : flags.given()) {  // the SSH login's flags: a receiver's login only
@@ -109,8 +99,9 @@ absl::StatusOr<std::unique_ptr<RunScope>> BeginNativeRun(RunOptions& options, co
   const auto* config = dynamic_cast<const NativeConfig*>(options.config.get());
   if (config == nullptr || !config->login) return nullptr;  // an agent already there: nothing to start
   RemoteAgentOptions r;
-  r.ssh = options.ssh;
+  r.ssh = config->ssh;
   r.ssh.to = *config->login;
+  r.ssh.prompt = config->prompt;
   r.role = "receiver";
   r.deploy_binary = config->deploy_binary;
   r.target = config->login->dir;
@@ -119,7 +110,9 @@ absl::StatusOr<std::unique_ptr<RunScope>> BeginNativeRun(RunOptions& options, co
   if (!remote.ok()) return remote.status();
   say(absl::StrCat("ssh ", r.ssh.to.host, ": receiver started (pid ", (*remote)->remote_pid(), ") on ",
                    FormatHostPort((*remote)->address()), ", target ", r.target));
-  options.to = (*remote)->address();
+  auto started = std::make_shared<NativeConfig>();  // the run's far end from here on
+  started->agent = (*remote)->address();
+  options.config = std::move(started);
   options.receiver_fingerprint = (*remote)->fingerprint();
   options.token = r.token;
   return std::make_unique<DeployedReceiver>(std::move(*remote), r.ssh.to.host, say);

@@ -820,19 +820,18 @@ class NfsShareSession : public ShareSession {
 // What is NFS's alone in a share run: the mount, its cells and console words.
 class NfsDriver : public ShareDriverOf<NfsShareSession> {
  public:
-  NfsDriver(const RunOptions& options, NfsUrl url)
-      : options_(options), url_(std::move(url)), file_sync_(options.write_mode == WriteMode::kDsync) {}
+  NfsDriver(const RunOptions& options, const ShareOptions& share, NfsUrl url)
+      : options_(options), share_(share), url_(std::move(url)), file_sync_(options.write_mode == WriteMode::kDsync) {}
 
   absl::StatusOr<std::unique_ptr<NfsShareSession>> ConnectSession(int /*stream*/, const ConsoleLine* /*say*/) override {
-    absl::StatusOr<std::unique_ptr<NfsSession>> mounted = NfsSession::Mount(url_, options_.share);
+    absl::StatusOr<std::unique_ptr<NfsSession>> mounted = NfsSession::Mount(url_, share_);
     if (!mounted.ok()) return mounted.status();
-    return std::make_unique<NfsShareSession>(*std::move(mounted), file_sync_,
-                                             static_cast<size_t>(options_.share.in_flight));
+    return std::make_unique<NfsShareSession>(*std::move(mounted), file_sync_, static_cast<size_t>(share_.in_flight));
   }
   const char* name() const override { return "nfs"; }
   std::string host() const override { return url_.host; }
   uint16_t port() const override { return url_.port; }
-  int reads_in_flight() const override { return options_.share.in_flight; }
+  int reads_in_flight() const override { return share_.in_flight; }
 
   std::string ProtocolCellOf(NfsShareSession& session) const override {
     const NfsSession& s = session.nfs();
@@ -847,7 +846,7 @@ class NfsDriver : public ShareDriverOf<NfsShareSession> {
         sync.kind == SyncPolicy::kNone ? "no COMMIT (times end at the last WRITE's answer)" : "COMMIT as --sync says";
     return absl::StrFormat(
         "nfs %s (NFSv3, wsize %s, rsize %s, %d WRITEs in flight per stream): %s, %s, %s", s.where(),
-        FormatSize(s.write_size()), FormatSize(s.read_size()), options_.share.in_flight, s.dir(), free_text,
+        FormatSize(s.write_size()), FormatSize(s.read_size()), share_.in_flight, s.dir(), free_text,
         file_sync_ ? "FILE_SYNC writes (--write-mode dsync)" : absl::StrCat("UNSTABLE writes, ", sync_words));
   }
 
@@ -857,25 +856,33 @@ class NfsDriver : public ShareDriverOf<NfsShareSession> {
 
  private:
   const RunOptions& options_;
+  const ShareOptions& share_;  // the entry's config's (options_.config)
   const NfsUrl url_;
   const bool file_sync_;
 };
 
 absl::StatusOr<std::unique_ptr<Transport>> MakeNfsTransport(const RunOptions& options, const RunContext& context) {
-  absl::StatusOr<NfsUrl> url = ParseNfsUrl(options.share.url);
+  absl::StatusOr<const ShareConfig*> config = ConfigOf<ShareConfig>(options);
+  if (!config.ok()) return config.status();
+  const ShareOptions& share = (*config)->share();
+  absl::StatusOr<NfsUrl> url = ParseNfsUrl(share.url);
   if (!url.ok()) return url.status();
-  return NewShareTransport(std::make_unique<NfsDriver>(options, *std::move(url)), options, context);
+  return NewShareTransport(std::make_unique<NfsDriver>(options, share, *std::move(url)), options, context);
 }
 
-std::vector<CLI::Option*> AddNfsFlags(CLI::App& sender, RunOptions& into) {
+std::vector<CLI::Option*> BindNfsFlags(CLI::App& sender, ShareOptions& into) {
   return {
-      sender.add_option("--nfs-in-flight", into.share.in_flight, "nfs: WRITEs kept in flight per stream")
+      sender.add_option("--nfs-in-flight", into.in_flight, "nfs: WRITEs kept in flight per stream")
           ->check(CLI::Range(1, 256)),
       sender
-          .add_option("--nfs-timeout", into.share.timeout_s,
+          .add_option("--nfs-timeout", into.timeout_s,
                       "nfs: seconds an unanswered request may take before the transfer fails")
           ->check(CLI::Range(1, 600)),
   };
+}
+
+std::vector<CLI::Option*> AddNfsFlags(CLI::App& sender, FlagScratch& scratch) {
+  return BindNfsFlags(sender, scratch.Part<ShareOptions>());
 }
 
 // The entry's parse: the URL (a plan's or a peer's without uid=/gid=: RefuseNfsIdentity)
@@ -888,7 +895,7 @@ absl::StatusOr<std::unique_ptr<TransportConfig>> ParseNfsConfig(const std::strin
     *bad_field = "--to";
     return allowed;
   }
-  return MakeShareConfig(to, flags, &AddNfsFlags, PeerCell(url->host, url->port), bad_field);
+  return MakeShareConfig(to, flags, &BindNfsFlags, PeerCell(url->host, url->port), bad_field);
 }
 
 }  // namespace

@@ -464,7 +464,9 @@ class PathDriver : public ShareDriverOf<PathSession> {
 };
 
 absl::StatusOr<std::unique_ptr<Transport>> MakePathTransport(const RunOptions& options, const RunContext& context) {
-  const std::string& to = options.share.url;
+  absl::StatusOr<const ShareConfig*> config = ConfigOf<ShareConfig>(options);
+  if (!config.ok()) return config.status();
+  const std::string& to = (*config)->share().url;
   if (absl::Status text = CheckToText(to); !text.ok())
     return absl::InvalidArgumentError(absl::StrCat("--to ", to, ": ", text.message()));
   absl::StatusOr<Fd> dir = OpenDir(to);

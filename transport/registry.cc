@@ -211,7 +211,7 @@ absl::StatusOr<ParsedFlags> ParseTransportFlagWords(absl::string_view transport,
     }
   }
   CLI::App app{"transport_flags"};
-  RunOptions scratch;
+  FlagScratch scratch;
   const std::vector<CLI::Option*> options = entry.add_flags(app, scratch);
   std::vector<std::string> reversed(words.rbegin(), words.rend());  // CLI11 parses from the back
   try {
@@ -228,11 +228,16 @@ absl::StatusOr<ParsedFlags> ParseTransportFlagWords(absl::string_view transport,
   return given;
 }
 
-absl::Status ApplyTransportFlags(AddTransportFlags add, const ParsedFlags& flags, RunOptions& into,
+absl::Status TransportConfig::TakeFile(absl::string_view role, const std::string& /*path*/,
+                                       std::optional<std::string> /*bytes*/) {
+  return absl::InvalidArgumentError(absl::StrCat("this transport takes no ", role, " file"));
+}
+
+absl::Status ApplyTransportFlags(const std::function<void(CLI::App&)>& declare, const ParsedFlags& flags,
                                  std::string* bad_field) {
   for (const auto& [name, value] : flags.given()) {
     CLI::App app{"transport flags"};
-    if (add != nullptr) add(app, into);
+    declare(app);
     const CLI::Option* option = app.get_option_no_throw(name);
     const bool a_switch = option != nullptr && option->get_expected_min() == 0;
     // NAME=VALUE: a value that begins with '-' stays the flag's; an empty one is a word

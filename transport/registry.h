@@ -7,12 +7,15 @@
 #ifndef NASPERF_TRANSPORT_REGISTRY_H_
 #define NASPERF_TRANSPORT_REGISTRY_H_
 
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "common/log.h"
 #include "common/policy.h"
@@ -27,11 +30,27 @@ class Option;
 
 namespace nasperf {
 
-// Declares a transport's own flags on `nasperf sender`, bound to its part of `into`
-// (RunOptions::ssh for the SSH logins), and returns them so the CLI can tell which
-// were given. Several entries may share one: the CLI declares each function's flags
-// once, and refuses a given flag when the chosen transport's entry has another.
-using AddTransportFlags = std::vector<CLI::Option*> (*)(CLI::App& sender, RunOptions& into);
+// Where a transport's flag declarations bind while CLI11 checks them: each takes a
+// part of its own type (the types give --help its words). Nothing reads a part back:
+// the given values reach the entry's parse as ParsedFlags words. One per CLI11 app.
+class FlagScratch {
+ public:
+  template <class T>
+  T& Part() {
+    auto part = std::make_shared<T>();
+    parts_.push_back(part);
+    return *part;
+  }
+
+ private:
+  std::vector<std::shared_ptr<void>> parts_;
+};
+
+// Declares a transport's own flags on `nasperf sender`, bound into a part of `scratch`,
+// and returns them so the CLI can tell which were given. Several entries may share
+// one: the CLI declares each function's flags once, and refuses a given flag when
+// the chosen transport's entry has another.
+using AddTransportFlags = std::vector<CLI::Option*> (*)(CLI::App& sender, FlagScratch& scratch);
 
 // What a transport can do, so that a flag it cannot honour is refused in one line
 // before the run and each figure is said only where it can be true.
@@ -46,8 +65,8 @@ struct TransportCaps {
   bool read_cache = false;    // --cache and --read-mode: the far end's page cache is ours to set
   bool reads_laid_out = false;  // a read may read a file the far end lays out (--size); else only --remote-file
   bool barrier = false;  // a write's streams wait in RunContext::before_first_byte: a lab can start them together
-  bool url = false;      // --to is the share's URL (nfs://host/export/dir), kept in RunOptions::share.url
-  bool credentials_file = false;  // a login's file of username=/password= (RunOptions::share.smb_credentials)
+  bool url = false;      // --to is the share's URL (nfs://host/export/dir), kept in the entry's config
+  bool credentials_file = false;  // a login's file of username=/password= (the spec's "credentials" file)
 };
 
 // Who gave a run's `to` and flags: the user on the command line, a lab plan, a
@@ -82,10 +101,25 @@ class TransportConfig {
     bool pins_own_key = false;  // the far end shows its key another way (over SSH): no --tls-ca, no --plaintext
   };
   virtual Needs needs() const { return {}; }
-  // Until RunOptions loses `to`, `ssh` and `share` (issue 44 step 13): writes there
-  // what the entry's make still reads.
-  virtual void Fill(RunOptions& options) const = 0;
+  // A file the run's spec names by `role` ("ssh_identity", "ssh_known_hosts",
+  // "credentials"; transport/run_spec.cc checked it against the entry's caps), before
+  // the config is shared: `bytes` set, it was read once through the descriptor an
+  // agent checked (--allow-source) and the name is never opened again; unset (the
+  // user's), the transport opens `path` at make. An entry without the role refuses.
+  virtual absl::Status TakeFile(absl::string_view role, const std::string& path, std::optional<std::string> bytes);
 };
+
+// A make's own config: `options.config` as the entry's type, or a one-line refusal
+// naming the transport (a run built without its entry's parse fails closed).
+template <class C>
+absl::StatusOr<const C*> ConfigOf(const RunOptions& options) {
+  const C* config = dynamic_cast<const C*>(options.config.get());
+  if (config == nullptr) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("transport ", options.transport, ": no config of its own (its entry's parse makes one)"));
+  }
+  return config;
+}
 
 // Work an entry does around a run (native: a receiver started over SSH for it).
 // End() is called once, after the run, from the thread that began it.
@@ -135,8 +169,9 @@ struct TransportEntry {
   // Another entry's flags its parse also takes (native: the SSH login's, for a
   // receiver it starts over SSH); given with this entry, they are not refused as foreign.
   AddTransportFlags borrowed_flags = nullptr;
-  // Work before the run, with options.config set by parse: it may point `options` at
-  // what it started (say() hears its lines); its scope's End() undoes it after the run.
+  // Work before the run, with options.config set by parse: it may replace
+  // options.config with one naming what it started (say() hears its lines); its
+  // scope's End() undoes it after the run.
   // Null, or a null scope: nothing to do.
   absl::StatusOr<std::unique_ptr<RunScope>> (*begin)(RunOptions& options, const ConsoleLine& say) = nullptr;
 };
@@ -221,11 +256,17 @@ std::string TransportsWith(AddTransportFlags add);
 // (ParseRunTransport's refusal); each refusal begins "transport_flags: ".
 absl::StatusOr<ParsedFlags> ParseTransportFlagWords(absl::string_view transport, const std::vector<std::string>& words);
 
-// For an entry's parse: each given flag through `add`'s declarations (the command
-// line's checks), its value set in `into`; a refusal is CLI11's line, naming the flag
-// in *bad_field. A flag `add` does not declare is refused.
-absl::Status ApplyTransportFlags(AddTransportFlags add, const ParsedFlags& flags, RunOptions& into,
+// For an entry's parse: each given flag through the flags `declare` adds to an app
+// (the command line's checks; bound where the entry reads them); a refusal is
+// CLI11's line, naming the flag in *bad_field. A flag not declared is refused.
+absl::Status ApplyTransportFlags(const std::function<void(CLI::App&)>& declare, const ParsedFlags& flags,
                                  std::string* bad_field);
+// The same with the entry's own typed declarations, their values set in `into`.
+template <class T>
+absl::Status ApplyTransportFlags(std::vector<CLI::Option*> (*bind)(CLI::App&, T&), const ParsedFlags& flags, T& into,
+                                 std::string* bad_field) {
+  return ApplyTransportFlags([&](CLI::App& app) { bind(app, into); }, flags, bad_field);
+}
 
 }  // namespace nasperf
 

@@ -16,33 +16,13 @@
 #include "common/payload.h"
 #include "common/policy.h"
 #include "datapath/stream_pusher.h"
-#include "ssh/ssh_options.h"
 
 namespace nasperf {
 
 class TransportConfig;  // transport/registry.h
 
-// A share reached by URL with no agent and no kernel mount on the client (nfs://, smb://).
-struct ShareOptions {
-  std::string url;              // --to as given; the transport parses and checks it
-  int in_flight = 16;           // --nfs-in-flight: requests kept outstanding per stream, as the kernel client does
-  int timeout_s = 20;           // --nfs-timeout (SMB: always 20 s): an unanswered request fails the transfer
-  std::string smb_credentials;  // --smb-credentials: a mount.cifs-style file only its owner may read
-  // Set: that file's bytes, read once through the descriptor an agent checked
-  // (--allow-source); the transport parses these and never opens the name again.
-  std::optional<std::string> credentials_text;
-  std::string smb_encrypt = "default";    // --smb-encrypt default|off|desired|required
-  std::string smb_signing = "default";    // --smb-signing default|off|desired|required (client signing)
-  std::string smb_min_protocol = "SMB3";  // --smb-min-protocol: the oldest dialect allowed
-  uint64_t smb_write_size = 8 << 20;      // --smb-write-size: bytes per SMB WRITE (libsmbclient waits for each)
-  int smb_channels = 1;                   // --smb-channels: connections per stream, one WRITE in flight on each
-};
-
 struct RunOptions {
   std::string transport = kWireTransport;  // an entry's word (transport/registry.h)
-  HostPort to{"", kAgentPort};             // native: the receiver's control port
-  SshOptions ssh;                          // scp, sftp: destination, keys, host key policy
-  ShareOptions share;                      // nfs: the URL and the client's knobs
   std::string token;
   std::string file;  // send this file, or
   // When set, `file` was opened once where it was checked (an agent's
@@ -72,9 +52,9 @@ struct RunOptions {
   bool direct_fallback = false;            // --direct-fallback: buffered when the target refuses O_DIRECT
   std::shared_ptr<const PeerTrust> trust;  // TLS toward the receiver (common/tls.h); null = plain
   std::string receiver_fingerprint;        // the receiver must show this key (lab); empty: trust decides
-  // What the entry's parse made of `to` and its flags (registry.h); null where the
-  // entry has no parse yet or the run was built field by field (a lab job with an
-  // agent or an SSH login at the far end).
+  // What the entry's parse made of `to`, its flags and files (registry.h): where the
+  // far end is and how to reach it, read by that entry's make only (ConfigOf). Null:
+  // the make refuses (a run built without its entry's parse).
   std::shared_ptr<const TransportConfig> config;
 };
 

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -78,7 +79,7 @@ absl::StatusOr<ParsedFlags> UserFlags(const proto::RunSpec& spec, const Transpor
     const TransportEntry* owner = nullptr;
     for (const TransportEntry& other : Transports()) {
       CLI::App app{"transport flags"};
-      RunOptions scratch;
+      FlagScratch scratch;
       if (other.add_flags != nullptr && !other.add_flags(app, scratch).empty() &&
           app.get_option_no_throw(name) != nullptr) {
         owner = &other;
@@ -99,10 +100,10 @@ absl::StatusOr<ParsedFlags> UserFlags(const proto::RunSpec& spec, const Transpor
 }
 
 // The word, its flags (a user's: UserFlags; any other origin's: its own declarations,
-// ParseTransportFlagWords), and `to` by its entry's parse for `origin`; the config
-// goes into `o` (Fill: what make still reads there). A user's receiver started over
-// SSH logs in with the borrowed login flags.
-absl::Status ResolveTransport(const proto::RunSpec& spec, Origin origin, RunOptions& o, std::string* bad_field) {
+// ParseTransportFlagWords), and `to` by its entry's parse for `origin` into *config
+// (the spec's files still to come: ReadFiles).
+absl::Status ResolveTransport(const proto::RunSpec& spec, Origin origin, RunOptions& o,
+                              std::unique_ptr<TransportConfig>* made, std::string* bad_field) {
   absl::StatusOr<std::string> word = ParseRunTransport(spec.transport());
   if (!word.ok()) return Fail(bad_field, "transport", word.status());
   o.transport = *word;
@@ -115,20 +116,12 @@ absl::Status ResolveTransport(const proto::RunSpec& spec, Origin origin, RunOpti
     return Refuse(bad_field, "transport", absl::StrCat("transport ", entry.name, " takes no `to`"));
   std::string field;
   auto config = entry.parse(spec.to(), *flags, origin, &field);
-  if (config.ok() && origin == Origin::kUser && entry.borrowed_flags != nullptr) {
-    ParsedFlags login;  // what the entry's parse let through: a receiver's login
-    for (const auto& [name, value] : flags->given()) {
-      if (name != "--deploy-binary") login.Add(name, value);
-    }
-    if (absl::Status s = ApplyTransportFlags(entry.borrowed_flags, login, o, &field); !s.ok()) config = s;
-  }
   if (!config.ok()) {  // a flag's refusal names it, as a plan's does
     if (field.empty() || field == "--to") return Fail(bad_field, "to", config.status());
     return Fail(bad_field, "transport_flags",
                 absl::Status(config.status().code(), absl::StrCat(field, ": ", config.status().message())));
   }
-  (*config)->Fill(o);
-  o.config = *std::move(config);
+  *made = *std::move(config);
   return absl::OkStatus();
 }
 
@@ -156,21 +149,6 @@ absl::StatusOr<std::string> ReadAllowed(const FileRole& role, const std::string&
   return ReadPrivateFd(file->fd->get(), what, kMaxSecretBytes);
 }
 
-// Where the transport reads a role's path or bytes today (after Fill).
-void PutFile(const FileRole& role, const std::string& path, std::optional<std::string> bytes, RunOptions& o) {
-  const std::string name = role.role;
-  if (name == "ssh_identity") {
-    o.ssh.identity = path;
-    o.ssh.identity_text = std::move(bytes);
-  } else if (name == "ssh_known_hosts") {
-    o.ssh.known_hosts = path;
-    o.ssh.known_hosts_text = std::move(bytes);
-  } else {
-    o.share.smb_credentials = path;
-    o.share.credentials_text = std::move(bytes);
-  }
-}
-
 // Each file by a role the transport takes, once, named as an absolute path.
 absl::Status CheckFiles(const proto::RunSpec& spec, const TransportEntry& entry, std::string* bad_field) {
   std::vector<std::string> seen;
@@ -189,8 +167,10 @@ absl::Status CheckFiles(const proto::RunSpec& spec, const TransportEntry& entry,
   return absl::OkStatus();
 }
 
-// The checked files where the transport reads them; a peer's read under --allow-source.
-absl::Status ReadFiles(const proto::RunSpec& spec, const LocalPolicy& policy, RunOptions& o, std::string* bad_field) {
+// The checked files into the entry's config, before it is shared; a peer's read under
+// --allow-source, once, and only its bytes go there.
+absl::Status ReadFiles(const proto::RunSpec& spec, const LocalPolicy& policy, TransportConfig& config,
+                       std::string* bad_field) {
   for (const proto::RunSpec::File& file : spec.files()) {
     const FileRole& role = *FindRole(file.role());
     std::optional<std::string> bytes;
@@ -199,7 +179,8 @@ absl::Status ReadFiles(const proto::RunSpec& spec, const LocalPolicy& policy, Ru
       if (!read.ok()) return Fail(bad_field, role.role, read.status());
       bytes = *std::move(read);
     }
-    PutFile(role, file.path(), std::move(bytes), o);
+    if (absl::Status s = config.TakeFile(role.role, file.path(), std::move(bytes)); !s.ok())
+      return Fail(bad_field, role.role, s);
   }
   return absl::OkStatus();
 }
@@ -385,8 +366,9 @@ std::optional<Refusal> TransportRefusalOf(const absl::Status& status) {
 absl::StatusOr<RunOptions> MakeRunOptions(const proto::RunSpec& spec, const LocalPolicy& policy,
                                           std::string* bad_field) {
   RunOptions o;
+  std::unique_ptr<TransportConfig> config;
   // Every check first; files are opened and read only for a run that passed them.
-  if (absl::Status s = ResolveTransport(spec, policy.origin, o, bad_field); !s.ok()) return s;
+  if (absl::Status s = ResolveTransport(spec, policy.origin, o, &config, bad_field); !s.ok()) return s;
   if (absl::Status s = CheckFiles(spec, TransportFor(o.transport), bad_field); !s.ok()) return s;
   if (absl::Status s = ResolveDirection(spec, policy.origin, o, bad_field); !s.ok()) return s;
   if (absl::Status s = ResolveHow(spec, o, bad_field); !s.ok()) return s;
@@ -397,7 +379,8 @@ absl::StatusOr<RunOptions> MakeRunOptions(const proto::RunSpec& spec, const Loca
   o.receiver_fingerprint = spec.receiver_fingerprint();
   if (absl::Status s = RefuseWhatTheTransportCannotDo(o, policy.origin, spec, bad_field); !s.ok()) return s;
   if (absl::Status s = ResolvePayload(spec, policy, o, bad_field); !s.ok()) return s;
-  if (absl::Status s = ReadFiles(spec, policy, o, bad_field); !s.ok()) return s;
+  if (absl::Status s = ReadFiles(spec, policy, *config, bad_field); !s.ok()) return s;
+  o.config = std::move(config);
   o.token = policy.token;  // never the spec's
   o.trust = policy.trust;
   return o;

@@ -446,8 +446,8 @@ class SmbWorkerSession : public ShareSession {
 // Connect, Start's), the worker processes, its cells and console words.
 class SmbDriver : public ShareDriver {
  public:
-  SmbDriver(const RunOptions& options, SmbUrl url, SmbLogin login)
-      : options_(options), url_(std::move(url)), login_(std::move(login)) {}
+  SmbDriver(const RunOptions& options, const ShareOptions& share, SmbUrl url, SmbLogin login)
+      : options_(options), share_(share), url_(std::move(url)), login_(std::move(login)) {}
 
   absl::StatusOr<std::unique_ptr<ShareSession>> Connect(int stream, const ConsoleLine* say) override;
   bool ConnectsEveryStreamAtStart() const override { return true; }
@@ -455,23 +455,23 @@ class SmbDriver : public ShareDriver {
   std::string host() const override { return url_.host; }
   uint16_t port() const override { return url_.port; }
   std::string ProtocolCell(ShareSession&) const override {
-    return absl::StrFormat("smb asked min=%s encrypt=%s signing=%s channels=%d", options_.share.smb_min_protocol,
-                           options_.share.smb_encrypt, options_.share.smb_signing, options_.share.smb_channels);
+    return absl::StrFormat("smb asked min=%s encrypt=%s signing=%s channels=%d", share_.smb_min_protocol,
+                           share_.smb_encrypt, share_.smb_signing, share_.smb_channels);
   }
   std::string StartLine(ShareSession& session, const std::string& free_text, const SyncPolicy&) const override {
     return absl::StrFormat(
         "smb %s as %s (asked: %s or newer, encryption %s; libsmbclient does not say what was "
         "negotiated): %s, %s, no remote flush (times end at the last WRITE's answer)",
-        session.housekeeping()->Where(), login_.user, options_.share.smb_min_protocol, options_.share.smb_encrypt,
-        url_.dir, free_text);
+        session.housekeeping()->Where(), login_.user, share_.smb_min_protocol, share_.smb_encrypt, url_.dir, free_text);
   }
 
  private:
   absl::StatusOr<std::unique_ptr<FsWorker>> StartWorker(int stream, const std::string& where) const;
-  size_t Channels() const { return static_cast<size_t>(options_.share.smb_channels); }
-  size_t WriteSize() const { return static_cast<size_t>(options_.share.smb_write_size); }
+  size_t Channels() const { return static_cast<size_t>(share_.smb_channels); }
+  size_t WriteSize() const { return static_cast<size_t>(share_.smb_write_size); }
 
   const RunOptions& options_;
+  const ShareOptions& share_;  // the entry's config's (options_.config)
   const SmbUrl url_;
   const SmbLogin login_;
   absl::Mutex mu_;
@@ -483,7 +483,7 @@ absl::StatusOr<std::unique_ptr<ShareSession>> SmbDriver::Connect(int stream, con
   {
     absl::MutexLock lock(&mu_);
     if (client_ == nullptr) {
-      absl::StatusOr<std::unique_ptr<SmbClient>> opened = SmbClient::Open(url_, login_, options_.share);
+      absl::StatusOr<std::unique_ptr<SmbClient>> opened = SmbClient::Open(url_, login_, share_);
       if (!opened.ok()) return opened.status();
       client_ = *std::move(opened);
     }
@@ -502,9 +502,9 @@ absl::StatusOr<std::unique_ptr<ShareSession>> SmbDriver::Connect(int stream, con
 }
 
 absl::StatusOr<std::unique_ptr<FsWorker>> SmbDriver::StartWorker(int stream, const std::string& where) const {
-  const size_t ring = 2 * static_cast<size_t>(std::max(options_.share.smb_write_size, uint64_t{kReadSize}));
+  const size_t ring = 2 * static_cast<size_t>(std::max(share_.smb_write_size, uint64_t{kReadSize}));
   absl::StatusOr<std::unique_ptr<FsWorker>> worker =
-      FsWorker::Start(kSmbWorkerCommand, where, WorkerLogin(options_.share, login_), ring, options_.share.timeout_s);
+      FsWorker::Start(kSmbWorkerCommand, where, WorkerLogin(share_, login_), ring, share_.timeout_s);
   if (!worker.ok()) {
     return absl::Status(worker.status().code(),
                         absl::StrCat("stream ", stream, "'s SMB process: ", worker.status().message()));
@@ -524,13 +524,17 @@ int RunSmbWorker() {
 }
 
 absl::StatusOr<std::unique_ptr<Transport>> MakeSmbTransport(const RunOptions& options, const RunContext& context) {
-  absl::StatusOr<SmbUrl> url = ParseSmbUrl(options.share.url);
+  absl::StatusOr<const ShareConfig*> config = ConfigOf<ShareConfig>(options);
+  if (!config.ok()) return config.status();
+  const ShareOptions& share = (*config)->share();
+  absl::StatusOr<SmbUrl> url = ParseSmbUrl(share.url);
   if (!url.ok()) return url.status();
   // Before the password is read (or copied out of $NASPERF_SMB_PASSWORD).
   if (absl::Status s = KeepOutOfCoreDumps(); !s.ok()) return s;
-  absl::StatusOr<SmbLogin> login = SmbLoginFor(*url, options.share);
+  absl::StatusOr<SmbLogin> login = SmbLoginFor(*url, share);
   if (!login.ok()) return login.status();
-  return NewShareTransport(std::make_unique<SmbDriver>(options, *std::move(url), *std::move(login)), options, context);
+  return NewShareTransport(std::make_unique<SmbDriver>(options, share, *std::move(url), *std::move(login)), options,
+                           context);
 }
 
 }  // namespace nasperf

@@ -15,6 +15,7 @@
 #include "absl/strings/string_view.h"
 #include "transport/registry.h"
 #include "transport/run_options.h"
+#include "transport/share_config.h"
 
 namespace nasperf {
 

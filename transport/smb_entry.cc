@@ -147,8 +147,7 @@ absl::StatusOr<SmbLogin> SmbLoginFor(const SmbUrl& url, const ShareOptions& shar
 
 namespace {
 
-std::vector<CLI::Option*> AddSmbFlags(CLI::App& sender, RunOptions& into) {
-  ShareOptions& share = into.share;
+std::vector<CLI::Option*> BindSmbFlags(CLI::App& sender, ShareOptions& share) {
   return {
       sender.add_option("--smb-credentials", share.smb_credentials,
                         "smb: a file of username=, password=, domain= lines (mount.cifs's), readable by its owner only "
@@ -180,6 +179,10 @@ std::vector<CLI::Option*> AddSmbFlags(CLI::App& sender, RunOptions& into) {
   };
 }
 
+std::vector<CLI::Option*> AddSmbFlags(CLI::App& sender, FlagScratch& scratch) {
+  return BindSmbFlags(sender, scratch.Part<ShareOptions>());
+}
+
 // The entry's parse: the URL and the --smb-* flags; a plan's or a peer's login file
 // comes by its own field (checked against the agent's --allow-source), never by flag.
 absl::StatusOr<std::unique_ptr<TransportConfig>> ParseSmbConfig(const std::string& to, const ParsedFlags& flags,
@@ -193,7 +196,7 @@ absl::StatusOr<std::unique_ptr<TransportConfig>> ParseSmbConfig(const std::strin
     *bad_field = "--smb-credentials";
     return absl::InvalidArgumentError("give the login file as the transfer's `credentials`");
   }
-  return MakeShareConfig(to, flags, &AddSmbFlags, PeerCell(url->host, url->port), bad_field);
+  return MakeShareConfig(to, flags, &BindSmbFlags, PeerCell(url->host, url->port), bad_field);
 }
 
 }  // namespace
@@ -212,7 +215,8 @@ TransportEntry SmbTransportEntry() {
   entry.parse = &ParseSmbConfig;
   entry.worker = {kSmbWorkerCommand, "A parallel SMB stream's worker (started by SMB runs)", &RunSmbWorker};
   entry.nas_waited_hint = [](const RunOptions& options) -> std::string {
-    if (options.share.smb_channels != 1) return "";
+    const auto* config = dynamic_cast<const ShareConfig*>(options.config.get());
+    if (config != nullptr && config->share().smb_channels != 1) return "";  // none: the defaults
     return "hint: the NAS waited for this client: one SMB connection here has one WRITE in flight (libsmbclient "
            "waits for each answer) where Explorer and smbclient keep several; --smb-channels 2 keeps two";
   };

@@ -630,11 +630,9 @@ absl::StatusOr<std::unique_ptr<Transport>> MakeSshTransport(const RunOptions& op
   static int init_rc = 0;
   std::call_once(once, [] { init_rc = ssh_init(); });
   if (init_rc != SSH_OK) return absl::InternalError("libssh: ssh_init failed");
-  SshRun run{options.ssh, sftp, {}};
-  // The entry's parse set the knobs (a lab job's run, made with no config: the defaults).
-  if (const auto* config = dynamic_cast<const SshConfig*>(options.config.get()); config != nullptr) {
-    run.knobs = config->knobs;
-  }
+  absl::StatusOr<const SshConfig*> config = ConfigOf<SshConfig>(options);
+  if (!config.ok()) return config.status();
+  SshRun run{(*config)->login, sftp, (*config)->knobs};
   return NewShareTransport(std::make_unique<SshDriver>(std::move(run)), options, context);
 }
 

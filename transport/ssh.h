@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,8 +27,10 @@
 namespace nasperf {
 
 // --ssh-port, --identity, --known-hosts, --ssh-config, --accept-new-host-key into
-// `into.ssh` (transport/ssh_flags.cc): both entries' flags.
-std::vector<CLI::Option*> AddSshLoginFlags(CLI::App& sender, RunOptions& into);
+// `into` (transport/ssh_flags.cc): both entries' flags, and the native entry's login
+// of a receiver it starts over SSH.
+std::vector<CLI::Option*> BindSshLoginFlags(CLI::App& sender, SshOptions& into);
+std::vector<CLI::Option*> AddSshLoginFlags(CLI::App& sender, FlagScratch& scratch);
 
 // SFTP writes sent before the oldest reply is awaited (1: plain sftp_write, one
 // round trip each). See docs/PERFORMANCE.md.
@@ -46,7 +49,8 @@ class SshConfig : public TransportConfig {
   SshOptions login;  // destination, port, keys, host-key policy, prompt
   SftpKnobs knobs;
   std::string Peer() const override;  // host, or host:port (PeerCell) when the login names one
-  void Fill(RunOptions& options) const override { options.ssh = login; }
+  // "ssh_identity", "ssh_known_hosts": the login's key and known_hosts (path, or bytes).
+  absl::Status TakeFile(absl::string_view role, const std::string& path, std::optional<std::string> bytes) override;
 };
 
 // The scp and sftp entries' parse (TransportEntry::parse, transport/ssh_flags.cc):

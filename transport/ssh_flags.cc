@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "CLI/CLI.hpp"
@@ -22,8 +23,7 @@
 
 namespace nasperf {
 
-std::vector<CLI::Option*> AddSshLoginFlags(CLI::App& sender, RunOptions& into) {
-  SshOptions& ssh = into.ssh;
+std::vector<CLI::Option*> BindSshLoginFlags(CLI::App& sender, SshOptions& ssh) {
   return {
       sender.add_option("--ssh-port", ssh.port, "SSH port (default: ~/.ssh/config's, else 22)")
           ->check(CLI::Range(1, 65535)),
@@ -36,6 +36,10 @@ std::vector<CLI::Option*> AddSshLoginFlags(CLI::App& sender, RunOptions& into) {
       sender.add_flag("--accept-new-host-key", ssh.accept_new_host_key,
                       "Record an unknown SSH host key (a changed one is still refused)"),
   };
+}
+
+std::vector<CLI::Option*> AddSshLoginFlags(CLI::App& sender, FlagScratch& scratch) {
+  return BindSshLoginFlags(sender, scratch.Part<SshOptions>());
 }
 
 namespace {
@@ -143,6 +147,19 @@ absl::Status ReadSftpKnobs(SftpKnobs& knobs, std::string* bad_field) {
 }  // namespace
 
 std::string SshConfig::Peer() const { return PeerCell(login.to.host, login.port); }
+
+absl::Status SshConfig::TakeFile(absl::string_view role, const std::string& path, std::optional<std::string> bytes) {
+  if (role == "ssh_identity") {
+    login.identity = path;
+    login.identity_text = std::move(bytes);
+  } else if (role == "ssh_known_hosts") {
+    login.known_hosts = path;
+    login.known_hosts_text = std::move(bytes);
+  } else {
+    return TransportConfig::TakeFile(role, path, std::move(bytes));
+  }
+  return absl::OkStatus();
+}
 
 absl::StatusOr<std::unique_ptr<TransportConfig>> ParseSshTo(const std::string& to, const ParsedFlags& flags,
                                                             Origin origin, std::string* bad_field) {

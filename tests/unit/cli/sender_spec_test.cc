@@ -7,6 +7,7 @@
 
 #include "absl/algorithm/container.h"
 #include "gtest/gtest.h"
+#include "testing/config_of.h"
 #include "transport/run_spec.h"
 
 namespace nasperf::cli {
@@ -54,7 +55,7 @@ TEST(SenderSpecTest, TheFlagsAreCopiedFieldForField) {
   std::string field;
   auto o = Make(spec, field);
   ASSERT_TRUE(o.ok()) << field << ": " << o.status();
-  EXPECT_EQ(o->to.port, 7600);
+  EXPECT_EQ(AgentOf(*o).port, 7600);
   EXPECT_EQ(o->runs, 3);
   EXPECT_EQ(o->warmup, 1);
   EXPECT_EQ(o->streams, 4);
@@ -77,19 +78,19 @@ TEST(SenderSpecTest, TransportFlagsBecomeWordsAndALoginFileStaysAPath) {
   std::string field;
   auto o = Make(spec, field);
   ASSERT_TRUE(o.ok()) << field << ": " << o.status();
-  EXPECT_EQ(o->ssh.identity, "relative/key");  // the transport opens it at make, as before
-  EXPECT_FALSE(o->ssh.identity_text.has_value());
-  EXPECT_EQ(o->ssh.port, 2222);
-  EXPECT_TRUE(o->ssh.accept_new_host_key);
+  EXPECT_EQ(SshOf(*o).identity, "relative/key");  // the transport opens it at make, as before
+  EXPECT_FALSE(SshOf(*o).identity_text.has_value());
+  EXPECT_EQ(SshOf(*o).port, 2222);
+  EXPECT_TRUE(SshOf(*o).accept_new_host_key);
 
   f.transport = "native";  // a receiver started over SSH: the login flags and --deploy-binary
   f.deploy_binary = "/usr/local/bin/nasperf";
   spec = SpecOfFlags(f);
   o = Make(spec, field);
   ASSERT_TRUE(o.ok()) << field << ": " << o.status();
-  EXPECT_EQ(o->ssh.port, 2222);
-  EXPECT_EQ(o->ssh.identity, "relative/key");
-  EXPECT_EQ(o->ssh.to.dir, "/mnt/cache");
+  EXPECT_EQ(SshOf(*o).port, 2222);
+  EXPECT_EQ(SshOf(*o).identity, "relative/key");
+  EXPECT_EQ(SshOf(*o).to.dir, "/mnt/cache");
 
   f.to = "nas";  // an agent already there: the login's flags are refused
   spec = SpecOfFlags(f);

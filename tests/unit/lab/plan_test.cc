@@ -15,6 +15,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "lab/agent_limits.h"
+#include "testing/config_of.h"
 #include "transport/registry.h"
 #include "transport/run_spec.h"
 
@@ -347,8 +348,8 @@ TEST(PlanTest, ATransfersSpecIsARunItsAgentTakes) {
   std::string field;
   auto o = MakeRunOptions(spec, peer, &field);
   ASSERT_TRUE(o.ok()) << field << ": " << o.status();
-  EXPECT_EQ(o->ssh.port, 2222);
-  EXPECT_EQ(o->ssh.identity_text, "x\n");
+  EXPECT_EQ(SshOf(*o).port, 2222);
+  EXPECT_EQ(SshOf(*o).identity_text, "x\n");
   EXPECT_EQ(o->streams, 2);
   EXPECT_EQ(o->size, 32u << 20);
 
@@ -360,9 +361,9 @@ TEST(PlanTest, ATransfersSpecIsARunItsAgentTakes) {
   spec = SpecOf(*share, share->transfers[0]);
   auto s = MakeRunOptions(spec, peer, &field);
   ASSERT_TRUE(s.ok()) << field << ": " << s.status();
-  EXPECT_EQ(s->share.url, "smb://root@198.18.1.10/cache");
-  EXPECT_EQ(s->share.smb_signing, "required");
-  EXPECT_EQ(s->share.credentials_text, "x\n");
+  EXPECT_EQ(ShareOf(*s).url, "smb://root@198.18.1.10/cache");
+  EXPECT_EQ(ShareOf(*s).smb_signing, "required");
+  EXPECT_EQ(ShareOf(*s).credentials_text, "x\n");
 
   auto native = ParsePlan(kGood, "plan.toml");
   ASSERT_TRUE(native.ok()) << native.status();

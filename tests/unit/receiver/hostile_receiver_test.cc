@@ -24,6 +24,7 @@
 #include "gtest/gtest.h"
 #include "proto/nasperf.grpc.pb.h"
 #include "sender/sender.h"
+#include "testing/config_of.h"
 
 namespace nasperf {
 namespace {
@@ -217,7 +218,7 @@ TEST_F(HostileReceiver, FetchedRowsMustBeTheReceiversOwnAndSane) {
 TEST_F(HostileReceiver, SenderLoopRecordsAFailedRowForAnOversizedTicket) {
   service_.open.set_ticket(std::string(100000, 'A'));
   SenderOptions options;
-  options.to = {"127.0.0.1", static_cast<uint16_t>(port_)};
+  options.config = AgentAt({"127.0.0.1", static_cast<uint16_t>(port_)});
   options.token = "token";
   options.size = 1 << 20;
   options.run_id = "hostile";
@@ -240,7 +241,7 @@ TEST_F(HostileReceiver, AReadFileThatGrowsAfterTheStartIsRefused) {
       std::filesystem::temp_directory_path() / ("nasperf-hostile-read-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   SenderOptions options;
-  options.to = {"127.0.0.1", static_cast<uint16_t>(port_)};
+  options.config = AgentAt({"127.0.0.1", static_cast<uint16_t>(port_)});
   options.token = "token";
   options.direction = Direction::kRead;
   options.remote_file = "big.bin";
@@ -265,7 +266,7 @@ TEST_F(HostileReceiver, AReadFileThatGrowsAfterTheStartIsRefused) {
 TEST_F(HostileReceiver, AReadLengthPastOnePebibyteIsRefusedAtTheStart) {
   service_.read_lengths = {(uint64_t{1} << 50) + 1};
   SenderOptions options;
-  options.to = {"127.0.0.1", static_cast<uint16_t>(port_)};
+  options.config = AgentAt({"127.0.0.1", static_cast<uint16_t>(port_)});
   options.token = "token";
   options.direction = Direction::kRead;
   options.remote_file = "big.bin";

@@ -54,7 +54,6 @@ SenderOptions FakeRun(int far_end, const ParsedFlags& flags = {}, Origin origin 
   auto config = entry->parse(absl::StrCat("fake://", far_end), flags, origin, &bad_field);
   EXPECT_TRUE(config.ok()) << bad_field << ": " << config.status();
   if (!config.ok()) return o;
-  (*config)->Fill(o);
   o.config = std::move(*config);
   return o;
 }

@@ -71,7 +71,6 @@ class FakeConfig : public TransportConfig {
  public:
   FakeConfig(int far_end, int delay_ms) : far_end(far_end), delay_ms(delay_ms) {}
   std::string Peer() const override { return absl::StrCat("fake:", far_end); }
-  void Fill(RunOptions& options) const override { options.share.url = absl::StrCat("fake://", far_end); }
   const int far_end, delay_ms;
 };
 
@@ -139,8 +138,8 @@ class FakeTransport : public Transport {
   const RunContext& context_;
 };
 
-// Its one flag, unbound (RunOptions has no part for it): the parse reads its value.
-std::vector<CLI::Option*> AddFakeFlags(CLI::App& sender, RunOptions& /*into*/) {
+// Its one flag, unbound: the parse reads its value from the words.
+std::vector<CLI::Option*> AddFakeFlags(CLI::App& sender, FlagScratch& /*scratch*/) {
   return {sender.add_option("--fake-delay-ms", "fake: milliseconds before each transfer's first byte")
               ->check(CLI::Range(0, 1000))};
 }
@@ -152,8 +151,10 @@ absl::StatusOr<std::unique_ptr<TransportConfig>> ParseFakeConfig(const std::stri
     return absl::InvalidArgumentError(absl::StrCat("fake's to is fake://N, N 0..", kFakeFarEnds - 1));
   }
   const int far_end = to[7] - '0';
-  RunOptions scratch;
-  if (absl::Status s = ApplyTransportFlags(&AddFakeFlags, flags, scratch, bad_field); !s.ok()) return s;
+  FlagScratch scratch;
+  if (absl::Status s = ApplyTransportFlags([&](CLI::App& app) { AddFakeFlags(app, scratch); }, flags, bad_field);
+      !s.ok())
+    return s;
   int delay_ms = 0;
   if (flags.Given("--fake-delay-ms") && !absl::SimpleAtoi(flags.Text("--fake-delay-ms"), &delay_ms)) {
     *bad_field = "--fake-delay-ms";
@@ -163,8 +164,9 @@ absl::StatusOr<std::unique_ptr<TransportConfig>> ParseFakeConfig(const std::stri
 }
 
 absl::StatusOr<std::unique_ptr<Transport>> MakeFakeTransport(const RunOptions& options, const RunContext& context) {
-  const auto* config = dynamic_cast<const FakeConfig*>(options.config.get());
-  if (config == nullptr) return absl::InvalidArgumentError("fake: no config (its entry's parse of fake://N makes one)");
+  absl::StatusOr<const FakeConfig*> made = ConfigOf<FakeConfig>(options);
+  if (!made.ok()) return made.status();
+  const FakeConfig* config = *made;
   FakeFarEnd& far_end = FakeFarEndOf(config->far_end);
   {
     std::lock_guard<std::mutex> lock(far_end.mu);

@@ -9,6 +9,7 @@
 
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
+#include "transport/native.h"
 #include "transport/registry.h"
 
 namespace nasperf {
@@ -35,11 +36,11 @@ TEST(NativeConfig, AnAgentAddressNeedsTheSharedTokenAndTrust) {
   EXPECT_TRUE(needs.shared_token);
   EXPECT_TRUE(needs.trust);
   EXPECT_FALSE(needs.pins_own_key);
-  RunOptions options;
-  (*config)->Fill(options);
-  EXPECT_EQ(options.to.host, "nas.example");
-  EXPECT_EQ(options.to.port, 7601);
-  EXPECT_TRUE(options.ssh.to.host.empty());
+  const auto* native = dynamic_cast<const NativeConfig*>(config->get());
+  ASSERT_NE(native, nullptr);
+  EXPECT_EQ(native->agent.host, "nas.example");
+  EXPECT_EQ(native->agent.port, 7601);
+  EXPECT_FALSE(native->login.has_value());
 
   auto default_port = Parse("nas");
   ASSERT_TRUE(default_port.ok()) << default_port.status();
@@ -57,12 +58,15 @@ TEST(NativeConfig, ALoginStartsAReceiverThereWithItsOwnTokenAndKey) {
   EXPECT_FALSE(needs.shared_token);  // the receiver started there gets a token of its own
   EXPECT_TRUE(needs.trust);
   EXPECT_TRUE(needs.pins_own_key);  // so no --plaintext, no --tls-ca
-  RunOptions options;
-  (*config)->Fill(options);
-  EXPECT_EQ(options.ssh.to.user, "root");
-  EXPECT_EQ(options.ssh.to.host, "nas");
-  EXPECT_EQ(options.ssh.to.dir, "/srv/cache");
-  EXPECT_TRUE(options.to.host.empty());  // known once the receiver there listens (begin)
+  const auto* native = dynamic_cast<const NativeConfig*>(config->get());
+  ASSERT_NE(native, nullptr);
+  ASSERT_TRUE(native->login.has_value());
+  EXPECT_EQ(native->login->user, "root");
+  EXPECT_EQ(native->login->host, "nas");
+  EXPECT_EQ(native->login->dir, "/srv/cache");
+  EXPECT_EQ(native->ssh.port, 2222);  // the login's flags, checked as the SSH entries' own
+  EXPECT_EQ(native->deploy_binary, "/opt/nasperf-static");
+  EXPECT_TRUE(native->agent.host.empty());  // known once the receiver there listens (begin)
   EXPECT_NE(Native().begin, nullptr);
 }
 
@@ -109,14 +113,15 @@ TEST(NativeConfig, BeginStartsNothingForAnAgentAlreadyThere) {
   auto config = Parse("127.0.0.1:7600");
   ASSERT_TRUE(config.ok()) << config.status();
   RunOptions options;
-  (*config)->Fill(options);
   options.config = std::move(*config);
   int lines = 0;
   auto scope = Native().begin(options, [&](const std::string&) { ++lines; });
   ASSERT_TRUE(scope.ok()) << scope.status();
   EXPECT_EQ(*scope, nullptr);
   EXPECT_EQ(lines, 0);
-  EXPECT_EQ(options.to.port, 7600);
+  const auto* native = dynamic_cast<const NativeConfig*>(options.config.get());
+  ASSERT_NE(native, nullptr);  // still the parse's: nothing started
+  EXPECT_EQ(native->agent.port, 7600);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include "transport/registry.h"
 
 #include <algorithm>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
+#include "transport/share_config.h"
 
 namespace nasperf {
 namespace {
@@ -77,7 +79,9 @@ TEST(Registry, WhatOneTransportSaysIsItsEntrys) {
   RunOptions one;
   EXPECT_NE(smb.nas_waited_hint(one).find("--smb-channels 2 keeps two"), std::string::npos);
   RunOptions two;
-  two.share.smb_channels = 2;
+  ShareOptions channels;
+  channels.smb_channels = 2;
+  two.config = std::make_shared<ShareConfig>(channels, "nas");
   EXPECT_EQ(smb.nas_waited_hint(two), "");
   EXPECT_EQ(TransportFor("nfs").nas_waited_hint, nullptr);
 }
@@ -138,6 +142,32 @@ TEST(Registry, AWordWithNoEntryCanDoNothing) {
     absl::Status s = ParseTransportFlagWords("ftp", words).status();
     EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
     EXPECT_EQ(s.message(), absl::StrCat("transport_flags: ", refusal));
+  }
+}
+
+// Issue 44 step 13: a make reads only its own entry's config (ConfigOf). A run built
+// without its entry's parse, or with another entry's config, fails closed in one line
+// naming the transport, before any connection (the old native make took an empty
+// address, the SSH ones an empty login).
+class ForeignConfig : public TransportConfig {
+ public:
+  std::string Peer() const override { return "elsewhere"; }
+};
+
+TEST(Registry, AMakeWithoutItsOwnConfigRefusesNamingTheTransport) {
+  const std::shared_ptr<const TransportConfig> foreign = std::make_shared<ForeignConfig>();
+  for (const TransportEntry& entry : Transports()) {
+    if (!entry.built) continue;
+    for (const std::shared_ptr<const TransportConfig>& config : {std::shared_ptr<const TransportConfig>(), foreign}) {
+      RunOptions options;
+      options.transport = entry.name;
+      options.config = config;
+      const RunContext context;
+      auto made = entry.make(options, context);
+      ASSERT_FALSE(made.ok()) << entry.name;
+      EXPECT_EQ(made.status().message(),
+                absl::StrCat("transport ", entry.name, ": no config of its own (its entry's parse makes one)"));
+    }
   }
 }
 

@@ -19,6 +19,7 @@
 #include "common/tls.h"
 #include "gtest/gtest.h"
 #include "temp_dir.h"
+#include "testing/config_of.h"
 #include "transport/nfs.h"
 #include "transport/ssh.h"
 
@@ -100,21 +101,21 @@ TEST_F(RunSpecTest, AnSftpSpecBecomesAnSshLoginWithTheKeysBytes) {
   auto o = Make(spec);
   ASSERT_TRUE(o.ok()) << o.status();
   EXPECT_EQ(o->transport, "sftp");
-  EXPECT_EQ(o->ssh.to.user, "root");
-  EXPECT_EQ(o->ssh.to.host, "198.18.1.10");
-  EXPECT_EQ(o->ssh.to.dir, "/mnt/cache");
-  EXPECT_EQ(o->ssh.port, 2222);
-  EXPECT_EQ(o->ssh.identity, key_);
-  EXPECT_EQ(o->ssh.identity_text, "KEY") << "read through the descriptor that passed --allow-source";
-  EXPECT_EQ(o->ssh.known_hosts_text, "nas ssh-ed25519 AAAA\n");
-  EXPECT_FALSE(o->ssh.accept_new_host_key);
-  EXPECT_FALSE(o->ssh.prompt);
-  EXPECT_TRUE(o->ssh.config_file.empty());
+  EXPECT_EQ(SshOf(*o).to.user, "root");
+  EXPECT_EQ(SshOf(*o).to.host, "198.18.1.10");
+  EXPECT_EQ(SshOf(*o).to.dir, "/mnt/cache");
+  EXPECT_EQ(SshOf(*o).port, 2222);
+  EXPECT_EQ(SshOf(*o).identity, key_);
+  EXPECT_EQ(SshOf(*o).identity_text, "KEY") << "read through the descriptor that passed --allow-source";
+  EXPECT_EQ(SshOf(*o).known_hosts_text, "nas ssh-ed25519 AAAA\n");
+  EXPECT_FALSE(SshOf(*o).accept_new_host_key);
+  EXPECT_FALSE(SshOf(*o).prompt);
+  EXPECT_TRUE(SshOf(*o).config_file.empty());
 
   auto n = Make(Native());
   ASSERT_TRUE(n.ok()) << n.status();
   EXPECT_EQ(n->transport, "native") << "an unset transport is the default, with an agent";
-  EXPECT_EQ(n->to.port, 7600);
+  EXPECT_EQ(AgentOf(*n).port, 7600);
 }
 
 TEST_F(RunSpecTest, HostileLoginsAreRefused) {
@@ -156,9 +157,9 @@ TEST_F(RunSpecTest, HostileLoginsAreRefused) {
 TEST_F(RunSpecTest, AShareSpecBecomesAUrlAndTheLoginFilesBytes) {
   auto o = Make(Smb());
   ASSERT_TRUE(o.ok()) << o.status();
-  EXPECT_EQ(o->share.url, "smb://root@198.18.1.10/cache");
-  EXPECT_EQ(o->share.smb_credentials, credentials_);
-  EXPECT_EQ(o->share.credentials_text, "username=root\npassword=x\n");
+  EXPECT_EQ(ShareOf(*o).url, "smb://root@198.18.1.10/cache");
+  EXPECT_EQ(ShareOf(*o).smb_credentials, credentials_);
+  EXPECT_EQ(ShareOf(*o).credentials_text, "username=root\npassword=x\n");
 
   proto::RunSpec bad = Smb();
   bad.set_to("smb://nas/x/../etc");
@@ -194,7 +195,7 @@ TEST_F(RunSpecTest, AnNfsSpecCarriesTheAgentsOwnIds) {
   spec.set_to("nfs://198.18.1.10/srv/array");
   auto o = Make(spec);
   ASSERT_TRUE(o.ok()) << o.status();
-  EXPECT_EQ(o->share.url, "nfs://198.18.1.10/srv/array");
+  EXPECT_EQ(ShareOf(*o).url, "nfs://198.18.1.10/srv/array");
   for (const char* to :
        {"nfs://nas/srv/array?uid=1000&gid=100", "nfs://nas/srv/array?uid=0", "nfs://nas/srv/array?version=3&gid=0"}) {
     spec.set_to(to);
@@ -319,7 +320,7 @@ TEST_F(RunSpecTest, LoginNamesAreNamesAndChecksComeBeforeAnyOpen) {
   v6.set_to("backup_1@[fe80::1%eth0]:/mnt/cache");
   auto o = Make(v6);
   ASSERT_TRUE(o.ok()) << o.status();
-  EXPECT_EQ(o->ssh.to.host, "fe80::1%eth0");
+  EXPECT_EQ(SshOf(*o).to.host, "fe80::1%eth0");
 
   for (const char* flag : {"--identity", "--known-hosts"}) {
     ParsedFlags flags;
@@ -369,26 +370,26 @@ TEST_F(RunSpecTest, AUsersSpecAsksWhatOnlyAUserMayAndStaysPaths) {
     spec.add_transport_flags(word);
   auto o = Make(spec);
   ASSERT_TRUE(o.ok()) << o.status();
-  EXPECT_EQ(o->ssh.identity, "k");
-  EXPECT_FALSE(o->ssh.identity_text.has_value());
-  EXPECT_EQ(o->ssh.config_file, "/x/config");
-  EXPECT_TRUE(o->ssh.accept_new_host_key);
+  EXPECT_EQ(SshOf(*o).identity, "k");
+  EXPECT_FALSE(SshOf(*o).identity_text.has_value());
+  EXPECT_EQ(SshOf(*o).config_file, "/x/config");
+  EXPECT_TRUE(SshOf(*o).accept_new_host_key);
 
   spec = Native();  // a receiver started over SSH logs in with the login's flags
   spec.set_to("root@nas:/mnt/x");
   for (const char* word : {"--ssh-port", "2222", "--deploy-binary", "/usr/bin/nasperf"}) spec.add_transport_flags(word);
   o = Make(spec);
   ASSERT_TRUE(o.ok()) << o.status();
-  EXPECT_EQ(o->ssh.port, 2222);
-  EXPECT_EQ(o->ssh.to.host, "nas");
+  EXPECT_EQ(SshOf(*o).port, 2222);
+  EXPECT_EQ(SshOf(*o).to.host, "nas");
 
   spec = Smb();
   spec.clear_files();
   for (const char* word : {"--smb-credentials", "cred/file"}) spec.add_transport_flags(word);
   o = Make(spec);
   ASSERT_TRUE(o.ok()) << o.status();
-  EXPECT_EQ(o->share.smb_credentials, "cred/file");
-  EXPECT_FALSE(o->share.credentials_text.has_value());
+  EXPECT_EQ(ShareOf(*o).smb_credentials, "cred/file");
+  EXPECT_FALSE(ShareOf(*o).credentials_text.has_value());
 
   spec = Native();
   spec.set_direction("read");

@@ -1,5 +1,5 @@
 // The share entries' parse (nfs://, smb://): the URL and the transport's own flags
-// become the run's RunOptions::share; a plan's or a peer's ask less than the user's;
+// become its ShareConfig; a plan's or a peer's ask less than the user's;
 // each refusal names its field (--to, or the flag) in the CLI's words.
 #include <memory>
 #include <string>
@@ -8,6 +8,7 @@
 #include "gtest/gtest.h"
 #include "transport/registry.h"
 #include "transport/run_options.h"
+#include "transport/share_config.h"
 
 namespace nasperf {
 namespace {
@@ -17,7 +18,7 @@ constexpr Origin kOrigins[] = {Origin::kUser, Origin::kPlan, Origin::kPeer};
 struct Parsed {
   absl::StatusOr<std::unique_ptr<TransportConfig>> config;
   std::string field;
-  RunOptions options;  // Fill's, when parsed
+  ShareOptions share;  // the config's, when parsed
 };
 
 Parsed ParseWith(const char* word, const std::string& to, const ParsedFlags& flags, Origin origin) {
@@ -25,7 +26,10 @@ Parsed ParseWith(const char* word, const std::string& to, const ParsedFlags& fla
   Parsed out{absl::UnknownError("no parse"), "", {}};
   if (entry.parse == nullptr) return out;
   out.config = entry.parse(to, flags, origin, &out.field);
-  if (out.config.ok()) (*out.config)->Fill(out.options);
+  if (out.config.ok()) {
+    const auto* share = dynamic_cast<const ShareConfig*>(out.config->get());
+    if (share != nullptr) out.share = share->share();
+  }
   return out;
 }
 
@@ -40,19 +44,19 @@ TEST(ShareConfigTest, EachOriginTakesAGoodUrlAndItsFlags) {
     Parsed nfs =
         ParseWith("nfs", "nfs://nas:2049/srv/pool", Flags({{"--nfs-in-flight", "4"}, {"--nfs-timeout", "7"}}), origin);
     ASSERT_TRUE(nfs.config.ok()) << nfs.config.status();
-    EXPECT_EQ(nfs.options.share.url, "nfs://nas:2049/srv/pool");
-    EXPECT_EQ(nfs.options.share.in_flight, 4);
-    EXPECT_EQ(nfs.options.share.timeout_s, 7);
+    EXPECT_EQ(nfs.share.url, "nfs://nas:2049/srv/pool");
+    EXPECT_EQ(nfs.share.in_flight, 4);
+    EXPECT_EQ(nfs.share.timeout_s, 7);
     EXPECT_EQ((*nfs.config)->Peer(), "nas:2049");
 
     Parsed smb = ParseWith("smb", "smb://root@198.18.1.10/cache",
                            Flags({{"--smb-signing", "required"}, {"--smb-channels", "2"}}), origin);
     ASSERT_TRUE(smb.config.ok()) << smb.config.status();
-    EXPECT_EQ(smb.options.share.url, "smb://root@198.18.1.10/cache");
-    EXPECT_EQ(smb.options.share.smb_signing, "required");
-    EXPECT_EQ(smb.options.share.smb_channels, 2);
-    EXPECT_EQ(smb.options.share.smb_encrypt, "default") << "a flag not given keeps the command line's default";
-    EXPECT_EQ(smb.options.share.smb_write_size, uint64_t{8} << 20);
+    EXPECT_EQ(smb.share.url, "smb://root@198.18.1.10/cache");
+    EXPECT_EQ(smb.share.smb_signing, "required");
+    EXPECT_EQ(smb.share.smb_channels, 2);
+    EXPECT_EQ(smb.share.smb_encrypt, "default") << "a flag not given keeps the command line's default";
+    EXPECT_EQ(smb.share.smb_write_size, uint64_t{8} << 20);
     EXPECT_EQ((*smb.config)->Peer(), "198.18.1.10");
   }
 }
@@ -63,7 +67,7 @@ TEST(ShareConfigTest, NfsIdsOnlyFromTheUser) {
   for (const char* to : {"nfs://nas/srv/array?uid=1000&gid=100", "nfs://nas/srv/array?uid=0", "nfs://nas/x?gid=0"}) {
     Parsed user = ParseWith("nfs", to, {}, Origin::kUser);
     EXPECT_TRUE(user.config.ok()) << to << ": " << user.config.status();
-    EXPECT_EQ(user.options.share.url, to);
+    EXPECT_EQ(user.share.url, to);
     for (Origin origin : {Origin::kPlan, Origin::kPeer}) {
       Parsed asked = ParseWith("nfs", to, {}, origin);
       EXPECT_TRUE(absl::IsPermissionDenied(asked.config.status())) << to << ": " << asked.config.status();
@@ -111,7 +115,7 @@ TEST(ShareConfigTest, ASmbLoginFileByFlagOnlyFromTheUser) {
   const ParsedFlags file = Flags({{"--smb-credentials", "/root/.smbcred"}});
   Parsed user = ParseWith("smb", "smb://nas/x", file, Origin::kUser);
   ASSERT_TRUE(user.config.ok()) << user.config.status();
-  EXPECT_EQ(user.options.share.smb_credentials, "/root/.smbcred");
+  EXPECT_EQ(user.share.smb_credentials, "/root/.smbcred");
   for (Origin origin : {Origin::kPlan, Origin::kPeer}) {
     Parsed asked = ParseWith("smb", "smb://nas/x", file, origin);
     EXPECT_FALSE(asked.config.ok());

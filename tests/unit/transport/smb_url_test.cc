@@ -9,6 +9,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <string>
 
 #include "common/fd.h"
@@ -155,8 +156,11 @@ TEST_F(SmbLoginTest, AProcessThatLoadsALoginCannotDumpCore) {
   const TransportEntry& smb = TransportFor("smb");
   if (!smb.built) GTEST_SKIP() << "this build has no SMB";
   RunOptions options;
-  options.share.url = "smb://nas.invalid/share";
-  options.share.smb_credentials = Write("username=root\npassword=hunter2\n", 0600);
+  ShareOptions share;
+  share.url = "smb://nas.invalid/share";
+  share.smb_credentials = Write("username=root\npassword=hunter2\n", 0600);
+  options.transport = "smb";
+  options.config = std::make_shared<ShareConfig>(share, "nas.invalid");
   if (prctl(PR_GET_DUMPABLE) != 1) GTEST_SKIP() << "the test itself runs undumpable: the check would mean nothing";
   const pid_t child = fork();
   ASSERT_GE(child, 0);

@@ -51,16 +51,15 @@ TEST(SshConfig, ALoginWithItsFlagsIsWhatTheRunLogsInWith) {
     EXPECT_EQ((*config)->Peer(), "nas.example:2222") << "host:port when the login names one (PeerCell), as rows say";
     const TransportConfig::Needs needs = (*config)->needs();
     EXPECT_FALSE(needs.shared_token || needs.trust || needs.pins_own_key);  // no agent there
-    RunOptions options;
-    (*config)->Fill(options);
-    EXPECT_EQ(options.ssh.to.user, "backup");
-    EXPECT_EQ(options.ssh.to.host, "nas.example");
-    EXPECT_EQ(options.ssh.to.dir, "/srv/in");
-    EXPECT_EQ(options.ssh.port, 2222);
-    EXPECT_EQ(options.ssh.identity, "/root/.ssh/id_lab");
-    EXPECT_EQ(options.ssh.known_hosts, "/root/kh");
-    EXPECT_EQ(options.ssh.config_file, "/dev/null");
-    EXPECT_TRUE(options.ssh.accept_new_host_key);
+    const SshOptions& login = Ssh(*config).login;
+    EXPECT_EQ(login.to.user, "backup");
+    EXPECT_EQ(login.to.host, "nas.example");
+    EXPECT_EQ(login.to.dir, "/srv/in");
+    EXPECT_EQ(login.port, 2222);
+    EXPECT_EQ(login.identity, "/root/.ssh/id_lab");
+    EXPECT_EQ(login.known_hosts, "/root/kh");
+    EXPECT_EQ(login.config_file, "/dev/null");
+    EXPECT_TRUE(login.accept_new_host_key);
     EXPECT_EQ(Ssh(*config).knobs.write_size, kMaxSftpWrite);
     EXPECT_EQ(Ssh(*config).knobs.writes_in_flight, kSftpWritesInFlight);
   }
