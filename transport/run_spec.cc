@@ -217,9 +217,10 @@ absl::Status ResolvePayload(const proto::RunSpec& spec, const LocalPolicy& polic
   }
   o.size = spec.size();
   if (!spec.file().empty()) {
-    if (policy.origin != Origin::kUser && (spec.file().size() >= PATH_MAX || !absl::StartsWith(spec.file(), "/"))) {
-      return Refuse(bad_field, "file", "must be an absolute path on the sending host");  // never under --allow-source
-    }
+    if (policy.origin != Origin::kUser && spec.file().size() >= PATH_MAX)  // never under --allow-source
+      return Refuse(bad_field, "file", absl::StrCat("longer than ", PATH_MAX - 1, " bytes"));
+    if (policy.origin != Origin::kUser && !absl::StartsWith(spec.file(), "/"))
+      return Refuse(bad_field, "file", "must be an absolute path on the sending host");
     if (policy.origin == Origin::kUser || !policy.open_files) {
       o.file = spec.file();
     } else {

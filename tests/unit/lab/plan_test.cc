@@ -203,6 +203,8 @@ INSTANTIATE_TEST_SUITE_P(
         // refused when the plan is read, at its key: before, the plan passed.
         BadPlan{"RelativeFile", GoodWith("size = \"4GiB\"", "file = \"data/big.mov\""),
                 "plan.toml:21: [[transfer]] 1: file: must be an absolute path on the sending host"},
+        BadPlan{"FileTooLong", GoodWith("size = \"4GiB\"", "file = \"/" + std::string(4100, 'f') + "\""),
+                "plan.toml:21: [[transfer]] 1: file: longer than 4095 bytes"},
         BadPlan{"NoTransfers", std::string(kGood).substr(0, std::string(kGood).find("[[transfer]]")),
                 "plan.toml: no [[transfer]] tables"},
         BadPlan{"HostNotATable", "label = \"x\"\nhost = 3\n", "plan.toml:2: host must be [[host]] tables"}),
