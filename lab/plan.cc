@@ -17,6 +17,7 @@
 #include "lab/agent_limits.h"
 #include "toml++/toml.h"
 #include "transport/registry.h"
+#include "transport/run_spec.h"
 #include "transport/ssh.h"
 
 namespace nasperf {
@@ -254,40 +255,15 @@ absl::Status ReadTransportAndTo(const TableReader& r, const Plan& plan, PlanTran
     return r.ErrorAt("transport", absl::StrCat("transport = \"", word, "\" has no way to reach `to` in a lab"));
   }
   NASPERF_RETURN_IF_ERROR(r.String("credentials", &t->credentials));
-  if (const toml::node* node = r.Find("credentials"); node != nullptr) {
-    if (!caps.credentials_file) {
-      return r.Error(*node, absl::StrCat("credentials: transport = \"", word, "\" takes no login file; transport = \"",
-                                         TransportsWith(&TransportCaps::credentials_file), "\" does"));
-    }
-    if (!absl::StartsWith(t->credentials, "/")) {
-      return r.Error(*node, "credentials must be an absolute path on the sending agent's host");
-    }
-  }
   if (!caps.url) NASPERF_RETURN_IF_ERROR(ReadTransportFlags(r, t).status());
   NASPERF_RETURN_IF_ERROR(r.String("ssh_identity", &t->ssh_identity));
   NASPERF_RETURN_IF_ERROR(r.String("ssh_known_hosts", &t->ssh_known_hosts));
-  for (const char* key : {"ssh_identity", "ssh_known_hosts"}) {
-    const toml::node* node = r.Find(key);
-    if (node != nullptr && !absl::StartsWith(*node->value<std::string>(), "/")) {
-      return r.Error(*node, absl::StrCat(key, " must be an absolute path on the sending agent's host"));
-    }
-  }
   return absl::OkStatus();
 }
 
 // What the transfer asks that its transport cannot do (RefusalsFor, as the sender's
-// flags are refused), the first in one line at the key that asks it.
-absl::Status RefuseWhatTheTransportCannotDo(const TableReader& r, const PlanTransfer& t) {
-  TransportAsks asks;
-  asks.verify = t.verify;
-  asks.write_mode = *Parse<WriteMode>(t.write_mode);
-  asks.ssh_login = r.Find("ssh_identity") != nullptr || r.Find("ssh_known_hosts") != nullptr;
-  asks.read = t.direction == Name(Direction::kRead);
-  asks.read_laid_out = true;  // a plan's read always streams a file `to` lays out
-  asks.read_cache = r.Find("cache") != nullptr || r.Find("read_mode") != nullptr;
-  const std::vector<Refusal> refusals = RefusalsFor(t.transport, asks);
-  if (refusals.empty()) return absl::OkStatus();
-  const Refusal& refused = refusals.front();
+// flags are refused), in one line at the key that asks it.
+absl::Status RefusalAt(const TableReader& r, const PlanTransfer& t, const Refusal& refused) {
   const char* key = "transport";
   std::string why;
   switch (refused.ask) {
@@ -315,6 +291,35 @@ absl::Status RefuseWhatTheTransportCannotDo(const TableReader& r, const PlanTran
                                      "\" can", why));
 }
 
+// The plan key a refused RunSpec field came from: most are spelled alike; a file the
+// transport takes no role for is the first such of the transfer's file keys.
+std::string PlanKeyOf(const TableReader& r, const PlanTransfer& t, const std::string& field) {
+  if (field == "interval_s") return "interval";
+  if (field != "files") return field;
+  const TransportCaps& caps = TransportFor(t.transport).caps;
+  for (const auto& [key, taken] :
+       {std::pair{"credentials", caps.credentials_file}, std::pair{"ssh_identity", caps.ssh_login},
+        std::pair{"ssh_known_hosts", caps.ssh_login}}) {
+    if (r.Find(key) != nullptr && !taken) return key;
+  }
+  return field;
+}
+
+// The run the controller sends the transfer's agent (SpecOf, with the [[host]]'s
+// address in `to` as JobFor puts it), checked by the checks that agent makes
+// (CheckRunSpec, Origin::kPlan: its files are on its host, so none is opened here).
+absl::Status CheckTransferRun(const TableReader& r, const Plan& plan, const PlanTransfer& t) {
+  proto::RunSpec spec = SpecOf(plan, t);
+  if (t.ToIsHost()) spec.set_to(FormatHostPort(plan.FindHost(t.to)->agent));
+  spec.set_interval_s(plan.interval_s);
+  std::string field;
+  const absl::Status s = CheckRunSpec(spec, Origin::kPlan, &field);
+  if (s.ok()) return s;
+  if (std::optional<Refusal> refused = TransportRefusalOf(s)) return RefusalAt(r, t, *refused);
+  const std::string key = PlanKeyOf(r, t, field);
+  return r.ErrorAt(key, absl::StrCat(key, ": ", s.message()));
+}
+
 absl::Status ReadTransfer(const std::string& path, const toml::table& table, int index, Plan* plan) {
   PlanTransfer t;
   t.line = static_cast<int>(table.source().begin.line);
@@ -340,15 +345,12 @@ absl::Status ReadTransfer(const std::string& path, const toml::table& table, int
   NASPERF_RETURN_IF_ERROR(r.OneOf("direction", &t.direction, Names<Direction>()));
   NASPERF_RETURN_IF_ERROR(r.OneOf("cache", &t.cache, Names<CacheState>()));
   NASPERF_RETURN_IF_ERROR(r.OneOf("read_mode", &t.read_mode, Names<ReadMode>()));
-  if (t.direction == Name(Direction::kRead) && !t.file.empty()) {
-    return r.Error(*r.Find("file"), "a read streams a file `to` lays out: give size, not file");
-  }
   for (const char* key : {"cache", "read_mode"}) {
     if (t.direction != Name(Direction::kRead) && r.Find(key) != nullptr) {
       return r.Error(*r.Find(key), absl::StrCat(key, " is for direction = \"read\""));
     }
   }
-  NASPERF_RETURN_IF_ERROR(RefuseWhatTheTransportCannotDo(r, t));
+  NASPERF_RETURN_IF_ERROR(CheckTransferRun(r, *plan, t));
   // A run starts every transfer at once, each as one job on its `from` agent, which
   // refuses past its limits (lab/agent_limits.h): say so here, before anything runs.
   int jobs = 1, streams = t.streams;
@@ -498,7 +500,7 @@ proto::RunSpec SpecOf(const Plan& plan, const PlanTransfer& t) {
   if (plan.cleanup) spec.set_cleanup(Name(*plan.cleanup));
   spec.set_verify(t.verify);
   spec.set_direction(t.direction);
-  if (t.direction == Name(Direction::kRead)) {
+  if (t.direction == Name(Direction::kRead)) {  // unnamed: the agent's default (cold, buffered)
     spec.set_cache(t.cache);
     spec.set_read_mode(t.read_mode);
   }

@@ -63,9 +63,12 @@ struct PlanTransfer {
   std::string sync_policy = "end";
   std::string pattern = "random";
   bool verify = false;
-  std::string direction = "write";     // read: `to` streams a file it lays out to `from`
-  std::string cache = "cold";          // reads: the NAS's page cache before each run
-  std::string read_mode = "buffered";  // reads: through the NAS's page cache, or direct (O_DIRECT)
+  std::string direction = "write";  // read: `to` streams a file it lays out to `from`
+  // Reads: the NAS's page cache before each run, and through it or direct (O_DIRECT).
+  // Empty: not named; the agent reads cold and buffered, or as a share's client does
+  // (a transport without TransportCaps::read_cache refuses a named one).
+  std::string cache;
+  std::string read_mode;
   int line = 0;
 
   // `to` names a [[host]] whose agent takes the bytes (else it is an SSH login, and

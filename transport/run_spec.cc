@@ -1,5 +1,7 @@
 #include "transport/run_spec.h"
 
+#include <limits.h>
+
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -174,7 +176,7 @@ absl::Status ReadFiles(const proto::RunSpec& spec, const LocalPolicy& policy, Tr
   for (const proto::RunSpec::File& file : spec.files()) {
     const FileRole& role = *FindRole(file.role());
     std::optional<std::string> bytes;
-    if (policy.origin != Origin::kUser) {
+    if (policy.origin != Origin::kUser && policy.open_files) {
       auto read = ReadAllowed(role, file.path(), policy);
       if (!read.ok()) return Fail(bad_field, role.role, read.status());
       bytes = *std::move(read);
@@ -196,7 +198,11 @@ absl::Status ResolvePayload(const proto::RunSpec& spec, const LocalPolicy& polic
   }
   o.size = spec.size();
   if (!spec.file().empty()) {
-    if (policy.origin == Origin::kUser) {
+    if (policy.origin != Origin::kUser && spec.file().size() >= PATH_MAX)  // never under --allow-source
+      return Refuse(bad_field, "file", absl::StrCat("longer than ", PATH_MAX - 1, " bytes"));
+    if (policy.origin != Origin::kUser && !absl::StartsWith(spec.file(), "/"))
+      return Refuse(bad_field, "file", "must be an absolute path on the sending host");
+    if (policy.origin == Origin::kUser || !policy.open_files) {
       o.file = spec.file();
     } else {
       static const std::vector<AllowedDirectory> kNone;
@@ -289,16 +295,16 @@ absl::Status ResolveHow(const proto::RunSpec& spec, RunOptions& o, std::string* 
   return absl::OkStatus();
 }
 
-// The same refusals as a plan's and the sender's flags (RefusalsFor). A run that is
-// not the command line's always sets a read's cache state.
-absl::Status RefuseWhatTheTransportCannotDo(const RunOptions& o, Origin origin, const proto::RunSpec& spec,
-                                            std::string* bad_field) {
+// The same refusals as a plan's and the sender's flags (RefusalsFor). A read's cache
+// control is asked when the run names a cache state or read mode, from any origin: a
+// run that names none reads as the transport reads (a share: through its client).
+absl::Status RefuseWhatTheTransportCannotDo(const RunOptions& o, const proto::RunSpec& spec, std::string* bad_field) {
   TransportAsks asks;
   asks.verify = o.verify;
   asks.write_mode = o.write_mode;
   asks.read = o.direction == Direction::kRead;
   asks.read_laid_out = o.remote_file.empty();
-  asks.read_cache = asks.read && (origin != Origin::kUser || !spec.cache().empty() || !spec.read_mode().empty());
+  asks.read_cache = asks.read && (!spec.cache().empty() || !spec.read_mode().empty());
   std::vector<Refusal> refused = RefusalsFor(o.transport, asks);
   if (refused.empty()) return absl::OkStatus();
   static constexpr std::pair<const char*, const char*> kAsked[] = {{"verify", "verify"},
@@ -350,6 +356,13 @@ absl::Status ResolveLoop(const proto::RunSpec& spec, RunOptions& o, std::string*
 
 }  // namespace
 
+absl::Status CheckRunSpec(const proto::RunSpec& spec, Origin origin, std::string* bad_field) {
+  LocalPolicy policy;
+  policy.origin = origin;
+  policy.open_files = false;
+  return MakeRunOptions(spec, policy, bad_field).status();
+}
+
 std::optional<Refusal> TransportRefusalOf(const absl::Status& status) {
   auto payload = status.GetPayload(kRefusalPayload);  // absl::optional<absl::Cord>
   if (!payload) return std::nullopt;
@@ -365,6 +378,9 @@ std::optional<Refusal> TransportRefusalOf(const absl::Status& status) {
 
 absl::StatusOr<RunOptions> MakeRunOptions(const proto::RunSpec& spec, const LocalPolicy& policy,
                                           std::string* bad_field) {
+  if (!policy.open_files && policy.origin == Origin::kPeer) {
+    return Refuse(bad_field, "files", "a peer's run always opens its files");
+  }
   RunOptions o;
   std::unique_ptr<TransportConfig> config;
   // Every check first; files are opened and read only for a run that passed them.
@@ -377,7 +393,7 @@ absl::StatusOr<RunOptions> MakeRunOptions(const proto::RunSpec& spec, const Loca
     return Fail(bad_field, "receiver_fingerprint", s);
   }
   o.receiver_fingerprint = spec.receiver_fingerprint();
-  if (absl::Status s = RefuseWhatTheTransportCannotDo(o, policy.origin, spec, bad_field); !s.ok()) return s;
+  if (absl::Status s = RefuseWhatTheTransportCannotDo(o, spec, bad_field); !s.ok()) return s;
   if (absl::Status s = ResolvePayload(spec, policy, o, bad_field); !s.ok()) return s;
   if (absl::Status s = ReadFiles(spec, policy, *config, bad_field); !s.ok()) return s;
   o.config = std::move(config);

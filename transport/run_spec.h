@@ -27,6 +27,9 @@ struct LocalPolicy {
   const std::vector<AllowedDirectory>* allowed_sources = nullptr;  // null: none (generated data only)
   std::string token;                                               // this host's, never the spec's
   std::shared_ptr<const PeerTrust> trust;                          // this host's, never the spec's
+  // false: every check, but no file opened nor read (CheckRunSpec: a plan's run, whose
+  // files are on its agent's host). Refused for Origin::kPeer: an agent always opens.
+  bool open_files = true;
 };
 
 // `spec` checked and made into a run. A refusal is one line; *bad_field names the
@@ -50,6 +53,12 @@ struct LocalPolicy {
 // none of a read's fields.
 absl::StatusOr<RunOptions> MakeRunOptions(const proto::RunSpec& spec, const LocalPolicy& policy,
                                           std::string* bad_field);
+
+// MakeRunOptions' checks, in its order, for a run checked where its files are not
+// (the lab's controller, Origin::kPlan, checks each transfer's run as its agent will):
+// every text check (absolute, bounded, printable paths; roles the transport takes),
+// no file opened. Not for Origin::kPeer.
+absl::Status CheckRunSpec(const proto::RunSpec& spec, Origin origin, std::string* bad_field);
 
 // A MakeRunOptions refusal decided by RefusalsFor (what the transport cannot do):
 // which ask and the transports that can, so a front end says it in its own words.

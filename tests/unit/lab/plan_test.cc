@@ -199,7 +199,13 @@ INSTANTIATE_TEST_SUITE_P(
                 "read_mode is for direction = \"read\""},
         BadPlan{"UnknownReadMode", GoodWith("streams = 2", "direction = \"read\"\nread_mode = \"mmap\""), "read_mode"},
         BadPlan{"ReadOfAFile", GoodWith("size = \"4GiB\"", "file = \"/x\"\ndirection = \"read\""),
-                "a read streams a file `to` lays out: give size, not file"},
+                "plan.toml:21: [[transfer]] 1: file: a read streams a file the receiver lays out: give a size"},
+        // A path the sending agent would refuse (transport/run_spec.h CheckRunSpec) is
+        // refused when the plan is read, at its key: before, the plan passed.
+        BadPlan{"RelativeFile", GoodWith("size = \"4GiB\"", "file = \"data/big.mov\""),
+                "plan.toml:21: [[transfer]] 1: file: must be an absolute path on the sending host"},
+        BadPlan{"FileTooLong", GoodWith("size = \"4GiB\"", "file = \"/" + std::string(4100, 'f') + "\""),
+                "plan.toml:21: [[transfer]] 1: file: longer than 4095 bytes"},
         BadPlan{"NoTransfers", std::string(kGood).substr(0, std::string(kGood).find("[[transfer]]")),
                 "plan.toml: no [[transfer]] tables"},
         BadPlan{"HostNotATable", "label = \"x\"\nhost = 3\n", "plan.toml:2: host must be [[host]] tables"}),
@@ -365,6 +371,19 @@ TEST(PlanTest, ATransfersSpecIsARunItsAgentTakes) {
   EXPECT_EQ(ShareOf(*s).smb_signing, "required");
   EXPECT_EQ(ShareOf(*s).credentials_text, "x\n");
 
+  // A share's read that names no cache state: the agent reads as the share's client
+  // does (before, the plan passed and every agent refused it: "cannot do the NAS's cache").
+  for (const char* share_to :
+       {"transport = \"nfs\"\nto = \"nfs://nas/srv/array\"", "transport = \"smb\"\nto = \"smb://nas/cache\""}) {
+    auto read = ParsePlan(SshTransferPlan(absl::StrCat(share_to, "\ndirection = \"read\"")), "plan.toml");
+    ASSERT_TRUE(read.ok()) << read.status();
+    spec = SpecOf(*read, read->transfers[0]);
+    EXPECT_TRUE(spec.cache().empty());
+    auto r = MakeRunOptions(spec, peer, &field);
+    ASSERT_TRUE(r.ok()) << share_to << ": " << field << ": " << r.status();
+    EXPECT_EQ(r->direction, Direction::kRead);
+  }
+
   auto native = ParsePlan(kGood, "plan.toml");
   ASSERT_TRUE(native.ok()) << native.status();
   EXPECT_TRUE(SpecOf(*native, native->transfers[0]).to().empty()) << "the controller puts the host's address in";
@@ -383,8 +402,7 @@ INSTANTIATE_TEST_SUITE_P(
                 "URL: it must begin with smb://"},
         BadPlan{"CredentialsOverNfs",
                 SshTransferPlan("transport = \"nfs\"\nto = \"nfs://nas/x\"\ncredentials = \"/root/c\""),
-                "plan.toml:9: [[transfer]] 1: credentials: transport = \"nfs\" takes no login file; transport = "
-                "\"smb\" does"},
+                "plan.toml:9: [[transfer]] 1: credentials: transport nfs takes no credentials (transport smb does)"},
         BadPlan{"TransportFlagsOfAnother",
                 SshTransferPlan("transport = \"nfs\"\nto = \"nfs://nas/x\"\ntransport_flags = [\"--smb-signing\", "
                                 "\"required\"]"),
@@ -405,17 +423,31 @@ INSTANTIATE_TEST_SUITE_P(
                 "transport_flags: transport scp takes none (nfs|smb do)"},
         BadPlan{"RelativeCredentials",
                 SshTransferPlan("transport = \"smb\"\nto = \"smb://nas/x\"\ncredentials = \"cred\""),
-                "credentials must be an absolute path on the sending agent's host"},
-        BadPlan{"DirectOverSftp", GoodWith("to = \"nas\"", "to = \"root@nas:/x\"\ntransport = \"sftp\""),
-                "plan.toml:24: [[transfer]] 1: write_mode: transport = \"sftp\" cannot; transport = \"native|path\" can"},
+                "plan.toml:9: [[transfer]] 1: credentials: must be an absolute path on the sending host"},
+        BadPlan{"CredentialsWithAControlCharacter",
+                SshTransferPlan("transport = \"smb\"\nto = \"smb://nas/x\"\ncredentials = \"/root/c\\tx\""),
+                "plan.toml:9: [[transfer]] 1: credentials: has a space or a control character"},
+        BadPlan{"IdentityWithASpace",
+                SshTransferPlan("transport = \"sftp\"\nto = \"nas:/x\"\nssh_identity = \"/k/my id\""),
+                "plan.toml:9: [[transfer]] 1: ssh_identity: has a space or a control character"},
+        BadPlan{"KnownHostsTooLong",
+                SshTransferPlan("transport = \"sftp\"\nto = \"nas:/x\"\nssh_known_hosts = \"/" +
+                                std::string(4100, 'k') + "\""),
+                "plan.toml:9: [[transfer]] 1: ssh_known_hosts: longer than 4096 bytes"},
+        BadPlan{"CacheOverNfs",
+                SshTransferPlan("transport = \"nfs\"\nto = \"nfs://nas/x\"\ndirection = \"read\"\ncache = \"cold\""),
+                "plan.toml:10: [[transfer]] 1: cache: transport = \"nfs\" cannot; transport = \""},
         BadPlan{
-            "VerifyOverScp", SshTransferPlan("transport = \"scp\"\nto = \"nas:/x\"\nverify = true"),
-            "plan.toml:9: [[transfer]] 1: verify: transport = \"scp\" cannot; transport = \"native|sftp|nfs|smb|path\" can; "
-            "compare files with cmp or sha256sum"},
-        BadPlan{
-            "ReadOverSftp", SshTransferPlan("transport = \"sftp\"\nto = \"nas:/x\"\ndirection = \"read\""),
-            "plan.toml:9: [[transfer]] 1: direction: transport = \"sftp\" cannot; transport = \"native|nfs|smb|path\" can "
-            "(a plan's read streams a file `to` lays out)"},
+            "DirectOverSftp", GoodWith("to = \"nas\"", "to = \"root@nas:/x\"\ntransport = \"sftp\""),
+            "plan.toml:24: [[transfer]] 1: write_mode: transport = \"sftp\" cannot; transport = \"native|path\" can"},
+        BadPlan{"VerifyOverScp", SshTransferPlan("transport = \"scp\"\nto = \"nas:/x\"\nverify = true"),
+                "plan.toml:9: [[transfer]] 1: verify: transport = \"scp\" cannot; transport = "
+                "\"native|sftp|nfs|smb|path\" can; "
+                "compare files with cmp or sha256sum"},
+        BadPlan{"ReadOverSftp", SshTransferPlan("transport = \"sftp\"\nto = \"nas:/x\"\ndirection = \"read\""),
+                "plan.toml:9: [[transfer]] 1: direction: transport = \"sftp\" cannot; transport = "
+                "\"native|nfs|smb|path\" can "
+                "(a plan's read streams a file `to` lays out)"},
         BadPlan{"SftpToAHostName", GoodWith("to = \"nas\"", "to = \"nas\"\ntransport = \"sftp\""),
                 "plan.toml:20: [[transfer]] 1: to: transport = \"sftp\" logs in over SSH: expected "
                 "[user@]host:/remote/dir"},
@@ -423,9 +455,10 @@ INSTANTIATE_TEST_SUITE_P(
                 "the directory must be absolute"},
         BadPlan{
             "LoginKeysWithAnAgent", GoodWith("streams = 2", "ssh_identity = \"/k/id\""),
-            "plan.toml:22: [[transfer]] 1: ssh_identity: transport = \"native\" cannot; transport = \"scp|sftp\" can"},
+            "plan.toml:22: [[transfer]] 1: ssh_identity: transport native takes no ssh_identity (transport scp|sftp "
+            "does)"},
         BadPlan{"RelativeIdentity", SshTransferPlan("transport = \"sftp\"\nto = \"nas:/x\"\nssh_identity = \"id\""),
-                "ssh_identity must be an absolute path on the sending agent's host"}),
+                "plan.toml:9: [[transfer]] 1: ssh_identity: must be an absolute path on the sending host"}),
     [](const ::testing::TestParamInfo<BadPlan>& info) { return info.param.name; });
 
 TEST(PlanTest, MissingFileIsNotFound) {

@@ -348,6 +348,49 @@ TEST_F(RunSpecTest, LoginNamesAreNamesAndChecksComeBeforeAnyOpen) {
   ExpectRefused(spec, "direct_fallback", "only on the command line");
 }
 
+// The check-only mode (CheckRunSpec: a lab plan's runs, checked on the controller, whose
+// files are on the agents' hosts): every text check, no file opened; never a peer's.
+TEST_F(RunSpecTest, CheckRunSpecMakesEveryTextCheckButOpensNoFile) {
+  proto::RunSpec spec = Sftp();
+  spec.mutable_files(0)->set_path("/nowhere/on/this/host/id");
+  spec.set_file("/nowhere/on/this/host/data");
+  spec.set_size(0);
+  std::string field;
+  EXPECT_TRUE(CheckRunSpec(spec, Origin::kPlan, &field).ok()) << field;
+  ExpectRefused(spec, "file", "not a file under", absl::StatusCode::kPermissionDenied);  // the agent opens it
+  for (const auto& [path, why] : {std::pair{std::string("/k/my id"), "has a space or a control character"},
+                                  std::pair{std::string("/k/i\td"), "has a space or a control character"},
+                                  std::pair{"/" + std::string(4100, 'k'), "longer than 4096 bytes"},
+                                  std::pair{std::string("k/id"), "must be an absolute path"}}) {
+    spec.mutable_files(0)->set_path(path);
+    const absl::Status s = CheckRunSpec(spec, Origin::kPlan, &field);
+    EXPECT_NE(std::string(s.message()).find(why), std::string::npos) << path << ": " << s;
+    EXPECT_EQ(field, "ssh_identity");
+  }
+  spec = Native();
+  spec.set_size(0);
+  spec.set_file("data/big.mov");  // never beneath an --allow-source directory
+  EXPECT_FALSE(CheckRunSpec(spec, Origin::kPlan, &field).ok());
+  EXPECT_EQ(field, "file");
+  ExpectRefused(spec, "file", "must be an absolute path on the sending host");
+  LocalPolicy peer = policy_;
+  peer.open_files = false;
+  EXPECT_FALSE(MakeRunOptions(Native(), peer, &field).ok()) << "a peer's run always opens its files";
+  EXPECT_FALSE(CheckRunSpec(Native(), Origin::kPeer, &field).ok());
+}
+
+// A share's read that names no cache state nor read mode reads as the share's client
+// does, from any origin (a lab plan's as the command line's); naming one is refused.
+TEST_F(RunSpecTest, AShareReadNamingNoCacheIsTakenFromAPeer) {
+  proto::RunSpec spec = Smb();
+  spec.set_direction("read");
+  auto o = Make(spec);
+  ASSERT_TRUE(o.ok()) << field_ << ": " << o.status();
+  EXPECT_EQ(o->direction, Direction::kRead);
+  spec.set_cache("cold");
+  ExpectRefused(spec, "cache", "cannot do the NAS's cache");
+}
+
 // A job may not name a directory of the agent's own host (`transport = "path"`): a
 // token holder would pick where the root agent makes files.
 TEST_F(RunSpecTest, AMountedDirectoryJobIsRefused) {
