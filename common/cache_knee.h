@@ -26,7 +26,7 @@ struct CacheKnee {
 struct KneeRules {
   int min_samples = 3;               // on each side of the knee, and on its side of the midpoint
   double max_sustained_share = 0.6;  // sustained at most this share of the burst rate
-  // Of each side's samples at least this share lies on its side of the midpoint
+  // Of each side's time at least this share lies on its side of the midpoint
   // between both rates: a drop that holds, not two slow samples in a fast run. Half,
   // since the kernel's dirty throttling hands over from the page cache to the disk
   // over half a second, so samples near the knee fall on either side.
