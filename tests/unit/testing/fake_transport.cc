@@ -31,6 +31,7 @@ void FakeFarEnd::Reset() {
   pushed_bytes = 0;
   pulled_into_file = 0;
   delay_ms = -1;
+  delayed_pushes = 0;
 }
 
 FakeFarEnd& FakeFarEndOf(int n) {
@@ -101,7 +102,11 @@ class FakeTransport : public Transport {
         return;
       }
     }
-    absl::SleepFor(delay_);  // --fake-delay-ms: a far end slow to take the first byte
+    if (delay_ > absl::ZeroDuration()) {  // --fake-delay-ms: a far end slow to take the first byte
+      absl::SleepFor(delay_);
+      std::lock_guard<std::mutex> lock(far_end_.mu);
+      ++far_end_.delayed_pushes;
+    }
     LoopOutcome loop = PushLoop(source, slot.length, push, writer, r);
     r.ack_ns = MonoNanos();
     RecordPush(r, row);

@@ -21,6 +21,7 @@ struct FakeFarEnd {
   uint64_t pushed_bytes = 0;
   int pulled_into_file = 0;  // reads whose bytes went into a local copy
   int delay_ms = -1;         // --fake-delay-ms of the last transport made; -1: none made
+  int delayed_pushes = 0;    // pushes that waited --fake-delay-ms before their first byte
 
   void Reset();
 };
