@@ -328,8 +328,15 @@ cache_cliff() {
   echo "$1" >"$bdi/max_bytes"
   # And as its floor: the kernel otherwise sizes a device's share of the dirty limit by its
   # part of the machine's recent writeback, so the cliff would follow what other disks
-  # (a build, earlier tests) wrote before.
-  echo "$1" >"$bdi/min_bytes"
+  # (a build, earlier tests) wrote before. The floor is 7/8 of the ceiling because the
+  # kernel stores both as shares of the machine's dirty limit, which moves with free
+  # memory: a floor equal to the ceiling, converted a moment later, can come out above
+  # it, and the kernel refuses that with EINVAL (a CI run under a parallel build did).
+  local floor=$(($1 * 7 / 8))
+  if ! echo "$floor" >"$bdi/min_bytes"; then
+    echo "lab.sh: --cache-cliff: the kernel refused a dirty floor of $floor bytes on $2 (other devices' min_ratio: $(cat /sys/class/bdi/*/min_ratio | paste -sd+ -))" >&2
+    return 1
+  fi
   echo "$2 $3" >/sys/fs/cgroup/blkio/blkio.throttle.write_bps_device
 }
 

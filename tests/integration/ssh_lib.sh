@@ -22,8 +22,11 @@ HOST_FINGERPRINT=$(ssh-keygen -lf "$SSHD_DIR/host_ed25519.pub" | awk '{print $2}
 
 # start_sshd: sshd on a free loopback port; sets SSHD_PID and SSHD_PORT. The same
 # host key every time, so a restarted sshd is the same "NAS". SSHD_SETENV: more
-# NAME=VALUE words for the sessions' environment (e.g. XDG_CACHE_HOME).
+# NAME=VALUE words for the sessions' environment (e.g. XDG_CACHE_HOME). SSHD_NETNS: a
+# network namespace of the test's to listen in (its loopback), else this one's.
 start_sshd() {
+  local in_ns=()
+  [ -z "${SSHD_NETNS:-}" ] || in_ns=(nsenter "--net=/run/netns/$SSHD_NETNS")
   # sshd cannot take port 0: a port picked free can still be taken before sshd
   # binds it, so a bind failure picks another (a few times, then fails).
   for _ in 1 2 3 4 5; do
@@ -47,7 +50,7 @@ UseDNS no
 EOF
     /usr/sbin/sshd -t -f "$SSHD_DIR/sshd_config" || fail "sshd -t rejected the config"
     : >"$T/sshd.log"
-    /usr/sbin/sshd -f "$SSHD_DIR/sshd_config" -D -e 2>>"$T/sshd.log" &
+    "${in_ns[@]}" /usr/sbin/sshd -f "$SSHD_DIR/sshd_config" -D -e 2>>"$T/sshd.log" &
     SSHD_PID=$!
     # shellcheck disable=SC2317  # called by wait_for, through "$@"
     sshd_up_or_dead() { grep -q "Server listening" "$T/sshd.log" || ! alive "$SSHD_PID"; }
