@@ -54,7 +54,13 @@ absl::StatusOr<std::vector<proto::TransferReport>> LoopObserver::Finish(ReportSi
 }
 
 void SayWhoseVerdicts(const RunOptions& options, bool observed) {
-  if (TransportFor(options.transport).caps.agent || options.direction != Direction::kWrite) return;
+  const TransportEntry& entry = TransportFor(options.transport);
+  if (entry.caps.agent || options.direction != Direction::kWrite) return;
+  if (const std::string scope = entry.verdict_scope != nullptr ? entry.verdict_scope(options) : ""; !scope.empty()) {
+    std::printf("%s\n", scope.c_str());
+    std::fflush(stdout);
+    return;
+  }
   std::printf("%s\n", observed
                           ? "  verdicts: the client's side here; the NAS's side, copy by copy, from its observer below"
                           : "  verdicts: the client's side only, no nasperf on the NAS (network when the link was "

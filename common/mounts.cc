@@ -139,7 +139,7 @@ std::string MountFacts::Host() const {
 }
 
 std::string MountFacts::Peer() const {
-  if (!network()) return "local";
+  if (!network()) return kLocalPeer;
   const std::string safe = TerminalSafe(source.empty() ? fstype : source);
   return safe.size() <= kMaxPeerChars ? safe : absl::StrCat(safe.substr(0, kMaxPeerChars), "...");
 }

@@ -23,6 +23,9 @@ inline constexpr size_t kMaxMountinfoLine = 16384;
 inline constexpr size_t kMaxMountinfoLines = 100000;
 inline constexpr size_t kMaxMountinfoBytes = size_t{32} << 20;
 
+// The rows' peer of a file system with no server (MountFacts::Peer).
+inline constexpr char kLocalPeer[] = "local";
+
 struct MountFacts {
   uint64_t mount_id = 0;
   uint32_t major = 0, minor = 0;

@@ -97,7 +97,7 @@ std::string VerdictMeaning(const std::string& word) {
       return "the network (or the sender's socket) delivered slower than the NAS's disk took it";
     case Bottleneck::kDisk:
       return "the NAS's disk (or its final sync) was slower than the network: it took (for reads, gave) the data "
-             "slower than the network carried it";
+             "slower than the network carried it (on a local file system, slower than the CPU made it)";
     case Bottleneck::kSource:
     case Bottleneck::kOldSender:
       return "the sender's own disk or file system fed the data slower than the network and the NAS took it";

@@ -252,7 +252,6 @@ void NativeTransport::FillPathCells(proto::TransferReport& row) const {
 
 void NativeTransport::Push(const TransferSlot& slot, PayloadSource& source, const PushOptions& push,
                            TransferResult& out) {
-  const RunOptions& o = options_;
   proto::TransferReport& row = out.sender;
   FillPathCells(row);
   row.set_write_mode(Name(write_mode_));

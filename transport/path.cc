@@ -27,6 +27,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "common/clock.h"
+#include "common/disk_stats.h"
 #include "common/fd.h"
 #include "common/log.h"
 #include "common/mounts.h"
@@ -377,7 +378,10 @@ class PathDriver : public ShareDriverOf<PathSession> {
         dir_(std::move(dir)),
         where_(std::move(where)),
         mount_(std::move(mount)),
-        mode_(options.direction == Direction::kRead ? WriteMode::kBuffered : options.write_mode) {}
+        mode_(options.direction == Direction::kRead ? WriteMode::kBuffered : options.write_mode) {
+    // Found through the descriptor (/proc/self/fd), never the path again.
+    if (!mount_.network()) local_devices_ = DevicesToWatch(absl::StrCat("/proc/self/fd/", dir_.get()));
+  }
 
   absl::StatusOr<std::unique_ptr<PathSession>> ConnectSession(int /*stream*/, const ConsoleLine* say) override {
     if (say != nullptr && mode_ == WriteMode::kDirect) {  // Start's: O_DIRECT is tried once, before any row
@@ -390,6 +394,7 @@ class PathDriver : public ShareDriverOf<PathSession> {
   std::string peer() const override { return mount_.Peer(); }
 
   std::string ProtocolCellOf(PathSession&) const override { return mount_.Describe(); }
+  const std::vector<BlockDevice>* LocalDevices() const override { return local_devices_ ? &*local_devices_ : nullptr; }
 
   std::string StartLineOf(PathSession&, const std::string& free_text, const SyncPolicy& sync) const override {
     std::string how;
@@ -458,6 +463,7 @@ class PathDriver : public ShareDriverOf<PathSession> {
   const Fd dir_;
   const std::string where_;
   const MountFacts mount_;
+  std::optional<std::vector<BlockDevice>> local_devices_;  // a local file system's (no server)
   // Set at Start (its Connect), before any stream's thread reads them.
   WriteMode mode_;
   bool fell_back_ = false;
@@ -496,6 +502,14 @@ absl::StatusOr<std::unique_ptr<TransportConfig>> ParsePathConfig(const std::stri
   return MakeShareConfig(to, flags, nullptr, mount.ok() ? mount->Peer() : to, bad_field);
 }
 
+// A local file system is the NAS's own baseline (the seeds' dd on the NAS): its
+// verdicts judge this machine's disk and CPU, not a client's side of a network.
+std::string PathVerdictScope(const RunOptions& options) {
+  if (options.config == nullptr || options.config->Peer() != kLocalPeer) return "";
+  return "  verdicts: this machine's own disks and CPU (a local file system: no network, the NAS's own baseline; "
+         "compare it with the network runs' rows by label)";
+}
+
 }  // namespace
 
 TransportEntry PathTransportEntry() {
@@ -512,6 +526,7 @@ TransportEntry PathTransportEntry() {
                        caps, &MakePathTransport};
   entry.to_form = "/absolute/dir (a mount point or a directory in one)";
   entry.parse = &ParsePathConfig;
+  entry.verdict_scope = &PathVerdictScope;
   return entry;
 }
 

@@ -157,6 +157,9 @@ struct TransportEntry {
   // After a write loop whose NAS observer says the NAS waited for this client: a hint
   // line on how this transport can keep the NAS busier ("" none). Null: none ever.
   std::string (*nas_waited_hint)(const RunOptions& options) = nullptr;
+  // The summary's line on whose parts a write run's verdicts judged, when it is not
+  // the default for a transport without an agent ("" the default). Null: never.
+  std::string (*verdict_scope)(const RunOptions& options) = nullptr;
   // The summary's start-up line, after "start-up: N of these ", for transfers that paid
   // the session's start-up (TransferResult's startup). Null: none of its transfers do.
   const char* startup_summary = nullptr;

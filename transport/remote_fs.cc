@@ -209,7 +209,7 @@ absl::Status RemoteFsRun::ReadBack(RemoteFs& fs, const std::string& path, uint64
 }
 
 void RemoteFsRun::RecordRow(const PushResult& r, const absl::Status& status, std::optional<double> ceiling_mb_per_s,
-                            proto::TransferReport& row) const {
+                            bool local_disk, proto::TransferReport& row) const {
   row.set_sync_policy(SyncPolicyName(sync_));
   RecordPush(r, row);
   if (r.verified) row.set_verified(*r.verified);
@@ -231,8 +231,10 @@ void RemoteFsRun::RecordRow(const PushResult& r, const absl::Status& status, std
   figures.sender_cpu_pct = r.cpu_busy_pct >= 0 && timed_ns > 0 && pushed_ns >= 0
                                ? r.cpu_busy_pct * static_cast<double>(pushed_ns) / static_cast<double>(timed_ns)
                                : r.cpu_busy_pct;
+  const bool disk_seen = local_disk && figures.sender_cpu_pct >= 0;
+  if (disk_seen) figures.disk_wait_pct = std::max(0.0, 100.0 - figures.sender_cpu_pct - std::max(0.0, source_pct));
   if (const std::string verdict = Verdict(figures);
-      verdict == Name(Bottleneck::kSource) || verdict == Name(Bottleneck::kSenderCpu)) {
+      disk_seen || verdict == Name(Bottleneck::kSource) || verdict == Name(Bottleneck::kSenderCpu)) {
     row.set_bottleneck(verdict);
   }
   row.set_status(Name(Status::kOk));

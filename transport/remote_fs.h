@@ -168,10 +168,14 @@ class RemoteFsRun {
                      const PushOptions& push, const std::function<absl::Status()>& before_first_byte, PushResult& r,
                      Turn& turn) const;
   // The row of a transfer that pushed as `r` says and ended with `status`: "ok" only
-  // when it did, else "failed" (or "aborted") with the error. Only this end can be
-  // told apart (its source and its CPU), so no other verdict is given.
+  // when it did, else "failed" (or "aborted") with the error. Over a network only this
+  // end can be told apart (its source and its CPU), so no other verdict is given. With
+  // `local_disk` (the directory is on this machine's own file system: no server, no
+  // link) the writer's time neither on the CPU nor waiting on its source was spent in
+  // the kernel on the disk's behalf (dirty-page throttling, the fsync): that is the
+  // disk's wait, and every verdict is given.
   void RecordRow(const PushResult& r, const absl::Status& status, std::optional<double> ceiling_mb_per_s,
-                 proto::TransferReport& row) const;
+                 bool local_disk, proto::TransferReport& row) const;
   // The file's fate after a transfer: a failed one that wrote goes (a partial file
   // helps nobody) unless --cleanup never; an ok one goes now (each) or at Finish
   // (end). `fs` null: no way to remove files (logged once at Start by the caller).

@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "common/clock.h"
+#include "common/disk_stats.h"
 #include "common/units.h"
 #include "common/validate.h"
 #include "datapath/rows.h"
@@ -204,6 +205,9 @@ void ShareTransport::Push(const TransferSlot& slot, PayloadSource& source, const
   proto::TransferReport& row = out.sender;
   FillPathCells(row);
 
+  const std::vector<BlockDevice>* local_devices = driver_->LocalDevices();
+  std::optional<DeviceWatch> devices;
+  if (local_devices != nullptr) devices.emplace(*local_devices);
   PushResult r;
   r.start_wall_ns = WallNanos();
   r.start_ns = MonoNanos();
@@ -218,7 +222,8 @@ void ShareTransport::Push(const TransferSlot& slot, PayloadSource& source, const
         run_.Write((*session)->fs(), path, slot.length, source, push, [&barrier] { return barrier.Wait(); }, r, turn);
   }
   (void)barrier.Wait();  // a stream that failed before its first byte never holds the others back
-  run_.RecordRow(r, status, path_.ceiling_mb_per_s(), row);
+  run_.RecordRow(r, status, path_.ceiling_mb_per_s(), local_devices != nullptr, row);
+  if (devices) AddDeviceColumns(devices->Stop(), &row);
   driver_->FillPushRow(row);
   // A connection lost in the transfer leaves its file to housekeeping (NFS's says the
   // partial file stays; SMB's removes it through the run's own connection).

@@ -13,8 +13,10 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/devices.h"
 #include "common/log.h"
 #include "common/policy.h"
 #include "datapath/push_loop.h"
@@ -119,6 +121,10 @@ class ShareDriver {
   // A write's row cells of this protocol alone (NFS: write_mode), once the shell
   // recorded the transfer (status, figures, notes): a driver may add a note on them.
   virtual void FillPushRow(proto::TransferReport& /*row*/) const {}
+  // Non-null when the directory is on this machine's own file system (no server, no
+  // link): the block devices under it. Each write then watches them (the rows' device
+  // columns) and is judged whole, its waits in the kernel the disk's (RecordRow).
+  virtual const std::vector<BlockDevice>* LocalDevices() const { return nullptr; }
 };
 
 // A driver whose sessions are all `Session`s (its ConnectSession's): the calls that

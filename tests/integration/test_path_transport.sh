@@ -45,6 +45,12 @@ echo "ext4 behind a $((25 << 20)) B/s throttle: dd $truth MB/s, nasperf ${rates/
 [ "$(col "$T/ext4" status | sort -u)" = ok ] || fail "ext4 rows not ok: $(col "$T/ext4" error)"
 [ "$(col "$T/ext4" share_protocol | sort -u)" = "local ext4" ] || fail "share_protocol: $(col "$T/ext4" share_protocol)"
 [ "$(col "$T/ext4" peer | sort -u)" = local ] || fail "peer: $(col "$T/ext4" peer)"
+# This machine's own disk, judged whole: the writer waited on the throttled disk (the
+# fsync), and the row names the loop device under the directory.
+[ "$(col "$T/ext4" bottleneck | sort -u)" = disk ] || fail "ext4 verdicts: $(col "$T/ext4" bottleneck)"
+[ "$(col "$T/ext4" busiest_device | sort -u)" = "${dev#/dev/}" ] ||
+  fail "busiest device: $(col "$T/ext4" busiest_device), not ${dev#/dev/}"
+grep -q "verdicts: this machine's own disks and CPU" "$T/ext4.log" || fail "no local-verdict line: $(tail -4 "$T/ext4.log")"
 for r in $rates; do within 15 "$r" "$truth" || fail "an ext4 row at $r MB/s is not near dd's $truth MB/s"; done
 within 5 "$(mean <<<"$rates")" "$truth" || fail "ext4 rows' mean $(mean <<<"$rates") not within 5 % of dd's $truth MB/s"
 left() { find "$@" -maxdepth 1 -name 'nasperf-*'; }
@@ -98,6 +104,9 @@ ours_into() {
   [ "$(col "$out" status)" = ok ] || fail "sshfs row not ok: $(col "$out" error)"
   [ "$(col "$out" share_protocol)" = fuse.sshfs ] || fail "share_protocol: $(col "$out" share_protocol)"
   [ "$(col "$out" peer)" = "root@127.0.0.1:$T/remote" ] || fail "peer: $(col "$out" peer)"
+  # Over a network only the client's side is judged, and no disk here is the NAS's.
+  case "$(col "$out" bottleneck)" in "" | sender-cpu | source) ;; *) fail "sshfs verdict: $(col "$out" bottleneck)" ;; esac
+  [ -z "$(col "$out" busiest_device)" ] || fail "a disk named over sshfs: $(col "$out" busiest_device)"
 }
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 dd_into >/dev/null || fail "dd into sshfs"

@@ -53,7 +53,7 @@ Transfer Write(RemoteFsRun& run, FakeFs& fs, const std::string& path, uint64_t l
   push.checksum = true;  // as the loop asks with --verify; a plan without it ignores the sum
   RemoteFsRun::Turn turn(run);
   t.status = run.Write(fs, path, length, *source, push, nullptr, t.r, turn);
-  run.RecordRow(t.r, t.status, std::nullopt, t.row);
+  run.RecordRow(t.r, t.status, std::nullopt, /*local_disk=*/false, t.row);
   run.Done(&fs, path, t.status.ok(), t.r.first_byte_ns != 0);
   return t;
 }
@@ -71,13 +71,49 @@ TEST(RemoteFsRun, ASyncAfterAFastPushIsNotTheSendersCpu) {
   r.bytes_sent = 64 * kMiB;
   r.cpu_busy_pct = 100;
   proto::TransferReport row;
-  run.RecordRow(r, absl::OkStatus(), std::nullopt, row);
+  run.RecordRow(r, absl::OkStatus(), std::nullopt, /*local_disk=*/false, row);
   EXPECT_EQ(row.status(), Name(Status::kOk));
   EXPECT_NE(row.bottleneck(), Name(Bottleneck::kSenderCpu));
   r.ack_ns = r.last_byte_ns;  // no sync: the CPU was the bottleneck
   proto::TransferReport busy;
-  run.RecordRow(r, absl::OkStatus(), std::nullopt, busy);
+  run.RecordRow(r, absl::OkStatus(), std::nullopt, /*local_disk=*/false, busy);
   EXPECT_EQ(busy.bottleneck(), Name(Bottleneck::kSenderCpu));
+}
+
+// The same push into this machine's own file system (path on a local disk): the
+// fsync's nine tenths are the disk's wait, so the verdict is the disk's; over a network
+// that time could be the link's or the server's, so no verdict names them.
+TEST(RemoteFsRun, ALocalFileSystemsWaitsAreItsDisks) {
+  RemoteFsRun run(Plan(SyncPolicy{}, Cleanup::kEach));
+  PushResult r;
+  r.start_ns = 1;
+  r.first_byte_ns = 1;
+  r.last_byte_ns = 1 + 100'000'000;
+  r.ack_ns = 1 + 1'000'000'000;
+  r.bytes_sent = 64 * kMiB;
+  r.cpu_busy_pct = 100;
+  proto::TransferReport local, remote;
+  run.RecordRow(r, absl::OkStatus(), std::nullopt, /*local_disk=*/true, local);
+  run.RecordRow(r, absl::OkStatus(), std::nullopt, /*local_disk=*/false, remote);
+  EXPECT_EQ(local.bottleneck(), Name(Bottleneck::kDisk));
+  EXPECT_EQ(remote.bottleneck(), "");
+  // In memory (tmpfs): the writer never waited, its CPU was the limit.
+  r.ack_ns = r.last_byte_ns;
+  proto::TransferReport in_memory;
+  run.RecordRow(r, absl::OkStatus(), std::nullopt, /*local_disk=*/true, in_memory);
+  EXPECT_EQ(in_memory.bottleneck(), Name(Bottleneck::kSenderCpu));
+  // Waits that were its source's (a slow --source disk) are not the target's disk.
+  r.cpu_busy_pct = 30;
+  r.source_ns = 60'000'000;
+  proto::TransferReport fed_slowly;
+  run.RecordRow(r, absl::OkStatus(), std::nullopt, /*local_disk=*/true, fed_slowly);
+  EXPECT_EQ(fed_slowly.bottleneck(), Name(Bottleneck::kSource));
+  // No CPU figure: the waits cannot be told apart, so no disk (nor balanced) verdict.
+  r.cpu_busy_pct = -1;
+  r.source_ns = 0;
+  proto::TransferReport unseen;
+  run.RecordRow(r, absl::OkStatus(), std::nullopt, /*local_disk=*/true, unseen);
+  EXPECT_EQ(unseen.bottleneck(), "");
 }
 
 TEST(RemoteFsRun, RefusesWhenTheFilesTheRunLeavesDoNotFit) {
