@@ -9,8 +9,8 @@
 #include "collector/collector.h"
 #include "collector/live_board.h"
 #include "collector/live_http.h"
-#include "common/grpc_auth.h"
 #include "common/log.h"
+#include "wire/grpc_auth.h"
 
 namespace nasperf::cli {
 namespace {

@@ -19,9 +19,9 @@
 #include "collector/live_feed.h"
 #include "collector/spool.h"
 #include "common/policy.h"
-#include "common/tls.h"
 #include "common/token.h"
 #include "common/units.h"
+#include "wire/tls.h"
 
 namespace nasperf::cli {
 
@@ -77,7 +77,7 @@ void SayToken(const std::string& command, const TokenSource& token, const char* 
 void AddPortFileFlag(CLI::App* cmd, std::string& file);
 absl::Status WritePortFile(const std::string& path, const std::string& content);
 
-// How a client trusts its peers (common/tls.h): pinned keys by default.
+// How a client trusts its peers (wire/tls.h): pinned keys by default.
 void AddClientTlsFlags(CLI::App* cmd, ClientTls& t);
 // The command's one PeerTrust, shared by all its clients; exit 1 when it cannot be made.
 std::shared_ptr<const PeerTrust> TrustFlags(const std::string& cmd, const ClientTls& t);

@@ -11,10 +11,10 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/status/statusor.h"
-#include "common/report_sink.h"
-#include "common/tls.h"
 #include "lab/agent_client.h"
 #include "transport/run_options.h"
+#include "wire/report_sink.h"
+#include "wire/tls.h"
 
 namespace nasperf::cli {
 

@@ -13,11 +13,11 @@
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "common/fd.h"
-#include "common/grpc_auth.h"
 #include "common/log.h"
 #include "lab/agent.h"
 #include "receiver/receiver.h"
 #include "transport/registry.h"
+#include "wire/grpc_auth.h"
 
 namespace nasperf::cli {
 namespace {

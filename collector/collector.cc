@@ -13,8 +13,8 @@
 #include "common/log.h"
 #include "common/policy.h"
 #include "common/stats.h"
-#include "common/validate.h"
 #include "proto/nasperf.grpc.pb.h"
+#include "wire/validate.h"
 
 namespace nasperf {
 namespace {
@@ -49,7 +49,7 @@ class CollectorImpl final : public Collector, public proto::Collector::Service {
     security_ = std::move(*security);
     RequireTokenFirst(&security_, options_.token, kComponent);
     grpc::ServerBuilder builder;
-    // Nothing larger is a report (common/validate.h): refused before it is parsed.
+    // Nothing larger is a report (wire/validate.h): refused before it is parsed.
     // Threads: reports wait up to kBusyWait for one of kMaxConcurrentReports turns;
     // many reporters at once wait in line, and past the threads a report is refused
     // (RESOURCE_EXHAUSTED) rather than parsed. Memory: the transports' buffers.

@@ -14,8 +14,8 @@
 #include "absl/status/statusor.h"
 #include "collector/live_board.h"
 #include "common/fd.h"
-#include "common/grpc_auth.h"
 #include "common/policy.h"
+#include "wire/grpc_auth.h"
 
 namespace nasperf {
 
@@ -23,7 +23,7 @@ struct CollectorOptions {
   std::string out_dir;
   HostPort listen{"", kCollectorPort};
   std::string token;
-  ServerTls tls;                 // default: this host's own key (common/tls.h)
+  ServerTls tls;                 // default: this host's own key (wire/tls.h)
   std::FILE* console = nullptr;  // per-row lines; null = quiet
   uint64_t max_store_bytes = 0;  // refuse rows once the CSV files would pass this; 0 = no limit
   LiveBoard* live = nullptr;     // fed every stored row and live update (the HTTP side); may be null

@@ -3,7 +3,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
-#include "common/validate.h"
+#include "wire/validate.h"
 
 namespace nasperf {
 

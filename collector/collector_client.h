@@ -9,14 +9,14 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "common/fd.h"
-#include "common/grpc_auth.h"
 #include "proto/nasperf.grpc.pb.h"
+#include "wire/grpc_auth.h"
 
 namespace nasperf {
 
 class CollectorClient {
  public:
-  // trust and fingerprint: as for ReceiverClient (common/receiver_client.h).
+  // trust and fingerprint: as for ReceiverClient (wire/receiver_client.h).
   CollectorClient(const HostPort& address, std::string token, std::shared_ptr<const PeerTrust> trust = nullptr,
                   const std::string& fingerprint = "");
   // True when the collector already had this report (and wrote nothing).

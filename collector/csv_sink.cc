@@ -17,10 +17,10 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
-#include "common/columns.h"
 #include "common/csv.h"
 #include "common/log.h"
-#include "common/validate.h"
+#include "wire/columns.h"
+#include "wire/validate.h"
 
 namespace nasperf {
 
@@ -76,7 +76,7 @@ constexpr size_t kSampleCellsMaxBytes =
 // Sample rows are written in batches of about this size.
 constexpr size_t kWriteBatch = 64 << 10;
 // transfers.csv is read in pieces of this size; no row of ours comes near it (its
-// cells are bounded, common/columns.h), so a longer one is not a nasperf row.
+// cells are bounded, wire/columns.h), so a longer one is not a nasperf row.
 constexpr size_t kReadPiece = 1 << 20;
 
 // The cells every sample row of a report starts with, the comma after them included.

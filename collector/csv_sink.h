@@ -17,12 +17,12 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "common/fd.h"
-#include "common/report_sink.h"
 #include "proto/nasperf.pb.h"
+#include "wire/report_sink.h"
 
 namespace nasperf {
 
-// The names of common/columns.h's TransferColumnTable(), in order: the header.
+// The names of wire/columns.h's TransferColumnTable(), in order: the header.
 const std::vector<std::string>& TransferColumns();
 const std::vector<std::string>& SampleColumns();
 

@@ -14,7 +14,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "collector/collector_client.h"
-#include "common/report_sink.h"
+#include "wire/report_sink.h"
 
 namespace nasperf {
 

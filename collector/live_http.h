@@ -13,7 +13,7 @@
 #include "absl/status/statusor.h"
 #include "collector/http_server.h"
 #include "collector/live_board.h"
-#include "common/tls.h"
+#include "wire/tls.h"
 
 namespace nasperf {
 

@@ -14,8 +14,8 @@
 #include "absl/synchronization/mutex.h"
 #include "common/clock.h"
 #include "common/fd.h"
-#include "common/page_cache.h"
 #include "common/units.h"
+#include "measure/page_cache.h"
 
 namespace nasperf {
 namespace {

@@ -5,7 +5,7 @@
 
 #include "common/checksum.h"
 #include "common/clock.h"
-#include "common/cpu_quota.h"
+#include "measure/cpu_quota.h"
 
 namespace nasperf {
 

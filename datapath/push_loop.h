@@ -13,10 +13,10 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "common/sampler.h"
-#include "common/verdict.h"
-#include "common/wire.h"
 #include "datapath/payload_source.h"
+#include "measure/sampler.h"
+#include "measure/verdict.h"
+#include "wire/wire.h"
 
 namespace nasperf {
 

@@ -5,13 +5,13 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "common/cache_knee.h"
 #include "common/checksum.h"
 #include "common/clock.h"
-#include "common/netinfo.h"
 #include "common/policy.h"
 #include "common/units.h"
-#include "common/verdict.h"
+#include "measure/cache_knee.h"
+#include "measure/netinfo.h"
+#include "measure/verdict.h"
 
 namespace nasperf {
 namespace {

@@ -10,11 +10,11 @@
 #include <optional>
 
 #include "absl/strings/string_view.h"
-#include "common/verdict.h"
-#include "common/wire.h"
 #include "datapath/push_loop.h"
 #include "datapath/write_pipeline.h"
+#include "measure/verdict.h"
 #include "proto/nasperf.pb.h"
+#include "wire/wire.h"
 
 namespace nasperf {
 

@@ -3,10 +3,10 @@
 #include <sys/socket.h>
 
 #include "common/clock.h"
-#include "common/netinfo.h"
 #include "datapath/rows.h"
 #include "datapath/socket_source.h"
 #include "datapath/socket_writer.h"
+#include "measure/netinfo.h"
 
 namespace nasperf {
 

@@ -10,9 +10,9 @@
 #include <optional>
 
 #include "absl/status/status.h"
-#include "common/wire.h"
 #include "datapath/stream_pusher.h"
 #include "datapath/write_pipeline.h"
+#include "wire/wire.h"
 
 namespace nasperf {
 

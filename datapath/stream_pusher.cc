@@ -7,8 +7,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/clock.h"
-#include "common/netinfo.h"
 #include "datapath/socket_writer.h"
+#include "measure/netinfo.h"
 
 namespace nasperf {
 namespace {

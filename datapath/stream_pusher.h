@@ -11,9 +11,9 @@
 #include <cstdint>
 
 #include "common/fd.h"
-#include "common/wire.h"
 #include "datapath/payload_source.h"
 #include "datapath/push_loop.h"
+#include "wire/wire.h"
 
 namespace nasperf {
 

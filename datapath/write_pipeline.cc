@@ -15,8 +15,8 @@
 #include "absl/synchronization/mutex.h"
 #include "common/checksum.h"
 #include "common/clock.h"
-#include "common/cpu_quota.h"
 #include "common/fd.h"
+#include "measure/cpu_quota.h"
 
 namespace nasperf {
 namespace {

@@ -19,7 +19,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "common/clock.h"
-#include "common/sampler.h"
+#include "measure/sampler.h"
 
 namespace nasperf {
 

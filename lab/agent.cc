@@ -17,17 +17,17 @@
 #include "collector/live_feed.h"
 #include "collector/spool.h"
 #include "common/clock.h"
-#include "common/columns.h"
 #include "common/log.h"
 #include "common/policy.h"
-#include "common/receiver_client.h"
-#include "common/validate.h"
 #include "lab/observations.h"
 #include "proto/nasperf.grpc.pb.h"
 #include "sender/sender.h"
 #include "transport/path_check.h"
 #include "transport/registry.h"
 #include "transport/run_spec.h"
+#include "wire/columns.h"
+#include "wire/receiver_client.h"
+#include "wire/validate.h"
 
 namespace nasperf {
 namespace {

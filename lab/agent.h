@@ -18,10 +18,10 @@
 #include "absl/status/statusor.h"
 #include "common/allowed_source.h"
 #include "common/fd.h"
-#include "common/grpc_auth.h"
 #include "lab/agent_limits.h"
 #include "proto/nasperf.pb.h"
 #include "transport/run_options.h"
+#include "wire/grpc_auth.h"
 
 namespace nasperf {
 

@@ -2,10 +2,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "common/grpc_auth.h"
-#include "common/validate.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/nasperf.grpc.pb.h"
+#include "wire/grpc_auth.h"
+#include "wire/validate.h"
 
 namespace nasperf {
 namespace {

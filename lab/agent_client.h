@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "common/tls.h"
 #include "lab/plan.h"
 #include "proto/nasperf.pb.h"
+#include "wire/tls.h"
 
 namespace nasperf {
 
@@ -40,7 +40,7 @@ class AgentConnection {
 };
 
 // fingerprint: the key the agent must show (one started over SSH); empty: trust
-// decides (common/tls.h). trust may be null (plaintext, tests).
+// decides (wire/tls.h). trust may be null (plaintext, tests).
 std::unique_ptr<AgentConnection> ConnectAgent(const PlanHost& host, const std::string& token, const PeerTrust* trust,
                                               const std::string& fingerprint);
 

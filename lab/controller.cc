@@ -18,13 +18,10 @@
 #include "common/clock.h"
 #include "common/csv.h"
 #include "common/fd.h"
-#include "common/grpc_auth.h"
 #include "common/policy.h"
-#include "common/receiver_client.h"
 #include "common/stats.h"
 #include "common/token.h"
 #include "common/units.h"
-#include "common/validate.h"
 #include "lab/agent_client.h"
 #include "lab/console.h"
 #include "lab/job_tracker.h"
@@ -33,6 +30,9 @@
 #include "proto/nasperf.grpc.pb.h"
 #include "sender/sender.h"
 #include "ssh/remote_start.h"
+#include "wire/grpc_auth.h"
+#include "wire/receiver_client.h"
+#include "wire/validate.h"
 
 namespace nasperf {
 namespace {
@@ -421,7 +421,7 @@ class Lab {
         CsvLine({"run_id", "label", "iteration", "warmup", "receiver", "transfers", "send_mb_per_s", "durable_mb_per_s",
                  "start_skew_ms", "complete", "all_mb_per_s", "while_all_mb_per_s", "window_s", "peak_mb_per_s",
                  "median_mb_per_s"});
-    // The NAS's intake (common/intake.h); the two sums before it stay for scripts that
+    // The NAS's intake (measure/intake.h); the two sums before it stay for scripts that
     // read them by place, and mean what they always did.
     const std::optional<IntakeFigures>& f = receiver.intake;
     auto figure = [&](bool known, double v) { return known ? absl::StrFormat("%.3f", v) : std::string(); };

@@ -1,7 +1,7 @@
 // The lab controller (`nasperf lab PLAN.toml`): checks every agent and path of a
 // plan before anything runs, then for each run starts every transfer on its sending
 // agent, releases them all at one instant (a barrier), collects the rows, and prints
-// per transfer and per receiver (the NAS's intake, common/intake.h) with
+// per transfer and per receiver (the NAS's intake, measure/intake.h) with
 // the start skew. Rows reach one CSV through the embedded (or the plan's) collector.
 // RunLab blocks on the calling thread; `stop` may be set from any thread (Ctrl-C).
 #ifndef NASPERF_LAB_CONTROLLER_H_
@@ -13,8 +13,8 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "common/tls.h"
 #include "lab/plan.h"
+#include "wire/tls.h"
 
 namespace nasperf {
 
@@ -25,7 +25,7 @@ struct LabOptions {
   std::string run_id;                       // empty: generated
   bool ssh = false;                         // start agents that do not answer over SSH (hosts with ssh = ...)
   std::string deploy_binary;                // uploaded to ssh hosts without nasperf = ...; empty: this one
-  // How the controller trusts agents and an external collector (common/tls.h); the
+  // How the controller trusts agents and an external collector (wire/tls.h); the
   // embedded collector serves TLS unless this is plaintext. Null: plaintext (tests).
   std::shared_ptr<const PeerTrust> trust;
 };

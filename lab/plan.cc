@@ -13,12 +13,12 @@
 #include "collector/live_http.h"
 #include "common/policy.h"
 #include "common/units.h"
-#include "common/validate.h"
 #include "lab/agent_limits.h"
 #include "toml++/toml.h"
 #include "transport/registry.h"
 #include "transport/run_spec.h"
 #include "transport/ssh.h"
+#include "wire/validate.h"
 
 namespace nasperf {
 namespace {

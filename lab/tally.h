@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "common/intake.h"
 #include "lab/job_tracker.h"
+#include "measure/intake.h"
 
 namespace nasperf {
 
@@ -24,7 +24,7 @@ struct TransferTally {
 };
 
 // One receiver's run: what the NAS took from all its transfers together, from its
-// own rows and samples (common/intake.h, the figures `report` prints for the run).
+// own rows and samples (measure/intake.h, the figures `report` prints for the run).
 struct ReceiverTally {
   std::string name;
   int transfers = 0;

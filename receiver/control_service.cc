@@ -3,15 +3,15 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
-#include "common/grpc_auth.h"
 #include "common/log.h"
-#include "common/netinfo.h"
-#include "common/page_cache.h"
 #include "common/policy.h"
 #include "common/units.h"
-#include "common/validate.h"
-#include "common/wire.h"
+#include "measure/netinfo.h"
+#include "measure/page_cache.h"
 #include "receiver/read_session.h"
+#include "wire/grpc_auth.h"
+#include "wire/validate.h"
+#include "wire/wire.h"
 
 namespace nasperf {
 

@@ -12,8 +12,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
-#include "common/pmtu.h"
 #include "datapath/target.h"
+#include "measure/pmtu.h"
 #include "proto/nasperf.grpc.pb.h"
 #include "receiver/receiver.h"
 #include "receiver/transfer_table.h"

@@ -8,12 +8,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/clock.h"
-#include "common/disk_stats.h"
-#include "common/netinfo.h"
 #include "common/policy.h"
 #include "common/units.h"
 #include "datapath/rows.h"
 #include "datapath/socket_source.h"
+#include "measure/disk_stats.h"
+#include "measure/netinfo.h"
 #include "receiver/read_session.h"
 
 namespace nasperf {

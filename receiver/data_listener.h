@@ -17,17 +17,17 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
-#include "common/devices.h"
-#include "common/disk_stats.h"
 #include "common/fd.h"
 #include "common/log.h"
-#include "common/wire.h"
 #include "datapath/target.h"
 #include "datapath/write_pipeline.h"
+#include "measure/devices.h"
+#include "measure/disk_stats.h"
 #include "receiver/connections.h"
 #include "receiver/data_session.h"
 #include "receiver/receiver.h"
 #include "receiver/transfer_table.h"
+#include "wire/wire.h"
 
 namespace nasperf {
 

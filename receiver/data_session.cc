@@ -7,11 +7,11 @@
 #include "absl/strings/str_cat.h"
 #include "common/checksum.h"
 #include "common/clock.h"
-#include "common/netinfo.h"
 #include "common/policy.h"
 #include "common/units.h"
-#include "common/verdict.h"
 #include "datapath/stream_pusher.h"
+#include "measure/netinfo.h"
+#include "measure/verdict.h"
 
 namespace nasperf {
 proto::TransferReport AdmittedRow(const TransferPlan& plan, const SessionFacts& facts) {

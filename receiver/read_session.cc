@@ -5,12 +5,12 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/clock.h"
-#include "common/page_cache.h"
 #include "common/policy.h"
-#include "common/validate.h"
 #include "datapath/payload_source.h"
 #include "datapath/rows.h"
 #include "datapath/stream_pusher.h"
+#include "measure/page_cache.h"
+#include "wire/validate.h"
 
 namespace nasperf {
 

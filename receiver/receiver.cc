@@ -5,15 +5,15 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
-#include "common/grpc_auth.h"
 #include "common/log.h"
-#include "common/netinfo.h"
-#include "common/pmtu.h"
 #include "datapath/target.h"
 #include "grpcpp/grpcpp.h"
+#include "measure/netinfo.h"
+#include "measure/pmtu.h"
 #include "receiver/control_service.h"
 #include "receiver/data_listener.h"
 #include "receiver/transfer_table.h"
+#include "wire/grpc_auth.h"
 
 namespace nasperf {
 

@@ -16,9 +16,9 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "common/fd.h"
-#include "common/grpc_auth.h"
 #include "common/policy.h"
-#include "common/report_sink.h"
+#include "wire/grpc_auth.h"
+#include "wire/report_sink.h"
 
 namespace nasperf {
 

@@ -15,9 +15,9 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/policy.h"
-#include "common/wire.h"
 #include "datapath/target.h"
 #include "proto/nasperf.pb.h"
+#include "wire/wire.h"
 
 namespace nasperf {
 

@@ -9,9 +9,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "common/cache_knee.h"
 #include "common/json.h"
-#include "common/verdict.h"
+#include "measure/cache_knee.h"
+#include "measure/verdict.h"
 
 namespace nasperf {
 
@@ -86,7 +86,7 @@ std::vector<double> IterationRates(GroupRows& g, const std::set<std::string>& fa
       continue;
     }
     ++g.multi_stream_iterations;
-    // What the NAS took: all bytes from the first byte to the last (common/intake.h),
+    // What the NAS took: all bytes from the first byte to the last (measure/intake.h),
     // the figure the lab console prints for the run.
     if (auto intake = IntakeOfRows(rows, samples)) {
       rates.push_back(intake->all_mb_per_s);

@@ -64,7 +64,7 @@ struct GroupSummary {
   // The NAS's busiest device under the target over the group's receiver rows (issue 27):
   // "loop1 busiest in 2 of 2 rows, 86 % busy (median)"; empty when no row names one.
   std::string devices;
-  // The cache cliff over the group's rows that had one (common/cache_knee.h), medians:
+  // The cache cliff over the group's rows that had one (measure/cache_knee.h), medians:
   // "in 3 of 3 rows: the NAS took 256 MiB at 887 MB/s, then its disks sustained 57 MB/s";
   // empty when no row had one.
   std::string cache_cliff;

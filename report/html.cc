@@ -10,9 +10,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "common/cache_knee.h"
 #include "common/fd.h"
-#include "common/intake.h"
+#include "measure/cache_knee.h"
+#include "measure/intake.h"
 
 namespace nasperf {
 
@@ -265,7 +265,7 @@ std::string SeriesMarks(const Plot& plot, const std::vector<const SampleRecord*>
       color, coords, HtmlEscape(title));
 }
 
-// Where a transfer's cache cliff was (common/cache_knee.h): a drop from its burst rate to
+// Where a transfer's cache cliff was (measure/cache_knee.h): a drop from its burst rate to
 // the sustained one at the knee, with the knee in words.
 std::string KneeMark(const Plot& plot, const CacheKnee& knee, const std::string& color, const std::string& title) {
   const double x = plot.X(knee.knee_s);
@@ -434,7 +434,7 @@ std::string List(const std::vector<std::string>& items) {
   return out + "</ul>\n";
 }
 
-// Per NAS: what it took from all the transfers of each run together (common/intake.h),
+// Per NAS: what it took from all the transfers of each run together (measure/intake.h),
 // one step line per run against seconds since the run's first byte.
 std::string IntakeChart(const std::string& host, const std::vector<const RunIntake*>& runs) {
   double t_hi = 0, y_hi = 0;

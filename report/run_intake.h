@@ -1,4 +1,4 @@
-// The NAS's intake per receiver and run (common/intake.h) from the CSV's rows and the
+// The NAS's intake per receiver and run (measure/intake.h) from the CSV's rows and the
 // receiver's samples, so old files get the figures too and `report`, `compare` and the
 // lab console agree. Pure functions over a loaded table; thread-safe.
 #ifndef NASPERF_REPORT_RUN_INTAKE_H_
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "common/intake.h"
+#include "measure/intake.h"
 #include "report/table.h"
 
 namespace nasperf {

@@ -16,9 +16,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "common/columns.h"
 #include "common/csv.h"
-#include "common/verdict.h"
+#include "measure/verdict.h"
+#include "wire/columns.h"
 
 namespace nasperf {
 
@@ -184,7 +184,7 @@ bool StatisticsRead(absl::string_view column) {
   return false;
 }
 
-// Every column of common/columns.h the header has, through the table's reader.
+// Every column of wire/columns.h the header has, through the table's reader.
 absl::Status ReadKnownColumns(const std::vector<std::string>& fields, const std::map<std::string, size_t>& index,
                               const std::string& where, proto::TransferReport* row) {
   for (const TransferColumn& column : TransferColumnTable()) {

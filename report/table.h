@@ -17,7 +17,7 @@
 namespace nasperf {
 
 // One transfers.csv row. `cells` keeps every column by header name so `--by` can
-// group by any of them; `row` holds the columns this nasperf knows (common/columns.h)
+// group by any of them; `row` holds the columns this nasperf knows (wire/columns.h)
 // read back into their fields; the fields below are the statistics' view of `row`.
 struct TransferRecord {
   std::string source;  // "path:line" for messages

@@ -2,7 +2,9 @@
 # The code's shape, as scripts/test.sh checks it (seconds, no build):
 #   - every tracked C++ file is formatted as .clang-format says (fix: clang-format -i FILE);
 #   - no function is longer than MAX_LINES (80) lines, first line to closing brace, as
-#     universal-ctags finds them (split it: a helper per step, a function per mode).
+#     universal-ctags finds them (split it: a helper per step, a function per mode);
+#   - no folder includes a header of a folder above it in LAYERS (docs/DESIGN.md §2), and
+#     sender/ and receiver/ include nothing of each other.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 MAX_LINES=${MAX_LINES:-80}
@@ -30,5 +32,24 @@ if [ -n "$long" ]; then
   echo "check-code: $(grep -c . <<<"$long") function(s) (above) longer than $MAX_LINES lines: split them" >&2
   rc=1
 fi
-[ "$rc" -eq 0 ] && echo "check-code: ${#files[@]} C++ files formatted, no function over $MAX_LINES lines"
+# The folders, lowest first: each may include only its own and lower folders' headers.
+LAYERS=(common wire measure datapath ssh transport receiver sender report collector watch lab cli)
+declare -A rank
+for i in "${!LAYERS[@]}"; do rank[${LAYERS[$i]}]=$i; done
+upward=$(for f in "${files[@]}"; do
+  from=${f%%/*}
+  [ -n "${rank[$from]:-}" ] || continue
+  grep -oE '^#include "[a-z_]+/' "$f" | sed 's/^#include "//; s|/$||' | sort -u | while read -r to; do
+    if [ -z "${rank[$to]:-}" ] || [ "$to" = "$from" ]; then continue; fi
+    if [ "${rank[$to]}" -gt "${rank[$from]}" ] || [ "$from/$to" = sender/receiver ] || [ "$from/$to" = receiver/sender ]; then
+      echo "$f: includes $to/ (above $from/ in the layers, or the other role)"
+    fi
+  done
+done)
+if [ -n "$upward" ]; then
+  echo "$upward"
+  echo "check-code: $(grep -c . <<<"$upward") include(s) (above) point up the layers: ${LAYERS[*]}" >&2
+  rc=1
+fi
+[ "$rc" -eq 0 ] && echo "check-code: ${#files[@]} C++ files formatted, no function over $MAX_LINES lines, no include up the layers"
 exit "$rc"

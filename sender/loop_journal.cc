@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/fd.h"
-#include "common/validate.h"
+#include "wire/validate.h"
 
 namespace nasperf {
 namespace {

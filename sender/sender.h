@@ -14,10 +14,10 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "common/report_sink.h"
 #include "transport/run_context.h"
 #include "transport/run_options.h"
 #include "transport/transport.h"
+#include "wire/report_sink.h"
 
 namespace nasperf {
 

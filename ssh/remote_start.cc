@@ -17,9 +17,9 @@
 #include "absl/time/clock.h"
 #include "common/log.h"
 #include "common/policy.h"
-#include "common/validate.h"
 #include "ssh/deploy.h"
 #include "ssh/ssh_session.h"
+#include "wire/validate.h"
 
 namespace nasperf {
 namespace {

@@ -12,17 +12,17 @@
 #include "common/checksum.h"
 #include "common/clock.h"
 #include "common/log.h"
-#include "common/netinfo.h"
 #include "common/policy.h"
-#include "common/receiver_client.h"
 #include "common/units.h"
-#include "common/verdict.h"
 #include "datapath/rows.h"
 #include "datapath/stream_puller.h"
 #include "datapath/stream_pusher.h"
 #include "datapath/target.h"
+#include "measure/netinfo.h"
+#include "measure/verdict.h"
 #include "transport/path_check.h"
 #include "transport/ssh.h"
+#include "wire/receiver_client.h"
 
 namespace nasperf {
 namespace {

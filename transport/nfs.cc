@@ -35,13 +35,13 @@
 #include "common/log.h"
 #include "common/policy.h"
 #include "common/units.h"
-#include "common/validate.h"
 #include "datapath/rows.h"
 #include "datapath/write_pipeline.h"
 #include "transport/remote_fs.h"
 #include "transport/share.h"
 #include "transport/share_config.h"
 #include "transport/share_url.h"
+#include "wire/validate.h"
 
 namespace nasperf {
 namespace {

@@ -4,7 +4,7 @@
 // NAS's own baseline. The share shell (transport/share.h) runs it: this file is the
 // driver, a RemoteFs of POSIX calls beneath one directory descriptor (openat, never the
 // path string again), and the entry. The rows' share_protocol is the mount
-// (common/mounts.h). Threading: the share shell's; the directory descriptor is shared
+// (measure/mounts.h). Threading: the share shell's; the directory descriptor is shared
 // read-only by the streams' sessions, each file is one stream's.
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -27,14 +27,14 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "common/clock.h"
-#include "common/disk_stats.h"
 #include "common/fd.h"
 #include "common/log.h"
-#include "common/mounts.h"
-#include "common/netinfo.h"
 #include "common/policy.h"
 #include "common/units.h"
 #include "datapath/rows.h"
+#include "measure/disk_stats.h"
+#include "measure/mounts.h"
+#include "measure/netinfo.h"
 #include "transport/registry.h"
 #include "transport/remote_fs.h"
 #include "transport/share.h"

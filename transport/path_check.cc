@@ -7,11 +7,11 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/log.h"
-#include "common/netinfo.h"
-#include "common/pmtu.h"
 #include "common/policy.h"
-#include "common/receiver_client.h"
 #include "common/units.h"
+#include "measure/netinfo.h"
+#include "measure/pmtu.h"
+#include "wire/receiver_client.h"
 
 namespace nasperf {
 namespace {

@@ -13,9 +13,9 @@
 
 #include "absl/status/statusor.h"
 #include "common/fd.h"
-#include "common/grpc_auth.h"
 #include "common/policy.h"
 #include "proto/nasperf.pb.h"
+#include "wire/grpc_auth.h"
 
 namespace nasperf {
 

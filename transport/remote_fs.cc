@@ -9,10 +9,10 @@
 #include "common/checksum.h"
 #include "common/clock.h"
 #include "common/log.h"
-#include "common/netinfo.h"
 #include "common/units.h"
-#include "common/verdict.h"
 #include "datapath/rows.h"
+#include "measure/netinfo.h"
+#include "measure/verdict.h"
 
 namespace nasperf {
 namespace {

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "common/report_sink.h"
+#include "wire/report_sink.h"
 
 namespace nasperf {
 

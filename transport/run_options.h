@@ -12,10 +12,10 @@
 
 #include "absl/time/time.h"
 #include "common/fd.h"
-#include "common/grpc_auth.h"
 #include "common/payload.h"
 #include "common/policy.h"
 #include "datapath/stream_pusher.h"
+#include "wire/grpc_auth.h"
 
 namespace nasperf {
 
@@ -50,7 +50,7 @@ struct RunOptions {
   uint32_t link_mbps = 0;                  // --link-speed: overrides what the NIC reports (veth, shaping)
   uint64_t window_bytes = 0;               // --window: fixed socket buffers; 0 = sized to the path
   bool direct_fallback = false;            // --direct-fallback: buffered when the target refuses O_DIRECT
-  std::shared_ptr<const PeerTrust> trust;  // TLS toward the receiver (common/tls.h); null = plain
+  std::shared_ptr<const PeerTrust> trust;  // TLS toward the receiver (wire/tls.h); null = plain
   std::string receiver_fingerprint;        // the receiver must show this key (lab); empty: trust decides
   // What the entry's parse made of `to`, its flags and files (registry.h): where the
   // far end is and how to reach it, read by that entry's make only (ConfigOf). Null:

@@ -21,7 +21,7 @@
 #include "common/payload.h"
 #include "common/policy.h"
 #include "common/units.h"
-#include "common/validate.h"
+#include "wire/validate.h"
 
 namespace nasperf {
 namespace {

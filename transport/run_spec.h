@@ -13,10 +13,10 @@
 
 #include "absl/status/statusor.h"
 #include "common/allowed_source.h"
-#include "common/grpc_auth.h"
 #include "proto/nasperf.pb.h"
 #include "transport/registry.h"
 #include "transport/run_options.h"
+#include "wire/grpc_auth.h"
 
 namespace nasperf {
 

@@ -9,10 +9,10 @@
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "common/clock.h"
-#include "common/disk_stats.h"
 #include "common/units.h"
-#include "common/validate.h"
 #include "datapath/rows.h"
+#include "measure/disk_stats.h"
+#include "wire/validate.h"
 
 namespace nasperf {
 

@@ -16,11 +16,11 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "common/devices.h"
 #include "common/log.h"
 #include "common/policy.h"
 #include "datapath/push_loop.h"
 #include "datapath/write_pipeline.h"
+#include "measure/devices.h"
 #include "proto/nasperf.pb.h"
 #include "transport/remote_fs.h"
 #include "transport/run_context.h"

@@ -26,13 +26,13 @@
 #include "common/log.h"
 #include "common/policy.h"
 #include "common/units.h"
-#include "common/validate.h"
 #include "datapath/rows.h"
 #include "datapath/write_pipeline.h"
 #include "transport/fs_worker.h"
 #include "transport/remote_fs.h"
 #include "transport/share.h"
 #include "transport/smb.h"
+#include "wire/validate.h"
 
 namespace nasperf {
 

@@ -25,15 +25,15 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/policy.h"
-#include "common/sampler.h"
 #include "common/units.h"
-#include "common/validate.h"
 #include "datapath/rows.h"
 #include "datapath/target.h"
 #include "datapath/write_pipeline.h"
+#include "measure/sampler.h"
 #include "ssh/ssh_session.h"
 #include "transport/remote_fs.h"
 #include "transport/share.h"
+#include "wire/validate.h"
 
 namespace nasperf {
 namespace {

@@ -14,7 +14,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "common/report_sink.h"
+#include "wire/report_sink.h"
 
 namespace nasperf {
 

@@ -17,8 +17,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "common/cpu_quota.h"
 #include "common/fd.h"
+#include "measure/cpu_quota.h"
 
 namespace nasperf {
 namespace {

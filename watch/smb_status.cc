@@ -10,9 +10,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "common/devices.h"
 #include "common/fd.h"
 #include "google/protobuf/util/json_util.h"
+#include "measure/devices.h"
 #include "proto/nasperf.pb.h"
 
 namespace nasperf {

@@ -10,7 +10,7 @@ out=${1:?usage: build_and_run.sh BUILD_DIR [SECONDS]}
 seconds=${2:-30}
 mkdir -p "$out/corpus"
 # The generated proto: peer messages below, and the report reader, which reads cells
-# into a TransferReport through the column table (common/columns.h).
+# into a TransferReport through the column table (wire/columns.h).
 gen=$out/gen
 mkdir -p "$gen"
 protoc -I"$src" --cpp_out="$gen" --grpc_out="$gen" --plugin=protoc-gen-grpc="$(command -v grpc_cpp_plugin)" \
@@ -24,15 +24,16 @@ libs=$(pkg-config --libs "${modules[@]}")
 sanitize="-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
 limits=(-rss_limit_mb=4096)
 
-# Each target's sources; a source shared by several (the generated proto, common/) is
+# Each target's sources; a source shared by several (the generated proto, common/, wire/, measure/) is
 # compiled once, and the compiles run NASPERF_JOBS (default 2) at a time.
-wire_sources=("$src"/tests/fuzz/wire_fuzz.cc "$src"/common/wire.cc)
+wire_sources=("$src"/tests/fuzz/wire_fuzz.cc "$src"/wire/wire.cc)
 report_sources=("$src"/tests/fuzz/report_fuzz.cc "$src"/report/{table,statistics,analysis,html,run_intake}.cc
   "$gen"/proto/nasperf.pb.cc
-  "$src"/common/{columns,csv,stats,fd,clock,policy,units,verdict,intake,cache_knee,json}.cc)
+  "$src"/common/{csv,stats,fd,clock,policy,units,json}.cc "$src"/wire/columns.cc
+  "$src"/measure/{verdict,intake,cache_knee}.cc)
 peer_sources=("$gen"/proto/nasperf.{pb,grpc.pb}.cc
-  "$src"/common/{validate,columns,policy,wire,csv,units,fd,log,clock,token,tls,grpc_auth}.cc)
-reply_sources=("$src"/tests/fuzz/reply_fuzz.cc "$src"/common/receiver_client.cc "${peer_sources[@]}")
+  "$src"/common/{policy,csv,units,fd,log,clock,token}.cc "$src"/wire/{validate,columns,wire,tls,grpc_auth}.cc)
+reply_sources=("$src"/tests/fuzz/reply_fuzz.cc "$src"/wire/receiver_client.cc "${peer_sources[@]}")
 collector_sources=("$src"/tests/fuzz/collector_fuzz.cc "$src"/collector/csv_sink.cc "${peer_sources[@]}")
 mkdir -p "$out/obj"
 # object SOURCE: the object file SOURCE compiles to (its path, / turned to _).

@@ -9,8 +9,8 @@
 
 #include "absl/strings/str_split.h"
 #include "collector/csv_sink.h"
-#include "common/validate.h"
 #include "proto/nasperf.pb.h"
+#include "wire/validate.h"
 
 namespace {
 

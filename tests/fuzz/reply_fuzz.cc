@@ -12,10 +12,10 @@
 
 #include "absl/synchronization/mutex.h"
 #include "common/fd.h"
-#include "common/receiver_client.h"
-#include "common/wire.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/nasperf.grpc.pb.h"
+#include "wire/receiver_client.h"
+#include "wire/wire.h"
 
 namespace nasperf {
 namespace {

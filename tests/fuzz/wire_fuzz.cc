@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "common/wire.h"
+#include "wire/wire.h"
 #include "xxhash.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

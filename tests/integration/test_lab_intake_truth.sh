@@ -7,7 +7,7 @@
 # (the sum, plus each token bucket's burst: a tbf passes at most rate x T + burst in
 # any T, and its buckets start full), all bytes/span within 3 % of the bytes over the
 # span of the receiver rows; the console and `report` print the same line. (Equal
-# clients, where the three figures agree, are the unit tests' case: common/intake.)
+# clients, where the three figures agree, are the unit tests' case: measure/intake.)
 source "$(dirname "$0")/lib.sh"
 command -v iperf3 >/dev/null || skip "iperf3 is not installed"
 
@@ -55,7 +55,7 @@ import csv, sys
 from datetime import datetime, timezone
 rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["role"] == "receiver"]
 fast, slow, burst = float(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
-step_s = 0.1  # the 20 ms samples on the timeline's grid: common/intake.h kMinTimelineStepS
+step_s = 0.1  # the 20 ms samples on the timeline's grid: measure/intake.h kMinTimelineStepS
 bad = 0
 for run in csv.DictReader(open(sys.argv[2])):
     mine = [r for r in rows if r["iteration"] == run["iteration"]]

@@ -35,7 +35,7 @@ allowed=(
   "watch/||names the servers whose copies it observes on the NAS (smbd, nfsd, sshd's sftp), not nasperf's transports"
   "cli/watch_command.cc||watch's help: the protocols of the copies it observes on the NAS"
   "common/policy.h|(smbd, sshd, the NFS|the NAS's server processes a server-cpu verdict blames (watch)"
-  "common/verdict.cc|(smbd, sshd, the NFS server)|the NAS's server processes a server-cpu verdict blames (watch)"
+  "measure/verdict.cc|(smbd, sshd, the NFS server)|the NAS's server processes a server-cpu verdict blames (watch)"
   "proto/nasperf.proto|(an SMB or NFS server, sshd, another nasperf)|the servers whose copies watch observes"
   "proto/nasperf.proto|over SMB and its own worker processes|FsWorkerCall is SMB's worker protocol; its LOGIN becomes to + flag words (issue 44 plan 12)"
   "proto/nasperf.proto|LOGIN = 1;        // SMB today|FsWorkerCall is SMB's worker protocol; its LOGIN becomes to + flag words (issue 44 plan 12)"
@@ -43,7 +43,7 @@ allowed=(
   "ssh/ssh_session.||the libssh session opens the SFTP channel (the deploy's and the sftp transport's): libssh's sftp_* API and its errors"
   "ssh/ssh_options.h||kMaxSftpWrite: the SFTP message limit the deploy's upload and the sftp transport share"
   "datapath/stream_pusher.h|inline constexpr char kWireTransport[] = \"native\";|the agent wire's word: its receiver's rows say it, and the registry's entry is named by it"
-  "common/mounts.||the kernel's file-system types of a mount (nfs, nfs4, cifs) and their sources, as /proc/self/mountinfo names them: what a mounted path is on, not a transport"
+  "measure/mounts.||the kernel's file-system types of a mount (nfs, nfs4, cifs) and their sources, as /proc/self/mountinfo names them: what a mounted path is on, not a transport"
   "report/html.cc|\"bottleneck\", \"trend\", \"n counts\", \"path\"|the report's \"path\" column heading: the network path's facts, not the path transport"
 )
 

@@ -27,8 +27,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/clock.h"
-#include "common/tls.h"
 #include "lab/agent_client.h"
+#include "wire/tls.h"
 
 using namespace nasperf;
 

@@ -1,6 +1,6 @@
 // Test and bench tool: talks to a real collector process.
 //   collector_client HOST:PORT TOKEN MODE [ARGS] [--tls-ca FILE | --plaintext]
-// Without either, TLS as a nasperf client: the collector's key pinned (common/tls.h).
+// Without either, TLS as a nasperf client: the collector's key pinned (wire/tls.h).
 // MODE:
 //   twice                 the same report twice: first stored, second a duplicate
 //   flood THREADS N       THREADS reporters x N distinct reports each; prints reports/s
@@ -26,8 +26,8 @@
 #include "absl/strings/str_cat.h"
 #include "collector/collector_client.h"
 #include "common/clock.h"
-#include "common/grpc_auth.h"
 #include "proto/nasperf.grpc.pb.h"
+#include "wire/grpc_auth.h"
 
 using namespace nasperf;
 

@@ -37,12 +37,12 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/fd.h"
-#include "common/grpc_auth.h"
 #include "common/payload.h"
-#include "common/receiver_client.h"
 #include "common/token.h"
-#include "common/wire.h"
 #include "grpcpp/generic/generic_stub.h"
+#include "wire/grpc_auth.h"
+#include "wire/receiver_client.h"
+#include "wire/wire.h"
 
 using namespace nasperf;
 

@@ -12,9 +12,9 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "common/validate.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "wire/validate.h"
 
 namespace nasperf {
 namespace {

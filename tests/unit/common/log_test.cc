@@ -1,8 +1,6 @@
 // What reaches a terminal from a peer, and how a flood of log lines is held back.
 #include "common/log.h"
 
-#include "common/grpc_auth.h"
-
 #include "gtest/gtest.h"
 
 namespace nasperf {
@@ -45,17 +43,6 @@ TEST(TerminalSafe, PrintableTextStaysAsItIs) {
       "8;;http://x\xc2\x9c");
   EXPECT_EQ(escaped.find('\x1b'), std::string::npos);
   EXPECT_EQ(escaped.find("\xc2\x9d"), std::string::npos);
-}
-
-// A peer's gRPC error text is escaped where it enters (FromGrpc), so neither the
-// error exit nor an error cell carries its escape sequences.
-TEST(TerminalSafe, APeersGrpcErrorTextIsEscapedWhereItEnters) {
-  for (auto code : {grpc::StatusCode::INVALID_ARGUMENT, grpc::StatusCode::UNAVAILABLE}) {
-    absl::Status s = FromGrpc(grpc::Status(code, "no\x1b]0;pwned\x07\x1b[2J"), "receiver", "10.0.0.5:7600");
-    const std::string message(s.message());
-    EXPECT_EQ(message.find('\x1b'), std::string::npos) << message;
-    EXPECT_NE(message.find("no\\x1b]0;pwned\\x07\\x1b[2J"), std::string::npos) << message;
-  }
 }
 
 TEST(LogThrottle, LetsThroughOnlySoManyPerWindow) {

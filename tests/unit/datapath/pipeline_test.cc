@@ -21,8 +21,8 @@
 #include "common/clock.h"
 #include "common/fd.h"
 #include "common/payload.h"
-#include "common/verdict.h"
 #include "gtest/gtest.h"
+#include "measure/verdict.h"
 
 namespace nasperf {
 namespace {

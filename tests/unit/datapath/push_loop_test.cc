@@ -16,9 +16,9 @@
 
 #include "common/checksum.h"
 #include "common/fd.h"
-#include "common/page_cache.h"
 #include "datapath/socket_writer.h"
 #include "gtest/gtest.h"
+#include "measure/page_cache.h"
 
 namespace nasperf {
 namespace {

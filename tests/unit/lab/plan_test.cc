@@ -11,13 +11,13 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "common/validate.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "lab/agent_limits.h"
 #include "testing/config_of.h"
 #include "transport/registry.h"
 #include "transport/run_spec.h"
+#include "wire/validate.h"
 
 namespace nasperf {
 namespace {

@@ -5,10 +5,10 @@
 #include "receiver/data_session.h"
 #include "datapath/rows.h"
 
-#include "common/netinfo.h"
-#include "common/validate.h"
-#include "common/verdict.h"
 #include "gtest/gtest.h"
+#include "measure/netinfo.h"
+#include "measure/verdict.h"
+#include "wire/validate.h"
 
 namespace nasperf {
 namespace {

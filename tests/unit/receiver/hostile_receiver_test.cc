@@ -16,15 +16,15 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "common/fd.h"
-#include "common/netinfo.h"
-#include "common/receiver_client.h"
-#include "common/validate.h"
-#include "common/wire.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "measure/netinfo.h"
 #include "proto/nasperf.grpc.pb.h"
 #include "sender/sender.h"
 #include "testing/config_of.h"
+#include "wire/receiver_client.h"
+#include "wire/validate.h"
+#include "wire/wire.h"
 
 namespace nasperf {
 namespace {

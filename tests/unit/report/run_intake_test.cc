@@ -10,11 +10,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "common/columns.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "report/analysis.h"
 #include "report/html.h"
+#include "wire/columns.h"
 
 namespace nasperf {
 namespace {

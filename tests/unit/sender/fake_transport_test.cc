@@ -12,13 +12,13 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "common/report_sink.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "lab/plan.h"
 #include "sender/sender.h"
 #include "testing/fake_transport.h"
 #include "transport/registry.h"
+#include "wire/report_sink.h"
 
 namespace nasperf {
 namespace {

@@ -17,10 +17,10 @@
 #include "absl/time/time.h"
 #include "common/clock.h"
 #include "common/policy.h"
-#include "common/verdict.h"
 #include "datapath/push_loop.h"
 #include "datapath/rows.h"
 #include "datapath/write_pipeline.h"
+#include "measure/verdict.h"
 #include "transport/registry.h"
 
 namespace nasperf {

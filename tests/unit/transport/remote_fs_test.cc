@@ -18,9 +18,9 @@
 #include "absl/time/time.h"
 #include "common/clock.h"
 #include "common/policy.h"
-#include "common/verdict.h"
 #include "datapath/payload_source.h"
 #include "gtest/gtest.h"
+#include "measure/verdict.h"
 #include "transport/fake_remote_fs.h"
 
 namespace nasperf {

@@ -16,12 +16,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/policy.h"
-#include "common/tls.h"
 #include "gtest/gtest.h"
 #include "temp_dir.h"
 #include "testing/config_of.h"
 #include "transport/nfs.h"
 #include "transport/ssh.h"
+#include "wire/tls.h"
 
 namespace nasperf {
 namespace {

@@ -502,7 +502,7 @@ TEST(ServerProcess, ReadsTheThrottlingOfItsCgroupsCpuQuota) {
     std::ofstream(path) << text;
   };
   write(cg + "/cpu/docker/abc/cpu.stat", "nr_periods 100\nnr_throttled 10\nthrottled_time 5\n");
-  // The parsers' own cases: tests/unit/common/cpu_quota_test.cc.
+  // The parsers' own cases: tests/unit/measure/cpu_quota_test.cc.
 
   write(proc + "/300/cgroup", "4:cpu,cpuacct:/docker/abc\n");
   write(proc + "/300/task/300/stat", "300 (smbd) R 1 0 0 0 -1 4194560");
