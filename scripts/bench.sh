@@ -19,8 +19,9 @@
 # first: nasperf --cache cold; fio --invalidate=1). Every tool in 1 MiB reads.
 # `lab` (root, not in `all`): the namespace lab's link (scripts/lab.sh) shaped to
 # LAB_RATE at MTU 1500 and 9000, iperf3 vs nasperf into discard, with line_rate_pct.
-# `shares` (root, not in `all`): nasperf --transport nfs next to libnfs's own nfs-cp and
-# nasperf --transport smb (one channel, two, four) next to Samba's own smbclient put, the same
+# `shares` (root, not in `all`): nasperf --transport nfs next to libnfs's own nfs-cp,
+# nasperf --transport smb (one channel, two, four) next to Samba's own smbclient put, and on
+# the NAS nasperf --transport path next to dd conv=fsync into the export's directory: the same
 # SHARE_SIZE file from /dev/shm into the lab's nfs-ganesha export and smbd share of its
 # RAM-backed cache, over the lab link at SHARE_RATE (default 10gbit: far above 1 Gbit/s);
 # every transfer in a fresh lab of its own, the tools' order reversed every other round.
@@ -209,7 +210,9 @@ bench_lab() {
 # from /dev/shm for every tool. nfs-cp's time is its whole run (mount included, a few ms),
 # nasperf's its row's: first WRITE to the last answer (--sync none, no COMMIT: nfs-cp sends
 # none); smbclient's its own "(N kb/s)" for the put, nasperf SMB's first WRITE to CLOSE.
-SHARE_TOOLS=(nfs-cp nfs smbclient smb1 smb2 smb4)
+# And the NAS's own disk with no network, on the NAS: dd, and nasperf --transport path into
+# the same export directory (issue 45: "network or disk?" in one table).
+SHARE_TOOLS=(nfs-cp nfs smbclient smb1 smb2 smb4 local-dd local)
 
 # share_once TOOL ROUND: one transfer in a fresh lab -> SHARE_MBS, SHARE_USED (the export's
 # used KiB just before it).
@@ -250,6 +253,13 @@ share_once() {
       scripts/lab.sh client -- "$NASPERF" sender --transport smb --to "smb://$NAS_IP/cache" \
         --smb-credentials "$SMB_CREDENTIALS" --smb-channels "${tool#smb}" --file "$share_src" --runs 1 --no-progress \
         --out "$out" >"$out.log" 2>&1 || { cat "$out.log" >&2; exit 1; }
+      SHARE_MBS=$(row_mbs "$out") ;;
+    local-dd)
+      SHARE_MBS=$(scripts/lab.sh nas -- dd if="$share_src" of="$CACHE/dd.bin" bs=1M conv=fsync 2>&1 |
+        awk '/copied/ {printf "%.1f", $1 / $(NF-3) / 1e6}') ;;
+    local)
+      scripts/lab.sh nas -- "$NASPERF" sender --transport path --to "$CACHE" --file "$share_src" --runs 1 --sync end \
+        --no-progress --out "$out" >"$out.log" 2>&1 || { cat "$out.log" >&2; exit 1; }
       SHARE_MBS=$(row_mbs "$out") ;;
   esac
   # The whole machine's CPU seconds per GB over the transfer, and the memory the VM reported
@@ -293,7 +303,7 @@ bench_shares() {
   BENCH_LAB=""
   rm -f "$share_src"
   share_table "$size"
-  echo "rounds (MB/s): nfs-cp [${share_got[nfs-cp]}] nasperf nfs [${share_got[nfs]}] smbclient [${share_got[smbclient]}] nasperf smb 1 channel [${share_got[smb1]}] 2 channels [${share_got[smb2]}] 4 channels [${share_got[smb4]}]"
+  echo "rounds (MB/s): nfs-cp [${share_got[nfs-cp]}] nasperf nfs [${share_got[nfs]}] smbclient [${share_got[smbclient]}] nasperf smb 1 channel [${share_got[smb1]}] 2 channels [${share_got[smb2]}] 4 channels [${share_got[smb4]}] dd on the NAS [${share_got[local-dd]}] nasperf path on the NAS [${share_got[local]}]"
   echo "the machine's CPU s/GB in each transfer: $(for tool in "${SHARE_TOOLS[@]}"; do printf '%s [%s] ' "$tool" "${share_got[$tool-cpu]}"; done)"
   echo "MiB the VM reported free to its host during each: $(for tool in "${SHARE_TOOLS[@]}"; do printf '%s [%s] ' "$tool" "${share_got[$tool-rep]}"; done)"
   echo "order: odd rounds ${orders[0]}; even rounds the reverse. The export's used space before each transfer: $(spread <<<"${used[*]}") KiB (an empty ext4)."
@@ -315,6 +325,8 @@ $(row "SMB3 to smbd (default signing and encryption): Samba's smbclient -c put (
 $(row "nasperf --transport smb (one connection, as one Explorer copy)" smb1 smbclient)
 $(row "nasperf --transport smb --smb-channels 2" smb2 smbclient)
 $(row "nasperf --transport smb --smb-channels 4" smb4 smbclient)
+$(row "the NAS's own disk, no network: dd bs=1M conv=fsync into the export directory, on the NAS" local-dd)
+$(row "nasperf --transport path into the same directory, on the NAS (--sync end)" local local-dd)
 
 TABLE
 }
