@@ -17,7 +17,6 @@
 #include "toml++/toml.h"
 #include "transport/registry.h"
 #include "transport/run_spec.h"
-#include "transport/ssh.h"
 #include "wire/validate.h"
 
 namespace nasperf {
@@ -188,17 +187,11 @@ absl::Status ReadHost(const std::string& path, const toml::table& table, int ind
 }
 
 // `[user@]host[:port]:/dir`: the sender's --to [user@]host:/dir, with the port that
-// a plan has no --ssh-port for; the transport's entry parses it as a plan's.
-absl::Status ParseSshLogin(const std::string& text, PlanTransfer* t) {
+// a plan has no --ssh-port for; the transport's entry parses it as a plan's (the
+// sending agent parses it again as a peer's, and logs in with what it made).
+absl::Status CheckLoginTo(const std::string& text, const std::string& transport) {
   std::string bad_field;
-  auto config = TransportFor(t->transport).parse(text, ParsedFlags(), Origin::kPlan, &bad_field);
-  if (!config.ok()) return config.status();
-  const auto* login = dynamic_cast<const SshConfig*>(config->get());  // the SSH login entries' config
-  if (login == nullptr)
-    return absl::InvalidArgumentError(absl::StrCat("transport ", t->transport, " has no SSH login"));
-  t->ssh_to = login->login.to;
-  t->ssh_port = login->login.port;
-  return absl::OkStatus();
+  return TransportFor(transport).parse(text, ParsedFlags(), Origin::kPlan, &bad_field).status();
 }
 
 // `transport_flags`, checked by the transport's own declarations (ParseTransportFlagWords).
@@ -246,7 +239,7 @@ absl::Status ReadTransportAndTo(const TableReader& r, const Plan& plan, PlanTran
     }
     if (t->from == t->to) return r.Error(*r.Find("to"), "from and to are the same host");
   } else if (caps.ssh_login) {
-    if (absl::Status s = ParseSshLogin(t->to, t); !s.ok()) {
+    if (absl::Status s = CheckLoginTo(t->to, t->transport); !s.ok()) {
       return r.Error(*r.Find("to"), absl::StrCat("to: transport = \"", word, "\" logs in over SSH: ", s.message()));
     }
   } else if (caps.url) {

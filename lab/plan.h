@@ -15,7 +15,6 @@
 #include "common/fd.h"
 #include "common/policy.h"
 #include "proto/nasperf.pb.h"
-#include "ssh/ssh_options.h"
 #include "transport/registry.h"
 
 namespace nasperf {
@@ -42,11 +41,9 @@ struct PlanTransfer {
   std::string from;  // a host name: its agent sends (or, for a read, takes)
   // A transport with an agent on the far end (TransportCaps::agent): a host name.
   // One that logs in over SSH (TransportCaps::ssh_login): `[user@]host[:port]:/dir`,
-  // parsed into ssh_to and ssh_port. A share's (TransportCaps::url): its URL.
+  // checked by its entry's parse. A share's (TransportCaps::url): its URL.
   std::string to;
   std::string transport = DefaultTransport();  // transport = "…" (transport/registry.h)
-  SshDestination ssh_to;                       // dir is absolute
-  uint16_t ssh_port = 0;                       // 0: the agent's ~/.ssh/config, else 22
   // Files on the sending agent's host (not the controller's, unlike [[host]]'s keys
   // of the same name): its key and its known_hosts for the login. Empty: its defaults.
   std::string ssh_identity, ssh_known_hosts;

@@ -282,19 +282,18 @@ sync = "end")"),
   const PlanTransfer& t = plan->transfers[0];
   EXPECT_EQ(t.transport, "sftp");
   EXPECT_FALSE(t.ToIsHost());
-  EXPECT_EQ(t.ssh_to.user, "root");
-  EXPECT_EQ(t.ssh_to.host, "198.18.1.10");
-  EXPECT_EQ(t.ssh_to.dir, "/mnt/cache");
-  EXPECT_EQ(t.ssh_port, 2222);
+  EXPECT_EQ(t.to, "root@198.18.1.10:2222:/mnt/cache");  // the job's `to`: the agent parses it as a peer's
   EXPECT_EQ(t.ssh_identity, "/root/.ssh/id_ed25519");
   EXPECT_EQ(t.ssh_known_hosts, "/etc/nasperf/known_hosts");
 
   auto plain = ParsePlan(SshTransferPlan("transport = \"scp\"\nto = \"[fd00::1]:/tank\""), "plan.toml");
   ASSERT_TRUE(plain.ok()) << plain.status();
-  EXPECT_EQ(plain->transfers[0].ssh_to.user, "");
-  EXPECT_EQ(plain->transfers[0].ssh_to.host, "fd00::1");
-  EXPECT_EQ(plain->transfers[0].ssh_port, 0) << "no port: the agent's ~/.ssh/config, else 22";
+  EXPECT_EQ(plain->transfers[0].to, "[fd00::1]:/tank");
   EXPECT_TRUE(plain->transfers[0].ssh_identity.empty());
+  // What the entry's parse refuses is refused at the plan's `to`, in its words.
+  auto relative = ParsePlan(SshTransferPlan("transport = \"sftp\"\nto = \"root@nas:tank\""), "plan.toml");
+  ASSERT_FALSE(relative.ok());
+  EXPECT_NE(relative.status().message().find("logs in over SSH"), std::string::npos) << relative.status();
 }
 
 TEST(PlanTest, AShareTransportSendsToAUrl) {
