@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "CLI/CLI.hpp"
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -188,6 +189,24 @@ std::string TransportsWith(AddTransportFlags add) {
     if (entry.add_flags == add) names.push_back(entry.name);
   }
   return absl::StrJoin(names, "|");
+}
+
+const TransportEntry* FlagOwner(absl::string_view name) {
+  static const auto* const owners = [] {
+    auto* made = new absl::flat_hash_map<std::string, const TransportEntry*>();
+    for (const TransportEntry& entry : Transports()) {
+      if (entry.add_flags == nullptr) continue;
+      CLI::App app{"transport flags"};
+      FlagScratch scratch;
+      for (const CLI::Option* option : entry.add_flags(app, scratch)) {
+        for (const std::string& l : option->get_lnames()) made->emplace(absl::StrCat("--", l), &entry);
+        for (const std::string& s : option->get_snames()) made->emplace(absl::StrCat("-", s), &entry);
+      }
+    }
+    return made;
+  }();
+  const auto found = owners->find(name);
+  return found == owners->end() ? nullptr : found->second;
 }
 
 absl::StatusOr<ParsedFlags> ParseTransportFlagWords(absl::string_view transport,

@@ -249,6 +249,9 @@ std::string TransportsHelp();
 std::string TransportToFormsHelp();
 // The words of the transports whose flags `add` declares, as "scp|sftp".
 std::string TransportsWith(AddTransportFlags add);
+// The first entry whose add_flags declares `name` ("--smb-signing", or a short "-x"),
+// or null: every entry's flags are declared once, at the first call.
+const TransportEntry* FlagOwner(absl::string_view name);
 
 // A lab transfer's `transport_flags` (["--smb-signing", "required"]): a share
 // transport's own flags, parsed by its own declarations (checked as on the command

@@ -10,7 +10,6 @@
 #include <utility>
 #include <vector>
 
-#include "CLI/CLI.hpp"
 #include "absl/algorithm/container.h"
 #include "absl/strings/cord.h"
 #include "absl/strings/match.h"
@@ -78,16 +77,7 @@ absl::StatusOr<ParsedFlags> UserFlags(const proto::RunSpec& spec, const Transpor
       given.Add(name, value);
       continue;
     }
-    const TransportEntry* owner = nullptr;
-    for (const TransportEntry& other : Transports()) {
-      CLI::App app{"transport flags"};
-      FlagScratch scratch;
-      if (other.add_flags != nullptr && !other.add_flags(app, scratch).empty() &&
-          app.get_option_no_throw(name) != nullptr) {
-        owner = &other;
-        break;
-      }
-    }
+    const TransportEntry* owner = FlagOwner(name);
     if (owner == nullptr) return refuse(name, "not a transport's flag");
     if (owner->add_flags != entry.add_flags && owner->add_flags != entry.borrowed_flags) {
       if (owner->caps.ssh_login) {
