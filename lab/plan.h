@@ -42,7 +42,9 @@ struct PlanTransfer {
   std::string from;  // a host name: its agent sends (or, for a read, takes)
   // A transport with an agent on the far end (TransportCaps::agent): a host name.
   // One that logs in over SSH (TransportCaps::ssh_login): `[user@]host[:port]:/dir`,
-  // parsed into ssh_to and ssh_port. A share's (TransportCaps::url): its URL.
+  // parsed into ssh_to and ssh_port. A share's (TransportCaps::url): its URL. A
+  // directory on the sending host (TransportCaps::local_dir): its absolute path, where
+  // the sending agent's --allow-path must let it write.
   std::string to;
   std::string transport = DefaultTransport();  // transport = "…" (transport/registry.h)
   SshDestination ssh_to;                       // dir is absolute
