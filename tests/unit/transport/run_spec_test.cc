@@ -432,6 +432,19 @@ TEST_F(RunSpecTest, AMountedDirectoryJobWritesOnlyBeneathAllowPath) {
   EXPECT_EQ(o->config->Peer(), "local");
   spec.set_to(dir_ + "/bench");
   EXPECT_TRUE(Make(spec).ok()) << "the allowed directory itself";
+
+  // A run whose directory no agent opened (a plan's, checked only) fails closed at
+  // make: a job's `to` is never opened by its name.
+  LocalPolicy plan;
+  plan.origin = Origin::kPlan;
+  plan.open_files = false;
+  auto checked = MakeRunOptions(spec, plan, &field);
+  ASSERT_TRUE(checked.ok()) << checked.status();
+  RunContext context;
+  auto made = TransportFor("path").make(*checked, context);
+  ASSERT_FALSE(made.ok());
+  EXPECT_NE(std::string(made.status().message()).find("not opened beneath the agent's --allow-path"), std::string::npos)
+      << made.status();
 }
 
 // The command line's spec (cli/sender_spec.h SpecOfFlags): Origin::kUser may ask what
