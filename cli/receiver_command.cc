@@ -7,6 +7,8 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -32,6 +34,7 @@ struct ReceiverFlags {
   bool stop_with_stdin = false, serve_existing_files = false;
   ServerTls tls;
   std::vector<std::string> allow_source;  // agent: directories whose files a job may send
+  std::vector<std::string> allow_path;    // agent: directories beneath which a job may write files
   ReportingFlags reporting;
 };
 
@@ -81,6 +84,10 @@ CLI::App* AddAgent(CLI::App& app, ReceiverFlags& f) {
       ->capture_default_str();
   cmd->add_option("--allow-source", f.allow_source,
                   "A directory whose files lab jobs may send (repeatable); without it, generated data only");
+  cmd->add_option("--allow-path", f.allow_path,
+                  "A directory on this host in which lab jobs whose `to` is a directory here (a mount point or a "
+                  "local disk) may create files: DIR or a directory under it (repeatable); without it, such jobs "
+                  "are refused");
   AddReceiverOptions(cmd, f);
   return cmd;
 }
@@ -96,6 +103,27 @@ void StopWhenStdinCloses() {
     }
     ::kill(::getpid(), SIGTERM);
   }).detach();
+}
+
+// The agent's own options: its token and trust, and the directories its operator lets
+// jobs read files from (--allow-source) and write files in (--allow-path), each opened now.
+AgentOptions AgentOptionsOf(const std::string& cmd, const ReceiverFlags& f, const std::string& token,
+                            std::shared_ptr<const PeerTrust> trust) {
+  AgentOptions agent_options;
+  agent_options.token = token;
+  agent_options.spool_root = f.reporting.spool;
+  agent_options.trust = std::move(trust);
+  agent_options.target = f.target;
+  agent_options.console = stdout;
+  for (const auto& [flag, dirs, into] : {std::tuple{"--allow-source", &f.allow_source, &agent_options.allowed_sources},
+                                         std::tuple{"--allow-path", &f.allow_path, &agent_options.allowed_paths}}) {
+    for (const std::string& dir : *dirs) {
+      auto allowed = OpenAllowedDirectory(dir);
+      if (!allowed.ok()) UsageError(cmd, flag, allowed.status().message());
+      into->push_back(*std::move(allowed));
+    }
+  }
+  return agent_options;
 }
 
 // `nasperf receiver`, and with as_agent `nasperf agent` (the same receiver plus the
@@ -130,17 +158,7 @@ int RunReceiver(const ReceiverFlags& f, bool as_agent = false) {
   options.reports = spool->get();
   std::unique_ptr<AgentService> agent;
   if (as_agent) {
-    AgentOptions agent_options;
-    agent_options.token = options.token;
-    agent_options.spool_root = f.reporting.spool;
-    agent_options.trust = trust;
-    agent_options.target = f.target;
-    agent_options.console = stdout;
-    for (const std::string& dir : f.allow_source) {
-      auto allowed = OpenAllowedDirectory(dir);
-      if (!allowed.ok()) UsageError(cmd, "--allow-source", allowed.status().message());
-      agent_options.allowed_sources.push_back(*std::move(allowed));
-    }
+    const AgentOptions agent_options = AgentOptionsOf(cmd, f, options.token, trust);
     agent = AgentService::Create(agent_options);
     options.extra_services.push_back(agent->service());
     options.transports = BuiltTransportWords();

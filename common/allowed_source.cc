@@ -51,4 +51,34 @@ absl::StatusOr<AllowedSource> OpenAllowedSource(const std::string& file, const s
   return refused;
 }
 
+absl::StatusOr<AllowedPath> OpenAllowedPath(const std::string& dir, const std::vector<AllowedDirectory>& allowed) {
+  if (allowed.empty()) {
+    return absl::PermissionDeniedError(
+        "this agent writes in no directory of its own host; start it with --allow-path DIR to let jobs write "
+        "beneath DIR");
+  }
+  const absl::Status refused = absl::PermissionDeniedError(absl::StrCat(
+      dir, " is not a directory under this agent's --allow-path directories (no \"..\", no symlink on the way)"));
+  if (dir.size() >= PATH_MAX) return refused;
+  const std::string trimmed = dir.size() > 1 ? std::string(absl::StripSuffix(dir, "/")) : dir;
+  for (const AllowedDirectory& allowed_dir : allowed) {
+    for (const std::string& name : {allowed_dir.given, allowed_dir.canonical}) {
+      if (name.empty()) continue;
+      AllowedPath path;
+      path.path = dir;
+      if (trimmed == name) {  // the allowed directory itself: its own descriptor
+        path.fd = allowed_dir.fd;
+        return path;
+      }
+      absl::string_view relative = trimmed;
+      if (!absl::ConsumePrefix(&relative, name == "/" ? name : name + "/")) continue;
+      auto fd = OpenDirectoryBeneath(allowed_dir.fd->get(), relative);
+      if (!fd.ok()) return refused;
+      path.fd = std::make_shared<const Fd>(std::move(*fd));
+      return path;
+    }
+  }
+  return refused;
+}
+
 }  // namespace nasperf

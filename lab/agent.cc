@@ -292,6 +292,11 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
       if (!file.ok()) return ToGrpc(file.status());
       reply->set_file_size(file->size);
     }
+    if (!request->local_dir().empty()) {
+      auto dir = OpenAllowedPath(request->local_dir(), options_.allowed_paths);
+      if (!dir.ok()) return ToGrpc(dir.status());
+      if (request->to().empty()) return grpc::Status::OK;  // no receiver: the directory is the far end
+    }
     auto to = ParseHostPort(request->to(), kAgentPort);
     if (!to.ok()) return ToGrpc(to.status());
     if (absl::Status s = CheckFingerprint("receiver_fingerprint", request->receiver_fingerprint()); !s.ok()) {
@@ -318,8 +323,8 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
   }
 
   // The job's run, checked as a peer's (MakeRunOptions: files only beneath
-  // --allow-source, the token and trust this agent's); its placement in the lab
-  // (iteration, streams, hosts, copy) goes into `placement`.
+  // --allow-source, a directory of this host only beneath --allow-path, the token and trust this agent's); its
+  // placement in the lab (iteration, streams, hosts, copy) goes into `placement`.
   absl::StatusOr<SenderOptions> MakeOptions(const proto::SenderJob& job, RunContext& placement) const {
     if (job.job_id().empty() || job.job_id().size() > 200) return absl::InvalidArgumentError("bad job id");
     if (job.first_stream() < 0 || job.first_stream() > 100000) return absl::InvalidArgumentError("bad first stream");
@@ -328,8 +333,9 @@ class AgentImpl final : public AgentService, public proto::Agent::Service {
     // The placement's checks before MakeRunOptions, which opens and reads the job's files.
     if (absl::Status s = SetLabCopy(job, placement); !s.ok()) return s;
     std::string field;
-    auto o =
-        MakeRunOptions(job.spec(), {Origin::kPeer, &options_.allowed_sources, options_.token, options_.trust}, &field);
+    LocalPolicy policy{Origin::kPeer, &options_.allowed_sources, options_.token, options_.trust};
+    policy.allowed_paths = &options_.allowed_paths;
+    auto o = MakeRunOptions(job.spec(), policy, &field);
     if (!o.ok()) return FieldRefusal(field, o.status());
     o->runs = job.warmup() ? 0 : 1;  // the controller loops the iterations
     o->warmup = job.warmup() ? 1 : 0;

@@ -36,6 +36,10 @@ struct AgentOptions {
   // jobs send generated data only. A token holder must not make the agent send, or
   // even confirm, any other file it can read.
   std::vector<AllowedDirectory> allowed_sources;
+  // Directories (OpenAllowedDirectory) beneath which a job whose `to` is a directory of
+  // this host (a mounted directory's) may create files; empty: every such job is
+  // refused. A token holder must not make a root agent write anywhere else.
+  std::vector<AllowedDirectory> allowed_paths;
   // How many jobs and streams at once, how long a job waits for Go or its rows for
   // WaitJob, how far Go's instant may be (lab/agent_limits.h). A refused StartSender
   // makes nothing: no thread, no payload pool, no spool.

@@ -280,6 +280,17 @@ class Lab {
 
   // ------------------------------------------------------------ checks
 
+  // A transfer into a directory of its sending host: that agent opens it beneath its
+  // --allow-path (and its file beneath --allow-source), as its job will.
+  std::vector<std::string> LocalDirProblems(const std::string& name, const PlanTransfer& t) {
+    proto::CheckPathRequest request;
+    request.set_local_dir(t.to);
+    request.set_file(t.file);
+    auto checked = agents_[t.from]->CheckPath(request);
+    if (checked.ok()) return {};
+    return {absl::StrCat(name, ": checked on ", t.from, ": ", checked.status().message())};
+  }
+
   absl::Status Preflight() {
     std::vector<std::string> problems;
     auto add = [&problems](std::vector<std::string> more) {
@@ -304,8 +315,12 @@ class Lab {
       const std::string name = absl::StrCat("transfer ", i + 1, " (", t.from, " -> ", t.to, ")");
       if (hellos.count(t.from) > 0) add(SenderProblems(name, t, hellos[t.from]));
       // An SSH login or a share is first tried by the transport's own start, on the
-      // agent, in the first run: its problems come back as that run's failed rows.
-      if (!t.ToIsHost()) continue;
+      // agent, in the first run: its problems come back as that run's failed rows. A
+      // directory on the sending host is asked of its agent's --allow-path now.
+      if (!t.ToIsHost()) {
+        if (TransportFor(t.transport).caps.local_dir && hellos.count(t.from) > 0) add(LocalDirProblems(name, t));
+        continue;
+      }
       const PlanHost& to = *plan_.FindHost(t.to);
       if (hellos.count(t.from) == 0 || hellos.count(t.to) == 0) continue;  // already a problem
       proto::CheckPathRequest request;

@@ -218,7 +218,8 @@ absl::Status ReadShareTo(const TableReader& r, const std::string& word, PlanTran
   return r.ErrorAt("to", absl::StrCat("to: transport = \"", word, "\": ", s.message()));
 }
 
-// `transport` and what `to` means with it: a [[host]] with an agent, or an SSH login.
+// `transport` and what `to` means with it: a [[host]] with an agent, an SSH login, a
+// share's URL, or a directory on the sending host (TransportCaps::local_dir).
 absl::Status ReadTransportAndTo(const TableReader& r, const Plan& plan, PlanTransfer* t) {
   std::string word = t->transport;
   NASPERF_RETURN_IF_ERROR(r.OneOf("transport", &word, RunTransportWords()));
@@ -242,13 +243,13 @@ absl::Status ReadTransportAndTo(const TableReader& r, const Plan& plan, PlanTran
     if (absl::Status s = CheckLoginTo(t->to, t->transport); !s.ok()) {
       return r.Error(*r.Find("to"), absl::StrCat("to: transport = \"", word, "\" logs in over SSH: ", s.message()));
     }
-  } else if (caps.url) {
+  } else if (caps.url || caps.local_dir) {  // a directory of `from`'s host: its agent's --allow-path decides
     NASPERF_RETURN_IF_ERROR(ReadShareTo(r, word, t));
   } else {
     return r.ErrorAt("transport", absl::StrCat("transport = \"", word, "\" has no way to reach `to` in a lab"));
   }
   NASPERF_RETURN_IF_ERROR(r.String("credentials", &t->credentials));
-  if (!caps.url) NASPERF_RETURN_IF_ERROR(ReadTransportFlags(r, t).status());
+  if (!caps.url && !caps.local_dir) NASPERF_RETURN_IF_ERROR(ReadTransportFlags(r, t).status());
   NASPERF_RETURN_IF_ERROR(r.String("ssh_identity", &t->ssh_identity));
   NASPERF_RETURN_IF_ERROR(r.String("ssh_known_hosts", &t->ssh_known_hosts));
   return absl::OkStatus();
@@ -474,7 +475,7 @@ absl::StatusOr<Plan> ParsePlan(const std::string& text, const std::string& path)
 proto::RunSpec SpecOf(const Plan& plan, const PlanTransfer& t) {
   proto::RunSpec spec;
   spec.set_transport(t.transport);
-  if (!t.ToIsHost()) spec.set_to(t.to);  // an SSH login or a share's URL, as the plan wrote it
+  if (!t.ToIsHost()) spec.set_to(t.to);  // an SSH login, a share's URL or a local directory, as the plan wrote it
   for (const std::string& flag : t.transport_flags) spec.add_transport_flags(flag);
   for (const auto& [role, path] : {std::pair{"credentials", &t.credentials}, std::pair{"ssh_identity", &t.ssh_identity},
                                    std::pair{"ssh_known_hosts", &t.ssh_known_hosts}}) {

@@ -41,7 +41,9 @@ struct PlanTransfer {
   std::string from;  // a host name: its agent sends (or, for a read, takes)
   // A transport with an agent on the far end (TransportCaps::agent): a host name.
   // One that logs in over SSH (TransportCaps::ssh_login): `[user@]host[:port]:/dir`,
-  // checked by its entry's parse. A share's (TransportCaps::url): its URL.
+  // checked by its entry's parse. A share's (TransportCaps::url): its URL. A
+  // directory on the sending host (TransportCaps::local_dir): its absolute path, where
+  // the sending agent's --allow-path must let it write.
   std::string to;
   std::string transport = DefaultTransport();  // transport = "…" (transport/registry.h)
   // Files on the sending agent's host (not the controller's, unlike [[host]]'s keys

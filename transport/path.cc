@@ -3,9 +3,11 @@
 // (the kernel's SMB or NFS client, sshfs, rclone) or straight to a local disk, the
 // NAS's own baseline. The share shell (transport/share.h) runs it: this file is the
 // driver, a RemoteFs of POSIX calls beneath one directory descriptor (openat, never the
-// path string again), and the entry. The rows' share_protocol is the mount
-// (measure/mounts.h). Threading: the share shell's; the directory descriptor is shared
-// read-only by the streams' sessions, each file is one stream's.
+// path string again), and the entry. The user's directory is opened here; a lab job's
+// (a plan's `to`) only by the agent, beneath its --allow-path (TakeDirectory). The
+// rows' share_protocol is the mount (measure/mounts.h). Threading: the share shell's;
+// the directory descriptor is shared read-only by the streams' sessions, each file is
+// one stream's.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -373,21 +375,21 @@ int WriteFlags(WriteMode mode) {
 // What is a path's alone in a share run: the directory, the mount, the write mode.
 class PathDriver : public ShareDriverOf<PathSession> {
  public:
-  PathDriver(const RunOptions& options, Fd dir, std::string where, MountFacts mount)
+  PathDriver(const RunOptions& options, std::shared_ptr<const Fd> dir, std::string where, MountFacts mount)
       : options_(options),
         dir_(std::move(dir)),
         where_(std::move(where)),
         mount_(std::move(mount)),
         mode_(options.direction == Direction::kRead ? WriteMode::kBuffered : options.write_mode) {
     // Found through the descriptor (/proc/self/fd), never the path again.
-    if (!mount_.network()) local_devices_ = DevicesToWatch(absl::StrCat("/proc/self/fd/", dir_.get()));
+    if (!mount_.network()) local_devices_ = DevicesToWatch(absl::StrCat("/proc/self/fd/", dir_->get()));
   }
 
   absl::StatusOr<std::unique_ptr<PathSession>> ConnectSession(int /*stream*/, const ConsoleLine* say) override {
     if (say != nullptr && mode_ == WriteMode::kDirect) {  // Start's: O_DIRECT is tried once, before any row
       if (absl::Status st = ProbeDirect(*say); !st.ok()) return st;
     }
-    return std::make_unique<PathSession>(dir_.get(), where_, WriteFlags(mode_));
+    return std::make_unique<PathSession>(dir_->get(), where_, WriteFlags(mode_));
   }
   const char* name() const override { return "path"; }
   std::string host() const override { return mount_.network() ? mount_.Host() : ""; }
@@ -438,7 +440,7 @@ class PathDriver : public ShareDriverOf<PathSession> {
   // written buffered).
   absl::Status ProbeDirect(const ConsoleLine& say) {
     const std::string name = absl::StrFormat(".nasperf-direct-probe-%d-%d", ::getpid(), MonoNanos() % 1000000);
-    PathFs fs(dir_.get(), where_, O_DIRECT);
+    PathFs fs(dir_->get(), where_, O_DIRECT);
     absl::StatusOr<std::unique_ptr<RemoteFile>> file = fs.Create(name);
     absl::Status st = file.status();
     if (file.ok()) {
@@ -460,7 +462,7 @@ class PathDriver : public ShareDriverOf<PathSession> {
   }
 
   const RunOptions& options_;
-  const Fd dir_;
+  const std::shared_ptr<const Fd> dir_;  // the user's, or the one the agent's --allow-path check opened
   const std::string where_;
   const MountFacts mount_;
   std::optional<std::vector<BlockDevice>> local_devices_;  // a local file system's (no server)
@@ -469,37 +471,73 @@ class PathDriver : public ShareDriverOf<PathSession> {
   bool fell_back_ = false;
 };
 
+// A path run's config: the share's, and for a lab job the directory its agent opened
+// beneath --allow-path (TakeDirectory). Made once, read-only after.
+class PathConfig : public ShareConfig {
+ public:
+  PathConfig(const ShareConfig& share, std::string peer, bool user)
+      : ShareConfig(share.share(), share.Peer()), peer_(std::move(peer)), user_(user) {}
+  std::string Peer() const override { return peer_; }
+  absl::Status TakeDirectory(const std::string& path, std::shared_ptr<const Fd> dir) override {
+    if (path != share().url) return absl::InvalidArgumentError(absl::StrCat(path, " is not the run's `to`"));
+    absl::StatusOr<MountFacts> mount = MountOf(dir->get());
+    if (mount.ok()) peer_ = mount->Peer();
+    dir_ = std::move(dir);
+    return absl::OkStatus();
+  }
+  // The agent's descriptor; null for the user's run (its `to` is opened at make).
+  const std::shared_ptr<const Fd>& dir() const { return dir_; }
+  bool user() const { return user_; }
+
+ private:
+  std::string peer_;
+  const bool user_;
+  std::shared_ptr<const Fd> dir_;
+};
+
 absl::StatusOr<std::unique_ptr<Transport>> MakePathTransport(const RunOptions& options, const RunContext& context) {
-  absl::StatusOr<const ShareConfig*> config = ConfigOf<ShareConfig>(options);
+  absl::StatusOr<const PathConfig*> config = ConfigOf<PathConfig>(options);
   if (!config.ok()) return config.status();
   const std::string& to = (*config)->share().url;
   if (absl::Status text = CheckToText(to); !text.ok())
     return absl::InvalidArgumentError(absl::StrCat("--to ", to, ": ", text.message()));
-  absl::StatusOr<Fd> dir = OpenDir(to);
-  if (!dir.ok()) return dir.status();
+  std::shared_ptr<const Fd> dir = (*config)->dir();
+  if (dir == nullptr) {  // only the user's `to` is ever opened by its name
+    if (!(*config)->user()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(to, ": a lab job's directory was not opened beneath the agent's --allow-path"));
+    }
+    absl::StatusOr<Fd> opened = OpenDir(to);
+    if (!opened.ok()) return opened.status();
+    dir = std::make_shared<const Fd>(*std::move(opened));
+  }
   absl::StatusOr<MountFacts> mount = MountOf(dir->get());
   if (!mount.ok()) return absl::Status(mount.status().code(), absl::StrCat(to, ": ", mount.status().message()));
-  return NewShareTransport(std::make_unique<PathDriver>(options, *std::move(dir), to, *std::move(mount)), options,
+  return NewShareTransport(std::make_unique<PathDriver>(options, std::move(dir), to, *std::move(mount)), options,
                            context);
 }
 
-// The entry's parse: `to` an absolute directory, opened and its mount named now (the
-// rows' peer: the mount's source, or "local"). The user's own only: a plan's or a
-// peer's `to` would pick where a root agent makes files on its own host, and no agent
-// has an allow-list for that yet.
+// The entry's parse: `to` an absolute directory, with the same text checks from any
+// origin. The user's is opened and its mount named now (the rows' peer: the mount's
+// source, or "local"). A plan's or a peer's is never opened here: a root agent must not
+// make files where a token holder says, so the agent opens it beneath its --allow-path
+// (transport/run_spec.cc, TakeDirectory) or refuses the job. A worker's: refused.
 absl::StatusOr<std::unique_ptr<TransportConfig>> ParsePathConfig(const std::string& to, const ParsedFlags& flags,
                                                                  Origin origin, std::string* bad_field) {
   *bad_field = "--to";
-  if (origin != Origin::kUser) {
-    return absl::InvalidArgumentError(
-        "transport path takes the command line's directory only: a lab job would pick where the agent writes on "
-        "its own host");
-  }
+  if (origin == Origin::kWorker) return absl::InvalidArgumentError("transport path runs no worker");
   if (absl::Status text = CheckToText(to); !text.ok()) return text;
-  absl::StatusOr<Fd> dir = OpenDir(to);
-  if (!dir.ok()) return dir.status();
-  absl::StatusOr<MountFacts> mount = MountOf(dir->get());
-  return MakeShareConfig(to, flags, nullptr, mount.ok() ? mount->Peer() : to, bad_field);
+  std::string peer = to;
+  if (origin == Origin::kUser) {
+    absl::StatusOr<Fd> dir = OpenDir(to);
+    if (!dir.ok()) return dir.status();
+    absl::StatusOr<MountFacts> mount = MountOf(dir->get());
+    if (mount.ok()) peer = mount->Peer();
+  }
+  auto made = MakeShareConfig(to, flags, nullptr, peer, bad_field);
+  if (!made.ok()) return made.status();
+  const auto& share = static_cast<const ShareConfig&>(**made);
+  return std::unique_ptr<TransportConfig>(new PathConfig(share, peer, origin == Origin::kUser));
 }
 
 // A local file system is the NAS's own baseline (the seeds' dd on the NAS): its
@@ -520,6 +558,7 @@ TransportEntry PathTransportEntry() {
   caps.reads = true;           // this client's cached pages dropped first (PathReader)
   caps.reads_laid_out = true;  // RemoteFsRun::LayOutReadFile
   caps.barrier = true;         // the share shell's Push
+  caps.local_dir = true;       // a lab job's `to` only beneath the agent's --allow-path
   TransportEntry entry{"path",
                        "a directory of a mounted (or local) file system, through the OS's own client (no agent; "
                        "fsync for --sync)",

@@ -252,6 +252,10 @@ absl::Status TransportConfig::TakeFile(absl::string_view role, const std::string
   return absl::InvalidArgumentError(absl::StrCat("this transport takes no ", role, " file"));
 }
 
+absl::Status TransportConfig::TakeDirectory(const std::string& path, std::shared_ptr<const Fd> /*dir*/) {
+  return absl::InvalidArgumentError(absl::StrCat("this transport takes no directory of the sending host (", path, ")"));
+}
+
 absl::Status ApplyTransportFlags(const std::function<void(CLI::App&)>& declare, const ParsedFlags& flags,
                                  std::string* bad_field) {
   for (const auto& [name, value] : flags.given()) {

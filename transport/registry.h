@@ -17,6 +17,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "common/fd.h"
 #include "common/log.h"
 #include "common/policy.h"
 #include "transport/run_context.h"
@@ -67,6 +68,9 @@ struct TransportCaps {
   bool barrier = false;  // a write's streams wait in RunContext::before_first_byte: a lab can start them together
   bool url = false;      // --to is the share's URL (nfs://host/export/dir), kept in the entry's config
   bool credentials_file = false;  // a login's file of username=/password= (the spec's "credentials" file)
+  // `to` is a directory on the sending host (a mount point or one in it): a lab job's
+  // is opened beneath the agent's --allow-path and handed over (TakeDirectory).
+  bool local_dir = false;
 };
 
 // Who gave a run's `to` and flags: the user on the command line, a lab plan, a
@@ -107,6 +111,11 @@ class TransportConfig {
   // agent checked (--allow-source) and the name is never opened again; unset (the
   // user's), the transport opens `path` at make. An entry without the role refuses.
   virtual absl::Status TakeFile(absl::string_view role, const std::string& path, std::optional<std::string> bytes);
+  // `to`, a directory on this host (TransportCaps::local_dir), as an agent opened it
+  // beneath its --allow-path (transport/run_spec.cc), before the config is shared: the
+  // transport works beneath `dir` and never opens `path` again. An entry without
+  // local_dir refuses.
+  virtual absl::Status TakeDirectory(const std::string& path, std::shared_ptr<const Fd> dir);
 };
 
 // A make's own config: `options.config` as the entry's type, or a one-line refusal

@@ -177,6 +177,20 @@ absl::Status ReadFiles(const proto::RunSpec& spec, const LocalPolicy& policy, Tr
   return absl::OkStatus();
 }
 
+// `to` as a directory of this host (TransportCaps::local_dir), a peer's or a plan's:
+// opened beneath --allow-path (OpenAllowedPath) and handed to the config, which
+// works beneath that descriptor and never opens the name again.
+absl::Status OpenLocalDir(const proto::RunSpec& spec, const RunOptions& o, const LocalPolicy& policy,
+                          TransportConfig& config, std::string* bad_field) {
+  if (!TransportFor(o.transport).caps.local_dir || policy.origin == Origin::kUser || !policy.open_files)
+    return absl::OkStatus();
+  static const std::vector<AllowedDirectory> kNone;
+  auto dir = OpenAllowedPath(spec.to(), policy.allowed_paths != nullptr ? *policy.allowed_paths : kNone);
+  if (!dir.ok()) return Fail(bad_field, "to", dir.status());
+  if (absl::Status s = config.TakeDirectory(dir->path, dir->fd); !s.ok()) return Fail(bad_field, "to", s);
+  return absl::OkStatus();
+}
+
 // What to send: generated data of `size`, or a file (a peer's opened beneath
 // --allow-source, read through that descriptor only). A read lays its file out.
 absl::Status ResolvePayload(const proto::RunSpec& spec, const LocalPolicy& policy, RunOptions& o,
@@ -386,6 +400,7 @@ absl::StatusOr<RunOptions> MakeRunOptions(const proto::RunSpec& spec, const Loca
   if (absl::Status s = RefuseWhatTheTransportCannotDo(o, spec, bad_field); !s.ok()) return s;
   if (absl::Status s = ResolvePayload(spec, policy, o, bad_field); !s.ok()) return s;
   if (absl::Status s = ReadFiles(spec, policy, *config, bad_field); !s.ok()) return s;
+  if (absl::Status s = OpenLocalDir(spec, o, policy, *config, bad_field); !s.ok()) return s;
   o.config = std::move(config);
   o.token = policy.token;  // never the spec's
   o.trust = policy.trust;

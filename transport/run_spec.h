@@ -1,7 +1,8 @@
 // A run as asked (proto::RunSpec: a lab job's, `nasperf sender`'s flags) made into
 // the RunOptions the sender loop runs, under the local policy of the host that runs
-// it: which files a peer may have read (--allow-source), and the token and the TLS
-// trust, which never come from the spec. The one path every front end takes, so the
+// it: which files a peer may have read (--allow-source), which directories of this
+// host its run may write in (--allow-path), and the token and the TLS trust, which
+// never come from the spec. The one path every front end takes, so the
 // checks a peer's run gets are written once. Plain functions: any thread.
 #ifndef NASPERF_TRANSPORT_RUN_SPEC_H_
 #define NASPERF_TRANSPORT_RUN_SPEC_H_
@@ -30,6 +31,10 @@ struct LocalPolicy {
   // false: every check, but no file opened nor read (CheckRunSpec: a plan's run, whose
   // files are on its agent's host). Refused for Origin::kPeer: an agent always opens.
   bool open_files = true;
+  // Not kUser: the directories a run whose `to` is a directory of this host
+  // (TransportCaps::local_dir) may write in; `to` is opened beneath one of them and
+  // handed to the config (TakeDirectory). Null: none (every such run is refused).
+  const std::vector<AllowedDirectory>* allowed_paths = nullptr;
 };
 
 // `spec` checked and made into a run. A refusal is one line; *bad_field names the
@@ -44,7 +49,8 @@ struct LocalPolicy {
 // local_target nor direct_fallback (no job ever could). Then (not kUser) the payload
 // and each file are opened by OpenAllowedSource and read through that descriptor
 // only (a secret after KeepOutOfCoreDumps, at most 64 KiB and owner-only; known_hosts
-// at most 1 MiB).
+// at most 1 MiB); a transport's directory of this host (TransportCaps::local_dir) by
+// OpenAllowedPath beneath allowed_paths, and only that descriptor is used.
 // Origin::kUser (the command line's flags, cli/sender_spec.h) may also ask what only a
 // user may: transport_flags are [name, value] pairs of any flag the entry takes or
 // borrows (a login file stays a path the transport opens at make; --ssh-config,

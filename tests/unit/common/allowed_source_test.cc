@@ -1,9 +1,13 @@
-// --allow-source (common/allowed_source.h): the local policy on a peer's file names.
+// --allow-source and --allow-path (common/allowed_source.h): the local policy on a
+// peer's file names and on the directories its jobs may write in.
 #include "common/allowed_source.h"
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -48,6 +52,45 @@ TEST(OpenAllowedSource, OpensOnceBeneathTheDirectoryAndRefusesEverythingElseAlik
     ASSERT_FALSE(refused.ok()) << name;
     EXPECT_EQ(refused.status().message(), name + " is not a file under this agent's --allow-source directories");
   }
+  std::filesystem::remove_all(root);
+}
+
+// --allow-path: a job's directory is the allowed one or beneath it, reached without
+// ".." and through no symlink, and never a file; without --allow-path, nothing.
+TEST(OpenAllowedPath, OpensTheDirectoryBeneathAndRefusesEverythingElse) {
+  std::string root = std::string(::testing::TempDir()) + "/allowed-path-XXXXXX";
+  ASSERT_NE(mkdtemp(root.data()), nullptr);
+  std::filesystem::create_directories(root + "/bench/sub");
+  std::filesystem::create_directories(root + "/outside");
+  std::filesystem::create_directory_symlink(root + "/outside", root + "/bench/escape");
+  std::ofstream(root + "/bench/file") << "x";
+
+  auto none = OpenAllowedPath(root + "/bench", {});
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(std::string(none.status().message()).find("start it with --allow-path DIR"), std::string::npos)
+      << none.status();
+
+  auto dir = OpenAllowedDirectory(root + "/bench");
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  const std::vector<AllowedDirectory> allowed = {*dir};
+  for (const std::string& ok : {root + "/bench", root + "/bench/", root + "/bench/sub", dir->canonical + "/sub"}) {
+    auto path = OpenAllowedPath(ok, allowed);
+    ASSERT_TRUE(path.ok()) << ok << ": " << path.status();
+    EXPECT_EQ(path->path, ok);
+    // The descriptor is the directory's: a file made beneath it lands there.
+    Fd made(::openat(path->fd->get(), "probe", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+    ASSERT_TRUE(made.valid()) << ok << ": " << std::strerror(errno);
+    ::unlinkat(path->fd->get(), "probe", 0);
+  }
+  for (const std::string& bad :
+       {root + "/outside", root + "/bench/../outside", root + "/bench/escape", root + "/bench/escape/",
+        root + "/bench/file", root + "/bench/missing", root + "/benchmark", std::string("/")}) {
+    auto path = OpenAllowedPath(bad, allowed);
+    ASSERT_FALSE(path.ok()) << bad << " was let through";
+    EXPECT_EQ(path.status().code(), absl::StatusCode::kPermissionDenied) << path.status();
+    EXPECT_NE(std::string(path.status().message()).find("--allow-path"), std::string::npos) << path.status();
+  }
+  EXPECT_TRUE(std::filesystem::is_empty(root + "/outside"));
   std::filesystem::remove_all(root);
 }
 

@@ -146,6 +146,28 @@ TEST_F(AgentLimitsTest, AJobWithNoSpecOrABadOneIsRefused) {
   EXPECT_NE(std::string(refused.message()).find("window_bytes: must be 0 or between"), std::string::npos) << refused;
 }
 
+// A job into a directory of the agent's own host (a mounted directory's), from an
+// agent started without --allow-path: refused by StartSender and CheckPath alike, in
+// one line naming the flag, and nothing is made there.
+TEST_F(AgentLimitsTest, AJobIntoALocalDirectoryNeedsAllowPath) {
+  const std::string dir = std::string(::testing::TempDir());
+  proto::SenderJob job = Job("local-dir", 1);
+  job.mutable_spec()->set_transport("path");
+  job.mutable_spec()->set_to(dir);
+  absl::Status refused = agent_->StartSender(job);
+  EXPECT_TRUE(absl::IsPermissionDenied(refused)) << refused;
+  EXPECT_NE(std::string(refused.message())
+                .find("to: this agent writes in no directory of its own host; start it "
+                      "with --allow-path DIR"),
+            std::string::npos)
+      << refused;
+  proto::CheckPathRequest check;
+  check.set_local_dir(dir);
+  auto checked = agent_->CheckPath(check);
+  ASSERT_FALSE(checked.ok());
+  EXPECT_NE(std::string(checked.status().message()).find("--allow-path"), std::string::npos) << checked.status();
+}
+
 TEST_F(AgentLimitsTest, RefusesPastItsLimitsAbortsAJobNeverReleasedAndForgetsUnreadRows) {
   ASSERT_TRUE(agent_->StartSender(Job("read-never", 2)).ok());
   auto ready = agent_->WaitJob("read-never", /*until_ready=*/true, 10);

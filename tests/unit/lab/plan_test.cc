@@ -324,6 +324,21 @@ verify = true)"),
   }
 }
 
+// A mounted directory on the sending host (transport path): its `to` is an absolute
+// directory the plan sends as written (the agent's --allow-path decides there); a
+// relative one, or one with "..", is refused when the plan is read.
+TEST(PlanTest, AMountedDirectoryTransferWritesOnItsSendersHost) {
+  auto plan = ParsePlan(SshTransferPlan("transport = \"path\"\nto = \"/mnt/nas/bench\""), "plan.toml");
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_FALSE(plan->transfers[0].ToIsHost());
+  EXPECT_EQ(SpecOf(*plan, plan->transfers[0]).to(), "/mnt/nas/bench");
+  for (const char* to : {"mnt/nas", "/mnt/../etc"}) {
+    auto bad = ParsePlan(SshTransferPlan(absl::StrCat("transport = \"path\"\nto = \"", to, "\"")), "plan.toml");
+    ASSERT_FALSE(bad.ok()) << to;
+    EXPECT_THAT(std::string(bad.status().message()), ::testing::HasSubstr("to: transport = \"path\": ")) << to;
+  }
+}
+
 // The run a transfer becomes (SpecOf) is one its sending agent takes: the login as
 // the plan wrote it, its files by role, read there beneath --allow-source
 // (transport/run_spec.h MakeRunOptions, Origin::kPeer).

@@ -393,13 +393,58 @@ TEST_F(RunSpecTest, AShareReadNamingNoCacheIsTakenFromAPeer) {
 
 // A job may not name a directory of the agent's own host (`transport = "path"`): a
 // token holder would pick where the root agent makes files.
-TEST_F(RunSpecTest, AMountedDirectoryJobIsRefused) {
+// A mounted directory's job (transport path): a plan's `to` passes its text checks
+// with nothing opened; a peer's is opened beneath --allow-path only, and that
+// descriptor (not the name) is what the run's config holds. Without --allow-path,
+// outside it, by "..", or through a symlink out: refused, naming the field and flag.
+TEST_F(RunSpecTest, AMountedDirectoryJobWritesOnlyBeneathAllowPath) {
+  std::filesystem::create_directories(dir_ + "/bench/sub");
+  std::filesystem::create_directories(dir_ + "/other");
+  std::filesystem::create_directory_symlink(dir_ + "/other", dir_ + "/bench/out");
   proto::RunSpec spec = Native();
   spec.set_transport("path");
-  spec.set_to("/etc");
-  ExpectRefused(spec, "to", "transport path takes the command line's directory only");
-  policy_.origin = Origin::kPlan;
-  ExpectRefused(spec, "to", "transport path takes the command line's directory only");
+  spec.set_to(dir_ + "/bench/sub");
+
+  std::string field;
+  EXPECT_TRUE(CheckRunSpec(spec, Origin::kPlan, &field).ok()) << "a plan's to is its agent's to open";
+  spec.set_to("relative/dir");
+  EXPECT_FALSE(CheckRunSpec(spec, Origin::kPlan, &field).ok());
+  EXPECT_EQ(field, "to");
+  spec.set_to(dir_ + "/bench/sub");
+
+  ExpectRefused(spec, "to", "start it with --allow-path DIR", absl::StatusCode::kPermissionDenied);
+  auto bench = OpenAllowedDirectory(dir_ + "/bench");
+  ASSERT_TRUE(bench.ok()) << bench.status();
+  std::vector<AllowedDirectory> paths = {*bench};
+  policy_.allowed_paths = &paths;
+  for (const std::string& to : {dir_ + "/other", dir_ + "/bench/out", dir_ + "/allowed"}) {
+    spec.set_to(to);
+    ExpectRefused(spec, "to", "is not a directory under this agent's --allow-path",
+                  absl::StatusCode::kPermissionDenied);
+  }
+  spec.set_to(dir_ + "/bench/../other");
+  ExpectRefused(spec, "to", "holds a \"..\" component");
+
+  spec.set_to(dir_ + "/bench/sub");
+  auto o = Make(spec);
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->transport, "path");
+  EXPECT_EQ(o->config->Peer(), "local");
+  spec.set_to(dir_ + "/bench");
+  EXPECT_TRUE(Make(spec).ok()) << "the allowed directory itself";
+
+  // A run whose directory no agent opened (a plan's, checked only) fails closed at
+  // make: a job's `to` is never opened by its name.
+  LocalPolicy plan;
+  plan.origin = Origin::kPlan;
+  plan.open_files = false;
+  auto checked = MakeRunOptions(spec, plan, &field);
+  ASSERT_TRUE(checked.ok()) << checked.status();
+  RunContext context;
+  auto made = TransportFor("path").make(*checked, context);
+  ASSERT_FALSE(made.ok());
+  EXPECT_NE(std::string(made.status().message()).find("not opened beneath the agent's --allow-path"), std::string::npos)
+      << made.status();
 }
 
 // The command line's spec (cli/sender_spec.h SpecOfFlags): Origin::kUser may ask what
