@@ -106,6 +106,14 @@ std::optional<uint64_t> ParseRxBytes(absl::string_view net_dev, const std::strin
   return total;
 }
 
+// The received bytes of a network namespace other than the watcher's, from its
+// /proc/PID/net/dev: of every interface but lo, or of lo in a namespace that has no
+// other (its every peer is inside it, as a test's sshd and sshfs are).
+std::optional<uint64_t> ParseNamespaceRxBytes(absl::string_view net_dev) {
+  if (std::optional<uint64_t> rx = ParseRxBytes(net_dev, "")) return rx;
+  return ParseRxBytes(net_dev, "lo");
+}
+
 struct Copy {
   std::string rel;   // for rows and lines only: the file is found by wd and name
   int wd = -1;       // its directory's watch: dirs_[wd] holds that directory's descriptor
@@ -127,6 +135,11 @@ struct Copy {
   Reading start, inner, last;
   Reading tick_reading;         // at the last sample: the NIC per interval from there
   std::vector<double> nic_pct;  // the NIC against the link, per sample interval
+  // The serving process's /proc/PID/net/dev when its network namespace is not the
+  // watcher's (a container's, a namespace's sshd): its NIC is that namespace's, counted
+  // from nic_start, the look its server was found at.
+  std::string net_dev;
+  std::optional<Reading> nic_start;
   // The file, an O_PATH descriptor since it was seen (or not, past the fd limit): its
   // size and times by fstat, never an open of its contents.
   Fd fd;
@@ -198,6 +211,8 @@ class Watcher {
   proto::TransferReport RowOf(Copy& c, ObservedFigures* figures, std::string* details);
   void AddNasFigures(const Copy& c, proto::TransferReport* row, ObservedFigures* f) const;
   Reading Read(int64_t now) const;
+  Reading ForCopy(const Copy& c, Reading r) const;
+  void FollowServerNamespace(Copy& c, const Writer& w, int64_t now);
   // lstat of the copy's name in its directory, beneath that directory's descriptor.
   bool StatInDir(const Copy& c, struct stat* st) const {
     const int dir = DirFd(c.wd);
@@ -307,6 +322,35 @@ void Watcher::ForgetTree(int wd, int depth) {
   }
   inotify_rm_watch(inotify_.get(), wd);  // its IN_IGNORED then finds nothing
   dirs_.erase(wd);
+}
+
+// A look's reading as one copy sees it: its NIC from its server's namespace, if another.
+Reading Watcher::ForCopy(const Copy& c, Reading r) const {
+  if (c.net_dev.empty()) return r;
+  absl::StatusOr<std::string> net = ReadFileBounded(c.net_dev, 1 << 20);
+  r.rx_bytes = net.ok() ? ParseNamespaceRxBytes(*net) : std::nullopt;
+  return r;
+}
+
+// A server (not the kernel's nfsd threads, whose namespace is the kernel's own) in a
+// network namespace other than the watcher's: the copy's NIC is read there from now on.
+void Watcher::FollowServerNamespace(Copy& c, const Writer& w, int64_t now) {
+  if (w.kernel_nfsd || w.pids.empty()) return;
+  char own[128], theirs[128];
+  const std::string at = absl::StrCat(o_.proc, "/", w.pids.front());
+  const ssize_t n = readlink((o_.proc + "/self/ns/net").c_str(), own, sizeof(own));
+  const ssize_t m = readlink((at + "/ns/net").c_str(), theirs, sizeof(theirs));
+  if (n <= 0 || m <= 0 || n >= static_cast<ssize_t>(sizeof(own)) || m >= static_cast<ssize_t>(sizeof(theirs)) ||
+      absl::string_view(own, n) == absl::string_view(theirs, m)) {
+    return;
+  }
+  c.net_dev = at + "/net/dev";
+  c.nic_start = ForCopy(c, Read(now));
+  // The readings before hold the watcher's NICs: no interval or span is taken from them.
+  c.tick_reading.rx_bytes.reset();
+  c.inner.rx_bytes.reset();
+  c.last = *c.nic_start;
+  c.nic_pct.clear();
 }
 
 Reading Watcher::Read(int64_t now) const {
@@ -559,6 +603,7 @@ void Watcher::Tick(Copy& c, int64_t now) {
       if (identified) w = FindWriter(Abs(c.rel), o_.proc, getpid(), &held);
       if (!w) w = FindKernelNfsd(Abs(c.rel), o_.proc);
       if (w) c.server.emplace(*w, o_.proc);
+      if (w) FollowServerNamespace(c, *w, now);
       ask_smbstatus = w && absl::StartsWith(w->comm, "smbd") && !w->pids.empty();
     }
     if (c.server) c.server->Look(now);
@@ -589,8 +634,9 @@ void Watcher::Tick(Copy& c, int64_t now) {
   c.samples.push_back(s);
   c.tick_ns = now;
   c.size_at_tick = c.size;
-  if (std::optional<double> pct = LinePct(c.tick_reading, now_)) c.nic_pct.push_back(*pct);
-  c.tick_reading = now_;
+  const Reading here = ForCopy(c, now_);
+  if (std::optional<double> pct = LinePct(c.tick_reading, here)) c.nic_pct.push_back(*pct);
+  c.tick_reading = here;
   if (c.size - c.base >= o_.min_bytes) {
     if (!c.said_start) Say(absl::StrCat("copy into ", c.rel, " began"));
     c.said_start = true;
@@ -705,9 +751,9 @@ void Watcher::AddNasFigures(const Copy& c, proto::TransferReport* row, ObservedF
     if (const DeviceFigure* busiest = BusiestUnderTarget(devices.devices)) f->busiest_device_pct = busiest->busy_pct;
     // The NIC from the first write to a look inside the copy, unless the copy was too
     // short to have one: then to the look after it.
-    const Reading& end =
-        static_cast<double>(c.inner.mono_ns - c.start.mono_ns) / 1e9 >= kMinNicSpanS ? c.inner : c.last;
-    if (const std::optional<double> average = LinePct(c.start, end)) {
+    const Reading& from = c.nic_start ? *c.nic_start : c.start;
+    const Reading& end = static_cast<double>(c.inner.mono_ns - from.mono_ns) / 1e9 >= kMinNicSpanS ? c.inner : c.last;
+    if (const std::optional<double> average = LinePct(from, end)) {
       const double pct = *average;
       row->set_link_mbps(link_mbps_);
       if (mtu_ > 0) row->set_mtu(mtu_);
@@ -869,7 +915,7 @@ void Watcher::FinishAll(int64_t previous_look) {
   for (auto& [rel, c] : copies_) {
     if (c.wrote && c.last_ns > previous_look) {
       c.inner = c.last;
-      c.last = now_;
+      c.last = ForCopy(c, now_);
     }
     Refresh(c, now);
     if (root_gone_) {
@@ -942,7 +988,7 @@ absl::StatusOr<WatchSummary> Watcher::Run() {
     for (auto& [rel, c] : copies_) {
       if (c.wrote && c.last_ns > previous_look) {  // written since the last look
         c.inner = c.last;
-        c.last = now_;
+        c.last = ForCopy(c, now_);
       }
       if (c.ended.empty()) Refresh(c, now, &unlinked);
       if (c.ended.empty() && !c.unlinked) Tick(c, now);

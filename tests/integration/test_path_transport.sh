@@ -11,6 +11,10 @@
 # (c) --direction read of a file laid out there (this client's pages dropped first:
 #     cache cold), --verify of writes, --write-mode direct and dsync, and the
 #     client-cache note of a --sync none write faster than the said link.
+# (d) --observer: an agent on this host watching sshfs's far side gives the path write's
+#     copy the NAS's row (role nas, served by sshd's sftp session, its NIC read in sshd's
+#     network namespace, a verdict neither disk nor server-cpu over an idle tmpfs) and
+#     the console says so.
 # What it does with files apart from rates (a bad --to, O_DIRECT refused, symlinks,
 # unaligned direct writes) is path_files', in the sanitizer pass too.
 # Root; skips without /dev/fuse, sshfs or the blkio hierarchy.
@@ -146,4 +150,29 @@ sender --to "$T/sshfs" --size 16MiB --sync none --link-speed 100 --out "$T/sshfs
 [[ $(col "$T/sshfs-none" notes) == *"client cache: "*"not the NAS"* ]] ||
   fail "no client-cache note: $(col "$T/sshfs-none" notes)"
 [ -z "$(left "$T/remote" "$T/disk")" ] || fail "files left: $(left "$T/remote" "$T/disk")"
+# (d) --observer: an agent on this host (the NAS: sshd's far side) watching the sshfs
+# mount's far side, $T/remote. The path write's copy gets the NAS's row (role nas), its
+# serving process sshd's internal-sftp session, found by the file it holds open. The
+# tmpfs and the 50 MB/s link leave the NAS's disk and CPU idle: its verdict is never
+# disk or server-cpu. sshd serves from this test's network namespace, not the agent's:
+# the NIC is read in the server's (its loopback, the only interface there), so the row
+# sees the shaped link well used (95 % in a quiet run; the agent's own NICs: 0 %).
+start_agent obs --target "$T/remote"
+# shellcheck disable=SC2154  # obs_PORT: set by start_agent with printf -v
+sender --to "$T/sshfs" --size 32MiB --pattern zero --sync end --observer "127.0.0.1:$obs_PORT" \
+  --accept-new-agent-key --link-speed 400 --out "$T/sshfs-obs" >"$T/sshfs-obs.log" 2>&1 ||
+  fail "path write with --observer: $(tail -5 "$T/sshfs-obs.log")"
+grep -E '^observer |^  copy |^  warm-up |verdicts: ' "$T/sshfs-obs.log"
+grep -q "^observer 127.0.0.1:$obs_PORT: 1 copy measured on the NAS" "$T/sshfs-obs.log" ||
+  fail "no observer line: $(cat "$T/sshfs-obs.log")"
+grep -q "verdicts: the client's side here; the NAS's side, copy by copy, from its observer below" "$T/sshfs-obs.log" ||
+  fail "the summary does not point to the NAS's rows: $(cat "$T/sshfs-obs.log")"
+nas() { csv_role_col "$T/sshfs-obs/transfers.csv" nas "$1"; }
+[ "$(nas bytes)" = $((32 << 20)) ] || fail "the NAS's row: $(nas bytes) bytes, not the copy's $((32 << 20))"
+[ "$(nas status)" = ok ] || fail "the NAS's row not ok: $(nas status) $(nas error)"
+[[ $(nas peer) == sshd* ]] || fail "the NAS's row names $(nas peer) as the serving process, not sshd"
+[ -n "$(nas cpu_busy_pct)" ] || fail "no CPU figure of the serving process: $(nas observed_detail)"
+awk -v p="$(nas line_rate_pct)" 'BEGIN { exit !(p >= 50) }' ||
+  fail "the NAS's NIC at $(nas line_rate_pct) % of the link: not the server's namespace's ($(nas observed_detail))"
+case "$(nas bottleneck)" in network | client) ;; *) fail "the NAS's verdict over idle parts: $(nas bottleneck) ($(nas observed_detail))" ;; esac
 echo "ok: path transport on a throttled ext4 and on sshfs"
