@@ -20,8 +20,9 @@
 # `lab` (root, not in `all`): the namespace lab's link (scripts/lab.sh) shaped to
 # LAB_RATE at MTU 1500 and 9000, iperf3 vs nasperf into discard, with line_rate_pct.
 # `shares` (root, not in `all`): nasperf --transport nfs next to libnfs's own nfs-cp,
-# nasperf --transport smb (one channel, two, four) next to Samba's own smbclient put, and on
-# the NAS nasperf --transport path next to dd conv=fsync into the export's directory: the same
+# nasperf --transport smb (one channel, two, four) next to Samba's own smbclient put,
+# nasperf --transport path next to dd conv=fsync into the export's directory mounted on the
+# client through sshfs, and the same on the NAS with no network: the same
 # SHARE_SIZE file from /dev/shm into the lab's nfs-ganesha export and smbd share of its
 # RAM-backed cache, over the lab link at SHARE_RATE (default 10gbit: far above 1 Gbit/s);
 # every transfer in a fresh lab of its own, the tools' order reversed every other round.
@@ -210,9 +211,38 @@ bench_lab() {
 # from /dev/shm for every tool. nfs-cp's time is its whole run (mount included, a few ms),
 # nasperf's its row's: first WRITE to the last answer (--sync none, no COMMIT: nfs-cp sends
 # none); smbclient's its own "(N kb/s)" for the put, nasperf SMB's first WRITE to CLOSE.
-# And the NAS's own disk with no network, on the NAS: dd, and nasperf --transport path into
-# the same export directory (issue 45: "network or disk?" in one table).
-SHARE_TOOLS=(nfs-cp nfs smbclient smb1 smb2 smb4 local-dd local)
+# The export's directory mounted on the client through sshfs (FUSE; this kernel has no NFS or
+# SMB client) from an sshd on the NAS: dd, and nasperf --transport path, into the mount. And
+# the NAS's own disk with no network, on the NAS: dd, and nasperf --transport path into the
+# same directory (issue 45: "network or disk?" in one table).
+SHARE_TOOLS=(nfs-cp nfs smbclient smb1 smb2 smb4 sshfs-dd sshfs local-dd local)
+
+# sshfs_run CMD...: CMD in the client's namespace with the export's directory mounted at
+# $T/sshfs/mnt through sshfs from an sshd started on the NAS (the lab's `down` ends it).
+sshfs_run() {
+  local dir=$T/sshfs
+  if [ ! -f "$dir/user" ]; then
+    mkdir -p "$dir/mnt" /run/sshd
+    ssh-keygen -q -t ed25519 -N '' -f "$dir/host" && ssh-keygen -q -t ed25519 -N '' -f "$dir/user"
+    cp "$dir/user.pub" "$dir/authorized_keys"
+  fi
+  printf '%s\n' "Port 22" "ListenAddress $NAS_IP" "HostKey $dir/host" "AuthorizedKeysFile $dir/authorized_keys" \
+    "PidFile $dir/sshd.pid" "StrictModes no" "UsePAM no" "PasswordAuthentication no" \
+    "PermitRootLogin prohibit-password" "Subsystem sftp internal-sftp" "UseDNS no" >"$dir/sshd_config"
+  scripts/lab.sh nas -- /usr/sbin/sshd -f "$dir/sshd_config" -E "$T/sshfs-sshd.log"
+  scripts/lab.sh wait "$NAS_IP:22" >/dev/null
+  echo "$NAS_IP $(cut -d' ' -f1,2 "$dir/host.pub")" >"$dir/known_hosts"
+  # One shell in the client's namespace mounts, runs and unmounts (ip netns exec gives each
+  # call a mount namespace of its own).
+  # shellcheck disable=SC2016  # expanded by the inner shell
+  scripts/lab.sh client -- bash -c 'mnt=$1 opts=$2 from=$3; shift 3
+    sshfs -o "$opts" "$from" "$mnt" || exit 1
+    "$@"; rc=$?
+    fusermount -u "$mnt" || umount -l "$mnt"
+    exit "$rc"' sshfs-run "$dir/mnt" \
+    "IdentityFile=$dir/user,UserKnownHostsFile=$dir/known_hosts,StrictHostKeyChecking=yes,BatchMode=yes" \
+    "root@$NAS_IP:$CACHE" "$@"
+}
 
 # share_once TOOL ROUND: one transfer in a fresh lab -> SHARE_MBS, SHARE_USED (the export's
 # used KiB just before it).
@@ -254,6 +284,13 @@ share_once() {
         --smb-credentials "$SMB_CREDENTIALS" --smb-channels "${tool#smb}" --file "$share_src" --runs 1 --no-progress \
         --out "$out" >"$out.log" 2>&1 || { cat "$out.log" >&2; exit 1; }
       SHARE_MBS=$(row_mbs "$out") ;;
+    sshfs-dd)
+      SHARE_MBS=$(sshfs_run dd if="$share_src" of="$T/sshfs/mnt/dd.bin" bs=1M conv=fsync 2>&1 |
+        awk '/copied/ {printf "%.1f", $1 / $(NF-3) / 1e6}') ;;
+    sshfs)
+      sshfs_run "$NASPERF" sender --transport path --to "$T/sshfs/mnt" --file "$share_src" --runs 1 --sync end \
+        --no-progress --out "$out" >"$out.log" 2>&1 || { cat "$out.log" >&2; exit 1; }
+      SHARE_MBS=$(row_mbs "$out") ;;
     local-dd)
       SHARE_MBS=$(scripts/lab.sh nas -- dd if="$share_src" of="$CACHE/dd.bin" bs=1M conv=fsync 2>&1 |
         awk '/copied/ {printf "%.1f", $1 / $(NF-3) / 1e6}') ;;
@@ -279,6 +316,7 @@ round_ratios() { local -a a b; read -ra a <<<"$1"; read -ra b <<<"$2"; local i; 
 bench_shares() {
   [ "$(id -u)" -eq 0 ] || { echo "bench: shares needs root" >&2; exit 1; }
   command -v nfs-cp >/dev/null || { echo "bench: no nfs-cp (package libnfs-utils)" >&2; exit 1; }
+  command -v sshfs >/dev/null || { echo "bench: no sshfs (package sshfs)" >&2; exit 1; }
   local size=${SHARE_SIZE:-1GiB} round tool order used=() orders=()
   share_rate=${SHARE_RATE:-10gbit} share_src=$SHM/share-src.bin
   share_bytes=$(numfmt --from=iec "${size%iB}")
@@ -303,7 +341,7 @@ bench_shares() {
   BENCH_LAB=""
   rm -f "$share_src"
   share_table "$size"
-  echo "rounds (MB/s): nfs-cp [${share_got[nfs-cp]}] nasperf nfs [${share_got[nfs]}] smbclient [${share_got[smbclient]}] nasperf smb 1 channel [${share_got[smb1]}] 2 channels [${share_got[smb2]}] 4 channels [${share_got[smb4]}] dd on the NAS [${share_got[local-dd]}] nasperf path on the NAS [${share_got[local]}]"
+  echo "rounds (MB/s): nfs-cp [${share_got[nfs-cp]}] nasperf nfs [${share_got[nfs]}] smbclient [${share_got[smbclient]}] nasperf smb 1 channel [${share_got[smb1]}] 2 channels [${share_got[smb2]}] 4 channels [${share_got[smb4]}] dd into sshfs [${share_got[sshfs-dd]}] nasperf path into sshfs [${share_got[sshfs]}] dd on the NAS [${share_got[local-dd]}] nasperf path on the NAS [${share_got[local]}]"
   echo "the machine's CPU s/GB in each transfer: $(for tool in "${SHARE_TOOLS[@]}"; do printf '%s [%s] ' "$tool" "${share_got[$tool-cpu]}"; done)"
   echo "MiB the VM reported free to its host during each: $(for tool in "${SHARE_TOOLS[@]}"; do printf '%s [%s] ' "$tool" "${share_got[$tool-rep]}"; done)"
   echo "order: odd rounds ${orders[0]}; even rounds the reverse. The export's used space before each transfer: $(spread <<<"${used[*]}") KiB (an empty ext4)."
@@ -325,6 +363,8 @@ $(row "SMB3 to smbd (default signing and encryption): Samba's smbclient -c put (
 $(row "nasperf --transport smb (one connection, as one Explorer copy)" smb1 smbclient)
 $(row "nasperf --transport smb --smb-channels 2" smb2 smbclient)
 $(row "nasperf --transport smb --smb-channels 4" smb4 smbclient)
+$(row "the export's directory mounted through sshfs (FUSE) on the client: dd bs=1M conv=fsync" sshfs-dd)
+$(row "nasperf --transport path into that mount (--sync end)" sshfs sshfs-dd)
 $(row "the NAS's own disk, no network: dd bs=1M conv=fsync into the export directory, on the NAS" local-dd)
 $(row "nasperf --transport path into the same directory, on the NAS (--sync end)" local local-dd)
 

@@ -59,10 +59,8 @@ Transfer Write(RemoteFsRun& run, FakeFs& fs, const std::string& path, uint64_t l
 }
 
 // A local disk's buffered write: the page cache takes the bytes at memory speed (the
-// CPU busy all the push), then the fsync waits nine tenths of the time. The CPU was
-// not the bottleneck (the verdict said sender-cpu before issue 45's path transport).
-TEST(RemoteFsRun, ASyncAfterAFastPushIsNotTheSendersCpu) {
-  RemoteFsRun run(Plan(SyncPolicy{}, Cleanup::kEach));
+// CPU busy all the push), then the fsync waits nine tenths of the time.
+PushResult FastPushThenLongSync() {
   PushResult r;
   r.start_ns = 1;
   r.first_byte_ns = 1;
@@ -70,6 +68,14 @@ TEST(RemoteFsRun, ASyncAfterAFastPushIsNotTheSendersCpu) {
   r.ack_ns = 1 + 1'000'000'000;
   r.bytes_sent = 64 * kMiB;
   r.cpu_busy_pct = 100;
+  return r;
+}
+
+// The CPU was not the bottleneck (the verdict said sender-cpu before issue 45's path
+// transport).
+TEST(RemoteFsRun, ASyncAfterAFastPushIsNotTheSendersCpu) {
+  RemoteFsRun run(Plan(SyncPolicy{}, Cleanup::kEach));
+  PushResult r = FastPushThenLongSync();
   proto::TransferReport row;
   run.RecordRow(r, absl::OkStatus(), std::nullopt, /*local_disk=*/false, row);
   EXPECT_EQ(row.status(), Name(Status::kOk));
@@ -85,13 +91,7 @@ TEST(RemoteFsRun, ASyncAfterAFastPushIsNotTheSendersCpu) {
 // that time could be the link's or the server's, so no verdict names them.
 TEST(RemoteFsRun, ALocalFileSystemsWaitsAreItsDisks) {
   RemoteFsRun run(Plan(SyncPolicy{}, Cleanup::kEach));
-  PushResult r;
-  r.start_ns = 1;
-  r.first_byte_ns = 1;
-  r.last_byte_ns = 1 + 100'000'000;
-  r.ack_ns = 1 + 1'000'000'000;
-  r.bytes_sent = 64 * kMiB;
-  r.cpu_busy_pct = 100;
+  PushResult r = FastPushThenLongSync();
   proto::TransferReport local, remote;
   run.RecordRow(r, absl::OkStatus(), std::nullopt, /*local_disk=*/true, local);
   run.RecordRow(r, absl::OkStatus(), std::nullopt, /*local_disk=*/false, remote);
