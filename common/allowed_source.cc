@@ -5,9 +5,12 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include <algorithm>
+
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "common/log.h"
 
 namespace nasperf {
 
@@ -58,8 +61,12 @@ absl::StatusOr<AllowedPath> OpenAllowedPath(const std::string& dir, const std::v
         "beneath DIR");
   }
   const absl::Status refused = absl::PermissionDeniedError(absl::StrCat(
-      dir, " is not a directory under this agent's --allow-path directories (no \"..\", no symlink on the way)"));
-  if (dir.size() >= PATH_MAX) return refused;
+      TerminalSafe(dir),
+      " is not a directory under this agent's --allow-path directories (no \"..\", no symlink on the way)"));
+  // A NUL or a control character would make the name mean less than it says (the job's
+  // own check refuses it too, so CheckPath answers as the job will).
+  const auto control = [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; };
+  if (dir.size() >= PATH_MAX || std::any_of(dir.begin(), dir.end(), control)) return refused;
   const std::string trimmed = dir.size() > 1 ? std::string(absl::StripSuffix(dir, "/")) : dir;
   for (const AllowedDirectory& allowed_dir : allowed) {
     for (const std::string& name : {allowed_dir.given, allowed_dir.canonical}) {

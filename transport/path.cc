@@ -32,6 +32,7 @@
 #include "common/fd.h"
 #include "common/log.h"
 #include "common/policy.h"
+#include "common/token.h"
 #include "common/units.h"
 #include "datapath/rows.h"
 #include "measure/disk_stats.h"
@@ -185,7 +186,9 @@ class PathFs : public RemoteFs {
   absl::StatusOr<std::unique_ptr<RemoteFile>> Create(const std::string& name) override {
     if (absl::Status ok = CheckName(where_, name); !ok.ok()) return ok;
     const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | write_flags_;
-    Fd fd(::openat(dir_fd_, name.c_str(), flags, 0644));
+    // 0600: the bytes may be a file only root may read (an agent's --allow-source), and
+    // the directory may be shared.
+    Fd fd(::openat(dir_fd_, name.c_str(), flags, 0600));
     if (!fd.valid()) {
       const int err = errno;
       if (err == EEXIST) {
@@ -207,10 +210,17 @@ class PathFs : public RemoteFs {
     return std::unique_ptr<RemoteFile>(new PathFile(*std::move(fd), PathInDir(where_, name), false));
   }
 
+  // Non-blocking until it is known to be a regular file: in a shared directory someone
+  // could have put a FIFO under the name, whose open would hang the job.
   absl::StatusOr<Fd> OpenToRead(const std::string& name) const {
     if (absl::Status ok = CheckName(where_, name); !ok.ok()) return ok;
-    Fd fd(::openat(dir_fd_, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
-    if (!fd.valid()) return ErrnoStatus(errno, absl::StrCat("open ", PathInDir(where_, name)));
+    const std::string where = PathInDir(where_, name);
+    Fd fd(::openat(dir_fd_, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+    if (!fd.valid()) return ErrnoStatus(errno, absl::StrCat("open ", where));
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0) return ErrnoStatus(errno, absl::StrCat("fstat ", where));
+    if (!S_ISREG(st.st_mode)) return absl::FailedPreconditionError(absl::StrCat(where, " is not a regular file"));
+    if (::fcntl(fd.get(), F_SETFL, O_RDONLY) != 0) return ErrnoStatus(errno, absl::StrCat("fcntl ", where));
     return fd;
   }
 
@@ -439,7 +449,7 @@ class PathDriver : public ShareDriverOf<PathSession> {
   // system that refuses either is refused in one line (or, with --direct-fallback,
   // written buffered).
   absl::Status ProbeDirect(const ConsoleLine& say) {
-    const std::string name = absl::StrFormat(".nasperf-direct-probe-%d-%d", ::getpid(), MonoNanos() % 1000000);
+    const std::string name = absl::StrCat(".nasperf-direct-probe-", RandomHex(8));  // no one can take it first
     PathFs fs(dir_->get(), where_, O_DIRECT);
     absl::StatusOr<std::unique_ptr<RemoteFile>> file = fs.Create(name);
     absl::Status st = file.status();

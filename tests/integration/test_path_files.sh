@@ -68,4 +68,11 @@ sender --to "$T/ramfs" --size 1MiB --write-mode direct --direct-fallback --out "
 [ "$(col "$T/ramfs-fallback" write_mode)" = buffered ] || fail "fallback row: $(col "$T/ramfs-fallback" write_mode)"
 [[ $(col "$T/ramfs-fallback" notes) == *"refuses O_DIRECT"* ]] || fail "no note: $(col "$T/ramfs-fallback" notes)"
 [ -z "$(left "$T/ramfs")" ] || fail "files left on ramfs: $(left "$T/ramfs")"
+# A file nasperf leaves is its owner's alone (0600): a job's bytes may come from a file
+# only root may read, and the directory may be shared.
+mkdir -p "$T/kept"
+sender --to "$T/kept" --size 64KiB --cleanup never --out "$T/kept-out" >"$T/kept.log" 2>&1 ||
+  fail "--cleanup never: $(tail -3 "$T/kept.log")"
+modes=$(find "$T/kept" -maxdepth 1 -name 'nasperf-*' -printf '%m\n' | sort -u)
+[ "$modes" = 600 ] || fail "files left with mode ${modes:-none}, not 600"
 echo "ok: path files on ext4 and ramfs"

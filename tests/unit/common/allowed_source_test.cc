@@ -84,11 +84,14 @@ TEST(OpenAllowedPath, OpensTheDirectoryBeneathAndRefusesEverythingElse) {
   }
   for (const std::string& bad :
        {root + "/outside", root + "/bench/../outside", root + "/bench/escape", root + "/bench/escape/",
-        root + "/bench/file", root + "/bench/missing", root + "/benchmark", std::string("/")}) {
+        root + "/bench/file", root + "/bench/missing", root + "/benchmark", std::string("/"),
+        // a NUL would make the job's name mean "sub" to openat; a control character, a line to a console
+        root + std::string("/bench/sub\0x", 12), root + "/bench/sub\x1b[2J"}) {
     auto path = OpenAllowedPath(bad, allowed);
     ASSERT_FALSE(path.ok()) << bad << " was let through";
     EXPECT_EQ(path.status().code(), absl::StatusCode::kPermissionDenied) << path.status();
     EXPECT_NE(std::string(path.status().message()).find("--allow-path"), std::string::npos) << path.status();
+    EXPECT_EQ(std::string(path.status().message()).find('\x1b'), std::string::npos) << "echoed raw";
   }
   EXPECT_TRUE(std::filesystem::is_empty(root + "/outside"));
   std::filesystem::remove_all(root);
