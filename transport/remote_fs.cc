@@ -231,10 +231,18 @@ void RemoteFsRun::RecordRow(const PushResult& r, const absl::Status& status, std
   figures.sender_cpu_pct = r.cpu_busy_pct >= 0 && timed_ns > 0 && pushed_ns >= 0
                                ? r.cpu_busy_pct * static_cast<double>(pushed_ns) / static_cast<double>(timed_ns)
                                : r.cpu_busy_pct;
-  const bool disk_seen = local_disk && figures.sender_cpu_pct >= 0;
-  if (disk_seen) figures.disk_wait_pct = std::max(0.0, 100.0 - figures.sender_cpu_pct - std::max(0.0, source_pct));
-  if (const std::string verdict = Verdict(figures);
-      disk_seen || verdict == Name(Bottleneck::kSource) || verdict == Name(Bottleneck::kSenderCpu)) {
+  // On a local file system the writer's time off the CPU and off its source was the
+  // disk's. A push too short for a CPU figure still has its sync, all of it the disk's:
+  // then that alone, a floor, and only the verdicts it can show (disk, source).
+  const bool cpu_seen = figures.sender_cpu_pct >= 0;
+  if (local_disk && timed_ns > 0) {
+    figures.disk_wait_pct =
+        cpu_seen ? std::max(0.0, 100.0 - figures.sender_cpu_pct - std::max(0.0, source_pct))
+                 : 100.0 * static_cast<double>(r.ack_ns - r.last_byte_ns) / static_cast<double>(timed_ns);
+  }
+  if (const std::string verdict = Verdict(figures); (local_disk && (cpu_seen || verdict == Name(Bottleneck::kDisk))) ||
+                                                    verdict == Name(Bottleneck::kSource) ||
+                                                    verdict == Name(Bottleneck::kSenderCpu)) {
     row.set_bottleneck(verdict);
   }
   row.set_status(Name(Status::kOk));
