@@ -108,7 +108,7 @@ std::optional<uint64_t> ParseRxBytes(absl::string_view net_dev, const std::strin
 
 // The received bytes of a network namespace other than the watcher's, from its
 // /proc/PID/net/dev: of every interface but lo, or of lo in a namespace that has no
-// other (its every peer is inside it, as a test's sshd and sshfs are).
+// other (every peer of its server is inside it, as in a test's own namespace).
 std::optional<uint64_t> ParseNamespaceRxBytes(absl::string_view net_dev) {
   if (std::optional<uint64_t> rx = ParseRxBytes(net_dev, "")) return rx;
   return ParseRxBytes(net_dev, "lo");
@@ -249,6 +249,9 @@ class Watcher {
   int ordinal_ = 0;
   WatchSummary summary_;
   Reading now_;
+  // ForCopy's readings of other namespaces' /proc/PID/net/dev, for the look at namespace_rx_at_.
+  mutable std::map<std::string, std::optional<uint64_t>> namespace_rx_;
+  mutable int64_t namespace_rx_at_ = -1;
 };
 
 absl::Status Watcher::AddTree(Fd dir, int parent_wd, const std::string& name, const std::string& rel, int depth,
@@ -325,10 +328,19 @@ void Watcher::ForgetTree(int wd, int depth) {
 }
 
 // A look's reading as one copy sees it: its NIC from its server's namespace, if another.
+// Each namespace's file is read once a look, however many copies its server serves.
 Reading Watcher::ForCopy(const Copy& c, Reading r) const {
   if (c.net_dev.empty()) return r;
-  absl::StatusOr<std::string> net = ReadFileBounded(c.net_dev, 1 << 20);
-  r.rx_bytes = net.ok() ? ParseNamespaceRxBytes(*net) : std::nullopt;
+  if (namespace_rx_at_ != r.mono_ns) {
+    namespace_rx_.clear();
+    namespace_rx_at_ = r.mono_ns;
+  }
+  auto [at, fresh] = namespace_rx_.try_emplace(c.net_dev);
+  if (fresh) {
+    absl::StatusOr<std::string> net = ReadFileBounded(c.net_dev, 1 << 20);
+    at->second = net.ok() ? ParseNamespaceRxBytes(*net) : std::nullopt;
+  }
+  r.rx_bytes = at->second;
   return r;
 }
 
