@@ -89,6 +89,9 @@ void DataListener::Refuse(const std::string& peer, absl::string_view why, uint64
 std::optional<TransferPlan> DataListener::Admit(int fd, const std::string& peer, int64_t header_deadline_ns) {
   uint8_t header_bytes[kHeaderSize];
   absl::StatusOr<size_t> got = ReadFullBy(fd, header_bytes, sizeof header_bytes, header_deadline_ns, "read header");
+  // A connection without a whole header is shut down before its slot is freed, so a
+  // flood that turns its slots over never holds more than the budget open at once.
+  if (!got.ok() || *got < kHeaderSize) ::shutdown(fd, SHUT_RDWR);
   if (!connections_.HeaderDone(fd)) {
     Refuse(peer, "dropped without a header to make room for another source", &ReceiverCounters::over_limit);
     return std::nullopt;
