@@ -26,6 +26,7 @@ class Exposition {
     absl::StrAppend(&out_, name, parts.empty() ? "" : absl::StrCat("{", absl::StrJoin(parts, ","), "}"), " ", value,
                     "\n");
   }
+  void Append(const std::string& text) { out_ += text; }
   std::string Take() { return std::move(out_); }
 
  private:
@@ -78,6 +79,12 @@ void LiveBoard::AddRow(const proto::TransferReport& row) {
     if (row.status() == "ok" && row.has_mb_per_s()) s.last_bytes_per_second = row.mb_per_s() * 1e6;
     if (row.status() == "ok" && row.has_sustained_mb_per_s()) {
       s.last_sustained_bytes_per_second = row.sustained_mb_per_s() * 1e6;
+      s.last_burst_bytes = row.burst_bytes();
+      s.last_cache_shape = row.cache_shape();
+    }
+    if (row.status() == "ok" && row.has_longest_stall_s()) {
+      s.last_longest_stall_s = row.longest_stall_s();
+      s.stalls += row.stall_count();
     }
   }
   proto::TransferReport kept = row;
@@ -116,6 +123,41 @@ void LiveBoard::Update(const proto::LiveUpdate& u) {
   if (loop.points.size() > kMaxPointsPerLoop) loop.points.pop_front();
 }
 
+// What the rows say of the NAS's cache and its stalls (measure/cache_knee.h).
+std::string LiveBoard::CacheMetrics() const {
+  Exposition e;
+  e.Family("nasperf_last_sustained_bytes_per_second", "gauge",
+           "The rate the disks sustained after the cache, in the last ok transfer that had a knee.");
+  for (const auto& [key, s] : series_) {
+    if (s.last_sustained_bytes_per_second) {
+      e.Sample("nasperf_last_sustained_bytes_per_second", LabelsOf(key), Number(*s.last_sustained_bytes_per_second));
+    }
+  }
+  e.Family("nasperf_last_burst_bytes", "gauge",
+           "What the cache absorbed before its cliff, in the last ok transfer that had one; shape: how the rate "
+           "came down (cliff, ramp, sawtooth, stalls).");
+  for (const auto& [key, s] : series_) {
+    if (s.last_burst_bytes) {
+      auto labels = LabelsOf(key);
+      labels.emplace_back("shape", s.last_cache_shape);
+      e.Sample("nasperf_last_burst_bytes", labels, absl::StrCat(*s.last_burst_bytes));
+    }
+  }
+  e.Family("nasperf_last_longest_stall_seconds", "gauge",
+           "The longest spell of 1 s or more without progress (under a tenth of the sustained rate) in the last ok "
+           "transfer; 0 with none.");
+  for (const auto& [key, s] : series_) {
+    if (s.last_longest_stall_s) {
+      e.Sample("nasperf_last_longest_stall_seconds", LabelsOf(key), Number(*s.last_longest_stall_s));
+    }
+  }
+  e.Family("nasperf_stalls_total", "counter", "Spells of 1 s or more without progress in the ok transfers stored.");
+  for (const auto& [key, s] : series_) {
+    if (s.last_longest_stall_s) e.Sample("nasperf_stalls_total", LabelsOf(key), absl::StrCat(s.stalls));
+  }
+  return e.Take();
+}
+
 std::string LiveBoard::Metrics() const {
   const int64_t now = mono_ns_();
   absl::MutexLock lock(&mu_);
@@ -136,13 +178,7 @@ std::string LiveBoard::Metrics() const {
       e.Sample("nasperf_last_transfer_bytes_per_second", LabelsOf(key), Number(*s.last_bytes_per_second));
     }
   }
-  e.Family("nasperf_last_sustained_bytes_per_second", "gauge",
-           "The rate the disks sustained after the cache, in the last ok transfer that had a knee.");
-  for (const auto& [key, s] : series_) {
-    if (s.last_sustained_bytes_per_second) {
-      e.Sample("nasperf_last_sustained_bytes_per_second", LabelsOf(key), Number(*s.last_sustained_bytes_per_second));
-    }
-  }
+  e.Append(CacheMetrics());
   e.Family("nasperf_verdicts_total", "counter", "Transfers stored, by the part that held them back.");
   for (const auto& [key, s] : series_) {
     for (const auto& [verdict, n] : s.verdicts) {

@@ -58,6 +58,10 @@ class LiveBoard {
     std::map<std::string, uint64_t> verdicts;
     std::optional<double> last_bytes_per_second;
     std::optional<double> last_sustained_bytes_per_second;  // after a cache's knee (cache_knee.h)
+    std::optional<uint64_t> last_burst_bytes;               // what the cache absorbed, with its shape
+    std::string last_cache_shape;
+    std::optional<double> last_longest_stall_s;
+    uint64_t stalls = 0;
   };
   struct Loop {
     proto::LiveUpdate last;
@@ -65,6 +69,7 @@ class LiveBoard {
     std::deque<std::pair<double, double>> points;  // seconds since the first update, MB/s
   };
   bool Fresh(const Loop& loop, int64_t now) const { return !loop.last.ended() && now - loop.last_ns <= kFreshNs; }
+  std::string CacheMetrics() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   std::function<int64_t()> mono_ns_;
   mutable absl::Mutex mu_;

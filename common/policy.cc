@@ -50,6 +50,14 @@ struct Table<ReadMode> {
                                                                  {ReadMode::kDirect, "direct"}};
 };
 template <>
+struct Table<CacheShape> {
+  static constexpr const char* what = "cache shape";
+  static constexpr std::pair<CacheShape, const char*> entries[] = {{CacheShape::kCliff, "cliff"},
+                                                                   {CacheShape::kRamp, "ramp"},
+                                                                   {CacheShape::kSawtooth, "sawtooth"},
+                                                                   {CacheShape::kStalls, "stalls"}};
+};
+template <>
 struct Table<Status> {
   static constexpr const char* what = "status";
   static constexpr std::pair<Status, const char*> entries[] = {
@@ -111,6 +119,7 @@ NASPERF_POLICY_TYPE(Bottleneck)
 NASPERF_POLICY_TYPE(Direction)
 NASPERF_POLICY_TYPE(CacheState)
 NASPERF_POLICY_TYPE(ReadMode)
+NASPERF_POLICY_TYPE(CacheShape)
 #undef NASPERF_POLICY_TYPE
 
 bool IsTransportWord(absl::string_view word) {

@@ -36,6 +36,10 @@ enum class CacheState { kCold, kWarm };
 // How the NAS agent reads the file of a read: through its page cache, or with
 // O_DIRECT past it (what a cold read means where dropping pages cannot: ZFS's ARC).
 enum class ReadMode { kBuffered, kDirect };
+// The cache_shape column: how a write's rate came down from its cache to its disks
+// (measure/cache_knee.h): at once, over a ramp, then alternating (a sawtooth, as ZFS
+// transaction groups draw), or with stalls and catch-up bursts.
+enum class CacheShape { kCliff, kRamp, kSawtooth, kStalls };
 // The bottleneck column. kOldSender ("sender") is what nasperf before the `source`
 // word wrote for kSource: still read (old CSVs, old peers), never written.
 // kClientDisk: for reads, the client's --local-target took the bytes slower than they came.

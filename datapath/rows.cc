@@ -23,15 +23,6 @@ void SetLineRate(double ceiling_mb_per_s, proto::TransferReport* row) {
   AppendNote(note, *row);
 }
 
-// The cache cliff, from the samples of the end that wrote (this one).
-void AddCacheKnee(proto::TransferReport* row) {
-  const std::optional<CacheKnee> knee = FindCacheKnee(row->samples());
-  if (!knee) return;
-  row->set_burst_mb_per_s(knee->burst_mb_per_s);
-  row->set_burst_bytes(knee->burst_bytes);
-  row->set_sustained_mb_per_s(knee->sustained_mb_per_s);
-}
-
 }  // namespace
 
 void RecordPush(const PushResult& r, proto::TransferReport& row) {
@@ -98,7 +89,8 @@ void AddFigures(const PipelineResult& r, int64_t accepted_ns, std::optional<uint
     report->set_error(std::string(r.status.message()));
   }
   AddSamples(r.samples, report);
-  if (r.end == PipelineEnd::kOk) AddCacheKnee(report);
+  // The cache cliff and the stalls, from the samples of the end that wrote (this one).
+  if (r.end == PipelineEnd::kOk) AddCacheFigures(*report);
   report->set_cpu_user_s(r.cpu.user_s);
   report->set_cpu_sys_s(r.cpu.sys_s);
   if (r.cpu_busy_pct >= 0) report->set_cpu_busy_pct(r.cpu_busy_pct);

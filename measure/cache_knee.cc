@@ -2,31 +2,45 @@
 
 #include <algorithm>
 #include <cmath>
-#include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/stats.h"
 #include "common/units.h"
 
 namespace nasperf {
 namespace {
 
 constexpr size_t kMaxKneeSamples = 100000;
+constexpr int kMaxKneeRounds = 8;
+// Sawtooth windows: a rate above kHighShare or below kLowShare of the sustained one
+// is a phase of its own; in between, a window that straddles two phases.
+constexpr double kHighShare = 1.33, kLowShare = 0.75;
 
-// The cumulative curve: point 0 is the first sample's start, point i the end of
-// sample i. Megabytes and seconds since the start, so the sums below stay exact
-// enough in a double.
+// The cumulative curve from the first byte: point 0 is the start of the first sample
+// that moved any, point i the end of the i-th sample from there. Megabytes and seconds,
+// so the sums stay exact enough in a double.
 struct Curve {
   std::vector<double> t, mb, rate;  // rate: sample i's MB/s, ending at point i + 1
+  size_t Samples() const { return rate.size(); }
+  double Tail(size_t k) const { return (mb.back() - mb[k]) / (t.back() - t[k]); }  // MB/s from point k on
+  double MbAt(double x) const {  // interpolated within the sample that holds x
+    const size_t i = std::upper_bound(t.begin(), t.end(), x) - t.begin();
+    if (i == 0) return 0;
+    if (i >= t.size()) return mb.back();
+    return mb[i - 1] + rate[i - 1] * (x - t[i - 1]);
+  }
 };
 
-std::optional<Curve> CurveOf(const google::protobuf::RepeatedPtrField<proto::Sample>& samples) {
-  if (samples.size() > static_cast<int>(kMaxKneeSamples)) return std::nullopt;
+Curve CurveOf(const google::protobuf::RepeatedPtrField<proto::Sample>& samples) {
   Curve c;
+  if (samples.size() > static_cast<int>(kMaxKneeSamples)) return c;
   double start = 0;
   for (const proto::Sample& s : samples) {
     if (!(s.interval_s() > 0) || !std::isfinite(s.interval_s()) || !std::isfinite(s.t_s())) continue;
     if (c.t.empty()) {
+      if (s.bytes() == 0) continue;  // before the first byte: first_byte_s says that time
       start = s.t_s() - s.interval_s();
       c.t.push_back(0);
       c.mb.push_back(0);
@@ -35,7 +49,7 @@ std::optional<Curve> CurveOf(const google::protobuf::RepeatedPtrField<proto::Sam
     const double mb = s.bytes() / 1e6;
     c.t.push_back(s.t_s() - start);
     c.mb.push_back(c.mb.back() + mb);
-    c.rate.push_back(mb / s.interval_s());
+    c.rate.push_back(mb / (c.t.back() - c.t[c.t.size() - 2]));
   }
   // Trailing empty samples are the end of the data, not a rate the disks held.
   while (!c.rate.empty() && c.rate.back() == 0) {
@@ -46,125 +60,239 @@ std::optional<Curve> CurveOf(const google::protobuf::RepeatedPtrField<proto::Sam
   return c;
 }
 
-// Prefix sums that give the squared error of a line through two curve points over
-// the points between them in O(1).
-class SegmentError {
- public:
-  explicit SegmentError(const Curve& c) : c_(c), sums_(c.t.size() + 1) {
-    for (size_t i = 0; i < c.t.size(); ++i) {
-      const double t = c.t[i], y = c.mb[i];
-      const Sums& p = sums_[i];
-      sums_[i + 1] = {p.n + 1, p.t + t, p.y + y, p.tt + t * t, p.ty + t * y, p.yy + y * y};
+double MedianInterval(const Curve& c) {
+  std::vector<double> intervals;
+  for (size_t i = 0; i < c.Samples(); ++i) intervals.push_back(c.t[i + 1] - c.t[i]);
+  return intervals.empty() ? 0 : Summarize(std::move(intervals)).median;
+}
+
+// Bytes taken beyond `rate` by point i: what a cache held, if the disks wrote at that rate.
+double Excess(const Curve& c, size_t i, double rate) { return c.mb[i] - rate * c.t[i]; }
+
+// The excess over `rate` at every point, each the mean over a quarter of a second (at
+// least one sample) on either side: the kernel's pauses of up to 200 ms make the raw
+// curve run a few samples ahead of the disks and fall back.
+std::vector<double> SmoothedExcess(const Curve& c, double rate) {
+  const size_t points = c.t.size();
+  const double interval = MedianInterval(c);
+  const size_t reach = interval > 0 ? std::max<size_t>(1, static_cast<size_t>(std::lround(0.25 / interval))) : 1;
+  std::vector<double> smoothed(points);
+  for (size_t i = 0; i < points; ++i) {
+    const size_t from = i > reach ? i - reach : 0, to = std::min(points - 1, i + reach);
+    double sum = 0;
+    for (size_t j = from; j <= to; ++j) sum += Excess(c, j, rate);
+    smoothed[i] = sum / static_cast<double>(to - from + 1);
+  }
+  return smoothed;
+}
+
+// Where the rate fell to the disks' for good, searched among the points after `from`
+// (0: the whole transfer). With S the mean rate from a point to the end, the excess over
+// S (counted from `from`) rises while a cache fills (a ramp too) and then never climbs
+// much higher: stalls dip it, catch-up bursts restore it, a sawtooth waves under its
+// crests. So the point is the first whose excess is within `tolerance` of the highest
+// (smoothed) excess at or after it, found from half-way between `from` and the end and
+// refined a few rounds, S recomputed from each new point.
+size_t PlateauStart(const Curve& c, size_t from, double tolerance) {
+  const size_t n = c.Samples();
+  size_t k = std::upper_bound(c.t.begin(), c.t.end(), (c.t[from] + c.t[n]) / 2) - c.t.begin() - 1;
+  k = std::clamp<size_t>(k, from + 1, n - 1);
+  for (int round = 0; round < kMaxKneeRounds; ++round) {
+    const double rate = c.Tail(k), base = Excess(c, from, rate);
+    std::vector<double> highest_after = SmoothedExcess(c, rate);
+    for (size_t i = highest_after.size() - 1; i-- > from;) {
+      highest_after[i] = std::max(highest_after[i], highest_after[i + 1]);
+    }
+    size_t next = from + 1;
+    while (next < n - 1 && !(highest_after[next] - base > 0 &&
+                             Excess(c, next, rate) - base >= (highest_after[next] - base) * (1 - tolerance))) {
+      ++next;
+    }
+    if (next == k) break;
+    k = next;
+  }
+  return k;
+}
+
+// The tolerance can leave a point inside the cache's gulp or its ramp: it moves on while
+// the next half second (two samples at least) still ran well above the disks' pace, or
+// still added much to what the cache took (a ramp broken by the kernel's pauses).
+size_t PastTheRamp(const Curve& c, size_t k, const KneeRules& rules) {
+  const double window = std::max(0.5, 2 * MedianInterval(c));
+  for (; k + 1 < c.Samples(); ++k) {
+    const double rate = c.Tail(k), now = Excess(c, k, rate);
+    const double ahead = (c.MbAt(c.t[k] + window) - c.mb[k]) / window;
+    if (!(ahead >= rules.ramp_rate_share * rate ||
+          (now > 0 && (ahead - rate) * window >= rules.ramp_gain_share * now))) {
+      break;
     }
   }
-  // Of points a..b (inclusive) against the line through points a and b.
-  double Between(size_t a, size_t b) const {
-    const double dt = c_.t[b] - c_.t[a];
-    if (dt <= 0) return 0;
-    const double r = (c_.mb[b] - c_.mb[a]) / dt, t0 = c_.t[a], y0 = c_.mb[a];
-    const Sums s = Range(a, b);
-    // sum over the range of ((y - y0) - r (t - t0))^2, expanded
-    const double dd = s.yy - 2 * y0 * s.y + s.n * y0 * y0;
-    const double du = s.ty - t0 * s.y - y0 * s.t + s.n * y0 * t0;
-    const double uu = s.tt - 2 * t0 * s.t + s.n * t0 * t0;
-    return std::max(0.0, dd - 2 * r * du + r * r * uu);
-  }
+  return k;
+}
 
- private:
-  struct Sums {
-    double n = 0, t = 0, y = 0, tt = 0, ty = 0, yy = 0;
+// The knee: the first plateau of the excess, past its ramp (`first`: where the cache's
+// gulp ended); then, as long as the time after it still ran clearly faster in its first
+// half than in its second (the kernel's dirty throttling can let a writer run a fifth
+// over the disks for seconds while the last of the cache fills), the plateau of that
+// time, found more tightly.
+struct KneeSearch {
+  size_t first = 0, k = 0;
+};
+KneeSearch LocateKnee(const Curve& c, const KneeRules& rules) {
+  const size_t n = c.Samples();
+  const size_t first = PastTheRamp(c, PlateauStart(c, 0, rules.plateau_share), rules);
+  size_t k = first;
+  for (int step = 0; step < kMaxKneeRounds && k + 1 < n; ++step) {
+    const double mid = (c.t[k] + c.t[n]) / 2;
+    const double first = (c.MbAt(mid) - c.mb[k]) / (mid - c.t[k]), second = (c.mb[n] - c.MbAt(mid)) / (c.t[n] - mid);
+    if (!(first > (1 + rules.tail_drop_share) * second)) break;
+    const size_t later = PastTheRamp(c, PlateauStart(c, k, rules.tail_plateau_share), rules);
+    if (later <= k) break;
+    k = later;
+  }
+  return {first, k};
+}
+
+// Spells after point `from` below rules.stall_share of `reference`, each with the idle
+// part of the samples on either side (a sample half at the rate is half idle).
+Stalls StallsOf(const Curve& c, size_t from, double reference, const KneeRules& rules) {
+  Stalls stalls;
+  if (!(reference > 0)) return stalls;
+  const double floor = rules.stall_share * reference;
+  const auto idle_part = [&](size_t i) {
+    return (c.t[i + 1] - c.t[i]) * std::clamp(1 - c.rate[i] / reference, 0.0, 1.0);
   };
-  Sums Range(size_t a, size_t b) const {
-    const Sums& hi = sums_[b + 1];
-    const Sums& lo = sums_[a];
-    return {hi.n - lo.n, hi.t - lo.t, hi.y - lo.y, hi.tt - lo.tt, hi.ty - lo.ty, hi.yy - lo.yy};
-  }
-  const Curve& c_;
-  std::vector<Sums> sums_;
-};
-
-// Of samples [from, to): how many lie on the side of `mid` given, and what share of
-// their time. By time, since a writer the kernel pauses in bursts yields long slow
-// samples and short fast ones between them (a 292 ms sample at 53 MB/s, then one of
-// 8 ms at 153): counted alike, the catch-ups would outvote the stalls.
-struct Side {
-  size_t count = 0;
-  double time_share = 0;
-};
-Side OnSide(const Curve& c, size_t from, size_t to, double mid, bool above) {
-  Side side;
-  double on = 0, all = 0;
-  for (size_t i = from; i < to; ++i) {
-    const double dt = c.t[i + 1] - c.t[i];
-    all += dt;
-    if (above ? c.rate[i] >= mid : c.rate[i] <= mid) {
-      ++side.count;
-      on += dt;
+  for (size_t i = from; i < c.Samples();) {
+    if (c.rate[i] >= floor) {
+      ++i;
+      continue;
     }
+    size_t end = i;
+    while (end < c.Samples() && c.rate[end] < floor) ++end;
+    double spell = c.t[end] - c.t[i];
+    if (i > from) spell += idle_part(i - 1);
+    if (end < c.Samples()) spell += idle_part(end);
+    if (spell >= rules.min_stall_s) {
+      ++stalls.count;
+      stalls.longest_s = std::max(stalls.longest_s, spell);
+    }
+    i = end;
   }
-  side.time_share = all > 0 ? on / all : 0;
-  return side;
+  return stalls;
+}
+
+// After the knee, windows of a second (or two samples) alternate between phases above
+// and below the sustained rate, two of each at least, as a txg-paced pool's writes do;
+// pauses of a second or more are then part of it, unless there was just one.
+bool IsSawtooth(const Curve& c, size_t k, double sustained, const Stalls& stalls) {
+  const double window = std::max(1.0, 2 * MedianInterval(c));
+  const int windows = static_cast<int>((c.t.back() - c.t[k]) / window);
+  if (windows < 6 || stalls.count == 1) return false;
+  int high_runs = 0, low_runs = 0, labelled = 0, last = 0;
+  for (int w = 0; w < windows; ++w) {
+    const double from = c.t[k] + w * window;
+    const double rate = (c.MbAt(from + window) - c.MbAt(from)) / window;
+    const int label = rate > kHighShare * sustained ? 1 : rate < kLowShare * sustained ? -1 : 0;
+    if (label == 0) continue;
+    ++labelled;
+    if (label != last) (label > 0 ? high_runs : low_runs)++;
+    last = label;
+  }
+  return high_runs >= 2 && low_runs >= 2 && 2 * labelled >= windows;
+}
+
+// The ramp: of the time before the knee, how much went at under half the cache's gulp.
+bool HasRamp(const Curve& c, size_t k, double gulp) {
+  double slow = 0;
+  for (size_t i = 0; i < k; ++i) {
+    if (c.rate[i] < gulp / 2) slow += c.t[i + 1] - c.t[i];
+  }
+  return slow >= 0.5 && slow >= 0.25 * c.t[k];
+}
+
+CacheShape ShapeOf(const Curve& c, size_t k, double gulp, double sustained, const KneeRules& rules) {
+  const Stalls stalls = StallsOf(c, k, sustained, rules);
+  if (IsSawtooth(c, k, sustained, stalls)) return CacheShape::kSawtooth;
+  if (stalls.count > 0) return CacheShape::kStalls;
+  return HasRamp(c, k, gulp) ? CacheShape::kRamp : CacheShape::kCliff;
 }
 
 }  // namespace
 
 std::optional<CacheKnee> FindCacheKnee(const google::protobuf::RepeatedPtrField<proto::Sample>& samples,
                                        const KneeRules& rules) {
-  const std::optional<Curve> curve = CurveOf(samples);
-  if (!curve) return std::nullopt;
-  const Curve& c = *curve;
-  const size_t n = c.rate.size(), min = static_cast<size_t>(std::max(1, rules.min_samples));
-  if (n < 2 * min) return std::nullopt;
-  const SegmentError error(c);
-  const double one_line = error.Between(0, n);
-  if (!(one_line > 0)) return std::nullopt;
-  // Every split that fits well enough, best fit first; only a drop that holds can be the
-  // knee. (The best fit alone may sit at the data's ragged end instead: a few slow last
-  // samples while the final bytes trickle in.)
-  std::vector<std::pair<double, size_t>> splits;  // error, k samples before the knee
-  for (size_t k = min; k + min <= n; ++k) {
-    const double e = error.Between(0, k) + error.Between(k, n);
-    if (e <= rules.max_fit_error_share * one_line) splits.emplace_back(e, k);
+  const Curve c = CurveOf(samples);
+  const size_t n = c.Samples();
+  const size_t min_burst = static_cast<size_t>(std::max(1, rules.min_burst_samples));
+  const size_t min_sustained = static_cast<size_t>(std::max(1, rules.min_sustained_samples));
+  if (n < min_burst + min_sustained) return std::nullopt;
+  const auto [first, k] = LocateKnee(c, rules);
+  const double sustained = c.Tail(k);
+  if (k < min_burst || n - k < min_sustained || !(sustained > 0)) return std::nullopt;
+  const double burst = c.mb[k] / c.t[k];
+  const double absorbed = Excess(c, k, sustained);
+  // The cache's gulp, before any ramp, was clearly faster than the disks.
+  const double gulp = std::max(burst, c.mb[first] / c.t[first]);
+  if (sustained > rules.max_sustained_share * gulp || absorbed < rules.min_burst_seconds * sustained) {
+    return std::nullopt;
   }
-  std::sort(splits.begin(), splits.end());
-  // Of the drops that hold, those whose fit is about as good as the best one's are all
-  // candidates; the knee is the one whose two sides keep to their rates best. (After
-  // the kernel's dirty throttling first bites, the writer can relapse to near the link's
-  // rate for a second: a split after that relapse fits as well as the real one, with a
-  // burst that is a third slow samples.)
-  std::optional<CacheKnee> knee;
-  double best_error = 0, best_consistency = 0;
-  for (const auto& [e, k] : splits) {
-    if (knee.has_value() && e > best_error * rules.near_fit_factor) break;
-    const double burst = c.mb[k] / c.t[k];
-    const double sustained = (c.mb[n] - c.mb[k]) / (c.t[n] - c.t[k]);
-    const double mid = (burst + sustained) / 2;
-    const Side fast = OnSide(c, 0, k, mid, true), slow = OnSide(c, k, n, mid, false);
-    const double consistency = std::min(fast.time_share, slow.time_share);
-    if (sustained > rules.max_sustained_share * burst || fast.count < min || slow.count < min ||
-        consistency < rules.min_consistent_share) {
-      continue;
-    }
-    if (!knee.has_value()) best_error = e;
-    if (!knee.has_value() || consistency > best_consistency) {
-      knee = CacheKnee{burst, static_cast<uint64_t>(std::llround(c.mb[k] * 1e6)), sustained, c.t[k]};
-      best_consistency = consistency;
+  // The drop holds: no later spell runs far ahead of the sustained line, and most of the
+  // time after the knee went at the disks' pace rather than the cache's (by time: a
+  // catch-up burst after a stall is a short fast sample after long slow ones).
+  const double mid = (burst + sustained) / 2;
+  size_t slow = 0;
+  double slow_s = 0;
+  for (size_t i = k; i < n; ++i) {
+    if (Excess(c, i + 1, sustained) - absorbed > rules.max_lead_share * absorbed) return std::nullopt;
+    if (c.rate[i] <= mid) {
+      ++slow;
+      slow_s += c.t[i + 1] - c.t[i];
     }
   }
-  return knee;
+  if (slow < min_sustained || slow_s < rules.min_slow_share * (c.t[n] - c.t[k])) return std::nullopt;
+  return CacheKnee{burst, static_cast<uint64_t>(std::llround(absorbed * 1e6)), sustained, c.t[k],
+                   ShapeOf(c, k, gulp, sustained, rules)};
+}
+
+Stalls FindStalls(const google::protobuf::RepeatedPtrField<proto::Sample>& samples, double reference_mb_per_s,
+                  const KneeRules& rules) {
+  return StallsOf(CurveOf(samples), 0, reference_mb_per_s, rules);
+}
+
+void AddCacheFigures(proto::TransferReport& row) {
+  const Curve c = CurveOf(row.samples());
+  if (c.Samples() == 0) return;
+  double reference = c.mb.back() / c.t.back();
+  if (const std::optional<CacheKnee> knee = FindCacheKnee(row.samples())) {
+    row.set_burst_mb_per_s(knee->burst_mb_per_s);
+    row.set_burst_bytes(knee->burst_bytes);
+    row.set_sustained_mb_per_s(knee->sustained_mb_per_s);
+    row.set_cache_shape(Name(knee->shape));
+    reference = knee->sustained_mb_per_s;
+  }
+  const Stalls stalls = StallsOf(c, 0, reference, KneeRules{});
+  row.set_stall_count(stalls.count);
+  row.set_longest_stall_s(stalls.longest_s);
 }
 
 std::optional<CacheKnee> KneeOfRow(const proto::TransferReport& row) {
   if (!row.has_burst_mb_per_s() || !row.has_burst_bytes() || !row.has_sustained_mb_per_s()) return std::nullopt;
-  // The burst runs from the first byte, so its bytes over its rate is where the knee was.
-  const double knee_s =
-      row.burst_mb_per_s() > 0 ? static_cast<double>(row.burst_bytes()) / 1e6 / row.burst_mb_per_s() : 0;
-  return CacheKnee{row.burst_mb_per_s(), row.burst_bytes(), row.sustained_mb_per_s(), knee_s};
+  // The cache absorbed the burst's rate less the disks' over the time to the knee.
+  const double gain = row.burst_mb_per_s() - row.sustained_mb_per_s();
+  const double knee_s = gain > 0 ? static_cast<double>(row.burst_bytes()) / 1e6 / gain : 0;
+  const CacheShape shape = ParseOr<CacheShape>(row.cache_shape(), CacheShape::kCliff).value_or(CacheShape::kCliff);
+  return CacheKnee{row.burst_mb_per_s(), row.burst_bytes(), row.sustained_mb_per_s(), knee_s, shape};
 }
 
 std::string DescribeKnee(const CacheKnee& knee) {
-  return absl::StrFormat("the NAS took %s at %.0f MB/s, then its disks sustained %.0f MB/s",
-                         FormatSize(knee.burst_bytes), knee.burst_mb_per_s, knee.sustained_mb_per_s);
+  return absl::StrFormat("the NAS took %s at %.0f MB/s, then its disks sustained %.0f MB/s (%s)",
+                         FormatSize(knee.burst_bytes), knee.burst_mb_per_s, knee.sustained_mb_per_s, Name(knee.shape));
+}
+
+std::string DescribeStalls(const proto::TransferReport& row) {
+  if (row.stall_count() == 0) return "";
+  return absl::StrFormat("its longest stall %.1f s (%d stall%s of %.0f s or more)", row.longest_stall_s(),
+                         row.stall_count(), row.stall_count() == 1 ? "" : "s", KneeRules{}.min_stall_s);
 }
 
 }  // namespace nasperf

@@ -1,8 +1,9 @@
-// The cache cliff inside one transfer (docs/DESIGN.md §6, measurement semantics):
-// a fast part that a cache absorbed (RAM dirty pages, ZFS dirty data, an SSD's SLC
-// cache, a cache pool) followed by a sustained, much slower part the disks set.
-// Found on the writing end's interval samples as a change point of the cumulative
-// bytes; noise, a short stall or a slow start never make one. Pure functions:
+// The cache cliff inside one transfer (docs/DESIGN.md §6, measurement semantics): a
+// fast part that a cache absorbed (RAM dirty pages, ZFS dirty data, an SSD's SLC cache,
+// a cache pool), then what the disks sustained, as real pools draw it: a clean cliff, a
+// ramp down (Linux's dirty throttling), a sawtooth (transaction groups) or stalls with
+// catch-up bursts; and the stalls themselves. Found on the writing end's interval
+// samples; noise, a short stall or a slow start never make a knee. Pure functions:
 // thread-safe.
 #ifndef NASPERF_MEASURE_CACHE_KNEE_H_
 #define NASPERF_MEASURE_CACHE_KNEE_H_
@@ -11,31 +12,53 @@
 #include <optional>
 #include <string>
 
+#include "common/policy.h"
 #include "google/protobuf/repeated_field.h"
 #include "proto/nasperf.pb.h"
 
 namespace nasperf {
 
 struct CacheKnee {
-  double burst_mb_per_s = 0;      // from the first sample to the knee
-  uint64_t burst_bytes = 0;       // what arrived before the knee: about the cache's size
-  double sustained_mb_per_s = 0;  // from the knee to the last sample
-  double knee_s = 0;              // the knee, seconds since the transfer's first byte
+  double burst_mb_per_s = 0;  // from the first byte to the knee, the ramp included
+  // What the cache absorbed: the bytes taken by the knee less what the disks wrote
+  // meanwhile at their sustained rate. About the cache's size.
+  uint64_t burst_bytes = 0;
+  double sustained_mb_per_s = 0;  // from the knee to the last byte: stalls and catch-ups averaged in
+  double knee_s = 0;              // seconds since the first byte
+  CacheShape shape = CacheShape::kCliff;
 };
 
 struct KneeRules {
-  int min_samples = 3;               // on each side of the knee, and on its side of the midpoint
-  double max_sustained_share = 0.6;  // sustained at most this share of the burst rate
-  // Of each side's time at least this share lies on its side of the midpoint
-  // between both rates: a drop that holds, not two slow samples in a fast run. Half,
-  // since the kernel's dirty throttling hands over from the page cache to the disk
-  // over half a second, so samples near the knee fall on either side.
-  double min_consistent_share = 0.5;
-  // The two-part fit must leave at most this share of a single line's squared error.
-  double max_fit_error_share = 0.25;
-  // Splits whose squared error is within this factor of the best drop's fit equally
-  // well; of those, the knee is the split whose sides keep to their rates best.
-  double near_fit_factor = 1.25;
+  int min_burst_samples = 3;         // before the knee, the ramp included
+  int min_sustained_samples = 3;     // after it, slow ones
+  double max_sustained_share = 0.6;  // sustained at most this share of the cache's gulp
+  // The cache took at least this many seconds of the sustained rate beyond it: a
+  // socket buffer's or a blk-throttle's first gulp is not a cache.
+  double min_burst_seconds = 0.5;
+  // The knee is where the bytes taken beyond the sustained rate first come within this
+  // share of the most they reach from there on (what follows, stalls and catch-ups, a
+  // sawtooth, a blk-throttle's first gulp, stays under it; loose, since the next rule
+  // finds the end of the ramp) ...
+  double plateau_share = 0.35;
+  // ... and then on as long as the next half second ran this much faster than the
+  // sustained rate, or added this share to what the cache took: the rest of the gulp,
+  // and the ramp.
+  double ramp_rate_share = 1.5;
+  double ramp_gain_share = 0.1;
+  // After the knee, the first half of the time no more than this share faster than the
+  // second: else the drop had not held yet, and the knee moves to where the time after
+  // it levelled off (within tail_plateau_share).
+  double tail_drop_share = 0.15;
+  double tail_plateau_share = 0.1;
+  // After the knee the curve never runs ahead of the sustained line by more than this
+  // share of the burst: the drop held, it was not a slow spell in a fast write.
+  double max_lead_share = 0.6;
+  // ... and at least this share of the time after it, and min_sustained_samples samples,
+  // went at under the midpoint of the burst and sustained rates.
+  double min_slow_share = 2.0 / 3;
+  // Stalls: spells of at least min_stall_s below stall_share of the sustained rate.
+  double min_stall_s = 1.0;
+  double stall_share = 0.1;
 };
 
 // The knee in `samples` (a transfer's, in order), when there is one by `rules`.
@@ -44,11 +67,27 @@ struct KneeRules {
 std::optional<CacheKnee> FindCacheKnee(const google::protobuf::RepeatedPtrField<proto::Sample>& samples,
                                        const KneeRules& rules = {});
 
-// The knee a row's burst_* and sustained_mb_per_s cells state, when they are set.
+struct Stalls {
+  uint32_t count = 0;
+  double longest_s = 0;
+};
+// The spells without progress in `samples`: at least rules.min_stall_s in which the rate
+// stayed under rules.stall_share of `reference_mb_per_s` (what the disks sustained, or
+// the transfer's mean), the slow parts of the samples around each spell included.
+Stalls FindStalls(const google::protobuf::RepeatedPtrField<proto::Sample>& samples, double reference_mb_per_s,
+                  const KneeRules& rules = {});
+
+// Sets the row's burst_*, sustained_mb_per_s and cache_shape (when its samples have a
+// knee) and its stall_count and longest_stall_s (when it has samples).
+void AddCacheFigures(proto::TransferReport& row);
+
+// The knee a row's burst_*, sustained_mb_per_s and cache_shape cells state, when set.
 std::optional<CacheKnee> KneeOfRow(const proto::TransferReport& row);
 
-// "the NAS took 1.9 GiB at 1,210 MB/s, then its disks sustained 61 MB/s".
+// "the NAS took 1.9 GiB at 1,210 MB/s, then its disks sustained 61 MB/s (a ramp)".
 std::string DescribeKnee(const CacheKnee& knee);
+// "" without stalls, else "its longest stall 6.5 s (2 stalls of 1 s or more)".
+std::string DescribeStalls(const proto::TransferReport& row);
 
 }  // namespace nasperf
 

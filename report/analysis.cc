@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 #include <tuple>
 
@@ -222,20 +223,39 @@ std::string DevicesText(const std::vector<const TransferRecord*>& rows) {
                          rows.size(), Summarize(most->second).median);
 }
 
+// The knee's figures as medians, its shape the most common one; then the stalls.
 std::string CacheCliffText(const std::vector<const TransferRecord*>& rows) {
   std::vector<double> burst, bytes, sustained;
+  std::map<CacheShape, int> shapes;
+  size_t stalled = 0, timed = 0;
+  double longest_stall = 0;
   for (const TransferRecord* r : rows) {
     if (std::optional<CacheKnee> knee = KneeOfRow(r->row)) {
       burst.push_back(knee->burst_mb_per_s);
       bytes.push_back(static_cast<double>(knee->burst_bytes));
       sustained.push_back(knee->sustained_mb_per_s);
+      ++shapes[knee->shape];
+    }
+    if (r->row.has_longest_stall_s()) ++timed;
+    if (r->row.stall_count() > 0) {
+      ++stalled;
+      longest_stall = std::max(longest_stall, r->row.longest_stall_s());
     }
   }
-  if (burst.empty()) return "";
-  const CacheKnee median{Summarize(burst).median, static_cast<uint64_t>(std::llround(Summarize(bytes).median)),
-                         Summarize(sustained).median, 0};
-  return absl::StrFormat("in %d of %d rows: %s%s", burst.size(), rows.size(), DescribeKnee(median),
-                         burst.size() > 1 ? " (medians)" : "");
+  std::string text;
+  if (!burst.empty()) {
+    const auto shape = std::max_element(shapes.begin(), shapes.end(),
+                                        [](const auto& a, const auto& b) { return a.second < b.second; });
+    const CacheKnee median{Summarize(burst).median, static_cast<uint64_t>(std::llround(Summarize(bytes).median)),
+                           Summarize(sustained).median, 0, shape->first};
+    text = absl::StrFormat("cache cliff in %d of %d rows: %s%s", burst.size(), rows.size(), DescribeKnee(median),
+                           burst.size() > 1 ? " (medians)" : "");
+  }
+  if (stalled > 0) {
+    absl::StrAppendFormat(&text, "%sstalls in %d of %d rows, the longest %.1f s", text.empty() ? "" : "; ", stalled,
+                          timed, longest_stall);
+  }
+  return text;
 }
 
 std::string ObservationText(const GroupRows& g) {
@@ -573,7 +593,7 @@ std::string ReportText(const ReportResult& report) {
                           s.median, s.mean, s.stddev, s.min, s.max, s.p5, s.p95, BottleneckMix(g.bottlenecks));
     notes.push_back(absl::StrCat("    ", g.group, ": n counts ", g.observation, g.path.empty() ? "" : "; ", g.path,
                                  "; ", TrendText(g), g.devices.empty() ? "" : "; NAS device: ", g.devices,
-                                 g.cache_cliff.empty() ? "" : "; cache cliff ", g.cache_cliff, "\n"));
+                                 g.cache_cliff.empty() ? "" : "; ", g.cache_cliff, "\n"));
     previous = &g;
   }
   flush_notes();

@@ -65,8 +65,8 @@ struct GroupSummary {
   // "loop1 busiest in 2 of 2 rows, 86 % busy (median)"; empty when no row names one.
   std::string devices;
   // The cache cliff over the group's rows that had one (measure/cache_knee.h), medians:
-  // "in 3 of 3 rows: the NAS took 256 MiB at 887 MB/s, then its disks sustained 57 MB/s";
-  // empty when no row had one.
+  // "cache cliff in 3 of 3 rows: the NAS took 256 MiB at 887 MB/s, then its disks sustained 57 MB/s
+  // (ramp); stalls in 1 of 3 rows, the longest 6.5 s"; empty when no row had either.
   std::string cache_cliff;
 };
 

@@ -266,15 +266,21 @@ std::string SeriesMarks(const Plot& plot, const std::vector<const SampleRecord*>
 }
 
 // Where a transfer's cache cliff was (measure/cache_knee.h): a drop from its burst rate to
-// the sustained one at the knee, with the knee in words.
-std::string KneeMark(const Plot& plot, const CacheKnee& knee, const std::string& color, const std::string& title) {
+// the sustained one at the knee, with the knee and the row's stalls in words.
+struct KneeOfSeries {
+  CacheKnee knee;
+  std::string stalls;  // DescribeStalls
+};
+std::string KneeMark(const Plot& plot, const KneeOfSeries& k, const std::string& color, const std::string& title) {
+  const CacheKnee& knee = k.knee;
   const double x = plot.X(knee.knee_s);
   return absl::StrFormat(
-      "<g class=\"knee\"><title>%s: cache cliff at %.1f s: %s</title><line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" "
+      "<g class=\"knee\"><title>%s: cache cliff at %.1f s: %s%s%s</title><line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" "
       "y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\" stroke-dasharray=\"2 2\"/><circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" "
       "fill=\"none\" stroke=\"%s\" stroke-width=\"2\"/></g>",
-      HtmlEscape(title), knee.knee_s, HtmlEscape(DescribeKnee(knee)), x, x, plot.Y(knee.burst_mb_per_s),
-      plot.Y(knee.sustained_mb_per_s), color, x, plot.Y(knee.burst_mb_per_s), color);
+      HtmlEscape(title), knee.knee_s, HtmlEscape(DescribeKnee(knee)), k.stalls.empty() ? "" : "; ",
+      HtmlEscape(k.stalls), x, x, plot.Y(knee.burst_mb_per_s), plot.Y(knee.sustained_mb_per_s), color, x,
+      plot.Y(knee.burst_mb_per_s), color);
 }
 
 // Per-interval MB/s of every measured transfer against seconds since its first byte.
@@ -285,11 +291,13 @@ std::string TimelineChart(const ResultTable& table, Role role, const std::vector
                           size_t* flat) {
   const std::vector<SampleRecord>& samples = table.samples;
   std::set<std::string> measured, unmeasured;
-  std::map<std::string, CacheKnee> knees;
+  std::map<std::string, KneeOfSeries> knees;
   for (const TransferRecord& r : table.transfers) {
     const std::string key = TransferKey(r.run_id, r.role, r.host, r.iteration, r.stream);
     (r.Measured() ? measured : unmeasured).insert(key);
-    if (std::optional<CacheKnee> knee = KneeOfRow(r.row); knee && r.Measured()) knees.emplace(key, *knee);
+    if (std::optional<CacheKnee> knee = KneeOfRow(r.row); knee && r.Measured()) {
+      knees.emplace(key, KneeOfSeries{*knee, DescribeStalls(r.row)});
+    }
   }
   std::map<std::string, size_t> color_of;
   for (size_t i = 0; i < group_order.size(); ++i) color_of[group_order[i]] = i;

@@ -501,6 +501,9 @@ void SayTransfer(Console& console, const TransferResult& r, std::set<std::string
   if (const auto knee = r.receiver ? KneeOfRow(*r.receiver) : std::nullopt) {
     console.Line(absl::StrCat("         cache cliff: ", DescribeKnee(*knee)));
   }
+  if (const std::string stalls = r.receiver ? DescribeStalls(*r.receiver) : ""; !stalls.empty()) {
+    console.Line(absl::StrCat("         stalls: ", stalls));
+  }
   for (const proto::TransferReport* row : {&r.sender, r.receiver ? &*r.receiver : nullptr}) {
     if (row != nullptr && !row->notes().empty() && notes_said.insert(row->role()).second) {
       console.Line(absl::StrCat("  warning (", row->role(), " row, said once): ", row->notes()));

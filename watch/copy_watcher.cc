@@ -820,11 +820,7 @@ proto::TransferReport Watcher::RowOf(Copy& c, ObservedFigures* f, std::string* d
     s->set_t_s(std::min(s->t_s() + t.shift_s, t.seconds));
     if (i == 0) s->set_interval_s(s->interval_s() + t.shift_s);
   }
-  if (std::optional<CacheKnee> knee = FindCacheKnee(row.samples())) {
-    row.set_burst_mb_per_s(knee->burst_mb_per_s);
-    row.set_burst_bytes(knee->burst_bytes);
-    row.set_sustained_mb_per_s(knee->sustained_mb_per_s);
-  }
+  AddCacheFigures(row);
   std::vector<std::string> detail{absl::StrCat("ended: ", c.ended)};
   if (t.from_creation) detail.push_back("timed from the file's creation to its last change (kernel times)");
   if (t.idle_after_creation_s > 0) {

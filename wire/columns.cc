@@ -121,11 +121,14 @@ constexpr TransferColumn kDeclared[] = {
      "Receiver: peak of Dirty + Writeback in the NAS's /proc/meminfo during the transfer: how much the "
      "page cache held back"},
     {"burst_mb_per_s", kAppended, kRate, "MB/s", FigureBound(),
-     "Receiver, writes: MB/s before the cache cliff (a sustained drop in its samples); empty when there was none"},
+     "Receiver, writes: MB/s from the first byte to the cache cliff, its ramp included (the rate's fall to what "
+     "the disks sustained for good); empty when there was none"},
     {"burst_bytes", kAppended, kInteger, "bytes", NoBound(),
-     "Receiver, writes: bytes taken before the cache cliff, about what the NAS's caches absorbed; empty when none"},
+     "Receiver, writes: what the NAS's caches absorbed: bytes taken by the cliff less what the disks wrote "
+     "meanwhile at the sustained rate; empty when none"},
     {"sustained_mb_per_s", kAppended, kRate, "MB/s", FigureBound(),
-     "Receiver, writes: MB/s from the cache cliff to the end, what the disks sustained; empty when there was none"},
+     "Receiver, writes: MB/s from the cache cliff to the end, stalls and catch-up bursts averaged in: what the "
+     "disks sustained; empty when there was none"},
     {"share_protocol", kAppended, kText, "", PlainTextBound(200),
      "Transports to a share: what the protocol negotiated or was asked for, e.g. nfs3 wsize=1048576 "
      "rsize=1048576 stable=unstable (WRITEs the server may cache until COMMIT) or stable=file_sync"},
@@ -134,6 +137,15 @@ constexpr TransferColumn kDeclared[] = {
     {"observed_detail", kAppended, kText, "", TextBound(2000),
      "nasperf watch (role nas): how the copy ended (closed, not grown for --idle, truncated, ...), the process "
      "that served it with its CPU and blocking, and the verdict in words"},
+    {"cache_shape", kAppended, kText, "", WordBound(&Names<CacheShape>, true),
+     "Receiver, writes: how the rate came down at the cache cliff: cliff (at once), ramp (over a second or more, as "
+     "Linux's dirty throttling does), sawtooth (alternating phases, as ZFS transaction groups draw), stalls; empty "
+     "with no cliff"},
+    {"stall_count", kAppended, kInteger, "", RangeBound(0, 1000000),
+     "Receiver, writes: spells of 1 s or more in which the rate stayed under a tenth of what the disks sustained "
+     "(of the mean rate with no cliff)"},
+    {"longest_stall_s", kAppended, kSeconds, "s", FigureBound(),
+     "Receiver, writes: the longest of those spells, the idle parts of the samples around it included; 0 with none"},
 };
 
 // The field type each format writes and reads.

@@ -85,6 +85,10 @@ TEST(LiveBoard, RowsBecomeCountersAndTheLastRate) {
   board.AddRow(Row("client1", "ok", 110.5, 1000, "network"));
   proto::TransferReport knee = Row("client1", "ok", 98.25, 2000, "disk");
   knee.set_sustained_mb_per_s(61);
+  knee.set_burst_bytes(268435456);
+  knee.set_cache_shape("ramp");
+  knee.set_stall_count(2);
+  knee.set_longest_stall_s(6.5);
   board.AddRow(knee);
   board.AddRow(Row("client1", "failed", 0, 300, ""));
   board.CountReport(LiveBoard::Outcome::kStored);
@@ -98,6 +102,9 @@ TEST(LiveBoard, RowsBecomeCountersAndTheLastRate) {
   EXPECT_THAT(m, HasSubstr(absl::StrCat("nasperf_last_transfer_bytes_per_second{", labels, "} 98250000\n")));
   EXPECT_THAT(m, HasSubstr(absl::StrCat("nasperf_verdicts_total{", labels, ",verdict=\"disk\"} 1\n")));
   EXPECT_THAT(m, HasSubstr(absl::StrCat("nasperf_last_sustained_bytes_per_second{", labels, "} 61000000\n")));
+  EXPECT_THAT(m, HasSubstr(absl::StrCat("nasperf_last_burst_bytes{", labels, ",shape=\"ramp\"} 268435456\n")));
+  EXPECT_THAT(m, HasSubstr(absl::StrCat("nasperf_last_longest_stall_seconds{", labels, "} 6.5\n")));
+  EXPECT_THAT(m, HasSubstr(absl::StrCat("nasperf_stalls_total{", labels, "} 2\n")));
   EXPECT_THAT(m, HasSubstr("nasperf_collector_reports_total{outcome=\"refused\"} 1\n"));
   EXPECT_THAT(m, HasSubstr("# TYPE nasperf_transfer_bytes_total counter\n"));
 }

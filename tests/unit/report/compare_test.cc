@@ -268,9 +268,10 @@ TEST(Report, SaysTheCacheCliffOfTheRowsThatHadOne) {
   ASSERT_TRUE(r.ok());
   ASSERT_EQ(r->groups.size(), 1u);
   EXPECT_EQ(r->groups[0].cache_cliff,
-            "in 2 of 3 rows: the NAS took 256 MiB at 890 MB/s, then its disks sustained 61 MB/s (medians)");
+            "cache cliff in 2 of 3 rows: the NAS took 256 MiB at 890 MB/s, then its disks sustained 61 MB/s (cliff) "
+            "(medians)");
   EXPECT_THAT(ReportText(*r), HasSubstr("; cache cliff in 2 of 3 rows: the NAS took 256 MiB"));
-  EXPECT_THAT(ReportJson(*r), HasSubstr("\"cache_cliff\":\"in 2 of 3 rows"));
+  EXPECT_THAT(ReportJson(*r), HasSubstr("\"cache_cliff\":\"cache cliff in 2 of 3 rows"));
 }
 
 // compare --metric sustained_mb_per_s: what the disks held after the cache, per row
@@ -309,7 +310,8 @@ TEST(Compare, ComparesTheSustainedRateAfterTheCacheCliff) {
 }
 
 TEST(Html, MarksEachTransfersCacheCliffOnTheTimeline) {
-  std::string csv = absl::StrCat(kCliffHeader, "r,pool,1,0,receiver,nas,960000000,2.0,480,ok,false,900,900000000,60\n");
+  // 900 MB/s for 1 s, then 60: the cache absorbed 900 MB less the disks' 60 MB meanwhile.
+  std::string csv = absl::StrCat(kCliffHeader, "r,pool,1,0,receiver,nas,960000000,2.0,480,ok,false,900,840000000,60\n");
   ResultTable t = Table(csv);
   std::string samples = "run_id,label,iteration,stream,role,host,t_s,bytes,mb_per_s\n";
   for (int k = 1; k <= 10; ++k) {
@@ -321,9 +323,9 @@ TEST(Html, MarksEachTransfersCacheCliffOnTheTimeline) {
   ASSERT_TRUE(r.ok());
   HtmlReportInput in{&t, &*r, nullptr, "nasperf test"};
   const std::string html = RenderHtmlReport(in);
-  EXPECT_THAT(html, HasSubstr("pool iteration 1 stream 0 (nas): cache cliff at 1.0 s: the NAS took 858 MiB at 900 "
-                              "MB/s, then its disks sustained 60 MB/s"));
-  EXPECT_THAT(html, HasSubstr("<td>in 1 of 1 rows: the NAS took 858 MiB at 900 MB/s"));
+  EXPECT_THAT(html, HasSubstr("pool iteration 1 stream 0 (nas): cache cliff at 1.0 s: the NAS took 801 MiB at 900 "
+                              "MB/s, then its disks sustained 60 MB/s (cliff)"));
+  EXPECT_THAT(html, HasSubstr("<td>cache cliff in 1 of 1 rows: the NAS took 801 MiB at 900 MB/s"));
 }
 
 // "flat p=0.086, +82.1 MB/s per run" read as a slope that was not there.
