@@ -29,7 +29,9 @@ struct CacheKnee {
 };
 
 struct KneeRules {
-  int min_burst_samples = 3;         // before the knee, the ramp included
+  // Before the knee, the ramp included: one, since a 128 MiB cache fills within one 100 ms
+  // sample at 10 Gb/s (min_burst_seconds keeps a short first gulp out).
+  int min_burst_samples = 1;
   int min_sustained_samples = 3;     // after it, slow ones
   double max_sustained_share = 0.6;  // sustained at most this share of the cache's gulp
   // The cache took at least this many seconds of the sustained rate beyond it: a

@@ -122,6 +122,7 @@ done
 # --- (b) a sawtooth: 40 and 120 MB/s in turn, 2 s each, from the cache's filling on
 set_dirty $((128 << 20))
 set_rate 40
+sync
 echo "$EPOCHREALTIME 40" >"$T/saw.switches"
 (
   until_file_over $((128 << 20)) "$ARRAY"
@@ -152,6 +153,7 @@ within 10 "$sustained" "$truth" || fail "the sawtooth's sustained $sustained MB/
 # 1 MB/s, whose batches of completed writes let the copy move for a moment mid-stall.
 set_dirty $((16 << 20))
 set_rate 40
+sync
 (
   until_file_over $((160 << 20)) "$ARRAY"
   echo "$array_dev 4096" >"$root_throttle"

@@ -229,11 +229,17 @@ TEST(CacheKnee, AShortStallASlowStartAndAGentleSlowDownAreNotKnees) {
   EXPECT_FALSE(FindCacheKnee(blk_burst).has_value());
 }
 
-TEST(CacheKnee, TooFewSamplesOnEitherSideGiveNone) {
-  Samples short_burst;
-  Add(short_burst, 2, 900);
+TEST(CacheKnee, TooLittleBeforeOrTooFewSamplesAfterGiveNone) {
+  Samples short_burst;  // a first short sample at a high rate: a few MB, not a cache
+  Add(short_burst, 1, 900, 0.01);
   Add(short_burst, 40, 60);
-  EXPECT_FALSE(FindCacheKnee(short_burst).has_value()) << "two samples are not a burst";
+  EXPECT_FALSE(FindCacheKnee(short_burst).has_value()) << "9 MB is under half a second of 60 MB/s";
+  Samples one;  // 100 MB into a cache within one 100 ms sample: a 10 Gb/s link's gulp
+  Add(one, 1, 1000);
+  Add(one, 40, 40);
+  const std::optional<CacheKnee> gulp = FindCacheKnee(one);
+  ASSERT_TRUE(gulp.has_value());
+  EXPECT_NEAR(static_cast<double>(gulp->burst_bytes), 100e6 - 40e6 * 0.1, 0.1e6);
   Samples short_tail;
   Add(short_tail, 40, 900);
   Add(short_tail, 2, 60);
