@@ -182,7 +182,8 @@ Stalls StallsOf(const Curve& c, size_t from, double reference, const KneeRules& 
 }
 
 // After the knee, windows of a second (or two samples) alternate between phases above
-// and below the sustained rate, two of each at least, as a txg-paced pool's writes do;
+// and below the sustained rate, two of each at least, as a txg-paced pool's writes do,
+// and a third of the windows at least lie clearly in one (the others straddle two);
 // pauses of a second or more are then part of it, unless there was just one.
 bool IsSawtooth(const Curve& c, size_t k, double sustained, const Stalls& stalls) {
   const double window = std::max(1.0, 2 * MedianInterval(c));
@@ -198,7 +199,7 @@ bool IsSawtooth(const Curve& c, size_t k, double sustained, const Stalls& stalls
     if (label != last) (label > 0 ? high_runs : low_runs)++;
     last = label;
   }
-  return high_runs >= 2 && low_runs >= 2 && 2 * labelled >= windows;
+  return high_runs >= 2 && low_runs >= 2 && 3 * labelled >= windows;
 }
 
 // The ramp: of the time before the knee, how much went at under half the cache's gulp.
@@ -236,14 +237,14 @@ std::optional<CacheKnee> FindCacheKnee(const google::protobuf::RepeatedPtrField<
   if (sustained > rules.max_sustained_share * gulp || absorbed < rules.min_burst_seconds * sustained) {
     return std::nullopt;
   }
-  // The drop holds: no later spell runs far ahead of the sustained line, and most of the
-  // time after the knee went at the disks' pace rather than the cache's (by time: a
-  // catch-up burst after a stall is a short fast sample after long slow ones).
+  // The drop holds: most of the time after the knee went at the disks' pace rather than
+  // the cache's (by time: a catch-up burst after a stall is a short fast sample after long
+  // slow ones). Not how far the curve runs ahead of the sustained line: a sawtooth's fast
+  // phases run ahead by as much as a small cache holds, and come back.
   const double mid = (burst + sustained) / 2;
   size_t slow = 0;
   double slow_s = 0;
   for (size_t i = k; i < n; ++i) {
-    if (Excess(c, i + 1, sustained) - absorbed > rules.max_lead_share * absorbed) return std::nullopt;
     if (c.rate[i] <= mid) {
       ++slow;
       slow_s += c.t[i + 1] - c.t[i];

@@ -52,11 +52,9 @@ struct KneeRules {
   // it levelled off (within tail_plateau_share).
   double tail_drop_share = 0.15;
   double tail_plateau_share = 0.1;
-  // After the knee the curve never runs ahead of the sustained line by more than this
-  // share of the burst: the drop held, it was not a slow spell in a fast write.
-  double max_lead_share = 0.6;
-  // ... and at least this share of the time after it, and min_sustained_samples samples,
-  // went at under the midpoint of the burst and sustained rates.
+  // The drop held: at least this share of the time after the knee, and
+  // min_sustained_samples samples, went at under the midpoint of the burst and sustained
+  // rates (not a slow spell in a fast write).
   double min_slow_share = 2.0 / 3;
   // Stalls: spells of at least min_stall_s below stall_share of the sustained rate.
   double min_stall_s = 1.0;

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Draws one run's receiver samples as a small SVG for the guides (docs/guides/verdicts.md):
-MB/s per sample over seconds since the first byte, a dashed line at the row's knee and a
-dotted one at its sustained rate.
+MB/s in 0.25 s bins over seconds since the first byte (the samples themselves swing with
+the kernel's pauses), a dashed line at the row's knee and a dotted one at its sustained rate.
 
   plot_samples.py RUN_DIR TITLE > picture.svg     (RUN_DIR: a sender's --out, one transfer)
 """
@@ -18,7 +18,20 @@ def main(run_dir, title):
         samples = [(float(s["t_s"]), float(s["mb_per_s"])) for s in csv.DictReader(f) if s["role"] == "receiver"]
     first = next((i for i, (_, rate) in enumerate(samples) if rate > 0), 0)
     t0 = samples[first - 1][0] if first else 0  # the first sample that took any began there
-    points = [(t - t0, rate) for t, rate in samples[first:]]
+    BIN = 0.25
+    bins = {}
+    previous = t0
+    for t, rate in samples[first:]:
+        # a sample's bytes spread over its interval, into the bins it covers
+        start, end = previous - t0, t - t0
+        previous = t
+        x = start
+        while x < end:
+            b = int(x / BIN + 1e-9)
+            step = min(end, (b + 1) * BIN) - x
+            bins[b] = bins.get(b, 0.0) + rate * step
+            x += step
+    points = [((b + 0.5) * BIN, mb / BIN) for b, mb in sorted(bins.items())]
     t_hi = max(t for t, _ in points)
     y_hi = max(rate for _, rate in points) * 1.05
     x = lambda t: LEFT + (W - LEFT - RIGHT) * t / t_hi
