@@ -20,8 +20,8 @@ namespace nasperf {
 
 struct CacheKnee {
   double burst_mb_per_s = 0;  // from the first byte to the knee, the ramp included
-  // What the cache absorbed: the bytes taken by the knee less what the disks wrote
-  // meanwhile at their sustained rate. About the cache's size.
+  // What the cache held at the knee: the bytes taken by then less what the disks wrote at
+  // their sustained rate since the cache was half full. About the cache's size.
   uint64_t burst_bytes = 0;
   double sustained_mb_per_s = 0;  // from the knee to the last byte: stalls and catch-ups averaged in
   double knee_s = 0;              // seconds since the first byte
@@ -81,7 +81,7 @@ Stalls FindStalls(const google::protobuf::RepeatedPtrField<proto::Sample>& sampl
 // knee) and its stall_count and longest_stall_s (when it has samples).
 void AddCacheFigures(proto::TransferReport& row);
 
-// The knee a row's burst_*, sustained_mb_per_s and cache_shape cells state, when set.
+// The knee a row's burst_*, sustained_mb_per_s, cache_shape and knee_s cells state, when set.
 std::optional<CacheKnee> KneeOfRow(const proto::TransferReport& row);
 
 // "the NAS took 1.9 GiB at 1,210 MB/s, then its disks sustained 61 MB/s (a ramp)".

@@ -146,6 +146,8 @@ constexpr TransferColumn kDeclared[] = {
      "(of the mean rate with no cliff)"},
     {"longest_stall_s", kAppended, kSeconds, "s", FigureBound(),
      "Receiver, writes: the longest of those spells, the idle parts of the samples around it included; 0 with none"},
+    {"knee_s", kAppended, kSeconds, "s", FigureBound(),
+     "Receiver, writes: when the cache cliff was, seconds from the first byte; empty with no cliff"},
 };
 
 // The field type each format writes and reads.

@@ -5,8 +5,7 @@ own logs, on the NAS's clock (the receiver's started_at is the same machine's).
   cache_truth.py dirty TRANSFERS_CSV MEMINFO_LOG
       Dirty + Writeback in /proc/meminfo (the kernel's dirty limit counts both) at the
       row's knee, less the log's first reading (the machine's own, before the run): the
-      line nearest to started_at + first_byte_s + knee_s, where knee_s = burst_bytes /
-      (burst - sustained), the knee the row states.
+      line nearest to started_at + first_byte_s + knee_s, the knee the row states.
   cache_truth.py throttle TRANSFERS_CSV SWITCH_LOG
       The throttle's time-weighted rate (MB/s) from the row's knee to its end, from a log
       of "EPOCH RATE_MB_PER_S" lines, one per switch.
@@ -31,8 +30,7 @@ def knee_and_end(row):
         sys.exit("cache_truth: the row has no knee")
     start = datetime.datetime.strptime(row["started_at"], "%Y-%m-%dT%H:%M:%S.%fZ")
     start = start.replace(tzinfo=datetime.timezone.utc).timestamp()
-    gain = float(row["burst_mb_per_s"]) - float(row["sustained_mb_per_s"])
-    knee = start + float(row["first_byte_s"] or 0) + float(row["burst_bytes"]) / 1e6 / gain
+    knee = start + float(row["first_byte_s"] or 0) + float(row["knee_s"])
     return knee, start + float(row["duration_s"])  # with --sync none, its end is the last byte's
 
 

@@ -49,7 +49,7 @@ def main(run_dir, title):
     out.append(f'<polyline fill="none" stroke="#1f77b4" stroke-width="1.2" points="{coords}"/>')
     if row["sustained_mb_per_s"]:
         burst, sustained = float(row["burst_mb_per_s"]), float(row["sustained_mb_per_s"])
-        knee = float(row["burst_bytes"]) / 1e6 / (burst - sustained)
+        knee = float(row["knee_s"]) if row.get("knee_s") else float(row["burst_bytes"]) / 1e6 / (burst - sustained)
         out.append(f'<line x1="{x(knee):.1f}" x2="{x(knee):.1f}" y1="{TOP}" y2="{H - BOTTOM}" stroke="#d62728" '
                    'stroke-dasharray="4 3"/>')
         out.append(f'<line x1="{x(knee):.1f}" x2="{W - RIGHT}" y1="{y(sustained):.1f}" y2="{y(sustained):.1f}" '

@@ -51,11 +51,12 @@ TEST(CacheKnee, APageCacheCliffGivesTheCachesSizeAndBothRates) {
   ASSERT_TRUE(knee.has_value());
   EXPECT_NEAR(knee->burst_mb_per_s, 887, 1);
   EXPECT_NEAR(knee->sustained_mb_per_s, 57, 0.5);
-  // What the cache absorbed: 266 MB taken while the disks wrote 0.3 s of their 57 MB/s.
-  EXPECT_NEAR(static_cast<double>(knee->burst_bytes), 266.1e6 - 57e6 * 0.3, 0.2e6);
+  // What the cache absorbed: 266 MB taken, less what the disks wrote at 57 MB/s from when
+  // the cache was half full (0.145 s) to the knee.
+  EXPECT_NEAR(static_cast<double>(knee->burst_bytes), 266.1e6 - 57e6 * (0.3 - 0.145), 0.3e6);
   EXPECT_NEAR(knee->knee_s, 0.3, 1e-9);
   EXPECT_EQ(knee->shape, CacheShape::kCliff);
-  EXPECT_EQ(DescribeKnee(*knee), "the NAS took 237 MiB at 887 MB/s, then its disks sustained 57 MB/s (cliff)");
+  EXPECT_EQ(DescribeKnee(*knee), "the NAS took 245 MiB at 887 MB/s, then its disks sustained 57 MB/s (cliff)");
 }
 
 // The row keeps what was found, and the knee read back from it is the one found.
@@ -104,7 +105,9 @@ TEST(CacheKnee, ARampAStallAndACatchUpBurstGiveTheCacheAndTheDisksRate) {
   }
   const double sustained = (total - by_knee) / (end - knee->knee_s);
   EXPECT_NEAR(knee->sustained_mb_per_s, sustained, 0.01 * sustained);
-  EXPECT_NEAR(static_cast<double>(knee->burst_bytes) / 1e6, by_knee - sustained * knee->knee_s, 1);
+  // What the cache held: the bytes taken by then, less what the disks wrote meanwhile.
+  EXPECT_LE(static_cast<double>(knee->burst_bytes) / 1e6, by_knee);
+  EXPECT_GE(static_cast<double>(knee->burst_bytes) / 1e6, by_knee - sustained * knee->knee_s);
   proto::TransferReport row;
   *row.mutable_samples() = s;
   AddCacheFigures(row);
@@ -239,7 +242,8 @@ TEST(CacheKnee, TooLittleBeforeOrTooFewSamplesAfterGiveNone) {
   Add(one, 40, 40);
   const std::optional<CacheKnee> gulp = FindCacheKnee(one);
   ASSERT_TRUE(gulp.has_value());
-  EXPECT_NEAR(static_cast<double>(gulp->burst_bytes), 100e6 - 40e6 * 0.1, 0.1e6);
+  EXPECT_GE(static_cast<double>(gulp->burst_bytes), 100e6 - 40e6 * 0.1);
+  EXPECT_LE(static_cast<double>(gulp->burst_bytes), 100e6);
   Samples short_tail;
   Add(short_tail, 40, 900);
   Add(short_tail, 2, 60);

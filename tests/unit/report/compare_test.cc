@@ -310,8 +310,8 @@ TEST(Compare, ComparesTheSustainedRateAfterTheCacheCliff) {
 }
 
 TEST(Html, MarksEachTransfersCacheCliffOnTheTimeline) {
-  // 900 MB/s for 1 s, then 60: the cache absorbed 900 MB less the disks' 60 MB meanwhile.
-  std::string csv = absl::StrCat(kCliffHeader, "r,pool,1,0,receiver,nas,960000000,2.0,480,ok,false,900,840000000,60\n");
+  // A row from before knee_s: its knee is its burst's bytes at its rate, 1 s in.
+  std::string csv = absl::StrCat(kCliffHeader, "r,pool,1,0,receiver,nas,960000000,2.0,480,ok,false,900,900000000,60\n");
   ResultTable t = Table(csv);
   std::string samples = "run_id,label,iteration,stream,role,host,t_s,bytes,mb_per_s\n";
   for (int k = 1; k <= 10; ++k) {
@@ -323,9 +323,9 @@ TEST(Html, MarksEachTransfersCacheCliffOnTheTimeline) {
   ASSERT_TRUE(r.ok());
   HtmlReportInput in{&t, &*r, nullptr, "nasperf test"};
   const std::string html = RenderHtmlReport(in);
-  EXPECT_THAT(html, HasSubstr("pool iteration 1 stream 0 (nas): cache cliff at 1.0 s: the NAS took 801 MiB at 900 "
+  EXPECT_THAT(html, HasSubstr("pool iteration 1 stream 0 (nas): cache cliff at 1.0 s: the NAS took 858 MiB at 900 "
                               "MB/s, then its disks sustained 60 MB/s (cliff)"));
-  EXPECT_THAT(html, HasSubstr("<td>cache cliff in 1 of 1 rows: the NAS took 801 MiB at 900 MB/s"));
+  EXPECT_THAT(html, HasSubstr("<td>cache cliff in 1 of 1 rows: the NAS took 858 MiB at 900 MB/s"));
 }
 
 // "flat p=0.086, +82.1 MB/s per run" read as a slope that was not there.
