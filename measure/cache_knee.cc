@@ -150,8 +150,8 @@ KneeSearch LocateKnee(const Curve& c, const KneeRules& rules) {
   size_t k = first;
   for (int step = 0; step < kMaxKneeRounds && k + 1 < n; ++step) {
     const double mid = (c.t[k] + c.t[n]) / 2;
-    const double first = (c.MbAt(mid) - c.mb[k]) / (mid - c.t[k]), second = (c.mb[n] - c.MbAt(mid)) / (c.t[n] - mid);
-    if (!(first > (1 + rules.tail_drop_share) * second)) break;
+    const double early = (c.MbAt(mid) - c.mb[k]) / (mid - c.t[k]), late = (c.mb[n] - c.MbAt(mid)) / (c.t[n] - mid);
+    if (!(early > (1 + rules.tail_drop_share) * late)) break;
     const size_t later = PastTheRamp(c, PlateauStart(c, k, rules.tail_plateau_share), rules);
     if (later <= k) break;
     k = later;
