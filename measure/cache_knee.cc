@@ -261,7 +261,7 @@ std::optional<CacheKnee> FindCacheKnee(const google::protobuf::RepeatedPtrField<
   // the cache's (by time: a catch-up burst after a stall is a short fast sample after long
   // slow ones). Not how far the curve runs ahead of the sustained line: a sawtooth's fast
   // phases run ahead by as much as a small cache holds, and come back.
-  const double mid = (burst + sustained) / 2;
+  const double mid = (gulp + sustained) / 2;
   size_t slow = 0;
   double slow_s = 0;
   for (size_t i = k; i < n; ++i) {

@@ -53,8 +53,8 @@ struct KneeRules {
   double tail_drop_share = 0.15;
   double tail_plateau_share = 0.1;
   // The drop held: at least this share of the time after the knee, and
-  // min_sustained_samples samples, went at under the midpoint of the burst and sustained
-  // rates (not a slow spell in a fast write).
+  // min_sustained_samples samples, went at under the midpoint of the cache's gulp and the
+  // sustained rate (not a slow spell in a fast write).
   double min_slow_share = 2.0 / 3;
   // Stalls: spells of at least min_stall_s below stall_share of the sustained rate.
   double min_stall_s = 1.0;
