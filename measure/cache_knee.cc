@@ -153,7 +153,9 @@ KneeSearch LocateKnee(const Curve& c, const KneeRules& rules) {
     const double early = (c.MbAt(mid) - c.mb[k]) / (mid - c.t[k]), late = (c.mb[n] - c.MbAt(mid)) / (c.t[n] - mid);
     if (!(early > (1 + rules.tail_drop_share) * late)) break;
     const size_t later = PastTheRamp(c, PlateauStart(c, k, rules.tail_plateau_share), rules);
-    if (later <= k) break;
+    // A ragged end (the last slow samples before the data stopped) halves the time slower
+    // too: the knee keeps a share of the time after the gulp behind it.
+    if (later <= k || c.t[n] - c.t[later] < rules.min_tail_share * (c.t[n] - c.t[first])) break;
     k = later;
   }
   return {first, k};

@@ -52,6 +52,8 @@ struct KneeRules {
   // it levelled off (within tail_plateau_share).
   double tail_drop_share = 0.15;
   double tail_plateau_share = 0.1;
+  // ... as long as this share of the time after the gulp stays after the knee.
+  double min_tail_share = 1.0 / 3;
   // The drop held: at least this share of the time after the knee, and
   // min_sustained_samples samples, went at under the midpoint of the cache's gulp and the
   // sustained rate (not a slow spell in a fast write).

@@ -358,6 +358,26 @@ TEST(CacheKnee, PausesAndCatchUpsAfterALinkRateCliffAreTheDisksPace) {
   EXPECT_NEAR(knee->sustained_mb_per_s, 60, 9);
 }
 
+// The same walkthrough in another CI run: the disk's pace after the cliff, then a ragged
+// end (15.7 MB/s, then nothing). Each half of the time after the knee ran slower than the
+// one before it, down to that last sample, and the knee followed them to the end.
+TEST(CacheKnee, ARaggedEndDoesNotPullTheKneeToIt) {
+  constexpr std::pair<double, uint64_t> kLab[] = {
+      {0.100, 12750836}, {0.200, 12401928}, {0.300, 12401928}, {0.400, 12401928}, {0.500, 12401928}, {0.600, 12401928},
+      {0.700, 12401928}, {0.800, 12401928}, {0.900, 12464564}, {1.020, 9314868},  {1.100, 4581376},  {1.204, 4285456},
+      {1.332, 11543556}, {1.440, 4375572},  {1.520, 4357676},  {1.676, 5046672},  {1.700, 3042320},  {1.840, 12240864},
+      {1.948, 8491652},  {2.106, 12652472}, {2.324, 9941228},  {2.445, 7856344},  {2.500, 3758160},  {2.656, 9824904},
+      {2.712, 5198788},  {2.824, 9851748},  {3.036, 20768308}, {3.148, 13654648}, {3.308, 10804112}, {3.468, 8230916},
+      {3.580, 8543752},  {3.744, 8210952},  {3.856, 8665436},  {4.020, 8235528},  {4.132, 8295944},  {4.296, 8581640},
+      {4.300, 688996},   {4.409, 7542436},  {4.572, 8599908},  {4.680, 8242860},  {4.705, 3131800},  {4.868, 5125536},
+      {4.903, 4008704},  {5.013, 4603804},  {5.162, 8251540},  {5.345, 8580200},  {5.439, 1493612},  {5.630, 0},
+      {5.719, 0},        {5.909, 0}};
+  const std::optional<CacheKnee> knee = FindCacheKnee(FromLab(kLab));
+  ASSERT_TRUE(knee.has_value());
+  EXPECT_LE(knee->knee_s, 3.5);
+  EXPECT_NEAR(knee->sustained_mb_per_s, 60, 9);
+}
+
 TEST(CacheKnee, HostileSeriesGiveNoFigure) {
   Samples backwards;
   Add(backwards, 5, 900);
