@@ -18,6 +18,7 @@
 #include "cli/observer.h"
 #include "cli/sender_spec.h"
 #include "collector/csv_sink.h"
+#include "common/file_set.h"
 #include "common/log.h"
 #include "common/token.h"
 #include "receiver/receiver.h"
@@ -78,6 +79,17 @@ CLI::App* AddSender(CLI::App& app, SenderFlags& f) {
   auto* file = cmd->add_option("--file", f.file, "Send this file (zero-copy unless --verify)");
   auto* size = cmd->add_option("--size", f.size, "Send this much generated data, e.g. 45GiB");
   file->excludes(size);
+  auto* files = cmd->add_option("--files", f.files,
+                                absl::StrCat("Many files: each transfer writes N files one after another, as Explorer "
+                                             "and cp -r copy a folder (--streams N: N at once, as robocopy /MT); "
+                                             "--transport ",
+                                             TransportsWith(&TransportCaps::file_sets)))
+                    ->check(CLI::Range(uint64_t{1}, kMaxSetFiles));
+  cmd->add_option("--file-size", f.file_size,
+                  "With --files: each file's size: SIZE, LOW-HIGH (log-uniform, e.g. 2MiB-20MiB), photos (2MiB-20MiB) "
+                  "or source-tree (512B-64KiB); default 1MiB")
+      ->needs(files);
+  files->excludes(size)->excludes(file);
   cmd->add_option("--pattern", f.pattern, "Generated data: random (incompressible) or zero")
       ->capture_default_str()
       ->check(CLI::IsMember({"random", "zero"}));
@@ -145,6 +157,9 @@ CLI::App* AddSender(CLI::App& app, SenderFlags& f) {
         UsageError(cmd, !spec.cache().empty() ? "--cache" : "--read-mode",
                    absl::StrCat("needs --transport ", able, ": over ", name,
                                 " the server's page cache is not nasperf's to control"));
+      case Ask::kFileSet:
+        UsageError(cmd, "--files",
+                   absl::StrCat("--transport ", name, " sends one file per transfer; --transport ", able, " can"));
       case Ask::kSshLogin:
         break;  // a login flag's owner is named by its own refusal (transport_flags)
     }
@@ -157,7 +172,8 @@ CLI::App* AddSender(CLI::App& app, SenderFlags& f) {
   static constexpr std::pair<const char*, const char*> kFlagOf[] = {{"pause_s", "--pause"},
                                                                     {"interval_s", "--interval"},
                                                                     {"link_mbps", "--link-speed"},
-                                                                    {"window_bytes", "--window"}};
+                                                                    {"window_bytes", "--window"},
+                                                                    {"file_count", "--files"}};
   std::string flag = absl::StrCat("--", absl::StrReplaceAll(field, {{"_", "-"}}));
   for (const auto& [spec_field, cli_flag] : kFlagOf) {
     if (field == spec_field) flag = cli_flag;

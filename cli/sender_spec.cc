@@ -33,6 +33,8 @@ proto::RunSpec SpecOfFlags(const SenderFlags& f) {
     if (spec.size() == 0) UsageError(cmd, "--size", "must be more than 0");
   }
   spec.set_file(f.file);
+  spec.set_file_count(f.files);
+  spec.set_file_size(f.file_size);
   spec.set_pattern(f.pattern);
   spec.set_streams(f.streams);
   spec.set_runs(f.runs);

@@ -75,7 +75,8 @@ struct Table<Bottleneck> {
                                                                    {Bottleneck::kReceiverCpu, "receiver-cpu"},
                                                                    {Bottleneck::kClientDisk, "client-disk"},
                                                                    {Bottleneck::kServerCpu, "server-cpu"},
-                                                                   {Bottleneck::kClient, "client"}};
+                                                                   {Bottleneck::kClient, "client"},
+                                                                   {Bottleneck::kMetadata, "metadata"}};
 };
 
 }  // namespace

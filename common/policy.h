@@ -55,7 +55,8 @@ enum class Bottleneck {
   kReceiverCpu,
   kClientDisk,
   kServerCpu,
-  kClient
+  kClient,
+  kMetadata  // a many-files transfer's creates, closes and fsyncs, not its bytes
 };
 
 // Parse<T>("direct") -> WriteMode::kDirect; INVALID_ARGUMENT naming the choices.

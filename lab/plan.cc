@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "collector/live_http.h"
+#include "common/file_set.h"
 #include "common/policy.h"
 #include "common/units.h"
 #include "lab/agent_limits.h"
@@ -280,6 +281,9 @@ absl::Status RefusalAt(const TableReader& r, const PlanTransfer& t, const Refusa
     case Ask::kReadCache:
       key = r.Find("cache") != nullptr ? "cache" : "read_mode";
       break;
+    case Ask::kFileSet:
+      key = "files";
+      break;
   }
   return r.ErrorAt(key, absl::StrCat(key, ": transport = \"", t.transport, "\" cannot; transport = \"", refused.able,
                                      "\" can", why));
@@ -289,6 +293,7 @@ absl::Status RefusalAt(const TableReader& r, const PlanTransfer& t, const Refusa
 // transport takes no role for is the first such of the transfer's file keys.
 std::string PlanKeyOf(const TableReader& r, const PlanTransfer& t, const std::string& field) {
   if (field == "interval_s") return "interval";
+  if (field == "file_count") return "files";
   if (field != "files") return field;
   const TransportCaps& caps = TransportFor(t.transport).caps;
   for (const auto& [key, taken] :
@@ -319,13 +324,17 @@ absl::Status ReadTransfer(const std::string& path, const toml::table& table, int
   t.line = static_cast<int>(table.source().begin.line);
   TableReader r(path, table, absl::StrCat("[[transfer]] ", index, ": "));
   NASPERF_RETURN_IF_ERROR(r.OnlyKeys({"from", "to", "transport", "ssh_identity", "ssh_known_hosts", "credentials",
-                                      "transport_flags", "size", "file", "streams", "write_mode", "sync", "pattern",
+                                      "transport_flags", "size", "file", "files", "file_size", "streams", "write_mode", "sync", "pattern",
                                       "verify", "direction", "cache", "read_mode"}));
   NASPERF_RETURN_IF_ERROR(r.String("from", &t.from, true));
   NASPERF_RETURN_IF_ERROR(ReadTransportAndTo(r, *plan, &t));
   NASPERF_RETURN_IF_ERROR(r.Size("size", &t.size));
   NASPERF_RETURN_IF_ERROR(r.String("file", &t.file));
-  if ((t.size > 0) == !t.file.empty()) return r.Error("give either size = \"4GiB\" or file = \"/path\" (not both)");
+  NASPERF_RETURN_IF_ERROR(r.Int("files", &t.files, 1, static_cast<int>(kMaxSetFiles)));
+  NASPERF_RETURN_IF_ERROR(r.String("file_size", &t.file_size));
+  if (t.files == 0 && !t.file_size.empty()) return r.Error(*r.Find("file_size"), "file_size is for files = N");
+  if ((t.size > 0) + !t.file.empty() + (t.files > 0) != 1)
+    return r.Error("give one of size = \"4GiB\", file = \"/path\" or files = N (with file_size)");
   NASPERF_RETURN_IF_ERROR(r.Int("streams", &t.streams, 1, kMaxStreams));
   NASPERF_RETURN_IF_ERROR(r.OneOf("write_mode", &t.write_mode, Names<WriteMode>()));
   NASPERF_RETURN_IF_ERROR(r.String("sync", &t.sync_policy));
@@ -486,6 +495,8 @@ proto::RunSpec SpecOf(const Plan& plan, const PlanTransfer& t) {
   }
   spec.set_size(t.size);
   spec.set_file(t.file);
+  spec.set_file_count(static_cast<uint64_t>(t.files));
+  spec.set_file_size(t.file_size);
   spec.set_pattern(t.pattern);
   spec.set_streams(t.streams);
   spec.set_label(plan.label);

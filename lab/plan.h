@@ -56,7 +56,9 @@ struct PlanTransfer {
   // checked by its declarations at the plan check and again by the sending agent.
   std::vector<std::string> transport_flags;
   uint64_t size = 0;  // generated data, or
-  std::string file;   // a file on the sending host
+  std::string file;   // a file on the sending host, or
+  int files = 0;          // many files per transfer (common/file_set.h), of
+  std::string file_size;  // sizes as --file-size takes them
   int streams = 1;
   std::string write_mode = "buffered";
   std::string sync_policy = "end";

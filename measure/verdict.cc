@@ -117,6 +117,9 @@ std::string VerdictMeaning(const std::string& word) {
     case Bottleneck::kClient:
       return "none of the NAS's parts was busy (disk, serving process, NIC): the client or its path held the copy "
              "back";
+    case Bottleneck::kMetadata:
+      return "the file system's work per file: creating, closing and syncing each file took more of the time than "
+             "writing its bytes (small files, a slow fsync, a journal on slow disks)";
   }
   return "";
 }

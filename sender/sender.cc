@@ -266,6 +266,21 @@ std::string TableLine(const TransferResult& r) {
                          s.bottleneck().empty() ? "-" : s.bottleneck(), status);
 }
 
+// A many-files transfer's figures in a line: "200 whole, 1450.8 files/s; create to
+// close p50 0.54 ms, p90 0.82 ms, p99 1.1 ms, max 3.0 ms; metadata 78 % of the time".
+std::string DescribeFileSet(const proto::TransferReport& row) {
+  std::string text = absl::StrFormat("%d whole", row.files());
+  if (row.has_files_per_s()) absl::StrAppendFormat(&text, ", %.1f files/s", row.files_per_s());
+  if (row.has_file_p50_s()) {
+    absl::StrAppendFormat(&text, "; create to close p50 %.2f ms, p90 %.2f ms, p99 %.2f ms, max %.2f ms",
+                          row.file_p50_s() * 1e3, row.file_p90_s() * 1e3, row.file_p99_s() * 1e3,
+                          row.file_max_s() * 1e3);
+  }
+  if (row.has_metadata_pct()) absl::StrAppendFormat(&text, "; creates, syncs and closes %.0f %% of the time",
+                                                    row.metadata_pct());
+  return text;
+}
+
 std::string SummaryLine(const char* name, const std::vector<double>& values) {
   Summary s = Summarize(values);
   if (s.n == 0) return absl::StrFormat("  %-14s %4d", name, 0);
@@ -312,7 +327,11 @@ std::string RunHeadline(const SenderOptions& options, const LoopContext& loop) {
   return absl::StrFormat(
       "run %s%s: %d x %s%s, %d stream%s, %s, sync %s%s", loop.run_id,
       options.label.empty() ? "" : absl::StrCat(" \"", options.label, "\""), options.runs, FormatSize(loop.length),
-      options.file.empty() ? " generated" : absl::StrCat(" of ", options.file), options.streams,
+      options.file_sizes ? absl::StrCat(" generated in ", options.file_sizes->size(), " files of ",
+                                        options.file_size_text)
+      : options.file.empty() ? " generated"
+                             : absl::StrCat(" of ", options.file),
+      options.streams,
       options.streams == 1 ? "" : "s",
       TransportFor(options.transport).caps.write_modes ? absl::StrCat("write ", Name(options.write_mode))
                                                        : absl::StrCat("over ", options.transport),
@@ -427,6 +446,7 @@ std::vector<TransferResult> RunIteration(const LoopContext& loop, Console& conso
 // What the summary needs from the measured rows.
 struct Tally {
   std::vector<double> send_rates, durable_rates;
+  std::vector<double> files_rates;  // many-files transfers' files/s
   std::map<std::string, int> verdicts;
   // CPU seconds and bytes per end, for CPU s/GB.
   double sender_cpu_s = 0, receiver_cpu_s = 0, sender_bytes = 0, receiver_bytes = 0;
@@ -445,6 +465,7 @@ struct Tally {
       receiver_bytes += static_cast<double>(r.receiver->bytes());
     }
     send_rates.push_back(r.sender.mb_per_s());
+    if (r.sender.has_files_per_s()) files_rates.push_back(r.sender.files_per_s());
     if (r.startup) ++startup_runs;
     const proto::TransferReport* durable = DurableRow(r);
     if (durable != nullptr && durable->has_mb_per_s()) durable_rates.push_back(durable->mb_per_s());
@@ -466,6 +487,7 @@ void PrintSummary(Console& console, const SenderOptions& options, const Tally& t
   console.Line(SummaryLine("send (e2e)", tally.send_rates));
   console.Line(
       SummaryLine(TransportFor(options.transport).caps.agent ? "durable (rx)" : "durable (sync)", tally.durable_rates));
+  if (!tally.files_rates.empty()) console.Line(SummaryLine("files/s", tally.files_rates));
   if (tally.sender_bytes > 0) {
     std::string cpu = absl::StrFormat("  CPU s/GB: sender %.2f", tally.sender_cpu_s / (tally.sender_bytes / 1e9));
     if (tally.receiver_bytes > 0) {
@@ -504,6 +526,7 @@ void SayTransfer(Console& console, const TransferResult& r, std::set<std::string
   if (const std::string stalls = r.receiver ? DescribeStalls(*r.receiver) : ""; !stalls.empty()) {
     console.Line(absl::StrCat("         stalls: ", stalls));
   }
+  if (r.sender.has_files()) console.Line(absl::StrCat("         files: ", DescribeFileSet(r.sender)));
   for (const proto::TransferReport* row : {&r.sender, r.receiver ? &*r.receiver : nullptr}) {
     if (row != nullptr && !row->notes().empty() && notes_said.insert(row->role()).second) {
       console.Line(absl::StrCat("  warning (", row->role(), " row, said once): ", row->notes()));

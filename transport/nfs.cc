@@ -908,6 +908,7 @@ TransportEntry NfsTransportEntry() {
   caps.reads_laid_out = true;  // RemoteFsRun::LayOutReadFile
   caps.url = true;
   caps.barrier = true;  // the share shell's Push
+  caps.file_sets = true;  // RemoteFsRun::WriteSet
   TransportEntry entry{"nfs", "NFSv3 to any NFS server, from user space (no agent, no mount; COMMIT for --sync)", caps,
                        &MakeNfsTransport, &AddNfsFlags};
   entry.to_form = "nfs://host[:port]/export[/dir][?uid=N&gid=N]";

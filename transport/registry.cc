@@ -288,6 +288,7 @@ std::vector<Refusal> RefusalsFor(absl::string_view word, const TransportAsks& as
       {asks.read, {Ask::kRead, &TransportCaps::reads}},
       {asks.read && asks.read_laid_out, {Ask::kReadLaidOut, &TransportCaps::reads_laid_out}},
       {asks.read && asks.read_cache, {Ask::kReadCache, &TransportCaps::read_cache}},
+      {asks.file_set, {Ask::kFileSet, &TransportCaps::file_sets}},
   };
   for (const auto& [asked, rule] : rules) {
     if (!asked || caps.*rule.second) continue;

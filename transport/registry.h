@@ -71,6 +71,7 @@ struct TransportCaps {
   // `to` is a directory on the sending host (a mount point or one in it): a lab job's
   // is opened beneath the agent's --allow-path and handed over (TakeDirectory).
   bool local_dir = false;
+  bool file_sets = false;  // --files: a transfer writes many files one after another
 };
 
 // Who gave a run's `to` and flags: the user on the command line, a lab plan, a
@@ -198,9 +199,10 @@ struct TransportAsks {
   bool read = false;           // direction read
   bool read_laid_out = false;  // a read of a file the far end lays out (no remote file named)
   bool read_cache = false;     // the far end's page cache or read mode was set
+  bool file_set = false;       // --files
 };
 
-enum class Ask { kVerify, kWriteMode, kSshLogin, kRead, kReadLaidOut, kReadCache };
+enum class Ask { kVerify, kWriteMode, kSshLogin, kRead, kReadLaidOut, kReadCache, kFileSet };
 
 struct Refusal {
   Ask ask;

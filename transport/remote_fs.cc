@@ -4,11 +4,13 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/checksum.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/stats.h"
 #include "common/units.h"
 #include "datapath/rows.h"
 #include "measure/netinfo.h"
@@ -44,11 +46,100 @@ class RemoteFileWriter : public ChunkWriter {
   uint64_t since_sync_ = 0;
 };
 
+// The push loop's writer into a set of files, one after another: each piece goes to
+// the file its offset falls in; a file is created when its first byte comes and
+// closed (after its fsync, when asked) when its last has gone.
+class FileSetWriter : public ChunkWriter {
+ public:
+  FileSetWriter(RemoteFs& fs, const std::string& path, const std::vector<uint64_t>& sizes, bool sync,
+                FileSetTally& tally)
+      : fs_(fs), path_(path), sizes_(sizes), sync_(sync), tally_(tally) {}
+  ~FileSetWriter() override {
+    if (file_) (void)file_->Close();  // a transfer that failed mid-file: its status says why
+  }
+
+  absl::Status Write(const uint8_t* data, size_t size, uint64_t) override {
+    while (size > 0) {
+      if (!file_) {
+        if (next_ >= sizes_.size()) return absl::OutOfRangeError("more bytes than the file set holds");
+        created_ns_ = MonoNanos();
+        absl::StatusOr<std::unique_ptr<RemoteFile>> file = fs_.CreateSized(SetFileName(path_, next_), sizes_[next_]);
+        tally_.metadata_ns += MonoNanos() - created_ns_;
+        if (!file.ok()) return file.status();
+        file_ = std::move(*file);
+        ++tally_.created;
+        at_ = 0;
+      }
+      const size_t n = static_cast<size_t>(std::min<uint64_t>(size, sizes_[next_] - at_));
+      if (absl::Status s = file_->PWrite(data, n, at_); !s.ok()) return s;
+      at_ += n;
+      data += n;
+      size -= n;
+      if (at_ == sizes_[next_]) {
+        if (absl::Status s = CloseFile(); !s.ok()) return s;
+      }
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  // The file's writes answered (data time), then its fsync and close (metadata time).
+  absl::Status CloseFile() {
+    std::unique_ptr<RemoteFile> file = std::move(file_);
+    ++next_;
+    absl::Status status = file->Settle();
+    const int64_t settled_ns = MonoNanos();
+    if (status.ok() && sync_) status = file->Sync();
+    absl::Status closed = file->Close();
+    if (status.ok()) status = closed;
+    const int64_t closed_ns = MonoNanos();
+    tally_.metadata_ns += closed_ns - settled_ns;
+    if (!status.ok()) return status;
+    ++tally_.whole;
+    tally_.latency_s.push_back(static_cast<double>(closed_ns - created_ns_) / 1e9);
+    return absl::OkStatus();
+  }
+
+  RemoteFs& fs_;
+  const std::string& path_;
+  const std::vector<uint64_t>& sizes_;
+  const bool sync_;
+  FileSetTally& tally_;
+  std::unique_ptr<RemoteFile> file_;
+  size_t next_ = 0;  // the file being written, or the next to create
+  uint64_t at_ = 0;  // bytes of it written
+  int64_t created_ns_ = 0;
+};
+
+// A many-files transfer's cells: files written whole, their rate over the timed span,
+// each one's create-to-close percentiles, the share spent on metadata.
+void RecordFileSet(const FileSetTally& tally, const PushResult& r, proto::TransferReport& row) {
+  row.set_files(tally.whole);
+  const int64_t timed_ns = r.ack_ns - r.first_byte_ns;
+  if (r.first_byte_ns > 0 && timed_ns > 0) {
+    row.set_files_per_s(static_cast<double>(tally.whole) * 1e9 / static_cast<double>(timed_ns));
+    row.set_metadata_pct(std::min(100.0, Pct(tally.metadata_ns, timed_ns)));
+  }
+  if (tally.latency_s.empty()) return;
+  std::vector<double> sorted = tally.latency_s;
+  std::sort(sorted.begin(), sorted.end());
+  row.set_file_p50_s(PercentileSorted(sorted, 0.50));
+  row.set_file_p90_s(PercentileSorted(sorted, 0.90));
+  row.set_file_p99_s(PercentileSorted(sorted, 0.99));
+  row.set_file_max_s(sorted.back());
+}
+
 }  // namespace
+
+std::string SetFileName(const std::string& path, uint64_t index) {
+  const std::string stem = absl::EndsWith(path, ".dat") ? path.substr(0, path.size() - 4) : path;
+  return absl::StrFormat("%s-%06d.dat", stem, index + 1);
+}
 
 RemoteRunPlan RemoteRunPlanFor(const RunOptions& options) {
   RemoteRunPlan plan;
   plan.sync_policy = options.sync_policy;
+  plan.file_sizes = options.file_sizes;
   plan.cleanup = options.cleanup.value_or(Cleanup::kEach);
   plan.files_at_once = static_cast<uint64_t>(options.streams) *
                        (plan.cleanup == Cleanup::kEach ? 1 : static_cast<uint64_t>(options.runs + options.warmup));
@@ -129,6 +220,7 @@ absl::StatusOr<std::string> RemoteFsRun::Start(RemoteFs* fs, const std::string& 
 absl::Status RemoteFsRun::Write(RemoteFs& fs, const std::string& path, uint64_t length, PayloadSource& source,
                                 const PushOptions& push, const std::function<absl::Status()>& before_first_byte,
                                 PushResult& r, Turn& turn) const {
+  if (plan_.file_sizes) return WriteSet(fs, path, source, push, before_first_byte, r, turn);
   absl::StatusOr<std::unique_ptr<RemoteFile>> file = fs.CreateSized(path, length);
   if (!file.ok()) return file.status();
   if (absl::Status released = before_first_byte ? before_first_byte() : absl::OkStatus(); !released.ok()) {
@@ -153,6 +245,25 @@ absl::Status RemoteFsRun::Write(RemoteFs& fs, const std::string& path, uint64_t 
     turn.AwaitEveryClock();
     status = ReadBack(fs, path, length, r);
   }
+  return status;
+}
+
+absl::Status RemoteFsRun::WriteSet(RemoteFs& fs, const std::string& path, PayloadSource& source,
+                                   const PushOptions& push, const std::function<absl::Status()>& before_first_byte,
+                                   PushResult& r, Turn& turn) const {
+  if (absl::Status released = before_first_byte ? before_first_byte() : absl::OkStatus(); !released.ok()) {
+    return released;
+  }
+  const std::vector<uint64_t>& sizes = *plan_.file_sizes;
+  uint64_t length = 0;
+  for (uint64_t size : sizes) length += size;
+  absl::Status status;
+  {
+    FileSetWriter writer(fs, path, sizes, sync_.kind != SyncPolicy::kNone, turn.files);
+    status = PushLoop(source, length, push, writer, r).status;
+  }
+  r.ack_ns = MonoNanos();  // the last file closed (synced as asked)
+  turn.ClockStopped();
   return status;
 }
 
@@ -209,9 +320,10 @@ absl::Status RemoteFsRun::ReadBack(RemoteFs& fs, const std::string& path, uint64
 }
 
 void RemoteFsRun::RecordRow(const PushResult& r, const absl::Status& status, std::optional<double> ceiling_mb_per_s,
-                            bool local_disk, proto::TransferReport& row) const {
+                            bool local_disk, proto::TransferReport& row, const FileSetTally* files) const {
   row.set_sync_policy(SyncPolicyName(sync_));
   RecordPush(r, row);
+  if (files != nullptr && plan_.file_sizes) RecordFileSet(*files, r, row);
   if (r.verified) row.set_verified(*r.verified);
   if (!status.ok()) {
     if (absl::IsCancelled(status)) row.set_status(Name(Status::kAborted));
@@ -240,7 +352,9 @@ void RemoteFsRun::RecordRow(const PushResult& r, const absl::Status& status, std
         cpu_seen ? std::max(0.0, 100.0 - figures.sender_cpu_pct - std::max(0.0, source_pct))
                  : 100.0 * static_cast<double>(r.ack_ns - r.last_byte_ns) / static_cast<double>(timed_ns);
   }
-  if (const std::string verdict = Verdict(figures); (local_disk && (cpu_seen || verdict == Name(Bottleneck::kDisk))) ||
+  if (local_disk && row.has_metadata_pct() && row.metadata_pct() >= 50) {
+    row.set_bottleneck(Name(Bottleneck::kMetadata));
+  } else if (const std::string verdict = Verdict(figures); (local_disk && (cpu_seen || verdict == Name(Bottleneck::kDisk))) ||
                                                     verdict == Name(Bottleneck::kSource) ||
                                                     verdict == Name(Bottleneck::kSenderCpu)) {
     row.set_bottleneck(verdict);
@@ -248,7 +362,15 @@ void RemoteFsRun::RecordRow(const PushResult& r, const absl::Status& status, std
   row.set_status(Name(Status::kOk));
 }
 
-void RemoteFsRun::Done(RemoteFs* fs, const std::string& path, bool ok, bool wrote) {
+void RemoteFsRun::Done(RemoteFs* fs, const std::string& path, bool ok, bool wrote, const FileSetTally* files) {
+  if (files != nullptr && plan_.file_sizes) {
+    for (uint64_t i = 0; i < files->created; ++i) DoneWithFile(fs, SetFileName(path, i), ok, true);
+    return;
+  }
+  DoneWithFile(fs, path, ok, wrote);
+}
+
+void RemoteFsRun::DoneWithFile(RemoteFs* fs, const std::string& path, bool ok, bool wrote) {
   if (!ok) {
     // An existing file that was not ours stays: only one this transfer wrote goes.
     if (fs != nullptr && wrote && plan_.cleanup != Cleanup::kNever) Remove(*fs, path);

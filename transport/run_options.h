@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/time/time.h"
 #include "common/fd.h"
@@ -28,7 +29,11 @@ struct RunOptions {
   // When set, `file` was opened once where it was checked (an agent's
   // --allow-source): every read dups this and the name is never opened again.
   std::shared_ptr<const Fd> file_fd;
-  uint64_t size = 0;  // generated data of this size
+  uint64_t size = 0;  // generated data of this size (a many-files run: the set's total)
+  // --files: each transfer writes these files one after another (common/file_set.h),
+  // generated data; null: one file of `size`. The same sizes for every stream and run.
+  std::shared_ptr<const std::vector<uint64_t>> file_sizes;
+  std::string file_size_text;  // the distribution as given (--file-size)
   Pattern pattern = Pattern::kRandom;
   int runs = 1;
   int warmup = 0;

@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "common/fd.h"
+#include "common/file_set.h"
 #include "common/payload.h"
 #include "common/policy.h"
 #include "common/units.h"
@@ -191,11 +192,35 @@ absl::Status OpenLocalDir(const proto::RunSpec& spec, const RunOptions& o, const
   return absl::OkStatus();
 }
 
+// A many-files run: `files` files of sizes from `file_size`, generated data, written.
+absl::Status ResolveFileSet(const proto::RunSpec& spec, RunOptions& o, std::string* bad_field) {
+  if (spec.file_count() == 0 || spec.file_count() > kMaxSetFiles)
+    return Refuse(bad_field, "file_count", absl::StrCat("must be 1..", kMaxSetFiles, " with a file size"));
+  if (spec.size() != 0 || !spec.file().empty())
+    return Refuse(bad_field, spec.size() != 0 ? "size" : "file", "a many-files run takes --file-size instead");
+  if (o.direction != Direction::kWrite) return Refuse(bad_field, "file_count", "many files are written, not read");
+  if (o.verify) return Refuse(bad_field, "verify", "reads one file back; not with many files");
+  if (o.sync_policy.kind == SyncPolicy::kEvery)
+    return Refuse(bad_field, "sync", "with many files, end syncs each file before its close and none syncs none");
+  auto dist = ParseFileSizeDist(spec.file_size().empty() ? "1MiB" : spec.file_size());
+  if (!dist.ok()) return Fail(bad_field, "file_size", dist.status());
+  auto sizes = std::make_shared<std::vector<uint64_t>>(FileSetSizes(*dist, spec.file_count(), /*seed=*/spec.file_count()));
+  o.size = 0;
+  for (uint64_t size : *sizes) o.size += size;
+  o.file_sizes = std::move(sizes);
+  o.file_size_text = dist->text;
+  auto pattern = ParsePattern(spec.pattern().empty() ? "random" : spec.pattern());
+  if (!pattern.ok()) return Fail(bad_field, "pattern", pattern.status());
+  o.pattern = *pattern;
+  return absl::OkStatus();
+}
+
 // What to send: generated data of `size`, or a file (a peer's opened beneath
 // --allow-source, read through that descriptor only). A read lays its file out.
 absl::Status ResolvePayload(const proto::RunSpec& spec, const LocalPolicy& policy, RunOptions& o,
                             std::string* bad_field) {
   const bool user = policy.origin == Origin::kUser;
+  if (spec.file_count() > 0 || !spec.file_size().empty()) return ResolveFileSet(spec, o, bad_field);
   const bool remote = user && !spec.remote_file().empty();
   if ((spec.size() == 0) == spec.file().empty() && !(remote && spec.size() == 0 && spec.file().empty())) {
     return Refuse(bad_field, "size", user ? "give --size SIZE or --file PATH" : "give a size or a file");
@@ -309,6 +334,7 @@ absl::Status RefuseWhatTheTransportCannotDo(const RunOptions& o, const proto::Ru
   asks.read = o.direction == Direction::kRead;
   asks.read_laid_out = o.remote_file.empty();
   asks.read_cache = asks.read && (!spec.cache().empty() || !spec.read_mode().empty());
+  asks.file_set = spec.file_count() > 0;
   std::vector<Refusal> refused = RefusalsFor(o.transport, asks);
   if (refused.empty()) return absl::OkStatus();
   static constexpr std::pair<const char*, const char*> kAsked[] = {{"verify", "verify"},
@@ -316,7 +342,8 @@ absl::Status RefuseWhatTheTransportCannotDo(const RunOptions& o, const proto::Ru
                                                                    {"files", "an SSH login"},
                                                                    {"direction", "direction read"},
                                                                    {"size", "a read of a file it lays out"},
-                                                                   {"cache", "the NAS's cache"}};
+                                                                   {"cache", "the NAS's cache"},
+                                                                   {"file_count", "many files"}};
   const auto& [field, asked] = kAsked[static_cast<int>(refused.front().ask)];
   absl::Status status = Refuse(
       bad_field, field,
@@ -374,7 +401,7 @@ std::optional<Refusal> TransportRefusalOf(const absl::Status& status) {
   int ask = 0;
   const size_t colon = text.find(':');
   if (colon == std::string::npos || !absl::SimpleAtoi(text.substr(0, colon), &ask) || ask < 0 ||
-      ask > static_cast<int>(Ask::kReadCache)) {
+      ask > static_cast<int>(Ask::kFileSet)) {
     return std::nullopt;
   }
   return Refusal{static_cast<Ask>(ask), text.substr(colon + 1)};

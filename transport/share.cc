@@ -222,12 +222,12 @@ void ShareTransport::Push(const TransferSlot& slot, PayloadSource& source, const
         run_.Write((*session)->fs(), path, slot.length, source, push, [&barrier] { return barrier.Wait(); }, r, turn);
   }
   (void)barrier.Wait();  // a stream that failed before its first byte never holds the others back
-  run_.RecordRow(r, status, path_.ceiling_mb_per_s(), local_devices != nullptr, row);
+  run_.RecordRow(r, status, path_.ceiling_mb_per_s(), local_devices != nullptr, row, &turn.files);
   if (devices) AddDeviceColumns(devices->Stop(), &row);
   driver_->FillPushRow(row);
   // A connection lost in the transfer leaves its file to housekeeping (NFS's says the
   // partial file stays; SMB's removes it through the run's own connection).
-  if (session.ok()) run_.Done((*session)->AfterTransfer(), path, status.ok(), r.first_byte_ns != 0);
+  if (session.ok()) run_.Done((*session)->AfterTransfer(), path, status.ok(), r.first_byte_ns != 0, &turn.files);
 }
 
 void ShareTransport::Finish(const std::string&) {

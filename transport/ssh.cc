@@ -647,6 +647,7 @@ TransportEntry ScpTransportEntry() {
   TransportCaps caps;
   caps.ssh_login = true;
   caps.barrier = true;  // the share shell's Push
+  caps.file_sets = true;  // RemoteFsRun::WriteSet
   TransportEntry entry{
       "scp", "the scp protocol to any SSH server (no agent; cannot sync or read)", caps,
       [](const RunOptions& options, const RunContext& context) { return MakeSshTransport(options, context, false); },
@@ -663,6 +664,7 @@ TransportEntry SftpTransportEntry() {
   caps.reads = true;    // of an existing --remote-file: the server's cache is not ours to set
   caps.verify = true;   // read back (RemoteFsRun)
   caps.barrier = true;  // the share shell's Push (a read's Pull does not wait: no lab read over sftp)
+  caps.file_sets = true;  // RemoteFsRun::WriteSet
   TransportEntry entry{
       "sftp", "SFTP to any SSH server (no agent; syncs with fsync@openssh.com when offered)", caps,
       [](const RunOptions& options, const RunContext& context) { return MakeSshTransport(options, context, true); },

@@ -148,6 +148,19 @@ constexpr TransferColumn kDeclared[] = {
      "Receiver, writes: the longest of those spells, the idle parts of the samples around it included; 0 with none"},
     {"knee_s", kAppended, kSeconds, "s", FigureBound(),
      "Receiver, writes: when the cache cliff was, seconds from the first byte; empty with no cliff"},
+    {"files", kAppended, kInteger, "", RangeBound(0, 1000000),
+     "Many-files transfers (--files): the files written whole (created, written, closed, synced as asked); empty "
+     "for a one-file transfer"},
+    {"files_per_s", kAppended, kRate, "files/s", FigureBound(),
+     "Many-files transfers: files written whole per second of the timed span"},
+    {"file_p50_s", kAppended, kSeconds, "s", FigureBound(),
+     "Many-files transfers: the median file's create to close (its fsync included when the sync policy asks one)"},
+    {"file_p90_s", kAppended, kSeconds, "s", FigureBound(), "Many-files transfers: the 90th percentile of the same"},
+    {"file_p99_s", kAppended, kSeconds, "s", FigureBound(), "Many-files transfers: the 99th percentile of the same"},
+    {"file_max_s", kAppended, kSeconds, "s", FigureBound(), "Many-files transfers: the slowest file's"},
+    {"metadata_pct", kAppended, kPercent, "%", FigureBound(),
+     "Many-files transfers: share of the timed span spent creating, closing and syncing files rather than "
+     "writing their bytes (the metadata verdict's figure)"},
 };
 
 // The field type each format writes and reads.
