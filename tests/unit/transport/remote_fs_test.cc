@@ -12,6 +12,7 @@
 #include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
@@ -125,6 +126,68 @@ TEST(RemoteFsRun, ALocalFileSystemsWaitsAreItsDisks) {
   proto::TransferReport over_a_network;
   run.RecordRow(short_push, absl::OkStatus(), std::nullopt, /*local_disk=*/false, over_a_network);
   EXPECT_EQ(over_a_network.bottleneck(), "");
+}
+
+// A many-files transfer: each file of the set created, written whole and closed in
+// turn (synced, with the default policy), its figures in the row, and cleanup removing
+// every file; a full disk partway fails the row and removes what it made.
+TEST(RemoteFsRun, AFileSetWritesEachFileInTurnAndCountsThem) {
+  RemoteRunPlan plan = Plan(SyncPolicy{}, Cleanup::kEach);
+  const std::vector<uint64_t> sizes = {1000, 1, 300000, 4096, 2 * kMiB + 3};
+  plan.file_sizes = std::make_shared<const std::vector<uint64_t>>(sizes);
+  RemoteFsRun run(plan);
+  FakeServer server;
+  FakeFs fs(server);
+  const std::string path = "/dir/nasperf-r-1-0.dat";
+  uint64_t total = 0;
+  for (uint64_t size : sizes) total += size;
+  int closes = 0;
+  std::vector<size_t> files_when_closed;
+  server.on_close = [&] { files_when_closed.push_back(server.files.size()); };
+  Transfer t;
+  {
+    t.row.set_status(Name(Status::kFailed));
+    auto source = GeneratedSource(Pattern::kRandom, 1);
+    RemoteFsRun::Turn turn(run);
+    t.status = run.Write(fs, path, total, *source, PushOptions{}, nullptr, t.r, turn);
+    ASSERT_TRUE(t.status.ok()) << t.status;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      const auto file = server.files.find(SetFileName(path, i));
+      ASSERT_NE(file, server.files.end()) << i;
+      EXPECT_EQ(file->second.size(), sizes[i]) << i;
+    }
+    EXPECT_EQ(SetFileName(path, 0), "/dir/nasperf-r-1-0-000001.dat");
+    run.RecordRow(t.r, t.status, std::nullopt, /*local_disk=*/false, t.row, &turn.files);
+    run.Done(&fs, path, true, true, &turn.files);
+  }
+  closes = static_cast<int>(files_when_closed.size());
+  EXPECT_EQ(closes, 5);
+  EXPECT_EQ(files_when_closed, (std::vector<size_t>{1, 2, 3, 4, 5}));  // one file open at a time
+  EXPECT_EQ(server.syncs, 5);
+  EXPECT_EQ(t.row.status(), Name(Status::kOk));
+  EXPECT_EQ(t.row.bytes(), total);
+  EXPECT_EQ(t.row.files(), 5u);
+  EXPECT_GT(t.row.files_per_s(), 0);
+  EXPECT_LE(t.row.file_p50_s(), t.row.file_p90_s());
+  EXPECT_LE(t.row.file_p90_s(), t.row.file_p99_s());
+  EXPECT_LE(t.row.file_p99_s(), t.row.file_max_s());
+  EXPECT_LE(t.row.file_max_s(), t.row.duration_s());
+  EXPECT_TRUE(server.files.empty());  // --cleanup each: every file of the set
+
+  server.full_at = 4000;  // the third file (300000 bytes) fails
+  Transfer full;
+  {
+    auto source = GeneratedSource(Pattern::kRandom, 1);
+    RemoteFsRun::Turn turn(run);
+    full.status = run.Write(fs, path, total, *source, PushOptions{}, nullptr, full.r, turn);
+    EXPECT_EQ(full.status.code(), absl::StatusCode::kResourceExhausted);
+    EXPECT_EQ(turn.files.created, 3u);
+    EXPECT_EQ(turn.files.whole, 2u);
+    run.RecordRow(full.r, full.status, std::nullopt, false, full.row, &turn.files);
+    run.Done(&fs, path, false, true, &turn.files);
+  }
+  EXPECT_EQ(full.row.files(), 2u);
+  EXPECT_TRUE(server.files.empty());
 }
 
 TEST(RemoteFsRun, RefusesWhenTheFilesTheRunLeavesDoNotFit) {

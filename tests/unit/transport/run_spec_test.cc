@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/policy.h"
 #include "gtest/gtest.h"
+#include "common/file_set.h"
 #include "temp_dir.h"
 #include "testing/config_of.h"
 #include "transport/nfs.h"
@@ -306,6 +307,51 @@ TEST_F(RunSpecTest, WhatTheTransportCannotDoIsRefusedAndAPeerNamesNoLocalFiles) 
   spec = Native();
   spec.set_remote_file("/etc/shadow");
   ExpectRefused(spec, "remote_file", "only on the command line");
+}
+
+// A many-files run from a peer: the set's sizes made once (their total the transfer's
+// length), each refusal at its field, and the native wire's refusal as an ask.
+TEST_F(RunSpecTest, AFileSetIsBoundedAndWrittenOnlyWhereATransportCan) {
+  proto::RunSpec spec = Smb();
+  spec.set_size(0);
+  spec.set_file_count(50);
+  spec.set_file_size("4KiB-64KiB");
+  auto o = Make(spec);
+  ASSERT_TRUE(o.ok()) << o.status();
+  ASSERT_NE(o->file_sizes, nullptr);
+  ASSERT_EQ(o->file_sizes->size(), 50u);
+  uint64_t total = 0;
+  for (uint64_t size : *o->file_sizes) total += size;
+  EXPECT_EQ(o->size, total);
+  EXPECT_EQ(o->file_size_text, "4KiB-64KiB");
+  proto::RunSpec too_many = spec;
+  too_many.set_file_count(kMaxSetFiles + 1);
+  ExpectRefused(too_many, "file_count", "must be 1..1000000");
+  proto::RunSpec with_size = spec;
+  with_size.set_size(1 << 20);
+  ExpectRefused(with_size, "size", "takes --file-size instead");
+  proto::RunSpec bad_size = spec;
+  bad_size.set_file_size("64KiB-4KiB");
+  ExpectRefused(bad_size, "file_size", "the low size must be under the high one");
+  proto::RunSpec size_alone = Smb();
+  size_alone.set_size(0);
+  size_alone.set_file_size("photos");
+  ExpectRefused(size_alone, "file_count", "with a file size");
+  proto::RunSpec every = spec;
+  every.set_sync("every=1MiB");
+  ExpectRefused(every, "sync", "end syncs each file");
+  proto::RunSpec verify = spec;
+  verify.set_verify(true);
+  ExpectRefused(verify, "verify", "not with many files");
+  proto::RunSpec native = Native();
+  native.set_size(0);
+  native.set_file_count(10);
+  auto refused = Make(native);
+  ASSERT_FALSE(refused.ok());
+  std::optional<Refusal> ask = TransportRefusalOf(refused.status());
+  ASSERT_TRUE(ask.has_value()) << refused.status();
+  EXPECT_EQ(ask->ask, Ask::kFileSet);
+  EXPECT_EQ(ask->able, TransportsWith(&TransportCaps::file_sets));
 }
 
 // The review's gaps: a name a shell could read, a key by flag, and every check made
