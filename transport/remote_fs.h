@@ -132,8 +132,9 @@ RemoteRunPlan RemoteRunPlanFor(const RunOptions& options);
 struct FileSetTally {
   uint64_t created = 0;           // the set's first `created` names exist (cleanup removes them)
   uint64_t whole = 0;             // closed, and synced as asked, whole
-  int64_t metadata_ns = 0;        // in creates, fsyncs and closes
-  std::vector<double> latency_s;  // each whole file's create to close
+  int64_t metadata_ns = 0;        // in creates and closes (a file's fsync is counted apart)
+  int64_t sync_ns = 0;            // in fsyncs: the file's bytes and its metadata, together
+  std::vector<double> latency_s;  // each whole file's create to close, in the set's order
 };
 
 // The name of file `index` (0-based) of a set a transfer writes at `path`

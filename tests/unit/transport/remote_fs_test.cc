@@ -190,6 +190,50 @@ TEST(RemoteFsRun, AFileSetWritesEachFileInTurnAndCountsThem) {
   EXPECT_TRUE(server.files.empty());
 }
 
+// The metadata share is each file's fixed cost (the line through size and latency
+// meets zero size at it), not its fsync: a disk that writes 40 MB/s after 2 ms per file
+// spends 2 ms x 5 of a second on metadata whichever way the bytes went.
+TEST(RemoteFsRun, TheMetadataShareIsTheFixedCostPerFile) {
+  RemoteRunPlan plan = Plan(SyncPolicy{}, Cleanup::kEach);
+  const std::vector<uint64_t> sizes = {4 * kMiB, 64 * 1024, 16 * kMiB, kMiB, 256 * 1024};
+  plan.file_sizes = std::make_shared<const std::vector<uint64_t>>(sizes);
+  RemoteFsRun run(plan);
+  FileSetTally tally;
+  double total_s = 0;
+  for (uint64_t size : sizes) {
+    tally.latency_s.push_back(0.002 + static_cast<double>(size) / 40e6);
+    total_s += tally.latency_s.back();
+  }
+  tally.created = tally.whole = sizes.size();
+  tally.sync_ns = static_cast<int64_t>(total_s * 0.9e9);  // the fsyncs: nearly all of it, bytes mostly
+  PushResult r;
+  r.first_byte_ns = 1;
+  r.last_byte_ns = 1 + static_cast<int64_t>(total_s * 0.1e9);
+  r.ack_ns = 1 + static_cast<int64_t>(total_s * 1e9);
+  proto::TransferReport row;
+  run.RecordRow(r, absl::OkStatus(), std::nullopt, /*local_disk=*/true, row, &tally);
+  EXPECT_NEAR(row.metadata_pct(), 100.0 * 0.010 / total_s, 0.01);
+  EXPECT_NE(row.bottleneck(), Name(Bottleneck::kMetadata));
+  // Small files: the same 2 ms each is most of their time.
+  const std::vector<uint64_t> small = {512, 4096, 65536, 1024, 16384};
+  plan.file_sizes = std::make_shared<const std::vector<uint64_t>>(small);
+  RemoteFsRun small_run(plan);
+  FileSetTally small_tally;
+  total_s = 0;
+  for (uint64_t size : small) {
+    small_tally.latency_s.push_back(0.002 + static_cast<double>(size) / 40e6);
+    total_s += small_tally.latency_s.back();
+  }
+  small_tally.created = small_tally.whole = small.size();
+  r.ack_ns = 1 + static_cast<int64_t>(total_s * 1e9);
+  r.last_byte_ns = 1 + static_cast<int64_t>(total_s * 0.1e9);
+  proto::TransferReport small_row;
+  small_run.RecordRow(r, absl::OkStatus(), std::nullopt, /*local_disk=*/true, small_row, &small_tally);
+  EXPECT_NEAR(small_row.metadata_pct(), 100.0 * 0.010 / total_s, 0.01);
+  EXPECT_GT(small_row.metadata_pct(), 50);
+  EXPECT_EQ(small_row.bottleneck(), Name(Bottleneck::kMetadata));
+}
+
 TEST(RemoteFsRun, RefusesWhenTheFilesTheRunLeavesDoNotFit) {
   FakeServer server;
   server.free_bytes = 10 * kMiB;
