@@ -276,7 +276,7 @@ std::string DescribeFileSet(const proto::TransferReport& row) {
                           row.file_p50_s() * 1e3, row.file_p90_s() * 1e3, row.file_p99_s() * 1e3,
                           row.file_max_s() * 1e3);
   }
-  if (row.has_metadata_pct()) absl::StrAppendFormat(&text, "; creates, syncs and closes %.0f %% of the time",
+  if (row.has_metadata_pct()) absl::StrAppendFormat(&text, "; the files' own work %.0f %% of the time",
                                                     row.metadata_pct());
   return text;
 }
