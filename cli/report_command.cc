@@ -62,10 +62,10 @@ CLI::App* AddCompare(CLI::App& app, ReportFlags& f) {
   cmd->add_option("--by", f.by, "Column to group by")->capture_default_str()->check(CLI::IsMember(GroupingColumns()));
   cmd->add_option("--baseline", f.baseline, "Group the others are compared against (default: the first in file order)");
   cmd->add_option("--metric", f.metric,
-                  "mb_per_s (each iteration's MB/s) or sustained_mb_per_s (the receiver's MB/s after the cache "
-                  "cliff, rows that had one)")
+                  "mb_per_s (each iteration's MB/s), sustained_mb_per_s (the receiver's MB/s after the cache "
+                  "cliff, rows that had one) or files_per_s (rows that wrote many files, --files)")
       ->capture_default_str()
-      ->check(CLI::IsMember({std::string("mb_per_s"), std::string(kSustainedMetric)}));
+      ->check(CLI::IsMember({std::string("mb_per_s"), std::string(kSustainedMetric), std::string(kFilesMetric)}));
   return cmd;
 }
 
@@ -97,7 +97,9 @@ int RunCompare(const ReportFlags& f) {
   const std::string cmd = "compare";
   auto table = LoadReportInputs(f);
   if (!table.ok()) return Fail(cmd, table.status());
-  const CompareMetric metric = f.metric == kSustainedMetric ? CompareMetric::kSustainedMbPerS : CompareMetric::kMbPerS;
+  const CompareMetric metric = f.metric == kSustainedMetric ? CompareMetric::kSustainedMbPerS
+                               : f.metric == kFilesMetric   ? CompareMetric::kFilesPerS
+                                                            : CompareMetric::kMbPerS;
   auto compare = Compare(*table, f.by, f.baseline, RoleFlag(cmd, f.role), metric);
   if (!compare.ok()) return Fail(cmd, compare.status());
   std::fputs(TerminalSafe(f.json ? CompareJson(*compare) : CompareText(*compare), /*keep_newlines=*/true).c_str(),

@@ -258,6 +258,23 @@ std::string CacheCliffText(const std::vector<const TransferRecord*>& rows) {
   return text;
 }
 
+std::string ManyFilesText(const std::vector<const TransferRecord*>& rows) {
+  std::vector<double> rate, p50, p99, own;
+  for (const TransferRecord* r : rows) {
+    if (!r->row.has_files_per_s()) continue;
+    rate.push_back(r->row.files_per_s());
+    p50.push_back(r->row.file_p50_s() * 1e3);
+    p99.push_back(r->row.file_p99_s() * 1e3);
+    own.push_back(r->row.metadata_pct());
+  }
+  if (rate.empty()) return "";
+  return absl::StrFormat(
+      "many files in %d of %d rows: %.1f files/s, each file p50 %.2f ms, p99 %.2f ms; the files' own work %.0f %% of "
+      "the time%s",
+      rate.size(), rows.size(), Summarize(rate).median, Summarize(p50).median, Summarize(p99).median,
+      Summarize(own).median, rate.size() > 1 ? " (medians)" : "");
+}
+
 std::string ObservationText(const GroupRows& g) {
   std::set<std::string> hosts;
   size_t most_streams = 1;
@@ -336,6 +353,7 @@ absl::StatusOr<ReportResult> SummarizeResults(const ResultTable& table, std::opt
       s.path = PathText(g.rows);
       s.devices = DevicesText(g.rows);
       s.cache_cliff = CacheCliffText(g.rows);
+      s.many_files = ManyFilesText(g.rows);
       for (const TransferRecord* row : g.rows) ++s.bottlenecks[row->bottleneck.empty() ? "unknown" : row->bottleneck];
       const std::vector<double> per_run = PerRunValues(s.rates_in_order, s.run_ordinals);
       s.trend_runs = per_run.size();
@@ -433,9 +451,23 @@ std::string VerdictText(const Comparison& c, size_t baseline_n, bool* significan
   return absl::StrFormat("no significant difference (%+.1f%%, 95%% CI %+.1f–%+.1f%%)", d.percent, d.ci_low, d.ci_high);
 }
 
-// The sustained metric: one value per row that had a cache cliff, in the order taken;
-// groups without one are dropped with a warning.
-void KeepSustainedRates(Role role, std::vector<GroupRows>* groups, std::vector<std::string>* warnings) {
+// A row's figure for a metric of one value per row: sustained MB/s where it had a cache
+// cliff, files/s where it wrote many files.
+std::optional<double> RowFigure(const TransferRecord& r, CompareMetric metric) {
+  if (metric == CompareMetric::kFilesPerS) {
+    if (!r.row.has_files_per_s()) return std::nullopt;
+    return r.row.files_per_s();
+  }
+  std::optional<CacheKnee> knee = KneeOfRow(r.row);
+  if (!knee) return std::nullopt;
+  return knee->sustained_mb_per_s;
+}
+
+// The metrics of one value per row (sustained, files/s), in the order taken; groups
+// without such a row are dropped with a warning.
+void KeepRowFigures(Role role, CompareMetric metric, std::vector<GroupRows>* groups,
+                    std::vector<std::string>* warnings) {
+  const char* had = metric == CompareMetric::kFilesPerS ? "wrote many files" : "had a cache cliff";
   std::vector<GroupRows> kept;
   for (GroupRows& g : *groups) {
     GroupRows s;
@@ -443,10 +475,10 @@ void KeepSustainedRates(Role role, std::vector<GroupRows>* groups, std::vector<s
     s.role = role;
     std::map<std::string, size_t> ordinal_of_run;
     for (const TransferRecord* r : g.rows) {
-      std::optional<CacheKnee> knee = KneeOfRow(r->row);
-      if (!knee) continue;
+      std::optional<double> figure = RowFigure(*r, metric);
+      if (!figure) continue;
       s.rows.push_back(r);
-      s.rates.push_back(knee->sustained_mb_per_s);
+      s.rates.push_back(*figure);
       auto [ordinal, added] =
           ordinal_of_run.emplace(absl::StrCat(r->run_id, "\x1f", r->iteration), ordinal_of_run.size() + 1);
       s.run_ordinals.push_back(ordinal->second);
@@ -454,13 +486,13 @@ void KeepSustainedRates(Role role, std::vector<GroupRows>* groups, std::vector<s
     }
     const size_t without = g.rows.size() - s.rows.size();
     if (s.rows.empty()) {
-      warnings->push_back(
-          absl::StrFormat("%s: none of its %d rows had a cache cliff: left out", g.group, g.rows.size()));
+      warnings->push_back(absl::StrFormat("%s: none of its %d rows %s: left out", g.group, g.rows.size(), had));
       continue;
     }
     if (without > 0) {
       warnings->push_back(
-          absl::StrFormat("%s: %d of its %d rows had no cache cliff: left out", g.group, without, g.rows.size()));
+          absl::StrFormat("%s: %d of its %d rows %s not: left out", g.group, without, g.rows.size(),
+                          metric == CompareMetric::kFilesPerS ? "did" : "had"));
     }
     kept.push_back(std::move(s));
   }
@@ -494,11 +526,14 @@ absl::StatusOr<CompareResult> Compare(const ResultTable& table, const std::strin
   if (!compared.ok()) return compared.status();
   result.role = *compared;
   std::vector<GroupRows> groups = Group(table, result.role, by);
-  if (metric == CompareMetric::kSustainedMbPerS) KeepSustainedRates(result.role, &groups, &result.warnings);
+  if (metric != CompareMetric::kMbPerS) KeepRowFigures(result.role, metric, &groups, &result.warnings);
   if (groups.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "no measured ", Name(result.role), " rows",
-        metric == CompareMetric::kSustainedMbPerS ? " with a cache cliff (sustained_mb_per_s)" : "", " to compare"));
+        metric == CompareMetric::kSustainedMbPerS ? " with a cache cliff (sustained_mb_per_s)"
+        : metric == CompareMetric::kFilesPerS     ? " of many files (files_per_s)"
+                                                  : "",
+        " to compare"));
   }
   size_t base = 0;
   if (!baseline.empty()) {
@@ -593,7 +628,8 @@ std::string ReportText(const ReportResult& report) {
                           s.median, s.mean, s.stddev, s.min, s.max, s.p5, s.p95, BottleneckMix(g.bottlenecks));
     notes.push_back(absl::StrCat("    ", g.group, ": n counts ", g.observation, g.path.empty() ? "" : "; ", g.path,
                                  "; ", TrendText(g), g.devices.empty() ? "" : "; NAS device: ", g.devices,
-                                 g.cache_cliff.empty() ? "" : "; ", g.cache_cliff, "\n"));
+                                 g.cache_cliff.empty() ? "" : "; ", g.cache_cliff, g.many_files.empty() ? "" : "; ",
+                                 g.many_files, "\n"));
     previous = &g;
   }
   flush_notes();
@@ -624,7 +660,8 @@ std::string ReportJson(const ReportResult& report) {
         ",\"bottleneck\":{", absl::StrJoin(mix, ","), "},\"trend_p\":", JsonNumber(g.trend.p), ",\"sen_slope\":",
         JsonNumber(g.trend.sen_slope), ",\"trend_runs\":", g.trend_runs, ",\"drifts\":", g.drifts ? "true" : "false",
         ",\"observation\":", JsonString(g.observation), ",\"path\":", JsonString(g.path),
-        ",\"devices\":", JsonString(g.devices), ",\"cache_cliff\":", JsonString(g.cache_cliff), "}"));
+        ",\"devices\":", JsonString(g.devices), ",\"cache_cliff\":", JsonString(g.cache_cliff),
+        ",\"many_files\":", JsonString(g.many_files), "}"));
   }
   std::vector<std::string> failures;
   for (const TransferRecord* r : report.failures) {
@@ -644,6 +681,7 @@ std::string CompareMeaning(const CompareResult& c) {
   if (c.metric == CompareMetric::kSustainedMbPerS) {
     return "sustained MB/s (receiver: after the cache cliff, one per row that had one)";
   }
+  if (c.metric == CompareMetric::kFilesPerS) return "files/s (one per row that wrote many files)";
   return RateMeaning(c.role);
 }
 
@@ -682,7 +720,9 @@ std::string CompareJson(const CompareResult& c) {
     rows.push_back(std::move(row));
   }
   return absl::StrCat("{\"by\":", JsonString(c.by), ",\"role\":", JsonString(Name(c.role)), ",\"metric\":",
-                      JsonString(c.metric == CompareMetric::kSustainedMbPerS ? kSustainedMetric : "mb_per_s"),
+                      JsonString(c.metric == CompareMetric::kSustainedMbPerS ? kSustainedMetric
+                                 : c.metric == CompareMetric::kFilesPerS     ? kFilesMetric
+                                                                             : "mb_per_s"),
                       ",\"baseline\":", JsonString(c.baseline), ",\"rows\":[", absl::StrJoin(rows, ","),
                       "],\"warnings\":", JsonStrings(c.warnings), "}\n");
 }

@@ -401,7 +401,7 @@ std::string List(const std::vector<std::string>& items);
 
 std::string SummaryTable(const ReportResult& report) {
   std::string out = "<table>\n" + Row({"label", "role", "n", "median", "mean", "stddev", "min", "max", "p5", "p95",
-                                       "bottleneck", "trend", "n counts", "path", "NAS device", "cache cliff"},
+                                       "bottleneck", "trend", "n counts", "path", "NAS device", "cache cliff", "many files"},
                                       "th");
   for (const GroupSummary& g : report.groups) {
     std::vector<std::string> mix;
@@ -410,7 +410,7 @@ std::string SummaryTable(const ReportResult& report) {
     out += Row({g.group, Name(g.role), absl::StrCat(s.n), Num(s.median), Num(s.mean), Num(s.stddev), Num(s.min),
                 Num(s.max), Num(s.p5), Num(s.p95), absl::StrJoin(mix, ", "), TrendText(g), g.observation,
                 g.path.empty() ? "-" : g.path, g.devices.empty() ? "-" : g.devices,
-                g.cache_cliff.empty() ? "-" : g.cache_cliff});
+                g.cache_cliff.empty() ? "-" : g.cache_cliff, g.many_files.empty() ? "-" : g.many_files});
   }
   out += "</table>\n";
   std::vector<std::string> legend = VerdictLegend(report);
