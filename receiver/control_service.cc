@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "common/file_set.h"
 #include "common/log.h"
 #include "common/policy.h"
 #include "common/units.h"
@@ -160,6 +161,7 @@ absl::StatusOr<TransferPlan> ControlService::Plan(const proto::OpenTransferReque
     if (!sync.ok()) return sync.status();
     plan.sync = *sync;
   }
+  if (absl::Status s = PlanFileSet(plan); !s.ok()) return s;
   plan.cleanup = options_.cleanup;
   if (!request.cleanup().empty()) {
     auto cleanup = Parse<Cleanup>(request.cleanup());
@@ -182,6 +184,36 @@ absl::Status ControlService::CheckSize(uint64_t size) const {
 absl::Status ControlService::CheckRoom(uint64_t size) {
   if (!options_.check_free) return absl::OkStatus();
   return target_.CheckRoom(size, table_.reserved_bytes(), options_.min_free);
+}
+
+// A write of many files: their sizes as the sender drew them, which must add up to the
+// transfer's size; each file is written whole before the next, so neither O_DIRECT's
+// alignment nor a sync every N bytes applies.
+absl::Status ControlService::PlanFileSet(TransferPlan& plan) const {
+  const proto::OpenTransferRequest& request = plan.request;
+  if (request.file_count() == 0) {
+    if (!request.file_size().empty()) return absl::InvalidArgumentError("a file size with no file count");
+    return absl::OkStatus();
+  }
+  if (request.file_count() > kMaxSetFiles) {
+    return absl::InvalidArgumentError(absl::StrCat("file count ", request.file_count(), " is above ", kMaxSetFiles));
+  }
+  if (absl::Status s = CheckPlainText("file size", request.file_size(), 64); !s.ok()) return s;
+  absl::StatusOr<FileSizeDist> dist = ParseFileSizeDist(request.file_size());
+  if (!dist.ok()) return dist.status();
+  if (plan.mode == WriteMode::kDirect || plan.sync.kind == SyncPolicy::kEvery) {
+    return absl::InvalidArgumentError("many files take write mode buffered or dsync and sync end or none");
+  }
+  auto sizes = std::make_shared<std::vector<uint64_t>>(
+      FileSetSizes(*dist, request.file_count(), /*seed=*/request.file_count()));
+  uint64_t total = 0;
+  for (uint64_t size : *sizes) total += size;
+  if (total != request.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(request.file_count(), " files of ", request.file_size(), " are ",
+                                                   total, " bytes, not the ", request.size(), " asked"));
+  }
+  plan.file_sizes = std::move(sizes);
+  return absl::OkStatus();
 }
 
 // A read streams a file PrepareRead answered with: it must still be there, as long.

@@ -41,6 +41,7 @@ class ControlService final : public proto::Receiver::Service {
   grpc::Status CheckToken(grpc::ServerContext* context);
   absl::StatusOr<TransferPlan> Plan(const proto::OpenTransferRequest& request);
   absl::StatusOr<TransferPlan> PlanRead(TransferPlan plan);
+  absl::Status PlanFileSet(TransferPlan& plan) const;
   // The limits a write and a read file PrepareRead lays out obey alike: --max-size,
   // and the free-space guard (--min-free, after the bytes of transfers in flight).
   absl::Status CheckSize(uint64_t size) const;

@@ -149,16 +149,24 @@ void DataListener::SendTrailer(int fd, const DataTrailer& trailer) {
   (void)WriteAll(fd, bytes.data(), bytes.size(), "send trailer");  // the sender may be gone
 }
 
-// The payload into a new file (or nowhere, for discard) through the write
-// pipeline; a transfer that did not end ok leaves no file. *file_name: the file
-// made, empty when none.
-PipelineResult DataListener::ReceiveInto(int fd, const TransferPlan& plan, std::string* file_name) {
+// The payload into a new file, or a set of them (or nowhere, for discard) through the
+// write pipeline; a transfer that did not end ok leaves no file. *files: the files
+// made, empty when none; *set: a set's tally.
+PipelineResult DataListener::ReceiveInto(int fd, const TransferPlan& plan, std::vector<std::string>* files,
+                                         FileSetTally* set) {
   const proto::OpenTransferRequest& request = plan.request;
   std::unique_ptr<BlockWriter> writer;
   PipelineResult result;
   if (!target_.discard()) {
     std::string name = TransferFileName(request.run_id(), request.iteration(), request.stream());
-    auto created = target_.Create(name, plan.mode, plan.sync, file_name);
+    absl::StatusOr<std::unique_ptr<BlockWriter>> created;
+    if (plan.file_sizes) {
+      created = target_.CreateSet(name, plan.file_sizes, plan.mode, plan.sync, set, files);
+    } else {
+      std::string file_name;
+      created = target_.Create(name, plan.mode, plan.sync, &file_name);
+      if (created.ok()) files->push_back(std::move(file_name));
+    }
     if (!created.ok()) {
       result.end = PipelineEnd::kFailed;
       result.status = created.status();
@@ -178,9 +186,9 @@ PipelineResult DataListener::ReceiveInto(int fd, const TransferPlan& plan, std::
     result = RunPipeline(source, writer.get(), request.size(), pipeline);
     writer.reset();  // closes the file if the pipeline did not finish it
   }
-  if (result.end != PipelineEnd::kOk && !file_name->empty()) {
-    if (absl::Status s = target_.Remove(*file_name); !s.ok()) {
-      Log(LogLevel::kError, kComponent, "%s", s.message());
+  if (result.end != PipelineEnd::kOk) {
+    for (const std::string& name : *files) {
+      if (absl::Status s = target_.Remove(name); !s.ok()) Log(LogLevel::kError, kComponent, "%s", s.message());
     }
   }
   return result;
@@ -248,21 +256,35 @@ void DataListener::ServeWrite(int fd, const TransferPlan& plan, const std::strin
                               const SessionFacts& facts, proto::TransferReport& report) {
   const proto::OpenTransferRequest& request = plan.request;
   if (request.window_bytes() > 0) SetSocketBuffer(fd, SO_RCVBUF, request.window_bytes());
-  std::string file_name;
-  PipelineResult result = ReceiveInto(fd, plan, &file_name);
+  std::vector<std::string> files;
+  FileSetTally set;
+  PipelineResult result = ReceiveInto(fd, plan, &files, &set);
   std::optional<DataFooter> footer;
   if (result.end == PipelineEnd::kOk && request.sends_footer()) footer = ReadFooter(fd, plan.id, peer);
   SendTrailer(fd, TrailerFor(result));
   if (result.end == PipelineEnd::kFailed) DrainBriefly(fd);
 
-  if (result.end == PipelineEnd::kOk && !file_name.empty()) {
-    if (plan.cleanup == Cleanup::kEach) {
-      (void)target_.Remove(file_name);
-    } else if (plan.cleanup == Cleanup::kEnd) {
-      table_.KeepUntilRunEnds(request.run_id(), file_name);
+  if (result.end == PipelineEnd::kOk) {
+    for (const std::string& name : files) {
+      if (plan.cleanup == Cleanup::kEach) {
+        (void)target_.Remove(name);
+      } else if (plan.cleanup == Cleanup::kEnd) {
+        table_.KeepUntilRunEnds(request.run_id(), name);
+      }
     }
   }
   AddFigures(result, accepted_ns, facts.link_mbps, footer, &report);
+  if (plan.file_sizes && !target_.discard()) {
+    RecordFileSet(set, *plan.file_sizes, result.first_byte_ns, result.durable_ns, report);
+    // The NAS's own side (its disk, its CPU in the file system's calls, or no side) held
+    // the copy back with the files as files, not their bytes.
+    const std::string& verdict = report.bottleneck();
+    if (report.metadata_pct() >= kMetadataVerdictPct &&
+        (verdict == Name(Bottleneck::kDisk) || verdict == Name(Bottleneck::kReceiverCpu) ||
+         verdict == Name(Bottleneck::kBalanced))) {
+      report.set_bottleneck(Name(Bottleneck::kMetadata));
+    }
+  }
 }
 
 // A read: the file to the client (read_session.h); this thread's CPU is the row's.

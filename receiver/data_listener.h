@@ -62,7 +62,7 @@ class DataListener {
   std::optional<TransferPlan> Admit(int fd, const std::string& peer, int64_t header_deadline_ns);
   std::optional<DataFooter> ReadFooter(int fd, uint64_t id, const std::string& peer);
   void SendTrailer(int fd, const DataTrailer& trailer);
-  PipelineResult ReceiveInto(int fd, const TransferPlan& plan, std::string* file_name);
+  PipelineResult ReceiveInto(int fd, const TransferPlan& plan, std::vector<std::string>* files, FileSetTally* set);
   void Serve(int fd, bool crowded);
   void ServeWrite(int fd, const TransferPlan& plan, const std::string& peer, int64_t accepted_ns,
                   const SessionFacts& facts, proto::TransferReport& report);

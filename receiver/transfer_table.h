@@ -5,6 +5,7 @@
 #define NASPERF_RECEIVER_TRANSFER_TABLE_H_
 
 #include <cstdint>
+#include <memory>
 #include <deque>
 #include <string>
 #include <vector>
@@ -32,6 +33,8 @@ struct TransferPlan {
   Direction direction = Direction::kWrite;
   ReadMode read_mode = ReadMode::kBuffered;  // reads: how the file is read (checked in PlanRead)
   uint64_t reserve_bytes = 0;                // held against the free-space guard: a write's size, 0 for a read
+  // A write of many files (request.file_count): their sizes, summing to request.size.
+  std::shared_ptr<const std::vector<uint64_t>> file_sizes;
 };
 
 class TransferTable {

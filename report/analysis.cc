@@ -490,9 +490,9 @@ void KeepRowFigures(Role role, CompareMetric metric, std::vector<GroupRows>* gro
       continue;
     }
     if (without > 0) {
-      warnings->push_back(
-          absl::StrFormat("%s: %d of its %d rows %s not: left out", g.group, without, g.rows.size(),
-                          metric == CompareMetric::kFilesPerS ? "did" : "had"));
+      warnings->push_back(absl::StrFormat(
+          "%s: %d of its %d rows %s: left out", g.group, without, g.rows.size(),
+          metric == CompareMetric::kFilesPerS ? "wrote one file" : "had no cache cliff"));
     }
     kept.push_back(std::move(s));
   }

@@ -266,6 +266,11 @@ std::string TableLine(const TransferResult& r) {
                          s.bottleneck().empty() ? "-" : s.bottleneck(), status);
 }
 
+// The row of the end that wrote a many-files transfer's files: the agent's, else ours.
+const proto::TransferReport& FilesRow(const TransferResult& r) {
+  return r.receiver && r.receiver->has_files() ? *r.receiver : r.sender;
+}
+
 // A many-files transfer's figures in a line: "200 whole, 1450.8 files/s; create to
 // close p50 0.54 ms, p90 0.82 ms, p99 1.1 ms, max 3.0 ms; metadata 78 % of the time".
 std::string DescribeFileSet(const proto::TransferReport& row) {
@@ -465,7 +470,7 @@ struct Tally {
       receiver_bytes += static_cast<double>(r.receiver->bytes());
     }
     send_rates.push_back(r.sender.mb_per_s());
-    if (r.sender.has_files_per_s()) files_rates.push_back(r.sender.files_per_s());
+    if (FilesRow(r).has_files_per_s()) files_rates.push_back(FilesRow(r).files_per_s());
     if (r.startup) ++startup_runs;
     const proto::TransferReport* durable = DurableRow(r);
     if (durable != nullptr && durable->has_mb_per_s()) durable_rates.push_back(durable->mb_per_s());
@@ -526,7 +531,7 @@ void SayTransfer(Console& console, const TransferResult& r, std::set<std::string
   if (const std::string stalls = r.receiver ? DescribeStalls(*r.receiver) : ""; !stalls.empty()) {
     console.Line(absl::StrCat("         stalls: ", stalls));
   }
-  if (r.sender.has_files()) console.Line(absl::StrCat("         files: ", DescribeFileSet(r.sender)));
+  if (FilesRow(r).has_files()) console.Line(absl::StrCat("         files: ", DescribeFileSet(FilesRow(r))));
   for (const proto::TransferReport* row : {&r.sender, r.receiver ? &*r.receiver : nullptr}) {
     if (row != nullptr && !row->notes().empty() && notes_said.insert(row->role()).second) {
       console.Line(absl::StrCat("  warning (", row->role(), " row, said once): ", row->notes()));

@@ -292,6 +292,10 @@ proto::OpenTransferRequest NativeTransport::OpenRequest(const TransferSlot& slot
   request.set_interval_s(o.interval_s);
   request.set_sender_host(local_host_);
   request.set_sends_footer(true);
+  if (o.file_sizes) {
+    request.set_file_count(o.file_sizes->size());
+    request.set_file_size(o.file_size_text);
+  }
   return request;
 }
 
@@ -375,7 +379,8 @@ TransportEntry NativeTransportEntry() {
   caps.reads = true;
   caps.read_cache = true;
   caps.reads_laid_out = true;
-  caps.barrier = true;  // NativeTransport::Open
+  caps.barrier = true;    // NativeTransport::Open
+  caps.file_sets = true;  // the receiver writes the set (OpenTransferRequest.file_count)
   TransportEntry entry{
       kWireTransport, "the receiver agent (nasperf receiver or agent on the NAS)", caps,
       [](const RunOptions& options, const RunContext& context) -> absl::StatusOr<std::unique_ptr<Transport>> {

@@ -13,6 +13,7 @@
 #include "common/log.h"
 #include "common/stats.h"
 #include "common/units.h"
+#include "datapath/file_set.h"
 #include "datapath/rows.h"
 #include "measure/netinfo.h"
 #include "measure/verdict.h"
@@ -114,60 +115,7 @@ class FileSetWriter : public ChunkWriter {
   int64_t created_ns_ = 0;
 };
 
-// The seconds each file cost whatever its size: the intercept of the least-squares
-// line through (size, create-to-close) of the whole files, within 0..their mean. An
-// fsync's time is its file's bytes and its metadata together; the line tells them
-// apart where the sizes differ. nullopt when they hardly do (under 2x apart).
-std::optional<double> FixedCostPerFile(const std::vector<uint64_t>& sizes, const std::vector<double>& latency_s) {
-  const size_t n = std::min(sizes.size(), latency_s.size());
-  if (n < 3) return std::nullopt;
-  const auto [low, high] = std::minmax_element(sizes.begin(), sizes.begin() + static_cast<ptrdiff_t>(n));
-  if (*high < 2 * *low) return std::nullopt;
-  double mean_size = 0, mean_latency = 0;
-  for (size_t i = 0; i < n; ++i) {
-    mean_size += static_cast<double>(sizes[i]) / static_cast<double>(n);
-    mean_latency += latency_s[i] / static_cast<double>(n);
-  }
-  double covariance = 0, variance = 0;
-  for (size_t i = 0; i < n; ++i) {
-    const double ds = static_cast<double>(sizes[i]) - mean_size;
-    covariance += ds * (latency_s[i] - mean_latency);
-    variance += ds * ds;
-  }
-  const double per_byte = std::max(0.0, covariance / variance);
-  return std::clamp(mean_latency - per_byte * mean_size, 0.0, mean_latency);
-}
-
-// A many-files transfer's cells: files written whole, their rate over the timed span,
-// each one's create-to-close percentiles, and the share of the span that went on the
-// files as files, not bytes: their fixed cost from the sizes' spread, or with one size
-// the creates and closes alone (an fsync's share of it cannot be told from its bytes).
-void RecordFileSet(const FileSetTally& tally, const std::vector<uint64_t>& sizes, const PushResult& r,
-                   proto::TransferReport& row) {
-  row.set_files(tally.whole);
-  const int64_t timed_ns = r.ack_ns - r.first_byte_ns;
-  if (r.first_byte_ns > 0 && timed_ns > 0) {
-    row.set_files_per_s(static_cast<double>(tally.whole) * 1e9 / static_cast<double>(timed_ns));
-    const std::optional<double> fixed_s = FixedCostPerFile(sizes, tally.latency_s);
-    const double metadata_ns =
-        fixed_s ? *fixed_s * 1e9 * static_cast<double>(tally.whole) : static_cast<double>(tally.metadata_ns);
-    row.set_metadata_pct(std::min(100.0, 100.0 * metadata_ns / static_cast<double>(timed_ns)));
-  }
-  if (tally.latency_s.empty()) return;
-  std::vector<double> sorted = tally.latency_s;
-  std::sort(sorted.begin(), sorted.end());
-  row.set_file_p50_s(PercentileSorted(sorted, 0.50));
-  row.set_file_p90_s(PercentileSorted(sorted, 0.90));
-  row.set_file_p99_s(PercentileSorted(sorted, 0.99));
-  row.set_file_max_s(sorted.back());
-}
-
 }  // namespace
-
-std::string SetFileName(const std::string& path, uint64_t index) {
-  const std::string stem = absl::EndsWith(path, ".dat") ? path.substr(0, path.size() - 4) : path;
-  return absl::StrFormat("%s-%06d.dat", stem, index + 1);
-}
 
 RemoteRunPlan RemoteRunPlanFor(const RunOptions& options) {
   RemoteRunPlan plan;
@@ -356,7 +304,7 @@ void RemoteFsRun::RecordRow(const PushResult& r, const absl::Status& status, std
                             bool local_disk, proto::TransferReport& row, const FileSetTally* files) const {
   row.set_sync_policy(SyncPolicyName(sync_));
   RecordPush(r, row);
-  if (files != nullptr && plan_.file_sizes) RecordFileSet(*files, *plan_.file_sizes, r, row);
+  if (files != nullptr && plan_.file_sizes) RecordFileSet(*files, *plan_.file_sizes, r.first_byte_ns, r.ack_ns, row);
   if (r.verified) row.set_verified(*r.verified);
   if (!status.ok()) {
     if (absl::IsCancelled(status)) row.set_status(Name(Status::kAborted));
@@ -385,7 +333,7 @@ void RemoteFsRun::RecordRow(const PushResult& r, const absl::Status& status, std
         cpu_seen ? std::max(0.0, 100.0 - figures.sender_cpu_pct - std::max(0.0, source_pct))
                  : 100.0 * static_cast<double>(r.ack_ns - r.last_byte_ns) / static_cast<double>(timed_ns);
   }
-  if (local_disk && row.has_metadata_pct() && row.metadata_pct() >= 50) {
+  if (local_disk && row.has_metadata_pct() && row.metadata_pct() >= kMetadataVerdictPct) {
     row.set_bottleneck(Name(Bottleneck::kMetadata));
   } else if (const std::string verdict = Verdict(figures); (local_disk && (cpu_seen || verdict == Name(Bottleneck::kDisk))) ||
                                                     verdict == Name(Bottleneck::kSource) ||

@@ -21,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "common/policy.h"
+#include "datapath/file_set.h"
 #include "datapath/payload_source.h"
 #include "datapath/push_loop.h"
 #include "proto/nasperf.pb.h"
@@ -127,19 +128,6 @@ struct RemoteRunPlan {
 // The plan a run's options ask for: --sync, --cleanup (each by default), --verify, and
 // how many files that leaves at once (streams, times the runs when kept).
 RemoteRunPlan RemoteRunPlanFor(const RunOptions& options);
-
-// What a many-files transfer did (RemoteFsRun::Write, for a plan with file_sizes).
-struct FileSetTally {
-  uint64_t created = 0;           // the set's first `created` names exist (cleanup removes them)
-  uint64_t whole = 0;             // closed, and synced as asked, whole
-  int64_t metadata_ns = 0;        // in creates and closes (a file's fsync is counted apart)
-  int64_t sync_ns = 0;            // in fsyncs: the file's bytes and its metadata, together
-  std::vector<double> latency_s;  // each whole file's create to close, in the set's order
-};
-
-// The name of file `index` (0-based) of a set a transfer writes at `path`
-// ("nasperf-R-I-S.dat" -> "nasperf-R-I-S-000001.dat").
-std::string SetFileName(const std::string& path, uint64_t index);
 
 // What a write run over a RemoteFs decides once and does per transfer.
 class RemoteFsRun {

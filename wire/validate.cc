@@ -343,6 +343,10 @@ absl::Status CheckFetchedReport(const proto::TransferReport& r, uint64_t transfe
                                                    r.run_id(), " iteration ", r.iteration(), " stream ", r.stream(),
                                                    ", not the transfer that was opened"));
   }
+  if (r.has_files() && r.files() > opened.file_count()) {
+    return absl::InvalidArgumentError(absl::StrCat("receiver's row has ", r.files(), " files of a transfer of ",
+                                                   opened.file_count()));
+  }
   return absl::OkStatus();
 }
 

@@ -136,6 +136,24 @@ TEST(PlanTest, ATransferMayRead) {
   EXPECT_EQ(plain->transfers[0].direction, "write");
 }
 
+// files = N with file_size: a many-files transfer, carried to the agent's run as the
+// sender's --files and --file-size are; the direct writes and every= sync of kGood are
+// what a set cannot take, so they go.
+TEST(PlanTest, ATransferMayWriteManyFiles) {
+  const std::string set = GoodWith("size = \"4GiB\"", "files = 500\nfile_size = \"photos\"");
+  const std::string text = set.substr(0, set.find("write_mode = \"direct\""));
+  auto plan = ParsePlan(text, "p.toml");
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->transfers[0].files, 500);
+  const proto::RunSpec spec = SpecOf(*plan, plan->transfers[0]);
+  EXPECT_EQ(spec.file_count(), 500u);
+  EXPECT_EQ(spec.file_size(), "photos");
+  EXPECT_EQ(spec.size(), 0u);
+  auto refused = ParsePlan(GoodWith("size = \"4GiB\"", "size = \"4GiB\"\nfile_size = \"photos\""), "p.toml");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(std::string(refused.status().message()), HasSubstr("file_size is for files = N"));
+}
+
 struct BadPlan {
   std::string name, text, want;
 };
@@ -184,7 +202,7 @@ INSTANTIATE_TEST_SUITE_P(
                 "plan.toml:20: [[transfer]] 1: to = \"nas2\" names no [[host]]"},
         BadPlan{"SameHost", GoodWith("to = \"nas\"", "to = \"client1\""), "from and to are the same host"},
         BadPlan{"SizeAndFile", GoodWith("size = \"4GiB\"", "size = \"4GiB\"\nfile = \"/x\""),
-                "give either size = \"4GiB\" or file = \"/path\" (not both)"},
+                "give one of size = \"4GiB\", file = \"/path\" or files = N (with file_size)"},
         BadPlan{"BadSize", GoodWith("size = \"4GiB\"", "size = \"lots\""), "plan.toml:21: [[transfer]] 1: size:"},
         BadPlan{"TooManyStreams", GoodWith("streams = 2", "streams = 65"),
                 "plan.toml:22: [[transfer]] 1: streams = 65"},

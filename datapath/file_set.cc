@@ -1,0 +1,57 @@
+#include "datapath/file_set.h"
+
+#include <algorithm>
+#include <cstddef>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_format.h"
+#include "common/stats.h"
+
+namespace nasperf {
+
+std::string SetFileName(const std::string& name, uint64_t index) {
+  const std::string stem = absl::EndsWith(name, ".dat") ? name.substr(0, name.size() - 4) : name;
+  return absl::StrFormat("%s-%06d.dat", stem, index + 1);
+}
+
+std::optional<double> FixedCostPerFile(const std::vector<uint64_t>& sizes, const std::vector<double>& latency_s) {
+  const size_t n = std::min(sizes.size(), latency_s.size());
+  if (n < 3) return std::nullopt;
+  const auto [low, high] = std::minmax_element(sizes.begin(), sizes.begin() + static_cast<ptrdiff_t>(n));
+  if (*high < 2 * *low) return std::nullopt;
+  double mean_size = 0, mean_latency = 0;
+  for (size_t i = 0; i < n; ++i) {
+    mean_size += static_cast<double>(sizes[i]) / static_cast<double>(n);
+    mean_latency += latency_s[i] / static_cast<double>(n);
+  }
+  double covariance = 0, variance = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const double ds = static_cast<double>(sizes[i]) - mean_size;
+    covariance += ds * (latency_s[i] - mean_latency);
+    variance += ds * ds;
+  }
+  const double per_byte = std::max(0.0, covariance / variance);
+  return std::clamp(mean_latency - per_byte * mean_size, 0.0, mean_latency);
+}
+
+void RecordFileSet(const FileSetTally& tally, const std::vector<uint64_t>& sizes, int64_t first_byte_ns,
+                   int64_t end_ns, proto::TransferReport& row) {
+  row.set_files(tally.whole);
+  const int64_t timed_ns = end_ns - first_byte_ns;
+  if (first_byte_ns > 0 && timed_ns > 0) {
+    row.set_files_per_s(static_cast<double>(tally.whole) * 1e9 / static_cast<double>(timed_ns));
+    const std::optional<double> fixed_s = FixedCostPerFile(sizes, tally.latency_s);
+    const double metadata_ns =
+        fixed_s ? *fixed_s * 1e9 * static_cast<double>(tally.whole) : static_cast<double>(tally.metadata_ns);
+    row.set_metadata_pct(std::min(100.0, 100.0 * metadata_ns / static_cast<double>(timed_ns)));
+  }
+  if (tally.latency_s.empty()) return;
+  std::vector<double> sorted = tally.latency_s;
+  std::sort(sorted.begin(), sorted.end());
+  row.set_file_p50_s(PercentileSorted(sorted, 0.50));
+  row.set_file_p90_s(PercentileSorted(sorted, 0.90));
+  row.set_file_p99_s(PercentileSorted(sorted, 0.99));
+  row.set_file_max_s(sorted.back());
+}
+
+}  // namespace nasperf
