@@ -28,7 +28,7 @@ check_after() {
 
 wire_client() { "$WIRE_CLIENT" "$@"; }
 
-for mode in garbage truncated reuse expired wrong-length control-garbage wrong-token bad-path-facts; do
+for mode in garbage truncated reuse expired wrong-length control-garbage wrong-token bad-path-facts bad-file-set; do
   port=$rx_PORT
   [ "$mode" = expired ] && port=$rx_short_PORT
   wire_client 127.0.0.1:"$port" "$NASPERF_TOKEN" "$mode" >"$T/wire-$mode.log" 2>&1 \

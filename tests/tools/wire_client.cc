@@ -4,7 +4,7 @@
 //   wire_client CONTROL_HOST:PORT TOKEN MODE [SIZE]
 //   wire_client HOST:PORT TOKEN raw METHOD BYTES CALLS EXPECT [--plaintext]
 // MODE: garbage | truncated | reuse | expired | wrong-length | control-garbage |
-//       wrong-token | bad-path-facts | ok | read-unserved | read-stall | read-layout-busy
+//       wrong-token | bad-path-facts | bad-file-set | ok | read-unserved | read-stall | read-layout-busy
 // read-unserved: OpenTransfer for a read of secret.txt in the target, skipping
 // PrepareRead, from a receiver that does not serve existing files: must be refused;
 // so must a read of nasperf-read-planted-0.dat, directly or through PrepareRead.
@@ -113,6 +113,37 @@ int BadPathFacts(ReceiverClient& client, uint64_t size) {
     auto open = client.OpenTransfer(request);
     if (open.ok() || !absl::IsInvalidArgument(open.status())) {
       return Fail(absl::StrCat("implausible path fact ", field, " was not refused: ", open.status().ToString()));
+    }
+  }
+  return 0;
+}
+
+// A set of files whose sizes do not add up to the transfer, or that asks too much or
+// what a set cannot take: each refused before any ticket is given.
+int BadFileSet(ReceiverClient& client) {
+  struct Case {
+    const char* what;
+    uint64_t count, size;
+    const char* file_size;
+    const char* write_mode;
+  };
+  for (const Case& c : {Case{"sizes that do not add up", 10, 10 * 4096 + 1, "4KiB", ""},
+                        Case{"too many files", 1000001, 1000001, "1", ""},
+                        Case{"no size", 10, 40960, "lots", ""},
+                        Case{"a size with no count", 0, 4096, "4KiB", ""},
+                        Case{"O_DIRECT", 2, 8192, "4KiB", "direct"}}) {
+    proto::OpenTransferRequest request;
+    request.set_run_id("wire-bad-file-set");
+    request.set_size(c.size);
+    request.set_file_count(c.count);
+    request.set_file_size(c.file_size);
+    request.set_write_mode(c.write_mode);
+    auto open = client.OpenTransfer(request);
+    // O_DIRECT: a target that refuses it says so first (tmpfs), as for one file.
+    const bool refused = absl::IsInvalidArgument(open.status()) ||
+                         (std::string(c.write_mode) == "direct" && absl::IsFailedPrecondition(open.status()));
+    if (open.ok() || !refused) {
+      return Fail(absl::StrCat("a file set with ", c.what, " was not refused: ", open.status().ToString()));
     }
   }
   return 0;
@@ -361,6 +392,7 @@ int main(int argc, char** argv) {
   }
 
   if (mode == "bad-path-facts") return BadPathFacts(client, size);
+  if (mode == "bad-file-set") return BadFileSet(client);
   if (mode == "read-unserved") return ReadUnserved(client);
   if (mode == "read-stall") return ReadStall(client, data, size);
   if (mode == "read-layout-busy") return ReadLayOutBusy(client, size);

@@ -12,6 +12,7 @@
 #include <memory>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "common/fd.h"
 #include "datapath/socket_source.h"
@@ -59,6 +60,53 @@ TEST(Target, CreatesOnlyNewFilesAndNeverFollowsSymlinks) {
   }
   ASSERT_TRUE((*target)->Remove(name).ok());
   EXPECT_NE(access((dir + "/" + name).c_str(), F_OK), 0);
+  std::filesystem::remove_all(dir);
+  std::filesystem::remove_all(outside);
+}
+
+// A set of files from blocks that cross their boundaries: each file whole under its
+// set name, synced and closed in turn and tallied; a name already taken (a symlink an
+// attacker planted) fails the set there, following nothing.
+TEST(Target, ASetOfFilesIsWrittenFileByFileBeneathTheTarget) {
+  std::string dir = TempDir();
+  ASSERT_FALSE(dir.empty());
+  auto target = Target::Open(dir);
+  ASSERT_TRUE(target.ok()) << target.status();
+  auto sizes = std::make_shared<const std::vector<uint64_t>>(std::vector<uint64_t>{5000, 1, 8192, 3});
+  FileSetTally tally;
+  std::vector<std::string> created;
+  auto writer = (*target)->CreateSet("nasperf-r-1-0.dat", sizes, WriteMode::kBuffered, SyncPolicy{}, &tally, &created);
+  ASSERT_TRUE(writer.ok()) << writer.status();
+  std::string payload(5000 + 1 + 8192 + 3, '\0');
+  for (size_t i = 0; i < payload.size(); ++i) payload[i] = static_cast<char>('a' + i % 26);
+  const auto* bytes = reinterpret_cast<const uint8_t*>(payload.data());
+  ASSERT_TRUE((*writer)->Write(bytes, 4096, false).ok());
+  ASSERT_TRUE((*writer)->Write(bytes + 4096, 8192, false).ok());
+  ASSERT_TRUE((*writer)->Write(bytes + 4096 + 8192, payload.size() - 4096 - 8192, true).ok());
+  ASSERT_TRUE((*writer)->Finish().ok());
+  ASSERT_EQ(created, (std::vector<std::string>{"nasperf-r-1-0-000001.dat", "nasperf-r-1-0-000002.dat",
+                                               "nasperf-r-1-0-000003.dat", "nasperf-r-1-0-000004.dat"}));
+  EXPECT_EQ(ReadAll(dir + "/" + created[0]), payload.substr(0, 5000));
+  EXPECT_EQ(ReadAll(dir + "/" + created[1]), payload.substr(5000, 1));
+  EXPECT_EQ(ReadAll(dir + "/" + created[2]), payload.substr(5001, 8192));
+  EXPECT_EQ(ReadAll(dir + "/" + created[3]), payload.substr(5001 + 8192));
+  EXPECT_EQ(tally.whole, 4u);
+  EXPECT_EQ(tally.latency_s.size(), 4u);
+
+  std::string outside = dir + "-outside";
+  { std::ofstream(outside) << "precious"; }
+  ASSERT_EQ(symlink(outside.c_str(), (dir + "/nasperf-r-2-0-000002.dat").c_str()), 0);
+  FileSetTally planted_tally;
+  std::vector<std::string> planted_created;
+  auto planted = (*target)->CreateSet("nasperf-r-2-0.dat", sizes, WriteMode::kBuffered, SyncPolicy{}, &planted_tally,
+                                      &planted_created);
+  ASSERT_TRUE(planted.ok());
+  const absl::Status s = (*planted)->Write(bytes, 8192, false);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(std::string(s.message()).find("nasperf-r-2-0-000002.dat"), std::string::npos) << s;
+  EXPECT_EQ(planted_created.size(), 1u);
+  EXPECT_EQ(ReadAll(outside), "precious");
+  EXPECT_FALSE((*target)->CreateSet("a/b.dat", sizes, WriteMode::kBuffered, SyncPolicy{}, &tally, &created).ok());
   std::filesystem::remove_all(dir);
   std::filesystem::remove_all(outside);
 }
