@@ -45,6 +45,21 @@ void AddTransportsFlags(CLI::App& cmd, SenderFlags& f) {
   }
 }
 
+// --files and --file-size: many files per transfer, instead of `one_file` (--file, --size).
+void AddFileSetFlags(CLI::App* cmd, SenderFlags& f, std::initializer_list<CLI::Option*> one_file) {
+  auto* files = cmd->add_option("--files", f.files,
+                                absl::StrCat("Many files: each transfer writes N files one after another, as Explorer "
+                                             "and cp -r copy a folder (--streams N: N at once, as robocopy /MT); "
+                                             "--transport ",
+                                             TransportsWith(&TransportCaps::file_sets)))
+                    ->check(CLI::Range(uint64_t{1}, kMaxSetFiles));
+  cmd->add_option("--file-size", f.file_size,
+                  "With --files: each file's size: SIZE, LOW-HIGH (log-uniform, e.g. 2MiB-20MiB), photos (2MiB-20MiB) "
+                  "or source-tree (512B-64KiB); default 1MiB")
+      ->needs(files);
+  for (CLI::Option* other : one_file) files->excludes(other);
+}
+
 CLI::App* AddSender(CLI::App& app, SenderFlags& f) {
   auto* cmd = app.add_subcommand(
       "sender",
@@ -79,17 +94,7 @@ CLI::App* AddSender(CLI::App& app, SenderFlags& f) {
   auto* file = cmd->add_option("--file", f.file, "Send this file (zero-copy unless --verify)");
   auto* size = cmd->add_option("--size", f.size, "Send this much generated data, e.g. 45GiB");
   file->excludes(size);
-  auto* files = cmd->add_option("--files", f.files,
-                                absl::StrCat("Many files: each transfer writes N files one after another, as Explorer "
-                                             "and cp -r copy a folder (--streams N: N at once, as robocopy /MT); "
-                                             "--transport ",
-                                             TransportsWith(&TransportCaps::file_sets)))
-                    ->check(CLI::Range(uint64_t{1}, kMaxSetFiles));
-  cmd->add_option("--file-size", f.file_size,
-                  "With --files: each file's size: SIZE, LOW-HIGH (log-uniform, e.g. 2MiB-20MiB), photos (2MiB-20MiB) "
-                  "or source-tree (512B-64KiB); default 1MiB")
-      ->needs(files);
-  files->excludes(size)->excludes(file);
+  AddFileSetFlags(cmd, f, {file, size});
   cmd->add_option("--pattern", f.pattern, "Generated data: random (incompressible) or zero")
       ->capture_default_str()
       ->check(CLI::IsMember({"random", "zero"}));

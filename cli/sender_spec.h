@@ -21,8 +21,8 @@ struct SenderFlags {
   std::string write_mode = Name(WriteMode::kBuffered), sync = SyncPolicyName({});
   std::string transport = DefaultTransport(), deploy_binary;
   std::string direction = Name(Direction::kWrite), cache, read_mode, remote_file, local_target;
-  std::string file_size;  // --file-size, with --files
-  uint64_t files = 0;     // --files: many files per transfer
+  std::string file_size;                      // --file-size, with --files
+  uint64_t files = 0;                         // --files: many files per transfer
   FlagScratch from_transport_flags;           // where the transports' own flags are bound (read back as words)
   std::vector<CLI::Option*> transport_flags;  // those flags (TransportEntry::add_flags), in --help order
   int runs = 1, warmup = 0, streams = 1;

@@ -15,7 +15,7 @@
 
 namespace nasperf {
 
-inline constexpr uint64_t kMaxSetFiles = 1000000;           // files one transfer writes
+inline constexpr uint64_t kMaxSetFiles = 1000000;               // files one transfer writes
 inline constexpr uint64_t kMaxSetFileSize = uint64_t{1} << 36;  // 64 GiB each
 
 struct FileSizeDist {

@@ -34,8 +34,8 @@ std::optional<double> FixedCostPerFile(const std::vector<uint64_t>& sizes, const
   return std::clamp(mean_latency - per_byte * mean_size, 0.0, mean_latency);
 }
 
-void RecordFileSet(const FileSetTally& tally, const std::vector<uint64_t>& sizes, int64_t first_byte_ns,
-                   int64_t end_ns, proto::TransferReport& row) {
+void RecordFileSet(const FileSetTally& tally, const std::vector<uint64_t>& sizes, int64_t first_byte_ns, int64_t end_ns,
+                   proto::TransferReport& row) {
   row.set_files(tally.whole);
   const int64_t timed_ns = end_ns - first_byte_ns;
   if (first_byte_ns > 0 && timed_ns > 0) {

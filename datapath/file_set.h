@@ -41,8 +41,8 @@ std::optional<double> FixedCostPerFile(const std::vector<uint64_t>& sizes, const
 // The row's cells of a set of `sizes` timed from first_byte_ns to end_ns (monotonic):
 // files, files_per_s, file_p50_s..file_max_s, metadata_pct (the fixed cost per file
 // times the files, or with one size the creates and closes alone).
-void RecordFileSet(const FileSetTally& tally, const std::vector<uint64_t>& sizes, int64_t first_byte_ns,
-                   int64_t end_ns, proto::TransferReport& row);
+void RecordFileSet(const FileSetTally& tally, const std::vector<uint64_t>& sizes, int64_t first_byte_ns, int64_t end_ns,
+                   proto::TransferReport& row);
 
 }  // namespace nasperf
 

@@ -324,8 +324,8 @@ absl::Status ReadTransfer(const std::string& path, const toml::table& table, int
   t.line = static_cast<int>(table.source().begin.line);
   TableReader r(path, table, absl::StrCat("[[transfer]] ", index, ": "));
   NASPERF_RETURN_IF_ERROR(r.OnlyKeys({"from", "to", "transport", "ssh_identity", "ssh_known_hosts", "credentials",
-                                      "transport_flags", "size", "file", "files", "file_size", "streams", "write_mode", "sync", "pattern",
-                                      "verify", "direction", "cache", "read_mode"}));
+                                      "transport_flags", "size", "file", "files", "file_size", "streams", "write_mode",
+                                      "sync", "pattern", "verify", "direction", "cache", "read_mode"}));
   NASPERF_RETURN_IF_ERROR(r.String("from", &t.from, true));
   NASPERF_RETURN_IF_ERROR(ReadTransportAndTo(r, *plan, &t));
   NASPERF_RETURN_IF_ERROR(r.Size("size", &t.size));

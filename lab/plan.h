@@ -55,8 +55,8 @@ struct PlanTransfer {
   // The share transport's own flags (transport_flags = ["--FLAG", "VALUE"]),
   // checked by its declarations at the plan check and again by the sending agent.
   std::vector<std::string> transport_flags;
-  uint64_t size = 0;  // generated data, or
-  std::string file;   // a file on the sending host, or
+  uint64_t size = 0;      // generated data, or
+  std::string file;       // a file on the sending host, or
   int files = 0;          // many files per transfer (common/file_set.h), of
   std::string file_size;  // sizes as --file-size takes them
   int streams = 1;

@@ -204,8 +204,8 @@ absl::Status ControlService::PlanFileSet(TransferPlan& plan) const {
   if (plan.mode == WriteMode::kDirect || plan.sync.kind == SyncPolicy::kEvery) {
     return absl::InvalidArgumentError("many files take write mode buffered or dsync and sync end or none");
   }
-  auto sizes = std::make_shared<std::vector<uint64_t>>(
-      FileSetSizes(*dist, request.file_count(), /*seed=*/request.file_count()));
+  auto sizes =
+      std::make_shared<std::vector<uint64_t>>(FileSetSizes(*dist, request.file_count(), /*seed=*/request.file_count()));
   uint64_t total = 0;
   for (uint64_t size : *sizes) total += size;
   if (total != request.size()) {

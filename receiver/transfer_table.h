@@ -5,8 +5,8 @@
 #define NASPERF_RECEIVER_TRANSFER_TABLE_H_
 
 #include <cstdint>
-#include <memory>
 #include <deque>
+#include <memory>
 #include <string>
 #include <vector>
 

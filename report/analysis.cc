@@ -490,9 +490,9 @@ void KeepRowFigures(Role role, CompareMetric metric, std::vector<GroupRows>* gro
       continue;
     }
     if (without > 0) {
-      warnings->push_back(absl::StrFormat(
-          "%s: %d of its %d rows %s: left out", g.group, without, g.rows.size(),
-          metric == CompareMetric::kFilesPerS ? "wrote one file" : "had no cache cliff"));
+      warnings->push_back(
+          absl::StrFormat("%s: %d of its %d rows %s: left out", g.group, without, g.rows.size(),
+                          metric == CompareMetric::kFilesPerS ? "wrote one file" : "had no cache cliff"));
     }
     kept.push_back(std::move(s));
   }
@@ -528,12 +528,12 @@ absl::StatusOr<CompareResult> Compare(const ResultTable& table, const std::strin
   std::vector<GroupRows> groups = Group(table, result.role, by);
   if (metric != CompareMetric::kMbPerS) KeepRowFigures(result.role, metric, &groups, &result.warnings);
   if (groups.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "no measured ", Name(result.role), " rows",
-        metric == CompareMetric::kSustainedMbPerS ? " with a cache cliff (sustained_mb_per_s)"
-        : metric == CompareMetric::kFilesPerS     ? " of many files (files_per_s)"
-                                                  : "",
-        " to compare"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("no measured ", Name(result.role), " rows",
+                     metric == CompareMetric::kSustainedMbPerS ? " with a cache cliff (sustained_mb_per_s)"
+                     : metric == CompareMetric::kFilesPerS     ? " of many files (files_per_s)"
+                                                               : "",
+                     " to compare"));
   }
   size_t base = 0;
   if (!baseline.empty()) {
@@ -657,11 +657,11 @@ std::string ReportJson(const ReportResult& report) {
     for (const auto& [verdict, count] : g.bottlenecks) mix.push_back(absl::StrCat(JsonString(verdict), ":", count));
     groups.push_back(absl::StrCat(
         "{\"label\":", JsonString(g.group), ",\"role\":", JsonString(Name(g.role)), ",", SummaryJson(g.stats),
-        ",\"bottleneck\":{", absl::StrJoin(mix, ","), "},\"trend_p\":", JsonNumber(g.trend.p), ",\"sen_slope\":",
-        JsonNumber(g.trend.sen_slope), ",\"trend_runs\":", g.trend_runs, ",\"drifts\":", g.drifts ? "true" : "false",
-        ",\"observation\":", JsonString(g.observation), ",\"path\":", JsonString(g.path),
-        ",\"devices\":", JsonString(g.devices), ",\"cache_cliff\":", JsonString(g.cache_cliff),
-        ",\"many_files\":", JsonString(g.many_files), "}"));
+        ",\"bottleneck\":{", absl::StrJoin(mix, ","), "},\"trend_p\":", JsonNumber(g.trend.p),
+        ",\"sen_slope\":", JsonNumber(g.trend.sen_slope), ",\"trend_runs\":", g.trend_runs,
+        ",\"drifts\":", g.drifts ? "true" : "false", ",\"observation\":", JsonString(g.observation),
+        ",\"path\":", JsonString(g.path), ",\"devices\":", JsonString(g.devices),
+        ",\"cache_cliff\":", JsonString(g.cache_cliff), ",\"many_files\":", JsonString(g.many_files), "}"));
   }
   std::vector<std::string> failures;
   for (const TransferRecord* r : report.failures) {

@@ -400,9 +400,10 @@ std::string MetadataTable(const ResultTable& table, const std::string& generator
 std::string List(const std::vector<std::string>& items);
 
 std::string SummaryTable(const ReportResult& report) {
-  std::string out = "<table>\n" + Row({"label", "role", "n", "median", "mean", "stddev", "min", "max", "p5", "p95",
-                                       "bottleneck", "trend", "n counts", "path", "NAS device", "cache cliff", "many files"},
-                                      "th");
+  std::string out =
+      "<table>\n" + Row({"label", "role", "n", "median", "mean", "stddev", "min", "max", "p5", "p95", "bottleneck",
+                         "trend", "n counts", "path", "NAS device", "cache cliff", "many files"},
+                        "th");
   for (const GroupSummary& g : report.groups) {
     std::vector<std::string> mix;
     for (const auto& [verdict, count] : g.bottlenecks) mix.push_back(absl::StrCat(verdict, " ", count));

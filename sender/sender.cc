@@ -281,8 +281,8 @@ std::string DescribeFileSet(const proto::TransferReport& row) {
                           row.file_p50_s() * 1e3, row.file_p90_s() * 1e3, row.file_p99_s() * 1e3,
                           row.file_max_s() * 1e3);
   }
-  if (row.has_metadata_pct()) absl::StrAppendFormat(&text, "; the files' own work %.0f %% of the time",
-                                                    row.metadata_pct());
+  if (row.has_metadata_pct())
+    absl::StrAppendFormat(&text, "; the files' own work %.0f %% of the time", row.metadata_pct());
   return text;
 }
 
@@ -332,12 +332,11 @@ std::string RunHeadline(const SenderOptions& options, const LoopContext& loop) {
   return absl::StrFormat(
       "run %s%s: %d x %s%s, %d stream%s, %s, sync %s%s", loop.run_id,
       options.label.empty() ? "" : absl::StrCat(" \"", options.label, "\""), options.runs, FormatSize(loop.length),
-      options.file_sizes ? absl::StrCat(" generated in ", options.file_sizes->size(), " files of ",
-                                        options.file_size_text)
+      options.file_sizes
+          ? absl::StrCat(" generated in ", options.file_sizes->size(), " files of ", options.file_size_text)
       : options.file.empty() ? " generated"
                              : absl::StrCat(" of ", options.file),
-      options.streams,
-      options.streams == 1 ? "" : "s",
+      options.streams, options.streams == 1 ? "" : "s",
       TransportFor(options.transport).caps.write_modes ? absl::StrCat("write ", Name(options.write_mode))
                                                        : absl::StrCat("over ", options.transport),
       SyncPolicyName(options.sync_policy), options.warmup > 0 ? absl::StrCat(", ", options.warmup, " warm-up") : "");

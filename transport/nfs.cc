@@ -907,7 +907,7 @@ TransportEntry NfsTransportEntry() {
   caps.reads = true;           // the server's cache is not ours to set
   caps.reads_laid_out = true;  // RemoteFsRun::LayOutReadFile
   caps.url = true;
-  caps.barrier = true;  // the share shell's Push
+  caps.barrier = true;    // the share shell's Push
   caps.file_sets = true;  // RemoteFsRun::WriteSet
   TransportEntry entry{"nfs", "NFSv3 to any NFS server, from user space (no agent, no mount; COMMIT for --sync)", caps,
                        &MakeNfsTransport, &AddNfsFlags};

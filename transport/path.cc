@@ -568,7 +568,7 @@ TransportEntry PathTransportEntry() {
   caps.reads = true;           // this client's cached pages dropped first (PathReader)
   caps.reads_laid_out = true;  // RemoteFsRun::LayOutReadFile
   caps.barrier = true;         // the share shell's Push
-  caps.file_sets = true;  // RemoteFsRun::WriteSet
+  caps.file_sets = true;       // RemoteFsRun::WriteSet
   caps.local_dir = true;       // a lab job's `to` only beneath the agent's --allow-path
   TransportEntry entry{"path",
                        "a directory of a mounted (or local) file system, through the OS's own client (no agent; "

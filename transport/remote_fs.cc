@@ -335,9 +335,9 @@ void RemoteFsRun::RecordRow(const PushResult& r, const absl::Status& status, std
   }
   if (local_disk && row.has_metadata_pct() && row.metadata_pct() >= kMetadataVerdictPct) {
     row.set_bottleneck(Name(Bottleneck::kMetadata));
-  } else if (const std::string verdict = Verdict(figures); (local_disk && (cpu_seen || verdict == Name(Bottleneck::kDisk))) ||
-                                                    verdict == Name(Bottleneck::kSource) ||
-                                                    verdict == Name(Bottleneck::kSenderCpu)) {
+  } else if (const std::string verdict = Verdict(figures);
+             (local_disk && (cpu_seen || verdict == Name(Bottleneck::kDisk))) || verdict == Name(Bottleneck::kSource) ||
+             verdict == Name(Bottleneck::kSenderCpu)) {
     row.set_bottleneck(verdict);
   }
   row.set_status(Name(Status::kOk));

@@ -204,7 +204,8 @@ absl::Status ResolveFileSet(const proto::RunSpec& spec, RunOptions& o, std::stri
     return Refuse(bad_field, "sync", "with many files, end syncs each file before its close and none syncs none");
   auto dist = ParseFileSizeDist(spec.file_size().empty() ? "1MiB" : spec.file_size());
   if (!dist.ok()) return Fail(bad_field, "file_size", dist.status());
-  auto sizes = std::make_shared<std::vector<uint64_t>>(FileSetSizes(*dist, spec.file_count(), /*seed=*/spec.file_count()));
+  auto sizes =
+      std::make_shared<std::vector<uint64_t>>(FileSetSizes(*dist, spec.file_count(), /*seed=*/spec.file_count()));
   o.size = 0;
   for (uint64_t size : *sizes) o.size += size;
   o.file_sizes = std::move(sizes);

@@ -209,7 +209,7 @@ TransportEntry SmbTransportEntry() {
   caps.reads = true;
   caps.reads_laid_out = true;  // RemoteFsRun::LayOutReadFile
   caps.barrier = true;         // a write waits in RemoteFsRun::Write
-  caps.file_sets = true;  // RemoteFsRun::WriteSet
+  caps.file_sets = true;       // RemoteFsRun::WriteSet
   TransportEntry entry{"smb", "SMB 3 to any SMB server through libsmbclient (no agent, no mount; dynamic builds only)",
                        caps, &MakeSmbTransport, &AddSmbFlags};
   entry.to_form = "smb://[user@]host[:port]/share[/dir]";

@@ -646,7 +646,7 @@ constexpr char kSshStartupSummary[] =
 TransportEntry ScpTransportEntry() {
   TransportCaps caps;
   caps.ssh_login = true;
-  caps.barrier = true;  // the share shell's Push
+  caps.barrier = true;    // the share shell's Push
   caps.file_sets = true;  // RemoteFsRun::WriteSet
   TransportEntry entry{
       "scp", "the scp protocol to any SSH server (no agent; cannot sync or read)", caps,
@@ -661,9 +661,9 @@ TransportEntry ScpTransportEntry() {
 TransportEntry SftpTransportEntry() {
   TransportCaps caps;
   caps.ssh_login = true;
-  caps.reads = true;    // of an existing --remote-file: the server's cache is not ours to set
-  caps.verify = true;   // read back (RemoteFsRun)
-  caps.barrier = true;  // the share shell's Push (a read's Pull does not wait: no lab read over sftp)
+  caps.reads = true;      // of an existing --remote-file: the server's cache is not ours to set
+  caps.verify = true;     // read back (RemoteFsRun)
+  caps.barrier = true;    // the share shell's Push (a read's Pull does not wait: no lab read over sftp)
   caps.file_sets = true;  // RemoteFsRun::WriteSet
   TransportEntry entry{
       "sftp", "SFTP to any SSH server (no agent; syncs with fsync@openssh.com when offered)", caps,

@@ -344,8 +344,8 @@ absl::Status CheckFetchedReport(const proto::TransferReport& r, uint64_t transfe
                                                    ", not the transfer that was opened"));
   }
   if (r.has_files() && r.files() > opened.file_count()) {
-    return absl::InvalidArgumentError(absl::StrCat("receiver's row has ", r.files(), " files of a transfer of ",
-                                                   opened.file_count()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("receiver's row has ", r.files(), " files of a transfer of ", opened.file_count()));
   }
   return absl::OkStatus();
 }

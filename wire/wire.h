@@ -17,7 +17,8 @@ namespace nasperf {
 inline constexpr size_t kHeaderSize = 64;
 inline constexpr size_t kTrailerSize = 96;
 inline constexpr size_t kFooterSize = 40;
-inline constexpr uint16_t kWireVersion = 4;  // 2: each end's CPU demand; 3: and its CPU quota's throttling; 4: file sets
+inline constexpr uint16_t kWireVersion =
+    4;  // 2: each end's CPU demand; 3: and its CPU quota's throttling; 4: file sets
 inline constexpr size_t kTicketSize = 16;
 
 using Ticket = std::array<uint8_t, kTicketSize>;

@@ -127,11 +127,10 @@ int BadFileSet(ReceiverClient& client) {
     const char* file_size;
     const char* write_mode;
   };
-  for (const Case& c : {Case{"sizes that do not add up", 10, 10 * 4096 + 1, "4KiB", ""},
-                        Case{"too many files", 1000001, 1000001, "1", ""},
-                        Case{"no size", 10, 40960, "lots", ""},
-                        Case{"a size with no count", 0, 4096, "4KiB", ""},
-                        Case{"O_DIRECT", 2, 8192, "4KiB", "direct"}}) {
+  for (const Case& c :
+       {Case{"sizes that do not add up", 10, 10 * 4096 + 1, "4KiB", ""},
+        Case{"too many files", 1000001, 1000001, "1", ""}, Case{"no size", 10, 40960, "lots", ""},
+        Case{"a size with no count", 0, 4096, "4KiB", ""}, Case{"O_DIRECT", 2, 8192, "4KiB", "direct"}}) {
     proto::OpenTransferRequest request;
     request.set_run_id("wire-bad-file-set");
     request.set_size(c.size);

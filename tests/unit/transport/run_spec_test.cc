@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/file_set.h"
 #include "common/policy.h"
 #include "gtest/gtest.h"
-#include "common/file_set.h"
 #include "temp_dir.h"
 #include "testing/config_of.h"
 #include "transport/nfs.h"
