@@ -271,6 +271,12 @@ void NativeTransport::Push(const TransferSlot& slot, PayloadSource& source, cons
   // The receiver's own row: it exists whenever the data connection got that far.
   if (r.trailer || r.bytes_sent > 0) FetchReceiverRow(request, open->transfer_id(), out);
   Judge(slot, r, out);
+  // A set's files were the receiver's to count; their rate end to end is this row's, so
+  // files/s compares across transports as MB/s does (the latencies stay the receiver's).
+  if (out.receiver && out.receiver->has_files()) {
+    row.set_files(out.receiver->files());
+    if (row.duration_s() > 0) row.set_files_per_s(static_cast<double>(row.files()) / row.duration_s());
+  }
 }
 
 proto::OpenTransferRequest NativeTransport::OpenRequest(const TransferSlot& slot) const {
