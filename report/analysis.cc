@@ -258,16 +258,20 @@ std::string CacheCliffText(const std::vector<const TransferRecord*>& rows) {
   return text;
 }
 
-std::string ManyFilesText(const std::vector<const TransferRecord*>& rows) {
-  std::vector<double> rate, p50, p99, own;
+// The group's many-files rows in words, and their latency percentiles (medians) in ms.
+std::string ManyFilesText(const std::vector<const TransferRecord*>& rows, std::vector<double>* latency_ms) {
+  std::vector<double> rate, p50, p90, p99, max, own;
   for (const TransferRecord* r : rows) {
-    if (!r->row.has_files_per_s()) continue;
+    if (!r->row.has_files_per_s() || !r->row.has_file_p50_s()) continue;
     rate.push_back(r->row.files_per_s());
     p50.push_back(r->row.file_p50_s() * 1e3);
+    p90.push_back(r->row.file_p90_s() * 1e3);
     p99.push_back(r->row.file_p99_s() * 1e3);
+    max.push_back(r->row.file_max_s() * 1e3);
     own.push_back(r->row.metadata_pct());
   }
   if (rate.empty()) return "";
+  *latency_ms = {Summarize(p50).median, Summarize(p90).median, Summarize(p99).median, Summarize(max).median};
   return absl::StrFormat(
       "many files in %d of %d rows: %.1f files/s, each file p50 %.2f ms, p99 %.2f ms; the files' own work %.0f %% of "
       "the time%s",
@@ -353,7 +357,7 @@ absl::StatusOr<ReportResult> SummarizeResults(const ResultTable& table, std::opt
       s.path = PathText(g.rows);
       s.devices = DevicesText(g.rows);
       s.cache_cliff = CacheCliffText(g.rows);
-      s.many_files = ManyFilesText(g.rows);
+      s.many_files = ManyFilesText(g.rows, &s.file_latency_ms);
       for (const TransferRecord* row : g.rows) ++s.bottlenecks[row->bottleneck.empty() ? "unknown" : row->bottleneck];
       const std::vector<double> per_run = PerRunValues(s.rates_in_order, s.run_ordinals);
       s.trend_runs = per_run.size();

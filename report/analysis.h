@@ -72,6 +72,9 @@ struct GroupSummary {
   // files/s, each file p50 0.99 ms, p99 1.51 ms; the files' own work 70 % of the time";
   // empty when none wrote many files.
   std::string many_files;
+  // Their files' create-to-close time in ms at p50, p90, p99 and the max, each the median
+  // over the rows (the HTML report's latency chart); empty with no such row.
+  std::vector<double> file_latency_ms;
 };
 
 // One value per run, in run order: the median of the observations that share a run

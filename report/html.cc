@@ -235,6 +235,41 @@ std::string BoxChart(const std::vector<const GroupSummary*>& groups, Role role) 
   return out;
 }
 
+// Many-files groups: each file's create-to-close time at p50, p90, p99 and the max (the
+// medians over the group's rows), a line per group: where the slow files begin.
+std::string FileLatencyChart(const std::vector<const GroupSummary*>& groups, Role role) {
+  constexpr double kAt[] = {50, 90, 99, 100};
+  double y_hi = 0;
+  std::vector<const GroupSummary*> drawn;
+  std::vector<std::string> names;
+  for (const GroupSummary* g : groups) {
+    if (g->file_latency_ms.size() != 4) continue;
+    drawn.push_back(g);
+    names.push_back(g->group);
+    y_hi = std::max(y_hi, g->file_latency_ms.back());
+  }
+  if (drawn.empty()) return "";
+  Plot plot(50, 100, 0, y_hi * 1.05);
+  std::string out =
+      SvgOpen(absl::StrCat("file-latency-", Name(role)), "Each file's create-to-close time by percentile");
+  out += plot.Axes("percentile of the files (100: the slowest)", "ms, create to close");
+  out += "<g class=\"marks\">";
+  for (size_t i = 0; i < drawn.size(); ++i) {
+    std::string points;
+    for (size_t k = 0; k < 4; ++k)
+      absl::StrAppendFormat(&points, "%.1f,%.1f ", plot.X(kAt[k]), plot.Y(drawn[i]->file_latency_ms[k]));
+    absl::StrAppendFormat(&out, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"%s\"/>", Color(i),
+                          points);
+    for (size_t k = 0; k < 4; ++k) {
+      absl::StrAppendFormat(
+          &out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"><title>%s: p%g %.2f ms</title></circle>",
+          plot.X(kAt[k]), plot.Y(drawn[i]->file_latency_ms[k]), Color(i), HtmlEscape(drawn[i]->group), kAt[k],
+          drawn[i]->file_latency_ms[k]);
+    }
+  }
+  return out + "</g>" + Legend(names) + "</svg>";
+}
+
 // One transfer's marks on the timeline. Fewer than kMinTimelineSamples samples are not
 // a curve: such a transfer is drawn flat at its average, over its time, and said so.
 std::string SeriesMarks(const Plot& plot, const std::vector<const SampleRecord*>& points, const std::string& color,
@@ -607,6 +642,10 @@ std::string RenderHtmlReport(const HtmlReportInput& in) {
     absl::StrAppend(&out, "<h2>", Name(role), ": ", HtmlEscape(RateMeaning(role)), " per iteration</h2>\n",
                     IterationChart(groups, role));
     absl::StrAppend(&out, "<h2>", Name(role), ": distribution per label</h2>\n", BoxChart(groups, role));
+    if (std::string latency = FileLatencyChart(groups, role); !latency.empty()) {
+      absl::StrAppend(&out, "<h2>", Name(role), ": each file's create to close (many-files rows, medians)</h2>\n",
+                      latency);
+    }
     size_t flat = 0;
     std::string timeline = TimelineChart(table, role, names, &flat);
     if (!timeline.empty()) {

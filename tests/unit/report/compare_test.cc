@@ -328,6 +328,43 @@ TEST(Html, MarksEachTransfersCacheCliffOnTheTimeline) {
   EXPECT_THAT(html, HasSubstr("<td>cache cliff in 1 of 1 rows: the NAS took 858 MiB at 900 MB/s"));
 }
 
+// Many-files rows: report sums up their files/s and latencies (text, JSON, the HTML's
+// table and latency chart), compare takes files/s per row, and a group that wrote one
+// file each is left out of that metric and said.
+TEST(Report, ManyFilesRowsAreSummedUpAndComparedByFilesPerSecond) {
+  std::string csv =
+      "run_id,label,iteration,stream,role,host,started_at,mb_per_s,bottleneck,status,error,warmup,files,files_per_s,"
+      "file_p50_s,file_p90_s,file_p99_s,file_max_s,metadata_pct\n";
+  const std::vector<double> nvme = {2510, 2590, 2480, 2555, 2530}, hdd = {410, 395, 402, 420, 399};
+  for (size_t i = 0; i < nvme.size(); ++i) {
+    absl::StrAppend(&csv, "r,nvme,", i + 1, ",0,sender,c,2026-12-02T10:00:0", i, ".000Z,30,metadata,ok,,false,300,",
+                    nvme[i], ",0.0003,0.0004,0.0009,0.002,80\n");
+    absl::StrAppend(&csv, "r,hdd,", i + 1, ",0,sender,c,2026-12-02T10:01:0", i, ".000Z,5,metadata,ok,,false,300,",
+                    hdd[i], ",0.002,0.003,0.009,0.02,90\n");
+  }
+  absl::StrAppend(&csv, "r,big,1,0,sender,c,2026-12-02T10:02:00.000Z,500,disk,ok,,false,,,,,,,\n");
+  ResultTable t = Table(csv);
+  auto r = SummarizeResults(t, std::nullopt);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->groups.size(), 3u);
+  EXPECT_EQ(r->groups[0].many_files,
+            "many files in 5 of 5 rows: 2530.0 files/s, each file p50 0.30 ms, p99 0.90 ms; the files' own work 80 % "
+            "of the time (medians)");
+  EXPECT_EQ(r->groups[2].many_files, "");
+  EXPECT_THAT(ReportJson(*r), HasSubstr("\"many_files\":\"many files in 5 of 5 rows"));
+  HtmlReportInput in{&t, &*r, nullptr, "nasperf test"};
+  const std::string html = RenderHtmlReport(in);
+  EXPECT_THAT(html, HasSubstr("data-chart=\"file-latency-sender\""));
+  EXPECT_THAT(html, HasSubstr("<title>hdd: p99 9.00 ms</title>"));
+  auto c = Compare(t, "label", "nvme", Role::kSender, CompareMetric::kFilesPerS);
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_EQ(c->rows.size(), 2u);
+  EXPECT_DOUBLE_EQ(c->rows[0].stats.median, 2530);
+  EXPECT_THAT(c->rows[1].verdict, HasSubstr("slower by"));
+  EXPECT_THAT(c->warnings, testing::Contains(HasSubstr("big: none of its 1 rows wrote many files")));
+  EXPECT_THAT(CompareJson(*c), HasSubstr("\"metric\":\"files_per_s\""));
+}
+
 // "flat p=0.086, +82.1 MB/s per run" read as a slope that was not there.
 TEST(Report, ATrendIsNamedOnlyWhenItIsSignificant) {
   GroupSummary g;
