@@ -5,9 +5,9 @@
 # - SMB: files/s within 15 % of Samba's own smbclient putting files of the same size
 #   (`prompt; mput *`), medians of six turns each. smbclient's rate is its own, with its
 #   log-in taken out: the difference between putting 2N and N files, over N. The issue
-#   asks 10 %: the medians' ratio ran 0.87-1.01 over ten runs here, nasperf the slower
-#   by the round trips each file makes to its SMB worker process (create, settle, close)
-#   on two shared cores;
+#   asks 10 %: the medians' ratio ran 0.87-1.01 over ten runs here with three round
+#   trips per file to nasperf's SMB worker process (create, settle, close), 0.92-0.98
+#   with two (no settle before a close that waits anyway), nasperf the slower by them;
 # - NFS: every row has its files whole, files/s and latency percentiles in order;
 # - native: the receiver writes the set into the tmpfs share's directory with no round
 #   trip per file, so its files/s there is at least 0.9 of the same set written on the
