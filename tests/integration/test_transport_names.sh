@@ -44,7 +44,7 @@ allowed=(
   "ssh/ssh_options.h||kMaxSftpWrite: the SFTP message limit the deploy's upload and the sftp transport share"
   "datapath/stream_pusher.h|inline constexpr char kWireTransport[] = \"native\";|the agent wire's word: its receiver's rows say it, and the registry's entry is named by it"
   "measure/mounts.||the kernel's file-system types of a mount (nfs, nfs4, cifs) and their sources, as /proc/self/mountinfo names them: what a mounted path is on, not a transport"
-  "report/html.cc|\"bottleneck\", \"trend\", \"n counts\", \"path\"|the report's \"path\" column heading: the network path's facts, not the path transport"
+  "report/html.cc|\"trend\", \"n counts\", \"path\", \"NAS device\"|the report's \"path\" column heading: the network path's facts, not the path transport"
 )
 
 regex="(^|[^[:alnum:]])($pattern)([^[:alnum:]]|\$)"
