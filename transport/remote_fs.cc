@@ -5,13 +5,11 @@
 #include <utility>
 #include <vector>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/checksum.h"
 #include "common/clock.h"
 #include "common/log.h"
-#include "common/stats.h"
 #include "common/units.h"
 #include "datapath/file_set.h"
 #include "datapath/rows.h"
