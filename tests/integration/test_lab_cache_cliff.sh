@@ -13,8 +13,9 @@
 #  (b) the throttle switched between 40 and 120 MB/s every 2 s (a txg-like pattern):
 #      sustained within 10 % of the throttle's time-weighted rate after the knee, and the
 #      shape called sawtooth;
-#  (c) the throttle at 4 KB/s for 5 s mid-write (a 16 MiB cache): the longest stall
-#      within 10 % of those 5 s as this script timed them;
+#  (c) the throttle at 4 KB/s for 5 s mid-write (a 16 MiB cache): a stall counted, the
+#      longest at least nine tenths of those 5 s as this script timed them (a busy machine
+#      may only lengthen it);
 #  (d) no knee on a discard target over a shaped 1 Gbit/s link, on a write whose
 #      writeback kept up, nor on a steady O_DIRECT write;
 # and report, the HTML timeline and compare --metric sustained_mb_per_s say the same.
@@ -170,8 +171,15 @@ send stall "$array_PORT" 512MiB
 wait "$staller"
 stalled=$(awk -v a="$(cat "$T/stall.from")" -v b="$(cat "$T/stall.to")" 'BEGIN { printf "%.2f", b - a }')
 echo "stall: the longest $(cell stall longest_stall_s) s of $(cell stall stall_count) ($(cell stall cache_shape)); the throttle held $stalled s"
-within 10 "$(cell stall longest_stall_s)" "$stalled" \
-  || fail "the longest stall $(cell stall longest_stall_s) s is not within 10 % of the $stalled s the throttle held"
+# The copy cannot have moved while the disk took nothing: its longest stall is at least
+# nine tenths of the time the throttle held (less only by what the cache's headroom took
+# at the stall's edges). On a busy machine the writer may resume late and lengthen it, so
+# no upper bound but the copy's own duration.
+[ "$(cell stall stall_count)" -ge 1 ] || fail "no stall counted while the throttle held $stalled s"
+awk -v l="$(cell stall longest_stall_s)" -v h="$stalled" -v d="$(cell stall duration_s)" \
+  'BEGIN { exit !(l >= 0.9 * h && l <= d) }' ||
+  fail "the longest stall $(cell stall longest_stall_s) s is under nine tenths of the $stalled s the throttle held" \
+    "(or over the copy's $(cell stall duration_s) s)"
 grep -q "stalls: its longest stall .* s" "$T/stall-tx.log" || fail "the console does not say the stall: $(cat "$T/stall-tx.log")"
 
 # --- what the user reads: the console, report, the HTML timeline, compare
