@@ -37,7 +37,7 @@ const std::vector<std::string>& SampleColumns() {
   static const auto* columns =
       new std::vector<std::string>{"run_id", "label", "iteration", "stream", "role", "host", "t_s", "bytes", "mb_per_s",
                                    // appended
-                                   "transfer_id", "busiest_device", "busiest_busy_pct", "device_busy"};
+                                   "transfer_id", "busiest_device", "busiest_busy_pct", "device_busy", "files"};
   return *columns;
 }
 
@@ -70,9 +70,9 @@ absl::uint128 KeyDigest(const std::string& key) {
 // The widest a sample row's own cells get once CheckReport passed them: t_s bounded by
 // kMaxFigure ("%.3f": 17 characters), bytes and transfer id 20 digits each, the rate
 // below kMaxMegabytesPerSecond ("%.2f": 13), the device cells (a name, "100.0", the list,
-// each perhaps quoted: 2 more), seven commas and the "\n".
+// each perhaps quoted: 2 more), the files (20 digits), eight commas and the "\n".
 constexpr size_t kSampleCellsMaxBytes =
-    17 + 20 + 13 + 20 + (kMaxSampleDeviceNameBytes + 2) + 5 + (kMaxSampleDeviceBusyBytes + 2) + 8;
+    17 + 20 + 13 + 20 + (kMaxSampleDeviceNameBytes + 2) + 5 + (kMaxSampleDeviceBusyBytes + 2) + 20 + 9;
 // Sample rows are written in batches of about this size.
 constexpr size_t kWriteBatch = 64 << 10;
 // transfers.csv is read in pieces of this size; no row of ours comes near it (its
@@ -93,7 +93,7 @@ void AppendSampleRow(absl::string_view prefix, const proto::Sample& s, uint64_t 
   absl::StrAppend(out, prefix, absl::StrFormat("%.3f", s.t_s()), ",", s.bytes(), ",", Rate(rate), ",", transfer_id, ",",
                   CsvText(s.busiest_device()), ",",
                   s.has_busiest_busy_pct() ? absl::StrFormat("%.1f", s.busiest_busy_pct()) : "", ",",
-                  CsvText(s.device_busy()), "\n");
+                  CsvText(s.device_busy()), ",", s.has_files() ? absl::StrCat(s.files()) : "", "\n");
 }
 
 // Hands each complete record of the CSV file fd (read from its current offset to

@@ -6,6 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "common/stats.h"
+#include "wire/validate.h"
 
 namespace nasperf {
 
@@ -34,6 +35,44 @@ std::optional<double> FixedCostPerFile(const std::vector<uint64_t>& sizes, const
   return std::clamp(mean_latency - per_byte * mean_size, 0.0, mean_latency);
 }
 
+namespace {
+
+// Closes after the last sample (a receiver's samples are its arrivals, which end while
+// the files' fsyncs still run): samples of no bytes, an interval each, carry them on to
+// the last close, so files over time shows the tail as it was.
+void ExtendSamplesToLastClose(const std::vector<int64_t>& closed_ns, int64_t first_byte_ns,
+                              proto::TransferReport& row) {
+  const double last_close_s = static_cast<double>(closed_ns.back() - first_byte_ns) / 1e9;
+  const double interval_s = row.samples(row.samples_size() - 1).interval_s();
+  if (!(interval_s > 0)) return;
+  double end_s = row.samples(row.samples_size() - 1).t_s();
+  while (end_s < last_close_s && row.samples_size() < kMaxSamplesPerReport) {
+    const double next_s = std::min(end_s + interval_s, last_close_s);
+    proto::Sample* tail = row.add_samples();
+    tail->set_t_s(next_s);
+    tail->set_interval_s(next_s - end_s);
+    end_s = next_s;
+  }
+}
+
+void CountFilesInSamples(const std::vector<int64_t>& closed_ns, int64_t first_byte_ns, proto::TransferReport& row) {
+  if (row.samples_size() == 0 || closed_ns.empty()) return;
+  ExtendSamplesToLastClose(closed_ns, first_byte_ns, row);
+  for (proto::Sample& sample : *row.mutable_samples()) sample.set_files(0);
+  for (int64_t closed : closed_ns) {
+    const double t_s = static_cast<double>(closed - first_byte_ns) / 1e9;
+    // The samples run back to back in order: the first that ends at or after the close
+    // (the last, when a bound on their number stopped them short of it).
+    auto it = std::lower_bound(row.samples().begin(), row.samples().end(), t_s,
+                               [](const proto::Sample& s, double t) { return s.t_s() < t; });
+    const int index = it == row.samples().end() ? row.samples_size() - 1 : static_cast<int>(it - row.samples().begin());
+    proto::Sample& sample = row.mutable_samples()->at(index);
+    sample.set_files(sample.files() + 1);
+  }
+}
+
+}  // namespace
+
 void RecordFileSet(const FileSetTally& tally, const std::vector<uint64_t>& sizes, int64_t first_byte_ns, int64_t end_ns,
                    proto::TransferReport& row) {
   row.set_files(tally.whole);
@@ -45,6 +84,7 @@ void RecordFileSet(const FileSetTally& tally, const std::vector<uint64_t>& sizes
         fixed_s ? *fixed_s * 1e9 * static_cast<double>(tally.whole) : static_cast<double>(tally.metadata_ns);
     row.set_metadata_pct(std::min(100.0, 100.0 * metadata_ns / static_cast<double>(timed_ns)));
   }
+  CountFilesInSamples(tally.closed_ns, first_byte_ns, row);
   if (tally.latency_s.empty()) return;
   std::vector<double> sorted = tally.latency_s;
   std::sort(sorted.begin(), sorted.end());

@@ -17,11 +17,12 @@
 namespace nasperf {
 
 struct FileSetTally {
-  uint64_t created = 0;           // the set's first `created` names exist (cleanup removes them)
-  uint64_t whole = 0;             // closed, and synced as asked, whole
-  int64_t metadata_ns = 0;        // in creates and closes (a file's fsync is counted apart)
-  int64_t sync_ns = 0;            // in fsyncs: the file's bytes and its metadata, together
-  std::vector<double> latency_s;  // each whole file's create to close, in the set's order
+  uint64_t created = 0;            // the set's first `created` names exist (cleanup removes them)
+  uint64_t whole = 0;              // closed, and synced as asked, whole
+  int64_t metadata_ns = 0;         // in creates and closes (a file's fsync is counted apart)
+  int64_t sync_ns = 0;             // in fsyncs: the file's bytes and its metadata, together
+  std::vector<double> latency_s;   // each whole file's create to close, in the set's order
+  std::vector<int64_t> closed_ns;  // each whole file's close (monotonic), in the set's order
 };
 
 // The files' own work took at least this share of the timed span: the verdict is
@@ -40,7 +41,10 @@ std::optional<double> FixedCostPerFile(const std::vector<uint64_t>& sizes, const
 
 // The row's cells of a set of `sizes` timed from first_byte_ns to end_ns (monotonic):
 // files, files_per_s, file_p50_s..file_max_s, metadata_pct (the fixed cost per file
-// times the files, or with one size the creates and closes alone).
+// times the files, or with one size the creates and closes alone), and each of the
+// row's samples (already in it, timed from first_byte_ns) the files closed in it: files
+// over time. Closes after the last sample get samples of no bytes, an interval each, to
+// the last close, so the samples sum to files.
 void RecordFileSet(const FileSetTally& tally, const std::vector<uint64_t>& sizes, int64_t first_byte_ns, int64_t end_ns,
                    proto::TransferReport& row);
 

@@ -157,6 +157,7 @@ class FileSetWriter : public BlockWriter {
     tally_.metadata_ns += closed_ns - synced_ns;
     ++tally_.whole;
     tally_.latency_s.push_back(static_cast<double>(closed_ns - created_ns_) / 1e9);
+    tally_.closed_ns.push_back(closed_ns);
     ++next_;
     return absl::OkStatus();
   }

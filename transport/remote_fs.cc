@@ -101,6 +101,7 @@ class FileSetWriter : public ChunkWriter {
     if (!status.ok()) return status;
     ++tally_.whole;
     tally_.latency_s.push_back(static_cast<double>(closed_ns - created_ns_) / 1e9);
+    tally_.closed_ns.push_back(closed_ns);
     return absl::OkStatus();
   }
 

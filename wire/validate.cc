@@ -260,6 +260,7 @@ absl::Status CheckReport(const proto::TransferReport& r) {
     return absl::InvalidArgumentError(
         absl::StrCat("report has ", r.samples_size(), " samples, at most ", kMaxSamplesPerReport));
   }
+  uint64_t files_in_samples = 0;
   for (const proto::Sample& s : r.samples()) {
     // Bounded as figures are (kMaxFigure): a sample's cells have a known largest width.
     if (!(s.t_s() >= 0 && s.t_s() <= kMaxFigure) || !(s.interval_s() >= 0 && s.interval_s() <= kMaxFigure)) {
@@ -270,6 +271,14 @@ absl::Status CheckReport(const proto::TransferReport& r) {
           absl::StrCat("a sample moves ", s.bytes(), " bytes in ", s.interval_s(), " s: not a real rate"));
     }
     if (absl::Status st = CheckSampleDevices(s); !st.ok()) return st;
+    if (s.has_files()) {
+      if (!r.has_files()) return absl::InvalidArgumentError("a sample counts files in a row that wrote no file set");
+      files_in_samples += s.files();
+      if (s.files() > r.files() || files_in_samples > r.files()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("the samples count more files than the row's ", r.files(), " whole ones"));
+      }
+    }
   }
   return absl::OkStatus();
 }

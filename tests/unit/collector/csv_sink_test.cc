@@ -295,7 +295,8 @@ TEST(CsvSink, AnOlderSamplesFileGainsTheDeviceColumns) {
   EXPECT_EQ(rows[1][9], "7");
   EXPECT_EQ(rows[1][10], "") << "an old row's device cells are unknown";
   EXPECT_EQ(std::vector<std::string>(rows[2].begin() + 10, rows[2].end()),
-            (std::vector<std::string>{"loop7", "98.0", "loop7=98;loop6=7"}));
+            (std::vector<std::string>{"loop7", "98.0", "loop7=98;loop6=7", ""}))
+      << "a row of one file has no files cell";
   std::filesystem::remove_all(dir);
 }
 

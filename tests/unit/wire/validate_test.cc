@@ -145,6 +145,23 @@ TEST(CheckReport, RefusesSamplesThatAreNoRate) {
   EXPECT_TRUE(CheckReport(empty_interval).ok()) << "no bytes in no time is no rate at all, and harmless";
 }
 
+// A sample's files count the row's whole files over time: never files in a row that
+// wrote none, nor more in the samples than in the row.
+TEST(CheckReport, SamplesCountNoMoreFilesThanTheRow) {
+  ExpectRefused([](proto::TransferReport& r) { r.mutable_samples(0)->set_files(3); }, "wrote no file set");
+  ExpectRefused(
+      [](proto::TransferReport& r) {
+        r.set_files(4);
+        r.mutable_samples(0)->set_files(3);
+        r.add_samples()->set_files(2);
+      },
+      "more files than the row's 4");
+  proto::TransferReport set = GoodReport();
+  set.set_files(4);
+  set.mutable_samples(0)->set_files(4);
+  EXPECT_TRUE(CheckReport(set).ok());
+}
+
 // Every sample becomes a samples.csv row: a report carries no more than a sampler
 // keeps (the old limit, a million, let one report become ~600 MB of rows), and each
 // sample's cells have a largest width.
