@@ -57,6 +57,11 @@ void AddFileSetFlags(CLI::App* cmd, SenderFlags& f, std::initializer_list<CLI::O
                   "With --files: each file's size: SIZE, LOW-HIGH (log-uniform, e.g. 2MiB-20MiB), photos (2MiB-20MiB) "
                   "or source-tree (512B-64KiB); default 1MiB")
       ->needs(files);
+  cmd->add_option("--files-per-dir", f.files_per_dir,
+                  "With --files: at most K files in each directory, each a new directory beside where the files would "
+                  "be (a camera's folders of 999); default all in one")
+      ->check(CLI::Range(uint64_t{1}, kMaxSetFiles))
+      ->needs(files);
   for (CLI::Option* other : one_file) files->excludes(other);
 }
 

@@ -4,6 +4,7 @@
 #include <cstddef>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/stats.h"
 #include "wire/validate.h"
@@ -13,6 +14,19 @@ namespace nasperf {
 std::string SetFileName(const std::string& name, uint64_t index) {
   const std::string stem = absl::EndsWith(name, ".dat") ? name.substr(0, name.size() - 4) : name;
   return absl::StrFormat("%s-%06d.dat", stem, index + 1);
+}
+
+std::string SetDirName(const std::string& name, uint64_t dir_index) {
+  const std::string stem = absl::EndsWith(name, ".dat") ? name.substr(0, name.size() - 4) : name;
+  return absl::StrFormat("%s-d%06d", stem, dir_index + 1);
+}
+
+std::string SetFilePath(const std::string& name, uint64_t index, uint64_t files_per_dir) {
+  std::string file = SetFileName(name, index);
+  if (files_per_dir == 0) return file;
+  const size_t slash = file.rfind('/');
+  return absl::StrCat(SetDirName(name, index / files_per_dir), "/",
+                      slash == std::string::npos ? file : file.substr(slash + 1));
 }
 
 std::optional<double> FixedCostPerFile(const std::vector<uint64_t>& sizes, const std::vector<double>& latency_s) {

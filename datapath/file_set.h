@@ -18,6 +18,7 @@ namespace nasperf {
 
 struct FileSetTally {
   uint64_t created = 0;            // the set's first `created` names exist (cleanup removes them)
+  uint64_t dirs_created = 0;       // --files-per-dir: the set's first `dirs_created` directories exist
   uint64_t whole = 0;              // closed, and synced as asked, whole
   int64_t metadata_ns = 0;         // in creates and closes (a file's fsync is counted apart)
   int64_t sync_ns = 0;             // in fsyncs: the file's bytes and its metadata, together
@@ -32,6 +33,13 @@ inline constexpr double kMetadataVerdictPct = 50;
 // The name of file `index` (0-based) of a set a transfer writes as `name`
 // ("nasperf-R-I-S.dat" -> "nasperf-R-I-S-000001.dat"); `name` may be a path.
 std::string SetFileName(const std::string& name, uint64_t index);
+
+// With --files-per-dir K (K > 0), file `index` goes into directory index / K of the set,
+// beside where `name` would be: SetDirName(name, 0) is "nasperf-R-I-S-d000001" (a path
+// when `name` is), and SetFilePath "nasperf-R-I-S-d000001/nasperf-R-I-S-000001.dat". K 0:
+// SetFilePath is SetFileName.
+std::string SetDirName(const std::string& name, uint64_t dir_index);
+std::string SetFilePath(const std::string& name, uint64_t index, uint64_t files_per_dir);
 
 // The seconds each file cost whatever its size: the intercept of the least-squares line
 // through (size, create-to-close) of the whole files, within 0..their mean. An fsync's

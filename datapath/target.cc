@@ -92,15 +92,19 @@ int OpenFlags(WriteMode mode) {
 class FileSetWriter : public BlockWriter {
  public:
   FileSetWriter(int dir, std::string dir_path, std::string name, std::shared_ptr<const std::vector<uint64_t>> sizes,
-                WriteMode mode, SyncPolicy sync, FileSetTally* tally, std::vector<std::string>* created)
+                uint64_t files_per_dir, WriteMode mode, SyncPolicy sync, FileSetTally* tally,
+                std::vector<std::string>* created)
       : dir_(dir),
         dir_path_(std::move(dir_path)),
         name_(std::move(name)),
         sizes_(std::move(sizes)),
+        files_per_dir_(files_per_dir),
         mode_(mode),
         sync_(sync),
         tally_(*tally),
         created_(*created) {}
+  // The last directory is listed after its files (cleanup removes in order), whole or not.
+  ~FileSetWriter() override { ListDirectory(); }
 
   absl::Status Write(const uint8_t* data, size_t size, bool) override {
     while (size > 0) {
@@ -122,6 +126,7 @@ class FileSetWriter : public BlockWriter {
   absl::Status SyncData() override { return absl::OkStatus(); }  // each file is synced at its end
 
   absl::Status Finish() override {
+    ListDirectory();
     if (fd_.valid() || next_ != sizes_->size()) {
       return absl::DataLossError(absl::StrCat("the set ended at file ", next_ + 1, " of ", sizes_->size()));
     }
@@ -134,14 +139,40 @@ class FileSetWriter : public BlockWriter {
   absl::Status CreateNext() {
     if (next_ >= sizes_->size()) return absl::OutOfRangeError("more bytes than the file set holds");
     created_ns_ = MonoNanos();
-    std::string name = SetFileName(name_, next_);
-    fd_ = Fd(::openat(dir_, name.c_str(), OpenFlags(mode_), 0644));
+    if (files_per_dir_ > 0 && next_ % files_per_dir_ == 0) {
+      if (absl::Status s = MakeDirectory(next_ / files_per_dir_); !s.ok()) return s;
+    }
+    std::string name = SetFilePath(name_, next_, files_per_dir_);
+    const std::string leaf = files_per_dir_ > 0 ? name.substr(name.rfind('/') + 1) : name;
+    fd_ = Fd(::openat(files_per_dir_ > 0 ? subdir_.get() : dir_, leaf.c_str(), OpenFlags(mode_), 0644));
     if (!fd_.valid()) return ErrnoStatus(errno, absl::StrCat("create ", dir_path_, "/", name));
     tally_.metadata_ns += MonoNanos() - created_ns_;
     created_.push_back(std::move(name));
     ++tally_.created;
     at_ = 0;
     return absl::OkStatus();
+  }
+
+  // The set's directory `index`, new (mkdirat fails on anything there), its files
+  // created beneath the descriptor of what was made; the one before it is listed.
+  absl::Status MakeDirectory(uint64_t index) {
+    ListDirectory();
+    std::string name = SetDirName(name_, index);
+    if (::mkdirat(dir_, name.c_str(), 0755) != 0)
+      return ErrnoStatus(errno, absl::StrCat("mkdir ", dir_path_, "/", name));
+    ++tally_.dirs_created;
+    subdir_name_ = name + "/";
+    subdir_ = Fd(::openat(dir_, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!subdir_.valid()) return ErrnoStatus(errno, absl::StrCat("open ", dir_path_, "/", name));
+    return absl::OkStatus();
+  }
+
+  // The directory being filled goes on the created list, after its files: "NAME/".
+  void ListDirectory() {
+    if (subdir_name_.empty()) return;
+    created_.push_back(std::move(subdir_name_));
+    subdir_name_.clear();
+    subdir_ = Fd();
   }
 
   // Its fsync (bytes and metadata alike), then its close.
@@ -165,13 +196,16 @@ class FileSetWriter : public BlockWriter {
   const int dir_;
   const std::string dir_path_, name_;
   const std::shared_ptr<const std::vector<uint64_t>> sizes_;
+  const uint64_t files_per_dir_;  // 0: every file beside the others in the target
   const WriteMode mode_;
   const SyncPolicy sync_;
   FileSetTally& tally_;
   std::vector<std::string>& created_;
   Fd fd_;
-  size_t next_ = 0;  // the file being written, or the next to create
-  uint64_t at_ = 0;  // bytes of it written
+  Fd subdir_;                // --files-per-dir: the directory being filled
+  std::string subdir_name_;  // its entry for the created list, until listed
+  size_t next_ = 0;          // the file being written, or the next to create
+  uint64_t at_ = 0;          // bytes of it written
   int64_t created_ns_ = 0;
 };
 
@@ -270,15 +304,16 @@ absl::StatusOr<std::unique_ptr<BlockWriter>> Target::Create(const std::string& n
 
 absl::StatusOr<std::unique_ptr<BlockWriter>> Target::CreateSet(const std::string& name,
                                                                std::shared_ptr<const std::vector<uint64_t>> sizes,
-                                                               WriteMode mode, const SyncPolicy& sync,
-                                                               FileSetTally* tally, std::vector<std::string>* created) {
+                                                               uint64_t files_per_dir, WriteMode mode,
+                                                               const SyncPolicy& sync, FileSetTally* tally,
+                                                               std::vector<std::string>* created) {
   if (discard_) return absl::FailedPreconditionError("a discard target writes no files");
   if (name.empty() || name.find('/') != std::string::npos || name[0] == '.') {
     return absl::InvalidArgumentError(absl::StrCat("refusing file name \"", name, "\""));
   }
   if (mode == WriteMode::kDirect) return absl::InvalidArgumentError("many files are not written with O_DIRECT");
   return std::unique_ptr<BlockWriter>(
-      new FileSetWriter(dir_.get(), path_, name, std::move(sizes), mode, sync, tally, created));
+      new FileSetWriter(dir_.get(), path_, name, std::move(sizes), files_per_dir, mode, sync, tally, created));
 }
 
 absl::StatusOr<Fd> Target::OpenForRead(const std::string& name, uint64_t* size) const {
@@ -333,7 +368,22 @@ absl::Status Target::LayOut(const std::string& name, uint64_t size, uint64_t see
 }
 
 absl::Status Target::Remove(const std::string& name) {
-  if (::unlinkat(dir_.get(), name.c_str(), 0) != 0 && errno != ENOENT) {
+  const size_t slash = name.find('/');
+  if (slash == std::string::npos || slash + 1 == name.size()) {  // a file, or a set's "DIR/"
+    const std::string entry = name.substr(0, slash);
+    if (::unlinkat(dir_.get(), entry.c_str(), slash == std::string::npos ? 0 : AT_REMOVEDIR) != 0 && errno != ENOENT) {
+      return ErrnoStatus(errno, absl::StrCat("remove ", path_, "/", name));
+    }
+    return absl::OkStatus();
+  }
+  // A set's "DIR/FILE": beneath the directory as it is now, never through a symlink.
+  const std::string dir = name.substr(0, slash), file = name.substr(slash + 1);
+  Fd sub(::openat(dir_.get(), dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!sub.valid()) {
+    if (errno == ENOENT) return absl::OkStatus();
+    return ErrnoStatus(errno, absl::StrCat("remove ", path_, "/", name));
+  }
+  if (::unlinkat(sub.get(), file.c_str(), 0) != 0 && errno != ENOENT) {
     return ErrnoStatus(errno, absl::StrCat("remove ", path_, "/", name));
   }
   return absl::OkStatus();

@@ -43,15 +43,18 @@ class Target {
   // Returns the name actually used and a writer for it.
   absl::StatusOr<std::unique_ptr<BlockWriter>> Create(const std::string& name, WriteMode mode, const SyncPolicy& sync,
                                                       std::string* created_name);
-  // A write of many files: a writer that creates SetFileName(name, i) for each of
-  // `sizes` as the bytes reach it (O_EXCL: an existing name fails the transfer), writes
-  // it whole, syncs it (fdatasync) unless sync is none, closes it, and tallies it in
-  // *tally; *created lists the names it made. Both outlive the writer. Buffered or
-  // dsync writes only.
+  // A write of many files: a writer that creates SetFilePath(name, i, files_per_dir)
+  // for each of `sizes` as the bytes reach it (O_EXCL: an existing name fails the
+  // transfer; with files_per_dir, each directory a new one, its files made beneath its
+  // descriptor), writes it whole, syncs it (fdatasync) unless sync is none, closes it,
+  // and tallies it in *tally; *created lists the names it made, each directory as
+  // "DIR/" after its files. Both outlive the writer. Buffered or dsync writes only.
   absl::StatusOr<std::unique_ptr<BlockWriter>> CreateSet(const std::string& name,
                                                          std::shared_ptr<const std::vector<uint64_t>> sizes,
-                                                         WriteMode mode, const SyncPolicy& sync, FileSetTally* tally,
-                                                         std::vector<std::string>* created);
+                                                         uint64_t files_per_dir, WriteMode mode, const SyncPolicy& sync,
+                                                         FileSetTally* tally, std::vector<std::string>* created);
+  // A name Create or CreateSet made: a file, a set's "DIR/FILE" (through DIR's
+  // descriptor, no symlink followed) or "DIR/" (an empty directory). Gone already: ok.
   absl::Status Remove(const std::string& name);
 
   // Reads (docs/DESIGN.md §6, measurement semantics: Reads): a file in the target. `name` is a plain name (no

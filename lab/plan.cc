@@ -323,9 +323,10 @@ absl::Status ReadTransfer(const std::string& path, const toml::table& table, int
   PlanTransfer t;
   t.line = static_cast<int>(table.source().begin.line);
   TableReader r(path, table, absl::StrCat("[[transfer]] ", index, ": "));
-  NASPERF_RETURN_IF_ERROR(r.OnlyKeys({"from", "to", "transport", "ssh_identity", "ssh_known_hosts", "credentials",
-                                      "transport_flags", "size", "file", "files", "file_size", "streams", "write_mode",
-                                      "sync", "pattern", "verify", "direction", "cache", "read_mode"}));
+  NASPERF_RETURN_IF_ERROR(
+      r.OnlyKeys({"from", "to",      "transport", "ssh_identity", "ssh_known_hosts", "credentials", "transport_flags",
+                  "size", "file",    "files",     "file_size",    "files_per_dir",   "streams",     "write_mode",
+                  "sync", "pattern", "verify",    "direction",    "cache",           "read_mode"}));
   NASPERF_RETURN_IF_ERROR(r.String("from", &t.from, true));
   NASPERF_RETURN_IF_ERROR(ReadTransportAndTo(r, *plan, &t));
   NASPERF_RETURN_IF_ERROR(r.Size("size", &t.size));
@@ -333,6 +334,11 @@ absl::Status ReadTransfer(const std::string& path, const toml::table& table, int
   NASPERF_RETURN_IF_ERROR(r.Int("files", &t.files, 1, static_cast<int>(kMaxSetFiles)));
   NASPERF_RETURN_IF_ERROR(r.String("file_size", &t.file_size));
   if (t.files == 0 && !t.file_size.empty()) return r.Error(*r.Find("file_size"), "file_size is for files = N");
+  NASPERF_RETURN_IF_ERROR(r.Int("files_per_dir", &t.files_per_dir, 1, static_cast<int>(kMaxSetFiles)));
+  if (t.files == 0 && t.files_per_dir > 0) return r.Error(*r.Find("files_per_dir"), "files_per_dir is for files = N");
+  if (t.files_per_dir > t.files) {
+    return r.Error(*r.Find("files_per_dir"), absl::StrCat("files_per_dir is more than the ", t.files, " files"));
+  }
   if ((t.size > 0) + !t.file.empty() + (t.files > 0) != 1)
     return r.Error("give one of size = \"4GiB\", file = \"/path\" or files = N (with file_size)");
   NASPERF_RETURN_IF_ERROR(r.Int("streams", &t.streams, 1, kMaxStreams));
@@ -497,6 +503,7 @@ proto::RunSpec SpecOf(const Plan& plan, const PlanTransfer& t) {
   spec.set_file(t.file);
   spec.set_file_count(static_cast<uint64_t>(t.files));
   spec.set_file_size(t.file_size);
+  spec.set_files_per_dir(static_cast<uint64_t>(t.files_per_dir));
   spec.set_pattern(t.pattern);
   spec.set_streams(t.streams);
   spec.set_label(plan.label);

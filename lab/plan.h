@@ -59,6 +59,7 @@ struct PlanTransfer {
   std::string file;       // a file on the sending host, or
   int files = 0;          // many files per transfer (common/file_set.h), of
   std::string file_size;  // sizes as --file-size takes them
+  int files_per_dir = 0;  // --files-per-dir: a new directory each this many
   int streams = 1;
   std::string write_mode = "buffered";
   std::string sync_policy = "end";

@@ -193,10 +193,15 @@ absl::Status ControlService::PlanFileSet(TransferPlan& plan) const {
   const proto::OpenTransferRequest& request = plan.request;
   if (request.file_count() == 0) {
     if (!request.file_size().empty()) return absl::InvalidArgumentError("a file size with no file count");
+    if (request.files_per_dir() != 0) return absl::InvalidArgumentError("files per directory with no file count");
     return absl::OkStatus();
   }
   if (request.file_count() > kMaxSetFiles) {
     return absl::InvalidArgumentError(absl::StrCat("file count ", request.file_count(), " is above ", kMaxSetFiles));
+  }
+  if (request.files_per_dir() > request.file_count()) {
+    return absl::InvalidArgumentError(absl::StrCat("files per directory ", request.files_per_dir(), " is above the ",
+                                                   request.file_count(), " files"));
   }
   if (absl::Status s = CheckPlainText("file size", request.file_size(), 64); !s.ok()) return s;
   absl::StatusOr<FileSizeDist> dist = ParseFileSizeDist(request.file_size());

@@ -161,7 +161,7 @@ PipelineResult DataListener::ReceiveInto(int fd, const TransferPlan& plan, std::
     std::string name = TransferFileName(request.run_id(), request.iteration(), request.stream());
     absl::StatusOr<std::unique_ptr<BlockWriter>> created;
     if (plan.file_sizes) {
-      created = target_.CreateSet(name, plan.file_sizes, plan.mode, plan.sync, set, files);
+      created = target_.CreateSet(name, plan.file_sizes, request.files_per_dir(), plan.mode, plan.sync, set, files);
     } else {
       std::string file_name;
       created = target_.Create(name, plan.mode, plan.sync, &file_name);

@@ -371,9 +371,13 @@ absl::StatusOr<uint64_t> FsWorker::FreeBytes(const std::string& dir) {
   return Call(call);
 }
 
-absl::Status FsWorker::Unlink(const std::string& path) {
+absl::Status FsWorker::Unlink(const std::string& path) { return PathCall(proto::FsWorkerCall::UNLINK, path); }
+absl::Status FsWorker::Mkdir(const std::string& path) { return PathCall(proto::FsWorkerCall::MKDIR, path); }
+absl::Status FsWorker::Rmdir(const std::string& path) { return PathCall(proto::FsWorkerCall::RMDIR, path); }
+
+absl::Status FsWorker::PathCall(proto::FsWorkerCall::Op op, const std::string& path) {
   proto::FsWorkerCall call;
-  call.set_op(proto::FsWorkerCall::UNLINK);
+  call.set_op(op);
   call.set_path(path);
   return Call(call).status();
 }
@@ -419,8 +423,14 @@ absl::StatusOr<uint64_t> Answer(
     case Call::FREE_BYTES:
       return w.fs->FreeBytes(call.path());
     case Call::UNLINK:
-      if (absl::Status s = w.fs->Unlink(call.path()); !s.ok()) return s;
+    case Call::MKDIR:
+    case Call::RMDIR: {
+      absl::Status s = call.op() == Call::UNLINK  ? w.fs->Unlink(call.path())
+                       : call.op() == Call::MKDIR ? w.fs->Mkdir(call.path())
+                                                  : w.fs->Rmdir(call.path());
+      if (!s.ok()) return s;
       return 0;
+    }
     default:
       break;
   }

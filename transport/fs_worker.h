@@ -48,6 +48,8 @@ class FsWorker : public RemoteFs {
   absl::StatusOr<uint64_t> FreeBytes(const std::string& dir) override;
   absl::Status CanSync() override { return absl::UnimplementedError("a worker's file system has no flush call"); }
   absl::Status Unlink(const std::string& path) override;
+  absl::Status Mkdir(const std::string& path) override;
+  absl::Status Rmdir(const std::string& path) override;
 
  private:
   friend class WorkerFile;
@@ -57,6 +59,7 @@ class FsWorker : public RemoteFs {
   absl::StatusOr<proto::FsWorkerAnswer> Receive();
   // One call and its answer as a status (and the answer's value).
   absl::StatusOr<uint64_t> Call(const proto::FsWorkerCall& call);
+  absl::Status PathCall(proto::FsWorkerCall::Op op, const std::string& path);  // a call of one path
   absl::StatusOr<std::unique_ptr<RemoteFile>> OpenFile(proto::FsWorkerCall::Op op, const std::string& path);
   // Pipelined writes: waits for answers until `size` bytes fit in the ring at a free
   // place; returns it.
@@ -96,6 +99,8 @@ class StripedFs : public RemoteFs {
   absl::StatusOr<uint64_t> FreeBytes(const std::string& dir) override { return workers_.front()->FreeBytes(dir); }
   absl::Status CanSync() override { return workers_.front()->CanSync(); }
   absl::Status Unlink(const std::string& path) override { return workers_.front()->Unlink(path); }
+  absl::Status Mkdir(const std::string& path) override { return workers_.front()->Mkdir(path); }
+  absl::Status Rmdir(const std::string& path) override { return workers_.front()->Rmdir(path); }
 
  private:
   const std::vector<FsWorker*> workers_;  // at least one

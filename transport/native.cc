@@ -301,6 +301,7 @@ proto::OpenTransferRequest NativeTransport::OpenRequest(const TransferSlot& slot
   if (o.file_sizes) {
     request.set_file_count(o.file_sizes->size());
     request.set_file_size(o.file_size_text);
+    request.set_files_per_dir(o.files_per_dir);
   }
   return request;
 }

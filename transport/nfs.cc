@@ -724,6 +724,21 @@ class NfsFs : public RemoteFs {
     return absl::OkStatus();
   }
 
+  absl::Status Mkdir(const std::string& path) override {
+    if (s_.broken()) return absl::UnavailableError(absl::StrCat("mkdir ", path, ": ", s_.where(), " is gone"));
+    if (int rc = nfs_mkdir2(s_.nfs(), path.c_str(), 0755); rc != 0) return s_.Failure(absl::StrCat("mkdir ", path), rc);
+    return absl::OkStatus();
+  }
+
+  absl::Status Rmdir(const std::string& path) override {
+    if (s_.broken())
+      return absl::UnavailableError(absl::StrCat("cleanup: remove ", path, ": ", s_.where(), " is gone"));
+    if (int rc = nfs_rmdir(s_.nfs(), path.c_str()); rc != 0) {
+      return s_.Failure(absl::StrCat("cleanup: remove ", path), rc);
+    }
+    return absl::OkStatus();
+  }
+
  private:
   NfsSession& s_;
   const bool file_sync_;

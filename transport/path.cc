@@ -177,6 +177,14 @@ class PathFile : public RemoteFile {
 };
 
 // The directory as a RemoteFs: every path is a name in it.
+// A name beneath the directory: "FILE", or a set's "DIR/FILE" (--files-per-dir), DIR
+// opened beneath the directory's descriptor without following a symlink.
+struct Beneath {
+  Fd sub;  // DIR, when there is one
+  std::string leaf;
+  int dir(int top) const { return sub.valid() ? sub.get() : top; }
+};
+
 class PathFs : public RemoteFs {
  public:
   PathFs(int dir_fd, std::string where, int write_flags)
@@ -184,11 +192,12 @@ class PathFs : public RemoteFs {
   const std::string& Where() const override { return where_; }
 
   absl::StatusOr<std::unique_ptr<RemoteFile>> Create(const std::string& name) override {
-    if (absl::Status ok = CheckName(where_, name); !ok.ok()) return ok;
+    absl::StatusOr<Beneath> at = Resolve(name);
+    if (!at.ok()) return at.status();
     const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | write_flags_;
     // 0600: the bytes may be a file only root may read (an agent's --allow-source), and
     // the directory may be shared.
-    Fd fd(::openat(dir_fd_, name.c_str(), flags, 0600));
+    Fd fd(::openat(at->dir(dir_fd_), at->leaf.c_str(), flags, 0600));
     if (!fd.valid()) {
       const int err = errno;
       if (err == EEXIST) {
@@ -236,8 +245,25 @@ class PathFs : public RemoteFs {
   absl::Status CanSync() override { return absl::OkStatus(); }
 
   absl::Status Unlink(const std::string& name) override {
+    absl::StatusOr<Beneath> at = Resolve(name);
+    if (!at.ok()) return at.status();
+    if (::unlinkat(at->dir(dir_fd_), at->leaf.c_str(), 0) != 0) {
+      return ErrnoStatus(errno, absl::StrCat("cleanup: remove ", PathInDir(where_, name)));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Mkdir(const std::string& name) override {
     if (absl::Status ok = CheckName(where_, name); !ok.ok()) return ok;
-    if (::unlinkat(dir_fd_, name.c_str(), 0) != 0) {
+    if (::mkdirat(dir_fd_, name.c_str(), 0700) != 0) {
+      return ErrnoStatus(errno, absl::StrCat("mkdir ", PathInDir(where_, name)));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Rmdir(const std::string& name) override {
+    if (absl::Status ok = CheckName(where_, name); !ok.ok()) return ok;
+    if (::unlinkat(dir_fd_, name.c_str(), AT_REMOVEDIR) != 0) {
       return ErrnoStatus(errno, absl::StrCat("cleanup: remove ", PathInDir(where_, name)));
     }
     return absl::OkStatus();
@@ -258,6 +284,19 @@ class PathFs : public RemoteFs {
   }
 
  private:
+  absl::StatusOr<Beneath> Resolve(const std::string& name) const {
+    Beneath at;
+    const size_t slash = name.find('/');
+    at.leaf = slash == std::string::npos ? name : name.substr(slash + 1);
+    if (absl::Status ok = CheckName(where_, at.leaf); !ok.ok()) return ok;
+    if (slash == std::string::npos) return at;
+    const std::string dir = name.substr(0, slash);
+    if (absl::Status ok = CheckName(where_, dir); !ok.ok()) return ok;
+    at.sub = Fd(::openat(dir_fd_, dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!at.sub.valid()) return ErrnoStatus(errno, absl::StrCat("open ", PathInDir(where_, dir)));
+    return at;
+  }
+
   const int dir_fd_;  // the driver's, borrowed
   const std::string where_;
   const int write_flags_;  // O_DIRECT or O_DSYNC (--write-mode)

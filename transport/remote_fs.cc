@@ -51,9 +51,9 @@ class RemoteFileWriter : public ChunkWriter {
 // closed (after its fsync, when asked) when its last has gone.
 class FileSetWriter : public ChunkWriter {
  public:
-  FileSetWriter(RemoteFs& fs, const std::string& path, const std::vector<uint64_t>& sizes, bool sync,
-                FileSetTally& tally)
-      : fs_(fs), path_(path), sizes_(sizes), sync_(sync), tally_(tally) {}
+  FileSetWriter(RemoteFs& fs, const std::string& path, const std::vector<uint64_t>& sizes, uint64_t files_per_dir,
+                bool sync, FileSetTally& tally)
+      : fs_(fs), path_(path), sizes_(sizes), files_per_dir_(files_per_dir), sync_(sync), tally_(tally) {}
   ~FileSetWriter() override {
     if (file_) (void)file_->Close();  // a transfer that failed mid-file: its status says why
   }
@@ -63,7 +63,13 @@ class FileSetWriter : public ChunkWriter {
       if (!file_) {
         if (next_ >= sizes_.size()) return absl::OutOfRangeError("more bytes than the file set holds");
         created_ns_ = MonoNanos();
-        absl::StatusOr<std::unique_ptr<RemoteFile>> file = fs_.CreateSized(SetFileName(path_, next_), sizes_[next_]);
+        if (files_per_dir_ > 0 && next_ % files_per_dir_ == 0) {
+          absl::Status made = fs_.Mkdir(SetDirName(path_, next_ / files_per_dir_));
+          if (!made.ok()) return made;
+          ++tally_.dirs_created;
+        }
+        absl::StatusOr<std::unique_ptr<RemoteFile>> file =
+            fs_.CreateSized(SetFilePath(path_, next_, files_per_dir_), sizes_[next_]);
         tally_.metadata_ns += MonoNanos() - created_ns_;
         if (!file.ok()) return file.status();
         file_ = std::move(*file);
@@ -108,6 +114,7 @@ class FileSetWriter : public ChunkWriter {
   RemoteFs& fs_;
   const std::string& path_;
   const std::vector<uint64_t>& sizes_;
+  const uint64_t files_per_dir_;
   const bool sync_;
   FileSetTally& tally_;
   std::unique_ptr<RemoteFile> file_;
@@ -122,6 +129,7 @@ RemoteRunPlan RemoteRunPlanFor(const RunOptions& options) {
   RemoteRunPlan plan;
   plan.sync_policy = options.sync_policy;
   plan.file_sizes = options.file_sizes;
+  plan.files_per_dir = options.files_per_dir;
   plan.cleanup = options.cleanup.value_or(Cleanup::kEach);
   plan.files_at_once = static_cast<uint64_t>(options.streams) *
                        (plan.cleanup == Cleanup::kEach ? 1 : static_cast<uint64_t>(options.runs + options.warmup));
@@ -241,7 +249,7 @@ absl::Status RemoteFsRun::WriteSet(RemoteFs& fs, const std::string& path, Payloa
   for (uint64_t size : sizes) length += size;
   absl::Status status;
   {
-    FileSetWriter writer(fs, path, sizes, sync_.kind != SyncPolicy::kNone, turn.files);
+    FileSetWriter writer(fs, path, sizes, plan_.files_per_dir, sync_.kind != SyncPolicy::kNone, turn.files);
     status = PushLoop(source, length, push, writer, r).status;
   }
   r.ack_ns = MonoNanos();  // the last file closed (synced as asked)
@@ -346,7 +354,10 @@ void RemoteFsRun::RecordRow(const PushResult& r, const absl::Status& status, std
 
 void RemoteFsRun::Done(RemoteFs* fs, const std::string& path, bool ok, bool wrote, const FileSetTally* files) {
   if (files != nullptr && plan_.file_sizes) {
-    for (uint64_t i = 0; i < files->created; ++i) DoneWithFile(fs, SetFileName(path, i), ok, true);
+    for (uint64_t i = 0; i < files->created; ++i) {
+      DoneWithFile(fs, SetFilePath(path, i, plan_.files_per_dir), ok, true);
+    }
+    for (uint64_t d = 0; d < files->dirs_created; ++d) DoneWithFile(fs, SetDirName(path, d) + "/", ok, true);
     return;
   }
   DoneWithFile(fs, path, ok, wrote);
@@ -410,7 +421,8 @@ void RemoteFsRun::Finish(RemoteFs& fs) {
 }
 
 void RemoteFsRun::Remove(RemoteFs& fs, const std::string& path) const {
-  if (absl::Status s = fs.Unlink(path); !s.ok()) {
+  const bool dir = !path.empty() && path.back() == '/';
+  if (absl::Status s = dir ? fs.Rmdir(path.substr(0, path.size() - 1)) : fs.Unlink(path); !s.ok()) {
     Log(LogLevel::kWarning, kComponent, "%s", s.message());
   }
 }

@@ -79,6 +79,15 @@ class RemoteFs {
   // OK when RemoteFile::Sync works here, else why it cannot.
   virtual absl::Status CanSync() = 0;
   virtual absl::Status Unlink(const std::string& path) = 0;
+  // A new directory (ALREADY_EXISTS when anything is at `path`), and an empty one
+  // removed: a set spread over directories (--files-per-dir), where a transport offers
+  // them (TransportCaps::file_set_dirs).
+  virtual absl::Status Mkdir(const std::string& path) {
+    return absl::UnimplementedError(absl::StrCat(Where(), ": no directories made over this transport (", path, ")"));
+  }
+  virtual absl::Status Rmdir(const std::string& path) {
+    return absl::UnimplementedError(absl::StrCat(Where(), ": no directories removed over this transport (", path, ")"));
+  }
   // What is at `path`. An error reads "PATH on WHERE: why": the caller says what
   // PATH was to it ("the directory ", "remote file ").
   virtual absl::StatusOr<RemoteStat> Stat(const std::string& path) {
@@ -117,6 +126,7 @@ struct RemoteRunPlan {
   SyncPolicy sync_policy;  // asked (--sync); with a file set, none or each file's at its close
   // --files: each transfer writes these files one after another; null: one file.
   std::shared_ptr<const std::vector<uint64_t>> file_sizes;
+  uint64_t files_per_dir = 0;  // with file_sizes: a new directory each this many files
   Cleanup cleanup = Cleanup::kEach;
   uint64_t files_at_once = 1;  // most files the run leaves in the directory at once
   // --verify: each file written is read back and its XXH3 compared with what was
@@ -201,6 +211,7 @@ class RemoteFsRun {
   void Finish(RemoteFs& fs);
 
  private:
+  // `path` ending in '/' is a set's directory, done with after its files.
   void DoneWithFile(RemoteFs* fs, const std::string& path, bool ok, bool wrote);
   void Remove(RemoteFs& fs, const std::string& path) const;
   absl::Status WriteSet(RemoteFs& fs, const std::string& path, PayloadSource& source, const PushOptions& push,

@@ -33,6 +33,7 @@ struct RunOptions {
   // --files: each transfer writes these files one after another (common/file_set.h),
   // generated data; null: one file of `size`. The same sizes for every stream and run.
   std::shared_ptr<const std::vector<uint64_t>> file_sizes;
+  uint64_t files_per_dir = 0;  // --files-per-dir: a new directory each this many files; 0 none
   std::string file_size_text;  // the distribution as given (--file-size)
   Pattern pattern = Pattern::kRandom;
   int runs = 1;

@@ -202,6 +202,9 @@ absl::Status ResolveFileSet(const proto::RunSpec& spec, RunOptions& o, std::stri
   if (o.verify) return Refuse(bad_field, "verify", "reads one file back; not with many files");
   if (o.sync_policy.kind == SyncPolicy::kEvery)
     return Refuse(bad_field, "sync", "with many files, end syncs each file before its close and none syncs none");
+  if (spec.files_per_dir() > spec.file_count())
+    return Refuse(bad_field, "files_per_dir", absl::StrCat("must be 1..", spec.file_count(), " (the files)"));
+  o.files_per_dir = spec.files_per_dir();
   auto dist = ParseFileSizeDist(spec.file_size().empty() ? "1MiB" : spec.file_size());
   if (!dist.ok()) return Fail(bad_field, "file_size", dist.status());
   auto sizes =
@@ -222,6 +225,7 @@ absl::Status ResolvePayload(const proto::RunSpec& spec, const LocalPolicy& polic
                             std::string* bad_field) {
   const bool user = policy.origin == Origin::kUser;
   if (spec.file_count() > 0 || !spec.file_size().empty()) return ResolveFileSet(spec, o, bad_field);
+  if (spec.files_per_dir() > 0) return Refuse(bad_field, "files_per_dir", "spreads a set of --files; give --files N");
   const bool remote = user && !spec.remote_file().empty();
   if ((spec.size() == 0) == spec.file().empty() && !(remote && spec.size() == 0 && spec.file().empty())) {
     return Refuse(bad_field, "size", user ? "give --size SIZE or --file PATH" : "give a size or a file");

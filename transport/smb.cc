@@ -302,6 +302,22 @@ class SmbFs : public RemoteFs {
     return c_.Failure(absl::StrCat("cleanup: remove ", path), err);
   }
 
+  absl::Status Mkdir(const std::string& path) override {
+    absl::MutexLock lock(&SmbLock());
+    if (smbc_getFunctionMkdir(c_.ctx())(c_.ctx(), c_.UrlOf(path).c_str(), 0755) != 0) {
+      return c_.Failure(absl::StrCat("mkdir ", path), errno);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Rmdir(const std::string& path) override {
+    absl::MutexLock lock(&SmbLock());
+    if (smbc_getFunctionRmdir(c_.ctx())(c_.ctx(), c_.UrlOf(path).c_str()) != 0) {
+      return c_.Failure(absl::StrCat("cleanup: remove ", path), errno);
+    }
+    return absl::OkStatus();
+  }
+
   absl::StatusOr<RemoteStat> Stat(const std::string& path) override {
     absl::MutexLock lock(&SmbLock());
     struct stat st {};

@@ -287,6 +287,14 @@ class SftpFs : public RemoteFs {
     if (sftp_unlink(sftp_, path.c_str()) != 0) return c_.Failure(absl::StrCat("cleanup: remove ", path));
     return absl::OkStatus();
   }
+  absl::Status Mkdir(const std::string& path) override {
+    if (sftp_mkdir(sftp_, path.c_str(), 0755) != 0) return c_.Failure(absl::StrCat("mkdir ", path));
+    return absl::OkStatus();
+  }
+  absl::Status Rmdir(const std::string& path) override {
+    if (sftp_rmdir(sftp_, path.c_str()) != 0) return c_.Failure(absl::StrCat("cleanup: remove ", path));
+    return absl::OkStatus();
+  }
 
   // stat(2), so a symlink to a directory is one.
   absl::StatusOr<RemoteStat> Stat(const std::string& path) override {
@@ -389,6 +397,18 @@ class ScpFs : public RemoteFs {
     absl::StatusOr<SftpFs*> sftp = Beside();
     if (!sftp.ok()) return sftp.status();
     return (*sftp)->Unlink(path);
+  }
+  // A set's directories (--files-per-dir) through the SFTP session beside: one per
+  // directory, where scp -r would send a D line.
+  absl::Status Mkdir(const std::string& path) override {
+    absl::StatusOr<SftpFs*> sftp = Beside();
+    if (!sftp.ok()) return sftp.status();
+    return (*sftp)->Mkdir(path);
+  }
+  absl::Status Rmdir(const std::string& path) override {
+    absl::StatusOr<SftpFs*> sftp = Beside();
+    if (!sftp.ok()) return sftp.status();
+    return (*sftp)->Rmdir(path);
   }
 
  private:

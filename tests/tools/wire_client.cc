@@ -126,17 +126,20 @@ int BadFileSet(ReceiverClient& client) {
     uint64_t count, size;
     const char* file_size;
     const char* write_mode;
+    uint64_t files_per_dir = 0;
   };
-  for (const Case& c :
-       {Case{"sizes that do not add up", 10, 10 * 4096 + 1, "4KiB", ""},
-        Case{"too many files", 1000001, 1000001, "1", ""}, Case{"no size", 10, 40960, "lots", ""},
-        Case{"a size with no count", 0, 4096, "4KiB", ""}, Case{"O_DIRECT", 2, 8192, "4KiB", "direct"}}) {
+  for (const Case& c : {Case{"sizes that do not add up", 10, 10 * 4096 + 1, "4KiB", ""},
+                        Case{"too many files", 1000001, 1000001, "1", ""}, Case{"no size", 10, 40960, "lots", ""},
+                        Case{"a size with no count", 0, 4096, "4KiB", ""}, Case{"O_DIRECT", 2, 8192, "4KiB", "direct"},
+                        Case{"more files per directory than files", 2, 8192, "4KiB", "", 3},
+                        Case{"files per directory with no count", 0, 4096, "", "", 2}}) {
     proto::OpenTransferRequest request;
     request.set_run_id("wire-bad-file-set");
     request.set_size(c.size);
     request.set_file_count(c.count);
     request.set_file_size(c.file_size);
     request.set_write_mode(c.write_mode);
+    request.set_files_per_dir(c.files_per_dir);
     auto open = client.OpenTransfer(request);
     // O_DIRECT: a target that refuses it says so first (tmpfs), as for one file.
     const bool refused = absl::IsInvalidArgument(open.status()) ||

@@ -75,7 +75,8 @@ TEST(Target, ASetOfFilesIsWrittenFileByFileBeneathTheTarget) {
   auto sizes = std::make_shared<const std::vector<uint64_t>>(std::vector<uint64_t>{5000, 1, 8192, 3});
   FileSetTally tally;
   std::vector<std::string> created;
-  auto writer = (*target)->CreateSet("nasperf-r-1-0.dat", sizes, WriteMode::kBuffered, SyncPolicy{}, &tally, &created);
+  auto writer =
+      (*target)->CreateSet("nasperf-r-1-0.dat", sizes, 0, WriteMode::kBuffered, SyncPolicy{}, &tally, &created);
   ASSERT_TRUE(writer.ok()) << writer.status();
   std::string payload(5000 + 1 + 8192 + 3, '\0');
   for (size_t i = 0; i < payload.size(); ++i) payload[i] = static_cast<char>('a' + i % 26);
@@ -98,7 +99,7 @@ TEST(Target, ASetOfFilesIsWrittenFileByFileBeneathTheTarget) {
   ASSERT_EQ(symlink(outside.c_str(), (dir + "/nasperf-r-2-0-000002.dat").c_str()), 0);
   FileSetTally planted_tally;
   std::vector<std::string> planted_created;
-  auto planted = (*target)->CreateSet("nasperf-r-2-0.dat", sizes, WriteMode::kBuffered, SyncPolicy{}, &planted_tally,
+  auto planted = (*target)->CreateSet("nasperf-r-2-0.dat", sizes, 0, WriteMode::kBuffered, SyncPolicy{}, &planted_tally,
                                       &planted_created);
   ASSERT_TRUE(planted.ok());
   const absl::Status s = (*planted)->Write(bytes, 8192, false);
@@ -106,9 +107,49 @@ TEST(Target, ASetOfFilesIsWrittenFileByFileBeneathTheTarget) {
   EXPECT_NE(std::string(s.message()).find("nasperf-r-2-0-000002.dat"), std::string::npos) << s;
   EXPECT_EQ(planted_created.size(), 1u);
   EXPECT_EQ(ReadAll(outside), "precious");
-  EXPECT_FALSE((*target)->CreateSet("a/b.dat", sizes, WriteMode::kBuffered, SyncPolicy{}, &tally, &created).ok());
+  EXPECT_FALSE((*target)->CreateSet("a/b.dat", sizes, 0, WriteMode::kBuffered, SyncPolicy{}, &tally, &created).ok());
   std::filesystem::remove_all(dir);
   std::filesystem::remove_all(outside);
+}
+
+// --files-per-dir: each directory new, its files made beneath it, listed after them so
+// that removing in order leaves nothing; a directory already there fails the set.
+TEST(Target, ASetSpreadOverDirectoriesIsRemovedInTheOrderListed) {
+  std::string dir = TempDir();
+  auto target = Target::Open(dir);
+  ASSERT_TRUE(target.ok()) << target.status();
+  auto sizes = std::make_shared<const std::vector<uint64_t>>(std::vector<uint64_t>{100, 200, 300, 400, 500});
+  FileSetTally tally;
+  std::vector<std::string> created;
+  auto writer =
+      (*target)->CreateSet("nasperf-r-1-0.dat", sizes, 2, WriteMode::kBuffered, SyncPolicy{}, &tally, &created);
+  ASSERT_TRUE(writer.ok()) << writer.status();
+  const std::string payload(1500, 'x');
+  ASSERT_TRUE((*writer)->Write(reinterpret_cast<const uint8_t*>(payload.data()), payload.size(), true).ok());
+  ASSERT_TRUE((*writer)->Finish().ok());
+  writer->reset();
+  EXPECT_EQ(created,
+            (std::vector<std::string>{"nasperf-r-1-0-d000001/nasperf-r-1-0-000001.dat",
+                                      "nasperf-r-1-0-d000001/nasperf-r-1-0-000002.dat", "nasperf-r-1-0-d000001/",
+                                      "nasperf-r-1-0-d000002/nasperf-r-1-0-000003.dat",
+                                      "nasperf-r-1-0-d000002/nasperf-r-1-0-000004.dat", "nasperf-r-1-0-d000002/",
+                                      "nasperf-r-1-0-d000003/nasperf-r-1-0-000005.dat", "nasperf-r-1-0-d000003/"}));
+  EXPECT_EQ(tally.dirs_created, 3u);
+  EXPECT_EQ(ReadAll(dir + "/nasperf-r-1-0-d000002/nasperf-r-1-0-000004.dat"), std::string(400, 'x'));
+  for (const std::string& name : created) EXPECT_TRUE((*target)->Remove(name).ok()) << name;
+  EXPECT_TRUE(std::filesystem::is_empty(dir));
+
+  ASSERT_TRUE(std::filesystem::create_directory(dir + "/nasperf-r-2-0-d000001"));
+  FileSetTally taken_tally;
+  std::vector<std::string> taken_created;
+  auto taken = (*target)->CreateSet("nasperf-r-2-0.dat", sizes, 2, WriteMode::kBuffered, SyncPolicy{}, &taken_tally,
+                                    &taken_created);
+  ASSERT_TRUE(taken.ok());
+  const absl::Status s = (*taken)->Write(reinterpret_cast<const uint8_t*>(payload.data()), 10, false);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(std::string(s.message()).find("mkdir"), std::string::npos) << s;
+  EXPECT_TRUE(taken_created.empty());
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Target, DirectWritesAnOddLengthExactly) {

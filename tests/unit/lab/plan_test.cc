@@ -140,7 +140,7 @@ TEST(PlanTest, ATransferMayRead) {
 // sender's --files and --file-size are; the direct writes and every= sync of kGood are
 // what a set cannot take, so they go.
 TEST(PlanTest, ATransferMayWriteManyFiles) {
-  const std::string set = GoodWith("size = \"4GiB\"", "files = 500\nfile_size = \"photos\"");
+  const std::string set = GoodWith("size = \"4GiB\"", "files = 500\nfile_size = \"photos\"\nfiles_per_dir = 100");
   const std::string text = set.substr(0, set.find("write_mode = \"direct\""));
   auto plan = ParsePlan(text, "p.toml");
   ASSERT_TRUE(plan.ok()) << plan.status();
@@ -148,10 +148,14 @@ TEST(PlanTest, ATransferMayWriteManyFiles) {
   const proto::RunSpec spec = SpecOf(*plan, plan->transfers[0]);
   EXPECT_EQ(spec.file_count(), 500u);
   EXPECT_EQ(spec.file_size(), "photos");
+  EXPECT_EQ(spec.files_per_dir(), 100u);
   EXPECT_EQ(spec.size(), 0u);
   auto refused = ParsePlan(GoodWith("size = \"4GiB\"", "size = \"4GiB\"\nfile_size = \"photos\""), "p.toml");
   ASSERT_FALSE(refused.ok());
   EXPECT_THAT(std::string(refused.status().message()), HasSubstr("file_size is for files = N"));
+  auto spread_alone = ParsePlan(GoodWith("size = \"4GiB\"", "size = \"4GiB\"\nfiles_per_dir = 10"), "p.toml");
+  ASSERT_FALSE(spread_alone.ok());
+  EXPECT_THAT(std::string(spread_alone.status().message()), HasSubstr("files_per_dir is for files = N"));
 }
 
 struct BadPlan {

@@ -91,6 +91,19 @@ class FakeFs : public RemoteFs {
     if (server_.files.erase(path) == 0) return absl::NotFoundError(absl::StrCat("cleanup: remove ", path));
     return absl::OkStatus();
   }
+  absl::Status Mkdir(const std::string& path) override {
+    if (server_.dirs.count(path) > 0 || server_.files.count(path) > 0) return absl::AlreadyExistsError(path);
+    server_.dirs.insert(path);
+    return absl::OkStatus();
+  }
+  absl::Status Rmdir(const std::string& path) override {
+    auto inside = server_.files.lower_bound(path + "/");
+    if (inside != server_.files.end() && inside->first.rfind(path + "/", 0) == 0) {
+      return absl::FailedPreconditionError(absl::StrCat("cleanup: remove ", path, ": not empty"));
+    }
+    if (server_.dirs.erase(path) == 0) return absl::NotFoundError(absl::StrCat("cleanup: remove ", path));
+    return absl::OkStatus();
+  }
   absl::StatusOr<RemoteStat> Stat(const std::string& path) override {
     if (server_.dirs.count(path) > 0) return RemoteStat{true, false, 0};
     auto file = server_.files.find(path);

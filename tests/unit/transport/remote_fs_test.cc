@@ -190,6 +190,34 @@ TEST(RemoteFsRun, AFileSetWritesEachFileInTurnAndCountsThem) {
   EXPECT_TRUE(server.files.empty());
 }
 
+// --files-per-dir: a new directory each K files, the files in it, and cleanup taking the
+// files and then their directories, leaving the server as it was.
+TEST(RemoteFsRun, AFileSetSpreadOverDirectoriesLeavesNothingBehind) {
+  RemoteRunPlan plan = Plan(SyncPolicy{}, Cleanup::kEnd);
+  const std::vector<uint64_t> sizes = {1000, 1, 3000, 4096, 7};
+  plan.file_sizes = std::make_shared<const std::vector<uint64_t>>(sizes);
+  plan.files_per_dir = 2;
+  RemoteFsRun run(plan);
+  FakeServer server;
+  FakeFs fs(server);
+  const std::string path = "/dir/nasperf-r-1-0.dat";
+  Transfer t;
+  auto source = GeneratedSource(Pattern::kRandom, 1);
+  RemoteFsRun::Turn turn(run);
+  t.status = run.Write(fs, path, 1000 + 1 + 3000 + 4096 + 7, *source, PushOptions{}, nullptr, t.r, turn);
+  ASSERT_TRUE(t.status.ok()) << t.status;
+  EXPECT_EQ(server.dirs, (std::set<std::string>{"/dir", "/dir/nasperf-r-1-0-d000001", "/dir/nasperf-r-1-0-d000002",
+                                                "/dir/nasperf-r-1-0-d000003"}));
+  EXPECT_EQ(server.files.at("/dir/nasperf-r-1-0-d000002/nasperf-r-1-0-000004.dat").size(), 4096u);
+  EXPECT_EQ(server.files.count("/dir/nasperf-r-1-0-d000003/nasperf-r-1-0-000005.dat"), 1u);
+  EXPECT_EQ(turn.files.dirs_created, 3u);
+  run.Done(&fs, path, true, true, &turn.files);
+  EXPECT_EQ(server.files.size(), 5u) << "--cleanup end keeps them until the run ends";
+  run.Finish(fs);
+  EXPECT_TRUE(server.files.empty());
+  EXPECT_EQ(server.dirs, (std::set<std::string>{"/dir"}));
+}
+
 // The metadata share is each file's fixed cost (the line through size and latency
 // meets zero size at it), not its fsync: a disk that writes 40 MB/s after 2 ms per file
 // spends 2 ms x 5 of a second on metadata whichever way the bytes went.

@@ -337,6 +337,16 @@ TEST_F(RunSpecTest, AFileSetIsBoundedAndWrittenOnlyWhereATransportCan) {
   size_alone.set_size(0);
   size_alone.set_file_size("photos");
   ExpectRefused(size_alone, "file_count", "with a file size");
+  proto::RunSpec spread = spec;
+  spread.set_files_per_dir(20);
+  auto spread_options = Make(spread);
+  ASSERT_TRUE(spread_options.ok()) << spread_options.status();
+  EXPECT_EQ(spread_options->files_per_dir, 20u);
+  spread.set_files_per_dir(51);
+  ExpectRefused(spread, "files_per_dir", "must be 1..50");
+  proto::RunSpec spread_alone = Smb();
+  spread_alone.set_files_per_dir(10);
+  ExpectRefused(spread_alone, "files_per_dir", "give --files N");
   proto::RunSpec every = spec;
   every.set_sync("every=1MiB");
   ExpectRefused(every, "sync", "end syncs each file");
