@@ -2,7 +2,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -222,6 +224,9 @@ absl::StatusOr<std::unique_ptr<Target>> Target::Open(const std::string& spec) {
   target->path_ = spec;
   target->dir_ = Fd(::open(spec.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!target->dir_.valid()) return ErrnoStatus(errno, absl::StrCat("target ", spec));
+  struct statfs fs {};
+  target->in_memory_ =
+      ::fstatfs(target->dir_.get(), &fs) == 0 && (fs.f_type == TMPFS_MAGIC || fs.f_type == RAMFS_MAGIC);
 
   // Probe O_DIRECT with a real aligned write: some file systems (tmpfs) refuse the
   // open, others only the write.

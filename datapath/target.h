@@ -27,6 +27,8 @@ class Target {
   const std::string& path() const { return path_; }
   const std::vector<WriteMode>& write_modes() const { return modes_; }
   bool Supports(WriteMode mode) const;
+  // A tmpfs or ramfs: no disks behind the page cache.
+  bool in_memory() const { return in_memory_; }
   // Why a mode is missing, for the error a sender sees.
   std::string Unsupported(WriteMode mode) const;
 
@@ -69,6 +71,7 @@ class Target {
  private:
   Target() = default;
   bool discard_ = false;
+  bool in_memory_ = false;
   std::string path_;
   Fd dir_;
   std::vector<WriteMode> modes_;

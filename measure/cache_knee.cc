@@ -309,6 +309,14 @@ std::optional<CacheKnee> KneeOfRow(const proto::TransferReport& row) {
   return CacheKnee{row.burst_mb_per_s(), row.burst_bytes(), row.sustained_mb_per_s(), knee_s, shape};
 }
 
+void ClearCacheKnee(proto::TransferReport& row) {
+  row.clear_burst_mb_per_s();
+  row.clear_burst_bytes();
+  row.clear_sustained_mb_per_s();
+  row.clear_cache_shape();
+  row.clear_knee_s();
+}
+
 std::string DescribeKnee(const CacheKnee& knee) {
   return absl::StrFormat("the NAS took %s at %.0f MB/s, then its disks sustained %.0f MB/s (%s)",
                          FormatSize(knee.burst_bytes), knee.burst_mb_per_s, knee.sustained_mb_per_s, Name(knee.shape));

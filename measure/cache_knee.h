@@ -82,6 +82,9 @@ Stalls FindStalls(const google::protobuf::RepeatedPtrField<proto::Sample>& sampl
 // Sets the row's burst_*, sustained_mb_per_s and cache_shape (when its samples have a
 // knee) and its stall_count and longest_stall_s (when it has samples).
 void AddCacheFigures(proto::TransferReport& row);
+// Takes the knee's cells out of a row whose target has no disks behind a cache (tmpfs,
+// ramfs): a slowdown there is memory's (page allocation, reclaim), never a cliff.
+void ClearCacheKnee(proto::TransferReport& row);
 
 // The knee a row's burst_*, sustained_mb_per_s, cache_shape and knee_s cells state, when set.
 std::optional<CacheKnee> KneeOfRow(const proto::TransferReport& row);

@@ -12,6 +12,7 @@
 #include "common/units.h"
 #include "datapath/rows.h"
 #include "datapath/socket_source.h"
+#include "measure/cache_knee.h"
 #include "measure/disk_stats.h"
 #include "measure/netinfo.h"
 #include "receiver/read_session.h"
@@ -274,6 +275,7 @@ void DataListener::ServeWrite(int fd, const TransferPlan& plan, const std::strin
     }
   }
   AddFigures(result, accepted_ns, facts.link_mbps, footer, &report);
+  if (target_.in_memory()) ClearCacheKnee(report);
   if (plan.file_sizes && !target_.discard()) {
     RecordFileSet(set, *plan.file_sizes, result.first_byte_ns, result.durable_ns, report);
     // Half the span went on the files' fixed cost here (creates, fsyncs, closes: the

@@ -1,9 +1,11 @@
 #include "datapath/target.h"
 
 #include <errno.h>
+#include <linux/magic.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -150,6 +152,23 @@ TEST(Target, ASetSpreadOverDirectoriesIsRemovedInTheOrderListed) {
   EXPECT_NE(std::string(s.message()).find("mkdir"), std::string::npos) << s;
   EXPECT_TRUE(taken_created.empty());
   std::filesystem::remove_all(dir);
+}
+
+// A tmpfs has no disks behind its cache: the receiver keeps a knee out of its rows.
+TEST(Target, KnowsATargetInMemory) {
+  std::string shm = TempDir("/dev/shm");
+  if (shm.empty()) GTEST_SKIP() << "no /dev/shm here";
+  auto in_memory = Target::Open(shm);
+  ASSERT_TRUE(in_memory.ok()) << in_memory.status();
+  EXPECT_TRUE((*in_memory)->in_memory());
+  std::filesystem::remove_all(shm);
+  std::string disk = TempDir();
+  auto on_disk = Target::Open(disk);
+  ASSERT_TRUE(on_disk.ok()) << on_disk.status();
+  struct statfs fs {};
+  ASSERT_EQ(statfs(disk.c_str(), &fs), 0);
+  EXPECT_EQ((*on_disk)->in_memory(), fs.f_type == TMPFS_MAGIC) << "/var/tmp";
+  std::filesystem::remove_all(disk);
 }
 
 TEST(Target, DirectWritesAnOddLengthExactly) {
