@@ -1,8 +1,10 @@
 // Generated payload for --size runs. The random pattern is incompressible (random
-// bytes from a PRNG) and non-repeating at 4 KiB block granularity (every block starts
-// with a 16-byte stamp unique to its seed and offset), yet costs next to nothing per
-// byte: a 16 MiB pool is filled once and only the stamps change as it is reused.
-// One instance per transfer, owned by one thread.
+// bytes from a PRNG) and repeats nowhere: not at 4 KiB block granularity (every block
+// starts with a 16-byte stamp unique to its seed and offset) and not in the long
+// windows of a compressor (zstd --long) either, as a reused pool would: each 1 MiB
+// chunk is a pool of 1 MiB, filled once, XORed with 64 bytes of key drawn for that
+// chunk, so no run of bytes recurs. Cheap per byte: one XOR pass, in place, over a
+// buffer that stays in the core's cache. One instance per transfer, owned by one thread.
 #ifndef NASPERF_COMMON_PAYLOAD_H_
 #define NASPERF_COMMON_PAYLOAD_H_
 
@@ -22,7 +24,6 @@ class PatternSource {
  public:
   static constexpr size_t kChunk = 1 << 20;  // largest piece Next() returns
   static constexpr size_t kBlock = 4096;     // dedup granularity of the stamps
-  static constexpr size_t kPoolSize = 16 << 20;
 
   PatternSource(Pattern pattern, uint64_t seed);
 
@@ -33,7 +34,9 @@ class PatternSource {
  private:
   Pattern pattern_;
   uint64_t seed_;
-  std::vector<uint8_t> pool_;
+  typedef uint64_t Lanes __attribute__((vector_size(64)));
+  std::vector<uint64_t> chunk_;  // kChunk bytes: the random pool XOR applied_key_, stamped
+  Lanes applied_key_ = {};       // the key the buffer holds (zero: the pool itself)
 };
 
 // splitmix64: a fast, well-mixed 64-bit step (Steele, Lea, Flood 2014).

@@ -11,7 +11,7 @@ namespace {
 TEST(PatternSource, NoTwoBlocksRepeatAcrossManyPoolCycles) {
   PatternSource source(Pattern::kRandom, 1234);
   std::set<std::string> blocks;
-  const uint64_t total = 3 * PatternSource::kPoolSize;  // wraps the pool three times
+  const uint64_t total = 24 * PatternSource::kChunk;  // past the 16 MiB an older pool repeated at
   for (uint64_t offset = 0; offset < total; offset += PatternSource::kChunk) {
     const uint8_t* chunk = source.Next(offset, PatternSource::kChunk);
     for (size_t b = 0; b < PatternSource::kChunk; b += PatternSource::kBlock) {
@@ -19,6 +19,22 @@ TEST(PatternSource, NoTwoBlocksRepeatAcrossManyPoolCycles) {
     }
   }
   EXPECT_EQ(blocks.size(), total / PatternSource::kBlock);
+}
+
+// Nothing recurs at any distance, as a pool reused every 16 MiB did (zstd --long found
+// it): every 64-byte piece of 40 chunks (4 KiB stamps apart) is unique.
+TEST(PatternSource, NoRunRecursAcrossChunks) {
+  PatternSource source(Pattern::kRandom, 77);
+  std::set<std::string> pieces;
+  const uint64_t total = 40 * PatternSource::kChunk;
+  size_t count = 0;
+  for (uint64_t offset = 0; offset < total; offset += PatternSource::kChunk) {
+    const uint8_t* chunk = source.Next(offset, PatternSource::kChunk);
+    for (size_t at = 64; at < PatternSource::kChunk; at += 256, ++count) {
+      pieces.insert(std::string(reinterpret_cast<const char*>(chunk + at), 64));
+    }
+  }
+  EXPECT_EQ(pieces.size(), count);
 }
 
 TEST(PatternSource, LooksIncompressible) {
