@@ -15,7 +15,7 @@ source "$(dirname "$0")/lib.sh"
 
 JOBS_LIMIT=8        # lab/agent_limits.h kMaxAgentJobs
 ATTACK=20           # StartSender calls held at the barrier
-STREAMS=2           # per attack job: 2 x 16 MiB random payload pools
+STREAMS=2           # per attack job: 2 x 1 MiB random payload buffers
 COLLECTOR_BASE=2000 # attack job i reports to 127.0.0.1:(COLLECTOR_BASE + i), where nothing listens
 
 start_agent nas --target discard --max-transfers 512  # the aborted jobs' tickets stay open until they expire
@@ -61,11 +61,14 @@ for i in $(seq 2 "$ATTACK"); do
   fi
 done
 
-# Bounds from the one job measured above: the limit's worth of jobs, a little slack.
+# Bounds from the one job measured above: the limit's worth of jobs, a little slack
+# (four jobs' worth of memory: with 1 MiB payload buffers a job is ~2.6 MiB, and the
+# agent's own allocations no longer vanish beside it; the 12 refused jobs held would
+# still be three times that).
 held_threads=$(threads)
 held_rss=$(rss_kib)
 max_threads=$(( idle_threads + job_threads * JOBS_LIMIT + 4 ))
-max_rss=$(( idle_rss + job_rss * (JOBS_LIMIT + 2) ))
+max_rss=$(( idle_rss + job_rss * (JOBS_LIMIT + 4) ))
 echo "$accepted jobs accepted, $refused refused; holding them: $held_threads threads (bound $max_threads)," \
   "$held_rss KiB (bound $max_rss)"
 [ "$held_threads" -le "$max_threads" ] || fail "$held_threads threads while jobs wait at the barrier; bound $max_threads"
