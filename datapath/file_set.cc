@@ -11,14 +11,20 @@
 
 namespace nasperf {
 
+namespace {
+
+std::string Stem(const std::string& name) {
+  return absl::EndsWith(name, ".dat") ? name.substr(0, name.size() - 4) : name;
+}
+
+}  // namespace
+
 std::string SetFileName(const std::string& name, uint64_t index) {
-  const std::string stem = absl::EndsWith(name, ".dat") ? name.substr(0, name.size() - 4) : name;
-  return absl::StrFormat("%s-%06d.dat", stem, index + 1);
+  return absl::StrFormat("%s-%06d.dat", Stem(name), index + 1);
 }
 
 std::string SetDirName(const std::string& name, uint64_t dir_index) {
-  const std::string stem = absl::EndsWith(name, ".dat") ? name.substr(0, name.size() - 4) : name;
-  return absl::StrFormat("%s-d%06d", stem, dir_index + 1);
+  return absl::StrFormat("%s-d%06d", Stem(name), dir_index + 1);
 }
 
 std::string SetFilePath(const std::string& name, uint64_t index, uint64_t files_per_dir) {

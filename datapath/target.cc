@@ -144,8 +144,8 @@ class FileSetWriter : public BlockWriter {
     if (files_per_dir_ > 0 && next_ % files_per_dir_ == 0) {
       if (absl::Status s = MakeDirectory(next_ / files_per_dir_); !s.ok()) return s;
     }
-    std::string name = SetFilePath(name_, next_, files_per_dir_);
-    const std::string leaf = files_per_dir_ > 0 ? name.substr(name.rfind('/') + 1) : name;
+    const std::string leaf = SetFileName(name_, next_);
+    std::string name = files_per_dir_ > 0 ? subdir_name_ + leaf : leaf;  // subdir_name_ ends in '/'
     fd_ = Fd(::openat(files_per_dir_ > 0 ? subdir_.get() : dir_, leaf.c_str(), OpenFlags(mode_), 0644));
     if (!fd_.valid()) return ErrnoStatus(errno, absl::StrCat("create ", dir_path_, "/", name));
     tally_.metadata_ns += MonoNanos() - created_ns_;

@@ -176,7 +176,6 @@ class PathFile : public RemoteFile {
   std::unique_ptr<uint8_t, FreeDeleter> bounce_;
 };
 
-// The directory as a RemoteFs: every path is a name in it.
 // A name beneath the directory: "FILE", or a set's "DIR/FILE" (--files-per-dir), DIR
 // opened beneath the directory's descriptor without following a symlink.
 struct Beneath {
@@ -185,6 +184,7 @@ struct Beneath {
   int dir(int top) const { return sub.valid() ? sub.get() : top; }
 };
 
+// The directory as a RemoteFs: every path is a name in it (or in a set's directory).
 class PathFs : public RemoteFs {
  public:
   PathFs(int dir_fd, std::string where, int write_flags)
