@@ -6,10 +6,10 @@
 # blkio throttle, written buffered over a 10 Gbit/s link and sampled every 25 ms.
 # Ground truths, each measured in this run:
 #  (a) dirty limits of 128, 384 and 1024 MiB, writeback at 40 and 120 MB/s: burst_bytes
-#      within 25 % of Dirty + Writeback in /proc/meminfo at the row's knee (what the
-#      kernel let in; after a sync, less the reading before the run), sustained_mb_per_s
-#      within 10 % of dd through the same throttle (384 MiB at 40 MB/s is issue 46's own
-#      case: 1 GiB sampled every 100 ms);
+#      within 25 % of Dirty + Writeback in /proc/meminfo as the cache levels off at the
+#      row's knee (what the kernel let in; after a sync, less the reading before the run),
+#      sustained_mb_per_s within 10 % of dd through the same throttle (384 MiB at
+#      40 MB/s is issue 46's own case: 1 GiB sampled every 100 ms);
 #  (b) the throttle switched between 40 and 120 MB/s every 2 s (a txg-like pattern):
 #      sustained within 10 % of the throttle's time-weighted rate after the knee, and the
 #      shape called sawtooth;
