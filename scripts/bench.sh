@@ -26,12 +26,16 @@
 # SHARE_SIZE file from /dev/shm into the lab's nfs-ganesha export and smbd share of its
 # RAM-backed cache, over the lab link at SHARE_RATE (default 10gbit: far above 1 Gbit/s);
 # every transfer in a fresh lab of its own, the tools' order reversed every other round.
+# `durable` (root, not in `all`): DURABLE_SIZE written with O_DIRECT into ext4 on a loop
+# device over a file on the checkout's disk, by nasperf (--write-mode direct), fio
+# appending and dd, with the device's own count and mean size of the writes it saw.
 #   ROUNDS=3 SIZE=4GiB SSH_SIZE=1GiB READ_SIZE=2GiB REPORTS=100000 LAB_RATE=4gbit \
-#     SHARE_SIZE=1GiB SHARE_RATE=10gbit scripts/bench.sh [network|collector|ssh|reads|lab|shares|all]
+#     SHARE_SIZE=1GiB SHARE_RATE=10gbit DURABLE_SIZE=1GiB \
+#     scripts/bench.sh [network|collector|ssh|reads|lab|shares|durable|all]...
 # (run nothing else meanwhile)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-WHAT=${1:-all}
+SECTIONS=("${@:-all}")
 ROUNDS=${ROUNDS:-3}
 REPORTS=${REPORTS:-100000}
 SIZE=${SIZE:-4GiB}
@@ -51,8 +55,14 @@ export NASPERF_TOKEN
 export HOME=$T
 PIDS=()
 BENCH_LAB=""  # set while a lab of the bench's own is up
-trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null
-      [ -z "$BENCH_LAB" ] || NASPERF_LAB=$BENCH_LAB scripts/lab.sh down >/dev/null 2>&1; rm -rf "$SHM"; [ -n "${BENCH_KEEP:-}" ] || rm -rf "$T"' EXIT
+bench_cleanup() {
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null
+  [ -z "$BENCH_LAB" ] || NASPERF_LAB=$BENCH_LAB scripts/lab.sh down >/dev/null 2>&1
+  rm -rf "$SHM"
+  [ -n "${BENCH_KEEP:-}" ] || rm -rf "$T"
+}
+trap bench_cleanup EXIT
 
 size_bytes=$(numfmt --from=iec "${SIZE%iB}" 2>/dev/null || numfmt --from=iec "$SIZE")
 ssh_bytes=$(numfmt --from=iec "${SSH_SIZE%iB}" 2>/dev/null || numfmt --from=iec "$SSH_SIZE")
@@ -503,14 +513,106 @@ machine: $(nproc) cores, $(uname -r), $(date -u +%Y-%m-%d)
 TABLE
 }
 
-if [ "$WHAT" = lab ]; then bench_lab; exit 0; fi
-if [ "$WHAT" = shares ]; then bench_shares; exit 0; fi
-if [ "$WHAT" = collector ] || [ "$WHAT" = all ]; then bench_collector; fi
-[ "$WHAT" = collector ] && exit 0
-if [ "$WHAT" = ssh ] || [ "$WHAT" = all ]; then bench_ssh; fi
-[ "$WHAT" = ssh ] && exit 0
-if [ "$WHAT" = reads ] || [ "$WHAT" = all ]; then bench_reads; fi
-[ "$WHAT" = reads ] && exit 0
+# Durable O_DIRECT writes (issue 48, root, not in `all`): ext4 on a loop device over a
+# file on the checkout's own disk (DURABLE_DIR, default build/bench-durable), written
+# DURABLE_SIZE at a time by nasperf --write-mode direct --sync end over loopback, by fio
+# appending (--rw=write --bs=1M --direct=1 --end_fsync=1 --fallocate=none, one job at
+# queue depth 1, as a copy writes) and by dd oflag=direct conv=fsync, in turns. The loop
+# device's /sys/block/*/stat before and after each shows how the writes reached it:
+# requests, their mean size, and the time it was busy.
+bench_durable() {
+  [ "$(id -u)" -eq 0 ] || { echo "bench: durable needs root (a loop device and a mount)" >&2; exit 1; }
+  command -v fio >/dev/null || NASPERF_WITH_FIO=1 scripts/install-deps.sh
+  local dir=${DURABLE_DIR:-build/bench-durable} size=${DURABLE_SIZE:-1GiB} round bytes image dev mnt
+  bytes=$(numfmt --from=iec "${size%iB}")
+  mkdir -p "$dir"
+  image=$(realpath "$dir")/ext4.img
+  truncate -s $((bytes * 3)) "$image"
+  mkfs.ext4 -q -F "$image"
+  dev=$(losetup --find --show "$image")
+  mnt=$T/durable
+  mkdir -p "$mnt"
+  mount "$dev" "$mnt"
+  DURABLE_DEV=$dev DURABLE_MNT=$mnt
+  trap 'bench_durable_down' EXIT
+  start_receiver durable "$mnt"
+  local stat=/sys/block/${dev#/dev/}/stat
+  # measured CMD...: runs it, prints "MB/s requests mean_KiB busy_pct" from the device's
+  # write counters; the command prints its own MB/s.
+  measured() {
+    local before after rate
+    sync
+    before=$(cat "$stat")
+    rate=$("$@")
+    after=$(cat "$stat")
+    awk -v b="$before" -v a="$after" -v r="$rate" 'BEGIN {
+      split(b, x, " "); split(a, y, " "); n = y[5] - x[5]; kib = (y[7] - x[7]) / 2
+      printf "%s %d %.0f %.0f\n", r, n, n ? kib / n : 0, y[10] - x[10]}'
+  }
+  nasperf_direct() {
+    local out=$T/out-durable-$RANDOM
+    # shellcheck disable=SC2154  # durable_port: set by start_receiver (printf -v)
+    "$NASPERF" sender --to 127.0.0.1:"$durable_port" --size "$size" --write-mode direct --sync end --runs 1 \
+      --no-progress --out "$out" >"$out.log" 2>&1 || { cat "$out.log" >&2; exit 1; }
+    awk -F, 'NR==1 {for (i=1;i<=NF;i++) h[$i]=i; next} $h["role"]=="receiver" {printf "%.1f", $h["mb_per_s"]}' "$out/transfers.csv"
+  }
+  fio_append() {
+    fio --name=append --filename="$mnt/fio.dat" --rw=write --bs=1M --ioengine=psync --direct=1 --end_fsync=1 \
+      --fallocate=none --size="$bytes" --output-format=json \
+      | python3 -c 'import json,sys; print("%.1f" % (json.load(sys.stdin)["jobs"][0]["write"]["bw_bytes"] / 1e6))'
+    rm -f "$mnt/fio.dat"
+  }
+  dd_direct_write() {
+    dd if=/dev/zero of="$mnt/dd.dat" bs=1M count=$((bytes >> 20)) oflag=direct conv=fsync 2>&1 \
+      | awk '/copied/ {printf "%.1f", $1 / $(NF-3) / 1e6}'
+    rm -f "$mnt/dd.dat"
+  }
+  local -A r
+  for round in $(seq "$ROUNDS"); do
+    echo "bench: durable round $round/$ROUNDS" >&2
+    r[n]+="$(measured nasperf_direct)|"
+    r[f]+="$(measured fio_append)|"
+    r[d]+="$(measured dd_direct_write)|"
+  done
+  # col KEY N: field N of each round's figures, as a space-separated list
+  col() { tr '|' '\n' <<<"${r[$1]}" | awk -v n="$2" 'NF {printf "%s ", $n}'; }
+  dmed() { col "$1" "$2" | median; }
+  cat <<TABLE
+| durable: $size into ext4 on $dev (a file on $(df --output=source "$(dirname "$image")" | tail -1)), median of $ROUNDS interleaved rounds | MB/s | ratio | device writes | mean write KiB | device busy ms |
+|---|---:|---:|---:|---:|---:|
+| fio --rw=write --bs=1M --direct=1 --end_fsync=1 --fallocate=none (no network) | $(dmed f 1) | | $(dmed f 2) | $(dmed f 3) | $(dmed f 4) |
+| dd bs=1M oflag=direct conv=fsync (no network) | $(dmed d 1) | $(ratio "$(dmed d 1)" "$(dmed f 1)") vs fio | $(dmed d 2) | $(dmed d 3) | $(dmed d 4) |
+| nasperf --write-mode direct --sync end, loopback | $(dmed n 1) | **$(ratio "$(dmed n 1)" "$(dmed f 1)")** vs fio | $(dmed n 2) | $(dmed n 3) | $(dmed n 4) |
+
+rounds (MB/s, device writes, mean KiB, busy ms): fio [${r[f]}] dd [${r[d]}] nasperf [${r[n]}]
+nasperf's figure is its receiver's row: first byte to the file durable; fio's and dd's are the disk alone.
+machine: $(nproc) cores, $(uname -r), $(date -u +%Y-%m-%d)
+
+TABLE
+}
+bench_durable_down() {
+  kill "${durable_pid:-}" 2>/dev/null && wait "${durable_pid:-}" 2>/dev/null
+  sync
+  umount "$DURABLE_MNT" 2>/dev/null; losetup -d "$DURABLE_DEV" 2>/dev/null
+  rm -rf "${DURABLE_DIR:-build/bench-durable}"
+  bench_cleanup
+}
+
+# wants SECTION [in-all]: SECTION was named, or `all` was and SECTION is part of it.
+wants() {
+  local named
+  for named in "${SECTIONS[@]}"; do
+    [ "$named" = "$1" ] || { [ "$named" = all ] && [ "${2:-}" = in-all ]; } && return 0
+  done
+  return 1
+}
+if wants lab; then bench_lab; fi
+if wants shares; then bench_shares; fi
+if wants durable; then bench_durable; fi
+if wants collector in-all; then bench_collector; fi
+if wants ssh in-all; then bench_ssh; fi
+if wants reads in-all; then bench_reads; fi
+wants network in-all || exit 0
 
 declare -A results
 short_pct=()
