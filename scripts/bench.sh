@@ -484,13 +484,26 @@ bench_reads() {
   }
   dd_direct() { dd if="$file" of=/dev/null bs=1M iflag=direct 2>&1 | awk '/copied/ {printf "%.1f", $1 / $(NF-3) / 1e6}'; }
   local -A r
+  # One tool's read: KEY into r. The first round's first read also lays the file out
+  # (untimed); after it the order reverses every other round, as the host under a VM's
+  # disk may still hold what the last reader read.
+  read_one() {
+    case $1 in
+      nd) r[nd]+="$(nasperf_read direct cold) " ;;
+      fd) r[fd]+="$(fio_read 1) " ;;
+      dd) r[dd]+="$(dd_direct) " ;;
+      nc) r[nc]+="$(nasperf_read buffered cold) " ;;
+      fc) r[fc]+="$(fio_read 0) " ;;
+    esac
+  }
+  local order=(nd fd dd nc fc) key i
   for round in $(seq "$ROUNDS"); do
     echo "bench: reads round $round/$ROUNDS" >&2
-    r[nd]+="$(nasperf_read direct cold) "   # the first round also lays the file out (untimed)
-    r[fd]+="$(fio_read 1) "
-    r[dd]+="$(dd_direct) "
-    r[nc]+="$(nasperf_read buffered cold) "
-    r[fc]+="$(fio_read 0) "
+    for i in "${!order[@]}"; do
+      key=${order[i]}
+      [ $((round % 2)) -eq 1 ] || key=${order[${#order[@]} - 1 - i]}
+      read_one "$key"
+    done
   done
   local where
   where="$(df --output=source "$dir" | tail -1), $(stat -f -c %T "$dir")"
@@ -507,6 +520,7 @@ bench_reads() {
 | nasperf --direction read --cache cold, loopback into discard | $(med nc) | **$(ratio "$(med nc)" "$(med fc)")** vs fio |
 
 rounds (MB/s): fio-direct [${r[fd]}] dd-direct [${r[dd]}] nasperf-direct [${r[nd]}] fio-cold [${r[fc]}] nasperf-cold [${r[nc]}]
+order: odd rounds nasperf-direct, fio-direct, dd-direct, nasperf-cold, fio-cold; even rounds the reverse.
 nasperf's figure is its NAS agent's row: first byte read from the disk to the client's answer; fio's and dd's are the disk alone.
 machine: $(nproc) cores, $(uname -r), $(date -u +%Y-%m-%d)
 
@@ -517,9 +531,9 @@ TABLE
 # file on the checkout's own disk (DURABLE_DIR, default build/bench-durable), written
 # DURABLE_SIZE at a time by nasperf --write-mode direct --sync end over loopback, by fio
 # appending (--rw=write --bs=1M --direct=1 --end_fsync=1 --fallocate=none, one job at
-# queue depth 1, as a copy writes) and by dd oflag=direct conv=fsync, in turns. The loop
-# device's /sys/block/*/stat before and after each shows how the writes reached it:
-# requests, their mean size, and the time it was busy.
+# queue depth 1, as a copy writes) and by dd oflag=direct conv=fsync, in turns (the order
+# reversed every other round). The loop device's /sys/block/*/stat before and after each
+# shows how the writes reached it: requests, their mean size, and the time it was busy.
 bench_durable() {
   [ "$(id -u)" -eq 0 ] || { echo "bench: durable needs root (a loop device and a mount)" >&2; exit 1; }
   command -v fio >/dev/null || NASPERF_WITH_FIO=1 scripts/install-deps.sh
@@ -568,11 +582,18 @@ bench_durable() {
     rm -f "$mnt/dd.dat"
   }
   local -A r
+  local order=(n f d) key i
   for round in $(seq "$ROUNDS"); do
     echo "bench: durable round $round/$ROUNDS" >&2
-    r[n]+="$(measured nasperf_direct)|"
-    r[f]+="$(measured fio_append)|"
-    r[d]+="$(measured dd_direct_write)|"
+    for i in 0 1 2; do
+      key=${order[i]}
+      [ $((round % 2)) -eq 1 ] || key=${order[2 - i]}  # reversed every other round
+      case $key in
+        n) r[n]+="$(measured nasperf_direct)|" ;;
+        f) r[f]+="$(measured fio_append)|" ;;
+        d) r[d]+="$(measured dd_direct_write)|" ;;
+      esac
+    done
   done
   # col KEY N: field N of each round's figures, as a space-separated list
   col() { tr '|' '\n' <<<"${r[$1]}" | awk -v n="$2" 'NF {printf "%s ", $n}'; }
@@ -585,6 +606,7 @@ bench_durable() {
 | nasperf --write-mode direct --sync end, loopback | $(dmed n 1) | **$(ratio "$(dmed n 1)" "$(dmed f 1)")** vs fio | $(dmed n 2) | $(dmed n 3) | $(dmed n 4) |
 
 rounds (MB/s, device writes, mean KiB, busy ms): fio [${r[f]}] dd [${r[d]}] nasperf [${r[n]}]
+order: odd rounds nasperf, fio, dd; even rounds the reverse.
 nasperf's figure is its receiver's row: first byte to the file durable; fio's and dd's are the disk alone.
 machine: $(nproc) cores, $(uname -r), $(date -u +%Y-%m-%d)
 
