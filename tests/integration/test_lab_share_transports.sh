@@ -108,11 +108,19 @@ refused password-in-url "no password in the URL" 2 smb_sender --to "smb://root:p
 echo "ok: bad URLs, NFSv4, --verify of a read, a missing export, file or share, a wrong password, open credentials: one line each"
 
 # --- the export or share fills up mid-transfer
-fill_cache() {  # takes every free block at once (fallocate), so the transfer cannot win a race for them
-  local avail
-  avail=$(df --output=avail -B1 "$CACHE" | tail -1)
-  fallocate -l "$avail" "$CACHE/filler" 2>/dev/null || fallocate -l $((avail - (1 << 20))) "$CACHE/filler" \
-    || fail "fallocate could not fill $CACHE"
+# fill_cache: takes the free blocks (fallocate) until under 1 MiB is left or a 1 MiB
+# fallocate finds none. The transfer writes on meanwhile, so each pass takes fifteen
+# sixteenths of what df shows then: taking all of it at once failed when the transfer
+# had written more than the margin between df and fallocate (a CI run under ASan).
+fill_cache() {
+  local avail pass
+  for pass in $(seq 30); do
+    avail=$(df --output=avail -B1 "$CACHE" | tail -1)
+    [ "$avail" -gt $((1 << 20)) ] || return 0
+    fallocate -l $((avail - avail / 16)) "$CACHE/filler.$pass" 2>/dev/null \
+      || fallocate -l $((1 << 20)) "$CACHE/filler.$pass" 2>/dev/null || return 0
+  done
+  fail "30 fallocates did not fill $CACHE: $(df -h "$CACHE" | tail -1)"
 }
 first_row() { [ -s "$1" ] && [ "$(wc -l <"$1")" -ge 2 ]; }
 for proto in smb nfs; do
@@ -124,7 +132,7 @@ for proto in smb nfs; do
   wait_for "a $proto file over 16 MiB" 60 partial_file_over $((16 << 20)) "$CACHE"
   fill_cache
   wait_for "the first $proto row" 60 first_row "$T/$proto-full/transfers.csv"
-  rm -f "$CACHE/filler"
+  rm -f "$CACHE"/filler.*
   rc=0; wait "$sender" || rc=$?
   cat "$T/$proto-full.log"
   [ "$rc" = 1 ] || fail "$proto: exit $rc after a full disk (wanted 1)"
