@@ -14,6 +14,7 @@
 #include "absl/synchronization/mutex.h"
 #include "common/clock.h"
 #include "common/fd.h"
+#include "common/huge_buffer.h"
 #include "common/units.h"
 #include "measure/page_cache.h"
 
@@ -69,10 +70,10 @@ static_assert(PayloadSource::kChunk % kDirectBlock == 0);
 // (6.5 copies it; older ones may use the page cache), and the point is to miss it.
 class DirectFile : public PayloadSource {
  public:
-  DirectFile(Fd fd, std::string path) : fd_(std::move(fd)), path_(std::move(path)) {
+  DirectFile(Fd fd, std::string path) : fd_(std::move(fd)), path_(std::move(path)), memory_(kDepth * kChunk) {
     struct stat st {};
     size_ = ::fstat(fd_.get(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
-    for (Slot& slot : slots_) slot.data = static_cast<uint8_t*>(std::aligned_alloc(kDirectBlock, kChunk));
+    for (size_t i = 0; i < kDepth && memory_.data() != nullptr; ++i) slots_[i].data = memory_.data() + i * kChunk;
     reader_ = std::thread([this] { ReadAhead(); });
   }
   ~DirectFile() override {
@@ -81,7 +82,6 @@ class DirectFile : public PayloadSource {
       stopping_ = true;
     }
     reader_.join();
-    for (Slot& slot : slots_) std::free(slot.data);
   }
   absl::StatusOr<const uint8_t*> Chunk(uint64_t offset, size_t size) override {
     absl::MutexLock lock(&mu_);
@@ -134,6 +134,7 @@ class DirectFile : public PayloadSource {
 
   // Whole blocks from `offset`: a full chunk, or what is left of the file.
   absl::StatusOr<size_t> ReadBlocks(uint64_t offset, uint8_t* into) const {
+    if (into == nullptr) return absl::ResourceExhaustedError(absl::StrCat("no memory to read ", path_, " into"));
     const uint64_t left = size_ - offset;
     const size_t want = static_cast<size_t>(std::min<uint64_t>(kChunk, left));
     const size_t ask = (want + kDirectBlock - 1) / kDirectBlock * kDirectBlock;
@@ -151,6 +152,7 @@ class DirectFile : public PayloadSource {
   const Fd fd_;
   const std::string path_;
   uint64_t size_ = 0;
+  HugeBuffer memory_;  // the slots' buffers: whole 1 MiB reads at the disk (common/huge_buffer.h)
   Slot slots_[kDepth];
   absl::Mutex mu_;
   uint64_t read_ ABSL_GUARDED_BY(mu_) = 0;   // chunks read so far
