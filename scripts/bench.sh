@@ -60,6 +60,12 @@ bench_cleanup() {
   wait 2>/dev/null
   [ -z "$BENCH_LAB" ] || NASPERF_LAB=$BENCH_LAB scripts/lab.sh down >/dev/null 2>&1
   [ -z "$HUGE_BEFORE" ] || echo "$HUGE_BEFORE" >/proc/sys/vm/nr_hugepages
+  if [ -n "$DURABLE_DEV" ]; then  # bench_durable's loop device, after its receiver is gone
+    sync
+    umount "$DURABLE_MNT" 2>/dev/null
+    losetup -d "$DURABLE_DEV" 2>/dev/null
+    rm -rf "$DURABLE_IMAGE_DIR"
+  fi
   rm -rf "$SHM"
   [ -n "${BENCH_KEEP:-}" ] || rm -rf "$T"
 }
@@ -69,7 +75,7 @@ trap bench_cleanup EXIT
 # (common/huge_buffer.h), and on a disk that takes few segments per request the
 # buffer's layout decides the rate (a VM's disk here: fio read 666 MB/s from ordinary
 # pages, 3475-3652 from huge ones), so fio runs both ways. FIO_HUGE: 1 when it can.
-HUGE_BEFORE="" FIO_HUGE=""
+HUGE_BEFORE="" FIO_HUGE="" DURABLE_DEV=""
 reserve_fio_huge_pages() {
   [ "$(id -u)" -eq 0 ] && [ -z "$HUGE_BEFORE" ] || return 0
   HUGE_BEFORE=$(cat /proc/sys/vm/nr_hugepages)
@@ -317,14 +323,14 @@ share_once() {
       SHARE_MBS=$(row_mbs "$out") ;;
     sshfs-dd)
       SHARE_MBS=$(sshfs_run dd if="$share_src" of="$T/sshfs/mnt/dd.bin" bs=1M conv=fsync 2>&1 |
-        awk '/copied/ {printf "%.1f", $1 / $(NF-3) / 1e6}') ;;
+        dd_mb_s) ;;
     sshfs)
       sshfs_run "$NASPERF" sender --transport path --to "$T/sshfs/mnt" --file "$share_src" --runs 1 --sync end \
         --no-progress --out "$out" >"$out.log" 2>&1 || { cat "$out.log" >&2; exit 1; }
       SHARE_MBS=$(row_mbs "$out") ;;
     local-dd)
       SHARE_MBS=$(scripts/lab.sh nas -- dd if="$share_src" of="$CACHE/dd.bin" bs=1M conv=fsync 2>&1 |
-        awk '/copied/ {printf "%.1f", $1 / $(NF-3) / 1e6}') ;;
+        dd_mb_s) ;;
     local)
       scripts/lab.sh nas -- "$NASPERF" sender --transport path --to "$CACHE" --file "$share_src" --runs 1 --sync end \
         --no-progress --out "$out" >"$out.log" 2>&1 || { cat "$out.log" >&2; exit 1; }
@@ -357,8 +363,7 @@ bench_shares() {
   head -c "$share_bytes" /dev/urandom >"$share_src"
   declare -A share_got
   for round in $(seq "$ROUNDS"); do
-    order=("${SHARE_TOOLS[@]}")
-    if [ $((round % 2)) -eq 0 ]; then order=(); for tool in "${SHARE_TOOLS[@]}"; do order=("$tool" "${order[@]}"); done; fi
+    read -ra order <<<"$(in_turns "$round" "${SHARE_TOOLS[@]}")"
     orders+=("${order[*]}")
     for tool in "${order[@]}"; do
       echo "bench: shares round $round/$ROUNDS: $tool" >&2
@@ -407,6 +412,17 @@ row_mbs() { awk -F, 'NR==1 {for (i=1;i<=NF;i++) if ($i=="mb_per_s") m=i; next} {
 median() { tr ' ' '\n' | grep '^[0-9.]' | sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'; }
 m() { median <<<"${results[$1]}"; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b + 0 > 0 && a != "") printf "%.2f", a / b; else printf "—"}'; }
+# dd_mb_s: MB/s (10^6) from dd's closing line on stdin ("N bytes (...) copied, S s, ...").
+dd_mb_s() { awk '/copied/ {printf "%.1f", $1 / $(NF-3) / 1e6}'; }
+# in_turns ROUND KEY...: the keys in order on odd rounds, reversed on even ones, so no
+# tool always follows the same one (what a VM's host or a lab still holds from it).
+in_turns() {
+  local round=$1 key reversed=()
+  shift
+  if [ $((round % 2)) -eq 1 ]; then echo "$@"; return; fi
+  for key in "$@"; do reversed=("$key" "${reversed[@]}"); done
+  echo "${reversed[@]}"
+}
 
 # nasperf over SSH next to OpenSSH's scp, same file, same sshd (figures: docs/PERFORMANCE.md, issue 5).
 bench_ssh() {
@@ -504,11 +520,10 @@ bench_reads() {
       --size="$bytes" "${@:2}"
   }
   reserve_fio_huge_pages
-  dd_direct() { dd if="$file" of=/dev/null bs=1M iflag=direct 2>&1 | awk '/copied/ {printf "%.1f", $1 / $(NF-3) / 1e6}'; }
+  dd_direct() { dd if="$file" of=/dev/null bs=1M iflag=direct 2>&1 | dd_mb_s; }
   local -A r
   # One tool's read: KEY into r. The first round's first read also lays the file out
-  # (untimed); after it the order reverses every other round, as the host under a VM's
-  # disk may still hold what the last reader read.
+  # (untimed); the order reverses every other round (in_turns).
   read_one() {
     case $1 in
       nd) r[nd]+="$(nasperf_read direct cold) " ;;
@@ -519,14 +534,10 @@ bench_reads() {
       fc) r[fc]+="$(fio_read 0) " ;;
     esac
   }
-  local order=(nd fd fh dd nc fc) key i
+  local key
   for round in $(seq "$ROUNDS"); do
     echo "bench: reads round $round/$ROUNDS" >&2
-    for i in "${!order[@]}"; do
-      key=${order[i]}
-      [ $((round % 2)) -eq 1 ] || key=${order[${#order[@]} - 1 - i]}
-      read_one "$key"
-    done
+    for key in $(in_turns "$round" nd fd fh dd nc fc); do read_one "$key"; done
   done
   local where
   where="$(df --output=source "$dir" | tail -1), $(stat -f -c %T "$dir")"
@@ -571,11 +582,10 @@ bench_durable() {
   mnt=$T/durable
   mkdir -p "$mnt"
   mount "$dev" "$mnt"
-  DURABLE_DEV=$dev DURABLE_MNT=$mnt
-  trap 'bench_durable_down' EXIT
+  DURABLE_DEV=$dev DURABLE_MNT=$mnt DURABLE_IMAGE_DIR=$dir
   start_receiver durable "$mnt"
   local stat=/sys/block/${dev#/dev/}/stat
-  # measured CMD...: runs it, prints "MB/s requests mean_KiB busy_pct" from the device's
+  # measured CMD...: runs it, prints "MB/s writes mean_KiB busy_ms" from the device's
   # write counters; the command prints its own MB/s.
   measured() {
     local before after rate
@@ -601,17 +611,14 @@ bench_durable() {
   }
   reserve_fio_huge_pages
   dd_direct_write() {
-    dd if=/dev/zero of="$mnt/dd.dat" bs=1M count=$((bytes >> 20)) oflag=direct conv=fsync 2>&1 \
-      | awk '/copied/ {printf "%.1f", $1 / $(NF-3) / 1e6}'
+    dd if=/dev/zero of="$mnt/dd.dat" bs=1M count=$((bytes >> 20)) oflag=direct conv=fsync 2>&1 | dd_mb_s
     rm -f "$mnt/dd.dat"
   }
   local -A r
-  local order=(n f h d) key i
+  local key
   for round in $(seq "$ROUNDS"); do
     echo "bench: durable round $round/$ROUNDS" >&2
-    for i in 0 1 2 3; do
-      key=${order[i]}
-      [ $((round % 2)) -eq 1 ] || key=${order[3 - i]}  # reversed every other round
+    for key in $(in_turns "$round" n f h d); do
       case $key in
         n) r[n]+="$(measured nasperf_direct)|" ;;
         f) r[f]+="$(measured fio_append)|" ;;
@@ -637,13 +644,6 @@ nasperf's figure is its receiver's row: first byte to the file durable; fio's an
 machine: $(nproc) cores, $(uname -r), $(date -u +%Y-%m-%d)
 
 TABLE
-}
-bench_durable_down() {
-  kill "${durable_pid:-}" 2>/dev/null && wait "${durable_pid:-}" 2>/dev/null
-  sync
-  umount "$DURABLE_MNT" 2>/dev/null; losetup -d "$DURABLE_DEV" 2>/dev/null
-  rm -rf "${DURABLE_DIR:-build/bench-durable}"
-  bench_cleanup
 }
 
 # wants SECTION [in-all]: SECTION was named, or `all` was and SECTION is part of it.
