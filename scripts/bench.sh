@@ -27,7 +27,8 @@
 # RAM-backed cache, over the lab link at SHARE_RATE (default 10gbit: far above 1 Gbit/s);
 # every transfer in a fresh lab of its own, the tools' order reversed every other round.
 # `durable` (root, not in `all`): DURABLE_SIZE written with O_DIRECT into ext4 on a loop
-# device over a file on the checkout's disk, by nasperf (--write-mode direct), fio
+# device over a file on the checkout's disk, by nasperf (--write-mode direct, over loopback
+# and with no network through --transport path), fio
 # appending and dd, with the device's own count and mean size of the writes it saw.
 #   ROUNDS=3 SIZE=4GiB SSH_SIZE=1GiB READ_SIZE=2GiB REPORTS=100000 LAB_RATE=4gbit \
 #     SHARE_SIZE=1GiB SHARE_RATE=10gbit DURABLE_SIZE=1GiB \
@@ -564,7 +565,8 @@ TABLE
 
 # Durable O_DIRECT writes (issue 48, root, not in `all`): ext4 on a loop device over a
 # file on the checkout's own disk (DURABLE_DIR, default build/bench-durable), written
-# DURABLE_SIZE at a time by nasperf --write-mode direct --sync end over loopback, by fio
+# DURABLE_SIZE at a time by nasperf --write-mode direct --sync end over loopback and
+# with no network (--transport path into the mount), by fio
 # appending (--rw=write --bs=1M --direct=1 --end_fsync=1 --fallocate=none, one job at
 # queue depth 1, as a copy writes) and by dd oflag=direct conv=fsync, in turns (the order
 # reversed every other round). The loop device's /sys/block/*/stat before and after each
@@ -604,6 +606,14 @@ bench_durable() {
       --no-progress --out "$out" >"$out.log" 2>&1 || { cat "$out.log" >&2; exit 1; }
     awk -F, 'NR==1 {for (i=1;i<=NF;i++) h[$i]=i; next} $h["role"]=="receiver" {printf "%.1f", $h["mb_per_s"]}' "$out/transfers.csv"
   }
+  # The same writer with no network (--transport path into the mount): what the
+  # loopback's CPU costs on this machine's cores, apart from what the disk does.
+  nasperf_local() {
+    local out=$T/out-durable-$RANDOM
+    "$NASPERF" sender --transport path --to "$mnt" --size "$size" --write-mode direct --sync end --runs 1 \
+      --no-progress --out "$out" >"$out.log" 2>&1 || { cat "$out.log" >&2; exit 1; }
+    awk -F, 'NR==1 {for (i=1;i<=NF;i++) h[$i]=i; next} $h["role"]=="sender" {printf "%.1f", $h["mb_per_s"]}' "$out/transfers.csv"
+  }
   fio_append() {  # [--mem=shmhuge] -> MB/s
     fio_mb_s write --name=append --filename="$mnt/fio.dat" --rw=write --bs=1M --ioengine=psync --direct=1 \
       --end_fsync=1 --fallocate=none --size="$bytes" "$@"
@@ -618,9 +628,10 @@ bench_durable() {
   local key
   for round in $(seq "$ROUNDS"); do
     echo "bench: durable round $round/$ROUNDS" >&2
-    for key in $(in_turns "$round" n f h d); do
+    for key in $(in_turns "$round" n p f h d); do
       case $key in
         n) r[n]+="$(measured nasperf_direct)|" ;;
+        p) r[p]+="$(measured nasperf_local)|" ;;
         f) r[f]+="$(measured fio_append)|" ;;
         h) r[h]+="$(measured fio_append --mem=shmhuge)|" ;;
         d) r[d]+="$(measured dd_direct_write)|" ;;
@@ -637,9 +648,10 @@ bench_durable() {
 | fio, the same, --mem=shmhuge: buffers in huge pages (no network) | $(dmed h 1) | | $(dmed h 2) | $(dmed h 3) | $(dmed h 4) |
 | dd bs=1M oflag=direct conv=fsync (no network) | $(dmed d 1) | $(ratio "$(dmed d 1)" "$(dmed f 1)") vs fio | $(dmed d 2) | $(dmed d 3) | $(dmed d 4) |
 | nasperf --write-mode direct --sync end, loopback | $(dmed n 1) | **$(ratio "$(dmed n 1)" "$(dmed f 1)")** vs fio, **$(ratio "$(dmed n 1)" "$(dmed h 1)")** vs fio in huge pages | $(dmed n 2) | $(dmed n 3) | $(dmed n 4) |
+| nasperf --transport path --write-mode direct --sync end (no network) | $(dmed p 1) | **$(ratio "$(dmed p 1)" "$(dmed f 1)")** vs fio, **$(ratio "$(dmed p 1)" "$(dmed h 1)")** vs fio in huge pages | $(dmed p 2) | $(dmed p 3) | $(dmed p 4) |
 
-rounds (MB/s, device writes, mean KiB, busy ms): fio [${r[f]}] fio-huge [${r[h]}] dd [${r[d]}] nasperf [${r[n]}]
-order: odd rounds nasperf, fio, fio-huge, dd; even rounds the reverse.
+rounds (MB/s, device writes, mean KiB, busy ms): fio [${r[f]}] fio-huge [${r[h]}] dd [${r[d]}] nasperf [${r[n]}] nasperf-path [${r[p]}]
+order: odd rounds nasperf, nasperf-path, fio, fio-huge, dd; even rounds the reverse.
 nasperf's figure is its receiver's row: first byte to the file durable; fio's and dd's are the disk alone.
 machine: $(nproc) cores, $(uname -r), $(date -u +%Y-%m-%d)
 
