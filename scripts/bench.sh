@@ -116,15 +116,20 @@ run_iperf() {  # [extra server args] -> "MB/s sender_cpu_s_per_GB receiver_cpu_s
   local server=$!
   wait_listen "$iperf_port"
   # -l 1M: the same 1 MiB writes nasperf makes (iperf3's default 128 KiB halves it on loopback)
-  iperf3 -c 127.0.0.1 -p "$iperf_port" -n "$size_bytes" -l 1M -J >"$T/iperf.json"
+  local cpu user sys
+  # The client's whole process, as nasperf's sender is measured (start-up and set-up
+  # included; iperf3's own figure covers the test's seconds alone).
+  cpu=$( ( iperf3 -c 127.0.0.1 -p "$iperf_port" -n "$size_bytes" -l 1M -J >"$T/iperf.json"; times ) | tail -1 )
+  read -r user sys <<<"$cpu"
   wait "$server" || true
   # cpu_utilization_percent: each process's user + system time over the test's wall
   # time (host = the client, which sends; remote = the server, which receives).
-  awk -F'[:,]' -v b="$size_bytes" '
+  awk -F'[:,]' -v b="$size_bytes" -v whole="$(seconds "$user") $(seconds "$sys")" '
     /"sum_received"/ {rx=1} rx && /"seconds"/ && !secs {secs=$2}
     rx && /"bits_per_second"/ && !rate {rate=$2/8e6}
     /"host_total"/ {host=$2} /"remote_total"/ {remote=$2}
-    END {gb=b/1e9; printf "%.1f %.3f %.3f\n", rate, host/100*secs/gb, remote/100*secs/gb}' "$T/iperf.json"
+    END {gb=b/1e9; split(whole, c, " ");
+      printf "%.1f %.3f %.3f %.3f\n", rate, (c[1] + c[2])/gb, remote/100*secs/gb, host/100*secs/gb}' "$T/iperf.json"
 }
 
 # seconds SPEC: "1m2.5s" (bash `times`) -> seconds
@@ -677,7 +682,12 @@ wants network in-all || exit 0
 declare -A results
 short_pct=()
 # record NAME "MB/s sender_cpu receiver_cpu": appends to results[NAME], [NAME_tx], [NAME_rx]
-record() { local rate tx rx; read -r rate tx rx <<<"$2"; results[$1]+="$rate "; results[$1_tx]+="$tx "; results[$1_rx]+="$rx "; }
+# (iperf3's fourth figure, its own sender CPU over the test's seconds alone, goes to [NAME_tx_own])
+record() {
+  local rate tx rx own
+  read -r rate tx rx own <<<"$2"
+  results[$1]+="$rate "; results[$1_tx]+="$tx "; results[$1_rx]+="$rx "; results[$1_tx_own]+="${own:+$own }"
+}
 for round in $(seq "$ROUNDS"); do
   echo "bench: round $round/$ROUNDS" >&2
   record iperf3 "$(run_iperf)"
@@ -709,6 +719,7 @@ $(goal "/dev/shm vs discard" "$(ratio "$(m shm)" "$(m discard)")" ge 0.8); $(goa
 payload generator and XXH3 on one core: $gen (MB/s)
 iperf3 -F files came out short by: ${short_pct[*]} % (nasperf checks every byte count and fails a short file).
 rounds (MB/s): iperf3 [${results[iperf3]}] discard [${results[discard]}] discard-4 [${results[discard4]}] iperf3-F [${results[iperf3_F]}] shm [${results[shm]}] dd [${results[dd]}]
-CPU columns: nasperf's sender from the shell's \`times\`, its receiver from /proc/PID/stat over the run (both whole processes, file removal included); iperf3's from its -J cpu_utilization_percent; dd's from \`times\`.
+CPU columns: the senders' (nasperf's and iperf3's client) from the shell's \`times\`, whole processes with their start-up; nasperf's receiver from /proc/PID/stat over the run (file removal included); iperf3's server from its -J cpu_utilization_percent; dd's from \`times\`.
+iperf3's client by its own -J figure (the test's seconds alone, no start-up): [${results[iperf3_tx_own]}] s/GB, and with -F [${results[iperf3_F_tx_own]}].
 machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -r), $(date -u +%Y-%m-%d)
 TABLE

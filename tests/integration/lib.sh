@@ -478,6 +478,37 @@ csv_role_all() {
 
 on_hop() { "$LAB_SH" hop -- "$@"; }
 
+# lab_capture WHERE IFACE FILE SNAPLEN FILTER: tcpdump on the lab's WHERE (client, hop,
+# nas), interface IFACE (any: all), into FILE, SNAPLEN bytes of each packet (0: all),
+# until lab_stop_capture; returns once it listens. One capture at a time.
+lab_capture() {
+  rm -f "$T/tcpdump.log" "$T/tcpdump.pid"
+  # tcpdump's own pid, not lab.sh's: only tcpdump flushes its file on SIGINT. Immediate
+  # mode: SIGINT ends it at once, and what waits in its ring unread is lost; an 8 MiB
+  # ring drops less.
+  # shellcheck disable=SC2016  # $$ and the positionals are the inner sh's
+  "$LAB_SH" "$1" -- sh -c 'echo $$ >"$1"; exec tcpdump -i "$2" --immediate-mode -U -n -B 8192 -s "$4" -w "$3" $5' sh \
+    "$T/tcpdump.pid" "$2" "$3" "$4" "$5" >"$T/tcpdump.log" 2>&1 &
+  CAPTURE_PID=$!
+  PIDS+=("$CAPTURE_PID")
+  # shellcheck disable=SC2317  # called by wait_for
+  tcpdump_listening() { grep -q "listening on" "$T/tcpdump.log"; }
+  wait_for "tcpdump to listen on the lab's $1" 10 tcpdump_listening
+}
+# lab_stop_capture [whole]: with `whole`, a capture that missed or dropped a packet fails
+# the test (a ground truth counted from it would come out short).
+lab_stop_capture() {
+  kill -INT "$(cat "$T/tcpdump.pid")"
+  wait_pid "tcpdump to stop" 10 "$CAPTURE_PID" || true
+  [ "${1:-}" = whole ] || return 0
+  local caught seen
+  caught=$(sed -n 's/^\([0-9]*\) packets\? captured$/\1/p' "$T/tcpdump.log")
+  seen=$(sed -n 's/^\([0-9]*\) packets\? received by filter$/\1/p' "$T/tcpdump.log")
+  if [ -z "$caught" ] || [ "$caught" != "$seen" ] || ! grep -q "^0 packets dropped by kernel" "$T/tcpdump.log"; then
+    fail "the capture is not whole: $(tail -3 "$T/tcpdump.log" | tr '\n' ' ')"
+  fi
+}
+
 # lab_agent NAME WHERE [agent flags...]: `nasperf agent` on the lab's WHERE (nas,
 # client1, client2, ...) listening on ADDR:7600 of that namespace; sets ${NAME}_PID.
 lab_agent() {

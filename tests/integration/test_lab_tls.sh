@@ -33,22 +33,6 @@ to = "nas"
 size = "32MiB"
 PLAN
 
-# capture FILE: tcpdump on every interface of the hop until stop_capture.
-capture() {
-  rm -f "$T/tcpdump.log" "$T/tcpdump.pid"
-  # tcpdump's own pid, not lab.sh's: only tcpdump flushes its file on SIGINT.
-  # shellcheck disable=SC2016  # $$, $1 and $2 are the inner sh's
-  on_hop sh -c 'echo $$ >"$1"; exec tcpdump -i any -U -n -s 0 -w "$2" tcp' sh "$T/tcpdump.pid" "$1" \
-    >"$T/tcpdump.log" 2>&1 &
-  CAPTURE_PID=$!
-  PIDS+=("$CAPTURE_PID")
-  tcpdump_listening() { grep -q "listening on" "$T/tcpdump.log"; }
-  wait_for "tcpdump to listen on the hop" 10 tcpdump_listening
-}
-stop_capture() {
-  kill -INT "$(cat "$T/tcpdump.pid")"
-  wait_pid "tcpdump to stop" 10 "$CAPTURE_PID" || true
-}
 # token_bytes FILE: how many times the token appears in the capture.
 token_bytes() { grep -c -a -F "$NASPERF_TOKEN" "$1" || true; }
 # packets FILE PORT: packets to or from PORT in the capture.
@@ -62,10 +46,10 @@ HOME=$T/hop-home on_hop "$NASPERF" lab "$T/plan.toml" >"$T/refused.log" 2>&1 || 
   || fail "expected both agents refused by key: $(cat "$T/refused.log")"
 [ ! -e "$T/hop-home/.config/nasperf/known_agents" ] || fail "a key was pinned without the flag"
 
-capture "$T/tls.pcap"
+lab_capture hop any "$T/tls.pcap" 0 tcp
 HOME=$T/hop-home on_hop "$NASPERF" lab "$T/plan.toml" --accept-new-agent-key >"$T/lab-run.log" 2>&1 \
   || fail "nasperf lab over TLS failed: $(tail -20 "$T/lab-run.log")"
-stop_capture
+lab_stop_capture
 csv=$T/out/transfers.csv
 [ "$(tail -n +2 "$csv" | wc -l)" = 4 ] || fail "expected 4 rows (2 runs x sender+receiver): $(cat "$csv")"
 csv_role_all "$csv" sender status ok
@@ -80,9 +64,9 @@ control=$(packets "$T/tls.pcap" 7600)
 
 # The same capture of a --plaintext transfer finds the token: the check above can fail.
 lab_receiver plain --target "$CACHE" --min-free off --plaintext
-capture "$T/plain.pcap"
+lab_capture hop any "$T/plain.pcap" 0 tcp
 on_client "$NASPERF" sender --to "$NAS_IP:$plain_PORT" --size 4MiB --runs 1 --no-progress --plaintext \
   --out "$T/plain-out" >"$T/plain-sender.log" 2>&1 || fail "plaintext sender: $(cat "$T/plain-sender.log")"
-stop_capture
+lab_stop_capture
 [ "$(token_bytes "$T/plain.pcap")" -gt 0 ] || fail "the capture cannot see a plaintext token: the TLS check proves nothing"
 echo "ok: lab over TLS with $control control packets captured on the hop and no token in them; a plaintext run shows it $(token_bytes "$T/plain.pcap") times"
