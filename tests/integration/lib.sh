@@ -495,18 +495,16 @@ lab_capture() {
   tcpdump_listening() { grep -q "listening on" "$T/tcpdump.log"; }
   wait_for "tcpdump to listen on the lab's $1" 10 tcpdump_listening
 }
-# lab_stop_capture [whole]: with `whole`, a capture that missed or dropped a packet fails
-# the test (a ground truth counted from it would come out short).
+# lab_stop_capture [whole]: with `whole`, a capture from which the kernel dropped a
+# packet fails the test (a ground truth counted from it would come out short). A
+# packet or two still in flight at SIGINT may go uncaught: what the capture is read
+# for must check it holds all it counts (every file's calls answered).
 lab_stop_capture() {
   kill -INT "$(cat "$T/tcpdump.pid")"
   wait_pid "tcpdump to stop" 10 "$CAPTURE_PID" || true
   [ "${1:-}" = whole ] || return 0
-  local caught seen
-  caught=$(sed -n 's/^\([0-9]*\) packets\? captured$/\1/p' "$T/tcpdump.log")
-  seen=$(sed -n 's/^\([0-9]*\) packets\? received by filter$/\1/p' "$T/tcpdump.log")
-  if [ -z "$caught" ] || [ "$caught" != "$seen" ] || ! grep -q "^0 packets dropped by kernel" "$T/tcpdump.log"; then
+  grep -q "^0 packets dropped by kernel" "$T/tcpdump.log" ||
     fail "the capture is not whole: $(tail -3 "$T/tcpdump.log" | tr '\n' ' ')"
-  fi
 }
 
 # lab_agent NAME WHERE [agent flags...]: `nasperf agent` on the lab's WHERE (nas,
