@@ -104,8 +104,7 @@ class PathFile : public RemoteFile {
       }
       if (aligned < n) {
         if (absl::Status st = EndDirect(); !st.ok()) return st;
-        if (absl::Status st = WriteAll(bounce_ + aligned, n - aligned, offset + done + aligned); !st.ok())
-          return st;
+        if (absl::Status st = WriteAll(bounce_ + aligned, n - aligned, offset + done + aligned); !st.ok()) return st;
       }
       done += n;
     }
@@ -299,7 +298,7 @@ class PathFs : public RemoteFs {
 
   const int dir_fd_;  // the driver's, borrowed
   const std::string where_;
-  const int write_flags_;  // O_DIRECT or O_DSYNC (--write-mode)
+  const int write_flags_;               // O_DIRECT or O_DSYNC (--write-mode)
   std::unique_ptr<HugeBuffer> bounce_;  // O_DIRECT's aligned copy, made with the first file
 };
 
