@@ -103,7 +103,7 @@ class WatchTest : public TempDirTest {
   }
 
   std::atomic<bool> stop_{false};
-  std::function<void()> before_look_;  // set before Start
+  std::function<void()> before_look_;  // set before Start; one that refers to a test's locals needs Stop() in it
   RowSink sink_;
   WatchOptions options_;
   absl::StatusOr<WatchSummary> result_ = absl::UnknownError("not run");
@@ -217,6 +217,7 @@ TEST_F(WatchTest, ACopyClosedThenRemovedBeforeALookIsWhole) {
   EXPECT_THAT(rows[0].observed_detail(), HasSubstr("ended: closed"));
   EXPECT_EQ(rows[0].bytes(), 2u << 20);
   EXPECT_FALSE(armed) << "the look never ran the close and the removal";
+  Stop();  // the hook refers to this test's locals: no look may run once they are gone
 }
 
 TEST_F(WatchTest, TenThousandSmallFilesAreCountedNotRowed) {
