@@ -495,14 +495,17 @@ lab_capture() {
   tcpdump_listening() { grep -q "listening on" "$T/tcpdump.log"; }
   wait_for "tcpdump to listen on the lab's $1" 10 tcpdump_listening
 }
-# lab_stop_capture [whole]: with `whole`, a capture from which the kernel dropped a
-# packet fails the test (a ground truth counted from it would come out short). A
-# packet or two still in flight at SIGINT may go uncaught: what the capture is read
-# for must check it holds all it counts (every file's calls answered).
+# lab_stop_capture: ends lab_capture's tcpdump, its file flushed.
 lab_stop_capture() {
   kill -INT "$(cat "$T/tcpdump.pid")"
   wait_pid "tcpdump to stop" 10 "$CAPTURE_PID" || true
-  [ "${1:-}" = whole ] || return 0
+}
+# lab_stop_whole_capture: the same, and a capture from which the kernel dropped a packet
+# fails the test (a ground truth counted from it would come out short). A packet or two
+# still in flight at SIGINT may go uncaught: what the capture is read for must check it
+# holds all it counts (every file's calls answered).
+lab_stop_whole_capture() {
+  lab_stop_capture
   grep -q "^0 packets dropped by kernel" "$T/tcpdump.log" ||
     fail "the capture is not whole: $(tail -3 "$T/tcpdump.log" | tr '\n' ' ')"
 }
