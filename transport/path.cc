@@ -186,6 +186,15 @@ class PathFs : public RemoteFs {
   absl::StatusOr<std::unique_ptr<RemoteFile>> Create(const std::string& name) override {
     absl::StatusOr<Beneath> at = Resolve(name);
     if (!at.ok()) return at.status();
+    uint8_t* bounce = nullptr;
+    if ((write_flags_ & O_DIRECT) != 0) {
+      // One per stream, not per file: a photo folder's thousand files would each map
+      // and touch 2 MiB. Huge pages reach the disk in whole 1 MiB writes (HugeBuffer).
+      // Taken before the file is made, so a lack of memory leaves no empty file behind.
+      if (!bounce_) bounce_ = std::make_unique<HugeBuffer>(kBounce);
+      if (bounce_->data() == nullptr) return absl::ResourceExhaustedError("no memory for the O_DIRECT buffer");
+      bounce = bounce_->data();
+    }
     const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | write_flags_;
     // 0600: the bytes may be a file only root may read (an agent's --allow-source), and
     // the directory may be shared.
@@ -200,14 +209,6 @@ class PathFs : public RemoteFs {
             absl::StrCat(where_, ": the file system refuses O_DIRECT (", std::strerror(err), ")"));
       }
       return ErrnoStatus(err, absl::StrCat("create ", PathInDir(where_, name)));
-    }
-    uint8_t* bounce = nullptr;
-    if ((write_flags_ & O_DIRECT) != 0) {
-      // One per stream, not per file: a photo folder's thousand files would each map
-      // and touch 2 MiB. Huge pages reach the disk in whole 1 MiB writes (HugeBuffer).
-      if (!bounce_) bounce_ = std::make_unique<HugeBuffer>(kBounce);
-      if (bounce_->data() == nullptr) return absl::ResourceExhaustedError("no memory for the O_DIRECT buffer");
-      bounce = bounce_->data();
     }
     return std::unique_ptr<RemoteFile>(new PathFile(std::move(fd), PathInDir(where_, name), bounce));
   }
