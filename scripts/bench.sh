@@ -610,20 +610,16 @@ bench_durable() {
       split(b, x, " "); split(a, y, " "); n = y[5] - x[5]; kib = (y[7] - x[7]) / 2
       printf "%s %d %.0f %.0f\n", r, n, n ? kib / n : 0, y[10] - x[10]}'
   }
-  nasperf_direct() {
-    local out=$T/out-durable-$RANDOM
-    # shellcheck disable=SC2154  # durable_port: set by start_receiver (printf -v)
-    "$NASPERF" sender --to 127.0.0.1:"$durable_port" --size "$size" --write-mode direct --sync end --runs 1 \
+  # nasperf_write ROLE ARGS...: one nasperf write of $size, O_DIRECT and durable at its end,
+  # where ARGS say; prints ROLE's row's MB/s (over loopback the receiver's, whose row
+  # runs to the file durable; with no network, --transport path, the sender's, the only one).
+  nasperf_write() {
+    local role=$1 out=$T/out-durable-$RANDOM
+    shift
+    "$NASPERF" sender "$@" --size "$size" --write-mode direct --sync end --runs 1 \
       --no-progress --out "$out" >"$out.log" 2>&1 || { cat "$out.log" >&2; exit 1; }
-    awk -F, 'NR==1 {for (i=1;i<=NF;i++) h[$i]=i; next} $h["role"]=="receiver" {printf "%.1f", $h["mb_per_s"]}' "$out/transfers.csv"
-  }
-  # The same writer with no network (--transport path into the mount): what the
-  # loopback's CPU costs on this machine's cores, apart from what the disk does.
-  nasperf_local() {
-    local out=$T/out-durable-$RANDOM
-    "$NASPERF" sender --transport path --to "$mnt" --size "$size" --write-mode direct --sync end --runs 1 \
-      --no-progress --out "$out" >"$out.log" 2>&1 || { cat "$out.log" >&2; exit 1; }
-    awk -F, 'NR==1 {for (i=1;i<=NF;i++) h[$i]=i; next} $h["role"]=="sender" {printf "%.1f", $h["mb_per_s"]}' "$out/transfers.csv"
+    awk -F, -v role="$role" 'NR==1 {for (i=1;i<=NF;i++) h[$i]=i; next} $h["role"]==role {printf "%.1f", $h["mb_per_s"]}' \
+      "$out/transfers.csv"
   }
   fio_append() {  # [--mem=shmhuge] -> MB/s
     fio_mb_s write --name=append --filename="$mnt/fio.dat" --rw=write --bs=1M --ioengine=psync --direct=1 \
@@ -640,9 +636,10 @@ bench_durable() {
   for round in $(seq "$ROUNDS"); do
     echo "bench: durable round $round/$ROUNDS" >&2
     for key in $(in_turns "$round" n p f h d); do
+      # shellcheck disable=SC2154  # durable_port: set by start_receiver (printf -v)
       case $key in
-        n) r[n]+="$(measured nasperf_direct)|" ;;
-        p) r[p]+="$(measured nasperf_local)|" ;;
+        n) r[n]+="$(measured nasperf_write receiver --to 127.0.0.1:"$durable_port")|" ;;
+        p) r[p]+="$(measured nasperf_write sender --transport path --to "$mnt")|" ;;
         f) r[f]+="$(measured fio_append)|" ;;
         h) r[h]+="$(measured fio_append --mem=shmhuge)|" ;;
         d) r[d]+="$(measured dd_direct_write)|" ;;
