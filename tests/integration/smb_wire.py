@@ -3,7 +3,7 @@
 
 Usage: smb_wire.py PCAP
 
-Reads a whole-packet pcap of one interface (Ethernet) holding SMB over TCP port 445,
+Reads a whole-packet pcap (pcap_tcp.py) holding SMB over TCP port 445,
 unsigned or signed but not encrypted. Each connection's two byte streams are put back
 in order by sequence number, cut into NetBIOS frames and those into SMB2 messages
 (compounds followed by their NextCommand); a message is timed by the packet that
@@ -20,40 +20,21 @@ import statistics
 import struct
 import sys
 
+import pcap_tcp
+
 SMB_PORT = 445
 STATUS_PENDING = 0x00000103
 CREATE_NEW_FILE = (2, 5)  # FILE_CREATE, FILE_OVERWRITE_IF
 
 
-def packets(path):
-    data = open(path, "rb").read()
-    endian = "<" if data[:4] in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1") else ">"
-    nanos = data[:4] in (b"\x4d\x3c\xb2\xa1", b"\xa1\xb2\x3c\x4d")
-    if struct.unpack(endian + "I", data[20:24])[0] != 1:
-        sys.exit("smb_wire.py: capture one Ethernet interface (-i eth0)")
-    at = 24
-    while at + 16 <= len(data):
-        sec, frac, caught, length = struct.unpack(endian + "IIII", data[at:at + 16])
-        packet = data[at + 16:at + 16 + caught]
-        at += 16 + caught
-        if caught < length:
-            sys.exit("smb_wire.py: packets cut short: capture whole ones (-s 0)")
-        ip = packet[14:]
-        if packet[12:14] != b"\x08\x00" or ip[9] != 6:
-            continue
-        total = struct.unpack(">H", ip[2:4])[0]
-        tcp = ip[(ip[0] & 0x0F) * 4:total]
-        sport, dport, seq = struct.unpack(">HHI", tcp[:8])
-        yield sec + frac / (1e9 if nanos else 1e6), sport, dport, seq, tcp[(tcp[12] >> 4) * 4:]
-
-
 def streams(path):
-    """{(client port, to_server): [(seq, time, payload)]} with payload."""
+    """{(client port, toward the server): [(seq, time, payload)]} of the segments with payload."""
     out = {}
-    for when, sport, dport, seq, payload in packets(path):
-        if payload and (dport == SMB_PORT or sport == SMB_PORT):
-            to_server = dport == SMB_PORT
-            out.setdefault((sport if to_server else dport, to_server), []).append((seq, when, payload))
+    for when, port, toward, seq, payload, whole in pcap_tcp.segments(path, SMB_PORT):
+        if not whole:
+            sys.exit("smb_wire.py: packets cut short: capture whole ones (-s 0)")
+        if payload:
+            out.setdefault((port, toward), []).append((seq, when, payload))
     return out
 
 

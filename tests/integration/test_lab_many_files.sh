@@ -78,7 +78,7 @@ EOF
 # from each connection's byte stream). smbclient's rate is its files' own there (the
 # first CREATE's request to the last CLOSE's answer: its log-in left out, its files
 # into an empty directory as nasperf's are); the median of each round's ratio, as single
-# runs of either swing 700-1100 files/s here and the machine's other work falls on both
+# runs of either swing 430-930 files/s here and the machine's other work falls on both
 # of a round alike. Each nasperf figure also agrees with its own files on the wire.
 n=600
 size=64KiB
