@@ -14,8 +14,8 @@
 #      sustained within 10 % of the throttle's time-weighted rate after the knee, and the
 #      shape called sawtooth;
 #  (c) the throttle at 4 KB/s for 5 s mid-write (a 16 MiB cache): a stall counted, the
-#      longest at least nine tenths of those 5 s as this script timed them (a busy machine
-#      may only lengthen it);
+#      longest between the time the file itself stood still and the time it crawled
+#      (under half the sustained rate) or stood, its size read every 10 ms;
 #  (d) no knee on a discard target over a shaped 1 Gbit/s link, on an unthrottled write
 #      the array's cache holds whole, nor on a steady O_DIRECT write;
 # and report, the HTML timeline and compare --metric sustained_mb_per_s say the same.
@@ -154,10 +154,12 @@ within 10 "$sustained" "$truth" || fail "the sawtooth's sustained $sustained MB/
 [ "$(cell saw cache_shape)" = sawtooth ] || fail "the sawtooth's shape is $(cell saw cache_shape)"
 
 # --- (c) a stall: the throttle at 4 KB/s for 5 s once the cache is full and the disk set
-# the pace. A small cache (16 MiB): the kernel holds the dirty pages below their limit, and
-# the writer goes on into that headroom after the disk stops (about 0.4 s with 32 MiB, 1 s
-# with 128), which shortens the copy's stall, not the disk's; and near zero rather than
-# 1 MB/s, whose batches of completed writes let the copy move for a moment mid-stall.
+# the pace, near zero rather than 1 MB/s, whose batches of completed writes let the copy
+# move for a moment mid-stall. A small cache (16 MiB) keeps the headroom the writer goes on
+# into after the disk stops short, but the kernel's dirty throttling lets it crawl for up to
+# a second first, and the throttle's lifting reaches it late (a CI run's copy stalled 4.35 s
+# of the 5, one here stood still 4.2 s after crawling 1 s), so the truth is the file
+# itself: its size read every 10 ms (cache_truth.py's poll and stall).
 set_dirty $((16 << 20))
 set_rate 40
 sync
@@ -171,19 +173,25 @@ sync
 ) &
 staller=$!
 PIDS+=("$staller")
+python3 "$truth_py" poll "$ARRAY" "$T/stall.stop" "$T/stall.sizes" &
+poller=$!
+PIDS+=("$poller")
 send stall "$array_PORT" 512MiB
-wait "$staller"
+touch "$T/stall.stop"
+wait "$staller" "$poller"
 stalled=$(awk -v a="$(cat "$T/stall.from")" -v b="$(cat "$T/stall.to")" 'BEGIN { printf "%.2f", b - a }')
-echo "stall: the longest $(cell stall longest_stall_s) s of $(cell stall stall_count) ($(cell stall cache_shape)); the throttle held $stalled s"
-# The copy cannot have moved while the disk took nothing: its longest stall is at least
-# nine tenths of the time the throttle held (less only by what the cache's headroom took
-# at the stall's edges). On a busy machine the writer may resume late and lengthen it, so
-# no upper bound but the copy's own duration.
-[ "$(cell stall stall_count)" -ge 1 ] || fail "no stall counted while the throttle held $stalled s"
-awk -v l="$(cell stall longest_stall_s)" -v h="$stalled" -v d="$(cell stall duration_s)" \
-  'BEGIN { exit !(l >= 0.9 * h && l <= d) }' ||
-  fail "the longest stall $(cell stall longest_stall_s) s is under nine tenths of the $stalled s the throttle held" \
-    "(or over the copy's $(cell stall duration_s) s)"
+truth=$(python3 "$truth_py" stall "$T/stall/transfers.csv" "$T/stall.sizes") || fail "no stall figure from the file's growth"
+read -r still crawled <<<"$truth"
+echo "stall: the longest $(cell stall longest_stall_s) s of $(cell stall stall_count) ($(cell stall cache_shape));" \
+  "the file stood still $still s, crawled or stood $crawled s; the throttle held $stalled s"
+# The premise: the throttle stopped the file for most of the time it held.
+awk -v s="$still" -v h="$stalled" 'BEGIN { exit !(s >= 0.5 * h) }' ||
+  fail "the file stood still only $still s of the $stalled s the throttle held"
+# nasperf's longest stall (under a tenth of the sustained rate) lies between the two; its
+# samples may place each edge a little out.
+[ "$(cell stall stall_count)" -ge 1 ] || fail "no stall counted while the file stood still $still s"
+awk -v l="$(cell stall longest_stall_s)" -v lo="$still" -v hi="$crawled" 'BEGIN { exit !(l >= lo - 0.05 && l <= hi + 0.05) }' ||
+  fail "the longest stall $(cell stall longest_stall_s) s is not between the file's $still s standing still and $crawled s crawling"
 grep -q "stalls: its longest stall .* s" "$T/stall-tx.log" || fail "the console does not say the stall: $(cat "$T/stall-tx.log")"
 
 # --- what the user reads: the console, report, the HTML timeline, compare
