@@ -45,7 +45,8 @@ void AddTransportsFlags(CLI::App& cmd, SenderFlags& f) {
   }
 }
 
-// --files and --file-size: many files per transfer, instead of `one_file` (--file, --size).
+// --files and --file-size, or --tree: many files per transfer, instead of `one_file`
+// (--file, --size).
 void AddFileSetFlags(CLI::App* cmd, SenderFlags& f, std::initializer_list<CLI::Option*> one_file) {
   auto* files = cmd->add_option("--files", f.files,
                                 absl::StrCat("Many files: each transfer writes N files one after another, as Explorer "
@@ -57,12 +58,20 @@ void AddFileSetFlags(CLI::App* cmd, SenderFlags& f, std::initializer_list<CLI::O
                   "With --files: each file's size: SIZE, LOW-HIGH (log-uniform, e.g. 2MiB-20MiB), photos (2MiB-20MiB) "
                   "or source-tree (512B-64KiB); default 1MiB")
       ->needs(files);
+  auto* tree = cmd->add_option("--tree", f.tree,
+                               "Many files sized as a real tree's: each transfer writes one file for each regular file "
+                               "beneath DIR (empty ones, links and devices left out), of its size, depth first with "
+                               "each directory's names sorted; the bytes are generated, so DIR is only listed")
+                   ->type_name("DIR")
+                   ->excludes(files);
   cmd->add_option("--files-per-dir", f.files_per_dir,
-                  "With --files: at most K files in each directory, each a new directory beside where the files would "
-                  "be (a camera's folders of 999); default all in one")
-      ->check(CLI::Range(uint64_t{1}, kMaxSetFiles))
-      ->needs(files);
-  for (CLI::Option* other : one_file) files->excludes(other);
+                  "With --files or --tree: at most K files in each directory, each a new directory beside where the "
+                  "files would be (a camera's folders of 999); default all in one")
+      ->check(CLI::Range(uint64_t{1}, kMaxSetFiles));
+  for (CLI::Option* other : one_file) {
+    files->excludes(other);
+    tree->excludes(other);
+  }
 }
 
 CLI::App* AddSender(CLI::App& app, SenderFlags& f) {

@@ -36,6 +36,7 @@ proto::RunSpec SpecOfFlags(const SenderFlags& f) {
   spec.set_file_count(f.files);
   spec.set_file_size(f.file_size);
   spec.set_files_per_dir(f.files_per_dir);
+  spec.set_tree(f.tree);
   spec.set_pattern(f.pattern);
   spec.set_streams(f.streams);
   spec.set_runs(f.runs);

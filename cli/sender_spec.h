@@ -23,7 +23,8 @@ struct SenderFlags {
   std::string direction = Name(Direction::kWrite), cache, read_mode, remote_file, local_target;
   std::string file_size;                      // --file-size, with --files
   uint64_t files = 0;                         // --files: many files per transfer
-  uint64_t files_per_dir = 0;                 // --files-per-dir, with --files
+  uint64_t files_per_dir = 0;                 // --files-per-dir, with --files or --tree
+  std::string tree;                           // --tree DIR: many files, sized as its files
   FlagScratch from_transport_flags;           // where the transports' own flags are bound (read back as words)
   std::vector<CLI::Option*> transport_flags;  // those flags (TransportEntry::add_flags), in --help order
   int runs = 1, warmup = 0, streams = 1;

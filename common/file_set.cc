@@ -1,10 +1,16 @@
 #include "common/file_set.h"
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/fd.h"
 #include "common/units.h"
 
 namespace nasperf {
@@ -34,7 +40,70 @@ uint64_t SplitMix64(uint64_t& state) {
   return z ^ (z >> 31);
 }
 
+// The names in the directory open as `dir` (its descriptor is handed to fdopendir),
+// "." and ".." left out, sorted.
+absl::StatusOr<std::vector<std::string>> SortedNames(Fd dir, const std::string& path) {
+  DIR* stream = ::fdopendir(dir.get());
+  if (stream == nullptr) return ErrnoStatus(errno, absl::StrCat("read ", path));
+  dir.release();  // the stream owns it now
+  std::vector<std::string> names;
+  errno = 0;
+  while (const dirent* entry = ::readdir(stream)) {
+    const absl::string_view name = entry->d_name;
+    if (name != "." && name != "..") names.emplace_back(name);
+    errno = 0;
+  }
+  const int err = errno;
+  ::closedir(stream);
+  if (err != 0) return ErrnoStatus(err, absl::StrCat("read ", path));
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+absl::Status WalkDirectory(Fd dir, const std::string& path, int depth, TreeSizes& tree) {
+  if (depth > kMaxTreeDepth) {
+    return absl::InvalidArgumentError(absl::StrCat(path, " is more than ", kMaxTreeDepth, " levels deep"));
+  }
+  Fd held(::dup(dir.get()));  // fdopendir takes `dir`; the entries are opened beneath this one
+  if (!held.valid()) return ErrnoStatus(errno, absl::StrCat("dup ", path));
+  absl::StatusOr<std::vector<std::string>> names = SortedNames(std::move(dir), path);
+  if (!names.ok()) return names.status();
+  for (const std::string& name : *names) {
+    const std::string child = absl::StrCat(path, "/", name);
+    struct stat st {};
+    if (::fstatat(held.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      if (errno == ENOENT) continue;  // removed since the listing
+      return ErrnoStatus(errno, absl::StrCat("stat ", child));
+    }
+    if (S_ISDIR(st.st_mode)) {
+      // Opened, never followed: a directory swapped for a link since the stat fails here.
+      Fd sub(::openat(held.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      if (!sub.valid()) return ErrnoStatus(errno, absl::StrCat("open ", child));
+      if (absl::Status s = WalkDirectory(std::move(sub), child, depth + 1, tree); !s.ok()) return s;
+    } else if (!S_ISREG(st.st_mode)) {
+      ++tree.other_entries;
+    } else if (st.st_size == 0) {
+      ++tree.empty_files;
+    } else if (static_cast<uint64_t>(st.st_size) > kMaxSetFileSize) {
+      return absl::InvalidArgumentError(absl::StrCat(child, " is over 64 GiB"));
+    } else if (tree.sizes.size() == kMaxSetFiles) {
+      return absl::InvalidArgumentError(absl::StrCat("more than ", kMaxSetFiles, " files beneath it"));
+    } else {
+      tree.sizes.push_back(static_cast<uint64_t>(st.st_size));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+absl::StatusOr<TreeSizes> WalkTree(const std::string& dir) {
+  Fd top(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!top.valid()) return ErrnoStatus(errno, absl::StrCat("open ", dir));
+  TreeSizes tree;
+  if (absl::Status s = WalkDirectory(std::move(top), dir, 0, tree); !s.ok()) return s;
+  return tree;
+}
 
 absl::StatusOr<FileSizeDist> ParseFileSizeDist(absl::string_view text) {
   for (const auto& preset : kPresets) {

@@ -52,7 +52,12 @@ PushResult PushNative(const PushTarget& target, PayloadSource& source, const Pus
   header.ticket = target.ticket;
   header.payload_length = target.length;
   auto header_bytes = EncodeHeader(header);
-  if (absl::Status sent = SendAll(sock.get(), header_bytes.data(), header_bytes.size(), MSG_MORE); !sent.ok()) {
+  absl::Status sent = SendAll(sock.get(), header_bytes.data(), header_bytes.size(), MSG_MORE);
+  if (sent.ok() && target.file_sizes != nullptr) {
+    const std::vector<uint8_t> sizes = EncodeFileSizes(*target.file_sizes);
+    sent = SendAll(sock.get(), sizes.data(), sizes.size(), MSG_MORE);
+  }
+  if (!sent.ok()) {
     result.status = sent;
     result.ack_ns = MonoNanos();
     return result;

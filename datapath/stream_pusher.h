@@ -9,6 +9,7 @@
 #define NASPERF_DATAPATH_STREAM_PUSHER_H_
 
 #include <cstdint>
+#include <vector>
 
 #include "common/fd.h"
 #include "datapath/payload_source.h"
@@ -27,6 +28,8 @@ struct PushTarget {
   Ticket ticket{};
   uint64_t length = 0;
   bool send_footer = false;  // the receiver expects DataFooter after the payload
+  // --tree: the set's sizes, sent right after the header (wire/wire.h EncodeFileSizes).
+  const std::vector<uint64_t>* file_sizes = nullptr;
 };
 
 PushResult PushNative(const PushTarget& target, PayloadSource& source, const PushOptions& options);

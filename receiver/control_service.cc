@@ -186,9 +186,9 @@ absl::Status ControlService::CheckRoom(uint64_t size) {
   return target_.CheckRoom(size, table_.reserved_bytes(), options_.min_free);
 }
 
-// A write of many files: their sizes as the sender drew them, which must add up to the
-// transfer's size; each file is written whole before the next, so neither O_DIRECT's
-// alignment nor a sync every N bytes applies.
+// A write of many files: their sizes as the sender drew them (or, for a tree, as it
+// sends them after the data header), which must add up to the transfer's size; each file is written whole before the
+// next, so neither O_DIRECT's alignment nor a sync every N bytes applies.
 absl::Status ControlService::PlanFileSet(TransferPlan& plan) const {
   const proto::OpenTransferRequest& request = plan.request;
   if (request.file_count() == 0) {
@@ -204,11 +204,15 @@ absl::Status ControlService::PlanFileSet(TransferPlan& plan) const {
                                                    request.file_count(), " files"));
   }
   if (absl::Status s = CheckPlainText("file size", request.file_size(), 64); !s.ok()) return s;
-  absl::StatusOr<FileSizeDist> dist = ParseFileSizeDist(request.file_size());
-  if (!dist.ok()) return dist.status();
   if (plan.mode == WriteMode::kDirect || plan.sync.kind == SyncPolicy::kEvery) {
     return absl::InvalidArgumentError("many files take write mode buffered or dsync and sync end or none");
   }
+  if (request.file_size() == kTreeFileSize) {  // a real tree's: they follow the data header
+    plan.file_sizes_follow = true;
+    return absl::OkStatus();
+  }
+  absl::StatusOr<FileSizeDist> dist = ParseFileSizeDist(request.file_size());
+  if (!dist.ok()) return dist.status();
   auto sizes =
       std::make_shared<std::vector<uint64_t>>(FileSetSizes(*dist, request.file_count(), /*seed=*/request.file_count()));
   uint64_t total = 0;

@@ -150,6 +150,21 @@ void DataListener::SendTrailer(int fd, const DataTrailer& trailer) {
   (void)WriteAll(fd, bytes.data(), bytes.size(), "send trailer");  // the sender may be gone
 }
 
+// --tree: the set's sizes, right after the header, checked against the open request.
+absl::Status DataListener::ReadFileSizes(int fd, TransferPlan& plan) {
+  const uint64_t count = plan.request.file_count();  // 1..kMaxSetFiles, checked at open
+  std::vector<uint8_t> bytes(count * kFileSizeBytes);
+  absl::StatusOr<size_t> got = ReadFull(fd, bytes.data(), bytes.size(), "read file sizes");
+  if (!got.ok()) return got.status();
+  if (*got < bytes.size()) {
+    return absl::DataLossError(absl::StrCat("the connection ended ", *got, " bytes into ", count, " files' sizes"));
+  }
+  auto sizes = DecodeFileSizes(bytes.data(), bytes.size(), count, plan.request.size());
+  if (!sizes.ok()) return sizes.status();
+  plan.file_sizes = std::make_shared<const std::vector<uint64_t>>(*std::move(sizes));
+  return absl::OkStatus();
+}
+
 // The payload into a new file, or a set of them (or nowhere, for discard) through the
 // write pipeline; a transfer that did not end ok leaves no file. *files: the files
 // made, empty when none; *set: a set's tally.
@@ -203,7 +218,7 @@ void DataListener::Serve(int fd, bool crowded) {
       Admit(fd, peer, accepted_ns + (crowded ? kCrowdedHeaderDeadlineNs : kHeaderDeadlineNs));
   if (!admitted) return;
   SetReceiveTimeout(fd, 10);  // the payload: a sender silent this long is gone
-  const TransferPlan& plan = *admitted;
+  TransferPlan& plan = *admitted;
   const proto::OpenTransferRequest& request = plan.request;
 
   SessionFacts facts;
@@ -253,13 +268,20 @@ void DataListener::Serve(int fd, bool crowded) {
 }
 
 // A write: the payload into the target, the footer, the trailer, cleanup, figures.
-void DataListener::ServeWrite(int fd, const TransferPlan& plan, const std::string& peer, int64_t accepted_ns,
+void DataListener::ServeWrite(int fd, TransferPlan& plan, const std::string& peer, int64_t accepted_ns,
                               const SessionFacts& facts, proto::TransferReport& report) {
   const proto::OpenTransferRequest& request = plan.request;
   if (request.window_bytes() > 0) SetSocketBuffer(fd, SO_RCVBUF, request.window_bytes());
   std::vector<std::string> files;
   FileSetTally set;
-  PipelineResult result = ReceiveInto(fd, plan, &files, &set);
+  PipelineResult result;
+  if (absl::Status sizes = plan.file_sizes_follow ? ReadFileSizes(fd, plan) : absl::OkStatus(); !sizes.ok()) {
+    result.end = PipelineEnd::kFailed;
+    result.status = sizes;
+    result.error_code = EPROTO;
+  } else {
+    result = ReceiveInto(fd, plan, &files, &set);
+  }
   std::optional<DataFooter> footer;
   if (result.end == PipelineEnd::kOk && request.sends_footer()) footer = ReadFooter(fd, plan.id, peer);
   SendTrailer(fd, TrailerFor(result));

@@ -62,10 +62,11 @@ class DataListener {
   std::optional<TransferPlan> Admit(int fd, const std::string& peer, int64_t header_deadline_ns);
   std::optional<DataFooter> ReadFooter(int fd, uint64_t id, const std::string& peer);
   void SendTrailer(int fd, const DataTrailer& trailer);
+  static absl::Status ReadFileSizes(int fd, TransferPlan& plan);
   PipelineResult ReceiveInto(int fd, const TransferPlan& plan, std::vector<std::string>* files, FileSetTally* set);
   void Serve(int fd, bool crowded);
-  void ServeWrite(int fd, const TransferPlan& plan, const std::string& peer, int64_t accepted_ns,
-                  const SessionFacts& facts, proto::TransferReport& report);
+  void ServeWrite(int fd, TransferPlan& plan, const std::string& peer, int64_t accepted_ns, const SessionFacts& facts,
+                  proto::TransferReport& report);
   void ServeReadOn(int fd, const TransferPlan& plan, int64_t accepted_ns, const SessionFacts& facts,
                    proto::TransferReport& report);
   void DrainBriefly(int fd);

@@ -33,8 +33,10 @@ struct TransferPlan {
   Direction direction = Direction::kWrite;
   ReadMode read_mode = ReadMode::kBuffered;  // reads: how the file is read (checked in PlanRead)
   uint64_t reserve_bytes = 0;                // held against the free-space guard: a write's size, 0 for a read
-  // A write of many files (request.file_count): their sizes, summing to request.size.
+  // A write of many files (request.file_count): their sizes, summing to request.size;
+  // or, with file_sizes_follow (--tree), none yet: the data connection brings them.
   std::shared_ptr<const std::vector<uint64_t>> file_sizes;
+  bool file_sizes_follow = false;
 };
 
 class TransferTable {

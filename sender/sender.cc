@@ -332,7 +332,12 @@ std::string RunHeadline(const SenderOptions& options, const LoopContext& loop) {
   return absl::StrFormat(
       "run %s%s: %d x %s%s, %d stream%s, %s, sync %s%s", loop.run_id,
       options.label.empty() ? "" : absl::StrCat(" \"", options.label, "\""), options.runs, FormatSize(loop.length),
-      options.file_sizes
+      !options.tree.empty()
+          ? absl::StrCat(" generated in ", options.file_sizes->size(), " files sized as ", options.tree, "'s",
+                         options.tree_left_out > 0
+                             ? absl::StrCat(" (", options.tree_left_out, " empty files, links and others left out)")
+                             : "")
+      : options.file_sizes
           ? absl::StrCat(" generated in ", options.file_sizes->size(), " files of ", options.file_size_text)
       : options.file.empty() ? " generated"
                              : absl::StrCat(" of ", options.file),

@@ -11,6 +11,7 @@
 #include "absl/synchronization/mutex.h"
 #include "common/checksum.h"
 #include "common/clock.h"
+#include "common/file_set.h"
 #include "common/log.h"
 #include "common/policy.h"
 #include "common/units.h"
@@ -260,6 +261,7 @@ void NativeTransport::Push(const TransferSlot& slot, PayloadSource& source, cons
   std::optional<proto::OpenTransferReply> open = Open(request, out);
   if (!open) return;
   PushTarget target = TargetOf(to_, *open, slot.length);
+  if (request.file_size() == kTreeFileSize) target.file_sizes = options_.file_sizes.get();
   PushOptions native = push;
   native.window_bytes = window_bytes_;
   native.max_segment = PathMaxSegment(path_);

@@ -34,7 +34,9 @@ struct RunOptions {
   // generated data; null: one file of `size`. The same sizes for every stream and run.
   std::shared_ptr<const std::vector<uint64_t>> file_sizes;
   uint64_t files_per_dir = 0;  // --files-per-dir: a new directory each this many files; 0 none
-  std::string file_size_text;  // the distribution as given (--file-size)
+  std::string file_size_text;  // the distribution as given (--file-size); kTreeFileSize for --tree
+  std::string tree;            // --tree DIR: the set is its files' sizes
+  uint64_t tree_left_out = 0;  // --tree: its empty files, links and other entries, not copied
   Pattern pattern = Pattern::kRandom;
   int runs = 1;
   int warmup = 0;

@@ -192,27 +192,48 @@ absl::Status OpenLocalDir(const proto::RunSpec& spec, const RunOptions& o, const
   return absl::OkStatus();
 }
 
-// A many-files run: `files` files of sizes from `file_size`, generated data, written.
-absl::Status ResolveFileSet(const proto::RunSpec& spec, RunOptions& o, std::string* bad_field) {
-  if (spec.file_count() == 0 || spec.file_count() > kMaxSetFiles)
-    return Refuse(bad_field, "file_count", absl::StrCat("must be 1..", kMaxSetFiles, " with a file size"));
+// The set's sizes: a real tree's (--tree, the user's own), or `file_count` drawn from
+// `file_size`.
+absl::Status SetSizes(const proto::RunSpec& spec, const LocalPolicy& policy, RunOptions& o, std::string* bad_field) {
+  if (spec.tree().empty()) {
+    if (spec.file_count() == 0 || spec.file_count() > kMaxSetFiles)
+      return Refuse(bad_field, "file_count", absl::StrCat("must be 1..", kMaxSetFiles, " with a file size"));
+    auto dist = ParseFileSizeDist(spec.file_size().empty() ? "1MiB" : spec.file_size());
+    if (!dist.ok()) return Fail(bad_field, "file_size", dist.status());
+    o.file_sizes =
+        std::make_shared<std::vector<uint64_t>>(FileSetSizes(*dist, spec.file_count(), /*seed=*/spec.file_count()));
+    o.file_size_text = dist->text;
+    return absl::OkStatus();
+  }
+  if (policy.origin != Origin::kUser) return Refuse(bad_field, "tree", "is the command line's only");
+  if (spec.file_count() != 0 || !spec.file_size().empty())
+    return Refuse(bad_field, "tree", "takes the sizes of the tree's files: not with --files or --file-size");
+  absl::StatusOr<TreeSizes> tree = WalkTree(spec.tree());
+  if (!tree.ok()) return Fail(bad_field, "tree", tree.status());
+  if (tree->sizes.empty())
+    return Refuse(bad_field, "tree", absl::StrCat(spec.tree(), " holds no file of 1 byte or more"));
+  o.file_sizes = std::make_shared<std::vector<uint64_t>>(std::move(tree->sizes));
+  o.file_size_text = kTreeFileSize;
+  o.tree = spec.tree();
+  o.tree_left_out = tree->empty_files + tree->other_entries;
+  return absl::OkStatus();
+}
+
+// A many-files run: a set of files of generated data, written.
+absl::Status ResolveFileSet(const proto::RunSpec& spec, const LocalPolicy& policy, RunOptions& o,
+                            std::string* bad_field) {
   if (spec.size() != 0 || !spec.file().empty())
     return Refuse(bad_field, spec.size() != 0 ? "size" : "file", "a many-files run takes --file-size instead");
   if (o.direction != Direction::kWrite) return Refuse(bad_field, "file_count", "many files are written, not read");
   if (o.verify) return Refuse(bad_field, "verify", "reads one file back; not with many files");
   if (o.sync_policy.kind == SyncPolicy::kEvery)
     return Refuse(bad_field, "sync", "with many files, end syncs each file before its close and none syncs none");
-  if (spec.files_per_dir() > spec.file_count())
-    return Refuse(bad_field, "files_per_dir", absl::StrCat("must be 1..", spec.file_count(), " (the files)"));
+  if (absl::Status s = SetSizes(spec, policy, o, bad_field); !s.ok()) return s;
+  if (spec.files_per_dir() > o.file_sizes->size())
+    return Refuse(bad_field, "files_per_dir", absl::StrCat("must be 1..", o.file_sizes->size(), " (the files)"));
   o.files_per_dir = spec.files_per_dir();
-  auto dist = ParseFileSizeDist(spec.file_size().empty() ? "1MiB" : spec.file_size());
-  if (!dist.ok()) return Fail(bad_field, "file_size", dist.status());
-  auto sizes =
-      std::make_shared<std::vector<uint64_t>>(FileSetSizes(*dist, spec.file_count(), /*seed=*/spec.file_count()));
   o.size = 0;
-  for (uint64_t size : *sizes) o.size += size;
-  o.file_sizes = std::move(sizes);
-  o.file_size_text = dist->text;
+  for (uint64_t size : *o.file_sizes) o.size += size;
   auto pattern = ParsePattern(spec.pattern().empty() ? "random" : spec.pattern());
   if (!pattern.ok()) return Fail(bad_field, "pattern", pattern.status());
   o.pattern = *pattern;
@@ -224,8 +245,10 @@ absl::Status ResolveFileSet(const proto::RunSpec& spec, RunOptions& o, std::stri
 absl::Status ResolvePayload(const proto::RunSpec& spec, const LocalPolicy& policy, RunOptions& o,
                             std::string* bad_field) {
   const bool user = policy.origin == Origin::kUser;
-  if (spec.file_count() > 0 || !spec.file_size().empty()) return ResolveFileSet(spec, o, bad_field);
-  if (spec.files_per_dir() > 0) return Refuse(bad_field, "files_per_dir", "spreads a set of --files; give --files N");
+  if (spec.file_count() > 0 || !spec.file_size().empty() || !spec.tree().empty())
+    return ResolveFileSet(spec, policy, o, bad_field);
+  if (spec.files_per_dir() > 0)
+    return Refuse(bad_field, "files_per_dir", "spreads a set of files; give --files N or --tree DIR");
   const bool remote = user && !spec.remote_file().empty();
   if ((spec.size() == 0) == spec.file().empty() && !(remote && spec.size() == 0 && spec.file().empty())) {
     return Refuse(bad_field, "size", user ? "give --size SIZE or --file PATH" : "give a size or a file");
@@ -339,7 +362,7 @@ absl::Status RefuseWhatTheTransportCannotDo(const RunOptions& o, const proto::Ru
   asks.read = o.direction == Direction::kRead;
   asks.read_laid_out = o.remote_file.empty();
   asks.read_cache = asks.read && (!spec.cache().empty() || !spec.read_mode().empty());
-  asks.file_set = spec.file_count() > 0;
+  asks.file_set = spec.file_count() > 0 || !spec.tree().empty();
   std::vector<Refusal> refused = RefusalsFor(o.transport, asks);
   if (refused.empty()) return absl::OkStatus();
   static constexpr std::pair<const char*, const char*> kAsked[] = {{"verify", "verify"},

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "common/file_set.h"
 #include "xxhash.h"
 
 namespace nasperf {
@@ -178,6 +179,35 @@ absl::StatusOr<DataTrailer> DecodeTrailer(const uint8_t* data, size_t size) {
     return absl::InvalidArgumentError("trailer: a CPU share over 100 %");
   }
   return t;
+}
+
+std::vector<uint8_t> EncodeFileSizes(const std::vector<uint64_t>& sizes) {
+  std::vector<uint8_t> out(sizes.size() * kFileSizeBytes);
+  for (size_t i = 0; i < sizes.size(); ++i) Put64(out.data() + i * kFileSizeBytes, sizes[i]);
+  return out;
+}
+
+absl::StatusOr<std::vector<uint64_t>> DecodeFileSizes(const uint8_t* data, size_t size, uint64_t count,
+                                                      uint64_t total) {
+  if (count == 0 || count > kMaxSetFiles || data == nullptr || size != count * kFileSizeBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("file sizes: ", size, " bytes for ", count, " files (1..", kMaxSetFiles, ", 8 bytes each)"));
+  }
+  std::vector<uint64_t> sizes(count);
+  uint64_t sum = 0;
+  for (uint64_t i = 0; i < count; ++i) {
+    sizes[i] = Get64(data + i * kFileSizeBytes);
+    if (sizes[i] == 0 || sizes[i] > kMaxSetFileSize) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("file sizes: file ", i + 1, " of ", sizes[i], " bytes (1 B..64 GiB)"));
+    }
+    sum += sizes[i];  // at most 10^6 * 2^36: no overflow
+  }
+  if (sum != total) {
+    return absl::InvalidArgumentError(absl::StrCat("file sizes: ", count, " files of ", sum, " bytes, not the ", total,
+                                                   " the transfer was opened for"));
+  }
+  return sizes;
 }
 
 }  // namespace nasperf

@@ -9,6 +9,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "absl/status/statusor.h"
 
@@ -66,6 +67,15 @@ std::array<uint8_t, kFooterSize> EncodeFooter(const DataFooter& footer);
 // Refuses what DecodeHeader refuses, a source wait longer than the send and a CPU
 // or quota share over 100 %.
 absl::StatusOr<DataFooter> DecodeFooter(const uint8_t* data, size_t size);
+
+// --tree: a set whose open request's file size is kTreeFileSize (common/file_set.h) has
+// its sizes right after the header, a little-endian u64 each. Only a receiver that took
+// that request reads them, so the header and the version are a plain set's.
+inline constexpr size_t kFileSizeBytes = 8;
+std::vector<uint8_t> EncodeFileSizes(const std::vector<uint64_t>& sizes);
+// `count` sizes from `size` bytes, checked against the open request: refuses any other
+// length, a file of 0 bytes or over kMaxSetFileSize, and a sum other than `total`.
+absl::StatusOr<std::vector<uint64_t>> DecodeFileSizes(const uint8_t* data, size_t size, uint64_t count, uint64_t total);
 
 std::array<uint8_t, kTrailerSize> EncodeTrailer(const DataTrailer& trailer);
 absl::StatusOr<DataTrailer> DecodeTrailer(const uint8_t* data, size_t size);

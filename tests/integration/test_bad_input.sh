@@ -3,7 +3,8 @@
 # docs/DESIGN.md §3 (protocols) and §4 (security): malformed or unauthorised input on the control and
 # data ports. For each wire_client mode (garbage header, truncated header, reused
 # ticket, expired ticket, wrong length, control-port garbage, wrong token,
-# implausible path MTU / link speed / window, a read of a file the receiver does not
+# implausible path MTU / link speed / window, a file set or a tree's sizes that do not
+# add up, a read of a file the receiver does not
 # serve, a read that is never taken) the
 # receiver refuses the way it should, stays alive, and no file is left in the
 # target. The real sender with a wrong token exits non-zero with a one-line error
@@ -28,7 +29,8 @@ check_after() {
 
 wire_client() { "$WIRE_CLIENT" "$@"; }
 
-for mode in garbage truncated reuse expired wrong-length control-garbage wrong-token bad-path-facts bad-file-set; do
+for mode in garbage truncated reuse expired wrong-length control-garbage wrong-token bad-path-facts bad-file-set \
+  bad-tree-sizes; do
   port=$rx_PORT
   [ "$mode" = expired ] && port=$rx_short_PORT
   wire_client 127.0.0.1:"$port" "$NASPERF_TOKEN" "$mode" >"$T/wire-$mode.log" 2>&1 \

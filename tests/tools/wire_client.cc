@@ -37,6 +37,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/fd.h"
+#include "common/file_set.h"
 #include "common/payload.h"
 #include "common/token.h"
 #include "grpcpp/generic/generic_stub.h"
@@ -146,6 +147,39 @@ int BadFileSet(ReceiverClient& client) {
                          (std::string(c.write_mode) == "direct" && absl::IsFailedPrecondition(open.status()));
     if (open.ok() || !refused) {
       return Fail(absl::StrCat("a file set with ", c.what, " was not refused: ", open.status().ToString()));
+    }
+  }
+  return 0;
+}
+
+// --tree: the sizes a hostile sender sends after the header (a sum other than the
+// transfer's, a file of no bytes, the block cut short): each fails its transfer with the
+// payload unread as files, and a good block writes the set.
+int BadTreeSizes(ReceiverClient& client, const HostPort& data) {
+  struct Case {
+    const char* what;
+    std::vector<uint64_t> sizes;
+    size_t cut = 0;  // bytes left off the block's end (and then no payload)
+  };
+  constexpr uint64_t kTotal = 3 * 4096;
+  for (const Case& c : {Case{"sizes of another sum", {4096, 4096, 4095}}, Case{"a file of no bytes", {8192, 0, 4096}},
+                        Case{"the block cut short", {4096, 4096, 4096}, 3}, Case{"good sizes", {4096, 4096, 4096}}}) {
+    proto::OpenTransferRequest request;
+    request.set_run_id("wire-tree");
+    request.set_size(kTotal);
+    request.set_file_count(3);
+    request.set_file_size(kTreeFileSize);
+    request.set_cleanup("each");
+    auto open = client.OpenTransfer(request);
+    if (!open.ok()) return Fail(absl::StrCat("a tree of ", c.what, " was not opened: ", open.status().ToString()));
+    std::vector<uint8_t> sizes = EncodeFileSizes(c.sizes);
+    sizes.resize(sizes.size() - c.cut);
+    const std::string bytes =
+        Header(open->transfer_id(), open->ticket(), kTotal) + std::string(sizes.begin(), sizes.end());
+    const Answer answer = Exchange(data, bytes, c.cut > 0 ? 0 : kTotal);
+    const bool good = c.what == std::string("good sizes");
+    if (answer != (good ? Answer::kOkTrailer : Answer::kOtherTrailer)) {
+      return Fail(absl::StrCat("a tree with ", c.what, good ? " failed" : " was not failed"));
     }
   }
   return 0;
@@ -395,6 +429,7 @@ int main(int argc, char** argv) {
 
   if (mode == "bad-path-facts") return BadPathFacts(client, size);
   if (mode == "bad-file-set") return BadFileSet(client);
+  if (mode == "bad-tree-sizes") return BadTreeSizes(client, data);
   if (mode == "read-unserved") return ReadUnserved(client);
   if (mode == "read-stall") return ReadStall(client, data, size);
   if (mode == "read-layout-busy") return ReadLayOutBusy(client, size);

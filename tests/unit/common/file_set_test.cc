@@ -3,11 +3,16 @@
 // on every call.
 #include "common/file_set.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "temp_dir.h"
 
 namespace nasperf {
 namespace {
@@ -54,6 +59,34 @@ TEST(FileSetSizes, ARangeIsLogUniformWithinItsBoundsAndRepeatable) {
   EXPECT_NEAR(below_32k / 20000.0, 0.5, 0.02);
   const std::vector<uint64_t> fixed = FileSetSizes(*ParseFileSizeDist("4KiB"), 3, 1);
   EXPECT_EQ(fixed, (std::vector<uint64_t>{4096, 4096, 4096}));
+}
+
+using WalkTreeTest = TempDirTest;
+
+// --tree: every regular file with bytes, in path order (a directory's names sorted,
+// depth first), nothing followed or opened but directories; bounded in depth.
+TEST_F(WalkTreeTest, ListsRegularFilesInPathOrderWithoutFollowingAnything) {
+  std::filesystem::create_directories(dir_ + "/m/z");
+  std::ofstream(dir_ + "/m/z/f") << "12345";
+  std::ofstream(dir_ + "/m/a") << "1";
+  std::ofstream(dir_ + "/b") << "12";
+  std::ofstream(dir_ + "/zz") << "123";
+  std::ofstream(dir_ + "/m/empty");
+  ASSERT_EQ(::mkfifo((dir_ + "/fifo").c_str(), 0600), 0);
+  std::filesystem::create_directory_symlink("/", dir_ + "/m/root");  // not walked into
+  auto tree = WalkTree(dir_);
+  ASSERT_TRUE(tree.ok()) << tree.status();
+  EXPECT_EQ(tree->sizes, (std::vector<uint64_t>{2, 1, 5, 3}));  // b, m/a, m/z/f, zz
+  EXPECT_EQ(tree->empty_files, 1u);
+  EXPECT_EQ(tree->other_entries, 2u);
+
+  std::string deep = dir_ + "/deep";
+  for (int level = 0; level <= kMaxTreeDepth + 1; ++level) deep += "/d";
+  std::filesystem::create_directories(deep);
+  auto too_deep = WalkTree(dir_);
+  ASSERT_FALSE(too_deep.ok());
+  EXPECT_NE(std::string(too_deep.status().message()).find("levels deep"), std::string::npos) << too_deep.status();
+  EXPECT_FALSE(WalkTree(dir_ + "/b").ok()) << "a file is no tree";
 }
 
 }  // namespace

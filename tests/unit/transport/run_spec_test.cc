@@ -362,6 +362,44 @@ TEST_F(RunSpecTest, AFileSetIsBoundedAndWrittenOnlyWhereATransportCan) {
   EXPECT_EQ(made->size, 10u << 20);  // 1 MiB each by default
 }
 
+// --tree DIR: the user's own tree sizes the set (its empty files and links counted as
+// left out); a peer may not name a directory of this host to be listed, and a tree is
+// not also a count or a distribution.
+TEST_F(RunSpecTest, ATreeSizesTheSetOnTheCommandLineOnly) {
+  const std::string tree = dir_ + "/tree";
+  std::filesystem::create_directories(tree + "/b");
+  Write(tree + "/b/two", std::string(2000, 'x'), 0644);
+  Write(tree + "/a", std::string(30, 'x'), 0644);
+  Write(tree + "/empty", "", 0644);
+  std::filesystem::create_symlink("/etc/passwd", tree + "/link");
+  proto::RunSpec spec = Native();
+  spec.set_size(0);
+  spec.set_tree(tree);
+  ExpectRefused(spec, "tree", "is the command line's only");
+  policy_ = {Origin::kUser, nullptr, "", nullptr};
+  auto o = Make(spec);
+  ASSERT_TRUE(o.ok()) << o.status();
+  ASSERT_NE(o->file_sizes, nullptr);
+  EXPECT_EQ(*o->file_sizes, (std::vector<uint64_t>{30, 2000}));  // a, then b/two
+  EXPECT_EQ(o->size, 2030u);
+  EXPECT_EQ(o->file_size_text, kTreeFileSize);
+  EXPECT_EQ(o->tree_left_out, 2u);
+  proto::RunSpec counted = spec;
+  counted.set_file_count(2);
+  ExpectRefused(counted, "tree", "not with --files or --file-size");
+  proto::RunSpec spread = spec;
+  spread.set_files_per_dir(3);
+  ExpectRefused(spread, "files_per_dir", "must be 1..2");
+  proto::RunSpec missing = spec;
+  missing.set_tree(dir_ + "/no-such-tree");
+  ExpectRefused(missing, "tree", "no-such-tree", absl::StatusCode::kNotFound);
+  proto::RunSpec hollow = spec;
+  std::filesystem::create_directories(dir_ + "/hollow/d");
+  Write(dir_ + "/hollow/d/empty", "", 0644);
+  hollow.set_tree(dir_ + "/hollow");
+  ExpectRefused(hollow, "tree", "holds no file of 1 byte or more");
+}
+
 // The review's gaps: a name a shell could read, a key by flag, and every check made
 // before a file is opened (an agent with no --allow-source refuses the streams first).
 TEST_F(RunSpecTest, LoginNamesAreNamesAndChecksComeBeforeAnyOpen) {

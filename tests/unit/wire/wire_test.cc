@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "common/file_set.h"
 #include "gtest/gtest.h"
 #include "xxhash.h"
 
@@ -193,6 +194,35 @@ TEST(Wire, FooterRoundTripAndRefusals) {
   EXPECT_NE(refused.status().message().find("longer than the send"), std::string::npos);
   auto trailer = EncodeTrailer(DataTrailer{});
   EXPECT_FALSE(DecodeFooter(trailer.data(), kFooterSize).ok()) << "a trailer's bytes are not a footer";
+}
+
+// --tree: the sizes after the header come back as sent, and a hostile block (short,
+// long, a file of no bytes or over 64 GiB, a sum other than the transfer's) is refused
+// with a reason before the receiver creates a file.
+TEST(Wire, FileSizesRoundTripAndAreCheckedAgainstTheOpenRequest) {
+  const std::vector<uint64_t> sizes = {1, 4096, kMaxSetFileSize};
+  const uint64_t total = 1 + 4096 + kMaxSetFileSize;
+  std::vector<uint8_t> bytes = EncodeFileSizes(sizes);
+  ASSERT_EQ(bytes.size(), 3 * kFileSizeBytes);
+  EXPECT_EQ(bytes[8], 0x00);  // 4096, little-endian
+  EXPECT_EQ(bytes[9], 0x10);
+  auto back = DecodeFileSizes(bytes.data(), bytes.size(), 3, total);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, sizes);
+
+  const auto refused = [&](const std::vector<uint8_t>& b, uint64_t count, uint64_t sum, const char* why) {
+    auto got = DecodeFileSizes(b.data(), b.size(), count, sum);
+    ASSERT_FALSE(got.ok()) << why;
+    EXPECT_NE(std::string(got.status().message()).find(why), std::string::npos) << got.status();
+  };
+  refused(bytes, 3, total - 1, "not the");
+  refused(bytes, 4, total, "bytes for 4 files");
+  refused(std::vector<uint8_t>(bytes.begin(), bytes.end() - 1), 3, total, "bytes for 3 files");
+  refused({}, 0, 0, "bytes for 0 files");
+  refused(EncodeFileSizes({5, 0, 7}), 3, 12, "file 2 of 0 bytes");
+  refused(EncodeFileSizes({kMaxSetFileSize + 1}), 1, kMaxSetFileSize + 1, "file 1 of");
+  std::vector<uint8_t> huge(16, 0xFF);  // two sizes of 2^64 - 1: no wrap-around to the sum
+  refused(huge, 2, 0xFFFFFFFFFFFFFFFEULL, "file 1 of");
 }
 
 }  // namespace
