@@ -278,6 +278,9 @@ void NativeTransport::Push(const TransferSlot& slot, PayloadSource& source, cons
   if (out.receiver && out.receiver->has_files()) {
     row.set_files(out.receiver->files());
     if (row.duration_s() > 0) row.set_files_per_s(static_cast<double>(row.files()) / row.duration_s());
+    // Only the receiver times the files' own work: when it says they held the set back,
+    // so does this row, whose waits alone read as the bytes' (the console shows this one).
+    if (out.receiver->bottleneck() == Name(Bottleneck::kMetadata)) row.set_bottleneck(out.receiver->bottleneck());
   }
 }
 

@@ -20,7 +20,7 @@
 # - native: the receiver writes the set into the tmpfs share's directory with no round
 #   trip per file, so its files/s there is at least 0.4 of the same set written on the
 #   NAS itself (--transport path, the file system's own cost; see below why so loose);
-#   into the array, small files get the receiver's metadata verdict;
+#   into the array, small files get the receiver's metadata verdict, on the sender's row too;
 # - the metadata verdict: small files (source-tree) with an fsync each into the lab's
 #   array (ext4 on a loop device under a blkio write throttle) are held back by the file
 #   system's work per file (`metadata`); photos into the same array by its bytes (`disk`).
@@ -229,6 +229,7 @@ for round in 1 2 3 4 5 6 7; do
     --no-progress --out "$T/native$round" >"$T/native$round.log" 2>&1 || fail "native set: $(cat "$T/native$round.log")"
   csv_role_col "$T/native$round/transfers.csv" receiver files_per_s >>"$T/native.fps"
   csv_role_col "$T/native$round/transfers.csv" receiver bottleneck >>"$T/native.verdicts"
+  csv_role_col "$T/native$round/transfers.csv" sender bottleneck >>"$T/native-sender.verdicts"
 done
 grep "files:" "$T/native1.log" "$T/own1.log"
 [ "$(csv_role_col "$T/native1/transfers.csv" receiver files)" = 300 ] ||
@@ -300,6 +301,8 @@ awk -v a="$native_fps" -v b="$own_fps" 'BEGIN { exit !(a >= 0.4 * b) }' ||
   fail "native $native_fps files/s is under 0.4 of the NAS's own $own_fps files/s: a cost per file in the protocol"
 [ "$(sort -u "$T/native.verdicts")" = metadata ] ||
   fail "the receiver judged small files with an fsync each $(sort -u "$T/native.verdicts" | tr '\n' ' '), not metadata"
+cmp -s "$T/native.verdicts" "$T/native-sender.verdicts" ||
+  fail "the sender's rows (what the console shows) judged $(tr '\n' ' ' <"$T/native-sender.verdicts"), the receiver's metadata"
 [ "$(sort -u "$T/own.verdicts")" = metadata ] ||
   fail "the NAS's own small files with an fsync each were judged $(sort -u "$T/own.verdicts" | tr '\n' ' '), not metadata"
 
