@@ -184,9 +184,11 @@ truth=$(python3 "$truth_py" stall "$T/stall/transfers.csv" "$T/stall.sizes") || 
 read -r still crawled <<<"$truth"
 echo "stall: the longest $(cell stall longest_stall_s) s of $(cell stall stall_count) ($(cell stall cache_shape));" \
   "the file stood still $still s, crawled or stood $crawled s; the throttle held $stalled s"
-# The premise: the throttle stopped the file for most of the time it held.
-awk -v s="$still" -v h="$stalled" 'BEGIN { exit !(s >= 0.5 * h) }' ||
-  fail "the file stood still only $still s of the $stalled s the throttle held"
+# The premise: the file crawled or stood for most of the time the throttle held (how long
+# it stood still outright varies: a CI run's stood 2.0 s, then moved in one burst, then
+# stood again).
+awk -v c="$crawled" -v h="$stalled" 'BEGIN { exit !(c >= 0.8 * h) }' ||
+  fail "the file crawled or stood only $crawled s of the $stalled s the throttle held"
 # nasperf's longest stall (under a tenth of the sustained rate) lies between the two; its
 # samples may place each edge a little out.
 [ "$(cell stall stall_count)" -ge 1 ] || fail "no stall counted while the file stood still $still s"
