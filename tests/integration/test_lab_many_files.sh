@@ -3,7 +3,7 @@
 # and nfs-ganesha, and a local file system on a throttled disk, each figure against a
 # ground truth measured in the same run (docs/DESIGN.md §9):
 # - SMB: files/s within 15 % of Samba's own smbclient putting files of the same size
-#   (`prompt; mput *`), the median of seven rounds' ratios, each round the two in turns,
+#   (`prompt; mput *`), the mean of fourteen rounds each, the two in turns on one core,
 #   both rates taken on a capture of the client's link (smb_wire.py: a file is a CREATE
 #   through the CLOSE of its handle; smbclient's log-in left out); each nasperf row within
 #   10 % of its files' rate on the wire;
@@ -79,10 +79,12 @@ EOF
 # smbclient `mput` and every nasperf run (whole packets: smb_wire.py reads SMB's calls
 # from each connection's byte stream). smbclient's rate is its files' own there (the
 # first CREATE's request to the last CLOSE's answer: its log-in left out, its files
-# into an empty directory as nasperf's are); the median of each round's ratio, as single
-# runs of either swing 430-930 files/s here and the machine's other work falls on both
-# of a round alike. Each nasperf figure also agrees with its own files on the wire.
-n=600
+# into an empty directory as nasperf's are). Either tool's rate swings 360-970 files/s
+# from one round to the next here, in spells longer than a round, so the two take
+# fourteen short turns, each on the same core (smbd on the other, as on two machines),
+# and their mean rates are compared. Each nasperf figure also agrees with its own files
+# on the wire.
+n=300
 size=64KiB
 # base_name P I: file I of a baseline tool's set, named as long as nasperf's own
 # (nasperf-RUN-ITER-STREAM-fNNNNNNN.dat): Samba's CREATE of a 43-character name took
@@ -107,7 +109,7 @@ smb_wire() {
 # smbclient_round: one mput of the set on the wire; its files/s to smbclient.fps.
 smbclient_round() {
   lab_capture client eth0 "$T/smbclient.pcap" 0 "tcp port 445"
-  on_client timeout 120 smbclient "//$NAS_IP/fast" -A "$SMB_CREDENTIALS" -m SMB3 \
+  on_client "${pin[@]}" timeout 120 smbclient "//$NAS_IP/fast" -A "$SMB_CREDENTIALS" -m SMB3 \
     -c "prompt; lcd $T/set1; mput *" >"$T/smbclient.log" 2>&1 || fail "smbclient mput: $(tail -3 "$T/smbclient.log")"
   lab_stop_whole_capture
   rm -f "$FAST"/f-base-*
@@ -117,7 +119,7 @@ smbclient_round() {
 nasperf_smb_round() {
   local ours wire
   lab_capture client eth0 "$T/smb.pcap" 0 "tcp port 445"
-  on_client "$NASPERF" sender --transport smb --smb-credentials "$SMB_CREDENTIALS" --to "smb://$NAS_IP/fast" \
+  on_client "${pin[@]}" "$NASPERF" sender --transport smb --smb-credentials "$SMB_CREDENTIALS" --to "smb://$NAS_IP/fast" \
     --files "$n" --file-size "$size" --sync none --runs 1 --no-progress --out "$T/smb$1" >"$T/smb$1.log" 2>&1 ||
     fail "nasperf --files over SMB failed: $(cat "$T/smb$1.log")"
   lab_stop_whole_capture
@@ -129,23 +131,29 @@ nasperf_smb_round() {
   echo "$ours" >>"$T/smb.fps"
   echo "$wire" >>"$T/smb-wire.fps"
 }
-# Seven rounds, the two in turns (smbclient first in odd rounds): the median of seven
-# ratios that swing 0.77-1.48 a round.
-for round in 1 2 3 4 5 6 7; do
+# Fourteen rounds, the two in turns (smbclient first in odd rounds); the mean of each
+# tool's rates. Unpinned, with seven rounds of 600 files, the median of the rounds'
+# ratios ran 0.92-1.18 in eleven runs here; pinned in fourteen of 300, the means' ratio
+# 0.96-1.09 in eight (the median of the ratios 0.94-1.14). The bound is 15 %: the
+# machine's spells can still fall on one tool's turns.
+pin=()
+if [ "$(nproc)" -ge 2 ]; then
+  pin=(taskset -c 0)
+  for pid in $(ip netns pids "$LAB-nas"); do
+    case $(cat "/proc/$pid/comm" 2>/dev/null) in smbd*) taskset -a -p -c 1 "$pid" >/dev/null ;; esac
+  done
+fi
+for round in $(seq 14); do
   if [ $((round % 2)) = 1 ]; then smbclient_round; nasperf_smb_round "$round"
   else nasperf_smb_round "$round"; smbclient_round; fi
-  awk -v a="$(tail -1 "$T/smb.fps")" -v b="$(tail -1 "$T/smbclient.fps")" 'BEGIN { printf "%.3f\n", a / b }' >>"$T/smb.ratios"
 done
 grep "files:" "$T/smb1.log"
-median() { sort -n "$1" | awk '{ v[NR] = $1 } END { if (NR) print (v[int((NR + 1) / 2)] + v[int(NR / 2) + 1]) / 2 }'; }
-ratio=$(median "$T/smb.ratios")
+mean() { awk '{ s += $1 } END { print s / NR }' "$1"; }
+ratio=$(awk -v a="$(mean "$T/smb.fps")" -v b="$(mean "$T/smbclient.fps")" 'BEGIN { printf "%.3f", a / b }')
 echo "SMB, $n files of $size: nasperf $(tr '\n' ' ' <"$T/smb.fps")files/s (on the wire $(tr '\n' ' ' <"$T/smb-wire.fps")), smbclient" \
-  "mput on the wire $(tr '\n' ' ' <"$T/smbclient.fps")files/s; rounds' ratios $(tr '\n' ' ' <"$T/smb.ratios")median $ratio"
+  "mput on the wire $(tr '\n' ' ' <"$T/smbclient.fps")files/s; the means' ratio $ratio"
 echo "SMB per file on the wire (ms): nasperf $(tr '\n' ' ' <"$T/nasperf.per_file")smbclient $(tr '\n' ' ' <"$T/smbclient.per_file")"
-# The issue asks 10 %: over ten runs here the median ran 0.89-1.08 (their mean 1.02), as
-# consecutive runs of either tool swing 430-930 files/s; one run's seven rounds cannot
-# hold 10 % every time, so the test holds 15 %.
-within 15 "$ratio" 1 || fail "SMB vs smbclient: the rounds' median ratio $ratio is more than 15 % from 1"
+within 15 "$ratio" 1 || fail "SMB vs smbclient: nasperf's mean rate over fourteen rounds is $ratio of smbclient's, more than 15 % from it"
 left=$(find "$FAST" -name 'nasperf-*' | head -3)
 [ -z "$left" ] || fail "files left in the share after --cleanup each: $left"
 # --files-per-dir through the SMB worker: its directories made, and gone with the files
