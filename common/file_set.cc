@@ -40,12 +40,14 @@ uint64_t SplitMix64(uint64_t& state) {
   return z ^ (z >> 31);
 }
 
-// The names in the directory open as `dir` (its descriptor is handed to fdopendir),
-// "." and ".." left out, sorted.
-absl::StatusOr<std::vector<std::string>> SortedNames(Fd dir, const std::string& path) {
-  DIR* stream = ::fdopendir(dir.get());
+// The names in the directory open as `dir`, "." and ".." left out, sorted; `dir` stays
+// the caller's (the stream reads a duplicate of it).
+absl::StatusOr<std::vector<std::string>> SortedNames(int dir, const std::string& path) {
+  Fd copy(::dup(dir));
+  if (!copy.valid()) return ErrnoStatus(errno, absl::StrCat("dup ", path));
+  DIR* stream = ::fdopendir(copy.get());
   if (stream == nullptr) return ErrnoStatus(errno, absl::StrCat("read ", path));
-  dir.release();  // the stream owns it now
+  copy.release();  // the stream owns it now
   std::vector<std::string> names;
   errno = 0;
   while (const dirent* entry = ::readdir(stream)) {
@@ -60,26 +62,24 @@ absl::StatusOr<std::vector<std::string>> SortedNames(Fd dir, const std::string& 
   return names;
 }
 
-absl::Status WalkDirectory(Fd dir, const std::string& path, int depth, TreeSizes& tree) {
+absl::Status WalkDirectory(int dir, const std::string& path, int depth, TreeSizes& tree) {
   if (depth > kMaxTreeDepth) {
     return absl::InvalidArgumentError(absl::StrCat(path, " is more than ", kMaxTreeDepth, " levels deep"));
   }
-  Fd held(::dup(dir.get()));  // fdopendir takes `dir`; the entries are opened beneath this one
-  if (!held.valid()) return ErrnoStatus(errno, absl::StrCat("dup ", path));
-  absl::StatusOr<std::vector<std::string>> names = SortedNames(std::move(dir), path);
+  absl::StatusOr<std::vector<std::string>> names = SortedNames(dir, path);
   if (!names.ok()) return names.status();
   for (const std::string& name : *names) {
     const std::string child = absl::StrCat(path, "/", name);
     struct stat st {};
-    if (::fstatat(held.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    if (::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
       if (errno == ENOENT) continue;  // removed since the listing
       return ErrnoStatus(errno, absl::StrCat("stat ", child));
     }
     if (S_ISDIR(st.st_mode)) {
       // Opened, never followed: a directory swapped for a link since the stat fails here.
-      Fd sub(::openat(held.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      Fd sub(::openat(dir, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
       if (!sub.valid()) return ErrnoStatus(errno, absl::StrCat("open ", child));
-      if (absl::Status s = WalkDirectory(std::move(sub), child, depth + 1, tree); !s.ok()) return s;
+      if (absl::Status s = WalkDirectory(sub.get(), child, depth + 1, tree); !s.ok()) return s;
     } else if (!S_ISREG(st.st_mode)) {
       ++tree.other_entries;
     } else if (st.st_size == 0) {
@@ -101,7 +101,7 @@ absl::StatusOr<TreeSizes> WalkTree(const std::string& dir) {
   Fd top(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!top.valid()) return ErrnoStatus(errno, absl::StrCat("open ", dir));
   TreeSizes tree;
-  if (absl::Status s = WalkDirectory(std::move(top), dir, 0, tree); !s.ok()) return s;
+  if (absl::Status s = WalkDirectory(top.get(), dir, 0, tree); !s.ok()) return s;
   return tree;
 }
 
