@@ -33,6 +33,9 @@
 #   ROUNDS=3 SIZE=4GiB SSH_SIZE=1GiB READ_SIZE=2GiB REPORTS=100000 LAB_RATE=4gbit \
 #     SHARE_SIZE=1GiB SHARE_RATE=10gbit DURABLE_SIZE=1GiB \
 #     scripts/bench.sh [network|collector|ssh|reads|lab|shares|durable|all]...
+# NASPERF=FILE measures another nasperf binary, e.g. the static one a NAS runs
+# (dist/nasperf-VERSION-linux-ARCH from scripts/package.sh): its start-up costs less CPU
+# than the dynamic build/nasperf's, which the senders' whole-process figures include.
 # (run nothing else meanwhile)
 set -euo pipefail
 cd "$(dirname "$0")/.."
