@@ -59,9 +59,9 @@ void AddFileSetFlags(CLI::App* cmd, SenderFlags& f, std::initializer_list<CLI::O
                   "or source-tree (512B-64KiB); default 1MiB")
       ->needs(files);
   auto* tree = cmd->add_option("--tree", f.tree,
-                               "Many files sized as a real tree's: each transfer writes one file for each regular file "
-                               "beneath DIR (empty ones, links and devices left out), of its size, depth first with "
-                               "each directory's names sorted; the bytes are generated, so DIR is only listed")
+                               "Many files from a real tree: each transfer writes one file for each regular file "
+                               "beneath DIR (empty ones, links and devices left out), with its bytes, depth first with "
+                               "each directory's names sorted; the files land side by side under nasperf's names")
                    ->type_name("DIR")
                    ->excludes(files);
   cmd->add_option("--files-per-dir", f.files_per_dir,

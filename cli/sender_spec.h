@@ -24,7 +24,7 @@ struct SenderFlags {
   std::string file_size;                      // --file-size, with --files
   uint64_t files = 0;                         // --files: many files per transfer
   uint64_t files_per_dir = 0;                 // --files-per-dir, with --files or --tree
-  std::string tree;                           // --tree DIR: many files, sized as its files
+  std::string tree;                           // --tree DIR: many files, its files
   FlagScratch from_transport_flags;           // where the transports' own flags are bound (read back as words)
   std::vector<CLI::Option*> transport_flags;  // those flags (TransportEntry::add_flags), in --help order
   int runs = 1, warmup = 0, streams = 1;

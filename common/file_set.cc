@@ -62,7 +62,8 @@ absl::StatusOr<std::vector<std::string>> SortedNames(int dir, const std::string&
   return names;
 }
 
-absl::Status WalkDirectory(int dir, const std::string& path, int depth, TreeSizes& tree) {
+// `relative`: `path` beneath the tree's top, "" at the top.
+absl::Status WalkDirectory(int dir, const std::string& path, const std::string& relative, int depth, TreeSizes& tree) {
   if (depth > kMaxTreeDepth) {
     return absl::InvalidArgumentError(absl::StrCat(path, " is more than ", kMaxTreeDepth, " levels deep"));
   }
@@ -79,7 +80,8 @@ absl::Status WalkDirectory(int dir, const std::string& path, int depth, TreeSize
       // Opened, never followed: a directory swapped for a link since the stat fails here.
       Fd sub(::openat(dir, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
       if (!sub.valid()) return ErrnoStatus(errno, absl::StrCat("open ", child));
-      if (absl::Status s = WalkDirectory(sub.get(), child, depth + 1, tree); !s.ok()) return s;
+      if (absl::Status s = WalkDirectory(sub.get(), child, absl::StrCat(relative, name, "/"), depth + 1, tree); !s.ok())
+        return s;
     } else if (!S_ISREG(st.st_mode)) {
       ++tree.other_entries;
     } else if (st.st_size == 0) {
@@ -90,6 +92,8 @@ absl::Status WalkDirectory(int dir, const std::string& path, int depth, TreeSize
       return absl::InvalidArgumentError(absl::StrCat("more than ", kMaxSetFiles, " files beneath it"));
     } else {
       tree.sizes.push_back(static_cast<uint64_t>(st.st_size));
+      tree.files.push_back(
+          TreeFile{absl::StrCat(relative, name), static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)});
     }
   }
   return absl::OkStatus();
@@ -101,7 +105,7 @@ absl::StatusOr<TreeSizes> WalkTree(const std::string& dir) {
   Fd top(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!top.valid()) return ErrnoStatus(errno, absl::StrCat("open ", dir));
   TreeSizes tree;
-  if (absl::Status s = WalkDirectory(top.get(), dir, 0, tree); !s.ok()) return s;
+  if (absl::Status s = WalkDirectory(top.get(), dir, "", 0, tree); !s.ok()) return s;
   return tree;
 }
 

@@ -19,7 +19,7 @@ namespace nasperf {
 inline constexpr uint64_t kMaxSetFiles = 1000000;               // files one transfer writes
 inline constexpr uint64_t kMaxSetFileSize = uint64_t{1} << 36;  // 64 GiB each
 
-// --tree DIR: a set whose sizes are a real tree's, in the file size field of an
+// --tree DIR: a set of a real tree's files, in the file size field of an
 // agent's open request; they follow the data header on the data connection
 // (wire/wire.h), as a receiver cannot draw them.
 inline constexpr char kTreeFileSize[] = "tree";
@@ -40,8 +40,17 @@ absl::StatusOr<FileSizeDist> ParseFileSizeDist(absl::string_view text);
 // bounds, each within them).
 std::vector<uint64_t> FileSetSizes(const FileSizeDist& dist, uint64_t count, uint64_t seed);
 
+// One of a tree's files as the walk saw it: a file found there later under its name
+// but with another inode or size (swapped, rewritten) is not this one.
+struct TreeFile {
+  std::string path;  // beneath the tree's directory, '/'-separated
+  uint64_t device = 0;
+  uint64_t inode = 0;
+};
+
 struct TreeSizes {
   std::vector<uint64_t> sizes;  // each regular file of 1 byte or more, in the walk's order
+  std::vector<TreeFile> files;  // the same files, where they are
   uint64_t empty_files = 0;     // regular files of no bytes: left out (a set's files hold bytes)
   uint64_t other_entries = 0;   // symbolic links, devices, sockets: not followed, not copied
 };

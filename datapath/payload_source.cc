@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <thread>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -164,6 +165,72 @@ class DirectFile : public PayloadSource {
   std::thread reader_;
 };
 
+class Tree : public PayloadSource {
+ public:
+  Tree(Fd dir, std::string path, std::shared_ptr<const std::vector<TreeFile>> files,
+       std::shared_ptr<const std::vector<uint64_t>> sizes)
+      : dir_(std::move(dir)),
+        path_(std::move(path)),
+        files_(std::move(files)),
+        sizes_(std::move(sizes)),
+        buffer_(kChunk) {}
+  absl::StatusOr<const uint8_t*> Chunk(uint64_t offset, size_t size) override {
+    if (offset != next_offset_ || size > kChunk) return absl::InternalError("tree reads are sequential from offset 0");
+    size_t done = 0;
+    while (done < size) {
+      if (!open_.valid()) {
+        if (absl::Status s = OpenNext(); !s.ok()) return s;
+      }
+      const uint64_t file_size = (*sizes_)[index_];
+      const size_t want = static_cast<size_t>(std::min<uint64_t>(size - done, file_size - at_));
+      ssize_t n = ::pread(open_.get(), buffer_.data() + done, want, static_cast<off_t>(at_));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return ErrnoStatus(errno, absl::StrCat("read ", Name()));
+      if (n == 0) return absl::OutOfRangeError(absl::StrCat(Name(), " shrank while being sent"));
+      done += static_cast<size_t>(n);
+      at_ += static_cast<uint64_t>(n);
+      if (at_ == file_size) {
+        open_ = Fd();
+        ++index_;
+      }
+    }
+    next_offset_ += size;
+    return buffer_.data();
+  }
+
+ private:
+  std::string Name() const { return absl::StrCat(path_, "/", (*files_)[index_].path); }
+
+  absl::Status OpenNext() {
+    if (index_ >= files_->size()) return absl::OutOfRangeError(absl::StrCat(path_, ": no more files to send"));
+    const TreeFile& file = (*files_)[index_];
+    absl::StatusOr<Fd> fd = OpenBeneath(dir_.get(), file.path);
+    if (!fd.ok()) return absl::Status(fd.status().code(), absl::StrCat(Name(), ": ", fd.status().message()));
+    struct stat st {};
+    if (::fstat(fd->get(), &st) != 0) return ErrnoStatus(errno, absl::StrCat("stat ", Name()));
+    if (static_cast<uint64_t>(st.st_dev) != file.device || static_cast<uint64_t>(st.st_ino) != file.inode ||
+        static_cast<uint64_t>(st.st_size) != (*sizes_)[index_]) {
+      return absl::FailedPreconditionError(absl::StrCat(Name(), " changed since the tree was walked (",
+                                                        (*sizes_)[index_], " bytes then, ", st.st_size,
+                                                        " now, or another file under its name)"));
+    }
+    posix_fadvise(fd->get(), 0, 0, POSIX_FADV_SEQUENTIAL);
+    open_ = *std::move(fd);
+    at_ = 0;
+    return absl::OkStatus();
+  }
+
+  Fd dir_;
+  std::string path_;
+  std::shared_ptr<const std::vector<TreeFile>> files_;
+  std::shared_ptr<const std::vector<uint64_t>> sizes_;
+  std::vector<uint8_t> buffer_;
+  uint64_t next_offset_ = 0;  // the offset the next Chunk() must ask for
+  size_t index_ = 0;          // the file being read, or to open next
+  Fd open_;                   // files_[index_] once opened and checked
+  uint64_t at_ = 0;           // bytes of it read
+};
+
 }  // namespace
 
 std::unique_ptr<PayloadSource> GeneratedSource(Pattern pattern, uint64_t seed) {
@@ -189,6 +256,16 @@ absl::StatusOr<std::unique_ptr<PayloadSource>> FileSource(const std::string& pat
 std::unique_ptr<PayloadSource> FileSource(Fd fd, const std::string& path, bool direct) {
   if (direct) return std::make_unique<DirectFile>(std::move(fd), path);
   return std::make_unique<File>(std::move(fd), path);
+}
+
+absl::StatusOr<std::unique_ptr<PayloadSource>> TreeSource(const std::string& dir,
+                                                          std::shared_ptr<const std::vector<TreeFile>> files,
+                                                          std::shared_ptr<const std::vector<uint64_t>> sizes) {
+  if (files == nullptr || sizes == nullptr || files->size() != sizes->size())
+    return absl::InternalError("a tree source needs one size for each of its files");
+  Fd top(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!top.valid()) return ErrnoStatus(errno, absl::StrCat("open ", dir));
+  return std::make_unique<Tree>(std::move(top), dir, std::move(files), std::move(sizes));
 }
 
 namespace {

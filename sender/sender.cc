@@ -149,12 +149,19 @@ TransferResult StartRow(const LoopContext& loop, int iteration, bool warmup, int
   return out;
 }
 
-// A write: the payload source (generated, or the --file), then the transport's push.
+// A write: the payload source (generated, the --file or the --tree), then the transport's push.
 void PushStream(const LoopContext& loop, const TransferSlot& slot, std::atomic<uint64_t>* progress,
                 TransferResult& out) {
   const SenderOptions& o = loop.options;
   std::unique_ptr<PayloadSource> source;
-  if (o.file.empty()) {
+  if (!o.tree.empty()) {
+    auto tree = TreeSource(o.tree, o.tree_files, o.file_sizes);
+    if (!tree.ok()) {
+      out.sender.set_error(std::string(tree.status().message()));
+      return;
+    }
+    source = std::move(*tree);
+  } else if (o.file.empty()) {
     uint64_t seed = std::hash<std::string>()(loop.run_id) ^ (static_cast<uint64_t>(slot.iteration) << 20) ^
                     static_cast<uint64_t>(slot.stream);
     source = GeneratedSource(o.pattern, seed);
@@ -333,7 +340,7 @@ std::string RunHeadline(const SenderOptions& options, const LoopContext& loop) {
       "run %s%s: %d x %s%s, %d stream%s, %s, sync %s%s", loop.run_id,
       options.label.empty() ? "" : absl::StrCat(" \"", options.label, "\""), options.runs, FormatSize(loop.length),
       !options.tree.empty()
-          ? absl::StrCat(" generated in ", options.file_sizes->size(), " files sized as ", options.tree, "'s",
+          ? absl::StrCat(" of ", options.file_sizes->size(), " files from ", options.tree,
                          options.tree_left_out > 0
                              ? absl::StrCat(" (", options.tree_left_out, " empty files, links and others left out)")
                              : "")

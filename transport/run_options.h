@@ -13,6 +13,7 @@
 
 #include "absl/time/time.h"
 #include "common/fd.h"
+#include "common/file_set.h"
 #include "common/payload.h"
 #include "common/policy.h"
 #include "datapath/stream_pusher.h"
@@ -31,11 +32,12 @@ struct RunOptions {
   std::shared_ptr<const Fd> file_fd;
   uint64_t size = 0;  // generated data of this size (a many-files run: the set's total)
   // --files: each transfer writes these files one after another (common/file_set.h),
-  // generated data; null: one file of `size`. The same sizes for every stream and run.
+  // generated data (--tree: the tree's own bytes); null: one file of `size`. The same sizes for every stream and run.
   std::shared_ptr<const std::vector<uint64_t>> file_sizes;
   uint64_t files_per_dir = 0;  // --files-per-dir: a new directory each this many files; 0 none
   std::string file_size_text;  // the distribution as given (--file-size); kTreeFileSize for --tree
-  std::string tree;            // --tree DIR: the set is its files' sizes
+  std::string tree;            // --tree DIR: the set is its files, read from there
+  std::shared_ptr<const std::vector<TreeFile>> tree_files;  // --tree: where each of file_sizes is
   uint64_t tree_left_out = 0;  // --tree: its empty files, links and other entries, not copied
   Pattern pattern = Pattern::kRandom;
   int runs = 1;

@@ -213,6 +213,7 @@ absl::Status SetSizes(const proto::RunSpec& spec, const LocalPolicy& policy, Run
   if (tree->sizes.empty())
     return Refuse(bad_field, "tree", absl::StrCat(spec.tree(), " holds no file of 1 byte or more"));
   o.file_sizes = std::make_shared<std::vector<uint64_t>>(std::move(tree->sizes));
+  o.tree_files = std::make_shared<std::vector<TreeFile>>(std::move(tree->files));
   o.file_size_text = kTreeFileSize;
   o.tree = spec.tree();
   o.tree_left_out = tree->empty_files + tree->other_entries;

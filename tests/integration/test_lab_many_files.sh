@@ -16,7 +16,7 @@
 # - --files-per-dir: natively, over NFS, SMB and on the NAS's own disk, a set laid out in
 #   new directories of K files (the last one the rest), and none left after cleanup;
 # - --tree: natively, over SMB and NFS, one file for each of a real tree's files with
-#   bytes, of its size, in its order;
+#   bytes, of its size and with its bytes, in its order;
 # - native: the receiver writes the set into the tmpfs share's directory with no round
 #   trip per file, so its files/s there is at least 0.4 of the same set written on the
 #   NAS itself (--transport path, the file system's own cost; see below why so loose);
@@ -250,10 +250,11 @@ layout=$(find "$ARRAY/rx" -mindepth 2 -name 'nasperf-*.dat' -printf '%h\n' | sor
 [ "$layout" = "64 64 64 64 44 " ] || fail "the receiver laid 300 files out as $layout, not four directories of 64 and one of 44"
 rm -rf "$ARRAY/rx"/nasperf-*
 
-# --- --tree: a real tree's sizes (a checkout's shape: nested, 1 B to 100 KB, two empty
-# files and a link left out), written natively (the sizes on the data connection), over
-# SMB and over NFS: each target holds one file for each of the tree's files with bytes,
-# of its size, in the tree's order (a directory's names sorted, depth first).
+# --- --tree: a real tree (a checkout's shape: nested, 1 B to 100 KB of random bytes, two
+# empty files and a link left out), written natively (the sizes on the data connection),
+# over SMB and over NFS: each target holds one file for each of the tree's files with
+# bytes, of its size and with its bytes, in the tree's order (a directory's names sorted,
+# depth first).
 tree=$T/tree
 python3 - "$tree" <<'EOF'
 import os, random, sys
@@ -263,41 +264,50 @@ for i in range(60):
     d = os.path.join(root, *["d%d" % rng.randrange(3) for _ in range(rng.randrange(3))])
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, "f%02d.c" % i), "wb") as f:
-        f.write(b"x" * int(10 ** rng.uniform(0, 5)))
+        f.write(os.urandom(int(10 ** rng.uniform(0, 5))))
 open(os.path.join(root, "empty"), "w").close()
 open(os.path.join(root, "d0", "empty"), "w").close()
 os.symlink("/etc", os.path.join(root, "link"))
 EOF
-python3 - "$tree" >"$T/tree.sizes" <<'EOF'
-import os, stat, sys
+# tree.sizes: a size a line in the walk's order; tree.sha256: of all their bytes in it.
+python3 - "$tree" "$T/tree.sha256" >"$T/tree.sizes" <<'EOF'
+import hashlib, os, stat, sys
 def walk(d):
     for name in sorted(os.listdir(d)):
-        st = os.lstat(os.path.join(d, name))
+        path = os.path.join(d, name)
+        st = os.lstat(path)
         if stat.S_ISDIR(st.st_mode):
-            yield from walk(os.path.join(d, name))
+            yield from walk(path)
         elif stat.S_ISREG(st.st_mode) and st.st_size > 0:
-            yield st.st_size
-print("\n".join(str(size) for size in walk(sys.argv[1])))
+            yield path, st.st_size
+digest = hashlib.sha256()
+for path, size in walk(sys.argv[1]):
+    print(size)
+    digest.update(open(path, "rb").read())
+open(sys.argv[2], "w").write(digest.hexdigest() + "\n")
 EOF
 tree_files=$(wc -l <"$T/tree.sizes")
-# tree_copy NAME DIR ARGS...: one --tree run into DIR, its files' sizes held to the tree's.
+# tree_copy NAME DIR ARGS...: one --tree run into DIR, its files' sizes and bytes held to
+# the tree's.
 tree_copy() {
   local name=$1 dir=$2
   shift 2
   on_client "$NASPERF" sender --tree "$tree" --runs 1 --warmup 0 --cleanup never --no-progress --out "$T/$name" "$@" \
     >"$T/$name.log" 2>&1 || fail "--tree ($name): $(cat "$T/$name.log")"
-  grep -q "generated in $tree_files files sized as $tree's (3 empty files, links and others left out)" "$T/$name.log" ||
+  grep -q "of $tree_files files from $tree (3 empty files, links and others left out)" "$T/$name.log" ||
     fail "--tree ($name): the run does not say what it copies: $(head -3 "$T/$name.log")"
   [ "$(csv_role_col "$T/$name/transfers.csv" sender files)" = "$tree_files" ] ||
     fail "--tree ($name): the row has $(csv_role_col "$T/$name/transfers.csv" sender files) files, not $tree_files"
   find "$dir" -maxdepth 1 -name 'nasperf-*.dat' -printf '%f %s\n' | sort | awk '{ print $2 }' >"$T/$name.sizes"
   cmp -s "$T/$name.sizes" "$T/tree.sizes" || fail "--tree ($name): the files in $dir are not the tree's sizes in its order"
+  find "$dir" -maxdepth 1 -name 'nasperf-*.dat' | sort | xargs cat | sha256sum | awk '{ print $1 }' >"$T/$name.sha256"
+  cmp -s "$T/$name.sha256" "$T/tree.sha256" || fail "--tree ($name): the files in $dir do not hold the tree's bytes in its order"
   rm -rf "$dir"/nasperf-*
 }
 tree_copy tree-native "$ARRAY/rx" --to "$NAS_IP:$rx_PORT"
 tree_copy tree-smb "$FAST" --transport smb --smb-credentials "$SMB_CREDENTIALS" --to "smb://$NAS_IP/fast"
 tree_copy tree-nfs "$FAST" --transport nfs --to "nfs://$NAS_IP$NFS_ROOT/fast"
-echo "--tree: $tree_files files of $(awk '{ s += $1 } END { print s }' "$T/tree.sizes") bytes, the tree's sizes natively, over SMB and NFS"
+echo "--tree: $tree_files files of $(awk '{ s += $1 } END { print s }' "$T/tree.sizes") bytes, the tree's sizes and bytes natively, over SMB and NFS"
 busiest=$(files_over_time "$T/native1" receiver)
 echo "native: the receiver's samples every 20 ms count every file, the busiest at $busiest files/s"
 own_fps=$(sort -n "$T/own.fps" | tail -1)

@@ -10,15 +10,19 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <filesystem>
+#include <fstream>
 #include <optional>
 #include <string>
 #include <thread>
 
 #include "common/checksum.h"
 #include "common/fd.h"
+#include "common/file_set.h"
 #include "datapath/socket_writer.h"
 #include "gtest/gtest.h"
 #include "measure/page_cache.h"
+#include "temp_dir.h"
 
 namespace nasperf {
 namespace {
@@ -315,6 +319,60 @@ TEST(DirectFileSource, StopsReadingAheadWhenDroppedAndRefusesOutOfOrderChunks) {
   auto skipped = source->Chunk(2 * PayloadSource::kChunk, PayloadSource::kChunk);
   EXPECT_FALSE(skipped.ok());
   ::unlink(path.c_str());
+}
+
+using TreeSourceTest = TempDirTest;
+
+// --tree sends the tree's own bytes: its files one after another in the walk's order,
+// across chunk boundaries, through a push loop as every transport reads them.
+TEST_F(TreeSourceTest, SendsTheTreesFilesBytesInTheWalksOrder) {
+  std::filesystem::create_directories(dir_ + "/m");
+  const std::string a = "abc", b(PayloadSource::kChunk + 5, 'b'), z = "0123456789";
+  std::ofstream(dir_ + "/a") << a;
+  std::ofstream(dir_ + "/m/b") << b;
+  std::ofstream(dir_ + "/z") << z;
+  auto tree = WalkTree(dir_);
+  ASSERT_TRUE(tree.ok()) << tree.status();
+  ASSERT_EQ(tree->files.size(), 3u);
+  EXPECT_EQ(tree->files[1].path, "m/b");
+  auto source = TreeSource(dir_, std::make_shared<std::vector<TreeFile>>(tree->files),
+                           std::make_shared<std::vector<uint64_t>>(tree->sizes));
+  ASSERT_TRUE(source.ok()) << source.status();
+  MemoryWriter writer;
+  PushResult r;
+  LoopOutcome out = PushLoop(**source, a.size() + b.size() + z.size(), PushOptions(), writer, r);
+  ASSERT_TRUE(out.status.ok()) << out.status;
+  EXPECT_TRUE(writer.bytes == a + b + z) << "got " << writer.bytes.size() << " bytes";
+}
+
+// A file that is not the one the walk sized fails the transfer naming it: rewritten
+// to another size, or swapped (a new inode of the same size, or a link to elsewhere).
+TEST_F(TreeSourceTest, AFileChangedSinceTheWalkFailsTheTransferNamingIt) {
+  const std::string outside = dir_ + "-outside";
+  std::ofstream(outside) << "secret!";
+  for (const std::string& change : {"grown", "swapped", "linked"}) {
+    std::filesystem::remove_all(dir_ + "/t");
+    std::filesystem::create_directories(dir_ + "/t");
+    std::ofstream(dir_ + "/t/f") << "1234567";
+    auto tree = WalkTree(dir_ + "/t");
+    ASSERT_TRUE(tree.ok()) << tree.status();
+    if (change == "grown") std::ofstream(dir_ + "/t/f", std::ios::app) << "8";
+    if (change == "swapped") {
+      std::ofstream(dir_ + "/t/g") << "7654321";
+      std::filesystem::rename(dir_ + "/t/g", dir_ + "/t/f");
+    }
+    if (change == "linked") {
+      std::filesystem::remove(dir_ + "/t/f");
+      std::filesystem::create_symlink(outside, dir_ + "/t/f");
+    }
+    auto source = TreeSource(dir_ + "/t", std::make_shared<std::vector<TreeFile>>(tree->files),
+                             std::make_shared<std::vector<uint64_t>>(tree->sizes));
+    ASSERT_TRUE(source.ok()) << source.status();
+    absl::StatusOr<const uint8_t*> chunk = (*source)->Chunk(0, 7);
+    ASSERT_FALSE(chunk.ok()) << change;
+    EXPECT_NE(chunk.status().message().find(dir_ + "/t/f"), std::string::npos) << chunk.status();
+  }
+  ::unlink(outside.c_str());
 }
 
 }  // namespace

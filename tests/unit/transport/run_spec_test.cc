@@ -362,9 +362,9 @@ TEST_F(RunSpecTest, AFileSetIsBoundedAndWrittenOnlyWhereATransportCan) {
   EXPECT_EQ(made->size, 10u << 20);  // 1 MiB each by default
 }
 
-// --tree DIR: the user's own tree sizes the set (its empty files and links counted as
-// left out); a peer may not name a directory of this host to be listed, and a tree is
-// not also a count or a distribution.
+// --tree DIR: the user's own tree is the set, its files' sizes and places (its empty
+// files and links counted as left out); a peer may not name a directory of this host to
+// be read, and a tree is not also a count or a distribution.
 TEST_F(RunSpecTest, ATreeSizesTheSetOnTheCommandLineOnly) {
   const std::string tree = dir_ + "/tree";
   std::filesystem::create_directories(tree + "/b");
@@ -381,6 +381,9 @@ TEST_F(RunSpecTest, ATreeSizesTheSetOnTheCommandLineOnly) {
   ASSERT_TRUE(o.ok()) << o.status();
   ASSERT_NE(o->file_sizes, nullptr);
   EXPECT_EQ(*o->file_sizes, (std::vector<uint64_t>{30, 2000}));  // a, then b/two
+  ASSERT_NE(o->tree_files, nullptr);
+  ASSERT_EQ(o->tree_files->size(), 2u);
+  EXPECT_EQ((*o->tree_files)[1].path, "b/two");
   EXPECT_EQ(o->size, 2030u);
   EXPECT_EQ(o->file_size_text, kTreeFileSize);
   EXPECT_EQ(o->tree_left_out, 2u);
