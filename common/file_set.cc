@@ -88,12 +88,11 @@ absl::Status WalkDirectory(int dir, const std::string& path, const std::string& 
       ++tree.empty_files;
     } else if (static_cast<uint64_t>(st.st_size) > kMaxSetFileSize) {
       return absl::InvalidArgumentError(absl::StrCat(child, " is over 64 GiB"));
-    } else if (tree.sizes.size() == kMaxSetFiles) {
+    } else if (tree.files.size() == kMaxSetFiles) {
       return absl::InvalidArgumentError(absl::StrCat("more than ", kMaxSetFiles, " files beneath it"));
     } else {
-      tree.sizes.push_back(static_cast<uint64_t>(st.st_size));
-      tree.files.push_back(
-          TreeFile{absl::StrCat(relative, name), static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)});
+      tree.files.push_back(TreeFile{absl::StrCat(relative, name), static_cast<uint64_t>(st.st_dev),
+                                    static_cast<uint64_t>(st.st_ino), static_cast<uint64_t>(st.st_size)});
     }
   }
   return absl::OkStatus();

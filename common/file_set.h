@@ -46,11 +46,11 @@ struct TreeFile {
   std::string path;  // beneath the tree's directory, '/'-separated
   uint64_t device = 0;
   uint64_t inode = 0;
+  uint64_t size = 0;
 };
 
 struct TreeSizes {
-  std::vector<uint64_t> sizes;  // each regular file of 1 byte or more, in the walk's order
-  std::vector<TreeFile> files;  // the same files, where they are
+  std::vector<TreeFile> files;  // each regular file of 1 byte or more, in the walk's order
   uint64_t empty_files = 0;     // regular files of no bytes: left out (a set's files hold bytes)
   uint64_t other_entries = 0;   // symbolic links, devices, sockets: not followed, not copied
 };

@@ -167,13 +167,8 @@ class DirectFile : public PayloadSource {
 
 class Tree : public PayloadSource {
  public:
-  Tree(Fd dir, std::string path, std::shared_ptr<const std::vector<TreeFile>> files,
-       std::shared_ptr<const std::vector<uint64_t>> sizes)
-      : dir_(std::move(dir)),
-        path_(std::move(path)),
-        files_(std::move(files)),
-        sizes_(std::move(sizes)),
-        buffer_(kChunk) {}
+  Tree(Fd dir, std::string path, std::shared_ptr<const std::vector<TreeFile>> files)
+      : dir_(std::move(dir)), path_(std::move(path)), files_(std::move(files)), buffer_(kChunk) {}
   absl::StatusOr<const uint8_t*> Chunk(uint64_t offset, size_t size) override {
     if (offset != next_offset_ || size > kChunk) return absl::InternalError("tree reads are sequential from offset 0");
     size_t done = 0;
@@ -181,7 +176,7 @@ class Tree : public PayloadSource {
       if (!open_.valid()) {
         if (absl::Status s = OpenNext(); !s.ok()) return s;
       }
-      const uint64_t file_size = (*sizes_)[index_];
+      const uint64_t file_size = (*files_)[index_].size;
       const size_t want = static_cast<size_t>(std::min<uint64_t>(size - done, file_size - at_));
       ssize_t n = ::pread(open_.get(), buffer_.data() + done, want, static_cast<off_t>(at_));
       if (n < 0 && errno == EINTR) continue;
@@ -209,9 +204,9 @@ class Tree : public PayloadSource {
     struct stat st {};
     if (::fstat(fd->get(), &st) != 0) return ErrnoStatus(errno, absl::StrCat("stat ", Name()));
     if (static_cast<uint64_t>(st.st_dev) != file.device || static_cast<uint64_t>(st.st_ino) != file.inode ||
-        static_cast<uint64_t>(st.st_size) != (*sizes_)[index_]) {
-      return absl::FailedPreconditionError(absl::StrCat(Name(), " changed since the tree was walked (",
-                                                        (*sizes_)[index_], " bytes then, ", st.st_size,
+        static_cast<uint64_t>(st.st_size) != file.size) {
+      return absl::FailedPreconditionError(absl::StrCat(Name(), " changed since the tree was walked (", file.size,
+                                                        " bytes then, ", st.st_size,
                                                         " now, or another file under its name)"));
     }
     posix_fadvise(fd->get(), 0, 0, POSIX_FADV_SEQUENTIAL);
@@ -223,7 +218,6 @@ class Tree : public PayloadSource {
   Fd dir_;
   std::string path_;
   std::shared_ptr<const std::vector<TreeFile>> files_;
-  std::shared_ptr<const std::vector<uint64_t>> sizes_;
   std::vector<uint8_t> buffer_;
   uint64_t next_offset_ = 0;  // the offset the next Chunk() must ask for
   size_t index_ = 0;          // the file being read, or to open next
@@ -259,13 +253,11 @@ std::unique_ptr<PayloadSource> FileSource(Fd fd, const std::string& path, bool d
 }
 
 absl::StatusOr<std::unique_ptr<PayloadSource>> TreeSource(const std::string& dir,
-                                                          std::shared_ptr<const std::vector<TreeFile>> files,
-                                                          std::shared_ptr<const std::vector<uint64_t>> sizes) {
-  if (files == nullptr || sizes == nullptr || files->size() != sizes->size())
-    return absl::InternalError("a tree source needs one size for each of its files");
+                                                          std::shared_ptr<const std::vector<TreeFile>> files) {
+  if (files == nullptr) return absl::InternalError("a tree source needs its files");
   Fd top(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!top.valid()) return ErrnoStatus(errno, absl::StrCat("open ", dir));
-  return std::make_unique<Tree>(std::move(top), dir, std::move(files), std::move(sizes));
+  return std::make_unique<Tree>(std::move(top), dir, std::move(files));
 }
 
 namespace {

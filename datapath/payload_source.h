@@ -36,14 +36,12 @@ absl::StatusOr<std::unique_ptr<PayloadSource>> FileSource(const std::string& pat
 // `direct`: fd has O_DIRECT (ReadPastCache), so reads go in whole blocks and never splice.
 std::unique_ptr<PayloadSource> FileSource(Fd fd, const std::string& path, bool direct);
 
-// A --tree's files one after another, each file's bytes in the walk's order (sizes[i]
-// bytes of files[i]), for one transfer: asked for in order from offset 0 (the push
-// loop's contract). Each file is opened beneath `dir` following no link (OpenBeneath)
-// and must still be the one the walk sized: same device, inode and size, else the
+// A --tree's files one after another, each file's bytes (its walked size) in the walk's
+// order, for one transfer: asked for in order from offset 0 (the push loop's contract). Each file is opened beneath
+// `dir` following no link (OpenBeneath) and must still be the one the walk sized: same device, inode and size, else the
 // transfer fails naming it. One file is open at a time.
 absl::StatusOr<std::unique_ptr<PayloadSource>> TreeSource(const std::string& dir,
-                                                          std::shared_ptr<const std::vector<TreeFile>> files,
-                                                          std::shared_ptr<const std::vector<uint64_t>> sizes);
+                                                          std::shared_ptr<const std::vector<TreeFile>> files);
 
 // What a quick look at a --file source found, before any timed run: how much of its
 // first part is in the page cache and, when little is, how fast its disk gave that

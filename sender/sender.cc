@@ -149,29 +149,24 @@ TransferResult StartRow(const LoopContext& loop, int iteration, bool warmup, int
   return out;
 }
 
-// A write: the payload source (generated, the --file or the --tree), then the transport's push.
+// A write's payload: the --tree's files, the --file, or bytes generated for this slot.
+absl::StatusOr<std::unique_ptr<PayloadSource>> MakeSource(const LoopContext& loop, const TransferSlot& slot) {
+  const SenderOptions& o = loop.options;
+  if (!o.tree.empty()) return TreeSource(o.tree, o.tree_files);
+  if (!o.file.empty()) return FileSource(o.file, o.file_fd.get());
+  uint64_t seed = std::hash<std::string>()(loop.run_id) ^ (static_cast<uint64_t>(slot.iteration) << 20) ^
+                  static_cast<uint64_t>(slot.stream);
+  return GeneratedSource(o.pattern, seed);
+}
+
+// A write: the payload source, then the transport's push.
 void PushStream(const LoopContext& loop, const TransferSlot& slot, std::atomic<uint64_t>* progress,
                 TransferResult& out) {
   const SenderOptions& o = loop.options;
-  std::unique_ptr<PayloadSource> source;
-  if (!o.tree.empty()) {
-    auto tree = TreeSource(o.tree, o.tree_files, o.file_sizes);
-    if (!tree.ok()) {
-      out.sender.set_error(std::string(tree.status().message()));
-      return;
-    }
-    source = std::move(*tree);
-  } else if (o.file.empty()) {
-    uint64_t seed = std::hash<std::string>()(loop.run_id) ^ (static_cast<uint64_t>(slot.iteration) << 20) ^
-                    static_cast<uint64_t>(slot.stream);
-    source = GeneratedSource(o.pattern, seed);
-  } else {
-    auto file = FileSource(o.file, o.file_fd.get());
-    if (!file.ok()) {
-      out.sender.set_error(std::string(file.status().message()));
-      return;
-    }
-    source = std::move(*file);
+  absl::StatusOr<std::unique_ptr<PayloadSource>> source = MakeSource(loop, slot);
+  if (!source.ok()) {
+    out.sender.set_error(std::string(source.status().message()));
+    return;
   }
   PushOptions push;
   push.checksum = o.verify;
@@ -180,7 +175,7 @@ void PushStream(const LoopContext& loop, const TransferSlot& slot, std::atomic<u
   push.cancel = loop.context.cancel;
   VerdictFigures cpu;
   push.cpu_seen = &cpu;
-  loop.transport.Push(slot, *source, push, out);
+  loop.transport.Push(slot, **source, push, out);
   // The transports judge the row from their own figures; each end's CPU quota (the
   // kernel's word that a container's or service's CPU limit held it) is judged here.
   JudgeCpuQuotas(cpu, out.sender);

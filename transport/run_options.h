@@ -37,7 +37,7 @@ struct RunOptions {
   uint64_t files_per_dir = 0;  // --files-per-dir: a new directory each this many files; 0 none
   std::string file_size_text;  // the distribution as given (--file-size); kTreeFileSize for --tree
   std::string tree;            // --tree DIR: the set is its files, read from there
-  std::shared_ptr<const std::vector<TreeFile>> tree_files;  // --tree: where each of file_sizes is
+  std::shared_ptr<const std::vector<TreeFile>> tree_files;  // --tree: its files (file_sizes holds their sizes)
   uint64_t tree_left_out = 0;  // --tree: its empty files, links and other entries, not copied
   Pattern pattern = Pattern::kRandom;
   int runs = 1;

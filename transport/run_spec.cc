@@ -210,9 +210,12 @@ absl::Status SetSizes(const proto::RunSpec& spec, const LocalPolicy& policy, Run
     return Refuse(bad_field, "tree", "takes the sizes of the tree's files: not with --files or --file-size");
   absl::StatusOr<TreeSizes> tree = WalkTree(spec.tree());
   if (!tree.ok()) return Fail(bad_field, "tree", tree.status());
-  if (tree->sizes.empty())
+  if (tree->files.empty())
     return Refuse(bad_field, "tree", absl::StrCat(spec.tree(), " holds no file of 1 byte or more"));
-  o.file_sizes = std::make_shared<std::vector<uint64_t>>(std::move(tree->sizes));
+  auto sizes = std::make_shared<std::vector<uint64_t>>();
+  sizes->reserve(tree->files.size());
+  for (const TreeFile& file : tree->files) sizes->push_back(file.size);
+  o.file_sizes = std::move(sizes);
   o.tree_files = std::make_shared<std::vector<TreeFile>>(std::move(tree->files));
   o.file_size_text = kTreeFileSize;
   o.tree = spec.tree();

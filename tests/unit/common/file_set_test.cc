@@ -76,7 +76,11 @@ TEST_F(WalkTreeTest, ListsRegularFilesInPathOrderWithoutFollowingAnything) {
   std::filesystem::create_directory_symlink("/", dir_ + "/m/root");  // not walked into
   auto tree = WalkTree(dir_);
   ASSERT_TRUE(tree.ok()) << tree.status();
-  EXPECT_EQ(tree->sizes, (std::vector<uint64_t>{2, 1, 5, 3}));  // b, m/a, m/z/f, zz
+  std::vector<std::string> paths;
+  std::vector<uint64_t> sizes;
+  for (const TreeFile& file : tree->files) paths.push_back(file.path), sizes.push_back(file.size);
+  EXPECT_EQ(paths, (std::vector<std::string>{"b", "m/a", "m/z/f", "zz"}));
+  EXPECT_EQ(sizes, (std::vector<uint64_t>{2, 1, 5, 3}));
   EXPECT_EQ(tree->empty_files, 1u);
   EXPECT_EQ(tree->other_entries, 2u);
 

@@ -335,8 +335,7 @@ TEST_F(TreeSourceTest, SendsTheTreesFilesBytesInTheWalksOrder) {
   ASSERT_TRUE(tree.ok()) << tree.status();
   ASSERT_EQ(tree->files.size(), 3u);
   EXPECT_EQ(tree->files[1].path, "m/b");
-  auto source = TreeSource(dir_, std::make_shared<std::vector<TreeFile>>(tree->files),
-                           std::make_shared<std::vector<uint64_t>>(tree->sizes));
+  auto source = TreeSource(dir_, std::make_shared<std::vector<TreeFile>>(tree->files));
   ASSERT_TRUE(source.ok()) << source.status();
   MemoryWriter writer;
   PushResult r;
@@ -365,8 +364,7 @@ TEST_F(TreeSourceTest, AFileChangedSinceTheWalkFailsTheTransferNamingIt) {
       std::filesystem::remove(dir_ + "/t/f");
       std::filesystem::create_symlink(outside, dir_ + "/t/f");
     }
-    auto source = TreeSource(dir_ + "/t", std::make_shared<std::vector<TreeFile>>(tree->files),
-                             std::make_shared<std::vector<uint64_t>>(tree->sizes));
+    auto source = TreeSource(dir_ + "/t", std::make_shared<std::vector<TreeFile>>(tree->files));
     ASSERT_TRUE(source.ok()) << source.status();
     absl::StatusOr<const uint8_t*> chunk = (*source)->Chunk(0, 7);
     ASSERT_FALSE(chunk.ok()) << change;
