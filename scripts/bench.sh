@@ -5,6 +5,8 @@
 #      with 4 streams of a quarter each
 #   2. iperf3 -s -F /dev/shm/file  vs  nasperf into a /dev/shm directory, and dd
 #      writing the same bytes there with no network (the kernel's page-cache cost)
+#   3. the floor of each end's own work (tests/perf/tcp_floor): bare sends of nasperf's
+#      payload or of one unchanging buffer, a bare splice receiver into discard or /dev/shm
 # Also: CPU seconds per GB on each end (processes seen from outside: /proc ticks,
 # the shell's `times`, iperf3's own -J figures), and how short iperf3's -F file came out.
 # Then the collector: reports per second from 8 concurrent reporters, and the memory
@@ -176,6 +178,27 @@ run_dd() {  # -> "MB/s cpu_s_per_GB"
   read -r user sys rm_user rm_sys <<<"$cpu"
   awk -v c="$(seconds "$user") $(seconds "$sys") $(seconds "$rm_user") $(seconds "$rm_sys")" -v ns=$((end - start)) -v b="$size_bytes" \
     'BEGIN {split(c, t, " "); printf "%.1f %.3f\n", b / (ns / 1e9) / 1e6, (t[1] + t[2] + t[3] + t[4]) / (b / 1e9)}'
+}
+
+# The floor of each end's own work (tests/perf/tcp_floor: a bare loop of 1 MiB sends, a
+# bare splice receiver, no control channel, samples or rows), so the table shows how far
+# nasperf's ends are from it: the floor sending nasperf's payload (its one XOR pass per
+# chunk) or one unchanging buffer (iperf3's way), the floor receiver into discard or a
+# /dev/shm file (removed after, as dd's is).
+FLOOR=build/tests/tcp_floor
+run_floor() {  # KIND FILE -> "MB/s sender_cpu_s_per_GB receiver_cpu_s_per_GB"
+  rm -f "$T/floor.port"
+  ( "$FLOOR" receive "$T/floor.port" "$2" && times >"$T/floor.rx" ) &
+  local receiver=$! start end cpu user sys rx_user rx_sys
+  wait_file "$T/floor.port"
+  start=$(date +%s%N)
+  cpu=$( ( "$FLOOR" send "$(cat "$T/floor.port")" "$size_bytes" "$1"; times ) | tail -1 )
+  end=$(date +%s%N)
+  wait "$receiver"
+  read -r user sys <<<"$cpu"
+  read -r rx_user rx_sys < <(tail -1 "$T/floor.rx")
+  awk -v c="$(seconds "$user") $(seconds "$sys") $(seconds "$rx_user") $(seconds "$rx_sys")" -v ns=$((end - start)) \
+    -v b="$size_bytes" 'BEGIN {split(c, t, " "); gb = b / 1e9; printf "%.1f %.3f %.3f\n", b / (ns / 1e9) / 1e6, (t[1] + t[2]) / gb, (t[3] + t[4]) / gb}'
 }
 
 bench_collector() {
@@ -684,6 +707,7 @@ if wants collector in-all; then bench_collector; fi
 if wants ssh in-all; then bench_ssh; fi
 if wants reads in-all; then bench_reads; fi
 wants network in-all || exit 0
+[ -x "$FLOOR" ] || cmake --build build -j2 --target tcp_floor >/dev/null
 
 declare -A results
 short_pct=()
@@ -704,6 +728,9 @@ for round in $(seq "$ROUNDS"); do
   short_pct+=("$(awk -v g="$got" -v w="$size_bytes" 'BEGIN {printf "%.2f", 100 * (w - g) / w}')")
   record shm "$(run_nasperf shm)"
   read -r rate cpu < <(run_dd); results[dd]+="$rate "; results[dd_rx]+="$cpu "
+  record floor "$(run_floor payload /dev/null)"
+  record floor_constant "$(run_floor constant /dev/null)"
+  record floor_shm "$(run_floor payload "$SHM/floor.out")"
 done
 
 gen=$(build/tests/pattern_rate 2>/dev/null || echo "pattern_mb_s=? xxh3_mb_s=?")
@@ -719,13 +746,19 @@ cat <<TABLE
 | iperf3 -s -F /dev/shm file | $(m iperf3_F) | | $(m iperf3_F_tx) | $(m iperf3_F_rx) |
 | nasperf → /dev/shm dir (sync end) | $(m shm) | **$(ratio "$(m shm)" "$(m iperf3_F)")** vs iperf3 -F, **$(ratio "$(m shm)" "$(m discard)")** vs discard | $(m shm_tx) | $(m shm_rx) |
 | dd if=/dev/zero of=/dev/shm bs=1M, then rm (no network) | $(m dd) | | | $(m dd_rx) |
+| floor: bare 1 MiB sends of nasperf's payload → bare splice into discard | $(m floor) | | $(m floor_tx) | $(m floor_rx) |
+| floor: bare 1 MiB sends of one unchanging buffer (iperf3's way) → the same | $(m floor_constant) | | $(m floor_constant_tx) | $(m floor_constant_rx) |
+| floor: bare sends of the payload → bare splice into a /dev/shm file, then rm | $(m floor_shm) | | $(m floor_shm_tx) | $(m floor_shm_rx) |
 
 Goals (issue 16): $(goal "discard vs iperf3" "$(ratio "$(m discard)" "$(m iperf3)")" ge 1.1); $(goal "4 streams vs 1" "$(ratio "$(m discard4)" "$(m discard)")" ge 1.0);
 $(goal "/dev/shm vs discard" "$(ratio "$(m shm)" "$(m discard)")" ge 0.8); $(goal "receiver CPU s/GB into /dev/shm" "$(m shm_rx)" le 0.5) (dd alone: $(m dd_rx)).
+Issue 48: sender CPU/GB against iperf3's **$(ratio "$(m discard_tx)" "$(m iperf3_tx)")**, against the floor sending the same payload **$(ratio "$(m discard_tx)" "$(m floor_tx)")**, the floor's own against iperf3's $(ratio "$(m floor_tx)" "$(m iperf3_tx)"); receiver CPU/GB into /dev/shm against dd's **$(ratio "$(m shm_rx)" "$(m dd_rx)")**, against the floor receiver's **$(ratio "$(m shm_rx)" "$(m floor_shm_rx)")**, the floor's own against dd's $(ratio "$(m floor_shm_rx)" "$(m dd_rx)").
 payload generator and XXH3 on one core: $gen (MB/s)
 iperf3 -F files came out short by: ${short_pct[*]} % (nasperf checks every byte count and fails a short file).
 rounds (MB/s): iperf3 [${results[iperf3]}] discard [${results[discard]}] discard-4 [${results[discard4]}] iperf3-F [${results[iperf3_F]}] shm [${results[shm]}] dd [${results[dd]}]
-CPU columns: the senders' (nasperf's and iperf3's client) from the shell's \`times\`, whole processes with their start-up; nasperf's receiver from /proc/PID/stat over the run (file removal included); iperf3's server from its -J cpu_utilization_percent; dd's from \`times\`.
+rounds (sender CPU s/GB): iperf3 [${results[iperf3_tx]}] nasperf [${results[discard_tx]}] floor [${results[floor_tx]}] floor, constant [${results[floor_constant_tx]}]
+rounds (receiver CPU s/GB into /dev/shm): nasperf [${results[shm_rx]}] floor [${results[floor_shm_rx]}] dd [${results[dd_rx]}]
+CPU columns: the senders' (nasperf's and iperf3's client) from the shell's \`times\`, whole processes with their start-up; nasperf's receiver from /proc/PID/stat over the run (file removal included); iperf3's server from its -J cpu_utilization_percent; dd's and the floor's ends from \`times\`.
 iperf3's client by its own -J figure (the test's seconds alone, no start-up): [${results[iperf3_tx_own]}] s/GB, and with -F [${results[iperf3_F_tx_own]}].
 machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -r), $(date -u +%Y-%m-%d)
 TABLE
