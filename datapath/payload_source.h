@@ -37,9 +37,10 @@ absl::StatusOr<std::unique_ptr<PayloadSource>> FileSource(const std::string& pat
 std::unique_ptr<PayloadSource> FileSource(Fd fd, const std::string& path, bool direct);
 
 // A --tree's files one after another, each file's bytes (its walked size) in the walk's
-// order, for one transfer: asked for in order from offset 0 (the push loop's contract). Each file is opened beneath
-// `dir` following no link (OpenBeneath) and must still be the one the walk sized: same device, inode and size, else the
-// transfer fails naming it. One file is open at a time.
+// order, for one transfer: asked for in order from offset 0 (the push loop's contract).
+// Each file is opened beneath `dir` following no link (OpenBeneath) and must still be
+// the one the walk sized: same device, inode and size, else the transfer fails naming
+// it. One file is open at a time.
 absl::StatusOr<std::unique_ptr<PayloadSource>> TreeSource(const std::string& dir,
                                                           std::shared_ptr<const std::vector<TreeFile>> files);
 

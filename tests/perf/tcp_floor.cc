@@ -2,7 +2,7 @@
 // do, so scripts/bench.sh can show how far nasperf's ends are from the floor of their
 // own work, beside iperf3 and dd. No control channel, no samples, no rows.
 //   tcp_floor send PORT BYTES payload|constant
-//       1 MiB sends to 127.0.0.1:PORT: nasperf's payload (PatternSource, its one XOR
+//       BYTES (whole MiB) in 1 MiB sends to 127.0.0.1:PORT: nasperf's payload (PatternSource, its one XOR
 //       pass per chunk) or one unchanging buffer, as iperf3 sends
 //   tcp_floor receive PORT_FILE FILE
 //       listens on 127.0.0.1 (its port written to PORT_FILE), takes one connection and
