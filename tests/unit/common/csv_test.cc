@@ -125,6 +125,21 @@ TEST(CsvReader, RoundTripsWhatWeWrite) {
   EXPECT_EQ(reader.complete_bytes(), text.size());
 }
 
+TEST(CsvReader, ReusedCellsCarryNothingOver) {
+  // The reader parses into the strings the vector already holds: a narrower or
+  // emptier record after a wider one must not keep any of it.
+  CsvReader reader("long,cells,three\nx\n,\n\"a\"\"b\",c\rd\n\"\"\n");
+  std::vector<std::string> fields;
+  const std::vector<std::vector<std::string>> want = {
+      {"long", "cells", "three"}, {"x"}, {"", ""}, {"a\"b", "c\rd"}, {""}};
+  for (const auto& record : want) {
+    ASSERT_TRUE(*reader.Next(&fields));
+    EXPECT_EQ(fields, record);
+  }
+  EXPECT_FALSE(*reader.Next(&fields));
+  EXPECT_TRUE(fields.empty());
+}
+
 TEST(CsvReader, AcceptsCrlf) {
   CsvReader reader("a,b\r\nc,d\r\n");
   std::vector<std::string> fields;
