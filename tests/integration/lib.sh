@@ -77,13 +77,14 @@ wait_for() {
   done
 }
 
-# wait_port_file WHAT FILE PID: waits (bounded) until the process wrote its port
-# file; fails at once with its log when it died first (a bind error, say).
+# wait_port_file WHAT FILE PID: waits (bounded: LISTEN_SECONDS, 20 unless set) until
+# the process wrote its port file; fails at once with its log when it died first (a
+# bind error, say).
 wait_port_file() {
   local what=$1 file=$2 pid=$3 log=${4:-}
   # shellcheck disable=SC2317  # called by wait_for, through "$@"
   port_file_or_dead() { test -s "$file" || ! alive "$pid"; }
-  wait_for "$what" 20 port_file_or_dead
+  wait_for "$what" "${LISTEN_SECONDS:-20}" port_file_or_dead
   test -s "$file" || fail "$what: the process exited first${log:+: $(tail -3 "$log")}"
 }
 
