@@ -186,7 +186,8 @@ run_dd() {  # -> "MB/s cpu_s_per_GB"
 # chunk) or one unchanging buffer (iperf3's way), the floor receiver into discard or a
 # /dev/shm file (removed after, as dd's is).
 FLOOR=build/tests/tcp_floor
-run_floor() {  # KIND FILE -> "MB/s sender_cpu_s_per_GB receiver_cpu_s_per_GB"
+run_floor() {  # KIND FILE -> "MB/s sender_cpu_s_per_GB receiver_cpu_s_per_GB" ("? ? ?" without it)
+  [ -x "$FLOOR" ] || { echo "? ? ?"; return 0; }
   rm -f "$T/floor.port"
   ( "$FLOOR" receive "$T/floor.port" "$2" && times >"$T/floor.rx" ) &
   local receiver=$! start end cpu user sys rx_user rx_sys
@@ -441,9 +442,9 @@ TABLE
 
 # row_mbs DIR: the mb_per_s of a one-run --out DIR's first row
 row_mbs() { awk -F, 'NR==1 {for (i=1;i<=NF;i++) if ($i=="mb_per_s") m=i; next} {print $m; exit}' "$1/transfers.csv"; }
-median() { tr ' ' '\n' | grep '^[0-9.]' | sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'; }
+median() { tr ' ' '\n' | grep '^[0-9.]' | sort -g | awk '{v[NR]=$1} END {print NR == 0 ? "—" : (NR%2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'; }
 m() { median <<<"${results[$1]}"; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b + 0 > 0 && a != "") printf "%.2f", a / b; else printf "—"}'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b + 0 > 0 && a ~ /^[0-9.]+$/) printf "%.2f", a / b; else printf "—"}'; }
 # dd_mb_s: MB/s (10^6) from dd's closing line on stdin ("N bytes (...) copied, S s, ...").
 dd_mb_s() { awk '/copied/ {printf "%.1f", $1 / $(NF-3) / 1e6}'; }
 # in_turns ROUND KEY...: the keys in order on odd rounds, reversed on even ones, so no
@@ -707,7 +708,9 @@ if wants collector in-all; then bench_collector; fi
 if wants ssh in-all; then bench_ssh; fi
 if wants reads in-all; then bench_reads; fi
 wants network in-all || exit 0
-[ -x "$FLOOR" ] || cmake --build build -j2 --target tcp_floor >/dev/null
+# Built on demand from a build tree; a static-only checkout prints "—" in its rows.
+[ -x "$FLOOR" ] || { [ -d build ] && cmake --build build -j2 --target tcp_floor >/dev/null; } ||
+  echo "bench: no $FLOOR and no build tree to build it in: the floor rows stay empty" >&2
 
 declare -A results
 short_pct=()

@@ -32,7 +32,8 @@ struct RunOptions {
   std::shared_ptr<const Fd> file_fd;
   uint64_t size = 0;  // generated data of this size (a many-files run: the set's total)
   // --files: each transfer writes these files one after another (common/file_set.h),
-  // generated data (--tree: the tree's own bytes); null: one file of `size`. The same sizes for every stream and run.
+  // generated data (--tree: the tree's own bytes); null: one file of `size`. The same
+  // sizes for every stream and run.
   std::shared_ptr<const std::vector<uint64_t>> file_sizes;
   uint64_t files_per_dir = 0;  // --files-per-dir: a new directory each this many files; 0 none
   std::string file_size_text;  // the distribution as given (--file-size); kTreeFileSize for --tree
