@@ -710,7 +710,7 @@ if wants reads in-all; then bench_reads; fi
 wants network in-all || exit 0
 # Built on demand from a build tree; a static-only checkout prints "—" in its rows.
 [ -x "$FLOOR" ] || { [ -d build ] && cmake --build build -j2 --target tcp_floor >/dev/null; } ||
-  echo "bench: no $FLOOR and no build tree to build it in: the floor rows stay empty" >&2
+  echo "bench: no $FLOOR (no build tree, or its build failed): the floor rows stay empty" >&2
 
 declare -A results
 short_pct=()

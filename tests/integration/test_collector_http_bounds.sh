@@ -35,8 +35,8 @@ file_mib=$(($(stat -c %s "$T/col/transfers.csv") >> 20))
 head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$T/http.token"
 chmod 600 "$T/http.token"
 token=$(cat "$T/http.token")
-# The collector reads every row's key before it listens: ~1 s here, but up to ~20 s
-# under ASan on a busy machine.
+# The collector reads every row's key before it listens: ~1 s here, ~10 s under ASan,
+# and twice that when the machine is busy.
 LISTEN_SECONDS=120 start_collector col --http 127.0.0.1:0 --http-token-file "$T/http.token"
 http_port=$(sed -n 's/^http_port=//p' "$T/col.port")
 [ -n "$http_port" ] || fail "no http_port in the port file: $(cat "$T/col.port")"
